@@ -1,0 +1,1 @@
+"""The `qunyi` command line."""

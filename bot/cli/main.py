@@ -1,0 +1,36 @@
+"""`qunyi`: the entry point. Each command lives in its own module and is attached here."""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+COMMAND_MODULES: tuple[str, ...] = ()
+EVAL_MODULES: tuple[str, ...] = ()
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="qunyi")
+def cli() -> None:
+    """Qunyi (群忆): memory for group-chat bots."""
+
+
+@cli.group("eval")
+def eval_group() -> None:
+    """Measure Qunyi on public evaluation data (development splits)."""
+
+
+def _attach(group: click.Group, modules: tuple[str, ...]) -> None:
+    for name in modules:
+        module = importlib.import_module(name)
+        for command in module.COMMANDS:
+            group.add_command(command)
+
+
+_attach(cli, COMMAND_MODULES)
+_attach(eval_group, EVAL_MODULES)
+
+
+def main() -> None:
+    cli()

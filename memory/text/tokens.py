@@ -1,0 +1,52 @@
+"""jieba-based tokens for the full-text index and for queries; a cheap token estimate for budgets."""
+
+from __future__ import annotations
+
+import logging
+import re
+from functools import lru_cache
+
+import jieba
+
+from memory.text.normalize import normalize
+
+jieba.setLogLevel(logging.WARNING)
+
+INDEX_MAX_CHARS = 20_000
+_WORD = re.compile(r"\w", re.UNICODE)
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
+_LATIN_WORD = re.compile(r"[A-Za-z0-9_]+")
+
+
+@lru_cache(maxsize=1)
+def _ready() -> bool:
+    jieba.initialize()
+    return True
+
+
+def words(text: str) -> list[str]:
+    """Word tokens of normalised text (jieba precise mode), punctuation and spaces dropped."""
+    _ready()
+    return [tok for tok in jieba.lcut(normalize(text)) if _WORD.search(tok)]
+
+
+def index_text(text: str) -> str:
+    """The space-joined search-mode tokens stored in the FTS index (Chinese and English alike)."""
+    _ready()
+    cut = normalize(text[:INDEX_MAX_CHARS])
+    return " ".join(tok for tok in jieba.cut_for_search(cut) if _WORD.search(tok))
+
+
+def search_terms(query: str) -> list[str]:
+    """Distinct query tokens in order, as the index would have stored them."""
+    seen: dict[str, None] = {}
+    for tok in index_text(query).split():
+        seen.setdefault(tok, None)
+    return list(seen)
+
+
+def estimate_tokens(text: str) -> int:
+    """A model-independent token estimate: one per CJK character, ~4 Latin characters per token."""
+    cjk = len(_CJK.findall(text))
+    rest = len(text) - cjk
+    return cjk + (rest + 3) // 4

@@ -1,0 +1,25 @@
+"""Cutting text to a length without splitting a character or a grapheme cluster."""
+
+import regex
+
+_GRAPHEME = regex.compile(r"\X")
+
+
+def truncate(text: str, max_chars: int, ellipsis: str = "…") -> str:
+    """Return `text` cut to at most `max_chars` code points, ending on a grapheme boundary.
+
+    When a cut happens, `ellipsis` is appended within the limit.
+    """
+    if max_chars <= 0:
+        return ""
+    if len(text) <= max_chars:
+        return text
+    room = max_chars - len(ellipsis)
+    if room <= 0:
+        return ellipsis[:max_chars]
+    kept = 0
+    for match in _GRAPHEME.finditer(text):
+        if match.end() > room:
+            break
+        kept = match.end()
+    return text[:kept] + ellipsis

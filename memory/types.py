@@ -1,0 +1,114 @@
+"""Neutral chat types every adapter produces and the memory consumes."""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+MAX_TEXT_CHARS = 1_000_000
+
+
+class InvalidMessage(ValueError):
+    """A platform event that cannot become a ChatMessage; the message says which field is wrong."""
+
+
+class ChatKind(StrEnum):
+    GROUP = "group"
+    PRIVATE = "private"
+    CHANNEL = "channel"
+
+
+class SegmentKind(StrEnum):
+    TEXT = "text"
+    MENTION = "mention"
+    REPLY = "reply"
+    IMAGE = "image"
+    FACE = "face"
+    FILE = "file"
+    OTHER = "other"
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One piece of a message: text, a mention (target = user id), a reply (target = message id),
+    or media kept as a placeholder (text = "[image]", target = url or file id)."""
+
+    kind: SegmentKind
+    text: str = ""
+    target: str | None = None
+
+    def to_json(self) -> dict[str, str]:
+        data = {"kind": self.kind.value, "text": self.text}
+        if self.target is not None:
+            data["target"] = self.target
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, str]) -> Segment:
+        return cls(SegmentKind(data["kind"]), data.get("text", ""), data.get("target"))
+
+
+def clean_text(text: str) -> str:
+    """Drop NULs and other control characters (keeping newlines and tabs) and lone surrogates."""
+    if text.isprintable() and "\ud800" not in text:
+        return text
+    kept = []
+    for ch in text:
+        if ch in "\n\t":
+            kept.append(ch)
+            continue
+        category = unicodedata.category(ch)
+        if category == "Cs" or (category == "Cc"):
+            continue
+        kept.append(ch)
+    return "".join(kept)
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    """A platform-neutral chat message.
+
+    `chat_id`, `message_id` and `sender_id` are the platform's own ids, as strings.
+    `time` must be timezone-aware. `is_bot` marks the bot's own outgoing messages;
+    `to_bot` marks a message addressed to the bot (an @ of its id, a reply to it).
+    """
+
+    platform: str
+    chat_id: str
+    message_id: str
+    sender_id: str
+    text: str
+    time: datetime
+    sender_name: str = ""
+    sender_card: str = ""
+    chat_name: str = ""
+    chat_kind: ChatKind = ChatKind.GROUP
+    reply_to: str | None = None
+    mentions: tuple[str, ...] = ()
+    segments: tuple[Segment, ...] = field(default=())
+    is_bot: bool = False
+    to_bot: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("platform", "chat_id", "message_id", "sender_id"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise InvalidMessage(f"{name} must be a non-empty string, got {value!r}")
+        if not isinstance(self.text, str):
+            raise InvalidMessage(f"text must be a string, got {type(self.text).__name__}")
+        if len(self.text) > MAX_TEXT_CHARS:
+            raise InvalidMessage(f"text is {len(self.text)} characters, over the limit of {MAX_TEXT_CHARS}")
+        if not isinstance(self.time, datetime) or self.time.tzinfo is None:
+            raise InvalidMessage(f"time must be a timezone-aware datetime, got {self.time!r}")
+        object.__setattr__(self, "text", clean_text(self.text))
+        object.__setattr__(self, "sender_name", clean_text(self.sender_name or ""))
+        object.__setattr__(self, "sender_card", clean_text(self.sender_card or ""))
+        object.__setattr__(self, "chat_name", clean_text(self.chat_name or ""))
+        object.__setattr__(self, "mentions", tuple(str(m) for m in self.mentions))
+
+    @property
+    def display_name(self) -> str:
+        """What a group member sees: the group card, else the nickname, else the id."""
+        return self.sender_card or self.sender_name or self.sender_id
