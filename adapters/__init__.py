@@ -1,0 +1,1 @@
+"""Platform adapters and chat-export importers; each yields neutral `ChatMessage`s."""
