@@ -1,0 +1,89 @@
+"""Assembling the reply context from providers, with no LLM call."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from memory.context.render import fit_lines, render_section
+from memory.messages import StoredMessage
+from memory.text import estimate_tokens
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ContextRequest:
+    """What a provider gets: the chat, the message being answered, the recent window, the time."""
+
+    chat_id: int
+    message: StoredMessage | None
+    recent: Sequence[StoredMessage]
+    now: datetime
+    query: str = ""
+
+
+@dataclass(slots=True)
+class ContextSection:
+    """One block of context. `lines` are in priority order; the builder cuts from the end."""
+
+    name: str
+    title: str
+    lines: list[str]
+    budget_tokens: int
+    priority: int = 50
+    show_reversed: bool = False
+
+
+class ContextProvider(Protocol):
+    name: str
+
+    async def section(self, request: ContextRequest) -> ContextSection | None: ...
+
+
+@dataclass(slots=True)
+class ReplyContext:
+    sections: list[ContextSection] = field(default_factory=list)
+    text: str = ""
+    tokens: int = 0
+
+
+class ContextBuilder:
+    """Runs providers in priority order and fits each section, then the whole, to the budgets."""
+
+    def __init__(self, providers: Sequence[ContextProvider], total_tokens: int) -> None:
+        self.providers = list(providers)
+        self.total_tokens = total_tokens
+
+    async def build(self, request: ContextRequest) -> ReplyContext:
+        sections: list[ContextSection] = []
+        for provider in self.providers:
+            try:
+                section = await provider.section(request)
+            except Exception:
+                log.exception("context provider %s failed; its section is left out", provider.name)
+                continue
+            if section is not None and section.lines:
+                sections.append(section)
+        sections.sort(key=lambda s: s.priority)
+        remaining = self.total_tokens
+        rendered: list[str] = []
+        kept: list[ContextSection] = []
+        for section in sections:
+            budget = min(section.budget_tokens, remaining)
+            section.lines = fit_lines(section.lines, budget - estimate_tokens(section.title) - 16)
+            if not section.lines:
+                continue
+            shown = section.lines[::-1] if section.show_reversed else section.lines
+            block = render_section(section.name, section.title, shown)
+            cost = estimate_tokens(block)
+            if cost > remaining:
+                continue
+            remaining -= cost
+            rendered.append(block)
+            kept.append(section)
+        text = "\n\n".join(rendered)
+        return ReplyContext(sections=kept, text=text, tokens=estimate_tokens(text))

@@ -1,0 +1,177 @@
+"""The one way in: recording ChatMessages into the raw store, idempotently and race-free."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+
+from sqlalchemy import select
+from sqlalchemy.dialects.sqlite import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memory.models import Chat, ChatMember, Message, Person
+from memory.storage import Database
+from memory.storage.fts import index_rows
+from memory.types import ChatMessage
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """A message as stored: database ids and whether this call created it."""
+
+    message_id: int
+    chat_id: int
+    person_id: int
+    created: bool
+    message: ChatMessage
+
+
+@dataclass(slots=True)
+class BatchReport:
+    created: int = 0
+    duplicates: int = 0
+    recorded: list[Recorded] = field(default_factory=list)
+
+
+RecordObserver = Callable[[AsyncSession, Recorded], Awaitable[None]]
+
+
+def _ts(message: ChatMessage) -> float:
+    return message.time.timestamp()
+
+
+def _offset_minutes(message: ChatMessage) -> int:
+    offset = message.time.utcoffset()
+    return int(offset.total_seconds() // 60) if offset else 0
+
+
+async def upsert_chat(session: AsyncSession, message: ChatMessage) -> int:
+    stmt = insert(Chat).values(
+        platform=message.platform,
+        platform_chat_id=message.chat_id,
+        kind=message.chat_kind.value,
+        name=message.chat_name,
+        created_at=_ts(message),
+    )
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[Chat.platform, Chat.platform_chat_id],
+        set_={"name": stmt.excluded.name},
+        where=stmt.excluded.name != "",
+    )
+    await session.execute(stmt)
+    found = await session.execute(
+        select(Chat.id).where(Chat.platform == message.platform, Chat.platform_chat_id == message.chat_id)
+    )
+    return found.scalar_one()
+
+
+async def upsert_person(session: AsyncSession, message: ChatMessage) -> int:
+    ts = _ts(message)
+    stmt = insert(Person).values(
+        platform=message.platform,
+        platform_user_id=message.sender_id,
+        nickname=message.sender_name,
+        is_bot=message.is_bot,
+        first_seen=ts,
+        last_seen=ts,
+        message_count=1,
+    )
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[Person.platform, Person.platform_user_id],
+        set_={
+            "nickname": stmt.excluded.nickname,
+            "last_seen": stmt.excluded.last_seen,
+            "message_count": Person.message_count + 1,
+        },
+    )
+    await session.execute(stmt)
+    found = await session.execute(
+        select(Person.id).where(
+            Person.platform == message.platform, Person.platform_user_id == message.sender_id
+        )
+    )
+    return found.scalar_one()
+
+
+async def upsert_member(session: AsyncSession, chat_id: int, person_id: int, message: ChatMessage) -> None:
+    ts = _ts(message)
+    stmt = insert(ChatMember).values(
+        chat_id=chat_id,
+        person_id=person_id,
+        card=message.sender_card,
+        first_seen=ts,
+        last_seen=ts,
+        message_count=1,
+    )
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[ChatMember.chat_id, ChatMember.person_id],
+        set_={
+            "card": stmt.excluded.card,
+            "last_seen": stmt.excluded.last_seen,
+            "message_count": ChatMember.message_count + 1,
+        },
+    )
+    await session.execute(stmt)
+
+
+class Ingestor:
+    """Writes messages, chats, persons and the full-text index in one transaction per call.
+
+    Idempotent on (chat, platform message id): a redelivered message returns the stored row and
+    changes nothing. Observers run inside the same transaction for each newly created message.
+    """
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.observers: list[RecordObserver] = []
+
+    async def record_many(self, messages: Iterable[ChatMessage]) -> BatchReport:
+        report = BatchReport()
+        async with self.db.write() as session:
+            chat_ids: dict[tuple[str, str], int] = {}
+            for message in messages:
+                key = (message.platform, message.chat_id)
+                chat_id = chat_ids.get(key)
+                if chat_id is None:
+                    chat_id = chat_ids[key] = await upsert_chat(session, message)
+                recorded = await self._record_one(session, chat_id, message)
+                report.recorded.append(recorded)
+                if recorded.created:
+                    report.created += 1
+                else:
+                    report.duplicates += 1
+        return report
+
+    async def _record_one(self, session: AsyncSession, chat_id: int, message: ChatMessage) -> Recorded:
+        existing = await session.execute(
+            select(Message.id, Message.person_id).where(
+                Message.chat_id == chat_id, Message.platform_message_id == message.message_id
+            )
+        )
+        row = existing.first()
+        if row is not None:
+            return Recorded(row[0], chat_id, row[1] or 0, False, message)
+        person_id = await upsert_person(session, message)
+        await upsert_member(session, chat_id, person_id, message)
+        stored = Message(
+            chat_id=chat_id,
+            platform_message_id=message.message_id,
+            person_id=person_id,
+            sender_name=message.sender_name,
+            sender_card=message.sender_card,
+            text=message.text,
+            segments=[segment.to_json() for segment in message.segments],
+            reply_to=message.reply_to,
+            mentions=list(message.mentions),
+            time=_ts(message),
+            utc_offset_minutes=_offset_minutes(message),
+            is_bot=message.is_bot,
+            to_bot=message.to_bot,
+        )
+        session.add(stored)
+        await session.flush()
+        await index_rows(session, "messages_fts", [(stored.id, message.text)])
+        recorded = Recorded(stored.id, chat_id, person_id, True, message)
+        for observer in self.observers:
+            await observer(session, recorded)
+        return recorded

@@ -1,0 +1,85 @@
+"""Reading raw messages back: the recent window, ranges after a cursor, lookups by id."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, timezone
+
+from sqlalchemy import Select, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memory.models import Chat, Message
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    """A raw message as read back for jobs, recall and context."""
+
+    id: int
+    chat_id: int
+    platform_message_id: str
+    person_id: int | None
+    speaker: str
+    text: str
+    time: datetime
+    reply_to: str | None
+    mentions: tuple[str, ...]
+    is_bot: bool
+    to_bot: bool
+
+
+def to_stored(row: Message) -> StoredMessage:
+    tz = timezone(timedelta(minutes=row.utc_offset_minutes)) if row.utc_offset_minutes else UTC
+    return StoredMessage(
+        id=row.id,
+        chat_id=row.chat_id,
+        platform_message_id=row.platform_message_id,
+        person_id=row.person_id,
+        speaker=row.sender_card or row.sender_name or str(row.person_id),
+        text=row.text,
+        time=datetime.fromtimestamp(row.time, tz),
+        reply_to=row.reply_to,
+        mentions=tuple(row.mentions or ()),
+        is_bot=row.is_bot,
+        to_bot=row.to_bot,
+    )
+
+
+async def _all(session: AsyncSession, query: Select[tuple[Message]]) -> list[StoredMessage]:
+    return [to_stored(row) for row in (await session.scalars(query)).all()]
+
+
+async def recent(
+    session: AsyncSession, chat_id: int, limit: int, before_id: int | None = None
+) -> list[StoredMessage]:
+    """The last `limit` messages of a chat (optionally before a message id), oldest first."""
+    query = select(Message).where(Message.chat_id == chat_id)
+    if before_id is not None:
+        query = query.where(Message.id < before_id)
+    rows = await _all(session, query.order_by(Message.id.desc()).limit(limit))
+    return rows[::-1]
+
+
+async def after(session: AsyncSession, chat_id: int, cursor: int, limit: int) -> list[StoredMessage]:
+    """Messages of a chat with id greater than `cursor`, oldest first, at most `limit`."""
+    query = (
+        select(Message)
+        .where(Message.chat_id == chat_id, Message.id > cursor)
+        .order_by(Message.id)
+        .limit(limit)
+    )
+    return await _all(session, query)
+
+
+async def by_ids(session: AsyncSession, ids: Sequence[int]) -> list[StoredMessage]:
+    if not ids:
+        return []
+    return await _all(session, select(Message).where(Message.id.in_(ids)).order_by(Message.id))
+
+
+async def chat_id_of(session: AsyncSession, platform: str, platform_chat_id: str) -> int | None:
+    found = await session.execute(
+        select(Chat.id).where(Chat.platform == platform, Chat.platform_chat_id == platform_chat_id)
+    )
+    return found.scalar_one_or_none()

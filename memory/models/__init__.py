@@ -1,0 +1,10 @@
+"""SQLAlchemy tables. Every memory row carries `chat_id`; times are UTC unix seconds (float)."""
+
+from memory.models.base import Base
+from memory.models.chat import Chat, ChatMember
+from memory.models.job_state import JobState
+from memory.models.llm_usage import LlmUsage
+from memory.models.message import Message
+from memory.models.person import Person
+
+__all__ = ["Base", "Chat", "ChatMember", "JobState", "LlmUsage", "Message", "Person"]

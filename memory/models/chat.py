@@ -1,0 +1,33 @@
+"""Chats (MemPalace's "wings") and who has spoken in each."""
+
+from __future__ import annotations
+
+from sqlalchemy import Float, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from memory.models.base import Base
+
+
+class Chat(Base):
+    __tablename__ = "chats"
+    __table_args__ = (UniqueConstraint("platform", "platform_chat_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    platform: Mapped[str] = mapped_column(String(32))
+    platform_chat_id: Mapped[str] = mapped_column(String(128))
+    kind: Mapped[str] = mapped_column(String(16), default="group")
+    name: Mapped[str] = mapped_column(String(256), default="")
+    created_at: Mapped[float] = mapped_column(Float)
+
+
+class ChatMember(Base):
+    """A person as seen in one chat: their group card there and their activity."""
+
+    __tablename__ = "chat_members"
+
+    chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id", ondelete="CASCADE"), primary_key=True)
+    person_id: Mapped[int] = mapped_column(ForeignKey("persons.id", ondelete="CASCADE"), primary_key=True)
+    card: Mapped[str] = mapped_column(String(256), default="")
+    first_seen: Mapped[float] = mapped_column(Float)
+    last_seen: Mapped[float] = mapped_column(Float)
+    message_count: Mapped[int] = mapped_column(Integer, default=0)

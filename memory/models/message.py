@@ -1,0 +1,33 @@
+"""Raw messages, verbatim; never deleted by forgetting. Indexed in the FTS table `messages_fts`."""
+
+from __future__ import annotations
+
+from sqlalchemy import JSON, Boolean, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from memory.models.base import Base
+
+
+class Message(Base):
+    __tablename__ = "messages"
+    __table_args__ = (
+        UniqueConstraint("chat_id", "platform_message_id"),
+        Index("ix_messages_chat_time", "chat_id", "time"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id", ondelete="CASCADE"))
+    platform_message_id: Mapped[str] = mapped_column(String(128))
+    person_id: Mapped[int | None] = mapped_column(
+        ForeignKey("persons.id", ondelete="SET NULL"), nullable=True
+    )
+    sender_name: Mapped[str] = mapped_column(String(256), default="")
+    sender_card: Mapped[str] = mapped_column(String(256), default="")
+    text: Mapped[str] = mapped_column(Text, default="")
+    segments: Mapped[list[dict[str, str]]] = mapped_column(JSON, default=list)
+    reply_to: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    mentions: Mapped[list[str]] = mapped_column(JSON, default=list)
+    time: Mapped[float] = mapped_column(Float)
+    utc_offset_minutes: Mapped[int] = mapped_column(Integer, default=0)
+    is_bot: Mapped[bool] = mapped_column(Boolean, default=False)
+    to_bot: Mapped[bool] = mapped_column(Boolean, default=False)

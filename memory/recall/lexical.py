@@ -1,0 +1,25 @@
+"""BM25 over the jieba-tokenized full-text index of raw messages, scoped to chats."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memory.messages import StoredMessage, by_ids
+from memory.storage import Database
+from memory.storage.fts import bm25_search, match_expression
+
+
+async def search_messages(
+    db: Database, chat_ids: Sequence[int], query: str, limit: int
+) -> list[tuple[StoredMessage, float]]:
+    """The best-matching raw messages of the given chats, best first."""
+    match = match_expression(query)
+    if match is None or not chat_ids:
+        return []
+    placeholders = ", ".join(f":c{i}" for i in range(len(chat_ids)))
+    scope = f"rowid IN (SELECT id FROM messages WHERE chat_id IN ({placeholders}))"
+    params = {f"c{i}": chat_id for i, chat_id in enumerate(chat_ids)}
+    async with db.read() as session:
+        hits = await bm25_search(session, "messages_fts", match, limit, scope, **params)
+        rows = {m.id: m for m in await by_ids(session, [rowid for rowid, _ in hits])}
+    return [(rows[rowid], score) for rowid, score in hits if rowid in rows]

@@ -1,0 +1,139 @@
+"""MemoryService: the facade the bot and the CLI use — record, context, search, admin reads."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import islice
+
+from sqlalchemy import func, select
+
+from memory import messages
+from memory.clock import Clock, SystemClock
+from memory.context import ContextBuilder, ContextProvider, ContextRequest, ReplyContext
+from memory.context.recent import RecentWindowProvider
+from memory.ingest import BatchReport, Ingestor, Recorded
+from memory.models import Chat, ChatMember, Message, Person
+from memory.recall.lexical import search_messages
+from memory.storage import Database
+from memory.types import ChatMessage
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRef:
+    """A chat as the database knows it."""
+
+    id: int
+    platform: str
+    platform_chat_id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    kind: str
+    id: int
+    chat_id: int
+    text: str
+    speaker: str
+    score: float
+    message: messages.StoredMessage | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSettings:
+    total_tokens: int = 2000
+    recent_messages: int = 20
+    recent_tokens: int = 800
+
+
+class MemoryService:
+    """The one object the rest of Qunyi talks to about memory."""
+
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock | None = None,
+        context_settings: ContextSettings | None = None,
+    ) -> None:
+        self.db = db
+        self.clock = clock or SystemClock()
+        self.ingestor = Ingestor(db)
+        self.context_settings = context_settings or ContextSettings()
+        self.context_providers: list[ContextProvider] = [
+            RecentWindowProvider(self.context_settings.recent_tokens)
+        ]
+
+    async def record(self, message: ChatMessage) -> Recorded:
+        """Store one message (idempotent on chat + platform message id)."""
+        report = await self.ingestor.record_many([message])
+        return report.recorded[0]
+
+    async def record_many(self, batch: Iterable[ChatMessage], batch_size: int = 2000) -> BatchReport:
+        """The import path: thousands of messages per transaction."""
+        total = BatchReport()
+        iterator = iter(batch)
+        while chunk := list(islice(iterator, batch_size)):
+            report = await self.ingestor.record_many(chunk)
+            total.created += report.created
+            total.duplicates += report.duplicates
+        return total
+
+    async def chat(self, platform: str, platform_chat_id: str) -> ChatRef | None:
+        async with self.db.read() as session:
+            row = (
+                await session.execute(
+                    select(Chat).where(Chat.platform == platform, Chat.platform_chat_id == platform_chat_id)
+                )
+            ).scalar_one_or_none()
+        return None if row is None else ChatRef(row.id, row.platform, row.platform_chat_id, row.name)
+
+    async def find_chat(self, key: str) -> ChatRef | None:
+        """A chat by `platform:id`, by platform id alone when unambiguous, or by its database id."""
+        async with self.db.read() as session:
+            rows = (await session.scalars(select(Chat))).all()
+        platform, _, ident = key.rpartition(":")
+        matches = [
+            r
+            for r in rows
+            if (r.platform_chat_id == ident and (not platform or r.platform == platform)) or str(r.id) == key
+        ]
+        if len(matches) != 1:
+            return None
+        row = matches[0]
+        return ChatRef(row.id, row.platform, row.platform_chat_id, row.name)
+
+    async def recent(
+        self, chat_id: int, limit: int, before_id: int | None = None
+    ) -> list[messages.StoredMessage]:
+        async with self.db.read() as session:
+            return await messages.recent(session, chat_id, limit, before_id)
+
+    async def search(self, chat_ids: Sequence[int], query: str, limit: int = 10) -> list[SearchHit]:
+        """Recall scoped to the given chats; callers decide the scope (one chat unless config allows)."""
+        hits = await search_messages(self.db, chat_ids, query, limit)
+        return [SearchHit("message", m.id, m.chat_id, m.text, m.speaker, score, m) for m, score in hits]
+
+    async def context_for_reply(self, chat_id: int, message: messages.StoredMessage | None) -> ReplyContext:
+        """The pre-reply context, with no LLM call."""
+        before = message.id + 1 if message is not None else None
+        recent = await self.recent(chat_id, self.context_settings.recent_messages, before)
+        query = message.text if message is not None else ""
+        request = ContextRequest(chat_id, message, recent, self.clock.now(), query)
+        builder = ContextBuilder(self.context_providers, self.context_settings.total_tokens)
+        return await builder.build(request)
+
+    async def stats(self) -> dict[str, int]:
+        """Row counts for summaries and `qunyi doctor`."""
+        async with self.db.read() as session:
+            counts = {}
+            for name, model in (
+                ("chats", Chat),
+                ("persons", Person),
+                ("messages", Message),
+                ("chat_members", ChatMember),
+            ):
+                counts[name] = int(
+                    (await session.execute(select(func.count()).select_from(model))).scalar_one()
+                )
+        return counts

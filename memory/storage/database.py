@@ -1,0 +1,103 @@
+"""One SQLite database file: a reader pool, a single writer, and pragmas on every connection.
+
+Writes go through one connection whose transactions start with BEGIN IMMEDIATE, so in-process
+writers queue on the pool and other processes wait on busy_timeout instead of failing mid-transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+from memory.storage import migrate
+
+DB_FILENAME = "qunyi.db"
+
+
+class DatabaseLocked(RuntimeError):
+    """Another process held the database longer than busy_timeout allows."""
+
+
+def _set_pragmas(busy_timeout_ms: int, immediate: bool) -> Any:
+    def on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    return on_connect
+
+
+def _begin(immediate: bool) -> Any:
+    statement = "BEGIN IMMEDIATE" if immediate else "BEGIN"
+
+    def on_begin(connection: Any) -> None:
+        connection.exec_driver_sql(statement)
+
+    return on_begin
+
+
+def _prepare(data_dir: Path, path: Path) -> None:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    migrate.upgrade(path)
+
+
+class Database:
+    """The Qunyi database under a data directory. Use `await Database.open(data_dir)`."""
+
+    def __init__(self, path: Path, busy_timeout_ms: int = 10_000) -> None:
+        self.path = path
+        self.busy_timeout_ms = busy_timeout_ms
+        url = f"sqlite+aiosqlite:///{path}"
+        self._reader = create_async_engine(url, pool_size=4, max_overflow=4)
+        self._writer = create_async_engine(url, pool_size=1, max_overflow=0, pool_timeout=600)
+        for engine, immediate in ((self._reader, False), (self._writer, True)):
+            event.listen(engine.sync_engine, "connect", _set_pragmas(busy_timeout_ms, immediate))
+            event.listen(engine.sync_engine, "begin", _begin(immediate))
+        self._read_sessions = async_sessionmaker(self._reader, expire_on_commit=False)
+        self._write_sessions = async_sessionmaker(self._writer, expire_on_commit=False)
+
+    @classmethod
+    async def open(cls, data_dir: Path, busy_timeout_ms: int = 10_000) -> Database:
+        """Create the data directory if needed, migrate the schema, and connect."""
+        path = data_dir / DB_FILENAME
+        await asyncio.to_thread(_prepare, data_dir, path)
+        return cls(path, busy_timeout_ms)
+
+    @property
+    def writer_engine(self) -> AsyncEngine:
+        return self._writer
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncSession]:
+        """A session for reads; its transaction is rolled back at the end."""
+        async with self._read_sessions() as session:
+            yield session
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[AsyncSession]:
+        """A session in one write transaction: committed on success, rolled back on any error or
+        cancellation, so nothing is ever half-written."""
+        try:
+            async with self._write_sessions() as session, session.begin():
+                yield session
+        except OperationalError as exc:
+            if "locked" in str(exc).lower() or "busy" in str(exc).lower():
+                raise DatabaseLocked(
+                    f"database {self.path} stayed locked for over {self.busy_timeout_ms} ms"
+                ) from exc
+            raise
+
+    async def close(self) -> None:
+        await self._reader.dispose()
+        await self._writer.dispose()

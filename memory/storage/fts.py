@@ -1,0 +1,57 @@
+"""The FTS5 full-text indexes over jieba tokens. User text only ever reaches MATCH as quoted terms."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memory.text import index_text, search_terms
+
+FtsTable = Literal["messages_fts"]
+
+
+def quote_term(term: str) -> str:
+    """One FTS5 string literal: the term searched as text, whatever operators it contains."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def match_expression(query: str, mode: Literal["any", "all"] = "any") -> str | None:
+    """An FTS5 MATCH expression for a user query, or None when it has no searchable word."""
+    terms = search_terms(query)
+    if not terms:
+        return None
+    joiner = " OR " if mode == "any" else " AND "
+    return joiner.join(quote_term(term) for term in terms)
+
+
+async def index_rows(session: AsyncSession, table: str, rows: Iterable[tuple[int, str]]) -> None:
+    """Add (rowid, raw text) pairs to an FTS table, tokenized with jieba."""
+    params = [{"rowid": rowid, "body": index_text(body)} for rowid, body in rows]
+    if params:
+        await session.execute(text(f"INSERT INTO {table}(rowid, body) VALUES (:rowid, :body)"), params)
+
+
+async def unindex_rows(session: AsyncSession, table: str, rowids: Sequence[int]) -> None:
+    if rowids:
+        await session.execute(
+            text(f"DELETE FROM {table} WHERE rowid = :rowid"), [{"rowid": r} for r in rowids]
+        )
+
+
+async def bm25_search(
+    session: AsyncSession, table: str, match: str, limit: int, rowid_filter_sql: str = "", **params: object
+) -> list[tuple[int, float]]:
+    """Rowids and BM25 scores (higher is better) for a MATCH expression built by `match_expression`.
+
+    `rowid_filter_sql` is a trusted SQL condition on `rowid` (e.g. a chat scope subquery).
+    """
+    where = f"AND {rowid_filter_sql}" if rowid_filter_sql else ""
+    sql = text(
+        f"SELECT rowid, -bm25({table}) AS score FROM {table} "
+        f"WHERE {table} MATCH :match {where} ORDER BY score DESC LIMIT :limit"
+    )
+    result = await session.execute(sql, {"match": match, "limit": limit, **params})
+    return [(int(row[0]), float(row[1])) for row in result]
