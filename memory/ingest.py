@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, case, select
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -34,6 +34,19 @@ class BatchReport:
 
 
 RecordObserver = Callable[[AsyncSession, Recorded], Awaitable[None]]
+
+
+MEMORY_COMMANDS = ("/recall", "/who", "/what", "／recall", "／who", "／what")
+
+
+def is_memory_command(text: str) -> bool:
+    """Members asking the bot about memory are not themselves memories worth recalling."""
+    return text.lstrip().lower().startswith(MEMORY_COMMANDS)
+
+
+def _unless_empty(new: ColumnElement[str], old: ColumnElement[str]) -> ColumnElement[str]:
+    """Platforms often omit a name; an empty value means unknown, not cleared."""
+    return case((new != "", new), else_=old)
 
 
 def _ts(message: ChatMessage) -> float:
@@ -79,7 +92,7 @@ async def upsert_person(session: AsyncSession, message: ChatMessage) -> int:
     stmt = stmt.on_conflict_do_update(
         index_elements=[Person.platform, Person.platform_user_id],
         set_={
-            "nickname": stmt.excluded.nickname,
+            "nickname": _unless_empty(stmt.excluded.nickname, Person.nickname),
             "last_seen": stmt.excluded.last_seen,
             "message_count": Person.message_count + 1,
         },
@@ -106,7 +119,7 @@ async def upsert_member(session: AsyncSession, chat_id: int, person_id: int, mes
     stmt = stmt.on_conflict_do_update(
         index_elements=[ChatMember.chat_id, ChatMember.person_id],
         set_={
-            "card": stmt.excluded.card,
+            "card": _unless_empty(stmt.excluded.card, ChatMember.card),
             "last_seen": stmt.excluded.last_seen,
             "message_count": ChatMember.message_count + 1,
         },
@@ -125,7 +138,9 @@ class Ingestor:
         self.db = db
         self.observers: list[RecordObserver] = []
 
-    async def record_many(self, messages: Iterable[ChatMessage]) -> BatchReport:
+    async def record_many(self, messages: Iterable[ChatMessage], searchable: bool = True) -> BatchReport:
+        """Record a batch in one transaction. `searchable=False` keeps messages out of the full-text
+        index (the bot's answers to memory commands, which would otherwise echo back in recall)."""
         report = BatchReport()
         async with self.db.write() as session:
             chat_ids: dict[tuple[str, str], int] = {}
@@ -134,7 +149,7 @@ class Ingestor:
                 chat_id = chat_ids.get(key)
                 if chat_id is None:
                     chat_id = chat_ids[key] = await upsert_chat(session, message)
-                recorded = await self._record_one(session, chat_id, message)
+                recorded = await self._record_one(session, chat_id, message, searchable)
                 report.recorded.append(recorded)
                 if recorded.created:
                     report.created += 1
@@ -142,7 +157,9 @@ class Ingestor:
                     report.duplicates += 1
         return report
 
-    async def _record_one(self, session: AsyncSession, chat_id: int, message: ChatMessage) -> Recorded:
+    async def _record_one(
+        self, session: AsyncSession, chat_id: int, message: ChatMessage, searchable: bool
+    ) -> Recorded:
         existing = await session.execute(
             select(Message.id, Message.person_id).where(
                 Message.chat_id == chat_id, Message.platform_message_id == message.message_id
@@ -170,7 +187,8 @@ class Ingestor:
         )
         session.add(stored)
         await session.flush()
-        await index_rows(session, "messages_fts", [(stored.id, message.text)])
+        if searchable and not is_memory_command(message.text):
+            await index_rows(session, "messages_fts", [(stored.id, message.text)])
         recorded = Recorded(stored.id, chat_id, person_id, True, message)
         for observer in self.observers:
             await observer(session, recorded)

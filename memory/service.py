@@ -64,9 +64,9 @@ class MemoryService:
             RecentWindowProvider(self.context_settings.recent_tokens)
         ]
 
-    async def record(self, message: ChatMessage) -> Recorded:
+    async def record(self, message: ChatMessage, searchable: bool = True) -> Recorded:
         """Store one message (idempotent on chat + platform message id)."""
-        report = await self.ingestor.record_many([message])
+        report = await self.ingestor.record_many([message], searchable)
         return report.recorded[0]
 
     async def record_many(self, batch: Iterable[ChatMessage], batch_size: int = 2000) -> BatchReport:

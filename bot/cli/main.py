@@ -6,7 +6,7 @@ import importlib
 
 import click
 
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("bot.cli.run", "bot.cli.memory_commands", "bot.cli.doctor")
 EVAL_MODULES: tuple[str, ...] = ()
 
 

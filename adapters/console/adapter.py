@@ -1,0 +1,112 @@
+"""The console adapter: stdin lines become group messages, bot replies are printed."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import sys
+from collections.abc import Callable
+from datetime import datetime
+from typing import TextIO
+
+from adapters.base import Adapter, MessageHandler
+from memory.types import ChatKind, ChatMessage, InvalidMessage
+
+HELP = "Type to chat. /as <name> switches speaker, @<bot name> addresses the bot, /quit leaves."
+
+
+class ConsoleAdapter(Adapter):
+    """One terminal group chat. `feed_line` is the test seam; `start` reads stdin until EOF or /quit."""
+
+    platform = "console"
+
+    def __init__(
+        self,
+        chat_id: str,
+        chat_name: str,
+        user: str,
+        bot_id: str,
+        bot_name: str,
+        now: Callable[[], datetime],
+        output: TextIO | None = None,
+    ) -> None:
+        self.chat_id = chat_id
+        self.chat_name = chat_name
+        self.user = user
+        self.bot_id = bot_id
+        self.bot_name = bot_name
+        self.now = now
+        self.output = output or sys.stdout
+        self._ids = itertools.count(1)
+        self._handler: MessageHandler | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self.finished = asyncio.Event()
+
+    def _print(self, line: str) -> None:
+        print(line, file=self.output, flush=True)
+
+    async def feed_line(self, line: str) -> None:
+        """Handle one typed line as the current speaker."""
+        line = line.rstrip("\n")
+        if not line.strip():
+            return
+        if line.startswith("/as "):
+            self.user = line[4:].strip() or self.user
+            self._print(f"(now speaking as {self.user})")
+            return
+        if line.strip() in {"/quit", "/exit"}:
+            self.finished.set()
+            return
+        if self._handler is None:
+            raise RuntimeError("feed_line before start: no handler")
+        addressed = f"@{self.bot_name}" in line or f"@{self.bot_id}" in line
+        try:
+            message = ChatMessage(
+                platform=self.platform,
+                chat_id=self.chat_id,
+                message_id=f"c{self.now().timestamp():.0f}-{next(self._ids)}",
+                sender_id=self.user,
+                sender_name=self.user,
+                chat_name=self.chat_name,
+                text=line,
+                time=self.now(),
+                mentions=(self.bot_id,) if addressed else (),
+                to_bot=addressed,
+            )
+        except InvalidMessage as exc:
+            self._print(f"(not sent: {exc})")
+            return
+        await self._handler(message)
+
+    async def _read_stdin(self) -> None:
+        while not self.finished.is_set():
+            line = await asyncio.to_thread(sys.stdin.readline)
+            if not line:
+                break
+            await self.feed_line(line)
+        self.finished.set()
+
+    async def start(self, handler: MessageHandler) -> None:
+        self._handler = handler
+        self._print(HELP)
+        self._reader = asyncio.create_task(self._read_stdin())
+
+    async def stop(self) -> None:
+        self.finished.set()
+
+    async def send_text(
+        self, chat_id: str, text: str, *, chat_kind: ChatKind = ChatKind.GROUP, reply_to: str | None = None
+    ) -> ChatMessage:
+        self._print(f"{self.bot_name}: {text}")
+        return ChatMessage(
+            platform=self.platform,
+            chat_id=chat_id,
+            message_id=f"bot-{self.now().timestamp():.0f}-{next(self._ids)}",
+            sender_id=self.bot_id,
+            sender_name=self.bot_name,
+            text=text,
+            time=self.now(),
+            chat_kind=chat_kind,
+            reply_to=reply_to,
+            is_bot=True,
+        )

@@ -1,0 +1,1 @@
+"""Chat-export importers: each yields ChatMessages or located parse problems, never skipping silently."""

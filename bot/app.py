@@ -1,0 +1,85 @@
+"""The composition root: settings → database → memory service → LLM → jobs → reply pipeline."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+from bot.config import ConfigStore, Settings
+from bot.reply.pipeline import ReplyPipeline
+from memory.clock import Clock, SystemClock
+from memory.ports import LLMPort
+from memory.service import ContextSettings, MemoryService
+from memory.storage import Database
+from tasks import JobRunner, JobSpec
+
+log = logging.getLogger(__name__)
+
+
+def resolve_data_dir(settings: Settings, override: Path | None) -> Path:
+    return override if override is not None else Path(settings.storage.data_dir)
+
+
+@dataclass(slots=True)
+class App:
+    """Everything a running Qunyi holds."""
+
+    config: ConfigStore
+    data_dir: Path
+    clock: Clock
+    db: Database
+    memory: MemoryService
+    runner: JobRunner
+    pipeline: ReplyPipeline
+    llm: LLMPort | None
+
+    @property
+    def settings(self) -> Settings:
+        return self.config.current
+
+    async def close(self) -> None:
+        await self.runner.shutdown(timedelta(seconds=self.settings.scheduler.shutdown_grace_seconds))
+        await self.db.close()
+
+
+def _context_settings(settings: Settings) -> ContextSettings:
+    c = settings.context
+    return ContextSettings(
+        total_tokens=c.total_tokens, recent_messages=c.recent_messages, recent_tokens=c.recent_tokens
+    )
+
+
+async def build_app(
+    config: ConfigStore, data_dir: Path | None = None, clock: Clock | None = None, watch_config: bool = True
+) -> App:
+    """Open the database (migrating it) and wire every part from the settings in force."""
+    settings = config.current
+    clock = clock or SystemClock()
+    directory = resolve_data_dir(settings, data_dir)
+    db = await Database.open(directory, settings.storage.busy_timeout_ms)
+    memory = MemoryService(db, clock, _context_settings(settings))
+    llm: LLMPort | None = None
+    runner = JobRunner(clock)
+    pipeline = ReplyPipeline(memory, lambda: config.current, llm)
+    app = App(config, directory, clock, db, memory, runner, pipeline, llm)
+
+    def on_reload(_old: Settings, new: Settings) -> None:
+        memory.context_settings = _context_settings(new)
+        runner.reschedule()
+
+    config.subscribe(on_reload)
+    if watch_config and config.path is not None and settings.scheduler.config_watch_seconds > 0:
+
+        async def watch_config(_now: object) -> None:
+            config.reload_if_changed()
+
+        runner.register(
+            JobSpec(
+                "config_watch",
+                lambda: timedelta(seconds=config.current.scheduler.config_watch_seconds),
+                watch_config,
+            )
+        )
+    return app

@@ -1,0 +1,65 @@
+"""`qunyi doctor`: checks config, database, model endpoint and budgets, and says what is missing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+from sqlalchemy import text
+
+from bot.app import App, build_app
+from bot.cli.options import async_command, open_config, runtime_options
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    status: str  # ok | warn | fail | info
+    detail: str
+
+
+async def run_checks(app: App) -> list[Check]:
+    """Every check doctor prints, in order. Other parts add theirs via `EXTRA_CHECKS`."""
+    checks = [Check("config", "ok", str(app.config.path or "built-in defaults"))]
+    try:
+        async with app.db.read() as session:
+            version = (
+                await session.execute(text("SELECT group_concat(version_num) FROM alembic_version"))
+            ).scalar()
+            await session.execute(text("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH '\"x\"'"))
+        checks.append(Check("database", "ok", f"{app.db.path} (schema {version})"))
+    except Exception as exc:
+        checks.append(Check("database", "fail", f"{app.db.path}: {exc}"))
+    stats = await app.memory.stats()
+    checks.append(Check("memory", "info", ", ".join(f"{k} {v}" for k, v in stats.items())))
+    for extra in EXTRA_CHECKS:
+        checks.extend(await extra(app))
+    return checks
+
+
+EXTRA_CHECKS: list = []  # type: ignore[type-arg]
+
+
+@click.command("doctor")
+@runtime_options
+@async_command
+async def doctor_command(config_path: Path | None, data_dir: Path | None) -> None:
+    """Check the set-up and say what is missing."""
+    app = await build_app(open_config(config_path), data_dir, watch_config=False)
+    try:
+        checks = await run_checks(app)
+    finally:
+        await app.close()
+    table = Table("check", "status", "detail")
+    colors = {"ok": "green", "warn": "yellow", "fail": "red", "info": "cyan"}
+    for check in checks:
+        table.add_row(check.name, f"[{colors[check.status]}]{check.status}[/]", check.detail)
+    Console().print(table)
+    if any(check.status == "fail" for check in checks):
+        raise SystemExit(1)
+
+
+COMMANDS = [doctor_command]

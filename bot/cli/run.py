@@ -1,0 +1,153 @@
+"""`qunyi run` (the bot on the console adapter), `qunyi replay FILE`, `qunyi reload`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from adapters.console import ConsoleAdapter
+from adapters.importers.replay_jsonl import iter_messages
+from bot.app import build_app, resolve_data_dir
+from bot.cli.options import async_command, open_config, runtime_options
+from bot.replay import count_lines, replay
+from bot.summary import summarize
+from memory.clock import ManualClock
+from memory.types import ChatMessage
+
+PID_FILE = "qunyi.pid"
+
+
+@click.command("run")
+@runtime_options
+@async_command
+async def run_command(config_path: Path | None, data_dir: Path | None) -> None:
+    """Start the bot with its daemons on the console adapter (a terminal group chat)."""
+    config = open_config(config_path)
+    app = await build_app(config, data_dir)
+    settings = app.settings
+    console_settings = settings.adapters.console
+    adapter = ConsoleAdapter(
+        console_settings.chat,
+        console_settings.chat_name,
+        console_settings.user,
+        settings.bot.self_id,
+        settings.bot.name,
+        app.clock.now,
+    )
+
+    async def on_message(message: ChatMessage) -> None:
+        await app.pipeline.handle(message, adapter.send_text)
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    loop.add_signal_handler(signal.SIGHUP, config.reload)
+    pid_file = app.data_dir / PID_FILE
+    pid_file.write_text(str(os.getpid()))
+    app.runner.start()
+    await adapter.start(on_message)
+    try:
+        finished = asyncio.create_task(adapter.finished.wait())
+        stopped = asyncio.create_task(stop.wait())
+        await asyncio.wait({finished, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        for task in (finished, stopped):
+            task.cancel()
+    finally:
+        await adapter.stop()
+        await app.close()
+        with contextlib.suppress(FileNotFoundError):
+            pid_file.unlink()
+
+
+@click.command("replay")
+@click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--platform", default="replay", show_default=True, help="Platform name recorded for the log.")
+@click.option(
+    "--settle-minutes", default=60, show_default=True, help="Simulated time the daemons run after the log."
+)
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@runtime_options
+@async_command
+async def replay_command(
+    log: Path,
+    platform: str,
+    settle_minutes: int,
+    no_progress: bool,
+    config_path: Path | None,
+    data_dir: Path | None,
+) -> None:
+    """Feed a JSONL chat log through the live pipeline, daemons firing in simulated time."""
+    console = Console(stderr=False)
+    config = open_config(config_path)
+    clock = ManualClock(_first_time(log))
+    app = await build_app(config, data_dir, clock, watch_config=False)
+    total = count_lines(log)
+    progress = Progress(
+        TextColumn("replaying"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=no_progress,
+    )
+    try:
+        with progress:
+            bar = progress.add_task("replay", total=total)
+            report = await replay(
+                app,
+                clock,
+                log,
+                platform,
+                timedelta(minutes=settle_minutes),
+                on_progress=lambda: progress.advance(bar),
+                on_problem=lambda p: progress.console.print(f"[yellow]skipped {p}[/yellow]"),
+            )
+        console.print(
+            f"[bold]{report.recorded}[/bold] messages recorded, {report.duplicates} already known, "
+            f"{len(report.problems)} lines skipped, {len(report.replies)} bot replies; "
+            f"jobs run: {', '.join(f'{k}×{v}' for k, v in sorted(report.job_runs.items())) or 'none'}"
+        )
+        for summary in await summarize(app.memory):
+            console.rule(summary.title)
+            for title, lines in summary.sections:
+                console.print(f"[bold]{title}[/bold]")
+                for line in lines:
+                    console.print(f"  {line}", markup=False)
+    finally:
+        await app.close()
+
+
+def _first_time(log: Path) -> datetime:
+    for item in iter_messages(log):
+        if isinstance(item, ChatMessage):
+            return item.time
+    return datetime.now(UTC)
+
+
+@click.command("reload")
+@runtime_options
+def reload_command(config_path: Path | None, data_dir: Path | None) -> None:
+    """Check the config and tell the running bot to reload it (SIGHUP)."""
+    config = open_config(config_path)
+    pid_file = resolve_data_dir(config.current, data_dir) / PID_FILE
+    try:
+        pid = int(pid_file.read_text().strip())
+    except (OSError, ValueError):
+        raise click.ClickException(f"config is valid, but no running bot was found ({pid_file})") from None
+    try:
+        os.kill(pid, signal.SIGHUP)
+    except ProcessLookupError:
+        raise click.ClickException(f"config is valid, but the bot (pid {pid}) is not running") from None
+    click.echo(f"config is valid; asked the bot (pid {pid}) to reload")
+
+
+COMMANDS = [run_command, replay_command, reload_command]

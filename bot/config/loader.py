@@ -1,0 +1,113 @@
+"""Reading config.toml: TOML → environment overrides → validation, with errors naming key and line."""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from bot.config.settings import Settings
+
+ENV_PREFIX = "QUNYI__"
+_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+_KEY = re.compile(r"""^\s*("[^"]*"|'[^']*'|[A-Za-z0-9_\-.]+)\s*=""")
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used; the message names the file, line and key."""
+
+
+def _split_key(raw: str) -> list[str]:
+    return [part.strip().strip("\"'") for part in raw.split(".")]
+
+
+def key_lines(text: str) -> dict[tuple[str, ...], int]:
+    """Map each key path (table path + key) to its 1-based line in the TOML text."""
+    lines: dict[tuple[str, ...], int] = {}
+    table: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = _HEADER.match(line)
+        if header:
+            table = _split_key(header.group(1))
+            lines.setdefault(tuple(table), number)
+            continue
+        key = _KEY.match(line)
+        if key:
+            lines.setdefault((*table, *_split_key(key.group(1))), number)
+    return lines
+
+
+def _locate(lines: Mapping[tuple[str, ...], int], loc: tuple[str, ...]) -> int | None:
+    for end in range(len(loc), 0, -1):
+        if loc[:end] in lines:
+            return lines[loc[:end]]
+    return None
+
+
+def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
+    """QUNYI__LLM__API_KEY=… sets [llm] api_key; values parse as TOML literals, else strings."""
+    tree: dict[str, Any] = {}
+    for name, raw in env.items():
+        if not name.startswith(ENV_PREFIX):
+            continue
+        path = [part.lower() for part in name[len(ENV_PREFIX) :].split("__") if part]
+        if not path:
+            continue
+        try:
+            value: Any = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw
+        node = tree
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node[path[-1]] = value
+    return tree
+
+
+def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
+            _merge(base[key], value)
+        else:
+            base[key] = value
+    return base
+
+
+def parse_settings(text: str, source: str, env: Mapping[str, str] | None = None) -> Settings:
+    """Validate TOML text into Settings; raise ConfigError naming the line and key of each problem."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: not valid TOML: {exc}") from exc
+    data = _merge(data, _env_overrides(os.environ if env is None else env))
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        lines = key_lines(text)
+        problems = []
+        for error in exc.errors():
+            loc = tuple(str(part) for part in error["loc"])
+            key = ".".join(loc)
+            line = _locate(lines, loc)
+            where = f"{source}:{line}" if line else f"{source} (or a QUNYI__ environment variable)"
+            message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
+            problems.append(f"{where}: {key}: {message}")
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems)) from None
+
+
+def load_settings(path: Path | None, env: Mapping[str, str] | None = None) -> Settings:
+    """Load a config file; with no path, the built-in defaults (plus environment overrides)."""
+    if path is None:
+        return parse_settings("", "<defaults>", env)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+    return parse_settings(text, str(path), env)

@@ -1,0 +1,1 @@
+"""The reply pipeline: record, decide, build context, answer, record the bot's own message."""

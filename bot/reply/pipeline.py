@@ -1,0 +1,104 @@
+"""Flow 1 of the design: message in → record → command or reply policy → context → LLM → send → record."""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from bot.commands.dispatch import dispatch
+from bot.config.settings import Settings
+from bot.reply.policy import decide
+from bot.reply.prompt import reply_messages
+from memory import messages
+from memory.models import Message
+from memory.ports import LLMPort, LLMUnavailable
+from memory.service import MemoryService
+from memory.types import ChatKind, ChatMessage
+
+log = logging.getLogger(__name__)
+
+Send = Callable[..., Awaitable[ChatMessage]]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What handling one message did."""
+
+    recorded: bool
+    reply: str | None = None
+    reason: str = ""
+
+
+class ReplyPipeline:
+    """Handles every incoming message the same way, live or replayed."""
+
+    def __init__(
+        self,
+        memory: MemoryService,
+        settings: Callable[[], Settings],
+        llm: LLMPort | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.memory = memory
+        self.settings = settings
+        self.llm = llm
+        self.rng = rng or random.Random(0)
+
+    async def handle(self, message: ChatMessage, send: Send) -> Outcome:
+        recorded = await self.memory.record(message)
+        if not recorded.created:
+            return Outcome(False, reason="duplicate")
+        if message.is_bot:
+            return Outcome(True, reason="own message")
+        settings = self.settings()
+        if settings.reply.commands:
+            answer = await dispatch(self.memory, recorded.chat_id, message.text)
+            if answer is not None:
+                await self._send(message, answer.text, send, searchable=False)
+                return Outcome(True, answer.text, "command")
+        replied_to_bot = await self._replied_to_bot(recorded.chat_id, message.reply_to)
+        decision = decide(message, settings.reply, settings.bot, replied_to_bot, self.rng)
+        if not decision.reply:
+            return Outcome(True, reason=decision.reason)
+        if self.llm is None or not self.llm.available("reply"):
+            log.info(
+                "addressed (%s) in %s but the reply model is off; staying quiet",
+                decision.reason,
+                message.chat_id,
+            )
+            return Outcome(True, reason=f"{decision.reason}; no reply model")
+        async with self.memory.db.read() as session:
+            stored = (await messages.by_ids(session, [recorded.message_id]))[0]
+        context = await self.memory.context_for_reply(recorded.chat_id, stored)
+        try:
+            text = await self.llm.complete_text("reply", reply_messages(settings.bot.name, context, message))
+        except LLMUnavailable as exc:
+            log.warning("no reply: %s", exc.reason)
+            return Outcome(True, reason=f"{decision.reason}; {exc.reason}")
+        text = text.strip()
+        if not text:
+            return Outcome(True, reason=f"{decision.reason}; empty reply")
+        await self._send(message, text, send)
+        return Outcome(True, text, decision.reason)
+
+    async def _send(self, message: ChatMessage, text: str, send: Send, searchable: bool = True) -> None:
+        sent = await send(message.chat_id, text, chat_kind=message.chat_kind, reply_to=message.message_id)
+        await self.memory.record(sent, searchable)
+
+    async def _replied_to_bot(self, chat_id: int, reply_to: str | None) -> bool:
+        if reply_to is None:
+            return False
+        async with self.memory.db.read() as session:
+            found = await session.execute(
+                select(Message.is_bot).where(
+                    Message.chat_id == chat_id, Message.platform_message_id == reply_to
+                )
+            )
+            return bool(found.scalar_one_or_none())
+
+
+__all__ = ["ChatKind", "Outcome", "ReplyPipeline"]

@@ -1,0 +1,42 @@
+"""When the bot answers: mentioned, replied to, named, a keyword, or by chance; per-chat off switch."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from bot.config.settings import BotSettings, ReplySettings
+from memory.text import normalize
+from memory.types import ChatMessage
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyDecision:
+    reply: bool
+    reason: str
+
+
+def decide(
+    message: ChatMessage,
+    reply: ReplySettings,
+    bot: BotSettings,
+    replied_to_bot: bool,
+    rng: random.Random,
+) -> ReplyDecision:
+    """Whether to answer `message`, and why."""
+    if message.is_bot or not reply.enabled:
+        return ReplyDecision(False, "disabled" if not reply.enabled else "own message")
+    if message.chat_id in reply.disabled_chats:
+        return ReplyDecision(False, "chat disabled")
+    if reply.on_mention and (message.to_bot or bot.self_id in message.mentions):
+        return ReplyDecision(True, "mentioned")
+    if reply.on_reply and replied_to_bot:
+        return ReplyDecision(True, "replied to")
+    text = normalize(message.text)
+    if reply.on_name and any(normalize(name) in text for name in (bot.name, *bot.aliases) if name):
+        return ReplyDecision(True, "named")
+    if any(normalize(word) in text for word in reply.keywords if word):
+        return ReplyDecision(True, "keyword")
+    if reply.probability > 0 and rng.random() < reply.probability:
+        return ReplyDecision(True, "chance")
+    return ReplyDecision(False, "not addressed")

@@ -1,0 +1,73 @@
+"""Who is in a chat: members with their nickname, group card and activity."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memory.models import ChatMember, Person
+from memory.text import normalize
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    person_id: int
+    platform_user_id: str
+    name: str
+    nickname: str
+    card: str
+    message_count: int
+    first_seen: datetime
+    last_seen: datetime
+    is_bot: bool
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "person_id": self.person_id,
+            "user_id": self.platform_user_id,
+            "name": self.name,
+            "nickname": self.nickname,
+            "card": self.card,
+            "message_count": self.message_count,
+            "first_seen": self.first_seen.isoformat(),
+            "last_seen": self.last_seen.isoformat(),
+        }
+
+
+async def members(session: AsyncSession, chat_id: int) -> list[Member]:
+    rows = await session.execute(
+        select(Person, ChatMember)
+        .join(ChatMember, ChatMember.person_id == Person.id)
+        .where(ChatMember.chat_id == chat_id)
+        .order_by(ChatMember.message_count.desc())
+    )
+    return [
+        Member(
+            person_id=person.id,
+            platform_user_id=person.platform_user_id,
+            name=person.person_name or member.card or person.nickname or person.platform_user_id,
+            nickname=person.nickname,
+            card=member.card,
+            message_count=member.message_count,
+            first_seen=datetime.fromtimestamp(member.first_seen, UTC),
+            last_seen=datetime.fromtimestamp(member.last_seen, UTC),
+            is_bot=person.is_bot,
+        )
+        for person, member in rows
+    ]
+
+
+def match_members(all_members: list[Member], name: str) -> list[Member]:
+    """Members whose id, alias, nickname or card equals `name` (normalised), else contains it."""
+    wanted = normalize(name.lstrip("@"))
+    if not wanted:
+        return []
+
+    def names(m: Member) -> list[str]:
+        return [normalize(n) for n in (m.name, m.nickname, m.card, m.platform_user_id) if n]
+
+    exact = [m for m in all_members if wanted in names(m)]
+    return exact or [m for m in all_members if any(wanted in n for n in names(m))]

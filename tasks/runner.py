@@ -1,0 +1,123 @@
+"""Running jobs: live under APScheduler's AsyncIOScheduler, or driven by a clock in simulated time.
+
+Both modes share `run_job`: a job never overlaps itself, failures are logged and do not stop the
+scheduler, and shutdown lets a running job finish (or cancels it, rolling back its transaction).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import datetime, timedelta
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.interval import IntervalTrigger
+
+from memory.clock import Clock
+from tasks.registry import JobSpec
+
+log = logging.getLogger(__name__)
+
+
+class JobRunner:
+    """The one registry of jobs and the one place that runs them."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.jobs: dict[str, JobSpec] = {}
+        self.runs: dict[str, int] = {}
+        self.failures: dict[str, int] = {}
+        self._running: dict[str, asyncio.Task[object]] = {}
+        self._next_due: dict[str, datetime] = {}
+        self._scheduler: AsyncIOScheduler | None = None
+        self._closing = False
+
+    def register(self, spec: JobSpec) -> None:
+        if spec.name in self.jobs:
+            raise ValueError(f"job {spec.name!r} is registered twice")
+        self.jobs[spec.name] = spec
+        self.runs[spec.name] = 0
+        self.failures[spec.name] = 0
+
+    async def run_job(self, name: str) -> bool:
+        """Run a job now unless it is already running or shutdown began. True when it ran."""
+        if self._closing or name in self._running:
+            return False
+        spec = self.jobs[name]
+        task = asyncio.create_task(spec.run(self.clock.now()), name=f"job:{name}")
+        self._running[name] = task
+        try:
+            await task
+        except asyncio.CancelledError:
+            log.warning("job %s was cancelled; its open transaction was rolled back", name)
+            if not task.cancelled():
+                raise
+            return False
+        except Exception:
+            self.failures[name] += 1
+            log.exception("job %s failed; it will run again at its next turn", name)
+        finally:
+            self._running.pop(name, None)
+        self.runs[name] += 1
+        return True
+
+    async def run_due(self, now: datetime) -> list[str]:
+        """Simulated time: run every job whose turn came by `now`, once each (missed turns coalesce)."""
+        ran = []
+        for name, spec in self.jobs.items():
+            due = self._next_due.get(name)
+            if due is None:
+                self._next_due[name] = now + spec.interval()
+                continue
+            if now >= due:
+                await self.run_job(name)
+                self._next_due[name] = now + spec.interval()
+                ran.append(name)
+        return ran
+
+    async def run_all(self) -> None:
+        """Run every job once now (used at the end of a replay to let the daemons catch up)."""
+        for name in self.jobs:
+            await self.run_job(name)
+
+    def start(self) -> None:
+        """Live mode: schedule every job on APScheduler inside the running event loop."""
+        scheduler = AsyncIOScheduler()
+        for name, spec in self.jobs.items():
+            scheduler.add_job(
+                self.run_job,
+                IntervalTrigger(seconds=_seconds(spec.interval())),
+                args=[name],
+                id=name,
+                max_instances=1,
+                coalesce=True,
+                misfire_grace_time=60,
+            )
+        scheduler.start()
+        self._scheduler = scheduler
+
+    def reschedule(self) -> None:
+        """Apply new intervals (after a config reload) to the live schedule."""
+        if self._scheduler is None:
+            return
+        for name, spec in self.jobs.items():
+            self._scheduler.reschedule_job(name, trigger=IntervalTrigger(seconds=_seconds(spec.interval())))
+
+    async def shutdown(self, grace: timedelta) -> None:
+        """Stop scheduling; wait up to `grace` for running jobs, then cancel what is left."""
+        self._closing = True
+        if self._scheduler is not None:
+            self._scheduler.shutdown(wait=False)
+            self._scheduler = None
+        running = list(self._running.values())
+        if not running:
+            return
+        _done, pending = await asyncio.wait(running, timeout=grace.total_seconds())
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+
+
+def _seconds(interval: timedelta) -> float:
+    return max(interval.total_seconds(), 1.0)

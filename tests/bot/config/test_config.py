@@ -1,0 +1,62 @@
+from pathlib import Path
+
+import pytest
+
+from bot.config import ConfigError, ConfigStore, load_settings
+from bot.config.loader import parse_settings
+
+REPO_CONFIG = Path(__file__).resolve().parents[3] / "config.toml"
+
+
+def test_unknown_key_names_key_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text("[bot]\nname = 'x'\n\n[reply]\nprobabilty = 0.5\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_settings(path, env={})
+    assert f"{path}:5: reply.probabilty: unknown key" in str(info.value)
+
+
+def test_wrong_type_and_out_of_range_name_key_and_line() -> None:
+    text = "[reply]\nprobability = 1.5\n\n[context]\ntotal_tokens = 'many'\n"
+    with pytest.raises(ConfigError) as info:
+        parse_settings(text, "cfg.toml", env={})
+    message = str(info.value)
+    assert "cfg.toml:2: reply.probability: Input should be less than or equal to 1" in message
+    assert "cfg.toml:5: context.total_tokens:" in message
+
+
+def test_broken_toml_is_reported() -> None:
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        parse_settings("[bot\nname=", "cfg.toml", env={})
+
+
+def test_missing_file_is_reported(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not found"):
+        load_settings(tmp_path / "nope.toml", env={})
+
+
+def test_environment_overrides_the_file() -> None:
+    settings = parse_settings(
+        "[bot]\nname = 'file'\n", "c", env={"QUNYI__BOT__NAME": "env", "QUNYI__REPLY__PROBABILITY": "0.25"}
+    )
+    assert settings.bot.name == "env"
+    assert settings.reply.probability == 0.25
+
+
+def test_bad_reload_keeps_old_settings(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text("[reply]\nprobability = 0.1\n", encoding="utf-8")
+    store = ConfigStore.load(path)
+    seen = []
+    store.subscribe(lambda old, new: seen.append((old.reply.probability, new.reply.probability)))
+    path.write_text("[reply]\nprobability = 7\n", encoding="utf-8")
+    assert store.reload() is False
+    assert store.current.reply.probability == 0.1
+    path.write_text("[reply]\nprobability = 0.3\n", encoding="utf-8")
+    assert store.reload() is True
+    assert store.current.reply.probability == 0.3
+    assert seen == [(0.1, 0.3)]
+
+
+def test_shipped_config_is_the_default() -> None:
+    assert load_settings(REPO_CONFIG, env={}) == load_settings(None, env={})

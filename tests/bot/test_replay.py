@@ -1,0 +1,101 @@
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+from sqlalchemy import func, select
+
+from bot.app import build_app
+from bot.cli.main import cli
+from bot.config import ConfigStore
+from bot.config.settings import Settings
+from bot.replay import replay
+from memory.clock import ManualClock
+from memory.models import Message
+from tests.conftest import T0
+
+LINES = [
+    {
+        "chat": "g1",
+        "chat_name": "测试群",
+        "message_id": "m1",
+        "sender_id": "u1",
+        "sender_name": "Lily",
+        "sender_card": "莉莉",
+        "time": "2026-03-01T20:15:00+08:00",
+        "text": "周六去爬山吗？",
+    },
+    {
+        "chat": "g1",
+        "message_id": "m2",
+        "sender_id": "u2",
+        "sender_name": "Bob",
+        "time": 1772367360,
+        "text": "好啊，去西湖边那座山",
+        "reply_to": "m1",
+        "mentions": ["u1"],
+    },
+    {
+        "chat": "g1",
+        "message_id": "m3",
+        "sender_id": "u1",
+        "sender_name": "Lily",
+        "time": 1772367420,
+        "text": "/recall 西湖",
+    },
+]
+
+
+def write_log(path: Path, extra_lines: list[str] = ()) -> Path:
+    lines = [json.dumps(line, ensure_ascii=False) for line in LINES]
+    lines[1:1] = extra_lines
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+async def test_replay_feeds_the_live_pipeline_and_reports_bad_lines(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "log.jsonl", ["{not json", '{"chat": "g1"}'])
+    clock = ManualClock(T0)
+    app = await build_app(ConfigStore(Settings(), None), tmp_path / "data", clock)
+    try:
+        report = await replay(app, clock, log)
+        again = await replay(app, clock, log)
+        async with app.db.read() as session:
+            count = (await session.execute(select(func.count()).select_from(Message))).scalar_one()
+    finally:
+        await app.close()
+    assert [str(p).split(":")[1] for p in report.problems] == ["2", "3"]
+    assert "missing" in report.problems[1].reason
+    assert report.recorded == 3
+    assert len(report.replies) == 1 and "西湖" in report.replies[0][1]
+    assert count == 4, "three messages and the bot's answer"
+    assert again.recorded == 0 and again.duplicates == 3
+
+
+def test_replay_cli_prints_summary(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "log.jsonl")
+    result = CliRunner().invoke(cli, ["replay", str(log), "--data-dir", str(tmp_path / "d"), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "3 messages recorded" in result.output
+    assert "莉莉 (also Lily)" in result.output
+
+
+def test_memory_commands_cli(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "log.jsonl")
+    runner = CliRunner()
+    data = ["--data-dir", str(tmp_path / "d")]
+    assert runner.invoke(cli, ["replay", str(log), "--no-progress", *data]).exit_code == 0
+    recalled = runner.invoke(cli, ["recall", "西湖", "--chat", "replay:g1", "--json", *data])
+    assert recalled.exit_code == 0, recalled.output
+    assert json.loads(recalled.output)["results"][0]["text"] == "好啊，去西湖边那座山"
+    who = runner.invoke(cli, ["who", "Lily", "--chat", "g1", "--json", *data])
+    assert json.loads(who.output)["matches"][0]["card"] == "莉莉"
+    missing = runner.invoke(cli, ["recall", "x", "--chat", "nope", *data])
+    assert missing.exit_code == 1 and "no chat" in missing.output
+
+
+def test_bad_config_stops_cli_with_key_and_line(tmp_path: Path) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text("[reply]\nprobability = 3\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["doctor", "--config", str(config), "--data-dir", str(tmp_path / "d")])
+    assert result.exit_code == 1
+    assert "bad.toml:2: reply.probability" in result.output

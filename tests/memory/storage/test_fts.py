@@ -1,0 +1,51 @@
+import pytest
+
+from memory.service import MemoryService
+from memory.storage.fts import match_expression
+from tests.conftest import make_message
+
+HOSTILE = [
+    '"quoted',
+    'a"b"c',
+    "foo*",
+    "bar NEAR baz",
+    "-minus",
+    "(unbalanced",
+    "brackets]",
+    "AND OR NOT",
+    "^start",
+    "col:umn",
+]
+
+
+@pytest.mark.parametrize("query", HOSTILE)
+async def test_operator_characters_search_as_text(memory: MemoryService, query: str) -> None:
+    await memory.record(make_message(1, text=f"message with {query} inside"))
+    await memory.record(make_message(2, text="unrelated words only"))
+    hits = await memory.search([1], query)
+    assert hits, f"no hit for {query!r}"
+    assert hits[0].text == f"message with {query} inside"
+
+
+async def test_query_of_only_punctuation_finds_nothing_without_error(memory: MemoryService) -> None:
+    await memory.record(make_message(1, text="hello"))
+    assert await memory.search([1], '"*()-^') == []
+    assert match_expression("***") is None
+
+
+async def test_chinese_and_english_in_one_message(memory: MemoryService) -> None:
+    await memory.record(make_message(1, text="周末去杭州爬山, then hotpot at night"))
+    await memory.record(make_message(2, text="明天开会讨论预算"))
+    assert [h.text for h in await memory.search([1], "杭州")] == ["周末去杭州爬山, then hotpot at night"]
+    assert [h.text for h in await memory.search([1], "HOTPOT")] == ["周末去杭州爬山, then hotpot at night"]
+    assert next(h.text for h in await memory.search([1], "预算会议")) == "明天开会讨论预算"
+
+
+async def test_search_is_scoped_to_the_chat(memory: MemoryService) -> None:
+    await memory.record(make_message(1, chat="g1", text="secret plan in group one"))
+    await memory.record(make_message(1, chat="g2", text="another plan in group two"))
+    g1 = await memory.chat("test", "g1")
+    g2 = await memory.chat("test", "g2")
+    assert g1 and g2
+    assert [h.text for h in await memory.search([g2.id], "secret plan")] == ["another plan in group two"]
+    assert all(h.chat_id == g1.id for h in await memory.search([g1.id], "plan"))

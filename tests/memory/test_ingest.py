@@ -1,0 +1,88 @@
+import asyncio
+
+import pytest
+from sqlalchemy import func, select
+
+from memory.models import ChatMember, Message, Person
+from memory.service import MemoryService
+from memory.types import ChatMessage, InvalidMessage, Segment, SegmentKind
+from tests.conftest import T0, make_message
+
+
+async def count(memory: MemoryService, model: type) -> int:
+    async with memory.db.read() as session:
+        return int((await session.execute(select(func.count()).select_from(model))).scalar_one())
+
+
+async def test_redelivery_changes_nothing(memory: MemoryService) -> None:
+    first = await memory.record(make_message(1, text="第一条"))
+    again = await memory.record(make_message(1, text="第一条 (edited redelivery)"))
+    assert first.created and not again.created
+    assert again.message_id == first.message_id
+    assert await count(memory, Message) == 1
+    async with memory.db.read() as session:
+        person = (await session.execute(select(Person))).scalar_one()
+        text = (await session.execute(select(Message.text))).scalar_one()
+    assert person.message_count == 1
+    assert text == "第一条"
+
+
+async def test_fifty_concurrent_records_of_a_new_person_make_one_row(memory: MemoryService) -> None:
+    results = await asyncio.gather(*(memory.record(make_message(n, sender="newbie")) for n in range(50)))
+    assert len({r.person_id for r in results}) == 1
+    assert await count(memory, Person) == 1
+    async with memory.db.read() as session:
+        person = (await session.execute(select(Person))).scalar_one()
+        member = (await session.execute(select(ChatMember))).scalar_one()
+    assert person.message_count == 50
+    assert member.message_count == 50
+
+
+async def test_batch_path_writes_thousands_and_is_idempotent(memory: MemoryService) -> None:
+    batch = [make_message(n, sender=f"u{n % 7}") for n in range(3000)]
+    report = await memory.record_many(batch, batch_size=1000)
+    assert (report.created, report.duplicates) == (3000, 0)
+    again = await memory.record_many(batch)
+    assert (again.created, again.duplicates) == (0, 3000)
+    assert await count(memory, Message) == 3000
+    assert await count(memory, Person) == 7
+
+
+async def test_segments_mentions_reply_and_time_are_kept(memory: MemoryService) -> None:
+    segments = (Segment(SegmentKind.TEXT, "看这个"), Segment(SegmentKind.IMAGE, "[image]", "http://x/1.png"))
+    message = make_message(
+        1, text="看这个[image]", segments=segments, reply_to="m0", mentions=("u2",), sender_card="卡片"
+    )
+    await memory.record(message)
+    async with memory.db.read() as session:
+        row = (await session.execute(select(Message))).scalar_one()
+    assert [Segment.from_json(s) for s in row.segments] == list(segments)
+    assert row.reply_to == "m0" and row.mentions == ["u2"] and row.sender_card == "卡片"
+    assert row.time == T0.timestamp() + 60
+
+
+def test_bad_input_is_a_clear_error() -> None:
+    with pytest.raises(InvalidMessage, match="chat_id"):
+        make_message(1, chat="")
+    with pytest.raises(InvalidMessage, match="timezone-aware"):
+        make_message(1, time=T0.replace(tzinfo=None))
+    with pytest.raises(InvalidMessage, match="over the limit"):
+        make_message(1, text="x" * 1_000_001)
+
+
+async def test_binary_and_huge_text_are_stored_cleanly(memory: MemoryService) -> None:
+    binary = "abc\x00\x01\x02def\ud800 中文\n第二行"
+    big = "长" * 200_000
+    await memory.record(make_message(1, text=binary))
+    await memory.record(make_message(2, text=big))
+    async with memory.db.read() as session:
+        texts = (await session.execute(select(Message.text).order_by(Message.id))).scalars().all()
+    assert texts[0] == "abcdef 中文\n第二行"
+    assert texts[1] == big
+    hits = await memory.search([1], "中文")
+    assert [h.text for h in hits] == ["abcdef 中文\n第二行"]
+
+
+def test_chat_message_display_name_prefers_card() -> None:
+    message = ChatMessage("p", "c", "m", "u", "t", T0, sender_name="nick", sender_card="card")
+    assert message.display_name == "card"

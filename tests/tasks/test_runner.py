@@ -1,0 +1,108 @@
+import asyncio
+from datetime import timedelta
+
+from sqlalchemy import func, select
+
+from memory.clock import ManualClock
+from memory.models import JobState
+from memory.storage import Database
+from tasks import JobRunner, JobSpec
+from tests.conftest import T0
+
+
+async def test_jobs_fire_in_simulated_time_without_sleeping(clock: ManualClock) -> None:
+    runner = JobRunner(clock)
+    seen = []
+
+    async def job(now):
+        seen.append(now)
+
+    runner.register(JobSpec("tick", lambda: timedelta(minutes=5), job))
+    await runner.run_due(clock.now())
+    assert seen == []
+    clock.advance(timedelta(minutes=4))
+    await runner.run_due(clock.now())
+    assert seen == []
+    clock.advance(timedelta(minutes=1))
+    await runner.run_due(clock.now())
+    assert seen == [T0 + timedelta(minutes=5)]
+    clock.advance(timedelta(hours=3))
+    await runner.run_due(clock.now())
+    assert len(seen) == 2, "missed turns coalesce into one run"
+
+
+async def test_a_job_never_overlaps_itself(clock: ManualClock) -> None:
+    runner = JobRunner(clock)
+    gate = asyncio.Event()
+    starts = 0
+
+    async def slow(_now):
+        nonlocal starts
+        starts += 1
+        await gate.wait()
+
+    runner.register(JobSpec("slow", lambda: timedelta(seconds=1), slow))
+    first = asyncio.create_task(runner.run_job("slow"))
+    await asyncio.sleep(0)
+    assert await runner.run_job("slow") is False
+    gate.set()
+    assert await first is True
+    assert starts == 1
+
+
+async def test_a_failing_job_is_counted_and_does_not_stop_others(clock: ManualClock) -> None:
+    runner = JobRunner(clock)
+    ran = []
+
+    async def boom(_now):
+        raise RuntimeError("boom")
+
+    async def fine(_now):
+        ran.append(1)
+
+    runner.register(JobSpec("boom", lambda: timedelta(seconds=1), boom))
+    runner.register(JobSpec("fine", lambda: timedelta(seconds=1), fine))
+    await runner.run_all()
+    assert runner.failures["boom"] == 1 and ran == [1]
+
+
+async def test_shutdown_mid_job_leaves_no_partial_rows(db: Database, clock: ManualClock) -> None:
+    runner = JobRunner(clock)
+    halfway = asyncio.Event()
+
+    async def writer(_now):
+        async with db.write() as session:
+            for chat in range(5):
+                session.add(JobState(job="w", chat_id=chat, cursor=chat, last_run=0.0, data={}))
+                await session.flush()
+                if chat == 2:
+                    halfway.set()
+                    await asyncio.sleep(3600)
+
+    runner.register(JobSpec("writer", lambda: timedelta(seconds=1), writer))
+    task = asyncio.create_task(runner.run_job("writer"))
+    await halfway.wait()
+    await runner.shutdown(timedelta(seconds=0.05))
+    await task
+    async with db.read() as session:
+        assert (await session.execute(select(func.count()).select_from(JobState))).scalar_one() == 0
+    assert await runner.run_job("writer") is False, "no new runs after shutdown"
+
+
+async def test_live_scheduler_runs_jobs_and_reschedules(clock: ManualClock) -> None:
+    runner = JobRunner(clock)
+    fired = asyncio.Event()
+
+    async def job(_now):
+        fired.set()
+
+    interval = [timedelta(seconds=1)]
+    runner.register(JobSpec("live", lambda: interval[0], job))
+    runner.start()
+    try:
+        await asyncio.wait_for(fired.wait(), timeout=5)
+        interval[0] = timedelta(seconds=30)
+        runner.reschedule()
+    finally:
+        await runner.shutdown(timedelta(seconds=1))
+    assert runner.runs["live"] >= 1
