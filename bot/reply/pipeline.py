@@ -65,7 +65,7 @@ class ReplyPipeline:
         if not decision.reply:
             return Outcome(True, reason=decision.reason)
         if self.llm is None or not self.llm.available("reply"):
-            log.info(
+            log.debug(
                 "addressed (%s) in %s but the reply model is off; staying quiet",
                 decision.reason,
                 message.chat_id,
