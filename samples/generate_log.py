@@ -30,21 +30,75 @@ DEFAULT_START = datetime(2026, 1, 5, 0, 0, tzinfo=TZ)
 # --- people -------------------------------------------------------------------------------------
 
 SURNAMES = ["王", "李", "张", "刘", "陈", "杨", "黄", "赵", "周", "吴", "徐", "孙", "马", "朱", "胡", "林"]
-GIVEN = ["晓红", "子涵", "浩然", "一鸣", "欣怡", "俊杰", "思远", "雨萱", "佳琪", "明轩", "梓萌", "宇航",
-         "诗雨", "嘉怡", "天佑", "若曦", "博文", "可欣", "志强", "婉清"]
+GIVEN = [
+    "晓红",
+    "子涵",
+    "浩然",
+    "一鸣",
+    "欣怡",
+    "俊杰",
+    "思远",
+    "雨萱",
+    "佳琪",
+    "明轩",
+    "梓萌",
+    "宇航",
+    "诗雨",
+    "嘉怡",
+    "天佑",
+    "若曦",
+    "博文",
+    "可欣",
+    "志强",
+    "婉清",
+]
 ENGLISH = ["Tom", "Lily", "Kevin", "Annie", "Jack", "Emma", "Leo", "Mia", "Sam", "Nina", "Ben", "Zoe"]
-NICK_STYLES = ["{nick}不{nick_last}", "{en}_{py}", "{nick}{nick}子", "今天{nick}不加班", "{en}",
-               "小{nick_last}同学"]
-JOBS = ["前端开发", "后端开发", "产品经理", "设计师", "运维", "测试", "数据分析师", "医生", "老师",
-        "自由职业者"]
+NICK_STYLES = [
+    "{nick}不{nick_last}",
+    "{en}_{py}",
+    "{nick}{nick}子",
+    "今天{nick}不加班",
+    "{en}",
+    "小{nick_last}同学",
+]
+JOBS = [
+    "前端开发",
+    "后端开发",
+    "产品经理",
+    "设计师",
+    "运维",
+    "测试",
+    "数据分析师",
+    "医生",
+    "老师",
+    "自由职业者",
+]
 CITIES = ["杭州", "上海", "深圳", "北京", "成都", "南京", "武汉", "苏州", "广州", "西安"]
 CITIES_EN = ["Shenzhen", "Shanghai", "Berlin", "Singapore", "Chengdu", "Beijing", "Hong Kong"]
 HOBBIES_EN = ["go climbing", "play badminton", "go running", "play football", "do yoga", "go swimming"]
 WEEKDAYS_EN = ["Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays", "Sundays"]
 FOODS = ["香菜", "榴莲", "折耳根", "苦瓜", "臭豆腐", "螺蛳粉", "芹菜", "羊肉"]
-PINYIN_LAST = {"红": "hong", "涵": "han", "然": "ran", "鸣": "ming", "怡": "yi", "杰": "jie", "远": "yuan",
-               "萱": "xuan", "琪": "qi", "轩": "xuan", "萌": "meng", "航": "hang", "雨": "yu",
-               "佑": "you", "曦": "xi", "文": "wen", "欣": "xin", "强": "qiang", "清": "qing"}
+PINYIN_LAST = {
+    "红": "hong",
+    "涵": "han",
+    "然": "ran",
+    "鸣": "ming",
+    "怡": "yi",
+    "杰": "jie",
+    "远": "yuan",
+    "萱": "xuan",
+    "琪": "qi",
+    "轩": "xuan",
+    "萌": "meng",
+    "航": "hang",
+    "雨": "yu",
+    "佑": "you",
+    "曦": "xi",
+    "文": "wen",
+    "欣": "xin",
+    "强": "qiang",
+    "清": "qing",
+}
 
 
 @dataclass(frozen=True)
@@ -75,17 +129,29 @@ def make_people(rng: random.Random, count: int) -> list[Person]:
         last = given[-1]
         alias = rng.choice([f"小{last}", f"{last}{last}", f"阿{last}", en, f"老{surname}"])
         nick = rng.choice(NICK_STYLES).format(
-            nick=given[:1], nick_last=last, en=en, py=PINYIN_LAST.get(last, "x"))
+            nick=given[:1], nick_last=last, en=en, py=PINYIN_LAST.get(last, "x")
+        )
         role = rng.choice(JOBS)
         card = rng.choice([f"{alias}-{role}", f"{surname}{given}", f"{alias}｜{role}", ""])
-        people.append(Person(
-            user_id=f"u{len(people) + 1}", name=nick, card=card, alias=alias,
-            english=rng.random() < 0.2, role=role, city=rng.choice(CITIES), hated_food=rng.choice(FOODS),
-            hobby=rng.choice(HOBBIES_EN), weekday=rng.choice(WEEKDAYS_EN)))
+        people.append(
+            Person(
+                user_id=f"u{len(people) + 1}",
+                name=nick,
+                card=card,
+                alias=alias,
+                english=rng.random() < 0.2,
+                role=role,
+                city=rng.choice(CITIES),
+                hated_food=rng.choice(FOODS),
+                hobby=rng.choice(HOBBIES_EN),
+                weekday=rng.choice(WEEKDAYS_EN),
+            )
+        )
     return people
 
 
 # --- jargon -------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Jargon:
@@ -97,28 +163,68 @@ class Jargon:
 
 
 JARGON = [
-    Jargon("开炉", "去吃火锅", ("今晚{t}吗？", "{t}！老地方见", "好久没{t}了，馋了", "周五{t}，谁订位",
-                            "{t}必点毛肚", "Anyone up for {t} tonight?")),
-    Jargon("船长", "老板", ("{t}又拉会了", "{t}说下周要团建", "{t}今天心情不错", "别让{t}看见我在摸鱼",
-                           "{t} wants the report by Friday")),
-    Jargon("下饺子", "发版前集中合并PR", ("周四{t}，大家PR准备好", "今天{t}又挂了一个测试",
-                                       "{t}完了可以下班了", "这周{t}只有三个PR")),
+    Jargon(
+        "开炉",
+        "去吃火锅",
+        (
+            "今晚{t}吗？",
+            "{t}！老地方见",
+            "好久没{t}了，馋了",
+            "周五{t}，谁订位",
+            "{t}必点毛肚",
+            "Anyone up for {t} tonight?",
+        ),
+    ),
+    Jargon(
+        "船长",
+        "老板",
+        (
+            "{t}又拉会了",
+            "{t}说下周要团建",
+            "{t}今天心情不错",
+            "别让{t}看见我在摸鱼",
+            "{t} wants the report by Friday",
+        ),
+    ),
+    Jargon(
+        "下饺子",
+        "发版前集中合并PR",
+        ("周四{t}，大家PR准备好", "今天{t}又挂了一个测试", "{t}完了可以下班了", "这周{t}只有三个PR"),
+    ),
     Jargon("充电", "午睡", ("我先去{t}半小时", "没{t}下午必困", "{t}中勿扰", "Going to {t}, back at 2")),
     Jargon("补蓝", "喝奶茶", ("下午{t}，谁拼单", "今天第二杯{t}了", "{t}时间到", "{t}一下续命")),
-    Jargon("老窝", "常去的那家烧烤店", ("今晚{t}撸串？", "{t}的羊肉串yyds", "{t}老板又送了毛豆",
-                                     "周末{t}见")),
+    Jargon(
+        "老窝", "常去的那家烧烤店", ("今晚{t}撸串？", "{t}的羊肉串yyds", "{t}老板又送了毛豆", "周末{t}见")
+    ),
     Jargon("打卡机", "天天准点下班的同事", ("{t}又六点准时走了", "向{t}学习", "{t}今天居然加班了")),
     Jargon("种草机", "总推荐东西的人", ("{t}又开始安利了", "被{t}种草了，下单了", "{t}这次推荐的不错")),
     Jargon("蹲坑", "排队抢票", ("明早十点{t}，谁帮我", "{t}失败，没抢到", "{t}成功！")),
 ]
 
-SLANG = ["yyds", "xswl", "绝绝子", "破防了", "u1s1", "nsdd", "awsl", "emo了", "蚌埠住了", "啊对对对",
-         "摸鱼", "打工人", "笑死", "lol", "tbh", "ngl"]
+SLANG = [
+    "yyds",
+    "xswl",
+    "绝绝子",
+    "破防了",
+    "u1s1",
+    "nsdd",
+    "awsl",
+    "emo了",
+    "蚌埠住了",
+    "啊对对对",
+    "摸鱼",
+    "打工人",
+    "笑死",
+    "lol",
+    "tbh",
+    "ngl",
+]
 EMOJI = ["😂", "🤣", "👍", "🙏", "😭", "🎉", "🔥", "🥺", "😎", "🤔", "💪", "🍻"]
 TIME_WORDS_ZH = ["明天", "后天", "下周六", "这周五", "上周三", "周日下午", "下个月初", "三天后"]
 TIME_WORDS_EN = ["tomorrow", "next Friday", "this weekend", "on Sunday", "next week"]
 
 # --- topics -------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class TopicFamily:
@@ -132,50 +238,148 @@ class TopicFamily:
 
 
 TOPICS = [
-    TopicFamily("出游", ("莫干山", "九溪十八涧", "北高峰", "千岛湖", "安吉竹海", "西溪湿地", "天目山",
-                         "普陀山"), (
-        "{w}去{x}怎么样？", "{x}我去过，风景绝了", "去{x}要早点出发，不然堵车", "{x}那边住民宿还是酒店？",
-        "我负责订{x}的车票", "{x}天气预报说有雨，要不改期", "{p}你{w}有空吗，一起去{x}",
-        "去{x}的人接龙：{n}个了", "{x}门票{n}0块，能接受", "上次去{x}腿废了三天", "集合时间定{w}早上八点",
-        "[图片] {x}的照片，出片率很高"), (
-        "How about {x} {w}?", "I've been to {x}, it's beautiful", "{x} is {n} hours by train, right?",
-        "Count me in for {x}")),
-    TopicFamily("上线故障", ("支付服务", "订单服务", "网关", "推荐接口", "登录页", "CI流水线", "数据库迁移",
-                             "定时任务"), (
-        "{x}又报警了，502", "{x}内存涨到{n}G了，是不是泄漏", "谁动了{x}的配置？", "{x}回滚了，先止血",
-        "{x}的日志里全是超时", "我看了下{x}，是证书过期了", "{x}这个PR我review一下", "{x}修好了，监控恢复",
-        "{p}帮忙看下{x}的告警", "{x}的测试{w}挂了{n}个", "{x}加了重试，应该稳了", "[图片] {x}的监控截图"), (
-        "{x} is throwing 500s again", "I'll take a look at {x} after lunch", "Rolled back {x}, investigating",
-        "Root cause for {x}: a missing env var")),
-    TopicFamily("游戏", ("双人成行", "星露谷物语", "塞尔达", "艾尔登法环", "动物森友会", "王者荣耀",
-                         "马里奥赛车"), (
-        "{x}今晚上号吗", "{x}打折了，冲", "我{x}卡关了，求带", "{x}太上头了，玩到两点", "{p}你{x}玩到哪了",
-        "{x}的剧情我哭了", "{w}一起开黑{x}？", "{x}我已经{n}0小时了", "{x}的Boss也太难了吧"), (
-        "Anyone playing {x} tonight?", "{x} is on sale, buying it", "Stuck in {x} again lol")),
-    TopicFamily("吃饭", ("火锅", "烤肉", "日料", "麻辣烫", "烧烤", "椰子鸡", "酸菜鱼", "兰州拉面"), (
-        "中午吃{x}吗", "{w}晚上{x}走起", "那家{x}要排队{n}0分钟", "{x}我请客", "{p}不吃辣，{x}点清淡的",
-        "{x}人均{n}0多，可以", "上次那家{x}踩雷了", "[图片] {x}来了", "{x}yyds，下次还来"), (
-        "Lunch: {x}?", "That {x} place was amazing", "I'm in for {x}")),
-    TopicFamily("宠物", ("煤球", "橘子", "团子", "可乐", "布丁", "芝麻"), (
-        "{x}今天又拆家了", "[图片] {x}睡姿绝了", "{x}该打疫苗了，{w}去医院", "{x}胖了{n}斤，要减肥",
-        "{x}把我的耳机线咬断了", "awsl {x}也太可爱了", "{x}不吃东西，有点担心"), (
-        "{x} is so cute", "Give {x} a hug from me")),
-    TopicFamily("影视", ("沙丘", "流浪地球", "繁花", "奥本海默", "漫长的季节", "封神"), (
-        "{x}看了吗，绝了", "{w}去看{x}？", "{x}的配乐太好听了", "{x}后半段有点拖", "{x}打几分？我给{n}分",
-        "别剧透{x}啊！"), (
-        "Just watched {x}, no spoilers please", "{x} was way better than I expected")),
-    TopicFamily("礼物", ("生日礼物", "结婚礼物", "毕业礼物", "乔迁礼物"), (
-        "{p}的{x}买啥好，预算{n}00", "{x}送拍立得怎么样", "{x}送香水容易踩雷", "{x}大家凑份子吧",
-        "{x}我已经下单了，{w}到", "卡片谁来写？{x}要配卡片"), (
-        "Any ideas for a {x}?", "Let's chip in for the {x}")),
-    TopicFamily("学习", ("雅思", "考研", "驾照", "论文", "开题报告", "PPT"), (
-        "{x}{w}截止，还没写完", "{x}压力好大，emo了", "{x}过了！！请吃饭", "{p}{x}准备得怎么样了",
-        "{x}还差{n}页", "一起图书馆卷{x}？"), (
-        "My {x} is due {w}", "Good luck with the {x}!")),
+    TopicFamily(
+        "出游",
+        ("莫干山", "九溪十八涧", "北高峰", "千岛湖", "安吉竹海", "西溪湿地", "天目山", "普陀山"),
+        (
+            "{w}去{x}怎么样？",
+            "{x}我去过，风景绝了",
+            "去{x}要早点出发，不然堵车",
+            "{x}那边住民宿还是酒店？",
+            "我负责订{x}的车票",
+            "{x}天气预报说有雨，要不改期",
+            "{p}你{w}有空吗，一起去{x}",
+            "去{x}的人接龙：{n}个了",
+            "{x}门票{n}0块，能接受",
+            "上次去{x}腿废了三天",
+            "集合时间定{w}早上八点",
+            "[图片] {x}的照片，出片率很高",
+        ),
+        (
+            "How about {x} {w}?",
+            "I've been to {x}, it's beautiful",
+            "{x} is {n} hours by train, right?",
+            "Count me in for {x}",
+        ),
+    ),
+    TopicFamily(
+        "上线故障",
+        ("支付服务", "订单服务", "网关", "推荐接口", "登录页", "CI流水线", "数据库迁移", "定时任务"),
+        (
+            "{x}又报警了，502",
+            "{x}内存涨到{n}G了，是不是泄漏",
+            "谁动了{x}的配置？",
+            "{x}回滚了，先止血",
+            "{x}的日志里全是超时",
+            "我看了下{x}，是证书过期了",
+            "{x}这个PR我review一下",
+            "{x}修好了，监控恢复",
+            "{p}帮忙看下{x}的告警",
+            "{x}的测试{w}挂了{n}个",
+            "{x}加了重试，应该稳了",
+            "[图片] {x}的监控截图",
+        ),
+        (
+            "{x} is throwing 500s again",
+            "I'll take a look at {x} after lunch",
+            "Rolled back {x}, investigating",
+            "Root cause for {x}: a missing env var",
+        ),
+    ),
+    TopicFamily(
+        "游戏",
+        ("双人成行", "星露谷物语", "塞尔达", "艾尔登法环", "动物森友会", "王者荣耀", "马里奥赛车"),
+        (
+            "{x}今晚上号吗",
+            "{x}打折了，冲",
+            "我{x}卡关了，求带",
+            "{x}太上头了，玩到两点",
+            "{p}你{x}玩到哪了",
+            "{x}的剧情我哭了",
+            "{w}一起开黑{x}？",
+            "{x}我已经{n}0小时了",
+            "{x}的Boss也太难了吧",
+        ),
+        ("Anyone playing {x} tonight?", "{x} is on sale, buying it", "Stuck in {x} again lol"),
+    ),
+    TopicFamily(
+        "吃饭",
+        ("火锅", "烤肉", "日料", "麻辣烫", "烧烤", "椰子鸡", "酸菜鱼", "兰州拉面"),
+        (
+            "中午吃{x}吗",
+            "{w}晚上{x}走起",
+            "那家{x}要排队{n}0分钟",
+            "{x}我请客",
+            "{p}不吃辣，{x}点清淡的",
+            "{x}人均{n}0多，可以",
+            "上次那家{x}踩雷了",
+            "[图片] {x}来了",
+            "{x}yyds，下次还来",
+        ),
+        ("Lunch: {x}?", "That {x} place was amazing", "I'm in for {x}"),
+    ),
+    TopicFamily(
+        "宠物",
+        ("煤球", "橘子", "团子", "可乐", "布丁", "芝麻"),
+        (
+            "{x}今天又拆家了",
+            "[图片] {x}睡姿绝了",
+            "{x}该打疫苗了，{w}去医院",
+            "{x}胖了{n}斤，要减肥",
+            "{x}把我的耳机线咬断了",
+            "awsl {x}也太可爱了",
+            "{x}不吃东西，有点担心",
+        ),
+        ("{x} is so cute", "Give {x} a hug from me"),
+    ),
+    TopicFamily(
+        "影视",
+        ("沙丘", "流浪地球", "繁花", "奥本海默", "漫长的季节", "封神"),
+        (
+            "{x}看了吗，绝了",
+            "{w}去看{x}？",
+            "{x}的配乐太好听了",
+            "{x}后半段有点拖",
+            "{x}打几分？我给{n}分",
+            "别剧透{x}啊！",
+        ),
+        ("Just watched {x}, no spoilers please", "{x} was way better than I expected"),
+    ),
+    TopicFamily(
+        "礼物",
+        ("生日礼物", "结婚礼物", "毕业礼物", "乔迁礼物"),
+        (
+            "{p}的{x}买啥好，预算{n}00",
+            "{x}送拍立得怎么样",
+            "{x}送香水容易踩雷",
+            "{x}大家凑份子吧",
+            "{x}我已经下单了，{w}到",
+            "卡片谁来写？{x}要配卡片",
+        ),
+        ("Any ideas for a {x}?", "Let's chip in for the {x}"),
+    ),
+    TopicFamily(
+        "学习",
+        ("雅思", "考研", "驾照", "论文", "开题报告", "PPT"),
+        (
+            "{x}{w}截止，还没写完",
+            "{x}压力好大，emo了",
+            "{x}过了！！请吃饭",
+            "{p}{x}准备得怎么样了",
+            "{x}还差{n}页",
+            "一起图书馆卷{x}？",
+        ),
+        ("My {x} is due {w}", "Good luck with the {x}!"),
+    ),
 ]
 
-SELF_STATEMENTS_ZH = ["我住在{city}", "我最讨厌{food}了", "我一般晚上十点后才有空", "我是{role}",
-                      "以后叫我{alias}就行"]
+SELF_STATEMENTS_ZH = [
+    "我住在{city}",
+    "我最讨厌{food}了",
+    "我一般晚上十点后才有空",
+    "我是{role}",
+    "以后叫我{alias}就行",
+]
 SELF_STATEMENTS_EN = ["I used to live in {city_en}", "I usually {hobby} on {weekday}", "call me {alias}"]
 
 
@@ -200,8 +404,18 @@ class ChatPlan:
     count: int
 
 
-CHAT_NAMES = ["周末摸鱼小分队", "图谱组搬砖群", "羽毛球约球群", "302宿舍永不散", "前端技术交流", "干饭人联盟",
-              "Hiking Buddies 🥾", "猫奴互助会", "Board Game Night", "租房互助群"]
+CHAT_NAMES = [
+    "周末摸鱼小分队",
+    "图谱组搬砖群",
+    "羽毛球约球群",
+    "302宿舍永不散",
+    "前端技术交流",
+    "干饭人联盟",
+    "Hiking Buddies 🥾",
+    "猫奴互助会",
+    "Board Game Night",
+    "租房互助群",
+]
 
 
 def plan_chats(rng: random.Random, messages: int, chats: int) -> list[ChatPlan]:
@@ -223,6 +437,7 @@ def plan_chats(rng: random.Random, messages: int, chats: int) -> list[ChatPlan]:
 
 # --- messages -----------------------------------------------------------------------------------
 
+
 def _session_starts(rng: random.Random, start: datetime) -> Iterator[datetime]:
     """Times when a burst of chat begins: lunch and evenings on weekdays, daytime at weekends,
     with an occasional quiet day or two."""
@@ -239,16 +454,22 @@ def _session_starts(rng: random.Random, start: datetime) -> Iterator[datetime]:
 
 
 def _fill(rng: random.Random, template: str, thread: Thread, members: list[Person], english: bool) -> str:
-    return template.format(x=thread.thing, p=rng.choice(members).alias, n=rng.randint(2, 9),
-                           w=rng.choice(TIME_WORDS_EN if english else TIME_WORDS_ZH))
+    return template.format(
+        x=thread.thing,
+        p=rng.choice(members).alias,
+        n=rng.randint(2, 9),
+        w=rng.choice(TIME_WORDS_EN if english else TIME_WORDS_ZH),
+    )
 
 
 def _self_statement(rng: random.Random, person: Person) -> str:
     if person.english:
-        return rng.choice(SELF_STATEMENTS_EN).format(city_en=rng.choice(CITIES_EN), hobby=person.hobby,
-                                                     weekday=person.weekday, alias=person.alias)
-    return rng.choice(SELF_STATEMENTS_ZH).format(city=person.city, food=person.hated_food,
-                                                 role=person.role, alias=person.alias)
+        return rng.choice(SELF_STATEMENTS_EN).format(
+            city_en=rng.choice(CITIES_EN), hobby=person.hobby, weekday=person.weekday, alias=person.alias
+        )
+    return rng.choice(SELF_STATEMENTS_ZH).format(
+        city=person.city, food=person.hated_food, role=person.role, alias=person.alias
+    )
 
 
 def _text(rng: random.Random, speaker: Person, thread: Thread, plan: ChatPlan) -> str:
@@ -261,8 +482,9 @@ def _text(rng: random.Random, speaker: Person, thread: Thread, plan: ChatPlan) -
     if roll < 0.15:
         return _self_statement(rng, speaker)
     english = speaker.english and rng.random() < 0.8
-    text = _fill(rng, rng.choice(thread.family.en if english else thread.family.zh), thread, plan.members,
-                 english)
+    text = _fill(
+        rng, rng.choice(thread.family.en if english else thread.family.zh), thread, plan.members, english
+    )
     if rng.random() < 0.05:  # an occasional long message: a few sentences on the same thread
         more = rng.randint(2, 4)
         extra = [_fill(rng, rng.choice(thread.family.zh), thread, plan.members, False) for _ in range(more)]
@@ -294,8 +516,11 @@ def generate_chat(rng: random.Random, plan: ChatPlan, start: datetime) -> Iterat
             produced += 1
             message_id = f"m{produced}"
             message: dict[str, object] = {
-                "chat": plan.chat_id, "chat_name": plan.name, "message_id": message_id,
-                "sender_id": speaker.user_id, "sender_name": speaker.name,
+                "chat": plan.chat_id,
+                "chat_name": plan.name,
+                "message_id": message_id,
+                "sender_id": speaker.user_id,
+                "sender_name": speaker.name,
             }
             if speaker.card:
                 message["sender_card"] = speaker.card
@@ -344,8 +569,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=10_000, help="total number of messages")
     parser.add_argument("--chats", type=int, default=3, help="number of group chats")
     parser.add_argument("--seed", type=int, default=7, help="random seed; same seed, same output")
-    parser.add_argument("--start", default=DEFAULT_START.date().isoformat(),
-                        help="first day, YYYY-MM-DD (times are +08:00)")
+    parser.add_argument(
+        "--start", default=DEFAULT_START.date().isoformat(), help="first day, YYYY-MM-DD (times are +08:00)"
+    )
     parser.add_argument("--out", default="-", help="output .jsonl path, '-' for stdout")
     args = parser.parse_args(argv)
     if args.messages < 0 or args.chats < 1:

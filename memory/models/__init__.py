@@ -2,9 +2,21 @@
 
 from memory.models.base import Base
 from memory.models.chat import Chat, ChatMember
+from memory.models.chat_history import ChatHistory, ForgetLogEntry, TopicCacheEntry
 from memory.models.job_state import JobState
 from memory.models.llm_usage import LlmUsage
 from memory.models.message import Message
 from memory.models.person import Person
 
-__all__ = ["Base", "Chat", "ChatMember", "JobState", "LlmUsage", "Message", "Person"]
+__all__ = [
+    "Base",
+    "Chat",
+    "ChatHistory",
+    "ChatMember",
+    "ForgetLogEntry",
+    "JobState",
+    "LlmUsage",
+    "Message",
+    "Person",
+    "TopicCacheEntry",
+]

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.text import index_text, search_terms
 
-FtsTable = Literal["messages_fts"]
+FtsTable = Literal["messages_fts", "chat_history_fts"]
 
 
 def quote_term(term: str) -> str:
