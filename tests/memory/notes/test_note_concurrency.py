@@ -21,13 +21,17 @@ asyncio.run(main())
 """
 
 
+def _names_in(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
 async def test_concurrent_set_on_one_note_leaves_one_whole_version(tmp_path: Path) -> None:
     first, second = NoteStore(tmp_path), NoteStore(tmp_path)  # two stores: no shared asyncio lock
     contents = [f"version {i} " + "正文" * (50 * i + 1) for i in range(16)]
     await asyncio.gather(*((first if i % 2 else second).set("n", c) for i, c in enumerate(contents)))
     assert await first.get("n") in contents
     assert await second.get("n") == await first.get("n")
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".lock", "n.md"]  # no temp files left
+    assert _names_in(tmp_path) == [".lock", "n.md"]  # no temp files left
 
 
 async def test_concurrent_appends_in_one_process_keep_every_line(tmp_path: Path) -> None:

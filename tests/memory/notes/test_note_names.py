@@ -40,6 +40,10 @@ def test_names_are_canonicalised() -> None:
     assert clean_name("a.b c-d_e (1)") == "a.b c-d_e (1)"
 
 
+def _files_under(folder: Path) -> list[Path]:
+    return [p for p in folder.rglob("*") if p.is_file()]
+
+
 @pytest.mark.parametrize("bad", ["../escape", "sub/note", "..", "/abs"])
 async def test_store_refuses_traversal_and_writes_nothing(tmp_path: Path, bad: str) -> None:
     root = tmp_path / "scope"
@@ -50,5 +54,4 @@ async def test_store_refuses_traversal_and_writes_nothing(tmp_path: Path, bad: s
         await store.get(bad)
     with pytest.raises(InvalidNoteName):
         await store.rename("x", bad)
-    written = [p for p in tmp_path.rglob("*") if p.is_file()]
-    assert written == []
+    assert _files_under(tmp_path) == []

@@ -2,7 +2,13 @@
 
 import pytest
 
-from memory.notes.weights import NoteScore, compute_weights, low_value, strongly_connected_components, top_hints
+from memory.notes.weights import (
+    NoteScore,
+    compute_weights,
+    low_value,
+    strongly_connected_components,
+    top_hints,
+)
 
 # A → B, C, D      B → E, F      D → X (missing)      F → G      G → H, C      H → G (cycle G↔H)
 # I → I (self), C  C, E leaves.
