@@ -2,6 +2,7 @@
 
 import pytest
 
+from memory.notes import format_hints
 from memory.notes.weights import (
     NoteScore,
     compute_weights,
@@ -63,3 +64,9 @@ def test_scc_order_is_sinks_first_and_deep_chains_do_not_recurse() -> None:
     weights = compute_weights(chain)
     assert len(weights) == 20_001
     assert weights["0"] == 1.0
+
+
+def test_hints_section_for_the_reply_context() -> None:
+    scores = top_hints([NoteScore("规则", 2.0, 5), NoteScore("小明", 3.0, 5)], 2)
+    assert format_hints(scores) == "Notes: [[小明]] [[规则]]"
+    assert format_hints([]) == ""
