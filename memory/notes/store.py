@@ -37,6 +37,9 @@ SUFFIX = ".md"
 LOCK_FILE = ".lock"
 MAX_NOTE_CHARS = 100_000
 T = TypeVar("T")
+# Aliases so annotations inside NoteStore do not resolve `list` to its own `list` method.
+Names = list[str]
+Scores = list[NoteScore]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,13 +81,13 @@ class NoteStore:
         self.root = Path(root)
         self._entries: dict[str, _Entry] = {}
         self._version = 0
-        self._scores: tuple[int, list[NoteScore]] | None = None
+        self._scores: tuple[int, Scores] | None = None
         self._index_lock = threading.Lock()
         self._write_lock = asyncio.Lock()
 
     # ---- reading -------------------------------------------------------------------------------
 
-    async def list(self) -> list[str]:
+    async def list(self) -> Names:
         """All note names, sorted."""
         entries = await asyncio.to_thread(self._refresh)
         return sorted(entries)
@@ -108,7 +111,7 @@ class NoteStore:
 
         return expand(name, entry.content, depth, lookup)
 
-    async def links(self, name: str) -> list[str]:
+    async def links(self, name: str) -> Names:
         """The distinct names the note links or embeds (existing or not), sorted."""
         name = clean_name(name)
         entry = (await asyncio.to_thread(self._refresh)).get(name)
@@ -116,21 +119,21 @@ class NoteStore:
             raise NoteNotFound(name)
         return sorted(entry.targets)
 
-    async def backlinks(self, name: str) -> list[str]:
+    async def backlinks(self, name: str) -> Names:
         """The notes that link to or embed `name`, sorted (the note need not exist)."""
         name = clean_name(name)
         entries = await asyncio.to_thread(self._refresh)
         return sorted(other for other, e in entries.items() if name in e.targets and other != name)
 
-    async def scores(self) -> list[NoteScore]:
+    async def scores(self) -> Scores:
         """Weight and length of every note (see memory.notes.weights for the rule)."""
         return await asyncio.to_thread(self._current_scores)
 
-    async def hints(self, n: int = 10) -> list[NoteScore]:
+    async def hints(self, n: int = 10) -> Scores:
         """The `n` notes of highest weight, highest first."""
         return top_hints(await self.scores(), n)
 
-    async def suggestions(self, threshold: float, max_notes: int) -> list[NoteScore]:
+    async def suggestions(self, threshold: float, max_notes: int) -> Scores:
         """Up to `max_notes` notes whose value (weight per character) is below `threshold`,
         lowest value first: candidates to split, trim or link better."""
         return low_value(await self.scores(), threshold, max_notes)
@@ -325,7 +328,7 @@ class NoteStore:
                 continue
             yield Path(item.path), (st.st_mtime_ns, st.st_size, st.st_ino)
 
-    def _current_scores(self) -> list[NoteScore]:
+    def _current_scores(self) -> Scores:
         entries, version = self._refresh_versioned()
         cached = self._scores
         if cached is not None and cached[0] == version:
