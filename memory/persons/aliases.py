@@ -389,7 +389,12 @@ def _char_pinyin(norm: str) -> list[str]:
 
 def _jieba_spans(norm: str) -> list[tuple[int, int]]:
     words("")  # makes sure jieba is initialised with the project's settings
-    return [(start, end) for _, start, end in jieba.tokenize(norm) if end - start >= 2]
+    # Only dictionary words count: jieba's HMM glues unknown names to their verb (小红住 | 在 | 上海).
+    return [
+        (start, end)
+        for tok, start, end in jieba.tokenize(norm)
+        if end - start >= 2 and jieba.dt.FREQ.get(tok)
+    ]
 
 
 def _is_common_word(piece: str) -> bool:

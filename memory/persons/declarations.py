@@ -12,9 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import lru_cache
 
-from memory.persons.names import clean_name, grapheme_len, has_cjk
+from memory.persons.names import clean_name, grapheme_len, has_cjk, pos_tags
 from memory.persons.speech import Clause, Utterance, own_clauses, sub_clauses
 
 MAX_ALIAS_GRAPHEMES = 16
@@ -57,9 +56,7 @@ _OTHER_THIRD_EN = re.compile(
 )
 
 _REJECT_TAGS = ("v", "r", "d", "p", "u", "y", "c", "m", "q", "t", "f", "e", "o")
-_STOP_ZH = frozenset(
-    "什么 干嘛 干啥 啥 谁 一声 起来 出来 过来 回来 一下 哥哥 姐姐 爸爸 妈妈".split()
-)
+_STOP_ZH = frozenset("什么 干嘛 干啥 啥 谁 一声 起来 出来 过来 回来 一下 哥哥 姐姐 爸爸 妈妈".split())
 _STOP_EN = frozenset(
     """a an the me you him her it them us later back tomorrow tonight now maybe anytime anything
     when if sometime soon crazy old fine ok okay good great sure sorry here there back home done tired
@@ -88,19 +85,6 @@ class Declaration:
     span: tuple[int, int]
 
 
-@lru_cache(maxsize=1)
-def _posseg():  # type: ignore[no-untyped-def]  # jieba has no type hints
-    import jieba.posseg
-
-    import memory.text  # noqa: F401  (sets jieba's log level)
-
-    return jieba.posseg
-
-
-def _tags(text: str) -> list[tuple[str, str]]:
-    return [(pair.word, pair.flag) for pair in _posseg().lcut(text)]
-
-
 def looks_like_name(alias: str) -> bool:
     """A conservative check that `alias` can be what someone is called."""
     if not alias or grapheme_len(alias) > MAX_ALIAS_GRAPHEMES:
@@ -108,7 +92,7 @@ def looks_like_name(alias: str) -> bool:
     if has_cjk(alias):
         if alias in _STOP_ZH or alias.endswith(("了", "的", "过", "着", "去", "来")):
             return False
-        tags = [(w, f) for w, f in _tags(alias) if w.strip()]
+        tags = [(w, f) for w, f in pos_tags(alias) if w.strip()]
         if not tags or any(flag != "eng" and flag.startswith(_REJECT_TAGS) for _, flag in tags):
             return False
         return True
@@ -117,7 +101,7 @@ def looks_like_name(alias: str) -> bool:
 
 
 def _is_person_name_tag(alias: str) -> bool:
-    tags = _tags(alias)
+    tags = pos_tags(alias)
     return len(tags) == 1 and tags[0][1].startswith("nr")
 
 

@@ -166,3 +166,18 @@ def name_forms(name: str) -> NameForms:
 def grapheme_len(text: str) -> int:
     """Length in user-perceived characters."""
     return len(_GRAPHEME.findall(text))
+
+
+@lru_cache(maxsize=1)
+def _posseg():  # type: ignore[no-untyped-def]  # jieba has no type hints
+    import jieba.posseg
+
+    from memory.text import words
+
+    words("")  # initialise jieba with the project's logging settings
+    return jieba.posseg
+
+
+def pos_tags(text: str) -> list[tuple[str, str]]:
+    """jieba part-of-speech tags: (word, flag) pairs, e.g. 张三 → nr (person), 北京 → ns (place)."""
+    return [(pair.word, pair.flag) for pair in _posseg().lcut(text)]
