@@ -26,7 +26,6 @@ from typing import NamedTuple
 import jieba
 from pypinyin import lazy_pinyin
 from rapidfuzz import fuzz, process
-from rapidfuzz.distance import DamerauLevenshtein
 
 from memory.persons.names import (
     DIMINUTIVE_PREFIX_CHARS,
@@ -143,11 +142,6 @@ def _is_ambiguous(matches: list[Match], margin: float) -> bool:
     return len(matches) >= 2 and matches[0].confidence - matches[1].confidence < margin
 
 
-def _fuzzy_score(a: str, b: str, **_: object) -> float:
-    """The better of the Indel ratio and a Damerau-Levenshtein similarity (a swap is one typo)."""
-    return max(fuzz.ratio(a, b), 100.0 * DamerauLevenshtein.normalized_similarity(a, b))
-
-
 def _strip_units(units: list[str], prefixes: Iterable[str], suffixes: Iterable[str]) -> str:
     if len(units) >= 2 and units[0] in prefixes:
         units = units[1:]
@@ -234,7 +228,7 @@ class AliasIndex:
             for other, score, _ in process.extract(
                 pinyin,
                 self._fuzzy_keys,
-                scorer=_fuzzy_score,
+                scorer=fuzz.ratio,
                 score_cutoff=self.fuzzy_threshold,
                 limit=10,
             ):

@@ -154,8 +154,13 @@ _TRAILING_ZH = re.compile(r"[了呢啊呀哦吧的哈嘛啦~～\s]+$")
 _TRAILING_EN = re.compile(
     r"(?i:\s+(?:too|as\s+well|a\s+lot|so\s+much|very\s+much|lol|haha|now|these\s+days|anyway))+$"
 )
+# "I love that you chose pottery", "我喜欢你的头像": reactions to someone else, not a trait.
+_REACTION = re.compile(
+    r"(?:你|他|她|它|这|那)|(?i:(?:it|that|this|those|these|their|your|his|her|them|they|how|what|you|"
+    r"the\s+way)\b)"
+)
 _CUT_AT = re.compile(
-    r"但是|但|因为|所以|不过|(?i:\s+(?:but|because|although|though|so|and\s+then|as\s+an?)\s+)"
+    r"但是|但|因为|所以|不过|\s[-–—]+\s|(?i:\s+(?:but|because|although|though|so|and\s+then|as\s+an?)\s+)"
 )
 
 
@@ -163,6 +168,8 @@ def _clean_value(raw: str) -> str | None:
     value = _CUT_AT.split(raw, maxsplit=1)[0]
     value = _TRAILING_EN.sub("", _TRAILING_ZH.sub("", value)).strip(" ,.;:!~\"'“”「」")
     if not value or len(value) > MAX_VALUE_CHARS or normalize(value) in _REFUSED_VALUES:
+        return None
+    if _REACTION.match(value):
         return None
     if _INTERROGATIVE.search(value) or (value.isascii() and value.isalpha() and len(value) < 3):
         return None

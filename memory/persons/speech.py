@@ -212,16 +212,20 @@ def _split_latin_periods(text: str, base: int) -> list[tuple[int, str]]:
     return pieces
 
 
-_SUB_CLAUSE = re.compile(r"[^，,、：:]+")
+# A Latin colon splits only before a space, so "CS:GO" and "10:30" stay whole.
+_SUB_CLAUSE_BREAK = re.compile(r"[，,、：]|:(?=\s|$)")
 
 
 def sub_clauses(clause: Clause) -> list[Clause]:
     """A sentence cut at commas and colons ("大家好，我是阿飞，请多关照" → three parts); every part
     inherits the sentence's question flag."""
     parts: list[Clause] = []
-    for match in _SUB_CLAUSE.finditer(clause.text):
-        stripped = match.group().strip()
+    start = 0
+    for end in [m.start() for m in _SUB_CLAUSE_BREAK.finditer(clause.text)] + [len(clause.text)]:
+        piece = clause.text[start:end]
+        stripped = piece.strip()
         if stripped:
-            offset = clause.start + match.start() + (len(match.group()) - len(match.group().lstrip()))
+            offset = clause.start + start + (len(piece) - len(piece.lstrip()))
             parts.append(Clause(stripped, offset, clause.question))
+        start = end + 1
     return parts
