@@ -7,16 +7,19 @@ from memory.models.job_state import JobState
 from memory.models.llm_usage import LlmUsage
 from memory.models.message import Message
 from memory.models.person import Person
+from memory.models.recall import EmbeddingVector, PreferenceDoc
 
 __all__ = [
     "Base",
     "Chat",
     "ChatHistory",
     "ChatMember",
+    "EmbeddingVector",
     "ForgetLogEntry",
     "JobState",
     "LlmUsage",
     "Message",
     "Person",
+    "PreferenceDoc",
     "TopicCacheEntry",
 ]

@@ -1,1 +1,23 @@
-"""Recall over raw messages (and, as it lands, ChatHistory), scoped to a chat."""
+"""Recall over raw messages and ChatHistory, scoped to a chat: one hybrid pipeline used everywhere."""
+
+from memory.recall.persons import MemberResolver, NamedPerson, PersonRef, PersonResolver
+from memory.recall.pipeline import Recaller
+from memory.recall.query import RecallHit, RecallQuery, TimeRange
+from memory.recall.reinforce import reinforce_history
+from memory.recall.scope import ScopePolicy
+from memory.recall.settings import RecallSettings, RecallWeights
+
+__all__ = [
+    "MemberResolver",
+    "NamedPerson",
+    "PersonRef",
+    "PersonResolver",
+    "Recaller",
+    "RecallHit",
+    "RecallQuery",
+    "RecallSettings",
+    "RecallWeights",
+    "ScopePolicy",
+    "TimeRange",
+    "reinforce_history",
+]

@@ -1,0 +1,118 @@
+"""The `embeddings` table: save vectors, load a chat's vectors (cached until they change), and a
+brute-force cosine top-k over them with numpy (fine for the tens of thousands of rows of a chat)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from sqlalchemy import func, select
+from sqlalchemy.dialects.sqlite import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memory.embeddings.vectors import Matrix, from_blob, normalized, to_blob
+from memory.models import EmbeddingVector
+
+Key = tuple[str, int]
+
+
+async def save_vectors(
+    session: AsyncSession, kind: str, model: str, rows: Sequence[tuple[int, int]], vectors: Sequence[Sequence[float]]
+) -> int:
+    """Store one vector per (ref_id, chat_id) row for `model`, replacing an older one of the same model."""
+    if len(rows) != len(vectors):
+        raise ValueError(f"{len(rows)} rows but {len(vectors)} vectors")
+    if not rows:
+        return 0
+    matrix = normalized(vectors)
+    now = time.time()
+    values = [
+        {
+            "kind": kind,
+            "ref_id": ref_id,
+            "chat_id": chat_id,
+            "model": model,
+            "dimension": int(matrix.shape[1]),
+            "vector": to_blob(matrix[i]),
+            "created_at": now,
+        }
+        for i, (ref_id, chat_id) in enumerate(rows)
+    ]
+    stmt = insert(EmbeddingVector).values(values)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[EmbeddingVector.kind, EmbeddingVector.ref_id, EmbeddingVector.model],
+        set_={"vector": stmt.excluded.vector, "dimension": stmt.excluded.dimension, "created_at": now},
+    )
+    await session.execute(stmt)
+    return len(values)
+
+
+@dataclass(frozen=True, slots=True)
+class ChatVectors:
+    """All vectors of one chat under one model: keys (kind, ref_id) and a unit-row matrix."""
+
+    keys: list[Key]
+    matrix: Matrix
+    version: tuple[int, int]
+
+
+async def load_vectors(session: AsyncSession, chat_id: int, model: str) -> ChatVectors:
+    rows = (
+        await session.execute(
+            select(EmbeddingVector.id, EmbeddingVector.kind, EmbeddingVector.ref_id, EmbeddingVector.dimension,
+                   EmbeddingVector.vector)
+            .where(EmbeddingVector.chat_id == chat_id, EmbeddingVector.model == model)
+            .order_by(EmbeddingVector.id)
+        )
+    ).all()
+    if not rows:
+        return ChatVectors([], np.zeros((0, 0), dtype=np.float32), (0, 0))
+    dims = {row.dimension for row in rows}
+    if len(dims) != 1:
+        raise ValueError(f"chat {chat_id} has vectors of several sizes {sorted(dims)} under model {model!r}")
+    matrix = np.vstack([from_blob(row.vector, row.dimension) for row in rows])
+    return ChatVectors([(row.kind, row.ref_id) for row in rows], matrix, (len(rows), rows[-1].id))
+
+
+class VectorIndex:
+    """Per-chat vectors cached in memory; a chat is reloaded when its row count or newest id changes."""
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[int, str], ChatVectors] = {}
+
+    async def _chat(self, session: AsyncSession, chat_id: int, model: str) -> ChatVectors:
+        found = (
+            await session.execute(
+                select(func.count(), func.max(EmbeddingVector.id)).where(
+                    EmbeddingVector.chat_id == chat_id, EmbeddingVector.model == model
+                )
+            )
+        ).one()
+        version = (int(found[0]), int(found[1] or 0))
+        held = self._cache.get((chat_id, model))
+        if held is None or held.version != version:
+            held = await load_vectors(session, chat_id, model)
+            self._cache[(chat_id, model)] = held
+        return held
+
+    async def search(
+        self, session: AsyncSession, chat_ids: Sequence[int], model: str, query: Sequence[float], limit: int
+    ) -> list[tuple[Key, float]]:
+        """The `limit` most similar stored rows of the chats (cosine), best first."""
+        q = normalized([query])[0]
+        scored: list[tuple[Key, float]] = []
+        for chat_id in chat_ids:
+            chat = await self._chat(session, chat_id, model)
+            if not chat.keys:
+                continue
+            if chat.matrix.shape[1] != q.shape[0]:
+                raise ValueError(
+                    f"query vector has {q.shape[0]} values but chat {chat_id} stores {chat.matrix.shape[1]}"
+                )
+            sims = chat.matrix @ q
+            top = np.argsort(-sims)[:limit]
+            scored.extend((chat.keys[i], float(sims[i])) for i in top)
+        scored.sort(key=lambda item: -item[1])
+        return scored[:limit]

@@ -1,0 +1,30 @@
+"""Vectors as little-endian float32 blobs, L2-normalised so cosine is a dot product."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+Matrix = NDArray[np.float32]
+
+
+def normalized(vectors: Sequence[Sequence[float]]) -> Matrix:
+    """Rows as a float32 matrix of unit length (zero rows stay zero)."""
+    matrix = np.asarray(vectors, dtype=np.float32)
+    if matrix.ndim != 2:
+        raise ValueError(f"expected a list of vectors, got an array of shape {matrix.shape}")
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms == 0, 1.0, norms)
+
+
+def to_blob(vector: Matrix) -> bytes:
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def from_blob(blob: bytes, dimension: int) -> Matrix:
+    vector = np.frombuffer(blob, dtype="<f4")
+    if vector.shape[0] != dimension:
+        raise ValueError(f"stored vector has {vector.shape[0]} values, expected {dimension}")
+    return vector

@@ -1,0 +1,164 @@
+"""Step 1 of recall: candidate lists, each ranked best first, every one already inside the scope.
+
+Lexical: BM25 over the jieba full-text indexes of messages, ChatHistory and preference documents (a
+preference document stands for its message). Structural: when the question names a time or people but
+few words, the messages of that time or by those people. Context: the neighbours of the best messages
+(an answer often shares no word with the question that its previous turn does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memory.recall.query import TimeRange
+from memory.storage.fts import bm25_search
+
+Key = tuple[str, int]
+
+
+def _in_list(name: str, values: Sequence[object], params: dict[str, object]) -> str:
+    names = []
+    for i, value in enumerate(values):
+        params[f"{name}{i}"] = value
+        names.append(f":{name}{i}")
+    return ", ".join(names) or "NULL"
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """The hard limits of a recall as SQL conditions: chats, time range, people."""
+
+    chat_ids: tuple[int, ...]
+    time_range: TimeRange | None = None
+    person_ids: tuple[int, ...] = ()
+    person_platform_ids: tuple[str, ...] = ()
+
+    def messages(self, params: dict[str, object]) -> str:
+        """A condition on `messages` rows (unqualified columns)."""
+        parts = [f"chat_id IN ({_in_list('sc', self.chat_ids, params)})"]
+        if self.time_range is not None and self.time_range.start is not None:
+            params["st0"] = self.time_range.start.timestamp()
+            parts.append("time >= :st0")
+        if self.time_range is not None and self.time_range.end is not None:
+            params["st1"] = self.time_range.end.timestamp()
+            parts.append("time < :st1")
+        if self.person_ids:
+            ids = _in_list("sp", self.person_ids, params)
+            uids = _in_list("su", self.person_platform_ids, params)
+            parts.append(
+                f"(person_id IN ({ids}) OR EXISTS (SELECT 1 FROM json_each(messages.mentions) j "
+                f"WHERE j.value IN ({uids})))"
+            )
+        return " AND ".join(parts)
+
+    def histories(self, params: dict[str, object]) -> str:
+        """A condition on `chat_history` rows: overlapping the time range, involving the people."""
+        parts = [f"chat_id IN ({_in_list('sc', self.chat_ids, params)})"]
+        if self.time_range is not None and self.time_range.start is not None:
+            params["st0"] = self.time_range.start.timestamp()
+            parts.append("end_time >= :st0")
+        if self.time_range is not None and self.time_range.end is not None:
+            params["st1"] = self.time_range.end.timestamp()
+            parts.append("start_time < :st1")
+        if self.person_ids:
+            ids = _in_list("sp", self.person_ids, params)
+            parts.append(
+                "EXISTS (SELECT 1 FROM json_each(chat_history.participants) j WHERE "
+                "CASE WHEN j.type = 'object' THEN json_extract(j.value, '$.person_id') "
+                f"WHEN j.type = 'integer' THEN j.value END IN ({ids}))"
+            )
+        return " AND ".join(parts)
+
+    def preferences(self, params: dict[str, object]) -> str:
+        return f"message_id IN (SELECT id FROM messages WHERE {self.messages(params)})"
+
+
+async def lexical_messages(session: AsyncSession, scope: Scope, match: str, limit: int) -> list[tuple[Key, float]]:
+    params: dict[str, object] = {}
+    where = f"rowid IN (SELECT id FROM messages WHERE {scope.messages(params)})"
+    hits = await bm25_search(session, "messages_fts", match, limit, where, **params)
+    return [(("message", rowid), score) for rowid, score in hits]
+
+
+async def lexical_histories(session: AsyncSession, scope: Scope, match: str, limit: int) -> list[tuple[Key, float]]:
+    params: dict[str, object] = {}
+    where = f"rowid IN (SELECT id FROM chat_history WHERE {scope.histories(params)})"
+    hits = await bm25_search(session, "chat_history_fts", match, limit, where, **params)
+    return [(("history", rowid), score) for rowid, score in hits]
+
+
+async def lexical_preferences(
+    session: AsyncSession, scope: Scope, match: str, limit: int
+) -> list[tuple[Key, float]]:
+    """Preference documents matching, reported as their source messages."""
+    params: dict[str, object] = {}
+    where = f"rowid IN (SELECT id FROM preference_docs WHERE {scope.preferences(params)})"
+    hits = await bm25_search(session, "preference_fts", match, limit, where, **params)
+    if not hits:
+        return []
+    id_params: dict[str, object] = {}
+    ids = _in_list("pd", [rowid for rowid, _ in hits], id_params)
+    rows = await session.execute(text(f"SELECT id, message_id FROM preference_docs WHERE id IN ({ids})"), id_params)
+    source = {int(r[0]): int(r[1]) for r in rows}
+    return [(("message", source[rowid]), score) for rowid, score in hits if rowid in source]
+
+
+async def messages_in_window(
+    session: AsyncSession, scope: Scope, window: TimeRange, limit: int
+) -> list[tuple[Key, float]]:
+    """Messages inside a time window (newest first), for questions that are mostly a time."""
+    params: dict[str, object] = {}
+    where = scope.messages(params)
+    params.update(w0=window.start.timestamp() if window.start else 0.0,
+                  w1=window.end.timestamp() if window.end else 1e18, lim=limit)
+    rows = await session.execute(
+        text(
+            f"SELECT id FROM messages WHERE {where} AND time >= :w0 AND time < :w1 "
+            "AND id IN (SELECT rowid FROM messages_fts) ORDER BY time DESC, id DESC LIMIT :lim"
+        ),
+        params,
+    )
+    return [(("message", int(r[0])), 1.0) for r in rows]
+
+
+async def messages_by_people(
+    session: AsyncSession, scope: Scope, person_ids: Sequence[int], limit: int
+) -> list[tuple[Key, float]]:
+    """The latest messages spoken by the given people, for questions that are mostly a name."""
+    params: dict[str, object] = {"lim": limit}
+    where = scope.messages(params)
+    ids = _in_list("np", person_ids, params)
+    rows = await session.execute(
+        text(
+            f"SELECT id FROM messages WHERE {where} AND person_id IN ({ids}) "
+            "AND id IN (SELECT rowid FROM messages_fts) ORDER BY time DESC, id DESC LIMIT :lim"
+        ),
+        params,
+    )
+    return [(("message", int(r[0])), 1.0) for r in rows]
+
+
+async def neighbours(session: AsyncSession, message_ids: Sequence[int]) -> dict[int, list[int]]:
+    """For each message, the previous and next searchable message of its chat (by time, then id).
+    Neighbours outside the recall's scope are dropped later, when hits are loaded and filtered."""
+    if not message_ids:
+        return {}
+    params: dict[str, object] = {}
+    ids = _in_list("nm", message_ids, params)
+    searchable = "id IN (SELECT rowid FROM messages_fts)"
+    rows = await session.execute(
+        text(
+            "SELECT m.id, "
+            f"(SELECT p.id FROM messages p WHERE p.chat_id = m.chat_id AND (p.time < m.time OR "
+            f"(p.time = m.time AND p.id < m.id)) AND p.{searchable} ORDER BY p.time DESC, p.id DESC LIMIT 1), "
+            f"(SELECT n.id FROM messages n WHERE n.chat_id = m.chat_id AND (n.time > m.time OR "
+            f"(n.time = m.time AND n.id > m.id)) AND n.{searchable} ORDER BY n.time, n.id LIMIT 1) "
+            f"FROM messages m WHERE m.id IN ({ids})"
+        ),
+        params,
+    )
+    return {int(r[0]): [int(x) for x in (r[1], r[2]) if x is not None] for r in rows}

@@ -1,0 +1,75 @@
+"""People named in a question, resolved to person ids (matched against speakers and mentions later,
+not used as plain keywords). `PersonResolver` is the seam; `MemberResolver` resolves against the
+members of the searched chats (group card, nickname, person_name) through the persons alias index,
+so pinyin and diminutive variants (小红 ≈ 红红) also resolve."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memory.directory import members
+from memory.persons import AliasEntry, AliasIndex
+
+
+@dataclass(frozen=True, slots=True)
+class PersonRef:
+    """A person known in the searched chats: ids, the name to show, and every name they go by."""
+
+    person_id: int
+    platform_user_id: str
+    display: str
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NamedPerson:
+    """A name found in the question: the people it may mean and where it stands in the text."""
+
+    person_ids: frozenset[int]
+    span: tuple[int, int]
+    surface: str
+
+
+class PersonResolver(Protocol):
+    """Finds the people a question names; the people helper's alias store can replace the default."""
+
+    async def people(self, session: AsyncSession, chat_ids: Sequence[int]) -> list[PersonRef]:
+        """Everyone known in the chats."""
+        ...
+
+    async def named_in(
+        self, session: AsyncSession, chat_ids: Sequence[int], text: str
+    ) -> list[NamedPerson]:
+        """The people named in `text`, left to right."""
+        ...
+
+
+class MemberResolver:
+    """Resolves names against chat members: card, nickname and person_name (exact, pinyin, variants)."""
+
+    async def people(self, session: AsyncSession, chat_ids: Sequence[int]) -> list[PersonRef]:
+        found: dict[int, PersonRef] = {}
+        for chat_id in chat_ids:
+            for m in await members(session, chat_id):
+                held = found.get(m.person_id)
+                names = tuple(dict.fromkeys(n for n in (m.name, m.card, m.nickname, *(held.names if held else ())) if n))
+                found[m.person_id] = PersonRef(m.person_id, m.platform_user_id, held.display if held else m.name, names)
+        return list(found.values())
+
+    async def named_in(
+        self, session: AsyncSession, chat_ids: Sequence[int], text: str
+    ) -> list[NamedPerson]:
+        people = await self.people(session, chat_ids)
+        if not people or not text.strip():
+            return []
+        index = AliasIndex(AliasEntry(str(p.person_id), name, "member") for p in people for name in p.names)
+        named = []
+        for mention in index.find_mentions(text):
+            ids = (mention.person_id,) if mention.person_id is not None else mention.candidates
+            if ids:
+                named.append(NamedPerson(frozenset(int(i) for i in ids), mention.span, mention.text))
+        return named

@@ -1,0 +1,205 @@
+"""The one recall used everywhere (reply context, /recall, admin search, the eval), as small steps:
+
+    plan (keywords, quotes, names → people, time expressions)
+    → candidates (BM25 over messages, ChatHistory and preference docs; dense; time/person fallbacks)
+    → fusion (reciprocal rank) → context spread (neighbouring turns)
+    → scope check → signals → dedupe (duplicates reinforce) → salience → [optional LLM rerank]
+
+No LLM decides whether to recall. Dense search uses stored vectors only; the question itself is
+embedded under a timeout and recall goes on lexically when that fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memory.embeddings.store import VectorIndex
+from memory.ports import Embedder, LLMPort
+from memory.recall import candidates as cand
+from memory.recall.dedupe import merge_duplicates
+from memory.recall.fusion import reciprocal_rank_fusion
+from memory.recall.keywords import Keyword, match_any, query_keywords, remove_spans
+from memory.recall.load import in_scope, load_hits
+from memory.recall.persons import MemberResolver, NamedPerson, PersonRef, PersonResolver
+from memory.recall.query import RecallHit, RecallQuery, TimeRange
+from memory.recall.quotes import extract_quotes
+from memory.recall.rerank import rerank
+from memory.recall.salience import salience
+from memory.recall.settings import RecallSettings
+from memory.recall.signals import QuestionSignals, apply_signals
+from memory.recall.timeexpr import parse_time_hints
+from memory.storage import Database
+
+log = logging.getLogger(__name__)
+
+Key = tuple[str, int]
+SPREAD_FROM = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What recall reads from the question before touching the indexes."""
+
+    signals: QuestionSignals
+    match: str | None
+    people: dict[int, PersonRef]
+    person_only: tuple[int, ...]
+
+
+class Recaller:
+    """Hybrid recall over one database. Swap `settings`, `embedder` or `resolver` at any time."""
+
+    def __init__(
+        self,
+        db: Database,
+        settings: RecallSettings | None = None,
+        embedder: Embedder | None = None,
+        resolver: PersonResolver | None = None,
+        llm: LLMPort | None = None,
+    ) -> None:
+        self.db = db
+        self.settings = settings or RecallSettings()
+        self.embedder = embedder
+        self.resolver: PersonResolver = resolver or MemberResolver()
+        self.llm = llm
+        self.vectors = VectorIndex()
+
+    async def recall(self, query: RecallQuery) -> list[RecallHit]:
+        """The best `query.limit` memories for the question, inside its scope, best first."""
+        if not query.chat_ids or query.limit <= 0:
+            return []
+        query_vector = await self._embed_question(query.text)
+        async with self.db.read() as session:
+            plan = await self._plan(session, query)
+            scope = cand.Scope(
+                tuple(query.chat_ids),
+                query.time_range,
+                tuple(query.person_ids),
+                tuple(plan.people[p].platform_user_id for p in query.person_ids if p in plan.people),
+            )
+            rankings = await self._candidates(session, query, plan, scope, query_vector)
+            fused = reciprocal_rank_fusion(rankings, self.settings.weights.rrf_k)
+            fused = await self._spread(session, fused)
+            keep = sorted(fused, key=lambda k: -fused[k])[: max(self.settings.candidates, query.limit)]
+            display = {p.person_id: p.display for p in plan.people.values()}
+            loaded = await load_hits(session, keep, display)
+            topic_keys = await self._topic_keys(session, query, scope)
+        platform_ids = {p.person_id: p.platform_user_id for p in plan.people.values()}
+        hits = [hit for key, hit in loaded.items() if in_scope(hit, query, platform_ids, topic_keys)]
+        for hit in hits:
+            hit.score = fused[hit.key]
+        apply_signals(hits, plan.signals, self.settings.weights)
+        hits = merge_duplicates(hits)
+        for hit in hits:
+            factor = salience(hit.count + len(hit.duplicates), hit.time, query.now, self.settings.weights)
+            hit.score *= factor
+            hit.signals["salience"] = round(factor, 4)
+        hits.sort(key=lambda h: (-h.score, h.kind, h.id))
+        hits = hits[: query.limit]
+        if self.settings.rerank and self.llm is not None:
+            hits = await rerank(self.llm, query.text, hits, self.settings.rerank_top)
+        return hits
+
+    async def _embed_question(self, text: str) -> list[float] | None:
+        if self.embedder is None or not text.strip():
+            return None
+        try:
+            vectors = await asyncio.wait_for(
+                self.embedder.embed([text]), self.settings.query_embed_timeout_seconds
+            )
+        except Exception as exc:  # any embedder failure degrades to lexical recall
+            log.warning("question not embedded (%s); recalling lexically", exc)
+            return None
+        return vectors[0] if vectors else None
+
+    async def _plan(self, session: AsyncSession, query: RecallQuery) -> Plan:
+        people_list = await self.resolver.people(session, query.chat_ids)
+        people = {p.person_id: p for p in people_list}
+        named: list[NamedPerson] = await self.resolver.named_in(session, query.chat_ids, query.text)
+        hints = parse_time_hints(query.text, query.now)
+        quotes = extract_quotes(query.text)
+        stripped = remove_spans(query.text, [n.span for n in named] + [h.span for h in hints])
+        keywords: list[Keyword] = query_keywords(stripped, self.settings.stems)
+        person_only: tuple[int, ...] = ()
+        if not keywords and named:
+            keywords = query_keywords(" ".join(n.surface for n in named), self.settings.stems)
+            person_only = tuple(sorted({p for n in named for p in n.person_ids}))
+        signals = QuestionSignals(
+            keywords,
+            quotes,
+            named,
+            hints,
+            {p.person_id: p.names for p in people_list},
+            {p.person_id: p.platform_user_id for p in people_list},
+        )
+        return Plan(signals, match_any(keywords), people, person_only)
+
+    async def _candidates(
+        self,
+        session: AsyncSession,
+        query: RecallQuery,
+        plan: Plan,
+        scope: cand.Scope,
+        query_vector: list[float] | None,
+    ) -> list[tuple[float, list[Key]]]:
+        w = self.settings.weights
+        n = self.settings.candidates
+        rankings: list[tuple[float, list[Key]]] = []
+
+        def add(weight: float, found: Sequence[tuple[Key, float]]) -> None:
+            if weight > 0 and found:
+                rankings.append((weight, [key for key, _ in found]))
+
+        if plan.match is not None:
+            add(w.lexical, await cand.lexical_messages(session, scope, plan.match, n))
+            add(w.history, await cand.lexical_histories(session, scope, plan.match, n))
+            add(w.preference, await cand.lexical_preferences(session, scope, plan.match, n))
+        if query_vector is not None and self.embedder is not None:
+            try:
+                found = await self.vectors.search(session, scope.chat_ids, self.embedder.model, query_vector, n)
+            except ValueError as exc:
+                log.warning("dense recall skipped: %s", exc)
+                found = []
+            add(w.dense, found)
+        if plan.person_only:
+            add(w.lexical, await cand.messages_by_people(session, scope, plan.person_only, n))
+        if len(plan.signals.keywords) <= 1:
+            for hint in plan.signals.hints:
+                window = TimeRange(hint.start - hint.tolerance, hint.end + hint.tolerance)
+                add(w.lexical * 0.5, await cand.messages_in_window(session, scope, window, n))
+        return rankings
+
+    async def _spread(self, session: AsyncSession, fused: dict[Key, float]) -> dict[Key, float]:
+        """Context spread: each of the best messages lends a share of its score to the turns beside it."""
+        weight = self.settings.weights.context_spread
+        if weight <= 0:
+            return fused
+        best = [k for k in sorted(fused, key=lambda k: -fused[k]) if k[0] == "message"][:SPREAD_FROM]
+        around = await cand.neighbours(session, [i for _, i in best])
+        spread = dict(fused)
+        for key in best:
+            for other in around.get(key[1], []):
+                neighbour = ("message", other)
+                spread[neighbour] = spread.get(neighbour, 0.0) + weight * fused[key]
+        return spread
+
+    async def _topic_keys(self, session: AsyncSession, query: RecallQuery, scope: cand.Scope) -> set[Key] | None:
+        """With a topic: the ChatHistory rows matching it, their source messages, and matching messages."""
+        if not query.topic:
+            return None
+        match = match_any(query_keywords(query.topic, self.settings.stems))
+        if match is None:
+            return set()
+        keys: set[Key] = set()
+        histories = await cand.lexical_histories(session, scope, match, 1000)
+        keys.update(key for key, _ in histories)
+        if histories:
+            loaded = await load_hits(session, [key for key, _ in histories], {})
+            keys.update(("message", m) for hit in loaded.values() for m in hit.source_message_ids)
+        keys.update(key for key, _ in await cand.lexical_messages(session, scope, match, 5000))
+        return keys

@@ -1,0 +1,52 @@
+"""Which chats a recall may read. One chat unless config allows more: `global` mode (every chat not
+on the blacklist) or cross-chat recall for listed people (the chats they are members of)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memory.models import Chat, ChatMember, Person
+
+ScopeMode = Literal["chat", "global"]
+
+
+@dataclass(frozen=True, slots=True)
+class ScopePolicy:
+    """`global_blacklist` names chats (`platform:chat_id` or the chat id alone) whose memory never
+    leaves them and which see only themselves; `per_person_cross_chat` names people
+    (`platform:user_id` or the user id alone) whose questions may read every chat they are in."""
+
+    mode: ScopeMode = "chat"
+    global_blacklist: tuple[str, ...] = ()
+    per_person_cross_chat: tuple[str, ...] = ()
+
+    @staticmethod
+    def _listed(platform: str, ident: str, listed: tuple[str, ...]) -> bool:
+        return f"{platform}:{ident}" in listed or ident in listed
+
+    async def chats_for(self, session: AsyncSession, chat_id: int, asker_person_id: int | None = None) -> tuple[int, ...]:
+        """The chat ids a question asked in `chat_id` (by `asker_person_id`) may recall from."""
+        if self.mode == "chat" and not self.per_person_cross_chat:
+            return (chat_id,)
+        chats = {c.id: c for c in (await session.scalars(select(Chat))).all()}
+        here = chats.get(chat_id)
+        if here is None or self._listed(here.platform, here.platform_chat_id, self.global_blacklist):
+            return (chat_id,)
+        allowed = {
+            cid for cid, c in chats.items() if not self._listed(c.platform, c.platform_chat_id, self.global_blacklist)
+        }
+        if self.mode == "global":
+            return (chat_id, *sorted(allowed - {chat_id}))
+        if asker_person_id is None:
+            return (chat_id,)
+        person = await session.get(Person, asker_person_id)
+        if person is None or not self._listed(person.platform, person.platform_user_id, self.per_person_cross_chat):
+            return (chat_id,)
+        theirs = set(
+            (await session.scalars(select(ChatMember.chat_id).where(ChatMember.person_id == asker_person_id))).all()
+        )
+        return (chat_id, *sorted((theirs & allowed) - {chat_id}))

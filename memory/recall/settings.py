@@ -1,0 +1,39 @@
+"""Recall's knobs as plain values (bot/config maps the `[recall]` table onto these).
+
+Defaults are the weights tuned on the LoCoMo development split (see bot/evals/locomo.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class RecallWeights:
+    """Fusion, signal and salience weights. A signal multiplies a score by (1 + weight × strength)."""
+
+    rrf_k: float = 60.0
+    lexical: float = 1.0
+    dense: float = 1.0
+    history: float = 1.0
+    preference: float = 0.5
+    context_spread: float = 0.3
+    keyword_overlap: float = 0.3
+    quoted_phrase: float = 1.5
+    person: float = 0.4
+    time: float = 0.6
+    reinforcement: float = 0.2
+    recency_half_life_days: float = 90.0
+    recency_floor: float = 0.7
+
+
+@dataclass(frozen=True, slots=True)
+class RecallSettings:
+    """How recall runs: candidate pool size, English prefix stems, rerank switch, weights."""
+
+    candidates: int = 200
+    stems: bool = True
+    rerank: bool = False
+    rerank_top: int = 20
+    query_embed_timeout_seconds: float = 2.0
+    weights: RecallWeights = field(default_factory=RecallWeights)

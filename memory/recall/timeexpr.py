@@ -1,0 +1,222 @@
+"""Relative time expressions in Chinese and English ("3 days ago", "last week", "昨天", "上周三",
+"两个月前") turned into time windows, relative to the question's time.
+
+A `TimeHint` is a window [start, end) plus a tolerance: a memory inside the window matches fully, one
+within `tolerance` of it partly (linearly less), anything further not at all. Weeks start on Monday.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+DAY = timedelta(days=1)
+
+_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "俩": 2, "三": 3, "四": 4, "五": 5,
+              "六": 6, "七": 7, "八": 8, "九": 9, "几": 3}
+_EN_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+               "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+               "a couple of": 2, "couple of": 2, "a few": 3, "few": 3, "several": 4}
+_CN_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "末": 5}
+_EN_WEEKDAYS = {name: i for i, name in enumerate(
+    ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))}
+
+
+@dataclass(frozen=True, slots=True)
+class TimeHint:
+    """A time window a question points at, with a tolerance for fuzzy memory."""
+
+    start: datetime
+    end: datetime
+    tolerance: timedelta
+    span: tuple[int, int]
+    text: str
+
+    def proximity(self, when: datetime) -> float:
+        """1.0 inside the window, falling linearly to 0 at `tolerance` outside it."""
+        if self.start <= when < self.end:
+            return 1.0
+        gap = self.start - when if when < self.start else when - self.end
+        tolerance = self.tolerance.total_seconds()
+        if tolerance <= 0:
+            return 0.0
+        return max(0.0, 1.0 - gap.total_seconds() / tolerance)
+
+
+def parse_cn_number(text: str) -> int | None:
+    """Digits or a Chinese numeral below 100 (十, 十二, 二十, 两, 几) as an int."""
+    if text.isdigit():
+        return int(text)
+    if not text or any(ch not in _CN_DIGITS and ch != "十" for ch in text):
+        return None
+    if "十" not in text:
+        return _CN_DIGITS[text] if len(text) == 1 else None
+    tens, _, ones = text.partition("十")
+    value = (_CN_DIGITS.get(tens, 0) if tens else 1) * 10
+    return value + (_CN_DIGITS.get(ones, 0) if ones else 0)
+
+
+def _en_number(text: str) -> int | None:
+    text = text.strip().lower()
+    return int(text) if text.isdigit() else _EN_NUMBERS.get(text)
+
+
+def _day_start(when: datetime) -> datetime:
+    return when.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _days_window(now: datetime, days_back: int, tolerance_days: float) -> tuple[datetime, datetime, timedelta]:
+    start = _day_start(now) - days_back * DAY
+    return start, start + DAY, timedelta(days=tolerance_days)
+
+
+def _week_start(now: datetime, weeks_back: int) -> datetime:
+    return _day_start(now) - (now.weekday() + 7 * weeks_back) * DAY
+
+
+def _weekday(now: datetime, weekday: int, weeks_back: int | None) -> tuple[datetime, datetime, timedelta]:
+    """A weekday of a week `weeks_back` ago; with None, its most recent past (or today's) occurrence."""
+    if weeks_back is None:
+        back = (now.weekday() - weekday) % 7
+        start = _day_start(now) - back * DAY
+    else:
+        start = _week_start(now, weeks_back) + weekday * DAY
+    return start, start + DAY, timedelta(days=1)
+
+
+def _weekend(now: datetime, weeks_back: int) -> tuple[datetime, datetime, timedelta]:
+    start = _week_start(now, weeks_back) + 5 * DAY
+    return start, start + 2 * DAY, timedelta(days=1)
+
+
+def _month_start(now: datetime, months_back: int) -> datetime:
+    index = now.year * 12 + now.month - 1 - months_back
+    return _day_start(now).replace(year=index // 12, month=index % 12 + 1, day=1)
+
+
+def _month(now: datetime, months_back: int) -> tuple[datetime, datetime, timedelta]:
+    return _month_start(now, months_back), _month_start(now, months_back - 1), timedelta(days=7)
+
+
+def _months_ago(now: datetime, months: int) -> tuple[datetime, datetime, timedelta]:
+    center = _day_start(now) - timedelta(days=round(30.4 * months))
+    half = timedelta(days=7 if months <= 2 else 15)
+    return center - half, center + half + DAY, half
+
+
+def _year(now: datetime, years_back: int) -> tuple[datetime, datetime, timedelta]:
+    start = _day_start(now).replace(year=now.year - years_back, month=1, day=1)
+    return start, start.replace(year=start.year + 1), timedelta(days=30)
+
+
+def _weeks_ago(now: datetime, weeks: int) -> tuple[datetime, datetime, timedelta]:
+    start = _day_start(now) - 7 * weeks * DAY
+    return start - 2 * DAY, start + 3 * DAY, timedelta(days=3)
+
+
+def _recent(now: datetime, days: int) -> tuple[datetime, datetime, timedelta]:
+    return now - days * DAY, now + DAY, timedelta(days=days / 2)
+
+
+def _n_days_ago(now: datetime, days: int) -> tuple[datetime, datetime, timedelta]:
+    return _days_window(now, days, max(1.0, days / 5))
+
+
+Window = tuple[datetime, datetime, timedelta]
+Rule = tuple[re.Pattern[str], Callable[[re.Match[str], datetime], Window | None]]
+
+_CN_NUM = r"(\d+|[零〇一二两俩三四五六七八九十几]+)"
+_EN_NUM = r"(\d+|a couple of|couple of|a few|few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+_WEEK_CN = r"(?:周|星期|礼拜)"
+
+
+def _cn_count(m: re.Match[str]) -> int | None:
+    return parse_cn_number(m.group(1))
+
+
+def _with_count(make: Callable[[datetime, int], Window], count: Callable[[re.Match[str]], int | None]):
+    def rule(m: re.Match[str], now: datetime) -> Window | None:
+        n = count(m)
+        return make(now, n) if n is not None and n > 0 else None
+
+    return rule
+
+
+def _en_count(m: re.Match[str]) -> int | None:
+    return _en_number(m.group(1))
+
+
+_RULES: list[Rule] = [
+    # Chinese, longest forms first.
+    (re.compile(r"大前天"), lambda m, now: _days_window(now, 3, 1)),
+    (re.compile(r"前天"), lambda m, now: _days_window(now, 2, 1)),
+    (re.compile(r"昨天|昨日|昨晚|昨儿|昨夜"), lambda m, now: _days_window(now, 1, 1)),
+    (re.compile(r"今天|今日|今早|今晚|今儿"), lambda m, now: _days_window(now, 0, 1)),
+    (re.compile(r"(上上|上|这|本)个?" + _WEEK_CN + r"([一二三四五六日天末])"),
+     lambda m, now: _weekend(now, {"上上": 2, "上": 1}.get(m.group(1), 0)) if m.group(2) == "末"
+     else _weekday(now, _CN_WEEKDAYS[m.group(2)], {"上上": 2, "上": 1}.get(m.group(1), 0))),
+    (re.compile(r"(上上|上|这|本)个?" + _WEEK_CN),
+     lambda m, now: (_week_start(now, {"上上": 2, "上": 1}.get(m.group(1), 0)),
+                     _week_start(now, {"上上": 2, "上": 1}.get(m.group(1), 0) - 1), timedelta(days=2))),
+    (re.compile(r"(?:周|星期|礼拜)([一二三四五六日天])"),
+     lambda m, now: _weekday(now, _CN_WEEKDAYS[m.group(1)], None)),
+    (re.compile(_CN_NUM + r"(?:天|日)(?:以)?前"), _with_count(_n_days_ago, _cn_count)),
+    (re.compile(_CN_NUM + r"个?(?:周|星期|礼拜)(?:以)?前"), _with_count(_weeks_ago, _cn_count)),
+    (re.compile(r"上上个?月"), lambda m, now: _month(now, 2)),
+    (re.compile(r"上个?月"), lambda m, now: _month(now, 1)),
+    (re.compile(r"(?:这|本)个?月"), lambda m, now: _month(now, 0)),
+    (re.compile(r"半年(?:以)?前"), lambda m, now: _months_ago(now, 6)),
+    (re.compile(_CN_NUM + r"个月(?:以)?前"), _with_count(_months_ago, _cn_count)),
+    (re.compile(_CN_NUM + r"年(?:以)?前"), _with_count(lambda now, n: _year(now, n), _cn_count)),
+    (re.compile(r"前年"), lambda m, now: _year(now, 2)),
+    (re.compile(r"去年"), lambda m, now: _year(now, 1)),
+    (re.compile(r"今年"), lambda m, now: _year(now, 0)),
+    (re.compile(r"前几天|这几天|前些天|前两天"), lambda m, now: _recent(now, 7)),
+    (re.compile(r"最近|近来|近期"), lambda m, now: _recent(now, 14)),
+    # English.
+    (re.compile(r"\bthe day before yesterday\b", re.I), lambda m, now: _days_window(now, 2, 1)),
+    (re.compile(r"\byesterday\b", re.I), lambda m, now: _days_window(now, 1, 1)),
+    (re.compile(r"\btoday\b|\btonight\b|\bthis morning\b", re.I), lambda m, now: _days_window(now, 0, 1)),
+    (re.compile(rf"\b{_EN_NUM} days? ago\b", re.I), _with_count(_n_days_ago, _en_count)),
+    (re.compile(rf"\b{_EN_NUM} weeks? ago\b", re.I), _with_count(_weeks_ago, _en_count)),
+    (re.compile(rf"\b{_EN_NUM} months? ago\b", re.I), _with_count(_months_ago, _en_count)),
+    (re.compile(rf"\b{_EN_NUM} years? ago\b", re.I), _with_count(lambda now, n: _year(now, n), _en_count)),
+    (re.compile(r"\blast weekend\b", re.I), lambda m, now: _weekend(now, 1)),
+    (re.compile(r"\bthis weekend\b", re.I), lambda m, now: _weekend(now, 0)),
+    (re.compile(r"\blast (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I),
+     lambda m, now: _weekday(now, _EN_WEEKDAYS[m.group(1).lower()], 1)),
+    (re.compile(r"\b(?:on |this )?(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I),
+     lambda m, now: _weekday(now, _EN_WEEKDAYS[m.group(1).lower()], None)),
+    (re.compile(r"\blast week\b", re.I),
+     lambda m, now: (_week_start(now, 1), _week_start(now, 0), timedelta(days=2))),
+    (re.compile(r"\bthis week\b", re.I),
+     lambda m, now: (_week_start(now, 0), _week_start(now, -1), timedelta(days=2))),
+    (re.compile(r"\blast month\b", re.I), lambda m, now: _month(now, 1)),
+    (re.compile(r"\bthis month\b", re.I), lambda m, now: _month(now, 0)),
+    (re.compile(r"\blast year\b", re.I), lambda m, now: _year(now, 1)),
+    (re.compile(r"\bthis year\b", re.I), lambda m, now: _year(now, 0)),
+    (re.compile(r"\b(?:recently|lately|the other day)\b", re.I), lambda m, now: _recent(now, 14)),
+]
+
+
+def parse_time_hints(text: str, now: datetime) -> list[TimeHint]:
+    """Every relative time expression in `text`, left to right, non-overlapping (longest rule first).
+
+    `now` must be timezone-aware; days and weeks are counted in its timezone.
+    """
+    if now.tzinfo is None:
+        raise ValueError("parse_time_hints needs a timezone-aware `now`")
+    taken: list[tuple[int, int]] = []
+    hints: list[TimeHint] = []
+    for pattern, make in _RULES:
+        for m in pattern.finditer(text):
+            if any(m.start() < end and start < m.end() for start, end in taken):
+                continue
+            window = make(m, now)
+            if window is None:
+                continue
+            taken.append(m.span())
+            hints.append(TimeHint(window[0], window[1], window[2], m.span(), m.group(0)))
+    return sorted(hints, key=lambda h: h.span)
