@@ -10,6 +10,7 @@ from pathlib import Path
 from bot.config import ConfigStore, Settings
 from bot.reply.pipeline import ReplyPipeline
 from memory.clock import Clock, SystemClock
+from memory.context.notes_provider import NoteHintsProvider
 from memory.ports import LLMPort
 from memory.service import ContextSettings, MemoryService
 from memory.storage import Database
@@ -59,7 +60,11 @@ async def build_app(
     clock = clock or SystemClock()
     directory = resolve_data_dir(settings, data_dir)
     db = await Database.open(directory, settings.storage.busy_timeout_ms)
-    memory = MemoryService(db, clock, _context_settings(settings))
+    memory = MemoryService(db, clock, _context_settings(settings), notes_dir=directory / "notes")
+    assert memory.notes is not None
+    memory.context_providers.append(
+        NoteHintsProvider(memory.notes, memory.chat_key, settings.notes.hints, settings.notes.hints_tokens)
+    )
     llm: LLMPort | None = None
     runner = JobRunner(clock)
     pipeline = ReplyPipeline(memory, lambda: config.current, llm)

@@ -12,6 +12,7 @@ from sqlalchemy import text
 
 from bot.app import App, build_app
 from bot.cli.options import async_command, open_config, runtime_options
+from bot.tools import build_registry, tool_definition_tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +36,9 @@ async def run_checks(app: App) -> list[Check]:
         checks.append(Check("database", "fail", f"{app.db.path}: {exc}"))
     stats = await app.memory.stats()
     checks.append(Check("memory", "info", ", ".join(f"{k} {v}" for k, v in stats.items())))
+    tokens = tool_definition_tokens(build_registry())
+    status = "ok" if tokens.tokens < 500 else "warn"
+    checks.append(Check("tool definitions", status, f"{tokens.tokens} tokens ({tokens.method}), limit 500"))
     for extra in EXTRA_CHECKS:
         checks.extend(await extra(app))
     return checks

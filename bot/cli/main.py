@@ -6,7 +6,13 @@ import importlib
 
 import click
 
-COMMAND_MODULES: tuple[str, ...] = ("bot.cli.run", "bot.cli.memory_commands", "bot.cli.doctor")
+COMMAND_MODULES: tuple[str, ...] = (
+    "bot.cli.run",
+    "bot.cli.memory_commands",
+    "bot.cli.doctor",
+    "bot.cli.notes",
+    "bot.cli.mcp",
+)
 EVAL_MODULES: tuple[str, ...] = ()
 
 
