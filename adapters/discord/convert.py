@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from adapters.neutral import joined_text, mention_targets
 from memory.text import truncate
 from memory.types import ChatKind, ChatMessage, Segment, SegmentKind
 
@@ -35,10 +36,10 @@ def message_to_chat(message: Message, *, bot_id: int) -> ChatMessage | None:
     channel = message.channel
     is_private = str(getattr(channel, "type", "")) == "private"
     reply_to, reply_segment, replied_to_bot = _reply(message, bot_id)
-    mentions = tuple(dict.fromkeys(s.target for s in words if s.kind is SegmentKind.MENTION and s.target))
+    mentions = mention_targets(words)
     is_bot = author.id == bot_id
     to_bot = not is_bot and (is_private or str(bot_id) in mentions or replied_to_bot)
-    text = " ".join(p for p in ("".join(s.text for s in words), "".join(s.text for s in media)) if p).strip()
+    text = joined_text(words, media)
     return ChatMessage(
         platform=PLATFORM,
         chat_id=str(channel.id),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from enum import StrEnum
@@ -91,12 +91,53 @@ def parse_time(value: Any, *, default_tz: tzinfo | None = None) -> datetime:
     return when
 
 
-def as_id(value: Any) -> str | None:
-    """A platform id as a non-empty string (ints included), or None."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    return None
+def addressing(
+    sender_id: str,
+    mentions: tuple[str, ...],
+    reply_to: str | None,
+    bot_id: str | None,
+    senders: Mapping[str, str],
+) -> tuple[bool, bool]:
+    """(is_bot, to_bot) for an imported message, given the bot's id and the senders seen so far."""
+    if bot_id is None:
+        return False, False
+    is_bot = sender_id == bot_id
+    to_bot = not is_bot and (bot_id in mentions or (reply_to is not None and senders.get(reply_to) == bot_id))
+    return is_bot, to_bot
+
+
+Converter = Callable[[Any, dict[str, str]], "ChatMessage | str"]
+
+
+def convert_entries(
+    source: Path,
+    entries: list[Any],
+    where: str,
+    convert: Converter,
+    progress: Progress | None,
+    done: int = 0,
+    total: int | None = None,
+) -> MessageIterator:
+    """Run `convert(entry, senders)` over a JSON export's entries and yield messages and issues.
+
+    `convert` returns the message, or a string saying why a well-formed entry is skipped, and raises
+    ValueError or TypeError for a broken one. Locations read `<where>messages[i] (id …)`.
+    """
+    senders: dict[str, str] = {}
+    total = len(entries) if total is None else total
+    for index, entry in enumerate(entries):
+        if progress is not None:
+            progress(done + index + 1, total)
+        location = f"{where}messages[{index}]"
+        if isinstance(entry, Mapping) and entry.get("id") is not None:
+            location += f" (id {entry.get('id')})"
+        try:
+            item = convert(entry, senders)
+        except (ValueError, TypeError) as exc:
+            yield ImportIssue(str(source), location, str(exc))
+            continue
+        if isinstance(item, str):
+            yield ImportIssue(str(source), location, item, IssueKind.SKIPPED)
+        else:
+            senders[item.message_id] = item.sender_id
+            yield item

@@ -13,14 +13,14 @@ from typing import Any
 
 from adapters.importers.base import (
     ImportFileError,
-    ImportIssue,
-    IssueKind,
     MessageIterator,
     Progress,
-    as_id,
+    addressing,
+    convert_entries,
     load_json,
     parse_time,
 )
+from adapters.neutral import as_id, joined_text, reply_prefix
 from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
 
 PLATFORM = "discord"
@@ -46,24 +46,11 @@ def iter_messages(
     channel_type = str(channel.get("type") or "")
     kind = ChatKind.PRIVATE if channel_type == "DirectTextChat" else ChatKind.GROUP
     chat_name = str(channel.get("name") or "")
-    messages = root["messages"]
-    senders: dict[str, str] = {}
-    for index, entry in enumerate(messages):
-        if progress is not None:
-            progress(index + 1, len(messages))
-        location = f"messages[{index}]"
-        if isinstance(entry, Mapping) and entry.get("id") is not None:
-            location += f" (id {entry.get('id')})"
-        try:
-            item = _convert(entry, chat_id, kind, chat_name, bot_id, senders)
-        except (ValueError, TypeError) as exc:
-            yield ImportIssue(str(path), location, str(exc))
-            continue
-        if isinstance(item, str):
-            yield ImportIssue(str(path), location, item, IssueKind.SKIPPED)
-        else:
-            senders[item.message_id] = item.sender_id
-            yield item
+
+    def convert(entry: Any, senders: dict[str, str]) -> ChatMessage | str:
+        return _convert(entry, chat_id, kind, chat_name, bot_id, senders)
+
+    yield from convert_entries(path, root["messages"], "", convert, progress)
 
 
 def _convert(
@@ -87,34 +74,26 @@ def _convert(
     if not isinstance(content, str):
         raise ValueError(f"content must be a string, got {type(content).__name__}")
     media = _media(entry)
-    segments = ((Segment(SegmentKind.TEXT, content),) if content else ()) + media
-    if not segments:
+    words = (Segment(SegmentKind.TEXT, content),) if content else ()
+    if not media and not words:
         return "empty message (no content, attachments or stickers)"
-    text = " ".join(part for part in (content, "".join(s.text for s in media)) if part)
     mentions = tuple(
         dict.fromkeys(
-            str(as_id(m.get("id")))
-            for m in entry.get("mentions") or []
-            if isinstance(m, Mapping) and as_id(m.get("id")) is not None
+            i
+            for i in (as_id(m.get("id")) for m in entry.get("mentions") or [] if isinstance(m, Mapping))
+            if i
         )
     )
     reference = entry.get("reference") if isinstance(entry.get("reference"), Mapping) else {}
-    reply_to = as_id(reference.get("messageId")) if entry_type == "Reply" or reference else None
-    if reply_to is not None:
-        segments = (Segment(SegmentKind.REPLY, "", reply_to), *segments)
-    is_bot = bot_id is not None and sender_id == bot_id
-    to_bot = (
-        not is_bot
-        and bot_id is not None
-        and (bot_id in mentions or (reply_to is not None and senders.get(reply_to) == bot_id))
-    )
+    reply_to = as_id(reference.get("messageId"))
+    is_bot, to_bot = addressing(sender_id, mentions, reply_to, bot_id, senders)
     try:
         return ChatMessage(
             platform=PLATFORM,
             chat_id=chat_id,
             message_id=message_id,
             sender_id=sender_id,
-            text=text,
+            text=joined_text(words, media),
             time=parse_time(entry.get("timestamp")),
             sender_name=name,
             sender_card=nickname if nickname != name else "",
@@ -122,7 +101,7 @@ def _convert(
             chat_kind=kind,
             reply_to=reply_to,
             mentions=mentions,
-            segments=segments,
+            segments=reply_prefix(reply_to) + words + media,
             is_bot=is_bot,
             to_bot=to_bot,
         )

@@ -16,7 +16,8 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
-from adapters.importers.base import ImportFileError, ImportIssue, MessageIterator, Progress, as_id, parse_time
+from adapters.importers.base import ImportFileError, ImportIssue, MessageIterator, Progress, parse_time
+from adapters.neutral import as_id
 from memory.types import ChatMessage, InvalidMessage, Segment, SegmentKind
 
 REQUIRED = ("chat", "message_id", "sender_id", "sender_name", "time", "text")

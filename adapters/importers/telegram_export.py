@@ -15,13 +15,14 @@ from typing import Any
 from adapters.importers.base import (
     ImportFileError,
     ImportIssue,
-    IssueKind,
     MessageIterator,
     Progress,
-    as_id,
+    addressing,
+    convert_entries,
     load_json,
     parse_time,
 )
+from adapters.neutral import as_id, joined_text, mention_targets, reply_prefix
 from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
 
 PLATFORM = "telegram"
@@ -75,24 +76,18 @@ def iter_messages(
             done += len(messages)
             continue
         chat_name = str(chat.get("name") or "")
-        senders: dict[str, str] = {}
-        for index, entry in enumerate(messages):
-            done += 1
-            if progress is not None:
-                progress(done, total)
-            location = f"{where}messages[{index}]"
-            if isinstance(entry, Mapping) and entry.get("id") is not None:
-                location += f" (id {entry.get('id')})"
-            try:
-                item = _convert(entry, chat_id, kind, chat_name, tz, bot_id, senders)
-            except (ValueError, TypeError) as exc:
-                yield ImportIssue(str(path), location, str(exc))
-                continue
-            if isinstance(item, str):
-                yield ImportIssue(str(path), location, item, IssueKind.SKIPPED)
-            else:
-                senders[item.message_id] = item.sender_id
-                yield item
+
+        def convert(
+            entry: Any,
+            senders: dict[str, str],
+            chat_id: str = chat_id,
+            kind: ChatKind = kind,
+            chat_name: str = chat_name,
+        ) -> ChatMessage | str:
+            return _convert(entry, chat_id, kind, chat_name, tz, bot_id, senders)
+
+        yield from convert_entries(path, messages, where, convert, progress, done, total)
+        done += len(messages)
 
 
 def _chats(root: Any, path: Path) -> list[tuple[str, Mapping[str, Any]]]:
@@ -156,35 +151,25 @@ def _convert(
         raise ValueError("message has no from_id")
     media = _media(entry)
     words = _text_segments(entry.get("text_entities", entry.get("text", "")))
-    segments = media + words
-    text = " ".join(part for part in ("".join(s.text for s in media), "".join(s.text for s in words)) if part)
-    text = text.strip()
-    if not segments:
+    if not media and not words:
         return "empty message (no text and no media)"
-    mentions = tuple(dict.fromkeys(s.target for s in segments if s.kind is SegmentKind.MENTION and s.target))
+    mentions = mention_targets(words)
     reply_to = as_id(entry.get("reply_to_message_id"))
-    if reply_to is not None:
-        segments = (Segment(SegmentKind.REPLY, "", reply_to), *segments)
-    is_bot = bot_id is not None and sender_id == bot_id
-    to_bot = (
-        not is_bot
-        and bot_id is not None
-        and (bot_id in mentions or (reply_to is not None and senders.get(reply_to) == bot_id))
-    )
+    is_bot, to_bot = addressing(sender_id, mentions, reply_to, bot_id, senders)
     try:
         return ChatMessage(
             platform=PLATFORM,
             chat_id=chat_id,
             message_id=message_id,
             sender_id=sender_id,
-            text=text,
+            text=joined_text(media, words),
             time=when,
             sender_name=str(entry.get("from") or ""),
             chat_name=chat_name,
             chat_kind=kind,
             reply_to=reply_to,
             mentions=mentions,
-            segments=segments,
+            segments=reply_prefix(reply_to) + media + words,
             is_bot=is_bot,
             to_bot=to_bot,
         )

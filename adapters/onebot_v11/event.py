@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from adapters.neutral import as_id
 from adapters.onebot_v11.message import RawSegment, normalize_message, to_neutral
 from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
 
@@ -44,7 +45,7 @@ class MetaEvent:
         interval = data.get("interval")
         online = status.get("online") if isinstance(status, Mapping) else None
         return cls(
-            self_id=_opt_id(data.get("self_id")),
+            self_id=as_id(data.get("self_id")),
             meta_event_type=str(data.get("meta_event_type") or ""),
             sub_type=str(data.get("sub_type") or ""),
             interval_ms=int(interval) if isinstance(interval, int | float) and interval > 0 else None,
@@ -74,17 +75,17 @@ class MessageEvent:
         if not isinstance(data, Mapping):
             raise InvalidMessage(f"an event must be a JSON object, got {type(data).__name__}")
         message_type = data.get("message_type")
-        group_id = _opt_id(data.get("group_id"))
+        group_id = as_id(data.get("group_id"))
         if message_type not in ("group", "private"):
             if message_type is None and group_id is not None:
                 message_type = "group"
             else:
                 raise InvalidMessage(f"message_type must be 'group' or 'private', got {message_type!r}")
-        message_id = _opt_id(data.get("message_id"))
+        message_id = as_id(data.get("message_id"))
         if message_id is None:
             raise InvalidMessage(f"message_id is missing or not an id: {data.get('message_id')!r}")
         sender = data.get("sender") if isinstance(data.get("sender"), Mapping) else {}
-        user_id = _opt_id(data.get("user_id")) or _opt_id(sender.get("user_id"))
+        user_id = as_id(data.get("user_id")) or as_id(sender.get("user_id"))
         if user_id is None:
             raise InvalidMessage("user_id is missing (neither the event nor its sender has one)")
         if message_type == "group" and group_id is None:
@@ -106,7 +107,7 @@ class MessageEvent:
             user_id=user_id,
             time=when,
             message=normalize_message(message),
-            self_id=_opt_id(data.get("self_id")),
+            self_id=as_id(data.get("self_id")),
             group_id=group_id,
             group_name=str(data.get("group_name") or ""),
             sender=sender,
@@ -121,7 +122,7 @@ class MessageEvent:
             assert self.group_id is not None
             return self.group_id
         if self.self_sent:
-            target = _opt_id(self.sender.get("target_id")) if self.sender else None
+            target = as_id(self.sender.get("target_id")) if self.sender else None
             return target or self.user_id
         return self.user_id
 
@@ -196,14 +197,3 @@ def to_chat_message(
         is_bot=is_bot,
         to_bot=to_bot,
     )
-
-
-def _opt_id(value: Any) -> str | None:
-    """An id as a string (ints, including negative ones, or non-empty strings); None otherwise."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
+from adapters.neutral import joined_text, mention_targets
 from memory.text import truncate
 from memory.types import ChatKind, ChatMessage, Segment, SegmentKind
 
@@ -37,10 +38,10 @@ def message_to_chat(message: Message, *, bot_id: int, bot_username: str | None =
         return None
     chat = message.chat
     sender_id, sender_name = _sender(message)
-    mentions = tuple(dict.fromkeys(s.target for s in words if s.kind is SegmentKind.MENTION and s.target))
+    mentions = mention_targets(words)
     reply_to, reply_segment, replied_to_bot = _reply(message, bot_id)
     segments = ((reply_segment,) if reply_segment else ()) + media + words
-    text = " ".join(p for p in ("".join(s.text for s in media), "".join(s.text for s in words)) if p).strip()
+    text = joined_text(media, words)
     kind = _KINDS.get(str(chat.type), ChatKind.GROUP)
     is_bot = sender_id == str(bot_id)
     addressed_by_command = bot_username is not None and any(

@@ -122,7 +122,13 @@ class World:
 
     def message(self, channel: Any = None, **payload: Any) -> Any:
         channel = channel or self.general
-        data = {
+        data = self.payload(channel) | payload
+        return discord.Message(state=self.state, channel=channel, data=data)
+
+    @staticmethod
+    def payload(channel: Any) -> dict[str, Any]:
+        """A gateway MESSAGE_CREATE payload from Alice in `channel`."""
+        return {
             "id": snowflake(WHEN),
             "channel_id": str(channel.id),
             "guild_id": "1",
@@ -139,8 +145,7 @@ class World:
             "mentions": [],
             "author": user(2, "alice", "Alice"),
             "member": member("Raid Lead"),
-        } | payload
-        return discord.Message(state=self.state, channel=channel, data=data)
+        }
 
 
 @pytest.fixture
@@ -212,23 +217,12 @@ async def test_thread_is_its_own_chat_and_attachments_are_placeholders(world: Wo
 
 
 async def test_reply_to_the_bot(world: World) -> None:
-    bot_message = {
+    bot_message = World.payload(world.general) | {
         "id": snowflake(WHEN, 1),
-        "channel_id": "10",
-        "guild_id": "1",
-        "type": 0,
         "content": "Saturday 8pm",
-        "timestamp": WHEN.isoformat(),
-        "edited_timestamp": None,
-        "tts": False,
-        "mention_everyone": False,
-        "mention_roles": [],
-        "attachments": [],
-        "embeds": [],
-        "pinned": False,
-        "mentions": [],
         "author": user(BOT_ID, "qunyi", bot=True),
     }
+    del bot_message["member"]
     msg = message_to_chat(
         world.message(
             type=19,
