@@ -1,6 +1,6 @@
 """The LLM gateway: per-task models over any OpenAI-compatible endpoint, with budgets and retries."""
 
-from bot.llm.gateway import LLMGateway, build_gateway
+from bot.llm.gateway import LLMGateway, TaskReport, build_gateway
 from bot.llm.replies import ChatReply, ToolCall
 from bot.llm.settings import KNOWN_TASKS, Budget, LLMSettings, ResolvedTask, TaskModel
 from bot.llm.usage import TaskUsage, UsageLedger
@@ -13,6 +13,7 @@ __all__ = [
     "LLMSettings",
     "ResolvedTask",
     "TaskModel",
+    "TaskReport",
     "TaskUsage",
     "ToolCall",
     "UsageLedger",

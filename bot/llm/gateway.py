@@ -13,7 +13,7 @@ import json
 import logging
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 import openai
 from openai.types.chat import ChatCompletion
@@ -23,7 +23,7 @@ from bot.llm.jsontext import NoJSON, extract_json, strip_reasoning
 from bot.llm.replies import ChatReply, ToolCall
 from bot.llm.retry import backoff_delay, is_retryable_status, retry_after_seconds
 from bot.llm.settings import LLMSettings, ResolvedTask
-from bot.llm.usage import UsageLedger
+from bot.llm.usage import TaskUsage, UsageLedger
 from memory.clock import Clock
 from memory.ports import LLMUnavailable
 from memory.storage.database import Database
@@ -47,6 +47,15 @@ REPAIR_INSTRUCTION = (
     "Reply again with only the corrected JSON, nothing else. It must validate against this "
     "JSON Schema:\n{schema}"
 )
+
+
+class TaskReport(TypedDict):
+    """One task's state for `qunyi doctor`."""
+
+    model: str
+    base_url: str
+    unavailable_reason: str | None
+    usage: TaskUsage | None
 
 
 class BadAnswer(ValueError):
@@ -413,6 +422,22 @@ class LLMGateway:
             return await self._request(resolved, messages, parse, tools=tools, tool_choice=tool_choice)
         except BadAnswer as exc:
             raise LLMUnavailable(task, str(exc)) from None
+
+    async def report(self) -> dict[str, TaskReport]:
+        """Per task, for `qunyi doctor`: the model in use, why it is unavailable (None when usable)
+        and its token usage against the caps. Refreshes the cached budget verdicts first."""
+        await self.refresh()
+        usage = await self.ledger.summary()
+        result: dict[str, TaskReport] = {}
+        for task in sorted(set(self.settings.tasks) | set(usage)):
+            resolved = self.settings.resolve(task, self._environ)
+            result[task] = TaskReport(
+                model=resolved.model if resolved else "",
+                base_url=resolved.base_url if resolved else "",
+                unavailable_reason=self.unavailable_reason(task),
+                usage=usage.get(task),
+            )
+        return result
 
     async def close(self) -> None:
         """Close the HTTP clients."""

@@ -420,3 +420,21 @@ async def test_unreachable_server_is_retried_then_unavailable(
     with pytest.raises(LLMUnavailable, match="connection failed"):
         await gateway.complete_text("reply", ASK)
     assert len(sleeps) == 1
+
+
+async def test_report_shows_models_reasons_and_usage_for_doctor(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory
+) -> None:
+    fake_llm.script(Answer("ok", usage=(60, 60)))
+    gateway = make_gateway(
+        budgets={"topic": Budget(tokens_per_hour=100)},
+        tasks={"person": TaskModel(enabled=False), "jargon": TaskModel(model="small")},
+    )
+    await gateway.complete_text("topic", ASK)
+    report = await gateway.report()
+    assert set(report) == {"reply", "topic", "summary", "jargon", "person"}
+    assert report["topic"]["unavailable_reason"] == "over budget: topic: 120 tokens in the last hour, cap 100"
+    assert report["topic"]["usage"] is not None and report["topic"]["usage"]["hour"] == 120
+    assert report["person"]["unavailable_reason"] == "task disabled ([llm.tasks.person] enabled = false)"
+    assert report["jargon"]["model"] == "small" and report["jargon"]["unavailable_reason"] is None
+    assert report["reply"]["base_url"] == fake_llm.base_url
