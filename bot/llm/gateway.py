@@ -154,6 +154,16 @@ class LLMGateway:
         self._warned: set[str] = set()
         self._no_json_mode: set[tuple[str, str]] = set()
 
+    def reconfigure(self, settings: LLMSettings) -> None:
+        """Apply reloaded settings (models, limits, budgets) to later requests; requests in flight
+        finish under the old ones. Cached budget verdicts are dropped and re-checked on demand."""
+        if settings.concurrency != self.settings.concurrency:
+            self._semaphore = asyncio.Semaphore(settings.concurrency)
+        self.settings = settings
+        self.ledger.budgets = dict(settings.budgets)
+        self._blocked.clear()
+        self._warned.clear()
+
     # -- availability -------------------------------------------------------------------------
 
     def _config_reason(self, task: str) -> str | None:

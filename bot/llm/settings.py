@@ -27,7 +27,7 @@ EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 class TaskModel(BaseModel):
     """Model settings for one task; unset endpoint fields fall back to the global `[llm]` ones."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     enabled: bool = True
     base_url: str | None = None
@@ -45,7 +45,7 @@ class TaskModel(BaseModel):
 class Budget(BaseModel):
     """Token caps (prompt + completion) over a rolling hour and a rolling day; None = no cap."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     tokens_per_hour: int | None = Field(default=None, ge=0)
     tokens_per_day: int | None = Field(default=None, ge=0)
@@ -89,7 +89,7 @@ class ResolvedTask:
 class LLMSettings(BaseModel):
     """The `[llm]` table. `enabled = false` (the default) turns every LLM step into its offline path."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     enabled: bool = False
     base_url: str = ""

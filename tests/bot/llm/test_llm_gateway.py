@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -22,8 +21,6 @@ from memory.ports import LLMUnavailable
 from memory.storage.database import Database
 from tests.fakes.openai_server import Answer, Delay, Fail, FakeOpenAI, answer_json, tool_call
 
-START = datetime(2025, 3, 1, 8, 0, tzinfo=UTC)
-
 
 class Topic(BaseModel):
     title: str
@@ -32,18 +29,6 @@ class Topic(BaseModel):
 
 GOOD = {"title": "周末爬山", "keywords": ["爬山", "周末"]}
 ASK = [{"role": "user", "content": "给这段聊天起个话题标题"}]
-
-
-@pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[Database]:
-    database = await Database.open(tmp_path / "data")
-    yield database
-    await database.close()
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock(START)
 
 
 @pytest.fixture
@@ -438,3 +423,21 @@ async def test_report_shows_models_reasons_and_usage_for_doctor(
     assert report["person"]["unavailable_reason"] == "task disabled ([llm.tasks.person] enabled = false)"
     assert report["jargon"]["model"] == "small" and report["jargon"]["unavailable_reason"] is None
     assert report["reply"]["base_url"] == fake_llm.base_url
+
+
+async def test_reconfigure_applies_reloaded_budgets_models_and_limits(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory
+) -> None:
+    fake_llm.default = lambda _body: Delay(0.05, Answer("ok", usage=(30, 30)))
+    gateway = make_gateway(concurrency=4)
+    await gateway.complete_text("summary", ASK)
+    assert gateway.available("summary")
+    tighter = gateway.settings.model_copy(
+        update={"model": "other-model", "concurrency": 1, "budgets": {"summary": Budget(tokens_per_hour=50)}}
+    )
+    gateway.reconfigure(tighter)
+    await gateway.refresh()
+    assert not gateway.available("summary")
+    await asyncio.gather(*(gateway.complete_text("topic", ASK) for _ in range(3)))
+    assert fake_llm.chat_requests[-1].body["model"] == "other-model"
+    assert fake_llm.max_in_flight == 1

@@ -62,8 +62,8 @@ def test_resolve_applies_task_overrides_and_key_order() -> None:
     assert (jargon.base_url, jargon.model, jargon.api_key) == ("http://local/v1", "small", "j-key")
     assert (reply.base_url, reply.model, reply.api_key) == ("http://global/v1", "big", "g-key")
     # A key written in the config wins over the environment.
-    settings.api_key = "config-key"
-    assert settings.resolve("reply", env).api_key == "config-key"  # type: ignore[union-attr]
+    with_key = settings.model_copy(update={"api_key": "config-key"})
+    assert with_key.resolve("reply", env).api_key == "config-key"  # type: ignore[union-attr]
     assert settings.resolve("unknown", env) is None
 
 

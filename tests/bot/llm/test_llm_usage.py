@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
-import pytest
 from sqlalchemy import select
 
 from bot.llm.settings import Budget
@@ -16,13 +13,6 @@ from memory.models import LlmUsage
 from memory.storage.database import Database
 
 START = datetime(2025, 3, 1, 8, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[Database]:
-    database = await Database.open(tmp_path / "data")
-    yield database
-    await database.close()
 
 
 async def test_used_counts_prompt_and_completion_in_a_rolling_window(db: Database) -> None:
