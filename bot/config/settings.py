@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.llm.settings import LLMSettings
+
 
 class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -77,6 +79,7 @@ class Settings(Section):
     bot: BotSettings = BotSettings()
     reply: ReplySettings = ReplySettings()
     context: ContextSettings = ContextSettings()
+    llm: LLMSettings = LLMSettings()
     notes: NotesSettings = NotesSettings()
     tools: ToolsSettings = ToolsSettings()
     scheduler: SchedulerSettings = SchedulerSettings()
