@@ -24,7 +24,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from memory.topics import Disentangler, ThreadMessage
 
@@ -34,6 +34,7 @@ _STAMP = re.compile(r"^\[(\d{2}):(\d{2})\]\s(.*)$")
 _RENAME = re.compile(r"^(\S+) is now known as (\S+)")
 
 Cluster = frozenset[Hashable]
+_Node = TypeVar("_Node", bound=Hashable)
 
 
 class DataError(ValueError):
@@ -116,22 +117,27 @@ def first_scored(links: Sequence[tuple[int, int]]) -> int:
 
 def gold_clusters(links: Sequence[tuple[int, int]], cutoff: int) -> list[frozenset[int]]:
     """Connected components of the annotated links, keeping only lines ``>= cutoff``."""
-    parent: dict[int, int] = {}
+    groups: dict[int, set[int]] = defaultdict(set)
+    for node, root in components(links).items():
+        if node >= cutoff:
+            groups[root].add(node)
+    return sorted((frozenset(g) for g in groups.values()), key=min)
 
-    def find(x: int) -> int:
+
+def components(edges: Iterable[tuple[_Node, _Node]]) -> dict[_Node, _Node]:
+    """Union-find: every node of ``edges`` mapped to the representative of its connected part."""
+    parent: dict[_Node, _Node] = {}
+
+    def find(x: _Node) -> _Node:
         parent.setdefault(x, x)
         while parent[x] != x:
             parent[x] = parent[parent[x]]
             x = parent[x]
         return x
 
-    for later, earlier in links:
-        parent[find(earlier)] = find(later)
-    groups: dict[int, set[int]] = defaultdict(set)
-    for node in list(parent):
-        if node >= cutoff:
-            groups[find(node)].add(node)
-    return sorted((frozenset(g) for g in groups.values()), key=min)
+    for a, b in edges:
+        parent[find(a)] = find(b)
+    return {node: find(node) for node in list(parent)}
 
 
 def load_chats(data_dir: Path) -> list[IrcChat]:
@@ -208,20 +214,10 @@ def one_to_one(gold: Sequence[Cluster], pred: Sequence[Cluster]) -> float:
         return 100.0
     table = _contingency(gold, pred)
     # The pairing splits into independent blocks: connected parts of the overlap graph.
-    parent: dict[tuple[str, int], tuple[str, int]] = {}
-
-    def find(x: tuple[str, int]) -> tuple[str, int]:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for g, p in table:
-        parent[find(("g", g))] = find(("p", p))
+    root = components((("g", g), ("p", p)) for g, p in table)
     blocks: dict[tuple[str, int], list[tuple[int, int]]] = defaultdict(list)
     for g, p in table:
-        blocks[find(("g", g))].append((g, p))
+        blocks[root["g", g]].append((g, p))
     matched = 0
     for cells in blocks.values():
         rows = sorted({g for g, _ in cells})
