@@ -46,4 +46,5 @@ class Embedder(Protocol):
     model: str
     dimension: int
 
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        ...
