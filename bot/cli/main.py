@@ -6,8 +6,14 @@ import importlib
 
 import click
 
-COMMAND_MODULES: tuple[str, ...] = ("bot.cli.run", "bot.cli.memory_commands", "bot.cli.doctor")
-EVAL_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = (
+    "bot.cli.run",
+    "bot.cli.memory_commands",
+    "bot.cli.doctor",
+    "bot.cli.notes",
+    "bot.cli.mcp",
+)
+EVAL_MODULES: tuple[str, ...] = ("bot.cli.eval_disentangle",)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

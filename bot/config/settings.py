@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.llm.settings import LLMSettings
+
 
 class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -39,6 +41,18 @@ class ContextSettings(Section):
     recent_tokens: int = Field(800, ge=0, le=100_000)
 
 
+class NotesSettings(Section):
+    hints: int = Field(5, ge=0, le=50)
+    hints_tokens: int = Field(80, ge=0, le=2000)
+
+
+class ToolsSettings(Section):
+    enabled: bool = True
+    max_rounds: int = Field(3, ge=0, le=10)
+    time_limit_seconds: float = Field(30.0, gt=0.0, le=600.0)
+    call_time_limit_seconds: float = Field(10.0, gt=0.0, le=120.0)
+
+
 class SchedulerSettings(Section):
     config_watch_seconds: float = Field(5.0, ge=0.0, le=3600.0)
     shutdown_grace_seconds: float = Field(10.0, ge=0.0, le=600.0)
@@ -65,6 +79,9 @@ class Settings(Section):
     bot: BotSettings = BotSettings()
     reply: ReplySettings = ReplySettings()
     context: ContextSettings = ContextSettings()
+    llm: LLMSettings = LLMSettings()
+    notes: NotesSettings = NotesSettings()
+    tools: ToolsSettings = ToolsSettings()
     scheduler: SchedulerSettings = SchedulerSettings()
     adapters: AdaptersSettings = AdaptersSettings()
     logging: LoggingSettings = LoggingSettings()
