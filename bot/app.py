@@ -12,9 +12,14 @@ from bot.llm import LLMGateway, build_gateway
 from bot.reply.pipeline import ReplyPipeline
 from memory.clock import Clock, SystemClock
 from memory.context.notes_provider import NoteHintsProvider
+from memory.context.recall_provider import RecallProvider
+from memory.embeddings import EmbedderConfig, make_embedder
+from memory.recall import RecallSettings, RecallWeights, ScopePolicy
+from memory.recall.setup import attach_recall
 from memory.service import ContextSettings, MemoryService
 from memory.storage import Database
 from tasks import JobRunner, JobSpec
+from tasks.embedding_backfill import embedding_backfill_job
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +58,36 @@ def _context_settings(settings: Settings) -> ContextSettings:
     )
 
 
+def recall_settings(settings: Settings) -> RecallSettings:
+    """The `[recall]` table as the plain values memory/ takes."""
+    r = settings.recall
+    return RecallSettings(
+        candidates=r.candidates,
+        stems=r.stems,
+        rerank=r.rerank,
+        rerank_top=r.rerank_top,
+        query_embed_timeout_seconds=r.query_embed_timeout_seconds,
+        weights=RecallWeights(**r.weights.model_dump()),
+    )
+
+
+def recall_scope(settings: Settings) -> ScopePolicy:
+    r = settings.recall
+    return ScopePolicy(r.scope, tuple(r.global_blacklist), tuple(r.per_person_cross_chat))
+
+
+def embedder_config(settings: Settings) -> EmbedderConfig:
+    r = settings.recall
+    return EmbedderConfig(r.embedder, r.model, r.base_url, r.api_key_env, r.embed_timeout_seconds)
+
+
+def _configure_recall_context(memory: MemoryService, settings: Settings) -> None:
+    for provider in memory.context_providers:
+        if isinstance(provider, RecallProvider):
+            provider.budget_tokens = settings.context.recall_tokens
+            provider.limit = settings.context.recall_limit
+
+
 async def build_app(
     config: ConfigStore, data_dir: Path | None = None, clock: Clock | None = None, watch_config: bool = True
 ) -> App:
@@ -67,12 +102,28 @@ async def build_app(
         NoteHintsProvider(memory.notes, memory.chat_key, settings.notes.hints, settings.notes.hints_tokens)
     )
     llm = build_gateway(settings.llm, db, clock)
+    embedder = make_embedder(embedder_config(settings))
+    recaller = attach_recall(memory, recall_settings(settings), embedder, llm=llm)
+    recaller.scope = recall_scope(settings)
+    _configure_recall_context(memory, settings)
     runner = JobRunner(clock)
+    if embedder is not None:
+        runner.register(
+            embedding_backfill_job(
+                db,
+                embedder,
+                lambda: timedelta(seconds=config.current.recall.backfill_interval_seconds),
+                lambda: config.current.recall.backfill_batch,
+            )
+        )
     pipeline = ReplyPipeline(memory, lambda: config.current, llm)
     app = App(config, directory, clock, db, memory, runner, pipeline, llm)
 
     def on_reload(_old: Settings, new: Settings) -> None:
         memory.context_settings = _context_settings(new)
+        recaller.settings = recall_settings(new)
+        recaller.scope = recall_scope(new)
+        _configure_recall_context(memory, new)
         llm.reconfigure(new.llm)
         runner.reschedule()
 

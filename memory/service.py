@@ -16,7 +16,7 @@ from memory.context.recent import RecentWindowProvider
 from memory.ingest import BatchReport, Ingestor, Recorded
 from memory.models import Chat, ChatMember, Message, Person
 from memory.notes import NoteScopes
-from memory.recall.lexical import search_messages
+from memory.recall import Recaller, RecallHit, RecallQuery
 from memory.storage import Database
 from memory.types import ChatMessage
 
@@ -64,6 +64,7 @@ class MemoryService:
         self.ingestor = Ingestor(db)
         self.context_settings = context_settings or ContextSettings()
         self.notes = NoteScopes(notes_dir) if notes_dir is not None else None
+        self.recaller = Recaller(db)
         self.context_providers: list[ContextProvider] = [
             RecentWindowProvider(self.context_settings.recent_tokens)
         ]
@@ -121,8 +122,17 @@ class MemoryService:
 
     async def search(self, chat_ids: Sequence[int], query: str, limit: int = 10) -> list[SearchHit]:
         """Recall scoped to the given chats; callers decide the scope (one chat unless config allows)."""
-        hits = await search_messages(self.db, chat_ids, query, limit)
-        return [SearchHit("message", m.id, m.chat_id, m.text, m.speaker, score, m) for m, score in hits]
+        hits = await self.recall(RecallQuery(query, tuple(chat_ids), self.clock.now(), limit=limit))
+        async with self.db.read() as session:
+            stored = {m.id: m for m in await messages.by_ids(session, [h.id for h in hits if h.kind == "message"])}
+        return [
+            SearchHit(h.kind, h.id, h.chat_id, h.text, h.speaker, h.score, stored.get(h.id) if h.kind == "message" else None)
+            for h in hits
+        ]
+
+    async def recall(self, query: RecallQuery) -> list[RecallHit]:
+        """The hybrid recall (messages and ChatHistory) with the query's full `where`."""
+        return await self.recaller.recall(query)
 
     async def context_for_reply(self, chat_id: int, message: messages.StoredMessage | None) -> ReplyContext:
         """The pre-reply context, with no LLM call."""

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory.directory import match_members, members
+from memory.recall import RecallQuery, reinforce_history
 from memory.service import MemoryService
 from memory.text import truncate
 
@@ -25,22 +26,34 @@ class Answer:
 
 
 async def recall(memory: MemoryService, chat_id: int, query: str, limit: int = 5) -> Answer:
-    hits = await memory.search([chat_id], query, limit)
+    """The hybrid recall over messages and topics of the chats this chat may read; shown topics are
+    reinforced (their `count` rises)."""
+    chat_ids = await memory.recaller.chats_for(chat_id)
+    hits = await memory.recall(RecallQuery(query, chat_ids, memory.clock.now(), limit=limit))
+    shown_topics = [hit.id for hit in hits if hit.kind == "history"]
+    if shown_topics:
+        async with memory.db.write() as session:
+            await reinforce_history(session, shown_topics)
     results = [
         {
             "kind": hit.kind,
             "id": hit.id,
+            "chat_id": hit.chat_id,
             "speaker": hit.speaker,
-            "time": hit.message.time.isoformat() if hit.message else None,
+            "time": hit.time.isoformat(),
+            "theme": hit.theme or None,
             "text": hit.text,
-            "score": round(hit.score, 4),
+            "score": round(hit.score, 6),
         }
         for hit in hits
     ]
     lines = [f"关于「{query}」我记得:" if results else f"关于「{query}」我什么也没记住。"]
     for item in results:
-        when = (item["time"] or "")[:16].replace("T", " ")
-        lines.append(f"- [{when}] {item['speaker']}: {truncate(item['text'], MAX_ITEM_CHARS)}")
+        when = item["time"][:16].replace("T", " ")
+        if item["kind"] == "history":
+            lines.append(f"- [话题 {when[:10]}] {item['theme']}: {truncate(item['text'], MAX_ITEM_CHARS)}")
+        else:
+            lines.append(f"- [{when}] {item['speaker']}: {truncate(item['text'], MAX_ITEM_CHARS)}")
     return Answer({"query": query, "chat_id": chat_id, "results": results}, lines)
 
 

@@ -7,6 +7,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.llm.settings import LLMSettings
+from memory.recall.settings import RecallSettings as _RecallDefaults
+from memory.recall.settings import RecallWeights as _WeightDefaults
+
+_W = _WeightDefaults()
+_R = _RecallDefaults()
 
 
 class Section(BaseModel):
@@ -39,6 +44,47 @@ class ContextSettings(Section):
     total_tokens: int = Field(2000, ge=200, le=200_000)
     recent_messages: int = Field(20, ge=0, le=500)
     recent_tokens: int = Field(800, ge=0, le=100_000)
+    recall_tokens: int = Field(600, ge=0, le=100_000)
+    recall_limit: int = Field(8, ge=0, le=100)
+
+
+class RecallWeightsSettings(Section):
+    """Fusion, signal and salience weights of recall (a signal multiplies by 1 + weight × strength)."""
+
+    rrf_k: float = Field(_W.rrf_k, gt=0.0, le=1000.0)
+    lexical: float = Field(_W.lexical, ge=0.0, le=10.0)
+    dense: float = Field(_W.dense, ge=0.0, le=10.0)
+    history: float = Field(_W.history, ge=0.0, le=10.0)
+    preference: float = Field(_W.preference, ge=0.0, le=10.0)
+    context_spread: float = Field(_W.context_spread, ge=0.0, le=1.0)
+    keyword_overlap: float = Field(_W.keyword_overlap, ge=0.0, le=10.0)
+    quoted_phrase: float = Field(_W.quoted_phrase, ge=0.0, le=10.0)
+    person: float = Field(_W.person, ge=0.0, le=10.0)
+    time: float = Field(_W.time, ge=0.0, le=10.0)
+    reinforcement: float = Field(_W.reinforcement, ge=0.0, le=10.0)
+    recency_half_life_days: float = Field(_W.recency_half_life_days, ge=0.0, le=36500.0)
+    recency_floor: float = Field(_W.recency_floor, ge=0.0, le=1.0)
+
+
+class RecallSettings(Section):
+    """Scope, embedder and ranking of the one recall used by replies, /recall and the eval."""
+
+    scope: Literal["chat", "global"] = "chat"
+    global_blacklist: list[str] = []
+    per_person_cross_chat: list[str] = []
+    embedder: Literal["none", "local", "openai"] = "none"
+    model: str = ""
+    base_url: str = ""
+    api_key_env: str = "OPENAI_API_KEY"
+    embed_timeout_seconds: float = Field(30.0, gt=0.0, le=600.0)
+    query_embed_timeout_seconds: float = Field(2.0, gt=0.0, le=60.0)
+    backfill_interval_seconds: float = Field(60.0, ge=1.0, le=86_400.0)
+    backfill_batch: int = Field(256, ge=1, le=10_000)
+    candidates: int = Field(_R.candidates, ge=10, le=5000)
+    stems: bool = True
+    rerank: bool = False
+    rerank_top: int = Field(20, ge=2, le=100)
+    weights: RecallWeightsSettings = RecallWeightsSettings()
 
 
 class NotesSettings(Section):
@@ -79,6 +125,7 @@ class Settings(Section):
     bot: BotSettings = BotSettings()
     reply: ReplySettings = ReplySettings()
     context: ContextSettings = ContextSettings()
+    recall: RecallSettings = RecallSettings()
     llm: LLMSettings = LLMSettings()
     notes: NotesSettings = NotesSettings()
     tools: ToolsSettings = ToolsSettings()

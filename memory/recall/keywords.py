@@ -64,11 +64,11 @@ def remove_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
 
 
 def query_keywords(text: str, use_stems: bool = True) -> list[Keyword]:
-    """Distinct non-stop-word tokens of a query, in order."""
+    """Distinct non-stop-word tokens of a query, in order; all its tokens when every one is a stop word."""
+    terms = search_terms(text)
+    kept = [t for t in terms if t not in STOP_WORDS and not (len(t) == 1 and t.isascii())] or terms
     found: dict[str, Keyword] = {}
-    for term in search_terms(text):
-        if term in STOP_WORDS or (len(term) == 1 and term.isascii()):
-            continue
+    for term in kept:
         matched = stem(term) if use_stems else term
         prefix = use_stems and _LATIN.fullmatch(term) is not None and not term.isdigit()
         found.setdefault(matched, Keyword(term, matched, prefix))

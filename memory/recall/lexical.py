@@ -1,4 +1,4 @@
-"""BM25 over the jieba-tokenized full-text index of raw messages, scoped to chats."""
+"""Plain BM25 over raw messages — kept only as the evaluation baseline; recall uses the pipeline."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from memory.storage.fts import bm25_search, match_expression
 async def search_messages(
     db: Database, chat_ids: Sequence[int], query: str, limit: int
 ) -> list[tuple[StoredMessage, float]]:
-    """The best-matching raw messages of the given chats, best first."""
+    """The best-matching raw messages of the given chats by BM25 alone, best first."""
     match = match_expression(query)
     if match is None or not chat_ids:
         return []

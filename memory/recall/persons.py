@@ -5,6 +5,7 @@ so pinyin and diminutive variants (小红 ≈ 红红) also resolve."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -41,10 +42,8 @@ class PersonResolver(Protocol):
         """Everyone known in the chats."""
         ...
 
-    async def named_in(
-        self, session: AsyncSession, chat_ids: Sequence[int], text: str
-    ) -> list[NamedPerson]:
-        """The people named in `text`, left to right."""
+    def named_in(self, people: Sequence[PersonRef], text: str) -> list[NamedPerson]:
+        """The people (of `people`) named in `text`, left to right."""
         ...
 
 
@@ -60,15 +59,28 @@ class MemberResolver:
                 found[m.person_id] = PersonRef(m.person_id, m.platform_user_id, held.display if held else m.name, names)
         return list(found.values())
 
-    async def named_in(
-        self, session: AsyncSession, chat_ids: Sequence[int], text: str
-    ) -> list[NamedPerson]:
-        people = await self.people(session, chat_ids)
+    def __init__(self, cache_size: int = 64) -> None:
+        self._indexes: OrderedDict[tuple[tuple[int, tuple[str, ...]], ...], AliasIndex] = OrderedDict()
+        self.cache_size = cache_size
+
+    def _index(self, people: Sequence[PersonRef]) -> AliasIndex:
+        """The alias index of these people, built once per distinct set of names (pinyin is costly)."""
+        key = tuple(sorted((p.person_id, p.names) for p in people))
+        index = self._indexes.get(key)
+        if index is None:
+            index = AliasIndex(AliasEntry(str(p.person_id), name, "member") for p in people for name in p.names)
+            self._indexes[key] = index
+            if len(self._indexes) > self.cache_size:
+                self._indexes.popitem(last=False)
+        else:
+            self._indexes.move_to_end(key)
+        return index
+
+    def named_in(self, people: Sequence[PersonRef], text: str) -> list[NamedPerson]:
         if not people or not text.strip():
             return []
-        index = AliasIndex(AliasEntry(str(p.person_id), name, "member") for p in people for name in p.names)
         named = []
-        for mention in index.find_mentions(text):
+        for mention in self._index(people).find_mentions(text):
             ids = (mention.person_id,) if mention.person_id is not None else mention.candidates
             if ids:
                 named.append(NamedPerson(frozenset(int(i) for i in ids), mention.span, mention.text))

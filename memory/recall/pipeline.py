@@ -30,6 +30,7 @@ from memory.recall.query import RecallHit, RecallQuery, TimeRange
 from memory.recall.quotes import extract_quotes
 from memory.recall.rerank import rerank
 from memory.recall.salience import salience
+from memory.recall.scope import ScopePolicy
 from memory.recall.settings import RecallSettings
 from memory.recall.signals import QuestionSignals, apply_signals
 from memory.recall.timeexpr import parse_time_hints
@@ -52,7 +53,8 @@ class Plan:
 
 
 class Recaller:
-    """Hybrid recall over one database. Swap `settings`, `embedder` or `resolver` at any time."""
+    """Hybrid recall over one database. `scope` decides which chats a chat's questions may read
+    (`chats_for`); `settings`, `embedder`, `resolver` and `scope` may be swapped at any time."""
 
     def __init__(
         self,
@@ -67,7 +69,13 @@ class Recaller:
         self.embedder = embedder
         self.resolver: PersonResolver = resolver or MemberResolver()
         self.llm = llm
+        self.scope = ScopePolicy()
         self.vectors = VectorIndex()
+
+    async def chats_for(self, chat_id: int, asker_person_id: int | None = None) -> tuple[int, ...]:
+        """The chats a question asked in `chat_id` may recall from, under `self.scope`."""
+        async with self.db.read() as session:
+            return await self.scope.chats_for(session, chat_id, asker_person_id)
 
     async def recall(self, query: RecallQuery) -> list[RecallHit]:
         """The best `query.limit` memories for the question, inside its scope, best first."""
@@ -120,7 +128,7 @@ class Recaller:
     async def _plan(self, session: AsyncSession, query: RecallQuery) -> Plan:
         people_list = await self.resolver.people(session, query.chat_ids)
         people = {p.person_id: p for p in people_list}
-        named: list[NamedPerson] = await self.resolver.named_in(session, query.chat_ids, query.text)
+        named: list[NamedPerson] = self.resolver.named_in(people_list, query.text)
         hints = parse_time_hints(query.text, query.now)
         quotes = extract_quotes(query.text)
         stripped = remove_spans(query.text, [n.span for n in named] + [h.span for h in hints])

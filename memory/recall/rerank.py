@@ -16,7 +16,7 @@ from memory.recall.query import RecallHit
 from memory.text import truncate
 
 log = logging.getLogger(__name__)
-TASK = "recall"
+TASK = "reply"  # the reply model reorders; its budget counts the call
 ITEM_CHARS = 240
 
 

@@ -68,8 +68,9 @@ def apply_signals(hits: Sequence[RecallHit], signals: QuestionSignals, weights: 
     """Multiply each hit's score by its signal boosts, recording the factors in `hit.signals`."""
     for hit in hits:
         for name, strength in strengths(hit, signals).items():
-            if strength <= 0:
+            weight = getattr(weights, name)
+            if strength <= 0 or weight <= 0:
                 continue
-            factor = 1.0 + getattr(weights, name) * strength
+            factor = 1.0 + weight * strength
             hit.score *= factor
             hit.signals[name] = round(factor, 4)

@@ -148,6 +148,54 @@ def _en_count(m: re.Match[str]) -> int | None:
     return _en_number(m.group(1))
 
 
+_EN_MONTHS = {name: i + 1 for i, name in enumerate(
+    ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+     "november", "december"))}
+_EN_MONTHS.update({name[:3]: n for name, n in list(_EN_MONTHS.items())} | {"sept": 9})
+_MONTH_NAME = (r"(January|February|March|April|May(?! (?:I|we|you|he|she|they|it)\b)|June|July|August|September|October|November|December|"
+               r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?")
+
+
+def _absolute_month(now: datetime, month: int, year: int | None) -> Window | None:
+    """A named month: of the given year, else its latest occurrence not after `now`."""
+    if not 1 <= month <= 12:
+        return None
+    if year is None:
+        year = now.year if month <= now.month else now.year - 1
+    start = _day_start(now).replace(year=year, month=month, day=1)
+    end = start.replace(year=year + month // 12, month=month % 12 + 1)
+    return start, end, timedelta(days=7)
+
+
+def _absolute_day(now: datetime, month: int, day: int, year: int | None) -> Window | None:
+    month_window = _absolute_month(now, month, year)
+    if month_window is None:
+        return None
+    try:
+        start = month_window[0].replace(day=day)
+    except ValueError:
+        return None
+    return start, start + DAY, timedelta(days=2)
+
+
+def _absolute_year(now: datetime, year: int) -> Window | None:
+    if not 1900 <= year <= 2200:
+        return None
+    start = _day_start(now).replace(year=year, month=1, day=1)
+    return start, start.replace(year=year + 1), timedelta(days=30)
+
+
+def _cn_year(text: str) -> int | None:
+    if text.isdigit():
+        return int(text)
+    digits = [_CN_DIGITS.get(ch) for ch in text]
+    return int("".join(str(d) for d in digits)) if all(d is not None for d in digits) else None
+
+
+def _opt_int(value: str | None) -> int | None:
+    return int(value) if value else None
+
+
 _RULES: list[Rule] = [
     # Chinese, longest forms first.
     (re.compile(r"大前天"), lambda m, now: _days_window(now, 3, 1)),
@@ -173,6 +221,14 @@ _RULES: list[Rule] = [
     (re.compile(r"前年"), lambda m, now: _year(now, 2)),
     (re.compile(r"去年"), lambda m, now: _year(now, 1)),
     (re.compile(r"今年"), lambda m, now: _year(now, 0)),
+    (re.compile(r"(\d{4}|[〇零一二三四五六七八九]{4})年(\d{1,2}|[一二三四五六七八九十]{1,3})月(?:份)?(?:(\d{1,2})[日号])?"),
+     lambda m, now: _absolute_day(now, parse_cn_number(m.group(2)) or 0, int(m.group(3)), _cn_year(m.group(1)))
+     if m.group(3) else _absolute_month(now, parse_cn_number(m.group(2)) or 0, _cn_year(m.group(1)))),
+    (re.compile(r"(?<![\d个])(\d{1,2}|[一二三四五六七八九十]{1,3})月(?:份)?(?:(\d{1,2})[日号])?"),
+     lambda m, now: _absolute_day(now, parse_cn_number(m.group(1)) or 0, int(m.group(2)), None)
+     if m.group(2) else _absolute_month(now, parse_cn_number(m.group(1)) or 0, None)),
+    (re.compile(r"(\d{4}|[〇零一二三四五六七八九]{4})年(?!前|以前)"),
+     lambda m, now: _absolute_year(now, _cn_year(m.group(1)) or 0)),
     (re.compile(r"前几天|这几天|前些天|前两天"), lambda m, now: _recent(now, 7)),
     (re.compile(r"最近|近来|近期"), lambda m, now: _recent(now, 14)),
     # English.
@@ -197,6 +253,13 @@ _RULES: list[Rule] = [
     (re.compile(r"\bthis month\b", re.I), lambda m, now: _month(now, 0)),
     (re.compile(r"\blast year\b", re.I), lambda m, now: _year(now, 1)),
     (re.compile(r"\bthis year\b", re.I), lambda m, now: _year(now, 0)),
+    (re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH_NAME}(?:,? (\d{{4}}))?"),
+     lambda m, now: _absolute_day(now, _EN_MONTHS[m.group(2).lower()], int(m.group(1)), _opt_int(m.group(3)))),
+    (re.compile(rf"\b{_MONTH_NAME} (\d{{1,2}})(?:st|nd|rd|th)?\b(?:,? (\d{{4}}))?"),
+     lambda m, now: _absolute_day(now, _EN_MONTHS[m.group(1).lower()], int(m.group(2)), _opt_int(m.group(3)))),
+    (re.compile(rf"\b{_MONTH_NAME}(?:,? (\d{{4}}))?\b"),
+     lambda m, now: _absolute_month(now, _EN_MONTHS[m.group(1).lower()], _opt_int(m.group(2)))),
+    (re.compile(r"\b(?:in |since |during |of )?((?:19|20)\d{2})\b"), lambda m, now: _absolute_year(now, int(m.group(1)))),
     (re.compile(r"\b(?:recently|lately|the other day)\b", re.I), lambda m, now: _recent(now, 14)),
 ]
 

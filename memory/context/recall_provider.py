@@ -1,0 +1,54 @@
+"""The recalled-memories section of the reply context: hybrid recall on the message being answered,
+minus what the recent window already shows. Recalled ChatHistory rows are reinforced (`count` + 1)."""
+
+from __future__ import annotations
+
+from memory.context.builder import ContextRequest, ContextSection
+from memory.recall.pipeline import Recaller
+from memory.recall.query import RecallHit, RecallQuery
+from memory.recall.reinforce import reinforce_history
+
+PRIORITY = 60
+
+
+def memory_line(hit: RecallHit) -> str:
+    """One recalled memory as a context line, with the speaker's alias and the date."""
+    if hit.kind == "history":
+        who = f" ({hit.speaker})" if hit.speaker else ""
+        return f"[topic {hit.time:%Y-%m-%d}] {hit.theme}{who}: {hit.text}"
+    return f"[{hit.time:%Y-%m-%d %H:%M}] {hit.speaker}: {hit.text}"
+
+
+class RecallProvider:
+    """Recalled memories for the reply, each section line one memory, best first."""
+
+    name = "recall"
+
+    def __init__(self, recaller: Recaller, budget_tokens: int, limit: int) -> None:
+        self.recaller = recaller
+        self.budget_tokens = budget_tokens
+        self.limit = limit
+
+    async def section(self, request: ContextRequest) -> ContextSection | None:
+        if self.limit <= 0 or self.budget_tokens <= 0 or not request.query.strip():
+            return None
+        shown = {m.id for m in request.recent}
+        if request.message is not None:
+            shown.add(request.message.id)
+        asker = request.message.person_id if request.message is not None else None
+        chat_ids = await self.recaller.chats_for(request.chat_id, asker)
+        query = RecallQuery(request.query, chat_ids, request.now, limit=self.limit + len(shown))
+        hits = [
+            hit
+            for hit in await self.recaller.recall(query)
+            if not (hit.kind == "message" and hit.id in shown)
+        ][: self.limit]
+        if not hits:
+            return None
+        history_ids = [hit.id for hit in hits if hit.kind == "history"]
+        if history_ids:
+            async with self.recaller.db.write() as session:
+                await reinforce_history(session, history_ids)
+        return ContextSection(
+            "recall", "Recalled memories", [memory_line(hit) for hit in hits], self.budget_tokens, PRIORITY
+        )

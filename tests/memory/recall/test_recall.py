@@ -1,0 +1,150 @@
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import select
+
+from bot.commands import answers
+from memory.clock import ManualClock
+from memory.models import ChatHistory
+from memory.recall import RecallQuery, ScopePolicy, TimeRange
+from memory.service import MemoryService
+from tests.conftest import T0, make_message
+from tests.memory.recall.conftest import add_history, ask, with_weights
+
+
+async def chat_id(memory: MemoryService, chat: str) -> int:
+    ref = await memory.chat("test", chat)
+    assert ref is not None
+    return ref.id
+
+
+async def test_recall_never_leaks_another_chat(recall_memory: MemoryService) -> None:
+    await recall_memory.record(make_message(1, chat="g1", text="周末去杭州爬山"))
+    await recall_memory.record(make_message(2, chat="g2", text="我的银行卡密码是 secret 杭州爬山"))
+    g1, g2 = await chat_id(recall_memory, "g1"), await chat_id(recall_memory, "g2")
+    assert await recall_memory.recaller.chats_for(g1) == (g1,)
+    for query in ("杭州爬山", "secret", "银行卡密码"):
+        hits = await recall_memory.recall(RecallQuery(query, (g1,), T0, limit=20))
+        assert all(hit.chat_id == g1 for hit in hits)
+        assert not any("secret" in hit.text for hit in hits)
+    assert await ask(recall_memory, g2, "secret", T0) == ["我的银行卡密码是 secret 杭州爬山"]
+    context = await recall_memory.context_for_reply(g1, (await recall_memory.recent(g1, 1))[-1])
+    assert "secret" not in context.text
+
+
+async def test_global_scope_respects_the_blacklist_and_per_person_lists(recall_memory: MemoryService) -> None:
+    await recall_memory.record(make_message(1, chat="g1", sender="alice", text="hello"))
+    await recall_memory.record(make_message(2, chat="g2", sender="alice", text="plan A"))
+    await recall_memory.record(make_message(3, chat="g3", sender="bob", text="plan B"))
+    g1, g2, g3 = [await chat_id(recall_memory, c) for c in ("g1", "g2", "g3")]
+    recaller = recall_memory.recaller
+    recaller.scope = ScopePolicy("global", global_blacklist=("test:g3",))
+    assert await recaller.chats_for(g1) == (g1, g2)
+    assert await recaller.chats_for(g3) == (g3,), "a blacklisted chat sees only itself"
+    recaller.scope = ScopePolicy("chat", per_person_cross_chat=("test:alice",))
+    alice = (await recall_memory.recent(g1, 1))[-1].person_id
+    bob = (await recall_memory.recent(g3, 1))[-1].person_id
+    assert await recaller.chats_for(g1, alice) == (g1, g2)
+    assert await recaller.chats_for(g3, bob) == (g3,)
+    assert await recaller.chats_for(g1, None) == (g1,)
+
+
+async def test_quoted_phrase_wins_over_repeated_words(recall_memory: MemoryService) -> None:
+    await recall_memory.record(make_message(1, text="爬山 爬山 周末 周末 都行 爬山"))
+    await recall_memory.record(make_message(2, text="下次周末爬山记得带水"))
+    with_weights(recall_memory, quoted_phrase=0.0, context_spread=0.0)
+    assert (await ask(recall_memory, 1, '谁说过"周末爬山"', T0))[0] == "爬山 爬山 周末 周末 都行 爬山"
+    with_weights(recall_memory, context_spread=0.0)
+    assert (await ask(recall_memory, 1, '谁说过"周末爬山"', T0))[0] == "下次周末爬山记得带水"
+    assert (await ask(recall_memory, 1, "谁说过「周末爬山」", T0))[0] == "下次周末爬山记得带水"
+
+
+async def test_an_alias_resolves_to_the_speaker_not_a_keyword(recall_memory: MemoryService) -> None:
+    await recall_memory.record(make_message(1, sender="u1", sender_name="hongxiao", sender_card="小红", text="那家咖啡店不错"))
+    await recall_memory.record(make_message(2, sender="u2", sender_name="阿明", text="咖啡店 咖啡店 那家咖啡店我也去过"))
+    with_weights(recall_memory, person=0.0, context_spread=0.0)
+    assert (await ask(recall_memory, 1, "hongxiao 推荐的咖啡店", T0))[0].startswith("咖啡店 咖啡店")
+    with_weights(recall_memory, context_spread=0.0)
+    hits = await recall_memory.recall(RecallQuery("hongxiao 推荐的咖啡店", (1,), T0))
+    assert hits[0].text == "那家咖啡店不错"
+    assert hits[0].speaker == "小红", "shown by the name the group uses"
+    assert "person" in hits[0].signals
+
+
+async def test_last_wednesday_prefers_that_day(recall_memory: MemoryService, clock: ManualClock) -> None:
+    wednesday = datetime(2026, 3, 4, 19, 0, tzinfo=UTC)
+    yesterday = datetime(2026, 3, 11, 19, 0, tzinfo=UTC)
+    await recall_memory.record(make_message(1, text="我们去吃了火锅", time=wednesday))
+    await recall_memory.record(make_message(2, text="吃了火锅，火锅很辣", time=yesterday))
+    now = datetime(2026, 3, 12, 15, 0, tzinfo=UTC)  # Thursday
+    with_weights(recall_memory, time=0.0, context_spread=0.0)
+    assert (await ask(recall_memory, 1, "上周三吃的什么火锅", now))[0]== "吃了火锅，火锅很辣"
+    with_weights(recall_memory, context_spread=0.0)
+    assert (await ask(recall_memory, 1, "上周三吃的什么火锅", now))[0] == "我们去吃了火锅"
+    assert await ask(recall_memory, 1, "上周三", now, limit=1) == ["我们去吃了火锅"], "a bare time still recalls"
+
+
+async def test_a_stated_habit_is_found_through_its_synthetic_document(recall_memory: MemoryService) -> None:
+    await recall_memory.record(make_message(1, sender="bob", text="我一般周末去朝阳公园骑行"))
+    await recall_memory.record(make_message(2, sender="amy", text="今天下雨了"))
+    with_weights(recall_memory, preference=0.0, context_spread=0.0)
+    assert "我一般周末去朝阳公园骑行" not in await ask(recall_memory, 1, "他平时有什么习惯", T0)
+    with_weights(recall_memory, context_spread=0.0)
+    assert (await ask(recall_memory, 1, "他平时有什么习惯", T0))[0] == "我一般周末去朝阳公园骑行"
+    hits = await recall_memory.recall(RecallQuery("习惯", (1,), T0))
+    assert all(hit.kind == "message" for hit in hits), "the verbatim message is what recall returns"
+
+
+async def test_unsummarised_messages_are_found_beside_chat_history(recall_memory: MemoryService) -> None:
+    for n, text in enumerate(["周六爬香山吧", "好，早上八点集合", "记得带水"], start=1):
+        await recall_memory.record(make_message(n, text=text))
+    await recall_memory.record(make_message(10, text="香山的红叶下周最好看"))
+    async with recall_memory.db.write() as session:
+        history_id = await add_history(
+            session, 1, "周六爬香山", "大家约好周六早上八点集合爬香山", T0, T0 + timedelta(minutes=3), [1, 2, 3], ["香山", "爬山"]
+        )
+    hits = await recall_memory.recall(RecallQuery("香山", (1,), T0 + timedelta(hours=1)))
+    kinds = {(hit.kind, hit.id) for hit in hits}
+    assert ("history", history_id) in kinds
+    assert ("message", 4) in kinds, "the message no topic covers yet is still recalled"
+
+
+async def test_recalled_chat_history_count_rises(recall_memory: MemoryService) -> None:
+    await recall_memory.record(make_message(1, text="周六爬香山吧"))
+    await recall_memory.record(make_message(2, text="香山见"))
+    async with recall_memory.db.write() as session:
+        history_id = await add_history(session, 1, "爬香山", "约了周六爬香山", T0, T0, [1], ["香山"])
+        other_id = await add_history(session, 1, "预算会议", "讨论预算", T0, T0, [], ["预算"])
+    await recall_memory.record(make_message(3, text="香山那次谁去了?"))
+    context = await recall_memory.context_for_reply(1, (await recall_memory.recent(1, 1))[-1])
+    assert "约了周六爬香山" in context.text
+    answer = await answers.recall(recall_memory, 1, "香山")
+    assert any(item["kind"] == "history" and item["id"] == history_id for item in answer.data["results"])
+    async with recall_memory.db.read() as session:
+        counts = dict((await session.execute(select(ChatHistory.id, ChatHistory.count))).all())
+    assert counts == {history_id: 2, other_id: 0}
+
+
+async def test_duplicates_reinforce_instead_of_repeating(recall_memory: MemoryService) -> None:
+    for n, sender in enumerate(("a", "b", "c"), start=1):
+        await recall_memory.record(make_message(n, sender=sender, text="周六去爬山！"))
+    await recall_memory.record(make_message(4, sender="d", text="周六 爬山 也可以"))
+    with_weights(recall_memory, context_spread=0.0)
+    hits = await recall_memory.recall(RecallQuery("周六爬山", (1,), T0))
+    assert [hit.text for hit in hits].count("周六去爬山！") == 1
+    top = next(hit for hit in hits if hit.text == "周六去爬山！")
+    assert sorted(top.duplicates) == [2, 3]
+    assert top.signals["salience"] > next(h for h in hits if h.id == 4).signals["salience"]
+
+
+async def test_where_filters_by_person_time_and_topic(recall_memory: MemoryService) -> None:
+    await recall_memory.record(make_message(1, sender="amy", text="火锅好吃"))
+    await recall_memory.record(make_message(2, sender="bob", text="火锅太辣", mentions=("amy",)))
+    await recall_memory.record(make_message(3, sender="cat", text="火锅店关门了", time=T0 + timedelta(days=3)))
+    amy = (await recall_memory.recent(1, 3))[0].person_id
+    assert amy is not None
+    by_amy = await recall_memory.recall(RecallQuery("火锅", (1,), T0, person_ids=(amy,)))
+    assert {hit.id for hit in by_amy} == {1, 2}, "spoken by or mentioning the person"
+    early = await recall_memory.recall(RecallQuery("火锅", (1,), T0, time_range=TimeRange(None, T0 + timedelta(days=1))))
+    assert {hit.id for hit in early} == {1, 2}
+    spicy = await recall_memory.recall(RecallQuery("火锅", (1,), T0, topic="太辣"))
+    assert [hit.id for hit in spicy] == [2]

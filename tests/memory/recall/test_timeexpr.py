@@ -1,0 +1,79 @@
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+
+from memory.recall.timeexpr import parse_cn_number, parse_time_hints
+
+# A Thursday afternoon.
+NOW = datetime(2026, 3, 12, 15, 0, tzinfo=UTC)
+
+
+def window(text: str, now: datetime = NOW) -> tuple[str, str, str]:
+    hints = parse_time_hints(text, now)
+    assert len(hints) == 1, [h.text for h in hints]
+    h = hints[0]
+    return h.text, h.start.date().isoformat(), h.end.date().isoformat()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("上周三我们吃了什么", ("上周三", "2026-03-04", "2026-03-05")),
+        ("上星期天去哪了", ("上星期天", "2026-03-08", "2026-03-09")),
+        ("昨天说的那家店", ("昨天", "2026-03-11", "2026-03-12")),
+        ("前天", ("前天", "2026-03-10", "2026-03-11")),
+        ("大前天", ("大前天", "2026-03-09", "2026-03-10")),
+        ("三天前", ("三天前", "2026-03-09", "2026-03-10")),
+        ("十二天前", ("十二天前", "2026-02-28", "2026-03-01")),
+        ("上周", ("上周", "2026-03-02", "2026-03-09")),
+        ("上个月的聚会", ("上个月", "2026-02-01", "2026-03-01")),
+        ("去年", ("去年", "2025-01-01", "2026-01-01")),
+        ("5月份", ("5月份", "2025-05-01", "2025-06-01")),
+        ("2025年12月24日", ("2025年12月24日", "2025-12-24", "2025-12-25")),
+        ("what did we do 3 days ago", ("3 days ago", "2026-03-09", "2026-03-10")),
+        ("a week ago", ("a week ago", "2026-03-03", "2026-03-08")),
+        ("yesterday", ("yesterday", "2026-03-11", "2026-03-12")),
+        ("last week", ("last week", "2026-03-02", "2026-03-09")),
+        ("last Wednesday", ("last Wednesday", "2026-03-04", "2026-03-05")),
+        ("camping in June", ("June", "2025-06-01", "2025-07-01")),
+        ("on 8 May, 2023", ("8 May, 2023", "2023-05-08", "2023-05-09")),
+    ],
+)
+def test_expressions_become_windows(text: str, expected: tuple[str, str, str]) -> None:
+    assert window(text) == expected
+
+
+def test_months_ago_in_chinese_and_english_agree() -> None:
+    cn = parse_time_hints("两个月前", NOW)[0]
+    en = parse_time_hints("two months ago", NOW)[0]
+    assert (cn.start, cn.end) == (en.start, en.end)
+    assert cn.start < NOW - timedelta(days=61) < cn.end
+
+
+def test_proximity_is_full_inside_and_fades_outside() -> None:
+    hint = parse_time_hints("上周三", NOW)[0]
+    assert hint.proximity(datetime(2026, 3, 4, 20, 0, tzinfo=UTC)) == 1.0
+    assert 0 < hint.proximity(datetime(2026, 3, 5, 12, 0, tzinfo=UTC)) < 1
+    assert hint.proximity(datetime(2026, 3, 11, 12, 0, tzinfo=UTC)) == 0.0
+
+
+def test_days_follow_the_question_timezone() -> None:
+    beijing = timezone(timedelta(hours=8))
+    now = datetime(2026, 3, 12, 1, 0, tzinfo=beijing)  # still 11 March in UTC
+    hint = parse_time_hints("昨天", now)[0]
+    assert hint.start == datetime(2026, 3, 11, tzinfo=beijing)
+
+
+def test_plain_words_are_not_times() -> None:
+    assert parse_time_hints("May I ask what you like", NOW) == []
+    assert parse_time_hints("我们周末一起爬山吧", NOW) == []
+
+
+def test_chinese_numerals() -> None:
+    assert [parse_cn_number(t) for t in ("两", "十", "十二", "二十", "二十三", "7", "几")] == [2, 10, 12, 20, 23, 7, 3]
+    assert parse_cn_number("好") is None
+
+
+def test_naive_now_is_refused() -> None:
+    with pytest.raises(ValueError, match="timezone-aware"):
+        parse_time_hints("昨天", datetime(2026, 3, 12))
