@@ -123,12 +123,14 @@ class MemoryService:
     async def search(self, chat_ids: Sequence[int], query: str, limit: int = 10) -> list[SearchHit]:
         """Recall scoped to the given chats; callers decide the scope (one chat unless config allows)."""
         hits = await self.recall(RecallQuery(query, tuple(chat_ids), self.clock.now(), limit=limit))
+        message_ids = [h.id for h in hits if h.kind == "message"]
         async with self.db.read() as session:
-            stored = {m.id: m for m in await messages.by_ids(session, [h.id for h in hits if h.kind == "message"])}
-        return [
-            SearchHit(h.kind, h.id, h.chat_id, h.text, h.speaker, h.score, stored.get(h.id) if h.kind == "message" else None)
-            for h in hits
-        ]
+            stored = {m.id: m for m in await messages.by_ids(session, message_ids)}
+
+        def source(hit: RecallHit) -> messages.StoredMessage | None:
+            return stored.get(hit.id) if hit.kind == "message" else None
+
+        return [SearchHit(h.kind, h.id, h.chat_id, h.text, h.speaker, h.score, source(h)) for h in hits]
 
     async def recall(self, query: RecallQuery) -> list[RecallHit]:
         """The hybrid recall (messages and ChatHistory) with the query's full `where`."""

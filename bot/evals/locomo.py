@@ -87,22 +87,29 @@ def load_conversations(path: Path) -> list[Conversation]:
         raise DataError(f"cannot read {path}: {exc}") from exc
     if not isinstance(data, list):
         raise DataError(f"{path} should hold a list of conversations")
-    conversations = []
-    for item in data:
-        conv = item["conversation"]
-        out = Conversation(str(item.get("sample_id", len(conversations))))
-        sessions = sorted(int(m.group(1)) for k in conv if (m := _SESSION_KEY.match(k)))
-        for n in sessions:
-            when = parse_session_time(conv[f"session_{n}_date_time"])
-            for turn in conv[f"session_{n}"]:
-                body = str(turn.get("text", ""))
-                if turn.get("blip_caption"):
-                    body = f"{body} [image: {turn['blip_caption']}]".strip()
-                out.turns.append(Turn(turn["dia_id"], turn["speaker"], body, when))
-        for qa in item.get("qa", []):
-            out.questions.append(Question(str(qa["question"]), int(qa["category"]), evidence_ids(qa.get("evidence", []))))
-        conversations.append(out)
-    return conversations
+    try:
+        return [_conversation(item, i) for i, item in enumerate(data)]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DataError(f"{path}: unexpected conversation shape ({exc!r})") from exc
+
+
+def _conversation(item: dict[str, Any], position: int) -> Conversation:
+    """One LoCoMo conversation: its turns in session order and its questions."""
+    conv = item["conversation"]
+    out = Conversation(str(item.get("sample_id", position)))
+    sessions = sorted(int(m.group(1)) for k in conv if (m := _SESSION_KEY.match(k)))
+    for n in sessions:
+        when = parse_session_time(conv[f"session_{n}_date_time"])
+        for turn in conv[f"session_{n}"]:
+            body = str(turn.get("text", ""))
+            if turn.get("blip_caption"):
+                body = f"{body} [image: {turn['blip_caption']}]".strip()
+            out.turns.append(Turn(turn["dia_id"], turn["speaker"], body, when))
+    for qa in item.get("qa", []):
+        out.questions.append(
+            Question(str(qa["question"]), int(qa["category"]), evidence_ids(qa.get("evidence", [])))
+        )
+    return out
 
 
 def session_of(dia_id: str) -> int:
@@ -146,7 +153,10 @@ def summarize(rows: list[tuple[int, dict[str, float]]]) -> dict[str, Any]:
     per_category: dict[str, Any] = {}
     for category in sorted({c for c, _ in rows}):
         mine = [s for c, s in rows if c == category]
-        entry: dict[str, Any] = {"n_questions": len(mine), "session_frac@10": mean([s["session_frac@10"] for s in mine])}
+        entry: dict[str, Any] = {
+            "n_questions": len(mine),
+            "session_frac@10": mean([s["session_frac@10"] for s in mine]),
+        }
         if category in TURN_CATEGORIES:
             entry.update({key: mean([s[key] for s in mine]) for key in TURN_KEYS})
         per_category[str(category)] = entry
@@ -214,7 +224,9 @@ async def evaluate(
                     ranked = [dia_of[i] for i in await _hybrid(memory, chat_id, question, now) if i in dia_of]
                     rows.append((question.category, score_ranking(ranked, question.evidence)))
                     if baseline:
-                        plain = [dia_of[i] for i in await _bm25(memory, chat_id, question, now) if i in dia_of]
+                        plain = [
+                            dia_of[i] for i in await _bm25(memory, chat_id, question, now) if i in dia_of
+                        ]
                         base_rows.append((question.category, score_ranking(plain, question.evidence)))
                 t3 = time.perf_counter()
                 timings["record"] += t1 - t0

@@ -64,7 +64,9 @@ async def backfill(db: Database, embedder: Embedder, batch_size: int = 256) -> B
                 session, "history", embedder.model, [(r.id, r.chat_id) for r in histories], vectors
             )
     if report.total:
-        log.info("embedded %d messages and %d topics with %s", report.messages, report.histories, embedder.model)
+        log.info(
+            "embedded %d messages and %d topics with %s", report.messages, report.histories, embedder.model
+        )
     return report
 
 

@@ -57,18 +57,25 @@ class LocalEmbedder:
                 try:
                     from sentence_transformers import SentenceTransformer
                 except ImportError as exc:
-                    raise EmbedderUnavailable("sentence-transformers is not installed (local-embed extra)") from exc
+                    raise EmbedderUnavailable(
+                        "sentence-transformers is not installed (local-embed extra)"
+                    ) from exc
                 try:
                     model = SentenceTransformer(self._source(), device="cpu")
                 except OSError as exc:
                     raise EmbedderUnavailable(f"model {self.model!r} is not on this machine: {exc}") from exc
-                self.dimension = int(model.get_sentence_embedding_dimension() or 0)
+                # sentence-transformers renamed the method; take whichever this version has
+                size = getattr(model, "get_embedding_dimension", None)
+                size = size or model.get_sentence_embedding_dimension
+                self.dimension = int(size() or 0)
                 self._model = model
             return self._model
 
     def _encode(self, texts: list[str]) -> list[list[float]]:
         model = self._load()
-        vectors = model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False)
+        vectors = model.encode(
+            texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False
+        )
         return [row.tolist() for row in vectors]
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:

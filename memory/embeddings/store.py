@@ -19,7 +19,11 @@ Key = tuple[str, int]
 
 
 async def save_vectors(
-    session: AsyncSession, kind: str, model: str, rows: Sequence[tuple[int, int]], vectors: Sequence[Sequence[float]]
+    session: AsyncSession,
+    kind: str,
+    model: str,
+    rows: Sequence[tuple[int, int]],
+    vectors: Sequence[Sequence[float]],
 ) -> int:
     """Store one vector per (ref_id, chat_id) row for `model`, replacing an older one of the same model."""
     if len(rows) != len(vectors):
@@ -51,29 +55,37 @@ async def save_vectors(
 
 @dataclass(frozen=True, slots=True)
 class ChatVectors:
-    """All vectors of one chat under one model: keys (kind, ref_id) and a unit-row matrix."""
+    """All vectors of one chat under one model: keys (kind, ref_id), a unit-row matrix, and the
+    (count, newest id, newest write time) they were read at."""
 
     keys: list[Key]
     matrix: Matrix
-    version: tuple[int, int]
+    version: tuple[int, int, float]
 
 
 async def load_vectors(session: AsyncSession, chat_id: int, model: str) -> ChatVectors:
     rows = (
         await session.execute(
-            select(EmbeddingVector.id, EmbeddingVector.kind, EmbeddingVector.ref_id, EmbeddingVector.dimension,
-                   EmbeddingVector.vector)
+            select(
+                EmbeddingVector.id,
+                EmbeddingVector.created_at,
+                EmbeddingVector.kind,
+                EmbeddingVector.ref_id,
+                EmbeddingVector.dimension,
+                EmbeddingVector.vector,
+            )
             .where(EmbeddingVector.chat_id == chat_id, EmbeddingVector.model == model)
             .order_by(EmbeddingVector.id)
         )
     ).all()
     if not rows:
-        return ChatVectors([], np.zeros((0, 0), dtype=np.float32), (0, 0))
+        return ChatVectors([], np.zeros((0, 0), dtype=np.float32), (0, 0, 0.0))
     dims = {row.dimension for row in rows}
     if len(dims) != 1:
         raise ValueError(f"chat {chat_id} has vectors of several sizes {sorted(dims)} under model {model!r}")
     matrix = np.vstack([from_blob(row.vector, row.dimension) for row in rows])
-    return ChatVectors([(row.kind, row.ref_id) for row in rows], matrix, (len(rows), rows[-1].id))
+    version = (len(rows), rows[-1].id, max(row.created_at for row in rows))
+    return ChatVectors([(row.kind, row.ref_id) for row in rows], matrix, version)
 
 
 class VectorIndex:
@@ -85,12 +97,14 @@ class VectorIndex:
     async def _chat(self, session: AsyncSession, chat_id: int, model: str) -> ChatVectors:
         found = (
             await session.execute(
-                select(func.count(), func.max(EmbeddingVector.id)).where(
+                select(
+                    func.count(), func.max(EmbeddingVector.id), func.max(EmbeddingVector.created_at)
+                ).where(
                     EmbeddingVector.chat_id == chat_id, EmbeddingVector.model == model
                 )
             )
         ).one()
-        version = (int(found[0]), int(found[1] or 0))
+        version = (int(found[0]), int(found[1] or 0), float(found[2] or 0.0))
         held = self._cache.get((chat_id, model))
         if held is None or held.version != version:
             held = await load_vectors(session, chat_id, model)

@@ -36,7 +36,10 @@ class PreferenceDoc(Base):
     the verbatim message it came from (never instead of it). Indexed in `preference_fts`."""
 
     __tablename__ = "preference_docs"
-    __table_args__ = (Index("ix_preference_docs_chat", "chat_id"), Index("ix_preference_docs_message", "message_id"))
+    __table_args__ = (
+        Index("ix_preference_docs_chat", "chat_id"),
+        Index("ix_preference_docs_message", "message_id"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id", ondelete="CASCADE"))

@@ -77,14 +77,18 @@ class Scope:
         return f"message_id IN (SELECT id FROM messages WHERE {self.messages(params)})"
 
 
-async def lexical_messages(session: AsyncSession, scope: Scope, match: str, limit: int) -> list[tuple[Key, float]]:
+async def lexical_messages(
+    session: AsyncSession, scope: Scope, match: str, limit: int
+) -> list[tuple[Key, float]]:
     params: dict[str, object] = {}
     where = f"rowid IN (SELECT id FROM messages WHERE {scope.messages(params)})"
     hits = await bm25_search(session, "messages_fts", match, limit, where, **params)
     return [(("message", rowid), score) for rowid, score in hits]
 
 
-async def lexical_histories(session: AsyncSession, scope: Scope, match: str, limit: int) -> list[tuple[Key, float]]:
+async def lexical_histories(
+    session: AsyncSession, scope: Scope, match: str, limit: int
+) -> list[tuple[Key, float]]:
     params: dict[str, object] = {}
     where = f"rowid IN (SELECT id FROM chat_history WHERE {scope.histories(params)})"
     hits = await bm25_search(session, "chat_history_fts", match, limit, where, **params)
@@ -102,7 +106,9 @@ async def lexical_preferences(
         return []
     id_params: dict[str, object] = {}
     ids = _in_list("pd", [rowid for rowid, _ in hits], id_params)
-    rows = await session.execute(text(f"SELECT id, message_id FROM preference_docs WHERE id IN ({ids})"), id_params)
+    rows = await session.execute(
+        text(f"SELECT id, message_id FROM preference_docs WHERE id IN ({ids})"), id_params
+    )
     source = {int(r[0]): int(r[1]) for r in rows}
     return [(("message", source[rowid]), score) for rowid, score in hits if rowid in source]
 
@@ -113,8 +119,11 @@ async def messages_in_window(
     """Messages inside a time window (newest first), for questions that are mostly a time."""
     params: dict[str, object] = {}
     where = scope.messages(params)
-    params.update(w0=window.start.timestamp() if window.start else 0.0,
-                  w1=window.end.timestamp() if window.end else 1e18, lim=limit)
+    params.update(
+        w0=window.start.timestamp() if window.start else 0.0,
+        w1=window.end.timestamp() if window.end else 1e18,
+        lim=limit,
+    )
     rows = await session.execute(
         text(
             f"SELECT id FROM messages WHERE {where} AND time >= :w0 AND time < :w1 "
@@ -154,7 +163,8 @@ async def neighbours(session: AsyncSession, message_ids: Sequence[int]) -> dict[
         text(
             "SELECT m.id, "
             f"(SELECT p.id FROM messages p WHERE p.chat_id = m.chat_id AND (p.time < m.time OR "
-            f"(p.time = m.time AND p.id < m.id)) AND p.{searchable} ORDER BY p.time DESC, p.id DESC LIMIT 1), "
+            f"(p.time = m.time AND p.id < m.id)) AND p.{searchable} "
+            "ORDER BY p.time DESC, p.id DESC LIMIT 1), "
             f"(SELECT n.id FROM messages n WHERE n.chat_id = m.chat_id AND (n.time > m.time OR "
             f"(n.time = m.time AND n.id > m.id)) AND n.{searchable} ORDER BY n.time, n.id LIMIT 1) "
             f"FROM messages m WHERE m.id IN ({ids})"

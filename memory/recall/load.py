@@ -88,8 +88,6 @@ def in_scope(
     if query.person_ids:
         wanted = set(query.person_ids)
         uids = {platform_ids[p] for p in wanted if p in platform_ids}
-        if not (
-            (hit.person_id in wanted) or (uids & set(hit.mentions)) or (wanted & set(hit.participants))
-        ):
+        if not ((hit.person_id in wanted) or (uids & set(hit.mentions)) or (wanted & set(hit.participants))):
             return False
     return topic_keys is None or hit.key in topic_keys

@@ -55,8 +55,12 @@ class MemberResolver:
         for chat_id in chat_ids:
             for m in await members(session, chat_id):
                 held = found.get(m.person_id)
-                names = tuple(dict.fromkeys(n for n in (m.name, m.card, m.nickname, *(held.names if held else ())) if n))
-                found[m.person_id] = PersonRef(m.person_id, m.platform_user_id, held.display if held else m.name, names)
+                names = tuple(
+                    dict.fromkeys(n for n in (m.name, m.card, m.nickname, *(held.names if held else ())) if n)
+                )
+                found[m.person_id] = PersonRef(
+                    m.person_id, m.platform_user_id, held.display if held else m.name, names
+                )
         return list(found.values())
 
     def __init__(self, cache_size: int = 64) -> None:
@@ -68,7 +72,9 @@ class MemberResolver:
         key = tuple(sorted((p.person_id, p.names) for p in people))
         index = self._indexes.get(key)
         if index is None:
-            index = AliasIndex(AliasEntry(str(p.person_id), name, "member") for p in people for name in p.names)
+            index = AliasIndex(
+                AliasEntry(str(p.person_id), name, "member") for p in people for name in p.names
+            )
             self._indexes[key] = index
             if len(self._indexes) > self.cache_size:
                 self._indexes.popitem(last=False)

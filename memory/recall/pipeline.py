@@ -169,7 +169,9 @@ class Recaller:
             add(w.preference, await cand.lexical_preferences(session, scope, plan.match, n))
         if query_vector is not None and self.embedder is not None:
             try:
-                found = await self.vectors.search(session, scope.chat_ids, self.embedder.model, query_vector, n)
+                found = await self.vectors.search(
+                    session, scope.chat_ids, self.embedder.model, query_vector, n
+                )
             except ValueError as exc:
                 log.warning("dense recall skipped: %s", exc)
                 found = []
@@ -196,7 +198,9 @@ class Recaller:
                 spread[neighbour] = spread.get(neighbour, 0.0) + weight * fused[key]
         return spread
 
-    async def _topic_keys(self, session: AsyncSession, query: RecallQuery, scope: cand.Scope) -> set[Key] | None:
+    async def _topic_keys(
+        self, session: AsyncSession, query: RecallQuery, scope: cand.Scope
+    ) -> set[Key] | None:
         """With a topic: the ChatHistory rows matching it, their source messages, and matching messages."""
         if not query.topic:
             return None

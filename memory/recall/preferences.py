@@ -22,21 +22,54 @@ _END = r"[^.!?;。！？；\n]"
 
 # (kind, pattern with one group holding the content)
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("habit", re.compile(rf"\bI (?:usually|always|typically|generally|normally|often|tend to) ({_END}{{4,100}})", re.I)),
+    (
+        "habit",
+        re.compile(
+            rf"\bI (?:usually|always|typically|generally|normally|often|tend to) ({_END}{{4,100}})", re.I
+        ),
+    ),
     ("habit", re.compile(rf"\bI(?:'m| am) (?:used to|accustomed to) ({_END}{{4,100}})", re.I)),
     ("habit", re.compile(rf"\bevery (?:day|morning|evening|night|week|weekend) I ({_END}{{4,100}})", re.I)),
-    ("like", re.compile(rf"\bI (?:really |just |also )?(?:prefer|like|love|enjoy|adore|favou?r) ({_END}{{3,100}})", re.I)),
-    ("like", re.compile(rf"\bI(?:'m| am) (?:a (?:big |huge )?fan of|into|passionate about|obsessed with) ({_END}{{3,100}})", re.I)),
+    (
+        "like",
+        re.compile(
+            rf"\bI (?:really |just |also )?(?:prefer|like|love|enjoy|adore|favou?r) ({_END}{{3,100}})", re.I
+        ),
+    ),
+    (
+        "like",
+        re.compile(
+            rf"\bI(?:'m| am) (?:a (?:big |huge )?fan of|into|passionate about|obsessed with) "
+            rf"({_END}{{3,100}})",
+            re.I,
+        ),
+    ),
     ("like", re.compile(rf"\bmy fav(?:ou?rite)? ({_END}{{3,100}})", re.I)),
     ("dislike", re.compile(rf"\bI (?:don't|do not|never) (?:like|enjoy|eat|drink) ({_END}{{3,100}})", re.I)),
     ("dislike", re.compile(rf"\bI (?:dislike|hate|avoid|can't stand|cannot stand) ({_END}{{3,100}})", re.I)),
     ("dislike", re.compile(rf"\bI(?:'m| am) not (?:a fan of|into|fond of) ({_END}{{3,100}})", re.I)),
-    ("experience", re.compile(rf"\b(?:in my experience|I've found that|I have found that),? ({_END}{{4,100}})", re.I)),
+    (
+        "experience",
+        re.compile(rf"\b(?:in my experience|I've found that|I have found that),? ({_END}{{4,100}})", re.I),
+    ),
     ("memory", re.compile(rf"\bI (?:still )?remember ({_END}{{4,100}})", re.I)),
     ("past", re.compile(rf"\bI used to ({_END}{{4,100}})", re.I)),
-    ("past", re.compile(rf"\b(?:when I was|back when|growing up|as a (?:kid|child|teenager))[, ]({_END}{{4,100}})", re.I)),
-    ("habit", re.compile(r"我(?:一般|通常|平时|平常|经常|总是|老是|每天|每周|每次|习惯)([^。！？；!?;\n]{2,60})")),
-    ("like", re.compile(r"我(?:很|超|最|挺|比较|特别|也|还)?(?:喜欢|爱吃|爱喝|爱玩|爱看|偏爱|最爱)([^。！？；!?;\n]{1,60})")),
+    (
+        "past",
+        re.compile(
+            rf"\b(?:when I was|back when|growing up|as a (?:kid|child|teenager))[, ]({_END}{{4,100}})", re.I
+        ),
+    ),
+    (
+        "habit",
+        re.compile(r"我(?:一般|通常|平时|平常|经常|总是|老是|每天|每周|每次|习惯)([^。！？；!?;\n]{2,60})"),
+    ),
+    (
+        "like",
+        re.compile(
+            r"我(?:很|超|最|挺|比较|特别|也|还)?(?:喜欢|爱吃|爱喝|爱玩|爱看|偏爱|最爱)([^。！？；!?;\n]{1,60})"
+        ),
+    ),
     ("dislike", re.compile(r"我(?:不喜欢|讨厌|受不了|不爱|不吃|不喝|最烦)([^。！？；!?;\n]{1,60})")),
     ("past", re.compile(r"我(?:以前|之前|过去|小时候|当年|曾经|上学的时候)([^。！？；!?;\n]{2,60})")),
     ("memory", re.compile(r"我(?:还记得|记得)([^。！？；!?;\n]{2,60})")),

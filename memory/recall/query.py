@@ -43,8 +43,9 @@ class RecallQuery:
 class RecallHit:
     """One recalled memory: a raw message or a ChatHistory row, with its final score.
 
-    `text` is what is shown (a message, or a ChatHistory summary); `signals` records each step's factor (for admins and tuning); `duplicates` are the ids of other
-    rows with the same content that were merged into this one and reinforced it.
+    `text` is what is shown (a message, or a ChatHistory summary); `signals` records each step's
+    factor (for admins and tuning); `duplicates` are the ids of other rows with the same content that
+    were merged into this one and reinforced it.
     """
 
     kind: HitKind

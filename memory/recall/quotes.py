@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from memory.text import normalize
 
 _PAIRS = (('"', '"'), ("“", "”"), ("「", "」"), ("『", "』"), ("＂", "＂"), ("‘", "’"), ("《", "》"))
-_PATTERNS = [re.compile(re.escape(a) + r"([^" + re.escape(a + b) + r"\n]{1,80})" + re.escape(b)) for a, b in _PAIRS]
+_PATTERNS = [
+    re.compile(re.escape(a) + r"([^" + re.escape(a + b) + r"\n]{1,80})" + re.escape(b)) for a, b in _PAIRS
+]
 # Single quotes only around a phrase that starts and ends on word boundaries, so "don't" is no quote.
 _SINGLE = re.compile(r"(?<!\w)'([^'\n]{2,80})'(?!\w)")
 _MIN_CJK = 2

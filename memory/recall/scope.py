@@ -28,7 +28,9 @@ class ScopePolicy:
     def _listed(platform: str, ident: str, listed: tuple[str, ...]) -> bool:
         return f"{platform}:{ident}" in listed or ident in listed
 
-    async def chats_for(self, session: AsyncSession, chat_id: int, asker_person_id: int | None = None) -> tuple[int, ...]:
+    async def chats_for(
+        self, session: AsyncSession, chat_id: int, asker_person_id: int | None = None
+    ) -> tuple[int, ...]:
         """The chat ids a question asked in `chat_id` (by `asker_person_id`) may recall from."""
         if self.mode == "chat" and not self.per_person_cross_chat:
             return (chat_id,)
@@ -37,16 +39,24 @@ class ScopePolicy:
         if here is None or self._listed(here.platform, here.platform_chat_id, self.global_blacklist):
             return (chat_id,)
         allowed = {
-            cid for cid, c in chats.items() if not self._listed(c.platform, c.platform_chat_id, self.global_blacklist)
+            cid
+            for cid, c in chats.items()
+            if not self._listed(c.platform, c.platform_chat_id, self.global_blacklist)
         }
         if self.mode == "global":
             return (chat_id, *sorted(allowed - {chat_id}))
         if asker_person_id is None:
             return (chat_id,)
         person = await session.get(Person, asker_person_id)
-        if person is None or not self._listed(person.platform, person.platform_user_id, self.per_person_cross_chat):
+        if person is None or not self._listed(
+            person.platform, person.platform_user_id, self.per_person_cross_chat
+        ):
             return (chat_id,)
         theirs = set(
-            (await session.scalars(select(ChatMember.chat_id).where(ChatMember.person_id == asker_person_id))).all()
+            (
+                await session.scalars(
+                    select(ChatMember.chat_id).where(ChatMember.person_id == asker_person_id)
+                )
+            ).all()
         )
         return (chat_id, *sorted((theirs & allowed) - {chat_id}))

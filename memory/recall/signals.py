@@ -34,7 +34,9 @@ class QuestionSignals:
     platform_ids: Mapping[int, str] = field(default_factory=dict)
 
 
-def person_strength(hit: RecallHit, named: Sequence[NamedPerson], signals: QuestionSignals, doc: str) -> float:
+def person_strength(
+    hit: RecallHit, named: Sequence[NamedPerson], signals: QuestionSignals, doc: str
+) -> float:
     if not named:
         return 0.0
     total = 0.0

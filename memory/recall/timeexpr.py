@@ -14,14 +14,48 @@ from datetime import datetime, timedelta
 
 DAY = timedelta(days=1)
 
-_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "俩": 2, "三": 3, "四": 4, "五": 5,
-              "六": 6, "七": 7, "八": 8, "九": 9, "几": 3}
-_EN_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-               "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
-               "a couple of": 2, "couple of": 2, "a few": 3, "few": 3, "several": 4}
+_CN_DIGITS = {
+    "零": 0,
+    "〇": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "俩": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+    "几": 3,
+}
+_EN_NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "a couple of": 2,
+    "couple of": 2,
+    "a few": 3,
+    "few": 3,
+    "several": 4,
+}
 _CN_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "末": 5}
-_EN_WEEKDAYS = {name: i for i, name in enumerate(
-    ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))}
+_EN_WEEKDAYS = {
+    name: i
+    for i, name in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +101,9 @@ def _day_start(when: datetime) -> datetime:
     return when.replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-def _days_window(now: datetime, days_back: int, tolerance_days: float) -> tuple[datetime, datetime, timedelta]:
+def _days_window(
+    now: datetime, days_back: int, tolerance_days: float
+) -> tuple[datetime, datetime, timedelta]:
     start = _day_start(now) - days_back * DAY
     return start, start + DAY, timedelta(days=tolerance_days)
 
@@ -128,7 +164,10 @@ Window = tuple[datetime, datetime, timedelta]
 Rule = tuple[re.Pattern[str], Callable[[re.Match[str], datetime], Window | None]]
 
 _CN_NUM = r"(\d+|[零〇一二两俩三四五六七八九十几]+)"
-_EN_NUM = r"(\d+|a couple of|couple of|a few|few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+_EN_NUM = (
+    r"(\d+|a couple of|couple of|a few|few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten"
+    r"|eleven|twelve)"
+)
 _WEEK_CN = r"(?:周|星期|礼拜)"
 
 
@@ -148,12 +187,31 @@ def _en_count(m: re.Match[str]) -> int | None:
     return _en_number(m.group(1))
 
 
-_EN_MONTHS = {name: i + 1 for i, name in enumerate(
-    ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-     "november", "december"))}
+_EN_MONTHS = {
+    name: i + 1
+    for i, name in enumerate(
+        (
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        )
+    )
+}
 _EN_MONTHS.update({name[:3]: n for name, n in list(_EN_MONTHS.items())} | {"sept": 9})
-_MONTH_NAME = (r"(January|February|March|April|May(?! (?:I|we|you|he|she|they|it)\b)|June|July|August|September|October|November|December|"
-               r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?")
+_MONTH_NAME = (
+    r"(January|February|March|April|May(?! (?:I|we|you|he|she|they|it)\b)|June|July|August|September|"
+    r"October|November|December|"
+    r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?"
+)
 
 
 def _absolute_month(now: datetime, month: int, year: int | None) -> Window | None:
@@ -202,14 +260,26 @@ _RULES: list[Rule] = [
     (re.compile(r"前天"), lambda m, now: _days_window(now, 2, 1)),
     (re.compile(r"昨天|昨日|昨晚|昨儿|昨夜"), lambda m, now: _days_window(now, 1, 1)),
     (re.compile(r"今天|今日|今早|今晚|今儿"), lambda m, now: _days_window(now, 0, 1)),
-    (re.compile(r"(上上|上|这|本)个?" + _WEEK_CN + r"([一二三四五六日天末])"),
-     lambda m, now: _weekend(now, {"上上": 2, "上": 1}.get(m.group(1), 0)) if m.group(2) == "末"
-     else _weekday(now, _CN_WEEKDAYS[m.group(2)], {"上上": 2, "上": 1}.get(m.group(1), 0))),
-    (re.compile(r"(上上|上|这|本)个?" + _WEEK_CN),
-     lambda m, now: (_week_start(now, {"上上": 2, "上": 1}.get(m.group(1), 0)),
-                     _week_start(now, {"上上": 2, "上": 1}.get(m.group(1), 0) - 1), timedelta(days=2))),
-    (re.compile(r"(?:周|星期|礼拜)([一二三四五六日天])"),
-     lambda m, now: _weekday(now, _CN_WEEKDAYS[m.group(1)], None)),
+    (
+        re.compile(r"(上上|上|这|本)个?" + _WEEK_CN + r"([一二三四五六日天末])"),
+        lambda m, now: (
+            _weekend(now, {"上上": 2, "上": 1}.get(m.group(1), 0))
+            if m.group(2) == "末"
+            else _weekday(now, _CN_WEEKDAYS[m.group(2)], {"上上": 2, "上": 1}.get(m.group(1), 0))
+        ),
+    ),
+    (
+        re.compile(r"(上上|上|这|本)个?" + _WEEK_CN),
+        lambda m, now: (
+            _week_start(now, {"上上": 2, "上": 1}.get(m.group(1), 0)),
+            _week_start(now, {"上上": 2, "上": 1}.get(m.group(1), 0) - 1),
+            timedelta(days=2),
+        ),
+    ),
+    (
+        re.compile(r"(?:周|星期|礼拜)([一二三四五六日天])"),
+        lambda m, now: _weekday(now, _CN_WEEKDAYS[m.group(1)], None),
+    ),
     (re.compile(_CN_NUM + r"(?:天|日)(?:以)?前"), _with_count(_n_days_ago, _cn_count)),
     (re.compile(_CN_NUM + r"个?(?:周|星期|礼拜)(?:以)?前"), _with_count(_weeks_ago, _cn_count)),
     (re.compile(r"上上个?月"), lambda m, now: _month(now, 2)),
@@ -221,14 +291,28 @@ _RULES: list[Rule] = [
     (re.compile(r"前年"), lambda m, now: _year(now, 2)),
     (re.compile(r"去年"), lambda m, now: _year(now, 1)),
     (re.compile(r"今年"), lambda m, now: _year(now, 0)),
-    (re.compile(r"(\d{4}|[〇零一二三四五六七八九]{4})年(\d{1,2}|[一二三四五六七八九十]{1,3})月(?:份)?(?:(\d{1,2})[日号])?"),
-     lambda m, now: _absolute_day(now, parse_cn_number(m.group(2)) or 0, int(m.group(3)), _cn_year(m.group(1)))
-     if m.group(3) else _absolute_month(now, parse_cn_number(m.group(2)) or 0, _cn_year(m.group(1)))),
-    (re.compile(r"(?<![\d个])(\d{1,2}|[一二三四五六七八九十]{1,3})月(?:份)?(?:(\d{1,2})[日号])?"),
-     lambda m, now: _absolute_day(now, parse_cn_number(m.group(1)) or 0, int(m.group(2)), None)
-     if m.group(2) else _absolute_month(now, parse_cn_number(m.group(1)) or 0, None)),
-    (re.compile(r"(\d{4}|[〇零一二三四五六七八九]{4})年(?!前|以前)"),
-     lambda m, now: _absolute_year(now, _cn_year(m.group(1)) or 0)),
+    (
+        re.compile(
+            r"(\d{4}|[〇零一二三四五六七八九]{4})年(\d{1,2}|[一二三四五六七八九十]{1,3})月(?:份)?(?:(\d{1,2})[日号])?"
+        ),
+        lambda m, now: (
+            _absolute_day(now, parse_cn_number(m.group(2)) or 0, int(m.group(3)), _cn_year(m.group(1)))
+            if m.group(3)
+            else _absolute_month(now, parse_cn_number(m.group(2)) or 0, _cn_year(m.group(1)))
+        ),
+    ),
+    (
+        re.compile(r"(?<![\d个])(\d{1,2}|[一二三四五六七八九十]{1,3})月(?:份)?(?:(\d{1,2})[日号])?"),
+        lambda m, now: (
+            _absolute_day(now, parse_cn_number(m.group(1)) or 0, int(m.group(2)), None)
+            if m.group(2)
+            else _absolute_month(now, parse_cn_number(m.group(1)) or 0, None)
+        ),
+    ),
+    (
+        re.compile(r"(\d{4}|[〇零一二三四五六七八九]{4})年(?!前|以前)"),
+        lambda m, now: _absolute_year(now, _cn_year(m.group(1)) or 0),
+    ),
     (re.compile(r"前几天|这几天|前些天|前两天"), lambda m, now: _recent(now, 7)),
     (re.compile(r"最近|近来|近期"), lambda m, now: _recent(now, 14)),
     # English.
@@ -241,25 +325,46 @@ _RULES: list[Rule] = [
     (re.compile(rf"\b{_EN_NUM} years? ago\b", re.I), _with_count(lambda now, n: _year(now, n), _en_count)),
     (re.compile(r"\blast weekend\b", re.I), lambda m, now: _weekend(now, 1)),
     (re.compile(r"\bthis weekend\b", re.I), lambda m, now: _weekend(now, 0)),
-    (re.compile(r"\blast (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I),
-     lambda m, now: _weekday(now, _EN_WEEKDAYS[m.group(1).lower()], 1)),
-    (re.compile(r"\b(?:on |this )?(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I),
-     lambda m, now: _weekday(now, _EN_WEEKDAYS[m.group(1).lower()], None)),
-    (re.compile(r"\blast week\b", re.I),
-     lambda m, now: (_week_start(now, 1), _week_start(now, 0), timedelta(days=2))),
-    (re.compile(r"\bthis week\b", re.I),
-     lambda m, now: (_week_start(now, 0), _week_start(now, -1), timedelta(days=2))),
+    (
+        re.compile(r"\blast (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I),
+        lambda m, now: _weekday(now, _EN_WEEKDAYS[m.group(1).lower()], 1),
+    ),
+    (
+        re.compile(r"\b(?:on |this )?(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I),
+        lambda m, now: _weekday(now, _EN_WEEKDAYS[m.group(1).lower()], None),
+    ),
+    (
+        re.compile(r"\blast week\b", re.I),
+        lambda m, now: (_week_start(now, 1), _week_start(now, 0), timedelta(days=2)),
+    ),
+    (
+        re.compile(r"\bthis week\b", re.I),
+        lambda m, now: (_week_start(now, 0), _week_start(now, -1), timedelta(days=2)),
+    ),
     (re.compile(r"\blast month\b", re.I), lambda m, now: _month(now, 1)),
     (re.compile(r"\bthis month\b", re.I), lambda m, now: _month(now, 0)),
     (re.compile(r"\blast year\b", re.I), lambda m, now: _year(now, 1)),
     (re.compile(r"\bthis year\b", re.I), lambda m, now: _year(now, 0)),
-    (re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH_NAME}(?:,? (\d{{4}}))?"),
-     lambda m, now: _absolute_day(now, _EN_MONTHS[m.group(2).lower()], int(m.group(1)), _opt_int(m.group(3)))),
-    (re.compile(rf"\b{_MONTH_NAME} (\d{{1,2}})(?:st|nd|rd|th)?\b(?:,? (\d{{4}}))?"),
-     lambda m, now: _absolute_day(now, _EN_MONTHS[m.group(1).lower()], int(m.group(2)), _opt_int(m.group(3)))),
-    (re.compile(rf"\b{_MONTH_NAME}(?:,? (\d{{4}}))?\b"),
-     lambda m, now: _absolute_month(now, _EN_MONTHS[m.group(1).lower()], _opt_int(m.group(2)))),
-    (re.compile(r"\b(?:in |since |during |of )?((?:19|20)\d{2})\b"), lambda m, now: _absolute_year(now, int(m.group(1)))),
+    (
+        re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH_NAME}(?:,? (\d{{4}}))?"),
+        lambda m, now: _absolute_day(
+            now, _EN_MONTHS[m.group(2).lower()], int(m.group(1)), _opt_int(m.group(3))
+        ),
+    ),
+    (
+        re.compile(rf"\b{_MONTH_NAME} (\d{{1,2}})(?:st|nd|rd|th)?\b(?:,? (\d{{4}}))?"),
+        lambda m, now: _absolute_day(
+            now, _EN_MONTHS[m.group(1).lower()], int(m.group(2)), _opt_int(m.group(3))
+        ),
+    ),
+    (
+        re.compile(rf"\b{_MONTH_NAME}(?:,? (\d{{4}}))?\b"),
+        lambda m, now: _absolute_month(now, _EN_MONTHS[m.group(1).lower()], _opt_int(m.group(2))),
+    ),
+    (
+        re.compile(r"\b(?:in |since |during |of )?((?:19|20)\d{2})\b"),
+        lambda m, now: _absolute_year(now, int(m.group(1))),
+    ),
     (re.compile(r"\b(?:recently|lately|the other day)\b", re.I), lambda m, now: _recent(now, 14)),
 ]
 

@@ -34,14 +34,31 @@ async def ask(memory: MemoryService, chat_id: int, text: str, now: datetime, lim
 
 
 async def add_history(
-    session: AsyncSession, chat_id: int, theme: str, summary: str, start: datetime, end: datetime,
-    sources: list[int], keywords: list[str] | None = None,
+    session: AsyncSession,
+    chat_id: int,
+    theme: str,
+    summary: str,
+    start: datetime,
+    end: datetime,
+    sources: list[int],
+    keywords: list[str] | None = None,
 ) -> int:
     """A ChatHistory row written directly (as the topic job would), indexed like the job does."""
     row = ChatHistory(
-        chat_id=chat_id, theme=theme, keywords=keywords or [], summary=summary, key_points=[],
-        original_text="", participants=[], start_time=start.timestamp(), end_time=end.timestamp(),
-        source_message_ids=sources, count=0, forget_times=0, provenance="offline", created_at=end.timestamp(),
+        chat_id=chat_id,
+        theme=theme,
+        keywords=keywords or [],
+        summary=summary,
+        key_points=[],
+        original_text="",
+        participants=[],
+        start_time=start.timestamp(),
+        end_time=end.timestamp(),
+        source_message_ids=sources,
+        count=0,
+        forget_times=0,
+        provenance="offline",
+        created_at=end.timestamp(),
     )
     session.add(row)
     await session.flush()

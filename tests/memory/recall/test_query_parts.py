@@ -7,7 +7,7 @@ from memory.text import normalize
 
 
 def test_quotes_in_every_style() -> None:
-    text = '他说的"冰美式"、“燕麦拿铁”和「周末爬山」，还有 \'sexual compulsions\' 但 don\'t 不算'
+    text = "他说的\"冰美式\"、“燕麦拿铁”和「周末爬山」，还有 'sexual compulsions' 但 don't 不算"
     assert [q.key for q in extract_quotes(text)] == ["冰美式", "燕麦拿铁", "周末爬山", "sexual compulsions"]
     assert extract_quotes('"a" and 「好」') == []
 
@@ -19,7 +19,10 @@ def test_quote_match_is_verbatim_after_normalisation() -> None:
 
 
 def test_keywords_drop_stop_words_and_stem_english() -> None:
-    assert [k.match for k in query_keywords("What did Caroline paint in her paintings?")] == ["caroline", "paint"]
+    assert [k.match for k in query_keywords("What did Caroline paint in her paintings?")] == [
+        "caroline",
+        "paint",
+    ]
     assert [k.term for k in query_keywords("我们周末去哪里爬山了")] == ["周末", "爬山"]
     assert stem("families") == "famil" and stem("camping") == "camp" and stem("cat") == "cat"
     assert [k.term for k in query_keywords("what is it")] == ["what", "is", "it"], "all stop words: keep them"

@@ -59,8 +59,12 @@ async def test_quoted_phrase_wins_over_repeated_words(recall_memory: MemoryServi
 
 
 async def test_an_alias_resolves_to_the_speaker_not_a_keyword(recall_memory: MemoryService) -> None:
-    await recall_memory.record(make_message(1, sender="u1", sender_name="hongxiao", sender_card="小红", text="那家咖啡店不错"))
-    await recall_memory.record(make_message(2, sender="u2", sender_name="阿明", text="咖啡店 咖啡店 那家咖啡店我也去过"))
+    await recall_memory.record(
+        make_message(1, sender="u1", sender_name="hongxiao", sender_card="小红", text="那家咖啡店不错")
+    )
+    await recall_memory.record(
+        make_message(2, sender="u2", sender_name="阿明", text="咖啡店 咖啡店 那家咖啡店我也去过")
+    )
     with_weights(recall_memory, person=0.0, context_spread=0.0)
     assert (await ask(recall_memory, 1, "hongxiao 推荐的咖啡店", T0))[0].startswith("咖啡店 咖啡店")
     with_weights(recall_memory, context_spread=0.0)
@@ -77,10 +81,12 @@ async def test_last_wednesday_prefers_that_day(recall_memory: MemoryService, clo
     await recall_memory.record(make_message(2, text="吃了火锅，火锅很辣", time=yesterday))
     now = datetime(2026, 3, 12, 15, 0, tzinfo=UTC)  # Thursday
     with_weights(recall_memory, time=0.0, context_spread=0.0)
-    assert (await ask(recall_memory, 1, "上周三吃的什么火锅", now))[0]== "吃了火锅，火锅很辣"
+    assert (await ask(recall_memory, 1, "上周三吃的什么火锅", now))[0] == "吃了火锅，火锅很辣"
     with_weights(recall_memory, context_spread=0.0)
     assert (await ask(recall_memory, 1, "上周三吃的什么火锅", now))[0] == "我们去吃了火锅"
-    assert await ask(recall_memory, 1, "上周三", now, limit=1) == ["我们去吃了火锅"], "a bare time still recalls"
+    assert await ask(recall_memory, 1, "上周三", now, limit=1) == ["我们去吃了火锅"], (
+        "a bare time still recalls"
+    )
 
 
 async def test_a_stated_habit_is_found_through_its_synthetic_document(recall_memory: MemoryService) -> None:
@@ -100,7 +106,14 @@ async def test_unsummarised_messages_are_found_beside_chat_history(recall_memory
     await recall_memory.record(make_message(10, text="香山的红叶下周最好看"))
     async with recall_memory.db.write() as session:
         history_id = await add_history(
-            session, 1, "周六爬香山", "大家约好周六早上八点集合爬香山", T0, T0 + timedelta(minutes=3), [1, 2, 3], ["香山", "爬山"]
+            session,
+            1,
+            "周六爬香山",
+            "大家约好周六早上八点集合爬香山",
+            T0,
+            T0 + timedelta(minutes=3),
+            [1, 2, 3],
+            ["香山", "爬山"],
         )
     hits = await recall_memory.recall(RecallQuery("香山", (1,), T0 + timedelta(hours=1)))
     kinds = {(hit.kind, hit.id) for hit in hits}
@@ -139,12 +152,16 @@ async def test_duplicates_reinforce_instead_of_repeating(recall_memory: MemorySe
 async def test_where_filters_by_person_time_and_topic(recall_memory: MemoryService) -> None:
     await recall_memory.record(make_message(1, sender="amy", text="火锅好吃"))
     await recall_memory.record(make_message(2, sender="bob", text="火锅太辣", mentions=("amy",)))
-    await recall_memory.record(make_message(3, sender="cat", text="火锅店关门了", time=T0 + timedelta(days=3)))
+    await recall_memory.record(
+        make_message(3, sender="cat", text="火锅店关门了", time=T0 + timedelta(days=3))
+    )
     amy = (await recall_memory.recent(1, 3))[0].person_id
     assert amy is not None
     by_amy = await recall_memory.recall(RecallQuery("火锅", (1,), T0, person_ids=(amy,)))
     assert {hit.id for hit in by_amy} == {1, 2}, "spoken by or mentioning the person"
-    early = await recall_memory.recall(RecallQuery("火锅", (1,), T0, time_range=TimeRange(None, T0 + timedelta(days=1))))
+    early = await recall_memory.recall(
+        RecallQuery("火锅", (1,), T0, time_range=TimeRange(None, T0 + timedelta(days=1)))
+    )
     assert {hit.id for hit in early} == {1, 2}
     spicy = await recall_memory.recall(RecallQuery("火锅", (1,), T0, topic="太辣"))
     assert [hit.id for hit in spicy] == [2]

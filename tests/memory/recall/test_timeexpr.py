@@ -70,7 +70,15 @@ def test_plain_words_are_not_times() -> None:
 
 
 def test_chinese_numerals() -> None:
-    assert [parse_cn_number(t) for t in ("两", "十", "十二", "二十", "二十三", "7", "几")] == [2, 10, 12, 20, 23, 7, 3]
+    assert [parse_cn_number(t) for t in ("两", "十", "十二", "二十", "二十三", "7", "几")] == [
+        2,
+        10,
+        12,
+        20,
+        23,
+        7,
+        3,
+    ]
     assert parse_cn_number("好") is None
 
 

@@ -33,9 +33,7 @@ def upgrade() -> None:
         "preference_docs",
         sa.Column("id", sa.Integer, primary_key=True),
         sa.Column("chat_id", sa.Integer, sa.ForeignKey("chats.id", ondelete="CASCADE"), nullable=False),
-        sa.Column(
-            "message_id", sa.Integer, sa.ForeignKey("messages.id", ondelete="CASCADE"), nullable=False
-        ),
+        sa.Column("message_id", sa.Integer, sa.ForeignKey("messages.id", ondelete="CASCADE"), nullable=False),
         sa.Column("person_id", sa.Integer, nullable=True),
         sa.Column("kind", sa.String(32), nullable=False),
         sa.Column("text", sa.Text, nullable=False),

