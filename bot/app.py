@@ -63,6 +63,7 @@ def recall_settings(settings: Settings) -> RecallSettings:
     r = settings.recall
     return RecallSettings(
         candidates=r.candidates,
+        fusion=r.fusion,
         stems=r.stems,
         rerank=r.rerank,
         rerank_top=r.rerank_top,

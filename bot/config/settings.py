@@ -56,6 +56,11 @@ class RecallWeightsSettings(Section):
     dense: float = Field(_W.dense, ge=0.0, le=10.0)
     history: float = Field(_W.history, ge=0.0, le=10.0)
     preference: float = Field(_W.preference, ge=0.0, le=10.0)
+    time_window: float = Field(_W.time_window, ge=0.0, le=10.0)
+    person_fill: float = Field(_W.person_fill, ge=0.0, le=10.0)
+    feedback: float = Field(_W.feedback, ge=0.0, le=10.0)
+    feedback_docs: int = Field(_W.feedback_docs, ge=2, le=100)
+    feedback_terms: int = Field(_W.feedback_terms, ge=0, le=50)
     context_spread: float = Field(_W.context_spread, ge=0.0, le=1.0)
     keyword_overlap: float = Field(_W.keyword_overlap, ge=0.0, le=10.0)
     quoted_phrase: float = Field(_W.quoted_phrase, ge=0.0, le=10.0)
@@ -81,6 +86,7 @@ class RecallSettings(Section):
     backfill_interval_seconds: float = Field(60.0, ge=1.0, le=86_400.0)
     backfill_batch: int = Field(256, ge=1, le=10_000)
     candidates: int = Field(_R.candidates, ge=10, le=5000)
+    fusion: Literal["rrf", "score"] = _R.fusion
     stems: bool = True
     rerank: bool = False
     rerank_top: int = Field(20, ge=2, le=100)

@@ -99,9 +99,7 @@ class VectorIndex:
             await session.execute(
                 select(
                     func.count(), func.max(EmbeddingVector.id), func.max(EmbeddingVector.created_at)
-                ).where(
-                    EmbeddingVector.chat_id == chat_id, EmbeddingVector.model == model
-                )
+                ).where(EmbeddingVector.chat_id == chat_id, EmbeddingVector.model == model)
             )
         ).one()
         version = (int(found[0]), int(found[1] or 0), float(found[2] or 0.0))

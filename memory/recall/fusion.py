@@ -21,3 +21,21 @@ def reciprocal_rank_fusion(
             seen.add(key)
             fused[key] = fused.get(key, 0.0) + weight / (k + rank)
     return fused
+
+
+def score_fusion(rankings: Sequence[tuple[float, Sequence[tuple[Key, float]]]]) -> dict[Key, float]:
+    """Σ weight × min-max-normalised score over the lists (a list of equal scores decays by rank)."""
+    fused: dict[Key, float] = {}
+    for weight, ranking in rankings:
+        if not ranking:
+            continue
+        scores = [score for _, score in ranking]
+        high, low = max(scores), min(scores)
+        seen: set[Key] = set()
+        for rank, (key, score) in enumerate(ranking):
+            if key in seen:
+                continue
+            seen.add(key)
+            norm = (score - low) / (high - low) if high > low else 1.0 / (1.0 + 0.1 * rank)
+            fused[key] = fused.get(key, 0.0) + weight * norm
+    return fused

@@ -19,10 +19,12 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.embeddings.store import VectorIndex
+from memory.messages import by_ids
 from memory.ports import Embedder, LLMPort
 from memory.recall import candidates as cand
 from memory.recall.dedupe import merge_duplicates
-from memory.recall.fusion import reciprocal_rank_fusion
+from memory.recall.feedback import expansion_terms, feedback_match
+from memory.recall.fusion import reciprocal_rank_fusion, score_fusion
 from memory.recall.keywords import Keyword, match_any, query_keywords, remove_spans
 from memory.recall.load import in_scope, load_hits
 from memory.recall.persons import MemberResolver, NamedPerson, PersonRef, PersonResolver
@@ -91,7 +93,13 @@ class Recaller:
                 tuple(plan.people[p].platform_user_id for p in query.person_ids if p in plan.people),
             )
             rankings = await self._candidates(session, query, plan, scope, query_vector)
-            fused = reciprocal_rank_fusion(rankings, self.settings.weights.rrf_k)
+            if self.settings.fusion == "score":
+                fused = score_fusion(rankings)
+            else:
+                fused = reciprocal_rank_fusion(
+                    [(weight, [key for key, _ in found]) for weight, found in rankings],
+                    self.settings.weights.rrf_k,
+                )
             fused = await self._spread(session, fused)
             keep = sorted(fused, key=lambda k: -fused[k])[: max(self.settings.candidates, query.limit)]
             display = {p.person_id: p.display for p in plan.people.values()}
@@ -154,17 +162,26 @@ class Recaller:
         plan: Plan,
         scope: cand.Scope,
         query_vector: list[float] | None,
-    ) -> list[tuple[float, list[Key]]]:
+    ) -> list[tuple[float, Sequence[tuple[Key, float]]]]:
         w = self.settings.weights
         n = self.settings.candidates
-        rankings: list[tuple[float, list[Key]]] = []
+        rankings: list[tuple[float, Sequence[tuple[Key, float]]]] = []
 
         def add(weight: float, found: Sequence[tuple[Key, float]]) -> None:
             if weight > 0 and found:
-                rankings.append((weight, [key for key, _ in found]))
+                rankings.append((weight, found))
 
         if plan.match is not None:
-            add(w.lexical, await cand.lexical_messages(session, scope, plan.match, n))
+            first = await cand.lexical_messages(session, scope, plan.match, n)
+            add(w.lexical, first)
+            if w.feedback > 0 and len(first) > w.feedback_docs:
+                texts = {m.id: m.text for m in await by_ids(session, [i for (_, i), _ in first])}
+                ordered = [texts.get(i, "") for (_, i), _ in first]
+                top, rest = ordered[: w.feedback_docs], ordered[w.feedback_docs :]
+                expansion = expansion_terms(top, rest, plan.signals.keywords, w.feedback_terms)
+                match = feedback_match(plan.signals.keywords, expansion)
+                if match is not None:
+                    add(w.feedback, await cand.lexical_messages(session, scope, match, n))
             add(w.history, await cand.lexical_histories(session, scope, plan.match, n))
             add(w.preference, await cand.lexical_preferences(session, scope, plan.match, n))
         if query_vector is not None and self.embedder is not None:
@@ -176,12 +193,13 @@ class Recaller:
                 log.warning("dense recall skipped: %s", exc)
                 found = []
             add(w.dense, found)
-        if plan.person_only:
-            add(w.lexical, await cand.messages_by_people(session, scope, plan.person_only, n))
-        if len(plan.signals.keywords) <= 1:
-            for hint in plan.signals.hints:
-                window = TimeRange(hint.start - hint.tolerance, hint.end + hint.tolerance)
-                add(w.lexical * 0.5, await cand.messages_in_window(session, scope, window, n))
+        named = sorted({p for person in plan.signals.named for p in person.person_ids})
+        if named:
+            weight = w.lexical if plan.person_only else w.person_fill
+            add(weight, await cand.messages_by_people(session, scope, named, n))
+        for hint in plan.signals.hints:
+            window = TimeRange(hint.start - hint.tolerance, hint.end + hint.tolerance)
+            add(w.time_window, await cand.messages_in_window(session, scope, window, n))
         return rankings
 
     async def _spread(self, session: AsyncSession, fused: dict[Key, float]) -> dict[Key, float]:

@@ -6,6 +6,7 @@ Defaults are the weights tuned on the LoCoMo development split (see bot/evals/lo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,21 +18,28 @@ class RecallWeights:
     dense: float = 1.0
     history: float = 1.0
     preference: float = 0.5
+    time_window: float = 0.5
+    person_fill: float = 0.05
+    feedback: float = 0.5
+    feedback_docs: int = 10
+    feedback_terms: int = 8
     context_spread: float = 0.3
-    keyword_overlap: float = 0.3
+    keyword_overlap: float = 0.8
     quoted_phrase: float = 1.5
-    person: float = 0.4
+    person: float = 0.8
     time: float = 0.6
     reinforcement: float = 0.2
-    recency_half_life_days: float = 90.0
-    recency_floor: float = 0.7
+    recency_half_life_days: float = 365.0
+    recency_floor: float = 0.9
 
 
 @dataclass(frozen=True, slots=True)
 class RecallSettings:
-    """How recall runs: candidate pool size, English prefix stems, rerank switch, weights."""
+    """How recall runs: candidate pool size, fusion ("rrf" or "score"), English prefix stems, the
+    rerank switch, and the weights."""
 
     candidates: int = 200
+    fusion: Literal["rrf", "score"] = "rrf"
     stems: bool = True
     rerank: bool = False
     rerank_top: int = 20

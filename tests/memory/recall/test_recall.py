@@ -65,7 +65,7 @@ async def test_an_alias_resolves_to_the_speaker_not_a_keyword(recall_memory: Mem
     await recall_memory.record(
         make_message(2, sender="u2", sender_name="阿明", text="咖啡店 咖啡店 那家咖啡店我也去过")
     )
-    with_weights(recall_memory, person=0.0, context_spread=0.0)
+    with_weights(recall_memory, person=0.0, person_fill=0.0, context_spread=0.0)
     assert (await ask(recall_memory, 1, "hongxiao 推荐的咖啡店", T0))[0].startswith("咖啡店 咖啡店")
     with_weights(recall_memory, context_spread=0.0)
     hits = await recall_memory.recall(RecallQuery("hongxiao 推荐的咖啡店", (1,), T0))
@@ -80,7 +80,7 @@ async def test_last_wednesday_prefers_that_day(recall_memory: MemoryService, clo
     await recall_memory.record(make_message(1, text="我们去吃了火锅", time=wednesday))
     await recall_memory.record(make_message(2, text="吃了火锅，火锅很辣", time=yesterday))
     now = datetime(2026, 3, 12, 15, 0, tzinfo=UTC)  # Thursday
-    with_weights(recall_memory, time=0.0, context_spread=0.0)
+    with_weights(recall_memory, time=0.0, time_window=0.0, context_spread=0.0)
     assert (await ask(recall_memory, 1, "上周三吃的什么火锅", now))[0] == "吃了火锅，火锅很辣"
     with_weights(recall_memory, context_spread=0.0)
     assert (await ask(recall_memory, 1, "上周三吃的什么火锅", now))[0] == "我们去吃了火锅"

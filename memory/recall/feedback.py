@@ -1,0 +1,53 @@
+"""Pseudo-relevance feedback: words that the best lexical matches share, and the rest of the
+candidates do not, are searched again as a second candidate list. It finds the turns that answer a
+question in other words ("activities" → the pottery class and the camping trip named near it)."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from memory.recall.keywords import STOP_WORDS, Keyword, stem
+from memory.text import words
+
+
+def _terms(text: str) -> set[str]:
+    found = set()
+    for word in words(text):
+        if word in STOP_WORDS or word.isdigit() or len(word) < 2 or (word.isascii() and len(word) < 3):
+            continue
+        found.add(word)
+    return found
+
+
+def expansion_terms(
+    top: Sequence[str], rest: Sequence[str], exclude: Iterable[Keyword], limit: int
+) -> list[Keyword]:
+    """Up to `limit` words frequent in the `top` documents and rare in the `rest`, as keywords."""
+    if len(top) < 2 or limit <= 0:
+        return []
+    skip = {k.match for k in exclude}
+    top_df: Counter[str] = Counter()
+    for doc in top:
+        top_df.update(_terms(doc))
+    rest_df: Counter[str] = Counter()
+    for doc in rest:
+        rest_df.update(_terms(doc))
+    scored = []
+    for term, df in top_df.items():
+        if df < 2 or stem(term) in skip or term in skip:
+            continue
+        weight = (df / len(top)) * math.log((len(rest) + 1) / (rest_df[term] + 1) + 1)
+        scored.append((weight, term))
+    scored.sort(reverse=True)
+    chosen = [term for _, term in scored[:limit]]
+    return [Keyword(t, stem(t), t.isascii() and t.isalpha()) for t in chosen]
+
+
+def feedback_match(original: Sequence[Keyword], expansion: Sequence[Keyword]) -> str | None:
+    """The MATCH expression of the second pass: original keywords or expansion words."""
+    if not expansion:
+        return None
+    seen = dict.fromkeys([*(k.fts() for k in original), *(k.fts() for k in expansion)])
+    return " OR ".join(seen) if seen else None
