@@ -50,6 +50,10 @@ class PersonResolver(Protocol):
 class MemberResolver:
     """Resolves names against chat members: card, nickname and person_name (exact, pinyin, variants)."""
 
+    def __init__(self, cache_size: int = 64) -> None:
+        self._indexes: OrderedDict[tuple[tuple[int, tuple[str, ...]], ...], AliasIndex] = OrderedDict()
+        self.cache_size = cache_size
+
     async def people(self, session: AsyncSession, chat_ids: Sequence[int]) -> list[PersonRef]:
         found: dict[int, PersonRef] = {}
         for chat_id in chat_ids:
@@ -62,10 +66,6 @@ class MemberResolver:
                     m.person_id, m.platform_user_id, held.display if held else m.name, names
                 )
         return list(found.values())
-
-    def __init__(self, cache_size: int = 64) -> None:
-        self._indexes: OrderedDict[tuple[tuple[int, tuple[str, ...]], ...], AliasIndex] = OrderedDict()
-        self.cache_size = cache_size
 
     def _index(self, people: Sequence[PersonRef]) -> AliasIndex:
         """The alias index of these people, built once per distinct set of names (pinyin is costly)."""

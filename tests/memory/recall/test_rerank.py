@@ -1,0 +1,53 @@
+from collections.abc import Sequence
+from typing import Any
+
+from memory.ports import LLMUnavailable
+from memory.recall import RecallQuery, RecallSettings
+from memory.recall.rerank import RerankAnswer
+from memory.recall.setup import attach_recall
+from memory.service import MemoryService
+from memory.storage import Database
+from tests.conftest import T0, make_message
+
+
+class FakeLLM:
+    """Answers every rerank with a fixed order, or fails."""
+
+    def __init__(self, order: list[int] | None) -> None:
+        self.order = order
+        self.prompts: list[str] = []
+
+    def available(self, task: str) -> bool:
+        return True
+
+    async def complete_json(self, task: str, messages: Sequence[dict[str, Any]], schema: type) -> Any:
+        self.prompts.append(messages[-1]["content"])
+        if self.order is None:
+            raise LLMUnavailable(task, "down")
+        assert schema is RerankAnswer
+        return RerankAnswer(order=self.order)
+
+    async def complete_text(self, task: str, messages: Sequence[dict[str, Any]]) -> str:
+        raise AssertionError("not used")
+
+
+async def recall_ids(memory: MemoryService) -> list[int]:
+    return [h.id for h in await memory.recall(RecallQuery("火锅", (1,), T0, limit=3))]
+
+
+async def test_rerank_is_off_by_default_and_reorders_when_on(db: Database) -> None:
+    memory = MemoryService(db)
+    llm = FakeLLM([3, 1])
+    attach_recall(memory, RecallSettings(), llm=llm)
+    for n, text in enumerate(
+        ["火锅 火锅 火锅", "火锅 火锅 还有别的", "周末火锅吗 随便聊聊 其他话题"], start=1
+    ):
+        await memory.record(make_message(n, text=text))
+    plain = await recall_ids(memory)
+    assert llm.prompts == [], "no LLM call unless the switch is on"
+    memory.recaller.settings = RecallSettings(rerank=True)
+    reranked = await recall_ids(memory)
+    assert reranked == [plain[2], plain[0], plain[1]]
+    assert llm.prompts[0].startswith("Question: 火锅")
+    llm.order = None
+    assert await recall_ids(memory) == plain, "a failed rerank keeps recall's order"
