@@ -1,0 +1,1 @@
+"""Evaluation harnesses that run production memory code over the public development data."""
