@@ -1,0 +1,71 @@
+"""`note_get`, `note_set`, `note_rename` and `note_hints` over the chat's NoteStore."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from bot.tools.registry import Tool, ToolContext
+from memory.notes.names import MAX_NAME_CHARS
+
+MAX_SET_CHARS = 8000
+NoteName = Field(min_length=1, max_length=MAX_NAME_CHARS)
+
+
+class NoteGetArgs(BaseModel):
+    name: str = NoteName
+    depth: int = Field(default=0, ge=0, le=3)
+
+
+class NoteSetArgs(BaseModel):
+    name: str = NoteName
+    content: str = Field(max_length=MAX_SET_CHARS)
+
+
+class NoteRenameArgs(BaseModel):
+    old: str = NoteName
+    new: str = NoteName
+
+
+class NoteHintsArgs(BaseModel):
+    n: int = Field(default=10, ge=1, le=30)
+
+
+async def _get(ctx: ToolContext, args: NoteGetArgs) -> str:
+    text = await ctx.notes.get(args.name, args.depth)
+    return f"(no note named {args.name.strip()} yet)" if text is None else text
+
+
+async def _set(ctx: ToolContext, args: NoteSetArgs) -> str:
+    created = await ctx.notes.set(args.name, args.content)
+    return f"{'created' if created else 'updated'} {args.name.strip()}"
+
+
+async def _rename(ctx: ToolContext, args: NoteRenameArgs) -> str:
+    result = await ctx.notes.rename(args.old, args.new)
+    verb = "merged into" if result.merged else "renamed to"
+    return f"{result.old} {verb} {result.new}; links updated in {len(result.rewritten)} notes"
+
+
+async def _hints(ctx: ToolContext, args: NoteHintsArgs) -> str:
+    names = [s.name for s in await ctx.notes.hints(args.n)]
+    return "\n".join(names) if names else "(no notes yet)"
+
+
+NOTE_TOOLS = [
+    Tool("note_get", "Read a note. depth>0 expands ![[Name]] embeds.", NoteGetArgs, _get),
+    Tool(
+        "note_set",
+        "Create or replace a note. Link with [[Name]], embed with ![[Name]]. One topic per note.",
+        NoteSetArgs,
+        _set,
+        writes=True,
+    ),
+    Tool(
+        "note_rename",
+        "Rename a note and update links to it; merges if the new name exists.",
+        NoteRenameArgs,
+        _rename,
+        writes=True,
+    ),
+    Tool("note_hints", "Names of the most linked notes, to start reading from.", NoteHintsArgs, _hints),
+]

@@ -1,0 +1,31 @@
+"""Qunyi's notes: a Zettelkasten of markdown files with `[[links]]`, embeds, hints and suggestions."""
+
+from memory.notes.embeds import collapse, expand
+from memory.notes.errors import NoteError, NoteNotFound, PassageNotFound
+from memory.notes.hints import format_hints
+from memory.notes.links import Link, iter_links, link_targets, rewrite_target
+from memory.notes.names import InvalidNoteName, clean_name
+from memory.notes.scopes import NoteScopes, chat_folder_name
+from memory.notes.store import NoteStore, RenameResult
+from memory.notes.weights import NoteScore, compute_weights
+
+__all__ = [
+    "InvalidNoteName",
+    "Link",
+    "NoteError",
+    "NoteNotFound",
+    "NoteScopes",
+    "NoteScore",
+    "NoteStore",
+    "PassageNotFound",
+    "RenameResult",
+    "chat_folder_name",
+    "clean_name",
+    "collapse",
+    "compute_weights",
+    "expand",
+    "format_hints",
+    "iter_links",
+    "link_targets",
+    "rewrite_target",
+]

@@ -1,0 +1,78 @@
+"""Expanding `![[Name]]` embeds into a note's text to a depth, and collapsing expansions back.
+
+An expanded embed is written between markers, one per line:
+
+    ![[Name]]start
+
+    <content of Name, itself expanded one level less deep>
+
+    ![[Name]]end
+
+An embed of a note that is already being expanded further up (a cycle) and an embed of a note that
+does not exist are still wrapped in markers, with a one-line explanation in parentheses as the body,
+so the reader sees why nothing was inserted. Embeds below the requested depth stay as `![[Name]]`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from memory.notes.links import LINK
+from memory.notes.names import InvalidNoteName, clean_name
+
+MAX_DEPTH = 5
+CYCLE_NOTE = "(cycle: {name} is already expanded above)"
+MISSING_NOTE = "(no note named {name} yet)"
+
+# One expanded block, outermost first; the backreference pairs a start with its own end marker.
+# A name never nests inside itself (cycles are cut), so the first matching end closes the block.
+_BLOCK = re.compile(r"!\[\[(?P<name>[^\[\]\n]+)\]\]start\n.*?\n!\[\[(?P=name)\]\]end", re.DOTALL)
+
+Lookup = Callable[[str], str | None]
+
+
+def expand(name: str, text: str, depth: int, lookup: Lookup) -> str:
+    """Return `text` (the content of note `name`) with embeds expanded `depth` levels deep.
+
+    `lookup(name)` returns a note's content or None when it does not exist. Depth 0 returns the text
+    unchanged; depth is capped at MAX_DEPTH.
+    """
+    return _expand(text, min(max(depth, 0), MAX_DEPTH), lookup, (name,))
+
+
+def _expand(text: str, depth: int, lookup: Lookup, ancestors: tuple[str, ...]) -> str:
+    if depth <= 0:
+        return text
+
+    def replace(match: re.Match[str]) -> str:
+        if not match["embed"]:
+            return match[0]
+        try:
+            target = clean_name(match["target"])
+        except InvalidNoteName:
+            return match[0]
+        if target in ancestors:
+            body = CYCLE_NOTE.format(name=target)
+        else:
+            content = lookup(target)
+            if content is None:
+                body = MISSING_NOTE.format(name=target)
+            else:
+                body = _expand(content, depth - 1, lookup, (*ancestors, target)).strip("\n")
+        return f"![[{target}]]start\n\n{body}\n\n![[{target}]]end"
+
+    return LINK.sub(replace, text)
+
+
+def collapse(text: str) -> str:
+    """Undo `expand`: replace every expanded block by its plain `![[Name]]` embed.
+
+    Applied on write, so a model that reads an expanded note and writes it back does not copy the
+    embedded notes into it.
+    """
+    previous = None
+    while previous != text:
+        previous = text
+        text = _BLOCK.sub(lambda m: f"![[{m['name']}]]", text)
+    return text

@@ -1,0 +1,23 @@
+"""Errors raised by note operations; each message is safe to show to a user or a model."""
+
+from __future__ import annotations
+
+
+class NoteError(Exception):
+    """A note operation that cannot be done as asked; nothing was changed."""
+
+
+class NoteNotFound(NoteError):
+    """The named note does not exist."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"no note named {name!r}")
+        self.name = name
+
+
+class PassageNotFound(NoteError):
+    """The passage to extract does not occur in the source note."""
+
+    def __init__(self, source: str) -> None:
+        super().__init__(f"the passage does not occur in note {source!r}")
+        self.source = source

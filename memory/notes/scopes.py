@@ -1,0 +1,48 @@
+"""One NoteStore per scope: a folder per chat plus one global folder, under a base directory."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+from memory.notes.store import NoteStore
+
+GLOBAL_FOLDER = "global"
+CHATS_FOLDER = "chats"
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+_SLUG_CHARS = 32
+
+
+def chat_folder_name(chat_key: str | int) -> str:
+    """A safe, stable folder name for a chat key: a readable ASCII slug plus a hash of the key.
+
+    The hash keeps distinct keys apart even when their slugs agree (e.g. `qq:1` and `qq/1`).
+    """
+    key = str(chat_key)
+    slug = _UNSAFE.sub("_", key).strip("_")[:_SLUG_CHARS] or "chat"
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
+    return f"{slug}-{digest}"
+
+
+class NoteScopes:
+    """Hands out the NoteStore of a chat (`base_dir/chats/<slug>-<hash>/`) or of the global scope
+    (`base_dir/global/`). Stores are cached, so each scope has one in-process write lock."""
+
+    def __init__(self, base_dir: Path) -> None:
+        self.base_dir = Path(base_dir)
+        self._stores: dict[Path, NoteStore] = {}
+
+    def for_chat(self, chat_key: str | int) -> NoteStore:
+        """The notes of one chat."""
+        return self._store(self.base_dir / CHATS_FOLDER / chat_folder_name(chat_key))
+
+    def global_scope(self) -> NoteStore:
+        """The notes shared by all chats."""
+        return self._store(self.base_dir / GLOBAL_FOLDER)
+
+    def _store(self, root: Path) -> NoteStore:
+        store = self._stores.get(root)
+        if store is None:
+            store = self._stores[root] = NoteStore(root)
+        return store

@@ -1,0 +1,345 @@
+"""One folder of markdown notes (`<name>.md`) with a link index rebuilt from the files.
+
+Concurrency: every change runs under an in-process asyncio lock and an OS-level `flock` on
+`<root>/.lock`, and re-reads changed files before it reads-modifies-writes, so two writers (threads,
+tasks or processes) never lose each other's update. Files are replaced atomically (temp file in the
+same folder, fsync, `os.replace`), so a reader never sees a half-written note. The lock is one per
+folder rather than one per note because a rename rewrites links in every note of the folder, and
+note writes are small and rare.
+
+The index (content and link targets per note) is refreshed from the folder on every operation,
+re-reading only files whose (mtime, size, inode) changed, so notes edited by hand are picked up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import logging
+import os
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from memory.notes.embeds import collapse, expand
+from memory.notes.errors import NoteError, NoteNotFound, PassageNotFound
+from memory.notes.links import link_targets, rewrite_target
+from memory.notes.names import clean_name, is_valid_name
+from memory.notes.weights import NoteScore, compute_weights, low_value, top_hints
+
+log = logging.getLogger(__name__)
+
+SUFFIX = ".md"
+LOCK_FILE = ".lock"
+MAX_NOTE_CHARS = 100_000
+T = TypeVar("T")
+# Aliases so annotations inside NoteStore do not resolve `list` to its own `list` method.
+Names = list[str]
+Scores = list[NoteScore]
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    stamp: tuple[int, int, int]
+    content: str
+    targets: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class RenameResult:
+    """What a rename did: the final name, whether it merged into an existing note, and which other
+    notes had their links rewritten."""
+
+    old: str
+    new: str
+    merged: bool
+    rewritten: tuple[str, ...]
+
+
+def join_contents(first: str, second: str) -> str:
+    """`first` then `second`, separated by one blank line; an empty side adds nothing."""
+    head, tail = first.rstrip("\n"), second.strip("\n")
+    if not tail.strip():
+        return first
+    if not head.strip():
+        return tail + "\n"
+    return f"{head}\n\n{tail}\n"
+
+
+class NoteStore:
+    """The notes of one scope (a chat, or the global scope), stored in the folder `root`.
+
+    All public methods are async and do their file work in a worker thread. Names are validated
+    with `clean_name` (raising InvalidNoteName), so no name can reach outside `root`.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self._entries: dict[str, _Entry] = {}
+        self._version = 0
+        self._scores: tuple[int, Scores] | None = None
+        self._index_lock = threading.Lock()
+        self._write_lock = asyncio.Lock()
+
+    # ---- reading -------------------------------------------------------------------------------
+
+    async def list(self) -> Names:
+        """All note names, sorted."""
+        entries = await asyncio.to_thread(self._refresh)
+        return sorted(entries)
+
+    async def exists(self, name: str) -> bool:
+        """True when a note called `name` exists."""
+        name = clean_name(name)
+        return name in await asyncio.to_thread(self._refresh)
+
+    async def get(self, name: str, depth: int = 0) -> str | None:
+        """The note's content with `![[embeds]]` expanded `depth` levels deep, or None if absent."""
+        name = clean_name(name)
+        entries = await asyncio.to_thread(self._refresh)
+        entry = entries.get(name)
+        if entry is None:
+            return None
+
+        def lookup(target: str) -> str | None:
+            found = entries.get(target)
+            return found.content if found else None
+
+        return expand(name, entry.content, depth, lookup)
+
+    async def links(self, name: str) -> Names:
+        """The distinct names the note links or embeds (existing or not), sorted."""
+        name = clean_name(name)
+        entry = (await asyncio.to_thread(self._refresh)).get(name)
+        if entry is None:
+            raise NoteNotFound(name)
+        return sorted(entry.targets)
+
+    async def backlinks(self, name: str) -> Names:
+        """The notes that link to or embed `name`, sorted (the note need not exist)."""
+        name = clean_name(name)
+        entries = await asyncio.to_thread(self._refresh)
+        return sorted(other for other, e in entries.items() if name in e.targets and other != name)
+
+    async def scores(self) -> Scores:
+        """Weight and length of every note (see memory.notes.weights for the rule)."""
+        return await asyncio.to_thread(self._current_scores)
+
+    async def hints(self, n: int = 10) -> Scores:
+        """The `n` notes of highest weight, highest first."""
+        return top_hints(await self.scores(), n)
+
+    async def suggestions(self, threshold: float, max_notes: int) -> Scores:
+        """Up to `max_notes` notes whose value (weight per character) is below `threshold`,
+        lowest value first: candidates to split, trim or link better."""
+        return low_value(await self.scores(), threshold, max_notes)
+
+    # ---- writing -------------------------------------------------------------------------------
+
+    async def set(self, name: str, content: str) -> bool:
+        """Create or replace a note; returns True when it was created.
+
+        Expanded embed blocks (`![[X]]start … ![[X]]end`) in `content` are collapsed back to
+        `![[X]]`, so writing back what `get(depth>0)` returned does not copy other notes in.
+        """
+        name = clean_name(name)
+        text = collapse(content)
+        _check_size(text)
+
+        def change(entries: dict[str, _Entry]) -> bool:
+            self._write(name, text)
+            return name not in entries
+
+        return await self._mutate(change)
+
+    async def append(self, name: str, text: str) -> None:
+        """Add `text` to the end of a note (after a blank line), creating the note if needed."""
+        name = clean_name(name)
+        addition = collapse(text)
+
+        def change(entries: dict[str, _Entry]) -> None:
+            current = entries[name].content if name in entries else ""
+            merged = join_contents(current, addition)
+            _check_size(merged)
+            self._write(name, merged)
+
+        await self._mutate(change)
+
+    async def delete(self, name: str) -> bool:
+        """Delete a note; returns False when it did not exist. Links to it are left in place (a link
+        may point to a note that does not exist)."""
+        name = clean_name(name)
+
+        def change(entries: dict[str, _Entry]) -> bool:
+            if name not in entries:
+                return False
+            self._path(name).unlink(missing_ok=True)
+            return True
+
+        return await self._mutate(change)
+
+    async def rename(self, old: str, new: str) -> RenameResult:
+        """Rename `old` to `new` and rewrite every `[[old]]` / `![[old]]` in the scope to point at `new`.
+
+        When `new` already exists the two are merged into `new`: its own content first, then the
+        content of `old` after a blank line. The new note is written before the old one is removed,
+        so an interrupted rename leaves a duplicate, never a loss. Raises NoteNotFound if `old` is
+        missing.
+        """
+        old, new = clean_name(old), clean_name(new)
+
+        def change(entries: dict[str, _Entry]) -> RenameResult:
+            if old not in entries:
+                raise NoteNotFound(old)
+            if old == new:
+                return RenameResult(old, new, merged=False, rewritten=())
+            merged = new in entries
+            text = entries[old].content
+            if merged:
+                text = join_contents(entries[new].content, text)
+            _check_size(text)
+            self._write(new, rewrite_target(text, old, new))
+            rewritten = []
+            for other, entry in sorted(entries.items()):
+                if other in (old, new) or old not in entry.targets:
+                    continue
+                self._write(other, rewrite_target(entry.content, old, new))
+                rewritten.append(other)
+            self._path(old).unlink(missing_ok=True)
+            return RenameResult(old, new, merged, tuple(rewritten))
+
+        return await self._mutate(change)
+
+    async def extract(self, source: str, passage: str, new: str) -> None:
+        """Move the first occurrence of `passage` out of `source` into note `new`, leaving `[[new]]`
+        in its place. If `new` exists the passage is appended to it after a blank line.
+
+        Raises NoteNotFound, PassageNotFound, or NoteError when the passage is blank or `new` is
+        the source itself.
+        """
+        source, new = clean_name(source), clean_name(new)
+        if not passage.strip():
+            raise NoteError("the passage to extract is empty")
+        if source == new:
+            raise NoteError("cannot extract a passage into the note it comes from")
+
+        def change(entries: dict[str, _Entry]) -> None:
+            if source not in entries:
+                raise NoteNotFound(source)
+            content = entries[source].content
+            if passage not in content:
+                raise PassageNotFound(source)
+            existing = entries[new].content if new in entries else ""
+            self._write(new, join_contents(existing, passage))
+            self._write(source, content.replace(passage, f"[[{new}]]", 1))
+
+        await self._mutate(change)
+
+    # ---- internals -----------------------------------------------------------------------------
+
+    def _path(self, name: str) -> Path:
+        path = self.root / f"{name}{SUFFIX}"
+        # clean_name already refuses separators and "..": this is a second, independent check.
+        if path.parent != self.root:
+            raise NoteError(f"note name {name!r} resolves outside the notes folder")
+        return path
+
+    async def _mutate(self, change: Callable[[dict[str, _Entry]], T]) -> T:
+        async with self._write_lock:
+            return await asyncio.to_thread(self._mutate_sync, change)
+
+    def _mutate_sync(self, change: Callable[[dict[str, _Entry]], T]) -> T:
+        self.root.mkdir(parents=True, exist_ok=True)
+        with self._folder_lock():
+            try:
+                return change(self._refresh())
+            finally:
+                self._refresh()
+
+    @contextmanager
+    def _folder_lock(self) -> Iterator[None]:
+        fd = os.open(self.root / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the flock
+
+    def _write(self, name: str, text: str) -> None:
+        path = self._path(name)
+        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-", suffix=".part")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def _refresh(self) -> dict[str, _Entry]:
+        """Bring the index in line with the folder and return a snapshot of it."""
+        return self._refresh_versioned()[0]
+
+    def _refresh_versioned(self) -> tuple[dict[str, _Entry], int]:
+        with self._index_lock:
+            seen: dict[str, tuple[int, int, int]] = {}
+            for path, stamp in self._scan():
+                seen[path.name[: -len(SUFFIX)]] = stamp
+            changed = False
+            for name in list(self._entries):
+                if name not in seen:
+                    del self._entries[name]
+                    changed = True
+            for name, stamp in seen.items():
+                entry = self._entries.get(name)
+                if entry is not None and entry.stamp == stamp:
+                    continue
+                try:
+                    content = (self.root / f"{name}{SUFFIX}").read_text(encoding="utf-8", errors="replace")
+                except FileNotFoundError:  # removed between scan and read
+                    self._entries.pop(name, None)
+                    changed = True
+                    continue
+                self._entries[name] = _Entry(stamp, content, link_targets(content))
+                changed = True
+            if changed:
+                self._version += 1
+            return dict(self._entries), self._version
+
+    def _scan(self) -> Iterator[tuple[Path, tuple[int, int, int]]]:
+        try:
+            listing = list(os.scandir(self.root))
+        except FileNotFoundError:
+            return
+        for item in listing:
+            if not item.name.endswith(SUFFIX) or not is_valid_name(item.name[: -len(SUFFIX)]):
+                continue
+            try:
+                if not item.is_file():
+                    continue
+                st = item.stat()
+            except FileNotFoundError:
+                continue
+            yield Path(item.path), (st.st_mtime_ns, st.st_size, st.st_ino)
+
+    def _current_scores(self) -> Scores:
+        entries, version = self._refresh_versioned()
+        cached = self._scores
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        weights = compute_weights({name: e.targets for name, e in entries.items()})
+        scores = [NoteScore(name, weights[name], len(e.content)) for name, e in entries.items()]
+        with self._index_lock:
+            self._scores = (version, scores)
+        return scores
+
+
+def _check_size(text: str) -> None:
+    if len(text) > MAX_NOTE_CHARS:
+        raise NoteError(f"a note holds at most {MAX_NOTE_CHARS} characters (got {len(text)})")

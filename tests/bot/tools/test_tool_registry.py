@@ -1,0 +1,144 @@
+"""The tool registry: definitions, argument validation, scoping, read-only, time limit."""
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from bot.tools import Tool, ToolContext, ToolRegistry, build_registry
+from memory.notes import NoteStore
+
+ALL_TOOLS = ["recall", "person", "jargon", "note_get", "note_set", "note_rename", "note_hints"]
+
+
+class FakeMemory:
+    """A MemoryTools for tests: records calls and answers from a small table."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, ...]] = []
+
+    async def recall(self, chat: str, query: str, limit: int) -> str:
+        self.calls.append(("recall", chat, query, str(limit)))
+        return f"{chat}: {query} x{limit}"
+
+    async def person(self, chat: str, name: str) -> str:
+        self.calls.append(("person", chat, name))
+        return "小红 (红红): 喜欢猫" if name in ("小红", "红红") else ""
+
+    async def jargon(self, chat: str, term: str) -> str:
+        self.calls.append(("jargon", chat, term))
+        return f"{term} = 很厉害"
+
+
+@pytest.fixture
+def memory() -> FakeMemory:
+    return FakeMemory()
+
+
+@pytest.fixture
+def ctx(tmp_path: Path, memory: FakeMemory) -> ToolContext:
+    return ToolContext(chat="g1", notes=NoteStore(tmp_path / "g1"), memory=memory, writable=True)
+
+
+def test_definitions_are_compact_openai_functions() -> None:
+    defs = build_registry().openai_tools()
+    assert [d["function"]["name"] for d in defs] == ALL_TOOLS
+    text = json.dumps(defs)
+    assert '"title"' not in text and "maxLength" not in text
+    get = next(d["function"] for d in defs if d["function"]["name"] == "note_get")
+    assert get["parameters"]["required"] == ["name"]
+    depth = get["parameters"]["properties"]["depth"]
+    assert depth == {"default": 0, "maximum": 3, "minimum": 0, "type": "integer"}
+    read_only = [d["function"]["name"] for d in build_registry().openai_tools(writable=False)]
+    assert read_only == ["recall", "person", "jargon", "note_get", "note_hints"]
+
+
+async def test_memory_tools_are_scoped_to_the_chat(ctx: ToolContext, memory: FakeMemory) -> None:
+    registry = build_registry()
+    assert await registry.call("recall", '{"query": "火锅"}', ctx) == "g1: 火锅 x5"
+    assert await registry.call("person", {"name": "红红"}, ctx) == "小红 (红红): 喜欢猫"
+    assert await registry.call("person", {"name": "无名"}, ctx) == "(nothing found)"
+    assert await registry.call("jargon", {"term": "yyds"}, ctx) == "yyds = 很厉害"
+    assert [c[1] for c in memory.calls] == ["g1"] * 4
+
+
+async def test_note_tools_round_trip(ctx: ToolContext) -> None:
+    registry = build_registry()
+    assert await registry.call("note_get", {"name": "规则"}, ctx) == "(no note named 规则 yet)"
+    assert await registry.call("note_set", {"name": "规则", "content": "见 ![[群主]]"}, ctx) == "created 规则"
+    assert await registry.call("note_set", {"name": "群主", "content": "小明"}, ctx) == "created 群主"
+    assert await registry.call("note_get", {"name": "规则", "depth": 1}, ctx) == (
+        "见 ![[群主]]start\n\n小明\n\n![[群主]]end"
+    )
+    assert await registry.call("note_rename", {"old": "群主", "new": "管理"}, ctx) == (
+        "群主 renamed to 管理; links updated in 1 notes"
+    )
+    assert await ctx.notes.get("规则") == "见 ![[管理]]"
+    # both weigh 1 (one link to a leaf; a leaf), so the tie goes by name
+    assert await registry.call("note_hints", {"n": 2}, ctx) == "管理\n规则"
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "expected"),
+    [
+        ("note_get", "{not json", "error: arguments for note_get are not a JSON object"),
+        ("note_get", "[1, 2]", "error: arguments for note_get are not a JSON object"),
+        ("note_get", {}, "error: bad arguments for note_get: name: Field required"),
+        ("note_get", {"name": "x", "depth": 9}, "error: bad arguments for note_get: depth:"),
+        ("note_get", {"name": "../../etc/passwd"}, "error: invalid note name"),
+        ("note_set", {"name": "a/b", "content": "x"}, "error: invalid note name"),
+        ("note_hints", {"n": "many"}, "error: bad arguments for note_hints: n:"),
+        ("note_rename", {"old": "nope", "new": "x"}, "error: no note named 'nope'"),
+        ("shell", {}, "error: unknown tool 'shell'"),
+    ],
+)
+async def test_bad_calls_come_back_as_error_text(
+    ctx: ToolContext, name: str, args: object, expected: str
+) -> None:
+    outcome = await build_registry().call_checked(name, args, ctx)  # type: ignore[arg-type]
+    assert outcome.ok is False
+    assert outcome.text.startswith(expected)
+    assert await ctx.notes.list() == []
+
+
+async def test_read_only_context_refuses_writes(tmp_path: Path) -> None:
+    ctx = ToolContext(chat="g1", notes=NoteStore(tmp_path), writable=False)
+    text = await build_registry().call("note_set", {"name": "a", "content": "b"}, ctx)
+    assert text == "error: note_set is not allowed here (read-only)"
+    assert await ctx.notes.list() == []
+    assert await build_registry().call("recall", {"query": "q"}, ctx) == (
+        "error: memory look-ups are not available here"
+    )
+
+
+class _Args(BaseModel):
+    pass
+
+
+async def test_time_limit_and_handler_failures(ctx: ToolContext) -> None:
+    async def slow(_ctx: ToolContext, _args: _Args) -> str:
+        await asyncio.sleep(5)
+        return "late"
+
+    async def broken(_ctx: ToolContext, _args: _Args) -> str:
+        raise RuntimeError("secret internals")
+
+    async def chatty(_ctx: ToolContext, _args: _Args) -> str:
+        return "字" * 10_000
+
+    registry = ToolRegistry(
+        [
+            Tool("slow", "s", _Args, slow),
+            Tool("broken", "b", _Args, broken),
+            Tool("chatty", "c", _Args, chatty),
+        ],
+        time_limit=0.05,
+    )
+    assert await registry.call("slow", None, ctx) == "error: slow took longer than 0.05s"
+    assert await registry.call("broken", "{}", ctx) == "error: broken failed"
+    long = await registry.call("chatty", "{}", ctx)
+    assert len(long) == 4000 and long.endswith("…")
+    with pytest.raises(ValueError):
+        registry.add(Tool("slow", "dup", _Args, slow))

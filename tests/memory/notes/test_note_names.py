@@ -1,0 +1,57 @@
+"""Name validation: nothing a model sends can reach outside the notes folder."""
+
+from pathlib import Path
+
+import pytest
+
+from memory.notes import InvalidNoteName, NoteStore, clean_name
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "",
+        "   ",
+        "..",
+        "../escape",
+        "a/../../etc/passwd",
+        "/etc/passwd",
+        "sub/note",
+        "back\\slash",
+        ".hidden",
+        "a..b",
+        "nul\x00byte",
+        "line\nbreak",
+        "tab\there",
+        "para\u2029sep",
+        "[[link]]",
+        "x" * 101,
+        "长" * 80,  # 80 characters but 240 UTF-8 bytes
+    ],
+)
+def test_bad_names_are_refused(bad: str) -> None:
+    with pytest.raises(InvalidNoteName):
+        clean_name(bad)
+
+
+def test_names_are_canonicalised() -> None:
+    assert clean_name("  规则  ") == "规则"
+    assert clean_name("Cafe\u0301") == "Café"  # NFD input → NFC
+    assert clean_name("a.b c-d_e (1)") == "a.b c-d_e (1)"
+
+
+def _files_under(folder: Path) -> list[Path]:
+    return [p for p in folder.rglob("*") if p.is_file()]
+
+
+@pytest.mark.parametrize("bad", ["../escape", "sub/note", "..", "/abs"])
+async def test_store_refuses_traversal_and_writes_nothing(tmp_path: Path, bad: str) -> None:
+    root = tmp_path / "scope"
+    store = NoteStore(root)
+    with pytest.raises(InvalidNoteName):
+        await store.set(bad, "pwned")
+    with pytest.raises(InvalidNoteName):
+        await store.get(bad)
+    with pytest.raises(InvalidNoteName):
+        await store.rename("x", bad)
+    assert _files_under(tmp_path) == []

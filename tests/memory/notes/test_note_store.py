@@ -1,0 +1,151 @@
+"""NoteStore operations: get/set/delete, embeds, rename with backlinks and merge, extract, hints."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from memory.notes import NoteError, NoteNotFound, NoteScopes, NoteStore, PassageNotFound, chat_folder_name
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> NoteStore:
+    return NoteStore(tmp_path / "notes")
+
+
+async def test_set_get_list_delete(store: NoteStore) -> None:
+    assert await store.get("规则") is None
+    assert await store.set("规则", "不许刷屏") is True
+    assert await store.set("规则", "不许刷屏，不许发广告") is False
+    assert await store.get("规则") == "不许刷屏，不许发广告"
+    assert (store.root / "规则.md").read_text(encoding="utf-8") == "不许刷屏，不许发广告"
+    assert await store.list() == ["规则"]
+    assert await store.delete("规则") is True
+    assert await store.delete("规则") is False
+    assert await store.list() == []
+
+
+async def test_embed_expansion_at_depths_with_a_cycle(store: NoteStore) -> None:
+    await store.set("A", "a1 ![[B]] a2")
+    await store.set("B", "b1 ![[C]]")
+    await store.set("C", "c1 ![[A]] [[B]]")
+    assert await store.get("A", 0) == "a1 ![[B]] a2"
+    assert await store.get("A", 1) == "a1 ![[B]]start\n\nb1 ![[C]]\n\n![[B]]end a2"
+    assert await store.get("A", 2) == (
+        "a1 ![[B]]start\n\nb1 ![[C]]start\n\nc1 ![[A]] [[B]]\n\n![[C]]end\n\n![[B]]end a2"
+    )
+    assert await store.get("A", 3) == (
+        "a1 ![[B]]start\n\nb1 ![[C]]start\n\n"
+        "c1 ![[A]]start\n\n(cycle: A is already expanded above)\n\n![[A]]end [[B]]"
+        "\n\n![[C]]end\n\n![[B]]end a2"
+    )
+
+
+async def test_embed_of_missing_note_is_marked(store: NoteStore) -> None:
+    await store.set("A", "![[无]]")
+    assert await store.get("A", 1) == "![[无]]start\n\n(no note named 无 yet)\n\n![[无]]end"
+
+
+async def test_writing_back_an_expanded_note_keeps_the_embed(store: NoteStore) -> None:
+    await store.set("A", "a ![[B]]")
+    await store.set("B", "b")
+    await store.set("A", (await store.get("A", 2)) + " more")
+    assert await store.get("A") == "a ![[B]] more"
+
+
+async def test_rename_rewrites_backlinks(store: NoteStore) -> None:
+    await store.set("Old", "old body, self [[Old]]")
+    await store.set("P", "see [[Old]] and ![[Old]] and [[Older]]")
+    await store.set("Q", "[[ Old ]] only")
+    await store.set("R", "unrelated")
+    result = await store.rename("Old", "New")
+    assert (result.merged, result.rewritten) == (False, ("P", "Q"))
+    assert await store.list() == ["New", "P", "Q", "R"]
+    assert await store.get("New") == "old body, self [[New]]"
+    assert await store.get("P") == "see [[New]] and ![[New]] and [[Older]]"
+    assert await store.get("Q") == "[[New]] only"
+    assert await store.backlinks("New") == ["P", "Q"]
+    assert await store.backlinks("Old") == []
+
+
+async def test_rename_into_existing_note_merges_target_first(store: NoteStore) -> None:
+    await store.set("小明", "小明 likes tea")
+    await store.set("明哥", "明哥 is 小明's nickname")
+    await store.set("P", "ask [[明哥]]")
+    result = await store.rename("明哥", "小明")
+    assert result.merged is True
+    assert await store.get("小明") == "小明 likes tea\n\n明哥 is 小明's nickname\n"
+    assert await store.get("P") == "ask [[小明]]"
+    assert await store.list() == ["P", "小明"]
+
+
+async def test_rename_missing_note_fails_and_changes_nothing(store: NoteStore) -> None:
+    await store.set("P", "[[Ghost]]")
+    with pytest.raises(NoteNotFound):
+        await store.rename("Ghost", "New")
+    assert await store.get("P") == "[[Ghost]]"
+
+
+async def test_extract_moves_passage_and_leaves_link(store: NoteStore) -> None:
+    await store.set("日记", "第一段。\n\n关于猫：猫叫咪咪。\n\n第三段。")
+    await store.extract("日记", "关于猫：猫叫咪咪。", "猫")
+    assert await store.get("日记") == "第一段。\n\n[[猫]]\n\n第三段。"
+    assert await store.get("猫") == "关于猫：猫叫咪咪。\n"
+    await store.set("日记2", "咪咪喜欢鱼。")
+    await store.extract("日记2", "咪咪喜欢鱼。", "猫")
+    assert await store.get("猫") == "关于猫：猫叫咪咪。\n\n咪咪喜欢鱼。\n"
+    assert await store.get("日记2") == "[[猫]]"
+
+
+async def test_extract_errors_change_nothing(store: NoteStore) -> None:
+    await store.set("S", "text")
+    with pytest.raises(PassageNotFound):
+        await store.extract("S", "absent", "N")
+    with pytest.raises(NoteNotFound):
+        await store.extract("Missing", "text", "N")
+    with pytest.raises(NoteError):
+        await store.extract("S", "text", "S")
+    assert await store.list() == ["S"]
+    assert await store.get("S") == "text"
+
+
+async def test_hints_and_suggestions_on_the_store(store: NoteStore) -> None:
+    await store.set("hub", "[[a]] [[b]] [[c]]")  # (1 + 1 + 1) / 2 = 1.5
+    await store.set("pair", "[[a]] [[b]]")  # 2 / 1 = 2
+    await store.set("a", "x" * 100)  # value 0.01
+    await store.set("b", "y" * 10)  # value 0.1
+    assert [s.name for s in await store.hints(2)] == ["pair", "hub"]
+    hub = next(s for s in await store.scores() if s.name == "hub")
+    assert hub.weight == pytest.approx(1.5)
+    # hub: 1.5 / 17 ≈ 0.088; pair: 2 / 11 ≈ 0.18; b is exactly 0.1, not below 0.1
+    assert [s.name for s in await store.suggestions(0.1, 5)] == ["a", "hub"]
+    assert [s.name for s in await store.suggestions(0.5, 5)] == ["a", "hub", "b", "pair"]
+
+
+async def test_hand_edited_files_are_picked_up(store: NoteStore) -> None:
+    await store.set("A", "plain")
+    assert [s.name for s in await store.hints(1)] == ["A"]
+    (store.root / "A.md").write_text("now links [[B]] [[C]]", encoding="utf-8")
+    (store.root / "B.md").write_text("by hand ![[C]]", encoding="utf-8")
+    (store.root / "C.md").write_text("c", encoding="utf-8")
+    (store.root / "not a note.txt").write_text("ignored", encoding="utf-8")
+    (store.root / "a..b.md").write_text("invalid name, ignored", encoding="utf-8")
+    assert await store.list() == ["A", "B", "C"]
+    assert await store.get("B", 1) == "by hand ![[C]]start\n\nc\n\n![[C]]end"
+    assert await store.backlinks("C") == ["A", "B"]
+    assert [s.name for s in await store.hints(1)] == ["A"]  # (1 + 1) / 1 = 2
+    os.remove(store.root / "B.md")
+    assert await store.list() == ["A", "C"]
+
+
+async def test_scopes_keep_chats_apart(tmp_path: Path) -> None:
+    scopes = NoteScopes(tmp_path)
+    one, other, shared = scopes.for_chat("qq:1"), scopes.for_chat("qq/1"), scopes.global_scope()
+    assert scopes.for_chat("qq:1") is one
+    assert len({one.root, other.root, shared.root}) == 3
+    assert chat_folder_name("qq:1").startswith("qq_1-")
+    assert chat_folder_name("../..") != chat_folder_name("..")
+    assert all(p.parent.parent == tmp_path for p in (one.root, other.root))
+    await one.set("n", "for chat 1")
+    assert await other.get("n") is None
+    assert await shared.list() == []
