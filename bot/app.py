@@ -8,6 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from bot.config import ConfigStore, Settings
+from bot.history_setup import register_history_jobs
 from bot.reply.pipeline import ReplyPipeline
 from memory.clock import Clock, SystemClock
 from memory.ports import LLMPort
@@ -70,6 +71,7 @@ async def build_app(
         runner.reschedule()
 
     config.subscribe(on_reload)
+    register_history_jobs(runner, db, lambda: config.current, llm)
     if watch_config and config.path is not None and settings.scheduler.config_watch_seconds > 0:
 
         async def watch_config(_now: object) -> None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import func, select
 
 from memory.directory import members
+from memory.history.view import topic_views
 from memory.models import Chat, Message
 from memory.service import MemoryService
 
@@ -34,7 +35,16 @@ async def people_section(memory: MemoryService, chat_id: int) -> tuple[str, list
     return "People", lines
 
 
-SECTIONS: list[SummarySection] = [people_section]
+async def topics_section(memory: MemoryService, chat_id: int) -> tuple[str, list[str]] | None:
+    """Packed topics (theme, true span, keywords, summary, count/forget_times), then those still cached."""
+    async with memory.db.read() as session:
+        views = await topic_views(session, chat_id)
+    if not views:
+        return None
+    return "Topics", [view.line() for view in views]
+
+
+SECTIONS: list[SummarySection] = [people_section, topics_section]
 
 
 async def summarize(memory: MemoryService, sections: list[SummarySection] | None = None) -> list[ChatSummary]:

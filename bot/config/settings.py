@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Section(BaseModel):
@@ -58,6 +58,51 @@ class LoggingSettings(Section):
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
 
+class TopicsSettings(Section):
+    """The topic check (new messages → cached topics) and packing topics into ChatHistory."""
+
+    enabled: bool = True
+    interval_minutes: float = Field(5.0, gt=0.0, le=1440.0)
+    batch_size: int = Field(80, ge=2, le=1000)
+    max_wait_minutes: float = Field(480.0, gt=0.0, le=100_000.0)
+    min_messages: int = Field(20, ge=1, le=1000)
+    keep_batches_without_bot: bool = True
+    pack_after_idle_checks: int = Field(3, ge=1, le=100)
+    pack_after_fragments: int = Field(5, ge=1, le=100)
+    title_merge_ratio: float = Field(0.9, ge=0.5, le=1.0)
+    reuse_similarity: float = Field(0.3, ge=0.0, le=1.0)
+    attach_gap_minutes: float = Field(10.0, ge=0.0, le=1440.0)
+    short_thread: int = Field(3, ge=1, le=100)
+    min_topic_messages: int = Field(2, ge=1, le=100)
+    keywords: Literal["tfidf", "textrank"] = "tfidf"
+    llm_topics: bool = False
+    llm_summary: bool = False
+    max_batches_per_run: int = Field(4, ge=1, le=100)
+
+
+class ForgettingSettings(Section):
+    """MaiBot's four-stage, count-based forgetting of ChatHistory rows."""
+
+    enabled: bool = True
+    interval_minutes: float = Field(5.0, gt=0.0, le=1440.0)
+    stage_ages_minutes: list[float] = Field([30.0, 480.0, 2880.0, 10080.0], min_length=1, max_length=10)
+    stage_shares: list[float] = Field([0.25, 0.07, 0.05, 0.02], min_length=1, max_length=10)
+    small_cohort: Literal["faithful", "round_up", "wait"] = "faithful"
+    min_cohort: int = Field(0, ge=0, le=100_000)
+    scope: Literal["global", "chat"] = "global"
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _stages_match(self) -> ForgettingSettings:
+        if len(self.stage_ages_minutes) != len(self.stage_shares):
+            raise ValueError("stage_ages_minutes and stage_shares need one value per stage")
+        if any(not 0.0 <= s <= 0.5 for s in self.stage_shares):
+            raise ValueError("stage_shares must each be within 0.0–0.5")
+        if any(a < 0 for a in self.stage_ages_minutes):
+            raise ValueError("stage_ages_minutes must not be negative")
+        return self
+
+
 class Settings(Section):
     """The whole configuration."""
 
@@ -68,3 +113,5 @@ class Settings(Section):
     scheduler: SchedulerSettings = SchedulerSettings()
     adapters: AdaptersSettings = AdaptersSettings()
     logging: LoggingSettings = LoggingSettings()
+    topics: TopicsSettings = TopicsSettings()
+    forgetting: ForgettingSettings = ForgettingSettings()

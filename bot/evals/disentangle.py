@@ -68,9 +68,7 @@ def parse_raw(lines: Sequence[str], day: date) -> list[ThreadMessage]:
             renamed = _RENAME.match(body)
             if renamed:
                 names.append(renamed.group(2))
-            messages.append(
-                ThreadMessage(str(index), current, speaker, tuple(names), body, is_system=True)
-            )
+            messages.append(ThreadMessage(str(index), current, speaker, tuple(names), body, is_system=True))
             continue
         minute = int(stamp.group(1)) * 60 + int(stamp.group(2))
         if last_minute is not None and minute < last_minute:
@@ -347,9 +345,9 @@ class FloorHeuristic:
             named = [
                 (when, key)
                 for nick, (when, key) in self._last_by_speaker.items()
-                if nick != message.speaker and nick and re.search(
-                    rf"(?<![\w]){re.escape(nick.lower())}(?![\w])", lowered
-                )
+                if nick != message.speaker
+                and nick
+                and re.search(rf"(?<![\w]){re.escape(nick.lower())}(?![\w])", lowered)
             ]
             own = self._last_by_speaker.get(message.speaker)
             if named:

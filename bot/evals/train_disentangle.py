@@ -25,7 +25,7 @@ from typing import Any
 import click
 
 from bot.evals.disentangle import SCORED_FROM, IrcChat, evaluate, gold_clusters, load_chats
-from memory.topics import Disentangler, DisentangleParams
+from memory.topics import DisentangleParams, Disentangler
 
 MODEL_PATH = Path(__file__).resolve().parents[2] / "memory" / "topics" / "model.json"
 
@@ -54,8 +54,9 @@ def examples_for(chat: IrcChat, annotation: Path, vocab: dict[str, int]) -> list
     return out
 
 
-def fit(examples: list[Example], size: int, epochs: int = 40, rate: float = 0.2, l2: float = 1e-3,
-        seed: int = 7) -> list[float]:
+def fit(
+    examples: list[Example], size: int, epochs: int = 40, rate: float = 0.2, l2: float = 1e-3, seed: int = 7
+) -> list[float]:
     """Weights maximising the log-probability of the gold options (AdaGrad, L2)."""
     w = [0.0] * size
     g2 = [1e-8] * size
@@ -136,7 +137,9 @@ def main(data: Path, cv: str, epochs: int, write: bool) -> None:
         }
         MODEL_PATH.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         click.echo(f"wrote {len(weights)} weights to {MODEL_PATH}", err=True)
-    report, _ = evaluate(chats, lambda: Disentangler(DisentangleParams(weights=tuple(sorted(weights.items())))))
+    report, _ = evaluate(
+        chats, lambda: Disentangler(DisentangleParams(weights=tuple(sorted(weights.items()))))
+    )
     report.pop("per_file")
     click.echo(json.dumps({"train_all": report}))
 

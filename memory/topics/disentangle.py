@@ -101,8 +101,14 @@ class Disentangler:
         window = [e for e in self._window if e.t >= horizon]
         w = self._weights
         new_feats = new_thread_features(incoming, window)
-        out = [Option(None, None, math.fsum(w.get(f, 0.0) for f in new_feats) + self.params.new_thread_bias,
-                      tuple(new_feats))]
+        out = [
+            Option(
+                None,
+                None,
+                math.fsum(w.get(f, 0.0) for f in new_feats) + self.params.new_thread_bias,
+                tuple(new_feats),
+            )
+        ]
         for entry, feats in candidate_features(incoming, window):
             out.append(Option(entry.key, entry.thread, math.fsum(w.get(f, 0.0) for f in feats), tuple(feats)))
         return out
@@ -113,8 +119,16 @@ class Disentangler:
         p = self.params
         self._ordinal += 1
         entry = Entry(
-            message.key, incoming.t, message.speaker, thread, incoming.words, incoming.addressed,
-            incoming.named, incoming.question, message.is_system, self._ordinal,
+            message.key,
+            incoming.t,
+            message.speaker,
+            thread,
+            incoming.words,
+            incoming.addressed,
+            incoming.named,
+            incoming.question,
+            message.is_system,
+            self._ordinal,
         )
         self._window.append(entry)
         names = {normalize_name(n) for n in (message.speaker, *message.speaker_names)}

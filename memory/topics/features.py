@@ -86,16 +86,32 @@ class Entry:
 
     def to_json(self) -> list[object]:
         return [
-            self.key, self.t, self.speaker, self.thread, sorted(self.words), sorted(self.addressed),
-            sorted(self.named), self.question, self.system, self.ordinal,
+            self.key,
+            self.t,
+            self.speaker,
+            self.thread,
+            sorted(self.words),
+            sorted(self.addressed),
+            sorted(self.named),
+            self.question,
+            self.system,
+            self.ordinal,
         ]
 
     @classmethod
     def from_json(cls, data: list[object]) -> Entry:
         key, t, speaker, thread, words, addressed, named, question, system, ordinal = data
         return cls(
-            str(key), float(t), str(speaker), str(thread), frozenset(words), frozenset(addressed),  # type: ignore[arg-type]
-            frozenset(named), bool(question), bool(system), int(ordinal),  # type: ignore[arg-type]
+            str(key),
+            float(t),
+            str(speaker),
+            str(thread),
+            frozenset(words),
+            frozenset(addressed),  # type: ignore[arg-type]
+            frozenset(named),
+            bool(question),
+            bool(system),
+            int(ordinal),  # type: ignore[arg-type]
         )
 
 
@@ -168,8 +184,13 @@ def candidate_features(m: Incoming, window: list[Entry]) -> list[tuple[Entry, li
         gap = bucket(max(0.0, m.t - c.t), GAP_EDGES)
         members = threads[c.thread]
         same = c.speaker == m.speaker
-        f = [f"dist:{dist}", f"gap:{gap}", f"lex:{lex(shared[c.key])}",
-             f"tlex:{lex(thread_shared[c.thread])}", f"tsize:{bucket(len(members), SIZE_EDGES)}"]
+        f = [
+            f"dist:{dist}",
+            f"gap:{gap}",
+            f"lex:{lex(shared[c.key])}",
+            f"tlex:{lex(thread_shared[c.thread])}",
+            f"tsize:{bucket(len(members), SIZE_EDGES)}",
+        ]
         if m.reply_to is not None and m.reply_to == c.key:
             f.append("reply")
         if same:
