@@ -72,7 +72,8 @@ def central(messages: Sequence[SourceMessage], n: int) -> list[SourceMessage]:
     for vector in vectors:
         centroid = terms.merge(centroid, vector)
     scored = [(terms.cosine(vector, centroid), len(vector), -i) for i, vector in enumerate(vectors)]
-    order = sorted(range(len(messages)), key=lambda i: scored[i], reverse=True)
+    candidates = [i for i, v in enumerate(vectors) if v] or list(range(len(messages)))
+    order = sorted(candidates, key=lambda i: scored[i], reverse=True)
     chosen = sorted(order[:n])
     return [messages[i] for i in chosen]
 

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
 from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -62,7 +63,7 @@ def speaker_names(messages: Iterable[SourceMessage]) -> frozenset[str]:
 _COLUMNS = (Message, Person.platform_user_id, Person.person_name, Person.nickname)
 
 
-def _source(row: tuple[Message, str | None, str | None, str | None]) -> SourceMessage:
+def _source(row: Any) -> SourceMessage:
     message, user_id, person_name, nickname = row
     names = tuple(
         dict.fromkeys(n for n in (person_name, message.sender_card, message.sender_name, nickname) if n)
@@ -90,7 +91,7 @@ def _query() -> Select[tuple[Message, str | None, str | None, str | None]]:
 async def after_cursor(session: AsyncSession, chat_id: int, cursor: int, limit: int) -> list[SourceMessage]:
     """Up to `limit` messages of a chat with id above `cursor`, in id order."""
     query = _query().where(Message.chat_id == chat_id, Message.id > cursor).order_by(Message.id).limit(limit)
-    return [_source(row) for row in (await session.execute(query)).tuples()]
+    return [_source(row) for row in (await session.execute(query)).all()]
 
 
 async def by_ids(session: AsyncSession, ids: Sequence[int]) -> list[SourceMessage]:
@@ -98,7 +99,7 @@ async def by_ids(session: AsyncSession, ids: Sequence[int]) -> list[SourceMessag
     if not ids:
         return []
     query = _query().where(Message.id.in_(list(ids))).order_by(Message.time, Message.id)
-    return [_source(row) for row in (await session.execute(query)).tuples()]
+    return [_source(row) for row in (await session.execute(query)).all()]
 
 
 async def pending_stats(session: AsyncSession, chat_id: int, cursor: int) -> tuple[int, float | None]:

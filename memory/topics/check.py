@@ -363,11 +363,13 @@ class TopicCheck:
             )
         data["disentangler"] = disentangler.state()
         written = await self._write(chat_id, cursor, batch[-1].id, data, slots, now)
-        if written:
+        if written is not None:
+            report.created += written[0]
+            report.updated += written[1]
             report.batches += 1
             report.messages += len(batch)
             report.path.append(f"{why}:{path}")
-        return written
+        return written is not None
 
     async def _place(
         self,
@@ -401,18 +403,20 @@ class TopicCheck:
         data: dict[str, Any],
         slots: list[Slot],
         now: datetime,
-    ) -> bool:
-        """Commit one batch: topics, idle counters, disentangler state and cursor, all or nothing."""
+    ) -> tuple[int, int] | None:
+        """Commit one batch: topics, idle counters, disentangler state and cursor, all or nothing.
+        Returns (topics created, topics updated), or None when the cursor moved meanwhile."""
         async with self.db.write() as session:
             state = await _job_state(session, chat_id)
             if (state.cursor if state else 0) != cursor:
                 log.warning("topic check of chat %s: cursor moved underneath; batch skipped", chat_id)
-                return False
+                return None
             if state is None:
                 state = JobState(job=JOB, chat_id=chat_id, cursor=cursor, last_run=0.0, data={})
                 session.add(state)
             rows = {e.id: e for e in await cache.entries(session, chat_id)}
             updated: set[int] = set()
+            created = 0
             for slot in slots:
                 if not slot.messages:
                     continue
@@ -421,6 +425,7 @@ class TopicCheck:
                     row = cache.new_entry(chat_id, slot.title, now, slot.provenance)
                     session.add(row)
                     await session.flush()
+                    created += 1
                 cache.add_fragment(row, slot.messages, slot.added_threads, now, slot.added_terms)
                 if row.provenance == "offline":
                     row.title = theme_from(terms.top(row.terms, 3)) or row.title
@@ -429,7 +434,7 @@ class TopicCheck:
             state.cursor = new_cursor
             state.last_run = now.timestamp()
             state.data = data
-        return True
+        return created, len(updated) - created
 
     async def pack_ready(
         self, chat_id: int, now: datetime, settings: TopicCheckSettings | None = None
