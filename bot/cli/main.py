@@ -12,7 +12,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bot.cli.doctor",
     "bot.cli.history",
 )
-EVAL_MODULES: tuple[str, ...] = ()
+EVAL_MODULES: tuple[str, ...] = ("bot.cli.eval_disentangle",)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -1,10 +1,11 @@
 """Conversation-disentanglement evaluation on the Ubuntu IRC data (Kummerfeld et al., ACL 2019).
 
 Each ``*.raw.txt`` file is one chat. Every line (system lines included) is fed, in order, to the
-production :class:`memory.topics.Disentangler` as a live message; lines before ``SCORED_FROM`` are
-context, later lines are scored. Gold conversations are the connected components of the
-``*.annotation.txt`` links (context lines included while linking), restricted to scored lines — the
-reading of the dataset's own ``graph_to_cluster`` tool. Metrics, pooled over all files:
+production :class:`memory.topics.Disentangler` as a live message. As in the dataset's own
+``graph_to_cluster`` tool, the first scored line is the smallest annotated message (the later end of a
+link) — line 1000 in every released file — and earlier lines are context. Gold conversations are the
+connected components of the ``*.annotation.txt`` links (context lines included while linking),
+restricted to scored lines. Metrics, pooled over all files:
 
 - ``vi``: 100 · (1 − VI / log2 n), VI the variation of information, n the number of scored messages;
 - ``one_to_one``: percent of messages covered by the best one-to-one matching of predicted to gold
@@ -23,16 +24,17 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from memory.topics import Disentangler, ThreadMessage
 
-SCORED_FROM = 1000
+SCORED_FROM = 1000  # the first scored line of the released files
 _STEM_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})")
 _STAMP = re.compile(r"^\[(\d{2}):(\d{2})\]\s(.*)$")
 _RENAME = re.compile(r"^(\S+) is now known as (\S+)")
 
 Cluster = frozenset[Hashable]
+_Node = TypeVar("_Node", bound=Hashable)
 
 
 class DataError(ValueError):
@@ -46,6 +48,7 @@ class IrcChat:
     stem: str
     messages: tuple[ThreadMessage, ...]
     gold: tuple[frozenset[int], ...]
+    scored_from: int = SCORED_FROM
 
 
 def parse_raw(lines: Sequence[str], day: date) -> list[ThreadMessage]:
@@ -92,29 +95,49 @@ def _speaker_and_text(rest: str) -> tuple[str, str]:
     return "", rest
 
 
-def gold_clusters(annotation_lines: Iterable[str], cutoff: int = SCORED_FROM) -> list[frozenset[int]]:
-    """Connected components of the annotated links, keeping only lines ``>= cutoff``."""
-    parent: dict[int, int] = {}
+def parse_links(annotation_lines: Iterable[str]) -> list[tuple[int, int]]:
+    """Annotated links as (later line, earlier line); a self-link starts a conversation."""
+    links = []
+    for number, line in enumerate(annotation_lines, 1):
+        parts = line.split()
+        if not parts:
+            continue
+        try:
+            a, b = int(parts[0]), int(parts[1])
+        except (IndexError, ValueError):
+            raise DataError(f"annotation line {number} is not 'i j -': {line.strip()!r}") from None
+        links.append((max(a, b), min(a, b)))
+    return links
 
-    def find(x: int) -> int:
+
+def first_scored(links: Sequence[tuple[int, int]]) -> int:
+    """The first scored line: the smallest message whose own links were annotated."""
+    return min((later for later, _ in links), default=SCORED_FROM)
+
+
+def gold_clusters(links: Sequence[tuple[int, int]], cutoff: int) -> list[frozenset[int]]:
+    """Connected components of the annotated links, keeping only lines ``>= cutoff``."""
+    groups: dict[int, set[int]] = defaultdict(set)
+    for node, root in components(links).items():
+        if node >= cutoff:
+            groups[root].add(node)
+    return sorted((frozenset(g) for g in groups.values()), key=min)
+
+
+def components(edges: Iterable[tuple[_Node, _Node]]) -> dict[_Node, _Node]:
+    """Union-find: every node of ``edges`` mapped to the representative of its connected part."""
+    parent: dict[_Node, _Node] = {}
+
+    def find(x: _Node) -> _Node:
         parent.setdefault(x, x)
         while parent[x] != x:
             parent[x] = parent[parent[x]]
             x = parent[x]
         return x
 
-    for line in annotation_lines:
-        parts = [int(tok) for tok in line.split() if tok != "-"]
-        if not parts:
-            continue
-        root = find(parts[0])
-        for other in parts[1:]:
-            parent[find(other)] = root
-    groups: dict[int, set[int]] = defaultdict(set)
-    for node in list(parent):
-        if node >= cutoff:
-            groups[find(node)].add(node)
-    return sorted((frozenset(g) for g in groups.values()), key=min)
+    for a, b in edges:
+        parent[find(a)] = find(b)
+    return {node: find(node) for node in list(parent)}
 
 
 def load_chats(data_dir: Path) -> list[IrcChat]:
@@ -134,8 +157,11 @@ def load_chats(data_dir: Path) -> list[IrcChat]:
         day = date(int(found[1]), int(found[2]), int(found[3])) if found else date(2000, 1, 1)
         lines = raw.read_text(encoding="utf-8", errors="replace").splitlines()
         messages = parse_raw(lines, day)
-        gold = gold_clusters(annotation.read_text(encoding="utf-8").splitlines())
-        chats.append(IrcChat(stem, tuple(messages), tuple(gold)))
+        links = parse_links(annotation.read_text(encoding="utf-8").splitlines())
+        if any(later >= len(messages) for later, _ in links):
+            raise DataError(f"{annotation.name} links a line past the end of {raw.name}")
+        cutoff = first_scored(links)
+        chats.append(IrcChat(stem, tuple(messages), tuple(gold_clusters(links, cutoff)), cutoff))
     return chats
 
 
@@ -144,7 +170,7 @@ def predict(chat: IrcChat, disentangler: Any) -> list[frozenset[int]]:
     threads: dict[str, set[int]] = defaultdict(set)
     for index, message in enumerate(chat.messages):
         thread = disentangler.assign(message)
-        if index >= SCORED_FROM:
+        if index >= chat.scored_from:
             threads[thread].add(index)
     return sorted((frozenset(t) for t in threads.values()), key=min)
 
@@ -188,20 +214,10 @@ def one_to_one(gold: Sequence[Cluster], pred: Sequence[Cluster]) -> float:
         return 100.0
     table = _contingency(gold, pred)
     # The pairing splits into independent blocks: connected parts of the overlap graph.
-    parent: dict[tuple[str, int], tuple[str, int]] = {}
-
-    def find(x: tuple[str, int]) -> tuple[str, int]:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for g, p in table:
-        parent[find(("g", g))] = find(("p", p))
+    root = components((("g", g), ("p", p)) for g, p in table)
     blocks: dict[tuple[str, int], list[tuple[int, int]]] = defaultdict(list)
     for g, p in table:
-        blocks[find(("g", g))].append((g, p))
+        blocks[root["g", g]].append((g, p))
     matched = 0
     for cells in blocks.values():
         rows = sorted({g for g, _ in cells})
@@ -289,7 +305,8 @@ def scores(gold: Sequence[Cluster], pred: Sequence[Cluster]) -> dict[str, float]
 # --- the run -------------------------------------------------------------------------------------
 
 
-def _pooled(stem: str, clusters: Iterable[frozenset[int]]) -> list[Cluster]:
+def pooled(stem: str, clusters: Iterable[frozenset[int]]) -> list[Cluster]:
+    """Clusters of one file as (stem, line) items, so files can be pooled."""
     return [frozenset((stem, line) for line in c) for c in clusters]
 
 
@@ -306,8 +323,8 @@ def evaluate(
         pred = predict(chat, make())
         predictions[chat.stem] = pred
         per_file[chat.stem] = {**scores(chat.gold, pred), "n_messages": sum(len(c) for c in chat.gold)}
-        all_gold += _pooled(chat.stem, chat.gold)
-        all_pred += _pooled(chat.stem, pred)
+        all_gold += pooled(chat.stem, chat.gold)
+        all_pred += pooled(chat.stem, pred)
     report: dict[str, Any] = {
         **scores(all_gold, all_pred),
         "n_messages": sum(len(c) for c in all_gold),

@@ -24,24 +24,27 @@ from typing import Any
 
 import click
 
-from bot.evals.disentangle import SCORED_FROM, IrcChat, evaluate, gold_clusters, load_chats
+from bot.evals.disentangle import IrcChat, evaluate, gold_clusters, load_chats, parse_links, pooled, scores
 from memory.topics import DisentangleParams, Disentangler
 
 MODEL_PATH = Path(__file__).resolve().parents[2] / "memory" / "topics" / "model.json"
+
+# Features the IRC data cannot teach (it has no platform reply links): fixed, documented priors.
+PRIORS = {"reply": 8.0}
 
 Example = tuple[list[list[int]], list[int]]  # options as feature indices, indices of gold options
 
 
 def examples_for(chat: IrcChat, annotation: Path, vocab: dict[str, int]) -> list[Example]:
     """Training examples of one file (gold threads forced while reading it)."""
-    components = gold_clusters(annotation.read_text(encoding="utf-8").splitlines(), cutoff=0)
+    components = gold_clusters(parse_links(annotation.read_text(encoding="utf-8").splitlines()), cutoff=0)
     gold_thread = {line: f"gold{min(c)}" for c in components for line in c}
     params = DisentangleParams(weights=())
     dis = Disentangler(params)
     out: list[Example] = []
     for index, message in enumerate(chat.messages):
         thread = gold_thread.get(index, message.key)
-        if index >= SCORED_FROM and not message.is_system:
+        if index >= chat.scored_from and not message.is_system:
             options = dis.options(message)
             feats = [[vocab.setdefault(f, len(vocab)) for f in o.features] for o in options]
             positive = [i for i, o in enumerate(options) if o.thread == thread]
@@ -93,14 +96,12 @@ def train(chats: list[IrcChat], data: Path, epochs: int) -> dict[str, float]:
     for chat in chats:
         examples += examples_for(chat, data / f"{chat.stem}.annotation.txt", vocab)
     w = fit(examples, len(vocab), epochs=epochs)
-    names = sorted(vocab, key=vocab.__getitem__)
-    return {name: round(w[vocab[name]], 4) for name in sorted(names) if abs(w[vocab[name]]) >= 1e-4}
+    learned = {name: round(w[i], 4) for name, i in sorted(vocab.items()) if abs(w[i]) >= 1e-4}
+    return {**learned, **PRIORS}
 
 
 def held_out(chats: list[IrcChat], data: Path, folds: list[list[int]], epochs: int) -> dict[str, Any]:
     """Pooled scores of the production class on each fold's held-out files, trained on the rest."""
-    from bot.evals.disentangle import _pooled, scores
-
     gold: list[Any] = []
     pred: list[Any] = []
     for fold in folds:
@@ -110,8 +111,8 @@ def held_out(chats: list[IrcChat], data: Path, folds: list[list[int]], epochs: i
         params = replace(DisentangleParams(), weights=tuple(sorted(weights.items())))
         _, predictions = evaluate(test_set, lambda p=params: Disentangler(p))
         for chat in test_set:
-            gold += _pooled(chat.stem, chat.gold)
-            pred += _pooled(chat.stem, predictions[chat.stem])
+            gold += pooled(chat.stem, chat.gold)
+            pred += pooled(chat.stem, predictions[chat.stem])
     return {**scores(gold, pred), "n_messages": sum(len(c) for c in gold), "folds": len(folds)}
 
 
@@ -137,9 +138,8 @@ def main(data: Path, cv: str, epochs: int, write: bool) -> None:
         }
         MODEL_PATH.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         click.echo(f"wrote {len(weights)} weights to {MODEL_PATH}", err=True)
-    report, _ = evaluate(
-        chats, lambda: Disentangler(DisentangleParams(weights=tuple(sorted(weights.items()))))
-    )
+    params = DisentangleParams(weights=tuple(sorted(weights.items())))
+    report, _ = evaluate(chats, lambda: Disentangler(params))
     report.pop("per_file")
     click.echo(json.dumps({"train_all": report}))
 

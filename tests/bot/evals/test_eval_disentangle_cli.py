@@ -1,0 +1,69 @@
+"""`qunyi eval disentangle` on a tiny fixture, on bad input, and on the real dev data if present."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bot.cli.main import cli
+
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "irc"
+DEV = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "irc_disentanglement" / "dev"
+KEYS = {"vi", "one_to_one", "exact_f1", "n_messages", "seconds", "per_file"}
+
+
+def test_fixture_json_and_out_file(tmp_path: Path) -> None:
+    out = tmp_path / "pred.txt"
+    result = CliRunner().invoke(
+        cli, ["eval", "disentangle", "--data", str(FIXTURE), "--out", str(out), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert KEYS <= set(report)
+    assert report["n_messages"] == 11
+    assert set(report["per_file"]) == {"2020-01-01_00", "2020-01-02_00"}
+    # The fixture's threads are all addressed by name: the model must recover them exactly.
+    assert report["exact_f1"] == pytest.approx(100.0)
+    assert report["vi"] == pytest.approx(100.0)
+    rows = out.read_text().splitlines()
+    assert "2020-01-01_00:3 4 7 8" in rows
+    assert "2020-01-01_00:5 6 10" in rows
+
+
+def test_readable_summary() -> None:
+    result = CliRunner().invoke(cli, ["eval", "disentangle", "--data", str(FIXTURE)])
+    assert result.exit_code == 0
+    assert "one-to-one" in result.output and "2020-01-02_00" in result.output
+
+
+@pytest.mark.parametrize("make", ["missing", "empty", "none"])
+def test_bad_data_dir_is_a_clear_usage_error(tmp_path: Path, make: str) -> None:
+    args = ["eval", "disentangle", "--json"]
+    if make == "missing":
+        args += ["--data", str(tmp_path / "nope")]
+    elif make == "empty":
+        args += ["--data", str(tmp_path)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    assert "data" in result.output.lower()
+
+
+@pytest.mark.skipif(not DEV.is_dir(), reason="../shared/data/irc_disentanglement/dev is absent")
+def test_real_dev_data_subset(tmp_path: Path) -> None:
+    # Two real files keep this test to a few seconds; the full run is `qunyi eval disentangle`.
+    for raw in sorted(DEV.glob("*.raw.txt"))[:2]:
+        stem = raw.name.removesuffix(".raw.txt")
+        for suffix in (".raw.txt", ".annotation.txt"):
+            (tmp_path / f"{stem}{suffix}").symlink_to(DEV / f"{stem}{suffix}")
+    result = CliRunner().invoke(cli, ["eval", "disentangle", "--data", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert KEYS <= set(report)
+    assert report["n_messages"] == 500
+    assert 80 <= report["vi"] <= 100
+    assert 60 <= report["one_to_one"] <= 100
+    assert 5 <= report["exact_f1"] <= 100
