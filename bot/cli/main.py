@@ -7,7 +7,7 @@ import importlib
 import click
 
 COMMAND_MODULES: tuple[str, ...] = ()
-EVAL_MODULES: tuple[str, ...] = ()
+EVAL_MODULES: tuple[str, ...] = ("bot.cli.eval_jargon",)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

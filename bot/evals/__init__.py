@@ -1,0 +1,1 @@
+"""Evaluations of Qunyi components on public development data."""
