@@ -60,6 +60,18 @@ DATA = Path("..") / "shared" / "data"
     default=None,
     help="Use only one fixed half of the terms (0 = tuning half, 1 = held-out half).",
 )
+@click.option(
+    "--max-terms",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Use only this many terms (a fixed random sample): a quick smoke run.",
+)
+@click.option(
+    "--max-filler",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Use only the first this many filler dialogues.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def jargon(
     terms_path: Path,
@@ -70,18 +82,20 @@ def jargon(
     min_new: int,
     min_count: int,
     half: int | None,
+    max_terms: int | None,
+    max_filler: int | None,
     as_json: bool,
 ) -> None:
     """Mine jargon from a simulated group chat and score it against the gold terms."""
     try:
-        terms = split_terms(load_terms(terms_path), half, seed)
-        filler = load_filler(filler_path)
+        terms = split_terms(load_terms(terms_path), half, seed, max_terms)
+        filler = load_filler(filler_path)[:max_filler]
     except (ValueError, TypeError, AttributeError) as exc:
         raise click.ClickException(f"cannot read the evaluation data: {exc}") from exc
     miner = Discoverer(history_size=history_size)
     cadence = Cadence(cooldown, min_new)
     result = evaluate(terms, filler, miner, seed=seed, cadence=cadence, min_count=min_count)
-    result.update(half=half, seed=seed, history=history_size)
+    result.update(half=half, seed=seed, history=history_size, terms_file=str(terms_path))
     if as_json:
         click.echo(json.dumps(result, ensure_ascii=False, indent=2))
         return

@@ -73,13 +73,18 @@ def load_filler(path: Path) -> list[list[str]]:
     return dialogues
 
 
-def split_terms(terms: dict[str, list[str]], half: int | None, seed: int) -> dict[str, list[str]]:
-    """All terms (`half` None) or one of two fixed random halves (0 = tuning, 1 = held out)."""
-    if half is None:
-        return terms
+def split_terms(
+    terms: dict[str, list[str]], half: int | None, seed: int, limit: int | None = None
+) -> dict[str, list[str]]:
+    """All terms, or one of two fixed random halves (`half` 0 = tuning, 1 = held out), or the
+    first `limit` of a fixed random order (a quick smoke run)."""
     names = sorted(terms)
     random.Random(seed).shuffle(names)
-    chosen = set(names[half::2])
+    if half is not None:
+        names = names[half::2]
+    if limit is not None:
+        names = names[:limit]
+    chosen = set(names)
     return {t: s for t, s in terms.items() if t in chosen}
 
 

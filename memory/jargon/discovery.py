@@ -6,7 +6,7 @@ A string of the window is proposed when, in the chat's recent history (window in
    it in more than `closure` of its occurrences (else it is a piece of a longer string, which is
    considered on its own), and the left and right neighbours vary (entropy ≥ `min_entropy`);
 3. it holds together (cohesion): for every way of cutting it in two, the parts co-occur far more
-   often than chance (pointwise mutual information ≥ `min_cohesion`, from this chat's counts);
+   often than chance (normalised pointwise mutual information ≥ `min_cohesion`, this chat's counts);
 4. it is unusual for ordinary text (lift): it occurs `exp(min_lift)` times more often than the
    background word model (jieba's dictionary frequencies, see background.py) predicts for a text of
    the history's size. This keeps out everyday words ("我们", "真的") and phrases ("我也是") that recur
@@ -44,7 +44,7 @@ class DiscoveryParams:
     min_speakers: int = 2
     closure: float = 0.75
     min_entropy: float = 0.8
-    min_cohesion: float = 3.0
+    min_cohesion: float = 0.3
     min_lift: float = 9.0
     max_candidates: int = 20
     filters: FilterParams = field(default_factory=FilterParams)
@@ -100,12 +100,19 @@ def _spans(text: str, stats: HistoryStats, params: DiscoveryParams) -> set[str]:
 
 
 def _cohesion(s: str, stats: HistoryStats, count: int) -> float:
-    """Minimum pointwise mutual information over the two-part cuts of `s` (natural log)."""
+    """Minimum normalised PMI over the two-part cuts of `s` (1 = the parts only occur together).
+
+    Normalising by -log P(s) keeps the scale independent of the history's size, so a quiet chat's
+    "蚌埠住|了" (where "了" is everywhere) is judged like a busy chat's.
+    """
     n = max(stats.n_chars, 1)
+    self_info = math.log(n / max(count, 1))
+    if self_info <= 0:
+        return 1.0
     best = math.inf
     for k in range(1, len(s)):
         left, right = stats.count(s[:k]), stats.count(s[k:])
-        best = min(best, math.log(count * n / max(left * right, 1)))
+        best = min(best, math.log(count * n / max(left * right, 1)) / self_info)
     return best
 
 
