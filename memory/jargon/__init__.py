@@ -5,6 +5,7 @@ Pure functions and small classes, no storage: the scheduled miner job and the re
 
 from memory.jargon.discovery import Discoverer, DiscoveryParams, discover, discover_in
 from memory.jargon.filters import FilterParams, FilterResult, filter_candidates, reject_reason
+from memory.jargon.matcher import JargonMatcher, Match
 from memory.jargon.stats import HistoryStats
 from memory.jargon.types import Candidate, MinerMessage
 
@@ -15,6 +16,8 @@ __all__ = [
     "FilterParams",
     "FilterResult",
     "HistoryStats",
+    "JargonMatcher",
+    "Match",
     "MinerMessage",
     "discover",
     "discover_in",

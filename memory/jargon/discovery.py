@@ -45,7 +45,7 @@ class DiscoveryParams:
     closure: float = 0.75
     min_entropy: float = 0.8
     min_cohesion: float = 0.3
-    min_lift: float = 9.0
+    min_lift: float = 11.0
     max_candidates: int = 20
     filters: FilterParams = field(default_factory=FilterParams)
 
