@@ -1,3 +1,4 @@
+import itertools
 import json
 from pathlib import Path
 
@@ -29,7 +30,8 @@ def run_cli(*args: str) -> dict:
 
 
 def test_cli_on_fixture() -> None:
-    out = run_cli("--terms", str(FIXTURES / "terms.json"), "--filler", str(FIXTURES / "filler.json"), "--seed", "1")
+    fixture = ["--terms", str(FIXTURES / "terms.json"), "--filler", str(FIXTURES / "filler.json")]
+    out = run_cli(*fixture, "--seed", "1")
     assert KEYS <= out.keys()
     assert out["n_terms"] == 4
     assert out["n_term_messages"] == 32
@@ -53,7 +55,7 @@ def test_stream_keeps_every_example_and_dialogue_order() -> None:
     stream = build_stream(terms, filler, seed=3)
     assert sorted(m.message.text for m in stream if m.term) == ["xswl", "一甲乙丙", "二甲乙丙"]
     assert len(stream) == 3 + sum(len(d) for d in filler)
-    assert all(a.at < b.at for a, b in zip(stream, stream[1:], strict=False))
+    assert all(a.at < b.at for a, b in itertools.pairwise(stream))
     assert stream == build_stream(terms, filler, seed=3)
     first = filler[0]
     texts = [m.message.text for m in stream]
