@@ -13,7 +13,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bot.cli.notes",
     "bot.cli.mcp",
 )
-EVAL_MODULES: tuple[str, ...] = ("bot.cli.eval_disentangle",)
+EVAL_MODULES: tuple[str, ...] = ("bot.cli.eval_disentangle", "bot.cli.eval_jargon")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
