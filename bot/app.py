@@ -9,9 +9,10 @@ from pathlib import Path
 
 from bot.config import ConfigStore, Settings
 from bot.history_setup import register_history_jobs
+from bot.llm import LLMGateway, build_gateway
 from bot.reply.pipeline import ReplyPipeline
 from memory.clock import Clock, SystemClock
-from memory.ports import LLMPort
+from memory.context.notes_provider import NoteHintsProvider
 from memory.service import ContextSettings, MemoryService
 from memory.storage import Database
 from tasks import JobRunner, JobSpec
@@ -34,7 +35,7 @@ class App:
     memory: MemoryService
     runner: JobRunner
     pipeline: ReplyPipeline
-    llm: LLMPort | None
+    llm: LLMGateway
 
     @property
     def settings(self) -> Settings:
@@ -42,6 +43,7 @@ class App:
 
     async def close(self) -> None:
         await self.runner.shutdown(timedelta(seconds=self.settings.scheduler.shutdown_grace_seconds))
+        await self.llm.close()
         await self.db.close()
 
 
@@ -60,14 +62,19 @@ async def build_app(
     clock = clock or SystemClock()
     directory = resolve_data_dir(settings, data_dir)
     db = await Database.open(directory, settings.storage.busy_timeout_ms)
-    memory = MemoryService(db, clock, _context_settings(settings))
-    llm: LLMPort | None = None
+    memory = MemoryService(db, clock, _context_settings(settings), notes_dir=directory / "notes")
+    assert memory.notes is not None
+    memory.context_providers.append(
+        NoteHintsProvider(memory.notes, memory.chat_key, settings.notes.hints, settings.notes.hints_tokens)
+    )
+    llm = build_gateway(settings.llm, db, clock)
     runner = JobRunner(clock)
     pipeline = ReplyPipeline(memory, lambda: config.current, llm)
     app = App(config, directory, clock, db, memory, runner, pipeline, llm)
 
     def on_reload(_old: Settings, new: Settings) -> None:
         memory.context_settings = _context_settings(new)
+        llm.reconfigure(new.llm)
         runner.reschedule()
 
     config.subscribe(on_reload)

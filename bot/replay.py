@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
-from adapters.importers.problems import ParseProblem
+from adapters.importers import ImportIssue
 from adapters.importers.replay_jsonl import iter_messages
 from bot.app import App
 from memory.clock import ManualClock
@@ -21,7 +22,7 @@ class ReplayReport:
     recorded: int = 0
     duplicates: int = 0
     replies: list[tuple[str, str]] = field(default_factory=list)
-    problems: list[ParseProblem] = field(default_factory=list)
+    problems: list[ImportIssue] = field(default_factory=list)
     job_runs: dict[str, int] = field(default_factory=dict)
 
 
@@ -52,6 +53,15 @@ class ReplaySender:
         )
 
 
+def as_seen_by_bot(message: ChatMessage, bot_id: str) -> ChatMessage:
+    """A logged message from the bot's own id is the bot's; one that mentions it addresses it."""
+    is_bot = message.sender_id == bot_id
+    to_bot = message.to_bot or bot_id in message.mentions
+    if is_bot == message.is_bot and to_bot == message.to_bot:
+        return message
+    return dataclasses.replace(message, is_bot=is_bot, to_bot=to_bot)
+
+
 def count_lines(path: Path) -> int:
     with path.open("rb") as handle:
         return sum(1 for line in handle if line.strip())
@@ -64,21 +74,23 @@ async def replay(
     platform: str = "replay",
     settle: timedelta = timedelta(hours=1),
     on_progress: Callable[[], None] | None = None,
-    on_problem: Callable[[ParseProblem], None] | None = None,
+    on_problem: Callable[[ImportIssue], None] | None = None,
 ) -> ReplayReport:
     """Feed every line of `path` in order; before each message, run the jobs whose turn has come."""
     settings = app.settings
     sender = ReplaySender(clock, settings.bot.self_id, settings.bot.name, platform)
     report = ReplayReport()
-    for item in iter_messages(path, platform, settings.bot.self_id):
+    bot_id = settings.bot.self_id
+    for item in iter_messages(path, platform=platform):
         if on_progress:
             on_progress()
-        if isinstance(item, ParseProblem):
+        if isinstance(item, ImportIssue):
             report.problems.append(item)
             if on_problem:
                 on_problem(item)
             continue
         report.messages += 1
+        item = as_seen_by_bot(item, bot_id)
         clock.set(item.time)
         await app.runner.run_due(clock.now())
         outcome = await app.pipeline.handle(item, sender.send)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import islice
+from pathlib import Path
 
 from sqlalchemy import func, select
 
@@ -14,6 +15,7 @@ from memory.context import ContextBuilder, ContextProvider, ContextRequest, Repl
 from memory.context.recent import RecentWindowProvider
 from memory.ingest import BatchReport, Ingestor, Recorded
 from memory.models import Chat, ChatMember, Message, Person
+from memory.notes import NoteScopes
 from memory.recall.lexical import search_messages
 from memory.storage import Database
 from memory.types import ChatMessage
@@ -55,11 +57,13 @@ class MemoryService:
         db: Database,
         clock: Clock | None = None,
         context_settings: ContextSettings | None = None,
+        notes_dir: Path | None = None,
     ) -> None:
         self.db = db
         self.clock = clock or SystemClock()
         self.ingestor = Ingestor(db)
         self.context_settings = context_settings or ContextSettings()
+        self.notes = NoteScopes(notes_dir) if notes_dir is not None else None
         self.context_providers: list[ContextProvider] = [
             RecentWindowProvider(self.context_settings.recent_tokens)
         ]
@@ -102,6 +106,12 @@ class MemoryService:
             return None
         row = matches[0]
         return ChatRef(row.id, row.platform, row.platform_chat_id, row.name)
+
+    async def chat_key(self, chat_id: int) -> str | None:
+        """The stable `platform:id` key of a chat (names its notes folder)."""
+        async with self.db.read() as session:
+            row = await session.get(Chat, chat_id)
+        return None if row is None else f"{row.platform}:{row.platform_chat_id}"
 
     async def recent(
         self, chat_id: int, limit: int, before_id: int | None = None

@@ -1,4 +1,5 @@
-"""Shared fixtures: a real SQLite database in a temporary folder, and message factories."""
+"""Shared fixtures: a real SQLite database in a temporary folder, message factories, and `fake_llm`,
+a fake OpenAI-compatible server on loopback."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from memory.clock import ManualClock
 from memory.service import MemoryService
 from memory.storage import Database
 from memory.types import ChatMessage
+from tests.fakes.openai_server import FakeOpenAI
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -48,3 +50,10 @@ def clock() -> ManualClock:
 @pytest.fixture
 def memory(db: Database, clock: ManualClock) -> MemoryService:
     return MemoryService(db, clock)
+
+
+@pytest.fixture
+async def fake_llm() -> AsyncIterator[FakeOpenAI]:
+    """A started FakeOpenAI; point clients at `fake_llm.base_url`."""
+    async with FakeOpenAI() as server:
+        yield server

@@ -1,81 +1,128 @@
-"""The replay log: one JSON message per line (the `qunyi replay` contract).
+"""The replay JSONL format: one message per line, the neutral interchange Qunyi reads and writes.
 
-`{"chat": "g1", "chat_name": "…", "message_id": "m1", "sender_id": "u1", "sender_name": "…",
-"sender_card": "…", "time": "2026-03-01T20:15:00+08:00" or unix seconds, "text": "…",
-"reply_to": "m0", "mentions": ["u2"]}` — chat_name, sender_card, reply_to, mentions optional.
+```
+{"chat": "g1", "chat_name": "…", "message_id": "m1", "sender_id": "u1", "sender_name": "…",
+ "sender_card": "…", "time": "2026-03-01T20:15:00+08:00", "text": "…", "reply_to": "m0", "mentions": ["u2"]}
+```
+`time` is ISO 8601 with an offset or unix seconds. `chat_name`, `sender_card`, `reply_to` and `mentions` are
+optional. Blank lines are ignored; any other line that does not parse is reported with its line number.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from datetime import UTC, datetime
+from collections.abc import Mapping
+from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
-from adapters.importers.problems import ParseProblem
-from memory.types import ChatMessage, InvalidMessage
+from adapters.importers.base import ImportFileError, ImportIssue, MessageIterator, Progress, parse_time
+from adapters.neutral import as_id
+from memory.types import ChatMessage, InvalidMessage, Segment, SegmentKind
 
-REQUIRED = ("chat", "message_id", "sender_id", "time", "text")
-
-
-def parse_time(value: Any) -> datetime:
-    if isinstance(value, bool):
-        raise ValueError("time must be ISO 8601 or unix seconds")
-    if isinstance(value, int | float):
-        return datetime.fromtimestamp(float(value), UTC)
-    if isinstance(value, str):
-        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-    raise ValueError("time must be ISO 8601 or unix seconds")
-
-
-def _text(record: dict[str, Any], key: str) -> str:
-    value = record.get(key)
-    if value is None:
-        return ""
-    if isinstance(value, int | float | str) and not isinstance(value, bool):
-        return str(value)
-    raise ValueError(f"{key} must be a string")
-
-
-def parse_record(record: Any, platform: str, bot_id: str | None) -> ChatMessage:
-    if not isinstance(record, dict):
-        raise ValueError("a line must be a JSON object")
-    missing = [key for key in REQUIRED if key not in record]
-    if missing:
-        raise ValueError(f"missing {', '.join(missing)}")
-    mentions = record.get("mentions") or []
-    if not isinstance(mentions, list):
-        raise ValueError("mentions must be a list of user ids")
-    sender = _text(record, "sender_id")
-    reply_to = record.get("reply_to")
-    return ChatMessage(
-        platform=platform,
-        chat_id=_text(record, "chat"),
-        message_id=_text(record, "message_id"),
-        sender_id=sender,
-        sender_name=_text(record, "sender_name"),
-        sender_card=_text(record, "sender_card"),
-        chat_name=_text(record, "chat_name"),
-        text=_text(record, "text"),
-        time=parse_time(record["time"]),
-        reply_to=None if reply_to in (None, "") else str(reply_to),
-        mentions=tuple(str(m) for m in mentions),
-        is_bot=bot_id is not None and sender == bot_id,
-        to_bot=bot_id is not None and bot_id in {str(m) for m in mentions},
-    )
+REQUIRED = ("chat", "message_id", "sender_id", "sender_name", "time", "text")
+OPTIONAL_TEXT = ("chat_name", "sender_card")
 
 
 def iter_messages(
-    path: Path, platform: str = "replay", bot_id: str | None = None
-) -> Iterator[ChatMessage | ParseProblem]:
-    """Each line as a ChatMessage, or a ParseProblem naming the line number."""
-    with path.open("r", encoding="utf-8", errors="replace") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield parse_record(json.loads(line), platform, bot_id)
-            except (json.JSONDecodeError, ValueError, InvalidMessage, TypeError) as exc:
-                yield ParseProblem(f"{path.name}:{number}", str(exc))
+    path: str | Path,
+    *,
+    platform: str = "replay",
+    default_tz: tzinfo | None = None,
+    progress: Progress | None = None,
+) -> MessageIterator:
+    """Yield a `ChatMessage` per valid line and an `ImportIssue` per invalid one, in file order.
+
+    `default_tz` applies to ISO times without an offset; without it such lines are reported.
+    """
+    path = Path(path)
+    try:
+        lines = path.read_bytes().split(b"\n")
+    except OSError as exc:
+        raise ImportFileError(f"{path}: cannot read: {exc}") from exc
+    total = len(lines)
+    for number, raw in enumerate(lines, start=1):
+        if progress is not None:
+            progress(number, total)
+        if not raw.strip():
+            continue
+        try:
+            yield parse_record(raw.decode("utf-8-sig" if number == 1 else "utf-8"), platform, default_tz)
+        except ValueError as exc:  # InvalidMessage, JSON and Unicode errors are ValueErrors
+            yield ImportIssue(str(path), f"line {number}", _reason(exc))
+
+
+def parse_record(line: str, platform: str = "replay", default_tz: tzinfo | None = None) -> ChatMessage:
+    """One JSONL line as a message; raises ValueError (or InvalidMessage) saying what is wrong."""
+    record = json.loads(line)
+    if not isinstance(record, Mapping):
+        raise ValueError(f"a line must hold a JSON object, got {type(record).__name__}")
+    missing = [key for key in REQUIRED if key not in record]
+    if missing:
+        raise ValueError(f"missing field(s): {', '.join(missing)}")
+    ids = {}
+    for key in ("chat", "message_id", "sender_id"):
+        ids[key] = as_id(record[key])
+        if ids[key] is None:
+            raise ValueError(f"{key} must be a non-empty string or an integer, got {record[key]!r}")
+    text = _string(record, "text")
+    reply_to = record.get("reply_to")
+    if reply_to is not None and as_id(reply_to) is None:
+        raise ValueError(f"reply_to must be a message id, got {reply_to!r}")
+    mentions = record.get("mentions") or []
+    if not isinstance(mentions, list) or any(as_id(m) is None for m in mentions):
+        raise ValueError(f"mentions must be a list of user ids, got {mentions!r}")
+    return ChatMessage(
+        platform=platform,
+        chat_id=ids["chat"],
+        message_id=ids["message_id"],
+        sender_id=ids["sender_id"],
+        text=text,
+        time=parse_time(record["time"], default_tz=default_tz),
+        sender_name=_string(record, "sender_name"),
+        sender_card=_string(record, "sender_card"),
+        chat_name=_string(record, "chat_name"),
+        reply_to=as_id(reply_to),
+        mentions=tuple(str(as_id(m)) for m in mentions),
+        segments=(Segment(SegmentKind.TEXT, text),) if text else (),
+    )
+
+
+def to_record(message: ChatMessage) -> dict[str, Any]:
+    """The replay JSONL object for a message (the inverse of `parse_record`, optional keys left out)."""
+    record: dict[str, Any] = {
+        "chat": message.chat_id,
+        "message_id": message.message_id,
+        "sender_id": message.sender_id,
+        "sender_name": message.sender_name,
+        "time": message.time.isoformat(),
+        "text": message.text,
+    }
+    if message.chat_name:
+        record["chat_name"] = message.chat_name
+    if message.sender_card:
+        record["sender_card"] = message.sender_card
+    if message.reply_to:
+        record["reply_to"] = message.reply_to
+    if message.mentions:
+        record["mentions"] = list(message.mentions)
+    return record
+
+
+def _string(record: Mapping[str, Any], key: str) -> str:
+    value = record.get(key)
+    if value is None and key not in REQUIRED:
+        return ""
+    if not isinstance(value, str):
+        raise ValueError(f"{key} must be a string, got {value!r}")
+    return value
+
+
+def _reason(exc: ValueError) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not JSON: {exc.msg} at column {exc.colno}"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 at byte {exc.start}"
+    if isinstance(exc, InvalidMessage):
+        return f"invalid message: {exc}"
+    return str(exc)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import aiohttp
 import click
 from rich.console import Console
 from rich.table import Table
@@ -12,6 +14,7 @@ from sqlalchemy import text
 
 from bot.app import App, build_app
 from bot.cli.options import async_command, open_config, runtime_options
+from bot.tools import build_registry, tool_definition_tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,12 +38,63 @@ async def run_checks(app: App) -> list[Check]:
         checks.append(Check("database", "fail", f"{app.db.path}: {exc}"))
     stats = await app.memory.stats()
     checks.append(Check("memory", "info", ", ".join(f"{k} {v}" for k, v in stats.items())))
+    checks.extend(await llm_checks(app))
+    tokens = tool_definition_tokens(build_registry())
+    status = "ok" if tokens.tokens < 500 else "warn"
+    checks.append(Check("tool definitions", status, f"{tokens.tokens} tokens ({tokens.method}), limit 500"))
     for extra in EXTRA_CHECKS:
         checks.extend(await extra(app))
     return checks
 
 
-EXTRA_CHECKS: list = []  # type: ignore[type-arg]
+EXTRA_CHECKS: list[Callable[[App], Awaitable[list[Check]]]] = []
+
+
+async def endpoint_reachable(base_url: str, limit_seconds: float = 5.0) -> str | None:
+    """None when `GET {base_url}/models` answers at all (any HTTP status), else why not."""
+    try:
+        async with (
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=limit_seconds)) as session,
+            session.get(base_url.rstrip("/") + "/models") as response,
+        ):
+            return None if response.status < 500 else f"HTTP {response.status}"
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+async def llm_checks(app: App) -> list[Check]:
+    """The model endpoint per task: configured, reachable, within budget."""
+    llm = app.settings.llm
+    if not llm.enabled:
+        return [Check("llm", "info", "off ([llm] enabled = false): every job uses its offline path")]
+    checks = []
+    reachable: dict[str, str | None] = {}
+    for task, report in (await app.llm.report()).items():
+        usage = report["usage"]
+        spent = ""
+        if usage is not None:
+            spent = (
+                f"; {usage['hour']:,} tokens/h (cap {usage['cap_hour'] or '∞'}), "
+                f"{usage['day']:,}/day (cap {usage['cap_day'] or '∞'}), {usage['failures']} failures"
+            )
+        reason = report["unavailable_reason"]
+        if reason is None and report["base_url"]:
+            if report["base_url"] not in reachable:
+                reachable[report["base_url"]] = await endpoint_reachable(report["base_url"])
+            unreachable = reachable[report["base_url"]]
+            if unreachable:
+                reason = f"endpoint {report['base_url']} unreachable: {unreachable}"
+        status = "ok" if reason is None else ("warn" if "budget" in reason else "fail")
+        checks.append(
+            Check(
+                f"llm:{task}",
+                status,
+                f"{report['model'] or '-'} @ {report['base_url'] or '-'}"
+                + (f" — {reason}" if reason else "")
+                + spent,
+            )
+        )
+    return checks
 
 
 @click.command("doctor")

@@ -10,9 +10,11 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bot.cli.run",
     "bot.cli.memory_commands",
     "bot.cli.doctor",
+    "bot.cli.notes",
+    "bot.cli.mcp",
     "bot.cli.history",
 )
-EVAL_MODULES: tuple[str, ...] = ("bot.cli.eval_disentangle",)
+EVAL_MODULES: tuple[str, ...] = ("bot.cli.eval_disentangle", "bot.cli.eval_jargon")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

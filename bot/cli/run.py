@@ -127,7 +127,7 @@ async def replay_command(
 
 
 def _first_time(log: Path) -> datetime:
-    for item in iter_messages(log):
+    for item in iter_messages(log):  # the first message's time starts the simulated clock
         if isinstance(item, ChatMessage):
             return item.time
     return datetime.now(UTC)

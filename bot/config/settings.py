@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from bot.llm.settings import LLMSettings
+
 
 class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -37,6 +39,18 @@ class ContextSettings(Section):
     total_tokens: int = Field(2000, ge=200, le=200_000)
     recent_messages: int = Field(20, ge=0, le=500)
     recent_tokens: int = Field(800, ge=0, le=100_000)
+
+
+class NotesSettings(Section):
+    hints: int = Field(5, ge=0, le=50)
+    hints_tokens: int = Field(80, ge=0, le=2000)
+
+
+class ToolsSettings(Section):
+    enabled: bool = True
+    max_rounds: int = Field(3, ge=0, le=10)
+    time_limit_seconds: float = Field(30.0, gt=0.0, le=600.0)
+    call_time_limit_seconds: float = Field(10.0, gt=0.0, le=120.0)
 
 
 class SchedulerSettings(Section):
@@ -110,6 +124,9 @@ class Settings(Section):
     bot: BotSettings = BotSettings()
     reply: ReplySettings = ReplySettings()
     context: ContextSettings = ContextSettings()
+    llm: LLMSettings = LLMSettings()
+    notes: NotesSettings = NotesSettings()
+    tools: ToolsSettings = ToolsSettings()
     scheduler: SchedulerSettings = SchedulerSettings()
     adapters: AdaptersSettings = AdaptersSettings()
     logging: LoggingSettings = LoggingSettings()

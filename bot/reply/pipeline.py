@@ -6,18 +6,22 @@ import logging
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import select
 
 from bot.commands.dispatch import dispatch
 from bot.config.settings import Settings
+from bot.llm import LLMGateway
 from bot.reply.policy import decide
 from bot.reply.prompt import reply_messages
+from bot.tools import ToolContext, build_registry, run_with_tools
+from bot.tools.service_backend import ServiceMemoryTools
 from memory import messages
 from memory.models import Message
-from memory.ports import LLMPort, LLMUnavailable
+from memory.ports import LLMUnavailable
 from memory.service import MemoryService
-from memory.types import ChatKind, ChatMessage
+from memory.types import ChatMessage
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +44,7 @@ class ReplyPipeline:
         self,
         memory: MemoryService,
         settings: Callable[[], Settings],
-        llm: LLMPort | None = None,
+        llm: LLMGateway | None = None,
         rng: random.Random | None = None,
     ) -> None:
         self.memory = memory
@@ -74,8 +78,9 @@ class ReplyPipeline:
         async with self.memory.db.read() as session:
             stored = (await messages.by_ids(session, [recorded.message_id]))[0]
         context = await self.memory.context_for_reply(recorded.chat_id, stored)
+        prompt = reply_messages(settings.bot.name, context, message)
         try:
-            text = await self.llm.complete_text("reply", reply_messages(settings.bot.name, context, message))
+            text = await self._answer(recorded.chat_id, prompt, settings)
         except LLMUnavailable as exc:
             log.warning("no reply: %s", exc.reason)
             return Outcome(True, reason=f"{decision.reason}; {exc.reason}")
@@ -84,6 +89,37 @@ class ReplyPipeline:
             return Outcome(True, reason=f"{decision.reason}; empty reply")
         await self._send(message, text, send)
         return Outcome(True, text, decision.reason)
+
+    async def _answer(self, chat_id: int, prompt: list[dict[str, Any]], settings: Settings) -> str:
+        assert self.llm is not None
+        key = await self.memory.chat_key(chat_id)
+        if (
+            not settings.tools.enabled
+            or settings.tools.max_rounds == 0
+            or key is None
+            or self.memory.notes is None
+        ):
+            return await self.llm.complete_text("reply", prompt)
+        llm = self.llm
+
+        async def chat(history: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+            return (await llm.chat("reply", history, tools)).as_message()
+
+        ctx = ToolContext(
+            key, self.memory.notes.for_chat(key), ServiceMemoryTools(self.memory), writable=True
+        )
+        registry = build_registry(settings.tools.call_time_limit_seconds)
+        result = await run_with_tools(
+            chat,
+            prompt,
+            registry,
+            ctx,
+            max_rounds=settings.tools.max_rounds,
+            time_limit=settings.tools.time_limit_seconds,
+        )
+        if result.calls:
+            log.info("reply in %s used tools: %s", key, ", ".join(name for name, _ in result.calls))
+        return result.text
 
     async def _send(self, message: ChatMessage, text: str, send: Send, searchable: bool = True) -> None:
         sent = await send(message.chat_id, text, chat_kind=message.chat_kind, reply_to=message.message_id)
@@ -99,6 +135,3 @@ class ReplyPipeline:
                 )
             )
             return bool(found.scalar_one_or_none())
-
-
-__all__ = ["ChatKind", "Outcome", "ReplyPipeline"]

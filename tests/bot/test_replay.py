@@ -63,7 +63,7 @@ async def test_replay_feeds_the_live_pipeline_and_reports_bad_lines(tmp_path: Pa
             count = (await session.execute(select(func.count()).select_from(Message))).scalar_one()
     finally:
         await app.close()
-    assert [str(p).split(":")[1] for p in report.problems] == ["2", "3"]
+    assert [p.location for p in report.problems] == ["line 2", "line 3"]
     assert "missing" in report.problems[1].reason
     assert report.recorded == 3
     assert len(report.replies) == 1 and "西湖" in report.replies[0][1]

@@ -1,0 +1,119 @@
+"""The Discord adapter on discord.py 2: one `Client` with the message-content intent."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from adapters.base import Adapter, MessageHandler, SendError
+from adapters.discord.config import DiscordConfig
+from adapters.discord.convert import PLATFORM, message_to_chat
+from adapters.extras import require
+from memory.types import ChatKind, ChatMessage
+
+if TYPE_CHECKING:
+    import discord
+
+log = logging.getLogger(__name__)
+
+
+class DiscordAdapter(Adapter):
+    """Guild text channels, threads and DMs as chats; see `DiscordConfig`."""
+
+    platform = PLATFORM
+
+    def __init__(self, config: DiscordConfig) -> None:
+        self._discord = require("discord", "discord")
+        self.config = config
+        self._handler: MessageHandler | None = None
+        self._client: discord.Client | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def client(self) -> discord.Client:
+        """The discord.py Client (after `start`)."""
+        if self._client is None:
+            raise RuntimeError("DiscordAdapter.start has not been called")
+        return self._client
+
+    async def start(self, handler: MessageHandler) -> None:
+        """Log in and connect to the gateway; returns once READY (or raises the login error)."""
+        discord = self._discord
+        self._handler = handler
+        intents = discord.Intents.default()
+        intents.message_content = True  # privileged: enable it in the Developer Portal too
+        client = discord.Client(intents=intents)
+        ready = asyncio.Event()
+
+        async def on_ready() -> None:
+            log.info("Discord bot %s (%s) ready", client.user, getattr(client.user, "id", "?"))
+            ready.set()
+
+        client.on_ready = on_ready  # type: ignore[attr-defined]
+        client.on_message = self._on_message  # type: ignore[attr-defined]
+        self._client = client
+        self._task = asyncio.ensure_future(client.start(self.config.token))
+        ready_wait = asyncio.ensure_future(ready.wait())
+        done, _ = await asyncio.wait(
+            {ready_wait, self._task}, timeout=self.config.ready_timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+        ready_wait.cancel()
+        if self._task in done:
+            self._task.result()  # login failed: raise it (e.g. LoginFailure, PrivilegedIntentsRequired)
+        if not ready.is_set():
+            await self.stop()
+            raise TimeoutError(f"Discord did not become ready within {self.config.ready_timeout:g}s")
+
+    async def stop(self) -> None:
+        """Disconnect and close the client."""
+        if self._client is not None:
+            await self._client.close()
+        if self._task is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(self._task, 10)
+            self._task = None
+
+    async def _on_message(self, message: Any) -> None:
+        user = self.client.user
+        converted = message_to_chat(message, bot_id=user.id if user else 0)
+        if converted is None:
+            return
+        if self._handler is not None:
+            await self._handler(converted)
+
+    async def send_text(
+        self,
+        chat_id: str,
+        text: str,
+        *,
+        chat_kind: ChatKind = ChatKind.GROUP,
+        reply_to: str | None = None,
+    ) -> ChatMessage:
+        """Send `text` to a channel, thread or DM channel; @everyone and role pings are never sent."""
+        discord = self._discord
+        client = self.client
+        try:
+            channel = client.get_channel(int(chat_id)) or await client.fetch_channel(int(chat_id))
+            reference = (
+                discord.MessageReference(
+                    message_id=int(reply_to), channel_id=int(chat_id), fail_if_not_exists=False
+                )
+                if reply_to
+                else None
+            )
+            sent = await channel.send(  # type: ignore[union-attr]
+                text,
+                reference=reference,
+                allowed_mentions=discord.AllowedMentions(
+                    everyone=False, roles=False, users=True, replied_user=False
+                ),
+            )
+        except (discord.DiscordException, ValueError) as exc:
+            raise SendError(f"Discord refused the message to {chat_id}: {exc}") from exc
+        user = client.user
+        converted = message_to_chat(sent, bot_id=user.id if user else 0)
+        if converted is None:
+            raise SendError(f"Discord returned an empty message for channel {chat_id}")
+        return converted

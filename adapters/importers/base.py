@@ -1,0 +1,143 @@
+"""What every importer yields besides messages: issues with a location, never silent skips."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, tzinfo
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from memory.types import ChatMessage
+
+Progress = Callable[[int, int], None]
+"""Called as `progress(done, total)` while an importer works (units: entries, or lines for text files)."""
+
+
+class IssueKind(StrEnum):
+    MALFORMED = "malformed"  # the entry is broken; fix the file to import it
+    SKIPPED = "skipped"  # a well-formed entry that is no chat message (a join, a pin, an empty message)
+
+
+@dataclass(frozen=True, slots=True)
+class ImportIssue:
+    """An entry an importer did not turn into a message, with where it is and why."""
+
+    source: str
+    location: str
+    reason: str
+    kind: IssueKind = IssueKind.MALFORMED
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.location}: {self.kind.value}: {self.reason}"
+
+
+ImportItem = ChatMessage | ImportIssue
+MessageIterator = Iterator[ImportItem]
+
+
+class ImportFileError(ValueError):
+    """The file as a whole cannot be read as the format (not JSON, wrong shape, unreadable)."""
+
+
+def load_json(path: Path) -> Any:
+    """Read a whole JSON file, raising `ImportFileError` with the position of a syntax error."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ImportFileError(f"{path}: cannot read: {exc}") from exc
+    try:
+        return json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise ImportFileError(f"{path}: not UTF-8 text at byte {exc.start}") from exc
+    except json.JSONDecodeError as exc:
+        raise ImportFileError(
+            f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from exc
+
+
+_LONG_FRACTION = re.compile(r"(\.\d{6})\d+")
+
+
+def parse_time(value: Any, *, default_tz: tzinfo | None = None) -> datetime:
+    """Unix seconds (number or digit string) or ISO 8601 text as an aware datetime.
+
+    ISO text without an offset takes `default_tz`; without one it is an error (never a guessed zone).
+    Raises ValueError with the reason.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"time must be ISO 8601 text or unix seconds, got {value!r}")
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        value = int(value.strip())
+    if isinstance(value, int | float):
+        try:
+            return datetime.fromtimestamp(value, UTC)
+        except (OverflowError, OSError, ValueError) as exc:
+            raise ValueError(f"unix time {value!r} is out of range") from exc
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"time must be ISO 8601 text or unix seconds, got {value!r}")
+    text = _LONG_FRACTION.sub(r"\1", value.strip())  # .NET writes 7 fractional digits
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise ValueError(f"time {value!r} is not ISO 8601") from exc
+    if when.tzinfo is None:
+        if default_tz is None:
+            raise ValueError(f"time {value!r} has no UTC offset")
+        when = when.replace(tzinfo=default_tz)
+    return when
+
+
+def addressing(
+    sender_id: str,
+    mentions: tuple[str, ...],
+    reply_to: str | None,
+    bot_id: str | None,
+    senders: Mapping[str, str],
+) -> tuple[bool, bool]:
+    """(is_bot, to_bot) for an imported message, given the bot's id and the senders seen so far."""
+    if bot_id is None:
+        return False, False
+    is_bot = sender_id == bot_id
+    to_bot = not is_bot and (bot_id in mentions or (reply_to is not None and senders.get(reply_to) == bot_id))
+    return is_bot, to_bot
+
+
+Converter = Callable[[Any, dict[str, str]], "ChatMessage | str"]
+
+
+def convert_entries(
+    source: Path,
+    entries: list[Any],
+    where: str,
+    convert: Converter,
+    progress: Progress | None,
+    done: int = 0,
+    total: int | None = None,
+) -> MessageIterator:
+    """Run `convert(entry, senders)` over a JSON export's entries and yield messages and issues.
+
+    `convert` returns the message, or a string saying why a well-formed entry is skipped, and raises
+    ValueError or TypeError for a broken one. Locations read `<where>messages[i] (id …)`.
+    """
+    senders: dict[str, str] = {}
+    total = len(entries) if total is None else total
+    for index, entry in enumerate(entries):
+        if progress is not None:
+            progress(done + index + 1, total)
+        location = f"{where}messages[{index}]"
+        if isinstance(entry, Mapping) and entry.get("id") is not None:
+            location += f" (id {entry.get('id')})"
+        try:
+            item = convert(entry, senders)
+        except (ValueError, TypeError) as exc:
+            yield ImportIssue(str(source), location, str(exc))
+            continue
+        if isinstance(item, str):
+            yield ImportIssue(str(source), location, item, IssueKind.SKIPPED)
+        else:
+            senders[item.message_id] = item.sender_id
+            yield item

@@ -1,0 +1,230 @@
+"""QQ history: a OneBot/NapCat JSON dump, or the text file QQ's message manager exports.
+
+JSON: a list of OneBot message events, `{"messages": [...]}` (the `data` of NapCat's
+`get_group_msg_history` / `get_friend_msg_history`), or the whole action response `{"status", "data"}`.
+Each entry is converted exactly as the live OneBot adapter converts an event.
+
+Text (消息管理器 → 导出消息记录 → .txt): sections headed `消息对象:<name>`, each message a header line
+`2017-02-25 10:40:20 【管理员】昵称(123456)` (or `昵称<email>`) followed by its lines. The text format has no
+message ids and no group number: ids are derived from the content (stable, so importing twice adds
+nothing) and the chat id is the `chat_id` argument, else the section's name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator, Mapping
+from datetime import datetime, tzinfo
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from adapters.importers.base import (
+    ImportFileError,
+    ImportIssue,
+    IssueKind,
+    MessageIterator,
+    Progress,
+    load_json,
+)
+from adapters.onebot_v11.event import PLATFORM, MessageEvent, ReplyInfo, to_chat_message
+from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
+
+CHINA = ZoneInfo("Asia/Shanghai")
+SYSTEM_SENDERS = frozenset({"10000", "1000000"})
+
+_HEADER = re.compile(
+    r"^(?P<date>\d{4}-\d{1,2}-\d{1,2}) (?P<time>\d{1,2}:\d{2}:\d{2}) (?:【[^】]*】)?(?P<name>.*?)"
+    r"(?:\((?P<qq>\d{4,})\)|<(?P<email>[^<>\s]+)>)$"
+)
+_SECTION = re.compile(r"^消息(?P<key>分组|对象)[:：](?P<value>.*)$")
+_PLACEHOLDER = re.compile(r"\[(图片|表情)\]")
+_NEUTRAL = {"图片": (SegmentKind.IMAGE, "[image]"), "表情": (SegmentKind.FACE, "[face]")}
+
+
+def iter_messages(
+    path: str | Path,
+    *,
+    chat_id: str | None = None,
+    self_id: str | None = None,
+    tz: tzinfo = CHINA,
+    progress: Progress | None = None,
+) -> MessageIterator:
+    """Yield messages and `ImportIssue`s from a QQ JSON dump or a message-manager .txt export.
+
+    `chat_id` sets the group number for text exports (and for JSON entries lacking `group_id`); `self_id`
+    is the bot's QQ, to mark its messages and those addressed to it; `tz` is the zone of text timestamps.
+    """
+    path = Path(path)
+    text = _read_text(path)
+    if text.lstrip()[:1] in ("[", "{"):
+        yield from _iter_json(path, chat_id, self_id, progress)
+    else:
+        yield from _iter_txt(path, text, chat_id, self_id, tz, progress)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ImportFileError(f"{path}: cannot read: {exc}") from exc
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return raw.decode("utf-16")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        try:
+            return raw.decode("gb18030")  # older QQ versions export in the system code page
+        except UnicodeDecodeError as exc:
+            raise ImportFileError(f"{path}: neither UTF-8, UTF-16 nor GB18030 text") from exc
+
+
+# -- JSON dumps ----------------------------------------------------------------------------------------
+
+
+def _entries(root: Any, path: Path) -> list[Any]:
+    if isinstance(root, Mapping) and "data" in root and ("status" in root or "retcode" in root):
+        root = root["data"]
+    if isinstance(root, Mapping) and isinstance(root.get("messages"), list):
+        return root["messages"]
+    if isinstance(root, list):
+        return root
+    raise ImportFileError(f"{path}: expected a list of OneBot messages or an object with 'messages'")
+
+
+def _iter_json(
+    path: Path, chat_id: str | None, self_id: str | None, progress: Progress | None
+) -> MessageIterator:
+    entries = _entries(load_json(path), path)
+    known: dict[str, ReplyInfo] = {}
+    for index, entry in enumerate(entries):
+        if progress is not None:
+            progress(index + 1, len(entries))
+        location = f"messages[{index}]"
+        if isinstance(entry, Mapping):
+            if entry.get("message_id") is not None:
+                location += f" (message_id {entry['message_id']})"
+            kind = entry.get("post_type")
+            if kind not in (None, "message", "message_sent"):
+                yield ImportIssue(str(path), location, f"{kind} event, not a message", IssueKind.SKIPPED)
+                continue
+            if (
+                chat_id is not None
+                and entry.get("group_id") is None
+                and entry.get("message_type") != "private"
+            ):
+                entry = {**entry, "group_id": chat_id, "message_type": "group"}
+        try:
+            event = MessageEvent.from_dict(entry)
+            reply_target = next((s["data"].get("id") for s in event.message if s["type"] == "reply"), None)
+            reply = known.get(str(reply_target)) if reply_target is not None else None
+            message = to_chat_message(event, self_id=self_id, reply=reply)
+        except InvalidMessage as exc:
+            yield ImportIssue(str(path), location, str(exc))
+            continue
+        known[message.message_id] = ReplyInfo(message.sender_id)
+        yield message
+
+
+# -- message-manager text ------------------------------------------------------------------------------
+
+
+def _iter_txt(
+    path: Path, text: str, chat_id: str | None, self_id: str | None, tz: tzinfo, progress: Progress | None
+) -> MessageIterator:
+    lines = text.splitlines()
+    section_name = ""
+    kind = ChatKind.GROUP
+    seen: dict[str, int] = {}
+    for start, header, body in _blocks(lines, path, progress):
+        if isinstance(header, ImportIssue):
+            yield header
+            continue
+        if header is None:  # a section line
+            key, value = body
+            if key == "对象":
+                section_name = value.strip()
+            else:
+                kind = ChatKind.PRIVATE if "好友" in value or "联系人" in value else ChatKind.GROUP
+            continue
+        location = f"line {start}"
+        sender = header.group("qq") or header.group("email")
+        if sender in SYSTEM_SENDERS:
+            yield ImportIssue(str(path), location, "system message", IssueKind.SKIPPED)
+            continue
+        content = "\n".join(body).strip("\n")
+        if not content.strip():
+            yield ImportIssue(str(path), location, "empty message", IssueKind.SKIPPED)
+            continue
+        try:
+            when = datetime.strptime(f"{header.group('date')} {header.group('time')}", "%Y-%m-%d %H:%M:%S")
+        except ValueError as exc:
+            yield ImportIssue(str(path), location, f"bad timestamp: {exc}")
+            continue
+        chat = chat_id or section_name or path.stem
+        segments = _txt_segments(content)
+        body_text = "".join(s.text for s in segments)
+        fingerprint = "\x1f".join((chat, when.isoformat(), sender, body_text))
+        seen[fingerprint] = seen.get(fingerprint, 0) + 1
+        digest = hashlib.sha1(f"{fingerprint}\x1f{seen[fingerprint]}".encode()).hexdigest()[:20]
+        is_bot = self_id is not None and sender == self_id
+        try:
+            yield ChatMessage(
+                platform=PLATFORM,
+                chat_id=chat,
+                message_id=f"txt-{digest}",
+                sender_id=sender,
+                text=body_text,
+                time=when.replace(tzinfo=tz),
+                sender_name=header.group("name").strip(),
+                chat_name=section_name,
+                chat_kind=kind,
+                segments=segments,
+                is_bot=is_bot,
+            )
+        except InvalidMessage as exc:
+            yield ImportIssue(str(path), location, str(exc))
+
+
+def _blocks(
+    lines: list[str], path: Path, progress: Progress | None
+) -> Iterator[tuple[int, re.Match[str] | ImportIssue | None, Any]]:
+    """(line number, header match, body lines) per message; (n, None, (key, value)) per section line."""
+    current: tuple[int, re.Match[str], list[str]] | None = None
+    total = len(lines)
+    for number, line in enumerate(lines, start=1):
+        if progress is not None:
+            progress(number, total)
+        stripped = line.rstrip("\r")
+        header = _HEADER.match(stripped)
+        section = _SECTION.match(stripped.strip())
+        if header is not None or section is not None or set(stripped.strip()) == {"="}:
+            if current is not None:
+                yield current
+                current = None
+            if header is not None:
+                current = (number, header, [])
+            elif section is not None:
+                yield number, None, (section.group("key"), section.group("value"))
+            continue
+        if current is not None:
+            current[2].append(stripped)
+        elif stripped.strip() and not stripped.startswith("消息记录"):
+            yield number, ImportIssue(str(path), f"line {number}", "text outside any message"), None
+    if current is not None:
+        yield current
+
+
+def _txt_segments(content: str) -> tuple[Segment, ...]:
+    segments: list[Segment] = []
+    pos = 0
+    for match in _PLACEHOLDER.finditer(content):
+        if match.start() > pos:
+            segments.append(Segment(SegmentKind.TEXT, content[pos : match.start()]))
+        kind, text = _NEUTRAL[match.group(1)]
+        segments.append(Segment(kind, text))
+        pos = match.end()
+    if pos < len(content):
+        segments.append(Segment(SegmentKind.TEXT, content[pos:]))
+    return tuple(segments)

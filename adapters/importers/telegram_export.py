@@ -1,0 +1,227 @@
+"""Telegram Desktop's JSON export (`result.json`): one chat, or the full account export with `chats.list`.
+
+Ids are mapped to what the Bot API uses, so imported history and live messages meet in the same chat and
+person: supergroups and channels get the `-100` prefix, basic groups a `-`, users (`from_id: "user42"`)
+their bare number. Service messages (joins, pins, title changes) are reported as skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, tzinfo
+from pathlib import Path
+from typing import Any
+
+from adapters.importers.base import (
+    ImportFileError,
+    ImportIssue,
+    MessageIterator,
+    Progress,
+    addressing,
+    convert_entries,
+    load_json,
+    parse_time,
+)
+from adapters.neutral import as_id, joined_text, mention_targets, reply_prefix
+from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
+
+PLATFORM = "telegram"
+
+_KINDS = {
+    "personal_chat": ChatKind.PRIVATE,
+    "bot_chat": ChatKind.PRIVATE,
+    "saved_messages": ChatKind.PRIVATE,
+    "private_group": ChatKind.GROUP,
+    "private_supergroup": ChatKind.GROUP,
+    "public_supergroup": ChatKind.GROUP,
+    "private_channel": ChatKind.CHANNEL,
+    "public_channel": ChatKind.CHANNEL,
+}
+_MEDIA = {
+    "sticker": (SegmentKind.FACE, "[sticker]"),
+    "voice_message": (SegmentKind.OTHER, "[voice]"),
+    "audio_file": (SegmentKind.OTHER, "[audio]"),
+    "video_file": (SegmentKind.OTHER, "[video]"),
+    "video_message": (SegmentKind.OTHER, "[video]"),
+    "animation": (SegmentKind.IMAGE, "[gif]"),
+}
+
+
+def iter_messages(
+    path: str | Path,
+    *,
+    tz: tzinfo = UTC,
+    bot_id: str | None = None,
+    progress: Progress | None = None,
+) -> MessageIterator:
+    """Yield the export's messages and an `ImportIssue` for every entry not imported.
+
+    `tz` is used only for old exports without `date_unixtime` (`date` is the exporting machine's local
+    time). `bot_id` marks the bot's own messages, and @s of and replies to it, as in the live adapter.
+    """
+    path = Path(path)
+    root = load_json(path)
+    chats = _chats(root, path)
+    total = sum(len(c.get("messages") or []) for _, c in chats)
+    done = 0
+    for where, chat in chats:
+        messages = chat.get("messages")
+        if not isinstance(messages, list):
+            yield ImportIssue(str(path), where, "chat has no 'messages' list")
+            continue
+        try:
+            chat_id, kind = _chat_id(chat)
+        except ValueError as exc:
+            yield ImportIssue(str(path), where, str(exc))
+            done += len(messages)
+            continue
+        chat_name = str(chat.get("name") or "")
+
+        def convert(
+            entry: Any,
+            senders: dict[str, str],
+            chat_id: str = chat_id,
+            kind: ChatKind = kind,
+            chat_name: str = chat_name,
+        ) -> ChatMessage | str:
+            return _convert(entry, chat_id, kind, chat_name, tz, bot_id, senders)
+
+        yield from convert_entries(path, messages, where, convert, progress, done, total)
+        done += len(messages)
+
+
+def _chats(root: Any, path: Path) -> list[tuple[str, Mapping[str, Any]]]:
+    if isinstance(root, Mapping) and isinstance(root.get("messages"), list):
+        return [("", root)]
+    listing = root.get("chats") if isinstance(root, Mapping) else None
+    chats = listing.get("list") if isinstance(listing, Mapping) else None
+    if not isinstance(chats, list):
+        raise ImportFileError(f"{path}: not a Telegram Desktop export (no 'messages' and no 'chats.list')")
+    return [(f"chats.list[{i}].", c) for i, c in enumerate(chats) if isinstance(c, Mapping)]
+
+
+def _chat_id(chat: Mapping[str, Any]) -> tuple[str, ChatKind]:
+    raw = chat.get("id")
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        raise ValueError(f"chat id must be an integer, got {raw!r}")
+    kind_name = str(chat.get("type") or "")
+    kind = _KINDS.get(kind_name, ChatKind.GROUP)
+    if kind_name.endswith(("supergroup", "channel")):
+        return f"-100{raw}", kind
+    if kind_name == "private_group":
+        return f"-{raw}", kind
+    return str(raw), kind
+
+
+def _peer_id(value: Any) -> str | None:
+    """`user123` -> `123`, `channel123` -> `-100123`, `chat123` -> `-123`."""
+    text = as_id(value)
+    if text is None:
+        return None
+    for prefix, mapped in (("user", ""), ("channel", "-100"), ("chat", "-")):
+        if text.startswith(prefix) and text[len(prefix) :].isdigit():
+            return mapped + text[len(prefix) :]
+    return text
+
+
+def _convert(
+    entry: Any,
+    chat_id: str,
+    kind: ChatKind,
+    chat_name: str,
+    tz: tzinfo,
+    bot_id: str | None,
+    senders: Mapping[str, str],
+) -> ChatMessage | str:
+    """The message, or a string saying why a well-formed entry is skipped; raises ValueError if broken."""
+    if not isinstance(entry, Mapping):
+        raise ValueError(f"a message must be a JSON object, got {type(entry).__name__}")
+    if entry.get("type") == "service":
+        return f"service message: {entry.get('action') or 'unknown action'}"
+    if entry.get("type") not in ("message", None):
+        return f"unknown entry type {entry.get('type')!r}"
+    message_id = as_id(entry.get("id"))
+    if message_id is None:
+        raise ValueError("message has no id")
+    when = parse_time(
+        entry["date_unixtime"] if "date_unixtime" in entry else entry.get("date"), default_tz=tz
+    )
+    sender_id = _peer_id(entry.get("from_id"))
+    if sender_id is None:
+        raise ValueError("message has no from_id")
+    media = _media(entry)
+    words = _text_segments(entry.get("text_entities", entry.get("text", "")))
+    if not media and not words:
+        return "empty message (no text and no media)"
+    mentions = mention_targets(words)
+    reply_to = as_id(entry.get("reply_to_message_id"))
+    is_bot, to_bot = addressing(sender_id, mentions, reply_to, bot_id, senders)
+    try:
+        return ChatMessage(
+            platform=PLATFORM,
+            chat_id=chat_id,
+            message_id=message_id,
+            sender_id=sender_id,
+            text=joined_text(media, words),
+            time=when,
+            sender_name=str(entry.get("from") or ""),
+            chat_name=chat_name,
+            chat_kind=kind,
+            reply_to=reply_to,
+            mentions=mentions,
+            segments=reply_prefix(reply_to) + media + words,
+            is_bot=is_bot,
+            to_bot=to_bot,
+        )
+    except InvalidMessage as exc:
+        raise ValueError(f"invalid message: {exc}") from exc
+
+
+def _text_segments(text: Any) -> tuple[Segment, ...]:
+    """`text` is a plain string, or a list of strings and entity objects (`text_entities` is the list)."""
+    if isinstance(text, str):
+        return (Segment(SegmentKind.TEXT, text),) if text else ()
+    if not isinstance(text, list):
+        raise ValueError(f"text must be a string or a list, got {type(text).__name__}")
+    segments: list[Segment] = []
+    for part in text:
+        if isinstance(part, str):
+            if part:
+                segments.append(Segment(SegmentKind.TEXT, part))
+            continue
+        if not isinstance(part, Mapping) or not isinstance(part.get("text"), str):
+            raise ValueError(f"text entity without text: {part!r}")
+        kind, value = part.get("type"), part["text"]
+        if kind == "mention":  # "@username": no numeric id in the export
+            segments.append(Segment(SegmentKind.MENTION, value, value))
+        elif kind == "mention_name":
+            segments.append(Segment(SegmentKind.MENTION, value, as_id(part.get("user_id"))))
+        elif value:
+            segments.append(Segment(SegmentKind.TEXT, value))
+    return tuple(segments)
+
+
+def _media(entry: Mapping[str, Any]) -> tuple[Segment, ...]:
+    if "photo" in entry:
+        return (Segment(SegmentKind.IMAGE, "[image]", _file_ref(entry["photo"])),)
+    if "file" in entry or "media_type" in entry:
+        media_type = str(entry.get("media_type") or "")
+        kind, text = _MEDIA.get(media_type, (SegmentKind.FILE, "[file]"))
+        if media_type == "sticker" and entry.get("sticker_emoji"):
+            text = f"[sticker {entry['sticker_emoji']}]"
+        elif kind is SegmentKind.FILE and entry.get("file_name"):
+            text = f"[file: {entry['file_name']}]"
+        return (Segment(kind, text, _file_ref(entry.get("file"))),)
+    poll = entry.get("poll")
+    if isinstance(poll, Mapping):
+        return (Segment(SegmentKind.OTHER, f"[poll: {poll.get('question', '')}]"),)
+    if "location_information" in entry:
+        return (Segment(SegmentKind.OTHER, "[location]"),)
+    if "contact_information" in entry:
+        return (Segment(SegmentKind.OTHER, "[contact]"),)
+    return ()
+
+
+def _file_ref(value: Any) -> str | None:
+    """A media path in the export folder; the "(File not included…)" notice is no reference."""
+    return value if isinstance(value, str) and value and not value.startswith("(") else None

@@ -1,0 +1,38 @@
+"""Small helpers for building neutral messages, shared by the adapters and the importers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from memory.types import Segment, SegmentKind
+
+
+def as_id(value: Any) -> str | None:
+    """A platform id as a string (ints, including negative ones, or non-blank strings); None otherwise."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    return None
+
+
+def joined_text(*groups: Iterable[Segment]) -> str:
+    """The text of each group of segments run together, the non-empty groups joined by one space.
+
+    Used for "media placeholder + caption" (`[image] 装备截图`), where the parts are not adjacent text.
+    """
+    parts = ("".join(s.text for s in group if s.kind is not SegmentKind.REPLY) for group in groups)
+    return " ".join(p for p in parts if p).strip()
+
+
+def mention_targets(segments: Iterable[Segment]) -> tuple[str, ...]:
+    """The distinct targets of MENTION segments, in order."""
+    return tuple(dict.fromkeys(s.target for s in segments if s.kind is SegmentKind.MENTION and s.target))
+
+
+def reply_prefix(reply_to: str | None, quote: str = "") -> tuple[Segment, ...]:
+    """A leading REPLY segment for `reply_to` (none when it is None)."""
+    return (Segment(SegmentKind.REPLY, quote, reply_to),) if reply_to is not None else ()

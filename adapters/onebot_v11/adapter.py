@@ -1,0 +1,518 @@
+"""The OneBot v11 adapter: a reverse WebSocket server (Universal role) or a forward client.
+
+All outbound traffic goes through `call_action`, which sends `{"action", "params", "echo"}` on the
+connection and waits for the response carrying the same `echo`. Incoming events are queued and handled
+one at a time in arrival order, so a handler may itself call actions (their responses are read by the
+connection's reader, which never waits on the handler).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import itertools
+import json
+import logging
+import random
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+from aiohttp import WSCloseCode, WSMsgType, web
+
+from adapters.base import Adapter, MessageHandler, SendError
+from adapters.onebot_v11.config import OneBotConfig
+from adapters.onebot_v11.errors import ActionFailed, ActionTimeout, NotConnected, OneBotError
+from adapters.onebot_v11.event import (
+    PLATFORM,
+    MessageEvent,
+    MetaEvent,
+    ReplyInfo,
+    is_action_response,
+    post_type,
+    to_chat_message,
+)
+from adapters.onebot_v11.message import RawSegment, reply_segment, text_segment, to_neutral
+from memory.clock import Clock, SystemClock
+from memory.text import truncate
+from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
+
+log = logging.getLogger(__name__)
+
+_CACHE_SIZE = 4096
+_QUOTE_CHARS = 60
+_CLOSE_TIMEOUT = 2.0
+
+
+@dataclass(eq=False)
+class _Connection:
+    ws: web.WebSocketResponse | aiohttp.ClientWebSocketResponse
+    self_id: str | None
+    nickname: str = ""
+    heartbeat_ms: int | None = None
+    closed: bool = False
+    login: asyncio.Task[None] | None = None  # the get_login_info call that tells the nickname
+
+
+class _LRU(OrderedDict[str, Any]):
+    def remember(self, key: str, value: Any) -> None:
+        self[key] = value
+        self.move_to_end(key)
+        while len(self) > _CACHE_SIZE:
+            self.popitem(last=False)
+
+
+class OneBotAdapter(Adapter):
+    """QQ through a OneBot v11 implementation; see `OneBotConfig` for the two connection modes."""
+
+    platform = PLATFORM
+
+    def __init__(self, config: OneBotConfig, *, clock: Clock | None = None) -> None:
+        self.config = config
+        self._clock = clock or SystemClock()
+        self._handler: MessageHandler | None = None
+        self._conns: list[_Connection] = []
+        self._pending: dict[str, tuple[asyncio.Future[dict[str, Any]], _Connection]] = {}
+        self._echo = itertools.count(1)
+        self._queue: asyncio.Queue[tuple[_Connection, dict[str, Any]]] = asyncio.Queue()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._runner: web.AppRunner | None = None
+        self._session: aiohttp.ClientSession | None = None
+        self._bound_port: int | None = None
+        self._stopping = False
+        self._connected = asyncio.Event()
+        self._replies: _LRU = _LRU()  # message id -> ReplyInfo, for reply targets seen or sent
+        self._names: _LRU = _LRU()  # "chat:user" -> display name, for @ segments without a name
+        self._chat_owner: _LRU = _LRU()  # chat id -> self id that saw it, to answer through the same bot
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    async def start(self, handler: MessageHandler) -> None:
+        """Start the server (reverse) or the dialling loop (forward); returns once listening/dialling."""
+        self._handler = handler
+        self._stopping = False
+        self._spawn(self._dispatch_loop())
+        if self.config.mode == "reverse":
+            app = web.Application()
+            app.router.add_get(self.config.path, self._handle_reverse)
+            self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
+            await self._runner.setup()
+            site = web.TCPSite(self._runner, self.config.host, self.config.port)
+            await site.start()
+            server = getattr(site, "_server", None)
+            sockets = getattr(server, "sockets", None) or []
+            self._bound_port = sockets[0].getsockname()[1] if sockets else self.config.port
+            log.info(
+                "OneBot v11 reverse WebSocket listening on ws://%s:%s%s",
+                self.config.host,
+                self._bound_port,
+                self.config.path,
+            )
+        else:
+            self._session = aiohttp.ClientSession()
+            self._spawn(self._forward_loop())
+
+    async def stop(self) -> None:
+        """Close every connection, fail pending actions, stop the server or the dialling loop."""
+        self._stopping = True
+        for conn in list(self._conns):
+            await self._close(conn, WSCloseCode.GOING_AWAY, b"qunyi stopping")
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._fail_pending(None, NotConnected("adapter stopped"))
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    @property
+    def bound_port(self) -> int | None:
+        """The port the reverse server listens on (useful with `port = 0`)."""
+        return self._bound_port
+
+    @property
+    def self_ids(self) -> list[str]:
+        """The bot accounts currently connected."""
+        return [c.self_id for c in self._conns if c.self_id is not None and not c.closed]
+
+    async def wait_connected(self, within: float = 30.0) -> str:
+        """Wait up to `within` seconds until a bot account is connected and identified; return its id."""
+        await asyncio.wait_for(self._connected.wait(), within)
+        return self.self_ids[0]
+
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    # -- reverse WebSocket server ------------------------------------------------------------------
+
+    async def _handle_reverse(self, request: web.Request) -> web.StreamResponse:
+        token = self.config.access_token
+        if token is not None:
+            given = _bearer(request.headers.get("Authorization")) or request.query.get("access_token")
+            if not given:
+                return web.Response(status=401, text="missing access token")
+            if not hmac.compare_digest(given.encode(), token.encode()):
+                return web.Response(status=403, text="wrong access token")
+        ws = web.WebSocketResponse(
+            max_msg_size=self.config.max_message_bytes, timeout=_CLOSE_TIMEOUT, autoping=True
+        )
+        await ws.prepare(request)
+        self_id = (request.headers.get("X-Self-ID") or "").strip()
+        role = (request.headers.get("X-Client-Role") or "Universal").strip()
+        reason = None
+        if not self_id:
+            reason = "missing X-Self-ID header"
+        elif role.lower() != "universal":
+            reason = f"only the Universal client role is supported, got {role}"
+        elif self_id in self.self_ids:
+            reason = f"self id {self_id} is already connected"
+        if reason is not None:
+            log.warning("OneBot connection from %s refused: %s", request.remote, reason)
+            await ws.close(code=WSCloseCode.POLICY_VIOLATION, message=reason.encode())
+            return ws
+        conn = _Connection(ws, self_id)
+        self._identify(conn, self_id)
+        log.info("OneBot bot %s connected from %s", self_id, request.remote)
+        await self._serve(conn)
+        return ws
+
+    # -- forward WebSocket client ------------------------------------------------------------------
+
+    async def _forward_loop(self) -> None:
+        assert self._session is not None and self.config.forward_url
+        delay = self.config.reconnect_initial
+        headers = {"Authorization": f"Bearer {self.config.access_token}"} if self.config.access_token else {}
+        while not self._stopping:
+            try:
+                ws = await self._session.ws_connect(
+                    self.config.forward_url, headers=headers, max_msg_size=self.config.max_message_bytes
+                )
+            except (aiohttp.ClientError, OSError) as exc:
+                log.warning("OneBot forward connect to %s failed: %s", self.config.forward_url, exc)
+            else:
+                delay = self.config.reconnect_initial
+                conn = _Connection(ws, None)
+                self._conns.append(conn)
+                conn.login = self._spawn(self._learn_identity(conn))
+                log.info("OneBot forward connection to %s open", self.config.forward_url)
+                await self._serve(conn)
+            if self._stopping:
+                break
+            wait = delay * random.uniform(0.5, 1.0)
+            log.info("OneBot forward connection lost; reconnecting in %.1fs", wait)
+            await asyncio.sleep(wait)
+            delay = min(delay * self.config.reconnect_factor, self.config.reconnect_max)
+
+    async def _learn_identity(self, conn: _Connection) -> None:
+        try:
+            data = await self._call(conn, "get_login_info", {}, self.config.reply_lookup_timeout)
+        except OneBotError as exc:
+            log.warning("get_login_info failed (%s); waiting for an event to learn the bot's id", exc)
+            return
+        if isinstance(data, Mapping):
+            conn.nickname = str(data.get("nickname") or conn.nickname)
+            user_id = data.get("user_id")
+            if user_id is not None and conn.self_id is None:
+                self._identify(conn, str(user_id))
+
+    def _identify(self, conn: _Connection, self_id: str) -> None:
+        conn.self_id = self_id
+        if conn not in self._conns:
+            self._conns.append(conn)
+        self._connected.set()
+        if conn.login is None:
+            conn.login = self._spawn(self._learn_identity(conn))
+
+    # -- per-connection reader ---------------------------------------------------------------------
+
+    async def _serve(self, conn: _Connection) -> None:
+        try:
+            while not conn.ws.closed:
+                try:
+                    msg = await conn.ws.receive(timeout=self._stale_limit(conn))
+                except TimeoutError:
+                    log.warning(
+                        "OneBot connection %s is stale (no frame for %.1fs); closing",
+                        conn.self_id,
+                        self._stale_limit(conn),
+                    )
+                    await self._close(conn, WSCloseCode.GOING_AWAY, b"stale connection")
+                    break
+                if msg.type is WSMsgType.TEXT:
+                    self._on_frame(conn, msg.data)
+                elif msg.type is WSMsgType.BINARY:
+                    self._on_frame(conn, msg.data.decode("utf-8", errors="replace"))
+                elif msg.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED, WSMsgType.ERROR):
+                    break
+        finally:
+            self._drop(conn)
+
+    def _stale_limit(self, conn: _Connection) -> float:
+        limit = self.config.stale_timeout
+        if conn.heartbeat_ms:
+            limit = min(limit, 3 * conn.heartbeat_ms / 1000)
+        return limit
+
+    def _drop(self, conn: _Connection) -> None:
+        conn.closed = True
+        if conn in self._conns:
+            self._conns.remove(conn)
+        if not self.self_ids:
+            self._connected.clear()
+        self._fail_pending(conn, NotConnected(f"connection of bot {conn.self_id} closed"))
+        log.info("OneBot connection of bot %s closed", conn.self_id)
+
+    async def _close(self, conn: _Connection, code: int, message: bytes) -> None:
+        conn.closed = True
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(conn.ws.close(code=code, message=message), _CLOSE_TIMEOUT)
+
+    def _fail_pending(self, conn: _Connection | None, error: Exception) -> None:
+        for echo, (future, owner) in list(self._pending.items()):
+            if conn is None or owner is conn:
+                self._pending.pop(echo, None)
+                if not future.done():
+                    future.set_exception(error)
+
+    def _on_frame(self, conn: _Connection, raw: str) -> None:
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            log.warning("OneBot sent a frame that is not JSON (%s): %.200s", exc, raw)
+            return
+        if not isinstance(data, dict):
+            log.warning("OneBot sent a JSON frame that is not an object: %.200s", raw)
+            return
+        if is_action_response(data):
+            entry = self._pending.pop(str(data.get("echo")), None)
+            if entry is None:
+                log.debug("OneBot response with unknown echo %r", data.get("echo"))
+            elif not entry[0].done():
+                entry[0].set_result(data)
+            return
+        if conn.self_id is None and data.get("self_id") is not None:
+            self._identify(conn, str(data["self_id"]))
+        if post_type(data) == "meta_event":
+            self._on_meta(conn, MetaEvent.from_dict(data))
+            return
+        self._queue.put_nowait((conn, data))
+
+    def _on_meta(self, conn: _Connection, meta: MetaEvent) -> None:
+        if meta.meta_event_type == "heartbeat":
+            if meta.interval_ms:
+                conn.heartbeat_ms = meta.interval_ms
+            if meta.online is False:
+                log.warning("OneBot bot %s reports it is offline", conn.self_id)
+        elif meta.meta_event_type == "lifecycle":
+            log.info("OneBot bot %s lifecycle: %s", conn.self_id, meta.sub_type)
+
+    # -- events -> handler -------------------------------------------------------------------------
+
+    async def _dispatch_loop(self) -> None:
+        while True:
+            conn, data = await self._queue.get()
+            try:
+                await self._dispatch(conn, data)
+            except Exception:
+                log.exception("handling a OneBot event failed: %.300s", json.dumps(data, ensure_ascii=False))
+
+    async def _dispatch(self, conn: _Connection, data: dict[str, Any]) -> None:
+        kind = post_type(data)
+        if kind not in ("message", "message_sent"):
+            log.debug("OneBot %s event ignored", kind)
+            return
+        try:
+            event = MessageEvent.from_dict(data)
+        except InvalidMessage as exc:
+            log.warning("OneBot message event skipped: %s", exc)
+            return
+        if conn.login is not None and not conn.login.done():
+            # the first events should already know the bot's name for rendering "@bot"
+            await asyncio.wait({conn.login}, timeout=self.config.reply_lookup_timeout)
+        self_id = conn.self_id or event.self_id
+        reply = None
+        target = _reply_target(event.message)
+        if target is not None:
+            reply = await self._resolve_reply(conn, target)
+        names = self._names_for(event.chat_id)
+        if self_id is not None and conn.nickname:
+            names.setdefault(self_id, conn.nickname)
+        message = to_chat_message(event, self_id=self_id, reply=reply, names=names)
+        self._remember(message)
+        if self_id is not None:
+            self._chat_owner.remember(message.chat_id, self_id)
+        if self._handler is not None:
+            await self._handler(message)
+
+    def _names_for(self, chat_id: str) -> dict[str, str]:
+        prefix = f"{chat_id}:"
+        return {k[len(prefix) :]: v for k, v in self._names.items() if k.startswith(prefix)}
+
+    def _remember(self, message: ChatMessage) -> None:
+        self._replies.remember(message.message_id, ReplyInfo(message.sender_id, _quote(message.text)))
+        self._names.remember(f"{message.chat_id}:{message.sender_id}", message.display_name)
+
+    async def _resolve_reply(self, conn: _Connection, target: str) -> ReplyInfo | None:
+        known = self._replies.get(target)
+        if known is not None:
+            return known
+        if not self.config.resolve_replies:
+            return None
+        try:
+            data = await self._call(
+                conn, "get_msg", {"message_id": _maybe_int(target)}, self.config.reply_lookup_timeout
+            )
+        except OneBotError as exc:
+            log.debug("get_msg %s for a reply failed: %s", target, exc)
+            return None
+        if not isinstance(data, Mapping):
+            return None
+        sender = data.get("sender") if isinstance(data.get("sender"), Mapping) else {}
+        sender_id = data.get("user_id", sender.get("user_id"))
+        try:
+            text = to_neutral(data.get("message", data.get("raw_message", ""))).text
+        except InvalidMessage:
+            text = ""
+        info = ReplyInfo(str(sender_id) if sender_id is not None else None, _quote(text))
+        self._replies.remember(target, info)
+        return info
+
+    # -- actions -----------------------------------------------------------------------------------
+
+    async def call_action(
+        self,
+        action: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        self_id: str | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - the protocol's echo timeout, as OneBot SDKs name it
+    ) -> Any:
+        """Call a OneBot action and return its `data`.
+
+        Raises `NotConnected` without a live connection, `ActionTimeout` when no response with our
+        `echo` arrives in time, `ActionFailed` when the implementation answers `status: failed`.
+        """
+        conn = self._pick(self_id)
+        return await self._call(conn, action, dict(params or {}), timeout or self.config.action_timeout)
+
+    def _pick(self, self_id: str | None) -> _Connection:
+        live = [c for c in self._conns if not c.closed]
+        wanted = self_id or self.config.self_id
+        if wanted is not None:
+            for conn in live:
+                if conn.self_id == wanted:
+                    return conn
+            if self_id is not None or len(live) != 1:
+                raise NotConnected(f"bot {wanted} is not connected")
+        if not live:
+            raise NotConnected("no OneBot implementation is connected")
+        return live[0]
+
+    async def _call(self, conn: _Connection, action: str, params: dict[str, Any], wait_s: float) -> Any:
+        echo = f"qunyi:{next(self._echo)}"
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[echo] = (future, conn)
+        try:
+            try:
+                await conn.ws.send_json({"action": action, "params": params, "echo": echo})
+            except (ConnectionError, RuntimeError, aiohttp.ClientError) as exc:
+                raise NotConnected(f"cannot send {action!r}: {exc}") from exc
+            try:
+                response = await asyncio.wait_for(future, wait_s)
+            except TimeoutError as exc:
+                raise ActionTimeout(f"OneBot action {action!r} got no response in {wait_s:g}s") from exc
+        finally:
+            self._pending.pop(echo, None)
+        status = response.get("status")
+        retcode = response.get("retcode")
+        if status == "failed" or (status not in ("ok", "async") and retcode not in (0, 1)):
+            raise ActionFailed(action, response)
+        return response.get("data")
+
+    # -- outbound ----------------------------------------------------------------------------------
+
+    async def send_text(
+        self,
+        chat_id: str,
+        text: str,
+        *,
+        chat_kind: ChatKind = ChatKind.GROUP,
+        reply_to: str | None = None,
+    ) -> ChatMessage:
+        """Send `text` (literally: no CQ codes are interpreted) and return the bot's stored message."""
+        if chat_kind is ChatKind.CHANNEL:
+            raise SendError("OneBot v11 has no channel chats; use group or private")
+        owner = self._chat_owner.get(chat_id)
+        conn = self._pick(owner if owner in self.self_ids else None)
+        if conn.self_id is None:
+            await self._learn_identity(conn)
+        if conn.self_id is None:
+            raise NotConnected("the connected implementation has not told its self id yet")
+        message: list[RawSegment] = [reply_segment(reply_to)] if reply_to else []
+        message.append(text_segment(text))
+        if chat_kind is ChatKind.GROUP:
+            action, params = "send_group_msg", {"group_id": _maybe_int(chat_id), "message": message}
+        else:
+            action, params = "send_private_msg", {"user_id": _maybe_int(chat_id), "message": message}
+        data = await self._call(conn, action, params, self.config.action_timeout)
+        message_id = data.get("message_id") if isinstance(data, Mapping) else None
+        if message_id is None or isinstance(message_id, bool):
+            raise SendError(f"{action} returned no message_id: {data!r}")
+        segments = ((Segment(SegmentKind.REPLY, "", reply_to),) if reply_to else ()) + (
+            Segment(SegmentKind.TEXT, text),
+        )
+        sent = ChatMessage(
+            platform=self.platform,
+            chat_id=chat_id,
+            message_id=str(message_id),
+            sender_id=conn.self_id,
+            text=text,
+            time=self._clock.now(),
+            sender_name=conn.nickname,
+            chat_kind=chat_kind,
+            reply_to=reply_to,
+            segments=segments,
+            is_bot=True,
+        )
+        self._remember(sent)
+        return sent
+
+
+def _bearer(header: str | None) -> str | None:
+    if not header:
+        return None
+    scheme, _, value = header.strip().partition(" ")
+    if scheme.lower() in ("bearer", "token") and value.strip():
+        return value.strip()
+    return None
+
+
+def _reply_target(message: list[RawSegment]) -> str | None:
+    for seg in message:
+        if seg["type"] == "reply":
+            target = str(seg["data"].get("id", "")).strip()
+            if target:
+                return target
+    return None
+
+
+def _maybe_int(value: str) -> int | str:
+    try:
+        return int(value)
+    except ValueError:
+        return value
+
+
+def _quote(text: str) -> str:
+    return truncate(text, _QUOTE_CHARS) if text else ""

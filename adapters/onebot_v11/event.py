@@ -1,0 +1,199 @@
+"""OneBot v11 events: classify incoming frames and turn message events into `ChatMessage`s.
+
+Every `sender` field is optional (the spec says implementations may omit any of them), message ids may be
+negative (NapCat hashes them into int32), and the display name is the group card, else the nickname.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from adapters.neutral import as_id
+from adapters.onebot_v11.message import RawSegment, normalize_message, to_neutral
+from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
+
+PLATFORM = "qq"
+
+
+def is_action_response(data: Mapping[str, Any]) -> bool:
+    """An answer to one of our actions (it carries our `echo` and a status, and is no event)."""
+    return "post_type" not in data and ("status" in data or "retcode" in data)
+
+
+def post_type(data: Mapping[str, Any]) -> str | None:
+    """The event's `post_type` (`message`, `message_sent`, `notice`, `request`, `meta_event`)."""
+    value = data.get("post_type")
+    return value if isinstance(value, str) else None
+
+
+@dataclass(frozen=True, slots=True)
+class MetaEvent:
+    """A lifecycle or heartbeat meta event."""
+
+    self_id: str | None
+    meta_event_type: str
+    sub_type: str = ""
+    interval_ms: int | None = None
+    online: bool | None = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MetaEvent:
+        status = data.get("status") if isinstance(data.get("status"), Mapping) else {}
+        interval = data.get("interval")
+        online = status.get("online") if isinstance(status, Mapping) else None
+        return cls(
+            self_id=as_id(data.get("self_id")),
+            meta_event_type=str(data.get("meta_event_type") or ""),
+            sub_type=str(data.get("sub_type") or ""),
+            interval_ms=int(interval) if isinstance(interval, int | float) and interval > 0 else None,
+            online=online if isinstance(online, bool) else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MessageEvent:
+    """A group or private message event (or a `get_msg` / history result of the same shape)."""
+
+    message_type: str
+    message_id: str
+    user_id: str
+    time: datetime
+    message: list[RawSegment]
+    self_id: str | None = None
+    group_id: str | None = None
+    group_name: str = ""
+    sender: Mapping[str, Any] = field(default_factory=dict)
+    anonymous: Mapping[str, Any] | None = None
+    self_sent: bool = False
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MessageEvent:
+        """Validate and parse; raises `InvalidMessage` naming the bad field."""
+        if not isinstance(data, Mapping):
+            raise InvalidMessage(f"an event must be a JSON object, got {type(data).__name__}")
+        message_type = data.get("message_type")
+        group_id = as_id(data.get("group_id"))
+        if message_type not in ("group", "private"):
+            if message_type is None and group_id is not None:
+                message_type = "group"
+            else:
+                raise InvalidMessage(f"message_type must be 'group' or 'private', got {message_type!r}")
+        message_id = as_id(data.get("message_id"))
+        if message_id is None:
+            raise InvalidMessage(f"message_id is missing or not an id: {data.get('message_id')!r}")
+        sender = data.get("sender") if isinstance(data.get("sender"), Mapping) else {}
+        user_id = as_id(data.get("user_id")) or as_id(sender.get("user_id"))
+        if user_id is None:
+            raise InvalidMessage("user_id is missing (neither the event nor its sender has one)")
+        if message_type == "group" and group_id is None:
+            raise InvalidMessage("a group message has no group_id")
+        raw_time = data.get("time")
+        if isinstance(raw_time, bool) or not isinstance(raw_time, int | float):
+            raise InvalidMessage(f"time must be unix seconds, got {raw_time!r}")
+        try:
+            when = datetime.fromtimestamp(raw_time, UTC)
+        except (OverflowError, OSError, ValueError) as exc:
+            raise InvalidMessage(f"time {raw_time!r} is out of range") from exc
+        message = data.get("message")
+        if message is None:
+            message = data.get("raw_message", "")
+        anonymous = data.get("anonymous") if isinstance(data.get("anonymous"), Mapping) else None
+        return cls(
+            message_type=message_type,
+            message_id=message_id,
+            user_id=user_id,
+            time=when,
+            message=normalize_message(message),
+            self_id=as_id(data.get("self_id")),
+            group_id=group_id,
+            group_name=str(data.get("group_name") or ""),
+            sender=sender,
+            anonymous=anonymous,
+            self_sent=data.get("post_type") == "message_sent",
+        )
+
+    @property
+    def chat_id(self) -> str:
+        """The group number for group messages, the other party's QQ for private ones."""
+        if self.message_type == "group":
+            assert self.group_id is not None
+            return self.group_id
+        if self.self_sent:
+            target = as_id(self.sender.get("target_id")) if self.sender else None
+            return target or self.user_id
+        return self.user_id
+
+    @property
+    def chat_kind(self) -> ChatKind:
+        return ChatKind.GROUP if self.message_type == "group" else ChatKind.PRIVATE
+
+    @property
+    def nickname(self) -> str:
+        if self.anonymous:
+            return str(self.anonymous.get("name") or "")
+        return str(self.sender.get("nickname") or "")
+
+    @property
+    def card(self) -> str:
+        return str(self.sender.get("card") or "")
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyInfo:
+    """What is known about the message a reply segment points to."""
+
+    sender_id: str | None = None
+    text: str = ""
+
+
+def to_chat_message(
+    event: MessageEvent,
+    *,
+    self_id: str | None = None,
+    reply: ReplyInfo | None = None,
+    names: Mapping[str, str] | None = None,
+    platform: str = PLATFORM,
+) -> ChatMessage:
+    """The neutral form of a message event.
+
+    `to_bot` is set for an `@` of `self_id`, for a reply whose target was sent by `self_id` (as told by
+    `reply`), and for every private message to the bot. `is_bot` marks the bot's own messages.
+    """
+    converted = to_neutral(event.message, names=names)
+    me = self_id or event.self_id
+    is_bot = event.self_sent or (me is not None and event.user_id == me)
+    segments = converted.segments
+    if reply is not None and reply.text and converted.reply_to is not None:
+        segments = tuple(
+            Segment(SegmentKind.REPLY, reply.text, s.target)
+            if s.kind is SegmentKind.REPLY and s.target == converted.reply_to
+            else s
+            for s in segments
+        )
+    to_bot = False
+    if not is_bot and me is not None:
+        to_bot = (
+            me in converted.mentions
+            or (reply is not None and reply.sender_id == me)
+            or event.message_type == "private"
+        )
+    return ChatMessage(
+        platform=platform,
+        chat_id=event.chat_id,
+        message_id=event.message_id,
+        sender_id=event.user_id,
+        text=converted.text,
+        time=event.time,
+        sender_name=event.nickname,
+        sender_card=event.card,
+        chat_name=event.group_name,
+        chat_kind=event.chat_kind,
+        reply_to=converted.reply_to,
+        mentions=converted.mentions,
+        segments=segments,
+        is_bot=is_bot,
+        to_bot=to_bot,
+    )

@@ -1,0 +1,166 @@
+"""The Telegram adapter on aiogram 3: a Dispatcher fed by long polling (or a webhook), one Bot for sending.
+
+All outbound I/O goes through the aiogram `Bot`'s session; tests point it at a loopback fake Bot API
+server (`api_base`) or feed updates directly with `feed_update`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from adapters.base import Adapter, MessageHandler, SendError
+from adapters.extras import require
+from adapters.telegram.config import TelegramConfig
+from adapters.telegram.convert import PLATFORM, message_to_chat
+from memory.types import ChatKind, ChatMessage
+
+if TYPE_CHECKING:
+    from aiogram import Bot, Dispatcher
+    from aiogram.types import Message
+
+log = logging.getLogger(__name__)
+ALLOWED_UPDATES = ["message"]
+
+
+class TelegramAdapter(Adapter):
+    """Telegram groups, supergroups and private chats; see `TelegramConfig`."""
+
+    platform = PLATFORM
+
+    def __init__(self, config: TelegramConfig) -> None:
+        require("aiogram", "telegram")
+        self.config = config
+        self._handler: MessageHandler | None = None
+        self._bot: Bot | None = None
+        self._dp: Dispatcher | None = None
+        self._bot_id = 0
+        self._bot_username: str | None = None
+        self._polling: asyncio.Task[None] | None = None
+        self._runner: Any = None
+
+    @property
+    def bot(self) -> Bot:
+        """The aiogram Bot (after `start`)."""
+        if self._bot is None:
+            raise RuntimeError("TelegramAdapter.start has not been called")
+        return self._bot
+
+    async def start(self, handler: MessageHandler) -> None:
+        """Log in (`getMe`), then poll or set the webhook; returns once updates are flowing."""
+        from aiogram import Bot, Dispatcher
+        from aiogram.client.session.aiohttp import AiohttpSession
+        from aiogram.client.telegram import TelegramAPIServer
+
+        self._handler = handler
+        session = (
+            AiohttpSession(api=TelegramAPIServer.from_base(self.config.api_base))
+            if self.config.api_base
+            else AiohttpSession()
+        )
+        self._bot = Bot(self.config.token, session=session)
+        self._dp = Dispatcher()
+        self._dp.message.register(self._on_message)
+        me = await self._bot.get_me()
+        self._bot_id, self._bot_username = me.id, me.username
+        log.info("Telegram bot @%s (%s) logged in", me.username, me.id)
+        if self.config.mode == "polling":
+            await self._bot.delete_webhook(drop_pending_updates=self.config.drop_pending_updates)
+            polling_started = asyncio.Event()
+
+            async def started() -> None:
+                polling_started.set()
+
+            self._dp.startup.register(started)
+            self._polling = asyncio.ensure_future(
+                self._dp.start_polling(
+                    self._bot,
+                    polling_timeout=self.config.polling_timeout,
+                    handle_as_tasks=False,  # one update at a time, in order
+                    allowed_updates=ALLOWED_UPDATES,
+                    handle_signals=False,
+                    close_bot_session=False,
+                )
+            )
+            # return only once polling runs, so that an early `stop` can stop it
+            started_wait = asyncio.ensure_future(polling_started.wait())
+            await asyncio.wait({started_wait, self._polling}, return_when=asyncio.FIRST_COMPLETED)
+            started_wait.cancel()
+            if self._polling.done():
+                self._polling.result()  # polling failed to start: raise its error
+        else:
+            await self._start_webhook()
+
+    async def _start_webhook(self) -> None:
+        from aiogram.webhook.aiohttp_server import SimpleRequestHandler, setup_application
+        from aiohttp import web
+
+        assert self._dp is not None and self._bot is not None and self.config.webhook_url
+        app = web.Application()
+        SimpleRequestHandler(
+            dispatcher=self._dp, bot=self._bot, secret_token=self.config.webhook_secret
+        ).register(app, path=self.config.webhook_path)
+        setup_application(app, self._dp, bot=self._bot)
+        self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, self.config.webhook_host, self.config.webhook_port).start()
+        await self._bot.set_webhook(
+            self.config.webhook_url,
+            secret_token=self.config.webhook_secret,
+            allowed_updates=ALLOWED_UPDATES,
+            drop_pending_updates=self.config.drop_pending_updates,
+        )
+
+    async def stop(self) -> None:
+        """Stop polling or the webhook server and close the HTTP session."""
+        if self._dp is not None and self._polling is not None:
+            with contextlib.suppress(RuntimeError):  # polling may already have ended
+                await self._dp.stop_polling()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(self._polling, self.config.polling_timeout + 5)
+            self._polling = None
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self._bot is not None:
+            await self._bot.session.close()
+
+    async def feed_update(self, update: dict[str, Any]) -> None:
+        """Process one raw Bot API update as if it had been polled (for tests and custom transports)."""
+        if self._dp is None or self._bot is None:
+            raise RuntimeError("TelegramAdapter.start has not been called")
+        await self._dp.feed_raw_update(self._bot, update)
+
+    async def _on_message(self, message: Message) -> None:
+        converted = message_to_chat(message, bot_id=self._bot_id, bot_username=self._bot_username)
+        if converted is None:
+            log.debug("Telegram service message %s in %s ignored", message.message_id, message.chat.id)
+            return
+        if self._handler is not None:
+            await self._handler(converted)
+
+    async def send_text(
+        self,
+        chat_id: str,
+        text: str,
+        *,
+        chat_kind: ChatKind = ChatKind.GROUP,
+        reply_to: str | None = None,
+    ) -> ChatMessage:
+        """Send plain text (no parse mode) and return the message as Telegram stored it."""
+        from aiogram.exceptions import TelegramAPIError, TelegramNetworkError
+        from aiogram.types import ReplyParameters
+
+        reply = (
+            ReplyParameters(message_id=int(reply_to), allow_sending_without_reply=True) if reply_to else None
+        )
+        try:
+            sent = await self.bot.send_message(chat_id=int(chat_id), text=text, reply_parameters=reply)
+        except (TelegramAPIError, TelegramNetworkError) as exc:
+            raise SendError(f"Telegram refused the message to {chat_id}: {exc}") from exc
+        converted = message_to_chat(sent, bot_id=self._bot_id, bot_username=self._bot_username)
+        if converted is None:
+            raise SendError(f"Telegram returned an empty message for chat {chat_id}")
+        return converted

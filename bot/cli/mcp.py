@@ -1,0 +1,49 @@
+"""`qunyi mcp --chat <id> [--write]`: one chat's memory tools over MCP on stdio."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from bot.app import build_app
+from bot.cli.options import async_command, open_config, runtime_options
+from bot.tools import ToolContext, build_registry
+from bot.tools.service_backend import ServiceMemoryTools
+
+
+@click.command("mcp")
+@click.option("--chat", "chat_key", required=True, help="Chat as platform:id (e.g. replay:g1).")
+@click.option("--write", is_flag=True, help="Also offer the note-writing tools (read-only by default).")
+@runtime_options
+@async_command
+async def mcp_command(chat_key: str, write: bool, config_path: Path | None, data_dir: Path | None) -> None:
+    """Serve a chat's memory (recall, person, jargon, notes) to MCP clients over stdio."""
+    try:
+        from bot.mcp_server import serve_stdio
+    except ImportError as exc:
+        raise click.ClickException(
+            f"the MCP server needs the 'mcp' extra: pip install 'qunyi[mcp]' ({exc})"
+        ) from None
+    config = open_config(config_path)
+    logging.getLogger().handlers[:] = [logging.StreamHandler(sys.stderr)]
+    app = await build_app(config, data_dir, watch_config=False)
+    try:
+        chat = await app.memory.find_chat(chat_key)
+        if chat is None or app.memory.notes is None:
+            raise click.ClickException(f"no chat {chat_key!r} in {app.data_dir}")
+        key = f"{chat.platform}:{chat.platform_chat_id}"
+        ctx = ToolContext(
+            chat=key,
+            notes=app.memory.notes.for_chat(key),
+            memory=ServiceMemoryTools(app.memory),
+            writable=write,
+        )
+        await serve_stdio(build_registry(app.settings.tools.call_time_limit_seconds), ctx)
+    finally:
+        await app.close()
+
+
+COMMANDS = [mcp_command]

@@ -1,0 +1,137 @@
+"""`qunyi notes …`: the bot's notes for a chat (or the global scope), for admins."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from bot.app import resolve_data_dir
+from bot.cli.options import open_config, run_async, runtime_options
+from memory.notes import InvalidNoteName, NoteError, NoteScopes, NoteStore
+
+GLOBAL = "global"
+
+
+def _store(config_path: Path | None, data_dir: Path | None, chat: str) -> NoteStore:
+    settings = open_config(config_path).current
+    scopes = NoteScopes(resolve_data_dir(settings, data_dir) / "notes")
+    return scopes.global_scope() if chat == GLOBAL else scopes.for_chat(chat)
+
+
+def _run(
+    action: Callable[[NoteStore], Awaitable[Any]], config_path: Path | None, data_dir: Path | None, chat: str
+) -> Any:
+    try:
+        return run_async(action(_store(config_path, data_dir, chat)))
+    except (InvalidNoteName, NoteError) as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+chat_option = click.option(
+    "--chat", required=True, help=f"Chat key as platform:id (e.g. replay:g1), or '{GLOBAL}' for global notes."
+)
+
+
+@click.group("notes")
+def notes_group() -> None:
+    """The bot's own notes (markdown with [[links]])."""
+
+
+@notes_group.command("list")
+@chat_option
+@runtime_options
+def list_command(chat: str, config_path: Path | None, data_dir: Path | None) -> None:
+    """List note names."""
+    for name in _run(lambda s: s.list(), config_path, data_dir, chat):
+        click.echo(name)
+
+
+@notes_group.command("get")
+@click.argument("name")
+@click.option("--depth", default=0, show_default=True, help="Expand ![[embeds]] to this depth.")
+@chat_option
+@runtime_options
+def get_command(name: str, depth: int, chat: str, config_path: Path | None, data_dir: Path | None) -> None:
+    """Print a note."""
+    text = _run(lambda s: s.get(name, depth), config_path, data_dir, chat)
+    if text is None:
+        raise click.ClickException(f"no note named {name!r}")
+    click.echo(text)
+
+
+@notes_group.command("set")
+@click.argument("name")
+@click.option(
+    "--file",
+    "source",
+    type=click.File("r", encoding="utf-8"),
+    default=None,
+    help="Read content from a file (default: stdin).",
+)
+@chat_option
+@runtime_options
+def set_command(name: str, source: Any, chat: str, config_path: Path | None, data_dir: Path | None) -> None:
+    """Create or replace a note."""
+    content = (source or sys.stdin).read()
+    created = _run(lambda s: s.set(name, content), config_path, data_dir, chat)
+    click.echo(("created " if created else "replaced ") + name)
+
+
+@notes_group.command("rename")
+@click.argument("old")
+@click.argument("new")
+@chat_option
+@runtime_options
+def rename_command(old: str, new: str, chat: str, config_path: Path | None, data_dir: Path | None) -> None:
+    """Rename a note, rewriting every link to it; merges into NEW when it exists."""
+    result = _run(lambda s: s.rename(old, new), config_path, data_dir, chat)
+    click.echo(
+        f"{'merged' if result.merged else 'renamed'} {old} → {new}; "
+        f"links rewritten in {result.rewritten} notes"
+    )
+
+
+@notes_group.command("delete")
+@click.argument("name")
+@chat_option
+@runtime_options
+def delete_command(name: str, chat: str, config_path: Path | None, data_dir: Path | None) -> None:
+    """Delete a note."""
+    if not _run(lambda s: s.delete(name), config_path, data_dir, chat):
+        raise click.ClickException(f"no note named {name!r}")
+    click.echo(f"deleted {name}")
+
+
+@notes_group.command("hints")
+@click.option("-n", "count", default=10, show_default=True)
+@chat_option
+@runtime_options
+def hints_command(count: int, chat: str, config_path: Path | None, data_dir: Path | None) -> None:
+    """The notes of highest weight."""
+    for score in _run(lambda s: s.hints(count), config_path, data_dir, chat):
+        click.echo(f"{score.weight:8.3f}  {score.name}")
+
+
+@notes_group.command("suggestions")
+@click.option(
+    "--threshold",
+    default=0.01,
+    show_default=True,
+    help="Value (weight per character) below which a note is suggested for work.",
+)
+@click.option("--max", "max_notes", default=10, show_default=True)
+@chat_option
+@runtime_options
+def suggestions_command(
+    threshold: float, max_notes: int, chat: str, config_path: Path | None, data_dir: Path | None
+) -> None:
+    """Notes of lowest value (weight per character), lowest first."""
+    for score in _run(lambda s: s.suggestions(threshold, max_notes), config_path, data_dir, chat):
+        click.echo(f"{score.value:10.6f}  {score.name}  (weight {score.weight:.3f}, {score.chars} chars)")
+
+
+COMMANDS = [notes_group]

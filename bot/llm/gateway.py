@@ -1,0 +1,461 @@
+"""The LLM gateway: one place where Qunyi talks to any OpenAI-compatible endpoint.
+
+Per task it picks the model, enforces token budgets, limits concurrency, retries transient failures
+with backoff, validates JSON answers against a pydantic schema (one repair round), and records the
+tokens of every request. Every failure surfaces as `LLMUnavailable`, so callers take their offline
+path. It implements `memory.ports.LLMPort`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypedDict, TypeVar
+
+import openai
+from openai.types.chat import ChatCompletion
+from pydantic import BaseModel, ValidationError
+
+from bot.llm.jsontext import NoJSON, extract_json, strip_reasoning
+from bot.llm.replies import ChatReply, ToolCall
+from bot.llm.retry import backoff_delay, is_retryable_status, retry_after_seconds
+from bot.llm.settings import LLMSettings, ResolvedTask
+from bot.llm.usage import TaskUsage, UsageLedger
+from memory.clock import Clock
+from memory.ports import LLMUnavailable
+from memory.storage.database import Database
+from memory.text import estimate_tokens, truncate
+
+log = logging.getLogger(__name__)
+
+Model = TypeVar("Model", bound=BaseModel)
+Parsed = TypeVar("Parsed")
+
+_NO_KEY = "not-needed"  # the client insists on a key; local servers (Ollama, vLLM) ignore it
+_ERROR_CHARS = 600
+_ECHO_CHARS = 4000
+
+SCHEMA_INSTRUCTION = (
+    "Answer with one JSON value only (no prose, no code fences) that validates against this "
+    "JSON Schema:\n{schema}"
+)
+REPAIR_INSTRUCTION = (
+    "Your previous answer could not be used: {error}\n"
+    "Reply again with only the corrected JSON, nothing else. It must validate against this "
+    "JSON Schema:\n{schema}"
+)
+
+
+class TaskReport(TypedDict):
+    """One task's state for `qunyi doctor`."""
+
+    model: str
+    base_url: str
+    unavailable_reason: str | None
+    usage: TaskUsage | None
+
+
+class BadAnswer(ValueError):
+    """The server answered, but the answer is unusable (no JSON, wrong shape, empty)."""
+
+
+def _text_of(content: Any) -> str:
+    """Text of a message `content`: a string, or the text parts of a multimodal list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return ""
+
+
+def _estimate_prompt(messages: Sequence[Mapping[str, Any]], tools: Sequence[Any] | None) -> int:
+    total = sum(estimate_tokens(_text_of(message.get("content"))) + 4 for message in messages)
+    if tools:
+        total += estimate_tokens(json.dumps(list(tools), ensure_ascii=False))
+    return total
+
+
+def _estimate_completion(response: ChatCompletion) -> int:
+    total = 0
+    for choice in response.choices:
+        total += estimate_tokens(choice.message.content or "")
+        for call in choice.message.tool_calls or []:
+            function = getattr(call, "function", None)
+            if function is not None:
+                total += estimate_tokens(function.name + (function.arguments or ""))
+    return total
+
+
+def _describe_validation(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors():
+        where = ".".join(str(item) for item in error["loc"]) or "(root)"
+        parts.append(f"{where}: {error['msg']}")
+    return "schema mismatch: " + "; ".join(parts)
+
+
+def _first_message(response: ChatCompletion) -> Any:
+    if not response.choices:
+        raise BadAnswer("the response has no choices")
+    return response.choices[0].message
+
+
+def _rejects_response_format(exc: openai.APIStatusError) -> bool:
+    if exc.status_code not in (400, 422):
+        return False
+    text = f"{exc.message} {exc.body}".lower()
+    return "response_format" in text or "response format" in text or "json_object" in text
+
+
+def _with_schema(messages: Sequence[Mapping[str, Any]], schema_text: str) -> list[dict[str, Any]]:
+    """A copy of `messages` whose system prompt ends with the schema instruction.
+
+    Also makes sure the word "JSON" is present, which OpenAI requires for json_object mode.
+    """
+    instruction = SCHEMA_INSTRUCTION.format(schema=schema_text)
+    copied = [dict(message) for message in messages]
+    if copied and copied[0].get("role") == "system" and isinstance(copied[0].get("content"), str):
+        copied[0]["content"] = f"{copied[0]['content']}\n\n{instruction}"
+    else:
+        copied.insert(0, {"role": "system", "content": instruction})
+    return copied
+
+
+class LLMGateway:
+    """Implements `memory.ports.LLMPort` (plus `chat` for function calling) over the `openai` client.
+
+    `available(task)` is synchronous and cheap: it checks the configuration and a cached budget
+    verdict, refreshed after every request and by `await refresh()`; a cached "over budget" verdict
+    expires after `budget_recheck_seconds`, after which the next request checks the database again.
+    """
+
+    def __init__(
+        self,
+        settings: LLMSettings,
+        ledger: UsageLedger,
+        clock: Clock,
+        *,
+        environ: Mapping[str, str] | None = None,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        jitter: Callable[[], float] = random.random,
+    ) -> None:
+        self.settings = settings
+        self.ledger = ledger
+        self.clock = clock
+        self._environ = environ
+        self._sleep = sleep
+        self._jitter = jitter
+        self._semaphore = asyncio.Semaphore(settings.concurrency)
+        self._clients: dict[tuple[str, str], openai.AsyncOpenAI] = {}
+        self._blocked: dict[str, tuple[str, float]] = {}
+        self._warned: set[str] = set()
+        self._no_json_mode: set[tuple[str, str]] = set()
+
+    def reconfigure(self, settings: LLMSettings) -> None:
+        """Apply reloaded settings (models, limits, budgets) to later requests; requests in flight
+        finish under the old ones. Cached budget verdicts are dropped and re-checked on demand."""
+        if settings.concurrency != self.settings.concurrency:
+            self._semaphore = asyncio.Semaphore(settings.concurrency)
+        self.settings = settings
+        self.ledger.budgets = dict(settings.budgets)
+        self._blocked.clear()
+        self._warned.clear()
+
+    # -- availability -------------------------------------------------------------------------
+
+    def _config_reason(self, task: str) -> str | None:
+        if not self.settings.enabled:
+            return "LLM disabled ([llm] enabled = false)"
+        resolved = self.settings.resolve(task, self._environ)
+        if resolved is None:
+            return f"no settings for task {task!r} ([llm.tasks.{task}])"
+        if not self.settings.tasks[task].enabled:
+            return f"task disabled ([llm.tasks.{task}] enabled = false)"
+        if not resolved.base_url:
+            return "no base_url configured"
+        if not resolved.model:
+            return "no model configured"
+        return None
+
+    def unavailable_reason(self, task: str) -> str | None:
+        """Why `task` cannot use the LLM right now (configuration or cached budget), or None."""
+        reason = self._config_reason(task)
+        if reason:
+            return reason
+        blocked = self._blocked.get(task)
+        if blocked and self.clock.now().timestamp() - blocked[1] < self.settings.budget_recheck_seconds:
+            return f"over budget: {blocked[0]}"
+        return None
+
+    def available(self, task: str) -> bool:
+        """True when the task is configured and was not over budget at the last check."""
+        return self.unavailable_reason(task) is None
+
+    async def refresh(self) -> None:
+        """Re-check every configured task's budget against the database (for schedulers, doctor)."""
+        for task in self.settings.tasks:
+            await self._check_budget(task)
+
+    async def _check_budget(self, task: str) -> str | None:
+        reason = await self.ledger.over_budget(task)
+        if reason is None:
+            self._blocked.pop(task, None)
+            self._warned.discard(task)
+            return None
+        self._blocked[task] = (reason, self.clock.now().timestamp())
+        if task not in self._warned:
+            self._warned.add(task)
+            log.warning("LLM budget reached, task %r falls back to its offline path: %s", task, reason)
+        return reason
+
+    def _resolve(self, task: str) -> ResolvedTask:
+        reason = self._config_reason(task)
+        if reason:
+            raise LLMUnavailable(task, reason)
+        resolved = self.settings.resolve(task, self._environ)
+        assert resolved is not None  # _config_reason checked it
+        return resolved
+
+    # -- requests ------------------------------------------------------------------------------
+
+    def _client(self, resolved: ResolvedTask) -> openai.AsyncOpenAI:
+        key = (resolved.base_url, resolved.api_key)
+        client = self._clients.get(key)
+        if client is None:
+            client = openai.AsyncOpenAI(
+                base_url=resolved.base_url,
+                api_key=resolved.api_key or _NO_KEY,
+                timeout=self.settings.timeout_seconds,
+                max_retries=0,  # ours are the only retries
+            )
+            self._clients[key] = client
+        return client
+
+    async def _record(
+        self,
+        resolved: ResolvedTask,
+        prompt_tokens: int,
+        completion_tokens: int,
+        error: str = "",
+    ) -> None:
+        await self.ledger.record(
+            resolved.task, resolved.model, prompt_tokens, completion_tokens, ok=not error, error=error
+        )
+
+    async def _record_response(
+        self,
+        resolved: ResolvedTask,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Any] | None,
+        response: ChatCompletion,
+        error: str,
+    ) -> None:
+        usage = response.usage
+        if usage is not None and (usage.prompt_tokens or usage.completion_tokens):
+            prompt, completion = usage.prompt_tokens, usage.completion_tokens
+        else:
+            prompt, completion = _estimate_prompt(messages, tools), _estimate_completion(response)
+        await self._record(resolved, prompt, completion, error)
+        await self._check_budget(resolved.task)
+
+    async def _request(
+        self,
+        resolved: ResolvedTask,
+        messages: Sequence[Mapping[str, Any]],
+        parse: Callable[[ChatCompletion], Parsed],
+        *,
+        json_mode: bool = False,
+        tools: Sequence[Any] | None = None,
+        tool_choice: Any = None,
+    ) -> Parsed:
+        """One logical request: budget check, retries, token accounting, then `parse` on the answer.
+
+        Raises LLMUnavailable for every failure except BadAnswer from `parse`, which is re-raised.
+        """
+        task = resolved.task
+        reason = await self._check_budget(task)
+        if reason:
+            raise LLMUnavailable(task, f"over budget: {reason}")
+        client = self._client(resolved)
+        format_key = (resolved.base_url, resolved.model)
+        use_json = json_mode and resolved.json_mode and format_key not in self._no_json_mode
+        attempt = 0
+        while True:
+            kwargs: dict[str, Any] = {
+                "model": resolved.model,
+                "messages": list(messages),
+                "temperature": resolved.temperature,
+                "max_tokens": resolved.max_tokens,
+                "timeout": resolved.timeout_seconds,
+            }
+            if use_json:
+                kwargs["response_format"] = {"type": "json_object"}
+            if tools:
+                kwargs["tools"] = list(tools)
+                if tool_choice is not None:
+                    kwargs["tool_choice"] = tool_choice
+            retry_after: float | None = None
+            try:
+                async with self._semaphore:
+                    response = await client.chat.completions.create(**kwargs)
+            except openai.APIStatusError as exc:
+                failure = f"HTTP {exc.status_code}: {truncate(exc.message, _ERROR_CHARS)}"
+                await self._record(resolved, 0, 0, failure)
+                if use_json and _rejects_response_format(exc):
+                    log.info("%s rejects response_format; asking %s without it", format_key[0], format_key[1])
+                    self._no_json_mode.add(format_key)
+                    use_json = False
+                    continue
+                if not is_retryable_status(exc.status_code):
+                    raise LLMUnavailable(task, failure) from exc
+                retry_after = retry_after_seconds(exc.response.headers)
+            except openai.APIConnectionError as exc:
+                failure = (
+                    f"timed out after {resolved.timeout_seconds:g}s"
+                    if isinstance(exc, openai.APITimeoutError)
+                    else f"connection failed: {exc}"
+                )
+                await self._record(resolved, 0, 0, failure)
+            except openai.OpenAIError as exc:
+                failure = f"unusable response: {exc}"
+                await self._record(resolved, 0, 0, failure)
+                raise LLMUnavailable(task, failure) from exc
+            else:
+                try:
+                    parsed = parse(response)
+                except BadAnswer as exc:
+                    await self._record_response(resolved, messages, tools, response, str(exc))
+                    raise
+                await self._record_response(resolved, messages, tools, response, "")
+                return parsed
+            if attempt >= self.settings.max_retries:
+                raise LLMUnavailable(task, f"{failure} (after {attempt + 1} attempts)")
+            delay = backoff_delay(
+                attempt,
+                self.settings.backoff_seconds,
+                self.settings.max_backoff_seconds,
+                retry_after,
+                self._jitter,
+            )
+            log.info("LLM task %r: %s; retry %d in %.2fs", task, failure, attempt + 1, delay)
+            attempt += 1
+            await self._sleep(delay)
+
+    # -- LLMPort -------------------------------------------------------------------------------
+
+    async def complete_json(
+        self, task: str, messages: Sequence[dict[str, Any]], schema: type[Model]
+    ) -> Model:
+        """A JSON answer validated against `schema`. On invalid JSON or a schema mismatch the error is
+        sent back once for a corrected answer; a second failure raises LLMUnavailable."""
+        resolved = self._resolve(task)
+        schema_text = json.dumps(schema.model_json_schema(), ensure_ascii=False, separators=(",", ":"))
+        prompt = _with_schema(messages, schema_text)
+        answers: list[str] = []
+
+        def parse(response: ChatCompletion) -> Model:
+            content = _first_message(response).content or ""
+            answers.append(content)
+            try:
+                return schema.model_validate(extract_json(content))
+            except NoJSON as exc:
+                raise BadAnswer(f"invalid JSON: {exc}") from exc
+            except ValidationError as exc:
+                raise BadAnswer(_describe_validation(exc)) from exc
+
+        try:
+            return await self._request(resolved, prompt, parse, json_mode=True)
+        except BadAnswer as first:
+            log.info("LLM task %r: %s; asking for a repair", task, first)
+            repair = [
+                *prompt,
+                {"role": "assistant", "content": truncate(answers[-1] if answers else "", _ECHO_CHARS)},
+                {
+                    "role": "user",
+                    "content": REPAIR_INSTRUCTION.format(
+                        error=truncate(str(first), _ERROR_CHARS), schema=schema_text
+                    ),
+                },
+            ]
+            try:
+                return await self._request(resolved, repair, parse, json_mode=True)
+            except BadAnswer as second:
+                raise LLMUnavailable(
+                    task, f"invalid JSON after repair: {truncate(str(second), _ERROR_CHARS)}"
+                ) from None
+
+    async def complete_text(self, task: str, messages: Sequence[dict[str, Any]]) -> str:
+        """A plain-text answer (reasoning blocks removed); an empty answer raises LLMUnavailable."""
+        resolved = self._resolve(task)
+
+        def parse(response: ChatCompletion) -> str:
+            text = strip_reasoning(_first_message(response).content or "")
+            if not text:
+                raise BadAnswer("empty answer")
+            return text
+
+        try:
+            return await self._request(resolved, messages, parse)
+        except BadAnswer as exc:
+            raise LLMUnavailable(task, str(exc)) from None
+
+    async def chat(
+        self,
+        task: str,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
+    ) -> ChatReply:
+        """One assistant turn with optional function calling; the caller runs the tool loop,
+        appending `reply.as_message()` and the tool results before calling again."""
+        resolved = self._resolve(task)
+
+        def parse(response: ChatCompletion) -> ChatReply:
+            message = _first_message(response)
+            calls = []
+            for call in message.tool_calls or []:
+                function = getattr(call, "function", None)
+                if function is not None:
+                    calls.append(ToolCall(id=call.id, name=function.name, arguments=function.arguments or ""))
+            content = strip_reasoning(message.content) if message.content else None
+            return ChatReply(
+                content=content or None,
+                tool_calls=calls,
+                finish_reason=response.choices[0].finish_reason,
+                model=response.model or resolved.model,
+            )
+
+        try:
+            return await self._request(resolved, messages, parse, tools=tools, tool_choice=tool_choice)
+        except BadAnswer as exc:
+            raise LLMUnavailable(task, str(exc)) from None
+
+    async def report(self) -> dict[str, TaskReport]:
+        """Per task, for `qunyi doctor`: the model in use, why it is unavailable (None when usable)
+        and its token usage against the caps. Refreshes the cached budget verdicts first."""
+        await self.refresh()
+        usage = await self.ledger.summary()
+        result: dict[str, TaskReport] = {}
+        for task in sorted(set(self.settings.tasks) | set(usage)):
+            resolved = self.settings.resolve(task, self._environ)
+            result[task] = TaskReport(
+                model=resolved.model if resolved else "",
+                base_url=resolved.base_url if resolved else "",
+                unavailable_reason=self.unavailable_reason(task),
+                usage=usage.get(task),
+            )
+        return result
+
+    async def close(self) -> None:
+        """Close the HTTP clients."""
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client.close()
+
+
+def build_gateway(settings: LLMSettings, db: Database, clock: Clock) -> LLMGateway:
+    """The usual wiring: a ledger on `db` with the settings' budgets, and a gateway on top."""
+    return LLMGateway(settings, UsageLedger(db, clock, settings.budgets), clock)

@@ -1,0 +1,50 @@
+"""Getting the JSON out of a model's answer: bare, in ```json fences, or inside prose."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n?(.*?)```", re.DOTALL)
+
+
+class NoJSON(ValueError):
+    """The answer holds no parseable JSON object or array."""
+
+
+def strip_reasoning(text: str) -> str:
+    """Drop `<think>…</think>` blocks that reasoning models put before their answer."""
+    return _THINK.sub("", text).strip()
+
+
+def extract_json(text: str) -> Any:
+    """Parse the JSON value in `text`: the whole text, else a fenced block, else the first object or
+    array that parses where it starts. Raises NoJSON with a short reason otherwise."""
+    body = strip_reasoning(text)
+    if not body:
+        raise NoJSON("the answer is empty")
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError as exc:
+        first_error = exc
+    for fenced in _FENCE.findall(body):
+        try:
+            return json.loads(fenced.strip())
+        except json.JSONDecodeError:
+            continue
+    # Objects first: prose such as "see [1]" would otherwise parse as a list.
+    decoder = json.JSONDecoder()
+    for opener in ("{", "["):
+        start = body.find(opener)
+        while start != -1:
+            try:
+                value, _end = decoder.raw_decode(body, start)
+            except json.JSONDecodeError:
+                start = body.find(opener, start + 1)
+                continue
+            return value
+    raise NoJSON(
+        f"no valid JSON found ({first_error.msg} at line {first_error.lineno} column {first_error.colno})"
+    )

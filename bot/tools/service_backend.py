@@ -1,0 +1,29 @@
+"""`MemoryTools` over the real MemoryService: the same answers as /recall, /who and /what."""
+
+from __future__ import annotations
+
+from bot.commands import answers
+from memory.service import MemoryService
+
+
+class ServiceMemoryTools:
+    """Answers the model's memory look-ups for a chat given by its `platform:id` key."""
+
+    def __init__(self, memory: MemoryService) -> None:
+        self.memory = memory
+
+    async def _chat_id(self, chat: str) -> int | None:
+        found = await self.memory.find_chat(chat)
+        return None if found is None else found.id
+
+    async def recall(self, chat: str, query: str, limit: int) -> str:
+        chat_id = await self._chat_id(chat)
+        return "" if chat_id is None else (await answers.recall(self.memory, chat_id, query, limit)).text
+
+    async def person(self, chat: str, name: str) -> str:
+        chat_id = await self._chat_id(chat)
+        return "" if chat_id is None else (await answers.who(self.memory, chat_id, name)).text
+
+    async def jargon(self, chat: str, term: str) -> str:
+        chat_id = await self._chat_id(chat)
+        return "" if chat_id is None else (await answers.what(self.memory, chat_id, term)).text

@@ -1,0 +1,148 @@
+"""Person cards: a compact, budget-fitted summary of a person for the reply context.
+
+    【小红】又名：红红、xiaohong
+    资料：职业 工程师；住在 北京；喜欢 猫、火锅
+    近况：2024-06-01 下个月去北京；2024-05-20 和男朋友吵架
+
+Pieces are added in priority order (name, other names, attributes, recent timeline) while they fit
+`max_chars` (and `max_tokens` when given); nothing is ever cut inside a character.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memory.persons.facts import FAVORITE_PREFIX
+from memory.text import estimate_tokens, truncate
+
+DEFAULT_LABELS: dict[str, str] = {
+    "job": "职业",
+    "workplace": "工作单位",
+    "location": "住在",
+    "hometown": "老家",
+    "school": "学校",
+    "age": "年龄",
+    "likes": "喜欢",
+    "dislikes": "不喜欢",
+    "habit": "习惯",
+    "past_habit": "以前常",
+    "pets": "宠物",
+}
+_ORDER = list(DEFAULT_LABELS)
+MAX_VALUE_CHARS = 30
+MAX_LIST_ITEMS = 5
+MAX_EVENT_CHARS = 40
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineEntry:
+    """A dated event in a person's life as the chat learnt it, with the messages it came from."""
+
+    time: datetime
+    text: str
+    message_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PersonView:
+    """What a card shows: `name` is the person_name the bot uses; `aliases` the other names."""
+
+    person_id: str
+    name: str
+    aliases: Sequence[str] = ()
+    attributes: Mapping[str, str | Sequence[str]] = field(default_factory=dict)
+    timeline: Sequence[TimelineEntry] = ()
+
+
+def _label(key: str, labels: Mapping[str, str]) -> str:
+    if key in labels:
+        return labels[key]
+    if key.startswith(FAVORITE_PREFIX):
+        return f"最喜欢的{key[len(FAVORITE_PREFIX) :]}"
+    return key
+
+
+def _attribute_order(keys: Sequence[str]) -> list[str]:
+    rank = {key: i for i, key in enumerate(_ORDER)}
+    return sorted(keys, key=lambda k: (rank.get(k, len(rank)), k))
+
+
+def _value_text(value: str | Sequence[str]) -> str:
+    if isinstance(value, str):
+        return truncate(value.strip(), MAX_VALUE_CHARS)
+    items = [truncate(str(v).strip(), MAX_VALUE_CHARS) for v in value if str(v).strip()]
+    return "、".join(items[-MAX_LIST_ITEMS:])
+
+
+class _Budget:
+    def __init__(self, max_chars: int, max_tokens: int | None) -> None:
+        self.max_chars = max_chars
+        self.max_tokens = max_tokens
+
+    def fits(self, text: str) -> bool:
+        if len(text) > self.max_chars:
+            return False
+        return self.max_tokens is None or estimate_tokens(text) <= self.max_tokens
+
+
+def _add_section(lines: list[str], title: str, items: list[str], sep: str, budget: _Budget) -> None:
+    """Append "title item1sep item2…" with as many items, in order, as fit."""
+    kept: list[str] = []
+    for item in items:
+        line = title + sep.join([*kept, item])
+        if not budget.fits("\n".join([*lines, line])):
+            break
+        kept.append(item)
+    if kept:
+        lines.append(title + sep.join(kept))
+
+
+def render_card(
+    person: PersonView,
+    max_chars: int = 240,
+    *,
+    max_tokens: int | None = None,
+    max_aliases: int = 3,
+    max_timeline: int = 3,
+    labels: Mapping[str, str] | None = None,
+) -> str:
+    """The person's card within `max_chars` characters (and `max_tokens` estimated tokens if given).
+
+    Order of priority: the name, other names (up to `max_aliases`), attributes (job, workplace,
+    location, … then others by key), the most recent `max_timeline` events, newest first.
+    """
+    if max_chars <= 0:
+        raise ValueError(f"max_chars must be positive, got {max_chars}")
+    names = labels if labels is not None else DEFAULT_LABELS
+    budget = _Budget(max_chars, max_tokens)
+    header = f"【{person.name.strip() or person.person_id}】"
+    if not budget.fits(header):
+        return truncate(header, max_chars)
+    lines = [header]
+    others = [a for a in dict.fromkeys(a.strip() for a in person.aliases) if a and a != person.name.strip()]
+    if others:
+        kept: list[str] = []
+        for alias in others[:max_aliases]:
+            candidate = f"{header}又名：{'、'.join([*kept, alias])}"
+            if not budget.fits(candidate):
+                break
+            kept.append(alias)
+        if kept:
+            lines[0] = f"{header}又名：{'、'.join(kept)}"
+    facts = []
+    for key in _attribute_order(list(person.attributes)):
+        text = _value_text(person.attributes[key])
+        if text:
+            facts.append(f"{_label(key, names)} {text}")
+    _add_section(lines, "资料：", facts, "；", budget)
+    events = sorted(person.timeline, key=lambda e: e.time, reverse=True)[:max_timeline]
+    _add_section(
+        lines,
+        "近况：",
+        [f"{e.time:%Y-%m-%d} {truncate(e.text.strip(), MAX_EVENT_CHARS)}" for e in events if e.text.strip()],
+        "；",
+        budget,
+    )
+    return "\n".join(lines)

@@ -1,0 +1,169 @@
+"""Names declared in chat: "叫我X" / "call me X" (self-declared) and "以后就叫你X吧" / "we call him X"
+(given by others to the person addressed, @-mentioned or replied to).
+
+Conservative by design: a candidate name must look like a name (no verbs, pronouns, time words or
+numbers by jieba's tags; not a stop word), sit at the end of its clause, and come from the speaker's own
+words (`speech.own_clauses`). "我是X" and "I'm X" are accepted only in an introduction or when X is
+tagged a person name, and with lower confidence.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+from memory.persons.names import clean_name, grapheme_len, has_cjk, pos_tags
+from memory.persons.speech import Clause, Utterance, own_clauses, sub_clauses
+
+MAX_ALIAS_GRAPHEMES = 16
+
+_NAME_ZH = r"(?P<a>[^\s，。！？,.!?、~～:：;；\"“”'「」]{1,12}?)"
+_NAME_EN = r"(?P<a>[A-Za-z][\w'.-]{0,23}(?:\s[A-Z][\w'-]{0,23})?)"
+_TAIL_ZH = r"(?:吧|就好|就行|就可以|就成|好了|哦|噢|啦|呀|啊|哈|嘛)*\s*$"
+_TAIL_EN = r"(?:\s+(?:please|instead|from\s+now\s+on|for\s+short|here|then))*\s*[\W_]*$"
+_INTRO = re.compile(
+    r"大家好|各位好|你们好|自我介绍|初来乍到|新人|请多关照|多多指教|(?i:\b(?:hi|hello|hey)\b)"
+)
+
+_SELF_ZH = [
+    (re.compile(r"(?:你们|大家|以后)?(?:可以|就|都)?(?:叫|喊|称呼)我(?:为)?" + _NAME_ZH + _TAIL_ZH), 0.95),
+    (re.compile(r"(?:大家|朋友们?|别人|他们)都?(?:叫|喊)我" + _NAME_ZH + _TAIL_ZH), 0.9),
+    (re.compile(r"我的?(?:名字|昵称|网名|外号|小名)(?:是|叫)" + _NAME_ZH + _TAIL_ZH), 0.9),
+    (re.compile(r"^(?:我|本人)叫" + _NAME_ZH + _TAIL_ZH), 0.8),
+]
+_SELF_IS_ZH = re.compile(r"^(?:我|本人)是" + _NAME_ZH + _TAIL_ZH)
+_SELF_EN = [
+    (re.compile(r"(?i:\bcall\s+me\s+)" + _NAME_EN + _TAIL_EN), 0.95),
+    (re.compile(r"(?i:\bmy\s+name(?:'s|\s+is)\s+)" + _NAME_EN + _TAIL_EN), 0.9),
+    (re.compile(r"(?i:\bI\s+go\s+by\s+)" + _NAME_EN + _TAIL_EN), 0.9),
+]
+_SELF_IS_EN = re.compile(r"(?:^|[\s,])(?:I'm|I\s+am|Im)\s+(?P<a>[A-Z][a-z]{1,20})" + _TAIL_EN)
+
+_OTHER_ADDRESSEE_ZH = re.compile(
+    r"(?:以后|今后|从今天起|从现在起|从此)?(?:就|我们|大家|我)?(?:都|就)?(?:叫|喊)你" + _NAME_ZH + _TAIL_ZH
+)
+_OTHER_THIRD_ZH = re.compile(
+    r"(?:我们|大家|我|群里)(?:都|一般)?(?:叫|喊|管)(?:他|她|ta|TA)(?:叫)?" + _NAME_ZH + _TAIL_ZH
+)
+_OTHER_ADDRESSEE_EN = re.compile(
+    r"(?i:\b(?:I'll|I\s+will|let's|we'll|we\s+will|gonna|I'm\s+gonna)\s+call\s+you\s+)" + _NAME_EN + _TAIL_EN
+)
+_OTHER_THIRD_EN = re.compile(
+    r"(?i:\b(?:we|everyone|everybody|people|they|I)\s+(?:all\s+)?(?:call|calls)\s+(?:him|her|them)\s+)"
+    + _NAME_EN
+    + _TAIL_EN
+)
+
+_REJECT_TAGS = ("v", "r", "d", "p", "u", "y", "c", "m", "q", "t", "f", "e", "o")
+_STOP_ZH = frozenset("什么 干嘛 干啥 啥 谁 一声 起来 出来 过来 回来 一下 哥哥 姐姐 爸爸 妈妈".split())
+_STOP_EN = frozenset(
+    """a an the me you him her it them us later back tomorrow tonight now maybe anytime anything
+    when if sometime soon crazy old fine ok okay good great sure sorry here there back home done tired
+    happy sad busy free ready new glad afraid not so very just also still going gonna""".split()
+)
+_TRAILING_PARTICLES = re.compile(r"[吧呀啊哦噢啦嘛哈~～!！]+$")
+
+
+class Target(StrEnum):
+    """Who a declared name belongs to."""
+
+    SELF = "self"
+    MENTIONED = "mentioned"
+    REPLIED = "replied"
+
+
+@dataclass(frozen=True, slots=True)
+class Declaration:
+    """A name declared for `person_id` in message `message_key` (span = offsets in the message text)."""
+
+    person_id: str
+    alias: str
+    target: Target
+    message_key: str
+    confidence: float
+    span: tuple[int, int]
+
+
+def looks_like_name(alias: str) -> bool:
+    """A conservative check that `alias` can be what someone is called."""
+    if not alias or grapheme_len(alias) > MAX_ALIAS_GRAPHEMES:
+        return False
+    if has_cjk(alias):
+        if alias in _STOP_ZH or alias.endswith(("了", "的", "过", "着", "去", "来")):
+            return False
+        tags = [(w, f) for w, f in pos_tags(alias) if w.strip()]
+        if not tags or any(flag != "eng" and flag.startswith(_REJECT_TAGS) for _, flag in tags):
+            return False
+        return True
+    first = alias.split()[0].lower()
+    return first not in _STOP_EN and any(ch.isalpha() for ch in alias)
+
+
+def _is_person_name_tag(alias: str) -> bool:
+    tags = pos_tags(alias)
+    return len(tags) == 1 and tags[0][1].startswith("nr")
+
+
+def _candidate(match: re.Match[str], clause: Clause) -> tuple[str, tuple[int, int]] | None:
+    raw = _TRAILING_PARTICLES.sub("", match.group("a")).strip()
+    alias = clean_name(raw)
+    if not looks_like_name(alias):
+        return None
+    start = clause.start + match.start("a")
+    return alias, (start, start + len(raw))
+
+
+def _addressee(utterance: Utterance) -> tuple[str, Target] | None:
+    """The one person a remark is addressed to: a single @-mention, else the replied-to sender."""
+    mentioned = [m for m in dict.fromkeys(utterance.mentioned_ids) if m != utterance.speaker_id]
+    if len(mentioned) == 1:
+        return mentioned[0], Target.MENTIONED
+    if not mentioned and utterance.reply_to_id and utterance.reply_to_id != utterance.speaker_id:
+        return utterance.reply_to_id, Target.REPLIED
+    return None
+
+
+def extract_declarations(utterance: Utterance) -> list[Declaration]:
+    """Names declared in one message: for the speaker ("叫我小红", "call me Bob", "大家好，我是阿飞")
+    and for the one person addressed ("@alice 以后就叫你小A吧", "we call him Bob" in a reply)."""
+    found: dict[tuple[str, str], Declaration] = {}
+    intro = _INTRO.search(utterance.text) is not None
+
+    def add(person_id: str, target: Target, got: tuple[str, tuple[int, int]] | None, conf: float) -> None:
+        if got is None:
+            return
+        alias, span = got
+        key = (person_id, alias.casefold())
+        if key not in found or found[key].confidence < conf:
+            found[key] = Declaration(person_id, alias, target, utterance.key, conf, span)
+
+    addressee = _addressee(utterance)
+    for clause in (part for whole in own_clauses(utterance) for part in sub_clauses(whole)):
+        if clause.question:
+            continue
+        body = clause.text
+        for pattern, conf in (*_SELF_ZH, *_SELF_EN):
+            for match in pattern.finditer(body):
+                add(utterance.speaker_id, Target.SELF, _candidate(match, clause), conf)
+        for match in _SELF_IS_ZH.finditer(body):
+            got = _candidate(match, clause)
+            if got and (intro or _is_person_name_tag(got[0])):
+                add(utterance.speaker_id, Target.SELF, got, 0.6)
+        for match in _SELF_IS_EN.finditer(body):
+            got = _candidate(match, clause)
+            if got and intro:
+                add(utterance.speaker_id, Target.SELF, got, 0.6)
+        if addressee is None:
+            continue
+        for pattern in (_OTHER_ADDRESSEE_ZH, _OTHER_THIRD_ZH, _OTHER_ADDRESSEE_EN, _OTHER_THIRD_EN):
+            for match in pattern.finditer(body):
+                if pattern is _OTHER_ADDRESSEE_ZH and _preceded_by_self_word(body, match.start()):
+                    continue
+                add(addressee[0], addressee[1], _candidate(match, clause), 0.85)
+    return sorted(found.values(), key=lambda d: d.span)
+
+
+def _preceded_by_self_word(body: str, start: int) -> bool:
+    # "谁叫你…" / "叫你别…" are not namings; "谁" directly before 叫你 is a question or complaint.
+    return body[max(0, start - 1) : start] == "谁"

@@ -1,0 +1,371 @@
+"""Offline facts about people from what they say about themselves, and the merge rule that keeps history.
+
+Only the speaker's own words count (`speech.own_clauses`: quotes, forwards and reported speech are
+blanked), and only statements whose subject is the speaker (我… / I …) or, with an `AliasIndex`, a
+clearly named third person at the start of the clause ("小红住在北京", "Bob lives in Paris").
+Pronoun subjects (他/她/he/she), questions, negations and hypotheticals yield nothing.
+The preference, habit and "I used to" patterns follow seed 000 (MemPalace's preference extraction).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import NamedTuple
+
+from memory.persons.aliases import AliasIndex
+from memory.persons.names import pos_tags
+from memory.persons.speech import Clause, Utterance, own_clauses, sub_clauses
+from memory.text import normalize
+
+SINGLE_VALUED = frozenset({"location", "hometown", "job", "workplace", "school", "age"})
+FAVORITE_PREFIX = "favorite:"
+OPPOSITES = {"likes": "dislikes", "dislikes": "likes"}
+THIRD_PERSON_MIN_CONFIDENCE = 0.9
+MAX_VALUE_CHARS = 40
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One attribute of a person with its evidence: the message it came from, its time and the span
+    of the message text. `source` is "self" (the person about themselves) or "stated" (someone naming
+    them). `superseded_at`/`superseded_by` are set once a newer fact replaced it; `seen_keys` lists
+    later messages that repeated it."""
+
+    person_id: str
+    key: str
+    value: str
+    message_key: str
+    time: datetime
+    span: tuple[int, int]
+    text: str
+    source: str = "self"
+    confidence: float = 0.8
+    superseded_at: datetime | None = None
+    superseded_by: str | None = None
+    seen_keys: tuple[str, ...] = ()
+
+    @property
+    def is_single_valued(self) -> bool:
+        return self.key in SINGLE_VALUED or self.key.startswith(FAVORITE_PREFIX)
+
+
+# ---- patterns -------------------------------------------------------------------------------------
+
+_ZH_LEAD = r"^(?:(?:其实|对了|顺便说一下|说实话|说真的|嗯|哈哈+|现在|目前|我跟你们?说)\s*)*"
+_ZH_SELF = r"(?:我|本人|俺)"
+_ZH_ADV = r"(?:现在|目前|也|还|已经|其实|就|都|本来|今年(?=\d|[一二三四五六七八九十两]))*"
+_JOB_SUFFIX = r"(?:师|员|生|家|工|手|者|医生|护士|司机|警察|记者|会计|老板|主播|博主|律师|程序猿|码农)"
+_NOT_JOBS = frozenset("男生 女生 先生 后生 新生 人家 大家 自家 对手 新手 老手".split())
+_ZH_NUM = r"\d{1,3}|[一二三四五六七八九十两]{1,3}"
+
+_ZH_PREDICATES: list[tuple[str, re.Pattern[str]]] = [
+    (key, re.compile(pattern))
+    for key, pattern in [
+        ("favorite", r"的?最喜欢的(?P<k>[^是]{1,8}?)是(?P<v>.+)"),
+        ("location", r"(?:住在|住|定居在|生活在|搬到了?|搬去了?|人在)(?P<v>.+)"),
+        ("hometown", r"(?:的?老家(?:是|在)|来自)(?P<v>.+)"),
+        ("hometown", r"是(?P<v>[\u4e00-\u9fff]{2,6})人$"),
+        ("workplace", r"在(?P<v>.{1,20}?)(?:工作|上班|实习)(?:了|呢|啦)?$"),
+        ("school", r"在(?P<v>.{1,20}?)(?:上学|读书|念书|读大学|上大学|读研|读博|念大学)(?:了|呢|啦)?$"),
+        ("school", r"是(?P<v>.{1,20}?(?:大学|学院|中学|高中|小学))的学生$"),
+        ("job", r"的?(?:工作|职业)是(?P<v>.+)"),
+        ("job", r"(?:是|当)(?:一名|一个|一位|个|名|位)?(?P<v>.{0,8}?" + _JOB_SUFFIX + r")(?:啦|呢|哦)?$"),
+        ("job", r"(?:做|干|从事)(?P<v>.{1,12}?)(?:工作|行业|这行|的)$"),
+        ("age", r"(?P<v>" + _ZH_NUM + r")岁(?:了|啦)?$"),
+        ("dislikes", r"(?:不喜欢|不太喜欢|讨厌|受不了|不爱|最怕|害怕)(?P<v>.+)"),
+        (
+            "likes",
+            r"(?:很|挺|非常|特别|超|超级|最|真的)?(?:喜欢|热爱|爱吃|爱喝|爱玩|爱看|迷上了|爱上了)(?P<v>.+)",
+        ),
+        ("habit", r"(?:一般|通常|经常|总是|每天|平时|常常|习惯)(?P<v>.+)"),
+        ("past_habit", r"(?:以前|过去|小时候)(?:经常|常常|总是|常|老是)(?P<v>.+)"),
+        ("pets", r"养了?(?:一只|一条|两只|三只|一个|只|条)?(?P<v>.+)"),
+    ]
+]
+
+_EN_LEAD = r"^(?i:(?:so|well|actually|now|also|and|but|honestly|btw|oh|yeah|haha|lol|also|ok|okay)[\s,]+)*"
+_EN_JOBS = (
+    r"(?:engineer|developer|programmer|teacher|student|doctor|nurse|designer|lawyer|manager|writer|artist|"
+    r"scientist|researcher|chef|cook|driver|accountant|consultant|analyst|musician|photographer|professor|"
+    r"officer|firefighter|pilot|counselor|therapist|mechanic|farmer|journalist|editor|architect|dentist|"
+    r"pharmacist|intern|freelancer|streamer|painter|singer|dancer|actor|actress|librarian|cashier|"
+    r"technician|veterinarian|vet|salesperson|entrepreneur|founder|barista)s?"
+)
+_EN_PREDICATES: list[tuple[str, str]] = [
+    ("location", r"(?:currently\s+|now\s+|still\s+)?(?:live|reside)\s+in\s+(?P<v>.+)"),
+    ("location", r"(?:'m|\s+am)\s+(?:currently\s+|now\s+)?(?:living|based|staying)\s+in\s+(?P<v>.+)"),
+    ("location", r"(?:just\s+|recently\s+)?moved\s+to\s+(?P<v>.+)"),
+    ("hometown", r"(?:'m|\s+am)\s+(?:originally\s+)?from\s+(?P<v>.+)"),
+    ("hometown", r"(?:come\s+from|grew\s+up\s+in)\s+(?P<v>.+)"),
+    ("workplace", r"work\s+(?:at|for)\s+(?P<v>.+)"),
+    ("job", r"work\s+as\s+(?:an?\s+)?(?P<v>.+)"),
+    ("job", r"(?:'m|\s+am)\s+an?\s+(?P<v>(?:[\w-]+\s+){0,2}" + _EN_JOBS + r")\b"),
+    ("school", r"(?:study|studied)\s+at\s+(?P<v>.+)"),
+    ("school", r"go\s+to\s+(?P<v>.+?(?:university|college|school|academy))\b"),
+    ("school", r"(?:'m|\s+am)\s+a\s+student\s+at\s+(?P<v>.+)"),
+    ("age", r"(?:'m|\s+am)\s+(?P<v>\d{1,3})(?:\s+years?\s+old)?$"),
+    ("age", r"just\s+turned\s+(?P<v>\d{1,3})\b"),
+    ("dislikes", r"(?:really\s+)?(?:don't|do\s+not|dont)\s+(?:really\s+)?like\s+(?P<v>.+)"),
+    ("dislikes", r"(?:really\s+)?(?:dislike|hate|can't\s+stand|cannot\s+stand|avoid|detest)\s+(?P<v>.+)"),
+    ("dislikes", r"(?:'m|\s+am)\s+not\s+(?:a\s+fan\s+of|into|fond\s+of)\s+(?P<v>.+)"),
+    ("likes", r"(?:really\s+|also\s+|absolutely\s+)?(?:like|love|enjoy|prefer|adore)\s+(?P<v>.+)"),
+    (
+        "likes",
+        r"(?:'m|\s+am)\s+(?:a\s+(?:big\s+|huge\s+)?fan\s+of|into|passionate\s+about|obsessed\s+with)\s+(?P<v>.+)",
+    ),
+    ("habit", r"(?:usually|always|typically|generally|often|normally|tend\s+to)\s+(?P<v>.+)"),
+    ("habit", r"(?:'m|\s+am)\s+(?:used|accustomed)\s+to\s+(?P<v>.+)"),
+    ("past_habit", r"used\s+to\s+(?P<v>.+)"),
+    (
+        "pets",
+        r"have\s+(?:an?|two|three|\d+)\s+(?P<v>(?:\w+\s+)?(?:cats?|dogs?|rabbits?|hamsters?|parrots?|"
+        r"birds?|fish|turtles?|puppy|puppies|kittens?))\b",
+    ),
+]
+_EN_SELF: list[tuple[str, re.Pattern[str]]] = [
+    (key, re.compile(_EN_LEAD + r"I(?=\s|')" + (r"\s+" if not p.startswith("(?:'m") else "") + p, re.I))
+    for key, p in _EN_PREDICATES
+]
+_EN_FAVORITE = re.compile(r"\bmy\s+fav(?:ou?rite)?\s+(?P<k>[a-z][a-z ]{0,20}?)\s+is\s+(?P<v>.+)", re.I)
+# A named third person: the same meanings with English third-person verb forms.
+_EN_THIRD: list[tuple[str, re.Pattern[str]]] = [
+    (key, re.compile(r"^\s*" + p, re.I))
+    for key, p in [
+        ("location", r"(?:lives|resides)\s+in\s+(?P<v>.+)"),
+        ("hometown", r"is\s+(?:originally\s+)?from\s+(?P<v>.+)"),
+        ("workplace", r"works\s+(?:at|for)\s+(?P<v>.+)"),
+        ("job", r"works\s+as\s+(?:an?\s+)?(?P<v>.+)"),
+        ("job", r"is\s+an?\s+(?P<v>(?:[\w-]+\s+){0,2}" + _EN_JOBS + r")\b"),
+        ("age", r"is\s+(?P<v>\d{1,3})(?:\s+years?\s+old)?$"),
+        ("likes", r"(?:likes|loves|enjoys|prefers)\s+(?P<v>.+)"),
+        ("dislikes", r"(?:hates|dislikes|doesn't\s+like|does\s+not\s+like)\s+(?P<v>.+)"),
+    ]
+]
+
+_REFUSED_VALUES = frozenset(
+    "你 你们 他 她 它 他们 她们 谁 什么 哪 哪里 哪儿 几 多少 这个 那个 这 那 you him her it them this that "
+    "what where who which me us".split()
+)
+_INTERROGATIVE = re.compile(r"什么|哪|谁|几[个岁点]|多少|吗|(?i:\b(?:what|where|who|which)\b)")
+_TRAILING_ZH = re.compile(r"[了呢啊呀哦吧的哈嘛啦~～\s]+$")
+_TRAILING_EN = re.compile(
+    r"(?i:\s+(?:too|as\s+well|a\s+lot|so\s+much|very\s+much|lol|haha|now|these\s+days|anyway))+$"
+)
+# "I love that you chose pottery", "我喜欢你的头像": reactions to someone else, not a trait.
+_REACTION = re.compile(
+    r"(?:你|他|她|它|这|那)|(?i:(?:it|that|this|those|these|their|your|his|her|them|they|how|what|you|"
+    r"the\s+way)\b)"
+)
+_CUT_AT = re.compile(
+    r"但是|但|因为|所以|不过|\s[-–—]+\s|(?i:\s+(?:but|because|although|though|so|and\s+then|as\s+an?)\s+)"
+)
+
+
+def _clean_value(raw: str) -> str | None:
+    value = _CUT_AT.split(raw, maxsplit=1)[0]
+    value = _TRAILING_EN.sub("", _TRAILING_ZH.sub("", value)).strip(" ,.;:!~\"'“”「」")
+    if not value or len(value) > MAX_VALUE_CHARS or normalize(value) in _REFUSED_VALUES:
+        return None
+    if _REACTION.match(value):
+        return None
+    if _INTERROGATIVE.search(value) or (value.isascii() and value.isalpha() and len(value) < 3):
+        return None
+    return value
+
+
+def _fact_from(
+    match: re.Match[str], key: str, offset: int, utterance: Utterance, person_id: str, source: str
+) -> Fact | None:
+    value = _clean_value(match.group("v"))
+    if value is None:
+        return None
+    if key == "favorite":
+        key = FAVORITE_PREFIX + normalize(match.group("k")).strip()
+    if key == "job" and value in _NOT_JOBS:
+        return None
+    if key == "hometown" and match.re.pattern.endswith("人$") and not _is_place(value):
+        return None
+    start = offset + match.start("v")
+    span = (start, start + len(value))
+    confidence = 0.8 if source == "self" else 0.6
+    return Fact(
+        person_id,
+        key,
+        value,
+        utterance.key,
+        utterance.time,
+        span,
+        utterance.text[span[0] : span[1]],
+        source,
+        confidence,
+    )
+
+
+def _is_place(word: str) -> bool:
+    return any(flag.startswith("ns") for _, flag in pos_tags(word))
+
+
+def _zh_predicate(text: str) -> tuple[str, re.Match[str]] | None:
+    for key, pattern in _ZH_PREDICATES:
+        found = pattern.match(text)
+        if found:
+            return key, found
+    return None
+
+
+_ZH_SUBJECT = re.compile(_ZH_LEAD + _ZH_SELF + r"(?P<adv>" + _ZH_ADV + r")")
+_ZH_CARRY = re.compile(_ZH_LEAD + r"(?:也|还|而且|并且|同时|但是|但|可是|不过)?" + _ZH_ADV)
+
+
+def _self_facts(clause: Clause, utterance: Utterance, carried: bool) -> tuple[list[Fact], bool]:
+    """Facts of one clause with the speaker as subject; the bool says whether the subject carries to
+    the next comma-clause ("我住在北京，在腾讯工作")."""
+    text = clause.text
+    subject = _ZH_SUBJECT.match(text)
+    if subject is None and carried:
+        subject = _ZH_CARRY.match(text)
+    if subject is not None:
+        got = _zh_predicate(text[subject.end() :])
+        if got:
+            key, found = got
+            start = clause.start + subject.end()
+            fact = _fact_from(found, key, start, utterance, utterance.speaker_id, "self")
+            return ([fact] if fact else []), True
+        if _ZH_SUBJECT.match(text):
+            return [], True
+    facts: list[Fact] = []
+    for key, pattern in _EN_SELF:
+        found = pattern.search(text)
+        if found:
+            fact = _fact_from(found, key, clause.start, utterance, utterance.speaker_id, "self")
+            if fact:
+                facts.append(fact)
+                break
+    favorite = _EN_FAVORITE.search(text)
+    if favorite:
+        fact = _fact_from(favorite, "favorite", clause.start, utterance, utterance.speaker_id, "self")
+        if fact:
+            facts.append(fact)
+    return facts, bool(facts)
+
+
+def _third_person_facts(clause: Clause, utterance: Utterance, aliases: AliasIndex) -> list[Fact]:
+    """Facts about a clearly named person (not the speaker) who opens the clause: "小红住在北京",
+    "Bob works at Google"."""
+    mentions = aliases.find_mentions(clause.text, min_confidence=THIRD_PERSON_MIN_CONFIDENCE)
+    if not mentions:
+        return []
+    first = mentions[0]
+    if first.person_id is None or first.person_id == utterance.speaker_id:
+        return []
+    if clause.text[: first.span[0]].strip():  # "@小红 …" addresses her; it says nothing about her
+        return []
+    rest = clause.text[first.span[1] :]
+    offset = clause.start + first.span[1]
+    adverbs = re.match(_ZH_ADV, rest)
+    skip = adverbs.end() if adverbs else 0
+    got = _zh_predicate(rest[skip:])
+    if got:
+        fact = _fact_from(got[1], got[0], offset + skip, utterance, first.person_id, "stated")
+        return [fact] if fact else []
+    for key, pattern in _EN_THIRD:
+        found = pattern.match(rest)
+        if found:
+            fact = _fact_from(found, key, offset, utterance, first.person_id, "stated")
+            return [fact] if fact else []
+    return []
+
+
+def extract_facts(utterance: Utterance, aliases: AliasIndex | None = None) -> list[Fact]:
+    """Facts stated in one message: the speaker about themselves, and, when `aliases` is given, about
+    a clearly named other person of the chat. Each fact keeps the message key, time and span."""
+    facts: list[Fact] = []
+    for sentence in own_clauses(utterance):
+        if sentence.question:
+            continue
+        carried = False
+        for clause in sub_clauses(sentence):
+            found, carried = _self_facts(clause, utterance, carried)
+            if not found and aliases is not None:
+                found = _third_person_facts(clause, utterance, aliases)
+            facts.extend(found)
+    return facts
+
+
+# ---- merging --------------------------------------------------------------------------------------
+
+
+class MergeResult(NamedTuple):
+    """`current`: the facts that hold now; `superseded`: replaced ones, for the timeline."""
+
+    current: list[Fact]
+    superseded: list[Fact]
+
+
+def _same_value(a: Fact, b: Fact) -> bool:
+    return normalize(a.value) == normalize(b.value)
+
+
+def merge_facts(existing: Iterable[Fact], new: Iterable[Fact]) -> MergeResult:
+    """Merge `new` facts into a person's `existing` current facts, in time order, in O(n) per key.
+
+    - the same value again: the existing fact stays and records the message in `seen_keys`;
+    - a single-valued key (location, job, age, favorite:…) with a new value: the old fact is
+      superseded (kept, with `superseded_at`/`superseded_by`); a new fact older than the current one
+      goes straight to the history instead;
+    - multi-valued keys (likes, habits, pets) accumulate, except that liking something supersedes
+      disliking it and the reverse.
+    Facts in `existing` that are already superseded pass through to `superseded` unchanged.
+    """
+    buckets: dict[tuple[str, str], list[Fact]] = {}
+    superseded: list[Fact] = []
+    for fact in existing:
+        if fact.superseded_at is not None:
+            superseded.append(fact)
+        else:
+            buckets.setdefault((fact.person_id, fact.key), []).append(fact)
+    for fact in sorted(new, key=lambda f: f.time):
+        bucket = buckets.setdefault((fact.person_id, fact.key), [])
+        same = next((i for i, held in enumerate(bucket) if _same_value(held, fact)), None)
+        if same is not None:
+            held = bucket[same]
+            if fact.message_key != held.message_key and fact.message_key not in held.seen_keys:
+                bucket[same] = replace(held, seen_keys=(*held.seen_keys, fact.message_key))
+            continue
+        opposite = OPPOSITES.get(fact.key)
+        if opposite:
+            other = buckets.get((fact.person_id, opposite), [])
+            for held in [h for h in other if _same_value(h, fact)]:
+                other.remove(held)
+                superseded.append(_retire(held, fact))
+        if fact.is_single_valued and bucket:
+            newest = max(bucket, key=lambda f: f.time)
+            if newest.time > fact.time:
+                superseded.append(_retire(fact, newest))
+                continue
+            superseded.extend(_retire(held, fact) for held in bucket)
+            bucket.clear()
+        bucket.append(fact)
+    current = [fact for bucket in buckets.values() for fact in bucket]
+    return MergeResult(current, superseded)
+
+
+def _retire(old: Fact, by: Fact) -> Fact:
+    return replace(old, superseded_at=by.time, superseded_by=by.message_key)
+
+
+def attributes_of(current: Iterable[Fact]) -> dict[str, str | list[str]]:
+    """The JSON profile of a person's current facts: single-valued keys as a string (the newest),
+    multi-valued keys as a list in the order they were learnt."""
+    profile: dict[str, str | list[str]] = {}
+    for fact in sorted(current, key=lambda f: f.time):
+        if fact.is_single_valued:
+            profile[fact.key] = fact.value
+        else:
+            values = profile.setdefault(fact.key, [])
+            if isinstance(values, list) and fact.value not in values:
+                values.append(fact.value)
+    return profile

@@ -1,0 +1,183 @@
+"""Name forms shared by naming and alias matching: display cleanup, match keys, pinyin and diminutives.
+
+A name has several keys, from strict to loose:
+- `name_key`: NFKC + casefold with spaces and punctuation removed ("Xiao Hong" → "xiaohong");
+- `pinyin_key`: the toneless pinyin of every CJK character, Latin kept ("小红" → "xiaohong");
+- `core_chars` / `core_pinyin`: the key with a diminutive prefix (小/阿/老) or suffix (子/儿) removed
+  and reduplication collapsed, so 小红, 红红, 阿红, 红儿, xiaohong and hong share the core "hong";
+- `initials`: the first letter of every syllable ("小红" → "xh").
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+import regex
+from pypinyin import lazy_pinyin
+
+from memory.text import normalize
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]+")
+_LATIN_RUN = re.compile(r"[a-z]+")
+_GRAPHEME = regex.compile(r"\X")
+_SPACES = re.compile(r"\s+")
+
+DIMINUTIVE_PREFIX_CHARS = ("小", "阿", "老")
+DIMINUTIVE_SUFFIX_CHARS = ("子", "儿")
+_PREFIX_SYLLABLES = frozenset({"xiao", "a", "lao"})
+_SUFFIX_SYLLABLES = frozenset({"zi", "er"})
+
+
+def has_cjk(text: str) -> bool:
+    """True when `text` contains a CJK ideograph."""
+    return _CJK.search(text) is not None
+
+
+def _is_decoration(grapheme: str) -> bool:
+    """Emoji, pictographs, symbols and punctuation: nothing a person could be called by."""
+    return not any(unicodedata.category(ch)[0] in "LN" for ch in grapheme)
+
+
+def clean_name(raw: str) -> str:
+    """A display name: NFKC, control characters dropped, whitespace collapsed, and emoji, symbols and
+    punctuation trimmed from both ends. Empty when nothing name-like (a letter or digit) is left."""
+    text = unicodedata.normalize("NFKC", raw or "")
+    text = "".join(ch for ch in text if unicodedata.category(ch) not in ("Cc", "Cf", "Cs") or ch == "\u200d")
+    text = _SPACES.sub(" ", text).strip()
+    graphemes = _GRAPHEME.findall(text)
+    start, end = 0, len(graphemes)
+    while start < end and _is_decoration(graphemes[start]):
+        start += 1
+    while end > start and _is_decoration(graphemes[end - 1]):
+        end -= 1
+    return "".join(graphemes[start:end]).strip()
+
+
+def name_key(name: str) -> str:
+    """The strict match key: normalised, with whitespace, punctuation and emoji removed."""
+    return "".join(ch for ch in normalize(name) if unicodedata.category(ch)[0] in "LN")
+
+
+@lru_cache(maxsize=1)
+def pinyin_syllables() -> frozenset[str]:
+    """Every toneless pinyin syllable pypinyin knows (built once, ~0.3 s)."""
+    from pypinyin.contrib.tone_convert import to_normal
+    from pypinyin.pinyin_dict import pinyin_dict
+
+    found: set[str] = set()
+    for readings in pinyin_dict.values():
+        for reading in readings.split(","):
+            syllable = to_normal(reading).replace("ü", "v")
+            if syllable.isascii() and syllable.isalpha():
+                found.add(syllable)
+    return frozenset(found)
+
+
+@lru_cache(maxsize=4096)
+def split_pinyin(run: str) -> tuple[str, ...] | None:
+    """Split a lowercase Latin run into pinyin syllables, preferring long syllables first;
+    None when the run is not pinyin (e.g. "alex" or "bob")."""
+    syllables = pinyin_syllables()
+    best: dict[int, tuple[str, ...] | None] = {len(run): ()}
+    for start in range(len(run) - 1, -1, -1):
+        best[start] = None
+        for end in range(min(len(run), start + 6), start, -1):
+            rest = best.get(end)
+            if rest is not None and run[start:end] in syllables:
+                best[start] = (run[start:end], *rest)
+                break
+    return best[0]
+
+
+@dataclass(frozen=True, slots=True)
+class NameForms:
+    """All match keys of one name (see the module docstring). Empty strings when not applicable."""
+
+    key: str
+    pinyin: str
+    syllables: tuple[str, ...]
+    core_chars: str
+    core_pinyin: str
+    initials: str
+    is_cjk: bool
+
+
+def _collapse_repeats(units: list[str]) -> list[str]:
+    collapsed: list[str] = []
+    for unit in units:
+        if not collapsed or collapsed[-1] != unit:
+            collapsed.append(unit)
+    return collapsed
+
+
+def _strip_diminutive(units: list[str], prefixes: frozenset[str], suffixes: frozenset[str]) -> list[str]:
+    units = list(units)
+    if len(units) >= 2 and units[0] in prefixes:
+        units = units[1:]
+    if len(units) >= 2 and units[-1] in suffixes:
+        units = units[:-1]
+    return _collapse_repeats(units)
+
+
+def _syllables_of(key: str) -> tuple[str, ...]:
+    """Syllables for a key: CJK characters through pypinyin, Latin runs split as pinyin when they
+    are pinyin, otherwise kept whole; digits kept as they are."""
+    units: list[str] = []
+    for piece in lazy_pinyin(key, errors=lambda s: [s]):
+        piece = piece.lower().replace("ü", "v")
+        if not piece:
+            continue
+        if _LATIN_RUN.fullmatch(piece):
+            split = split_pinyin(piece)
+            units.extend(split if split else (piece,))
+        else:
+            units.append(piece)
+    return tuple(units)
+
+
+@lru_cache(maxsize=8192)
+def name_forms(name: str) -> NameForms:
+    """Compute (and cache) the match keys of `name`."""
+    key = name_key(name)
+    cjk = has_cjk(key)
+    syllables = _syllables_of(key) if key else ()
+    pinyin = "".join(syllables)
+    core_chars = ""
+    if cjk and _CJK_RUN.fullmatch(key):
+        core_chars = "".join(
+            _strip_diminutive(
+                list(key), frozenset(DIMINUTIVE_PREFIX_CHARS), frozenset(DIMINUTIVE_SUFFIX_CHARS)
+            )
+        )
+    all_pinyin = bool(syllables) and all(s in pinyin_syllables() for s in syllables)
+    core_pinyin = (
+        "".join(_strip_diminutive(list(syllables), _PREFIX_SYLLABLES, _SUFFIX_SYLLABLES))
+        if all_pinyin
+        else ""
+    )
+    initials = "".join(s[0] for s in syllables) if cjk and all_pinyin and len(syllables) >= 2 else ""
+    return NameForms(key, pinyin, syllables, core_chars, core_pinyin, initials, cjk)
+
+
+def grapheme_len(text: str) -> int:
+    """Length in user-perceived characters."""
+    return len(_GRAPHEME.findall(text))
+
+
+@lru_cache(maxsize=1)
+def _posseg():  # type: ignore[no-untyped-def]  # jieba has no type hints
+    import jieba.posseg
+
+    from memory.text import words
+
+    words("")  # initialise jieba with the project's logging settings
+    return jieba.posseg
+
+
+def pos_tags(text: str) -> list[tuple[str, str]]:
+    """jieba part-of-speech tags: (word, flag) pairs, e.g. 张三 → nr (person), 北京 → ns (place)."""
+    return [(pair.word, pair.flag) for pair in _posseg().lcut(text)]

@@ -1,0 +1,246 @@
+"""discord.py Message objects, built from gateway payloads on an offline ConnectionState, to ChatMessage."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+discord = pytest.importorskip("discord", reason="the discord extra is not installed")
+
+from discord.http import HTTPClient  # noqa: E402
+from discord.state import ConnectionState  # noqa: E402
+
+from adapters.discord.convert import message_to_chat  # noqa: E402
+from memory.types import ChatKind, SegmentKind  # noqa: E402
+
+BOT_ID = 800000000000000009
+WHEN = datetime(2026, 3, 1, 12, 1, tzinfo=UTC)
+
+
+def snowflake(when: datetime, n: int = 0) -> str:
+    return str(((int(when.timestamp() * 1000) - 1420070400000) << 22) + n)
+
+
+def user(uid: int, name: str, global_name: str | None = None, *, bot: bool = False) -> dict[str, Any]:
+    return {
+        "id": str(uid),
+        "username": name,
+        "global_name": global_name,
+        "discriminator": "0",
+        "avatar": None,
+        "bot": bot,
+    }
+
+
+def member(nick: str | None) -> dict[str, Any]:
+    return {
+        "nick": nick,
+        "roles": [],
+        "joined_at": "2025-01-01T00:00:00+00:00",
+        "deaf": False,
+        "mute": False,
+        "flags": 0,
+        "avatar": None,
+    }
+
+
+class World:
+    """A guild with #general and a thread in it, on a state that never touches the network."""
+
+    def __init__(self, state: ConnectionState) -> None:
+        self.state = state
+        self.guild = discord.Guild(
+            data={
+                "id": "1",
+                "name": "Qunyi Lab",
+                "channels": [],
+                "members": [],
+                "member_count": 3,
+                "roles": [
+                    {
+                        "id": "1",
+                        "name": "@everyone",
+                        "permissions": "0",
+                        "position": 0,
+                        "color": 0,
+                        "hoist": False,
+                        "managed": False,
+                        "mentionable": False,
+                    },
+                    {
+                        "id": "5",
+                        "name": "raiders",
+                        "permissions": "0",
+                        "position": 1,
+                        "color": 0,
+                        "hoist": False,
+                        "managed": False,
+                        "mentionable": True,
+                    },
+                ],
+            },
+            state=state,
+        )
+        state._add_guild(self.guild)
+        self.general = discord.TextChannel(
+            state=state,
+            guild=self.guild,
+            data={
+                "id": "10",
+                "type": 0,
+                "name": "general",
+                "position": 0,
+                "guild_id": "1",
+                "permission_overwrites": [],
+            },
+        )
+        self.guild._add_channel(self.general)
+        self.thread = discord.Thread(
+            guild=self.guild,
+            state=state,
+            data={
+                "id": "11",
+                "parent_id": "10",
+                "owner_id": "2",
+                "name": "raid plan",
+                "type": 11,
+                "guild_id": "1",
+                "message_count": 0,
+                "member_count": 0,
+                "rate_limit_per_user": 0,
+                "thread_metadata": {
+                    "archived": False,
+                    "auto_archive_duration": 1440,
+                    "locked": False,
+                    "archive_timestamp": "2026-03-01T12:00:00+00:00",
+                },
+            },
+        )
+
+    def message(self, channel: Any = None, **payload: Any) -> Any:
+        channel = channel or self.general
+        data = self.payload(channel) | payload
+        return discord.Message(state=self.state, channel=channel, data=data)
+
+    @staticmethod
+    def payload(channel: Any) -> dict[str, Any]:
+        """A gateway MESSAGE_CREATE payload from Alice in `channel`."""
+        return {
+            "id": snowflake(WHEN),
+            "channel_id": str(channel.id),
+            "guild_id": "1",
+            "type": 0,
+            "content": "",
+            "timestamp": WHEN.isoformat(),
+            "edited_timestamp": None,
+            "tts": False,
+            "mention_everyone": False,
+            "mention_roles": [],
+            "attachments": [],
+            "embeds": [],
+            "pinned": False,
+            "mentions": [],
+            "author": user(2, "alice", "Alice"),
+            "member": member("Raid Lead"),
+        }
+
+
+@pytest.fixture
+async def world() -> AsyncIterator[World]:
+    import asyncio
+
+    http = HTTPClient(asyncio.get_running_loop())
+    state = ConnectionState(
+        dispatch=lambda *a, **k: None,
+        handlers={},
+        hooks={},
+        http=http,
+        intents=discord.Intents.default(),
+        chunk_guilds_at_startup=False,
+    )
+    yield World(state)
+    await http.close()
+
+
+async def test_guild_message_with_mentions_and_display_names(world: World) -> None:
+    bot = user(BOT_ID, "qunyi", bot=True)
+    bob = user(3, "bob", "Bob") | {"member": member(None)}
+    msg = message_to_chat(
+        world.message(
+            content="<@800000000000000009> did <@!3> ping <@&5> in <#10>? <:pog:123>",
+            mentions=[bot, bob],
+            mention_roles=["5"],
+        ),
+        bot_id=BOT_ID,
+    )
+    assert msg is not None
+    assert (msg.platform, msg.chat_id, msg.sender_id) == ("discord", "10", "2")
+    assert msg.sender_name == "Alice" and msg.sender_card == "Raid Lead" and msg.display_name == "Raid Lead"
+    assert msg.chat_name == "general" and msg.chat_kind is ChatKind.GROUP
+    assert msg.text == "@qunyi did @Bob ping @raiders in #general? :pog:"
+    assert msg.mentions == (str(BOT_ID), "3") and msg.to_bot
+    assert msg.time == WHEN
+
+
+async def test_thread_is_its_own_chat_and_attachments_are_placeholders(world: World) -> None:
+    msg = message_to_chat(
+        world.message(
+            world.thread,
+            content="plan",
+            attachments=[
+                {
+                    "id": "50",
+                    "filename": "plan.png",
+                    "size": 10,
+                    "url": "https://cdn/plan.png",
+                    "proxy_url": "https://p/plan.png",
+                    "content_type": "image/png",
+                },
+                {
+                    "id": "51",
+                    "filename": "notes.txt",
+                    "size": 10,
+                    "url": "https://cdn/notes.txt",
+                    "proxy_url": "https://p/notes.txt",
+                },
+            ],
+        ),
+        bot_id=BOT_ID,
+    )
+    assert msg is not None and msg.chat_id == "11" and msg.chat_name == "raid plan"
+    assert msg.text == "plan [image][file: notes.txt]"
+    assert [s.kind for s in msg.segments] == [SegmentKind.TEXT, SegmentKind.IMAGE, SegmentKind.FILE]
+    assert msg.segments[1].target == "https://cdn/plan.png" and not msg.to_bot
+
+
+async def test_reply_to_the_bot(world: World) -> None:
+    bot_message = World.payload(world.general) | {
+        "id": snowflake(WHEN, 1),
+        "content": "Saturday 8pm",
+        "author": user(BOT_ID, "qunyi", bot=True),
+    }
+    del bot_message["member"]
+    msg = message_to_chat(
+        world.message(
+            type=19,
+            content="thanks",
+            message_reference={"message_id": bot_message["id"], "channel_id": "10", "guild_id": "1"},
+            referenced_message=bot_message,
+        ),
+        bot_id=BOT_ID,
+    )
+    assert msg is not None and msg.reply_to == bot_message["id"] and msg.to_bot
+    assert msg.segments[0].kind is SegmentKind.REPLY and msg.segments[0].text == "Saturday 8pm"
+
+
+async def test_bot_own_message_and_system_messages(world: World) -> None:
+    own = message_to_chat(
+        world.message(content="hi", author=user(BOT_ID, "qunyi", bot=True), member=member(None)),
+        bot_id=BOT_ID,
+    )
+    assert own is not None and own.is_bot and not own.to_bot
+    assert message_to_chat(world.message(type=7, content=""), bot_id=BOT_ID) is None  # member join
+    assert message_to_chat(world.message(content=""), bot_id=BOT_ID) is None  # nothing to keep

@@ -1,0 +1,175 @@
+"""Each importer on a small fixture written from the format's documentation."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from adapters.importers import FORMATS, ImportFileError, ImportIssue, IssueKind, iter_import
+from adapters.importers.replay_jsonl import parse_record, to_record
+from memory.types import ChatKind, ChatMessage, SegmentKind
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "importers"
+CST = timezone(timedelta(hours=8))
+
+
+def run(fmt: str, name: str, **options: object) -> tuple[list[ChatMessage], list[ImportIssue]]:
+    items = list(iter_import(fmt, FIXTURES / name, **options))
+    messages = [i for i in items if isinstance(i, ChatMessage)]
+    issues = [i for i in items if isinstance(i, ImportIssue)]
+    assert len(messages) + len(issues) == len(items)
+    return messages, issues
+
+
+def test_telegram_desktop_export() -> None:
+    messages, issues = run("telegram", "telegram_result.json", bot_id="999")
+    by_id = {m.message_id: m for m in messages}
+    assert sorted(by_id) == ["2", "3", "4", "5", "7", "8"]
+    assert {m.chat_id for m in messages} == {"-1001987654321"}  # the Bot API id of the supergroup
+    first = by_id["2"]
+    assert first.sender_id == "111" and first.sender_name == "Alice" and first.chat_name == "周末开黑群"
+    assert first.time == datetime(2026, 3, 1, 12, 1, tzinfo=UTC)
+    reply = by_id["3"]
+    assert reply.reply_to == "2" and reply.text == "可以，@qunyi_bot 记一下，叫上 Carol"
+    assert reply.mentions == ("@qunyi_bot", "333")
+    assert by_id["4"].text == "[image] 装备截图" and by_id["4"].segments[0].kind is SegmentKind.IMAGE
+    assert by_id["5"].text == "[sticker 👍]" and by_id["5"].segments[0].target is None
+    assert by_id["7"].is_bot and by_id["8"].to_bot  # a reply to the bot's message
+    assert [(i.kind, i.location) for i in issues] == [
+        (IssueKind.SKIPPED, "messages[0] (id 1)"),
+        (IssueKind.MALFORMED, "messages[5] (id 6)"),
+    ]
+    assert "invite_members" in issues[0].reason and "from_id" in issues[1].reason
+
+
+def test_telegram_full_account_export_maps_chat_ids() -> None:
+    messages, issues = run("telegram", "telegram_full_export.json", tz=CST)
+    assert not issues
+    private, group = messages
+    assert (private.chat_id, private.chat_kind) == ("222", ChatKind.PRIVATE)
+    assert private.time == datetime(2026, 3, 2, 9, 0, tzinfo=CST)  # no date_unixtime: local time in `tz`
+    assert (group.chat_id, group.chat_kind) == ("-4444", ChatKind.GROUP)
+
+
+def test_discord_chat_exporter() -> None:
+    messages, issues = run("discord", "discord_export.json", bot_id="800000000000000009")
+    by_id = {m.message_id[-3:]: m for m in messages}
+    assert sorted(by_id) == ["101", "102", "104"]
+    ask = by_id["101"]
+    assert ask.chat_id == "900000000000000010" and ask.chat_name == "general"
+    assert ask.display_name == "Alice (raid lead)" and ask.sender_name == "alice"
+    assert ask.to_bot and ask.mentions == ("800000000000000009",)
+    assert ask.time == datetime(2026, 3, 1, 12, 1, 0, 123456, tzinfo=UTC)
+    answer = by_id["102"]
+    assert answer.reply_to == "900000000000000101" and answer.sender_card == ""
+    assert answer.text == "Saturday 8pm, see screenshot [image]"
+    assert answer.segments[-1].target == "https://cdn.discordapp.com/attachments/1/2/plan.png"
+    assert by_id["104"].text == "[sticker thumbs up]"
+    assert [(i.kind, i.location[:12]) for i in issues] == [
+        (IssueKind.SKIPPED, "messages[0] "),
+        (IssueKind.SKIPPED, "messages[3] "),
+        (IssueKind.MALFORMED, "messages[5] "),
+    ]
+    assert "not ISO 8601" in issues[2].reason
+
+
+def test_qq_napcat_history_dump() -> None:
+    messages, issues = run("qq", "qq_history.json")
+    assert [m.message_id for m in messages] == ["-1904311119", "77", "78"]
+    asked, bot, thanks = messages
+    assert asked.chat_id == "123456" and asked.display_name == "红红" and asked.platform == "qq"
+    assert bot.is_bot and bot.reply_to == "-1904311119"
+    assert thanks.to_bot and thanks.reply_to == "77"  # resolved within the dump
+    assert [(i.kind, i.location) for i in issues] == [
+        (IssueKind.MALFORMED, "messages[3] (message_id 79)"),
+        (IssueKind.SKIPPED, "messages[4] (message_id 78)"),
+    ]
+
+
+def test_qq_message_manager_text() -> None:
+    messages, issues = run("qq", "qq_manager.txt", chat_id="123456")
+    assert [m.sender_id for m in messages] == ["20002", "aming@example.com", "aming@example.com", "20002"]
+    red, aming, aming_again, morning = messages
+    assert red.chat_id == "123456" and red.chat_name == "周末开黑群" and red.sender_name == "小红"
+    assert red.time == datetime(2017, 2, 25, 10, 41, 2, tzinfo=CST)
+    assert aming.text == "可以\n我带[image]" and aming.segments[-1].kind is SegmentKind.IMAGE
+    assert aming.message_id != aming_again.message_id  # identical lines in the same second stay two
+    assert morning.time == datetime(2017, 2, 5, 9, 5, 3, tzinfo=CST) and morning.text == "早[face]"
+    assert [(i.kind, i.location, i.reason) for i in issues] == [
+        (IssueKind.SKIPPED, "line 9", "system message"),
+        (IssueKind.SKIPPED, "line 23", "empty message"),
+    ]
+
+
+def test_qq_text_without_chat_id_uses_the_section_name() -> None:
+    messages, _ = run("qq", "qq_manager.txt")
+    assert {m.chat_id for m in messages} == {"周末开黑群"}
+
+
+def test_qq_text_in_gb18030_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "gbk.txt"
+    path.write_bytes((FIXTURES / "qq_manager.txt").read_text(encoding="utf-8").encode("gb18030"))
+    messages = [i for i in FORMATS["qq"](path) if isinstance(i, ChatMessage)]
+    assert len(messages) == 4 and messages[0].text == "周六晚上八点打本？"
+
+
+def test_replay_jsonl() -> None:
+    messages, issues = run("replay", "replay.jsonl")
+    assert [m.message_id for m in messages] == ["m1", "m2", "6"]
+    first, second, third = messages
+    assert first.platform == "replay" and first.chat_name == "周末开黑群" and first.display_name == "红红"
+    assert first.time == datetime(2026, 3, 1, 20, 15, tzinfo=CST)
+    assert second.reply_to == "m1" and second.mentions == ("u1",)
+    assert second.time == datetime.fromtimestamp(1772367360, UTC)
+    assert third.sender_id == "3" and third.time == datetime(2026, 3, 1, 12, 20, tzinfo=UTC)
+    assert [i.location for i in issues] == ["line 4", "line 5", "line 6"]
+    assert "not JSON" in issues[0].reason
+    assert "sender_name" in issues[1].reason
+    assert "no UTC offset" in issues[2].reason
+
+
+def test_replay_platform_and_default_timezone_are_parameters() -> None:
+    messages, issues = run("replay", "replay.jsonl", platform="qq", default_tz=CST)
+    assert {m.platform for m in messages} == {"qq"}
+    assert len(messages) == 4 and len(issues) == 2
+
+
+def test_replay_record_round_trip() -> None:
+    original = parse_record(
+        json.dumps(
+            {
+                "chat": "g1",
+                "message_id": "m2",
+                "sender_id": "u2",
+                "sender_name": "阿明",
+                "sender_card": "明",
+                "time": "2026-03-01T20:16:00+08:00",
+                "text": "好",
+                "reply_to": "m1",
+                "mentions": ["u1"],
+            }
+        )
+    )
+    assert parse_record(json.dumps(to_record(original))) == original
+
+
+@pytest.mark.parametrize("fmt", ["telegram", "discord", "qq"])
+def test_a_file_that_is_not_the_format_raises_a_clear_error(fmt: str, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"messages": [1, 2', encoding="utf-8")
+    with pytest.raises(ImportFileError, match="not valid JSON"):
+        list(iter_import(fmt, bad))
+
+
+def test_progress_reaches_the_total() -> None:
+    calls: list[tuple[int, int]] = []
+    list(iter_import("discord", FIXTURES / "discord_export.json", progress=lambda d, t: calls.append((d, t))))
+    assert calls[-1] == (6, 6) and len(calls) == 6
+
+
+def test_unknown_format_is_rejected() -> None:
+    with pytest.raises(ValueError, match="unknown import format"):
+        iter_import("whatsapp", FIXTURES / "replay.jsonl")

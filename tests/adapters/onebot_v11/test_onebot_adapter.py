@@ -1,0 +1,232 @@
+"""End to end: the adapter against a loopback peer speaking OneBot v11 from the spec's example payloads."""
+
+from __future__ import annotations
+
+import asyncio
+
+import aiohttp
+import pytest
+from aiohttp import WSCloseCode, web
+from conftest import SELF_ID, TOKEN, ConnectPeer, Inbox, fixture, ok
+
+from adapters.onebot_v11 import ActionFailed, ActionTimeout, NotConnected, OneBotAdapter, OneBotConfig
+from memory.types import ChatKind, SegmentKind
+
+Reverse = tuple[OneBotAdapter, Inbox, str]
+
+
+async def test_missing_token_is_401_and_wrong_token_is_403(
+    session: aiohttp.ClientSession, reverse: Reverse
+) -> None:
+    _, _, url = reverse
+    with pytest.raises(aiohttp.WSServerHandshakeError) as missing:
+        await session.ws_connect(url, headers={"X-Self-ID": SELF_ID})
+    assert missing.value.status == 401
+    with pytest.raises(aiohttp.WSServerHandshakeError) as wrong:
+        await session.ws_connect(url, headers={"X-Self-ID": SELF_ID, "Authorization": "Bearer nope"})
+    assert wrong.value.status == 403
+
+
+async def test_token_in_query_is_accepted(session: aiohttp.ClientSession, reverse: Reverse) -> None:
+    adapter, _, url = reverse
+    async with session.ws_connect(f"{url}?access_token={TOKEN}", headers={"X-Self-ID": "777"}):
+        await adapter.wait_connected(2)
+        assert adapter.self_ids == ["777"]
+
+
+async def test_missing_self_id_is_closed_with_1008(session: aiohttp.ClientSession, reverse: Reverse) -> None:
+    _, _, url = reverse
+    async with session.ws_connect(url, headers={"Authorization": f"Bearer {TOKEN}"}) as ws:
+        msg = await ws.receive(timeout=2)
+        assert msg.type is aiohttp.WSMsgType.CLOSE
+        assert ws.close_code == WSCloseCode.POLICY_VIOLATION
+
+
+async def test_duplicate_self_id_is_closed_with_1008(
+    session: aiohttp.ClientSession, reverse: Reverse, connect_peer: ConnectPeer
+) -> None:
+    adapter, _, url = reverse
+    await connect_peer()
+    headers = {"Authorization": f"Bearer {TOKEN}", "X-Self-ID": SELF_ID}
+    async with session.ws_connect(url, headers=headers) as ws:
+        await ws.receive(timeout=2)
+        assert ws.close_code == WSCloseCode.POLICY_VIOLATION
+    assert adapter.self_ids == [SELF_ID]  # the first connection is untouched
+
+
+async def test_silent_connection_is_closed_after_missed_heartbeats(
+    reverse: Reverse, connect_peer: ConnectPeer
+) -> None:
+    adapter, _, _ = reverse
+    peer = await connect_peer()
+    await peer.send(fixture("heartbeat.json") | {"interval": 100})  # 3 missed beats = 0.3 s
+    for _ in range(150):
+        if peer.ws.closed and not adapter.self_ids:
+            break
+        await asyncio.sleep(0.02)
+    assert peer.ws.closed and peer.ws.close_code == WSCloseCode.GOING_AWAY
+    assert adapter.self_ids == []
+
+
+async def test_heartbeats_keep_the_connection_alive(reverse: Reverse, connect_peer: ConnectPeer) -> None:
+    adapter, _, _ = reverse
+    peer = await connect_peer()
+    for _ in range(6):
+        await peer.send(fixture("heartbeat.json") | {"interval": 100})
+        await asyncio.sleep(0.08)
+    assert adapter.self_ids == [SELF_ID] and not peer.ws.closed
+
+
+async def test_group_messages_in_array_and_cq_form(reverse: Reverse, connect_peer: ConnectPeer) -> None:
+    _, inbox, _ = reverse
+    peer = await connect_peer()
+    await peer.send(fixture("group_notice_increase.json"))  # ignored, not delivered
+    await peer.send(fixture("group_message_array.json"))
+    await peer.send(fixture("group_message_cq.json"))
+    first, second = await inbox.get(), await inbox.get()
+    assert first.message_id == "-2147400001" and first.display_name == "红红（周末有空）"
+    assert first.segments[-1].kind is SegmentKind.IMAGE and not first.to_bot
+    assert second.to_bot and second.text == "@群忆 查一下 [上周] 谁说了 A&B,好吗"
+
+
+async def test_mentioned_bot_answers_with_send_group_msg(reverse: Reverse, connect_peer: ConnectPeer) -> None:
+    adapter, inbox, _ = reverse
+    peer = await connect_peer()
+    peer.responders["send_group_msg"] = lambda params: ok({"message_id": -7001})
+    await peer.send(fixture("group_message_cq.json"))
+    incoming = await inbox.get()
+    assert incoming.to_bot
+    sent = await adapter.send_text(
+        incoming.chat_id, "上周是小红说的 [CQ:at,qq=1]", reply_to=incoming.message_id
+    )
+    request = await peer.next_action("send_group_msg")
+    assert request["echo"]
+    assert request["params"] == {
+        "group_id": 123456,
+        "message": [
+            {"type": "reply", "data": {"id": 5003}},
+            {"type": "text", "data": {"text": "上周是小红说的 [CQ:at,qq=1]"}},
+        ],
+    }
+    assert sent.message_id == "-7001" and sent.is_bot and sent.sender_id == SELF_ID
+    assert sent.sender_name == "群忆" and sent.reply_to == "5003"
+
+
+async def test_reply_to_the_bot_is_resolved_with_get_msg(reverse: Reverse, connect_peer: ConnectPeer) -> None:
+    _, inbox, _ = reverse
+    peer = await connect_peer()
+    peer.responders["get_msg"] = lambda params: ok(fixture("get_msg_bot_message.json"))
+    await peer.send(fixture("group_message_reply.json"))
+    request = await peer.next_action("get_msg")
+    assert request["params"] == {"message_id": -1234}
+    msg = await inbox.get()
+    assert msg.reply_to == "-1234" and msg.to_bot
+    assert msg.segments[0].kind is SegmentKind.REPLY and msg.segments[0].text == "周六晚上八点集合"
+
+
+async def test_reply_whose_lookup_fails_is_still_delivered(
+    reverse: Reverse, connect_peer: ConnectPeer
+) -> None:
+    _, inbox, _ = reverse
+    peer = await connect_peer()
+    peer.responders["get_msg"] = lambda params: {"status": "failed", "retcode": 1200, "wording": "消息不存在"}
+    await peer.send(fixture("group_message_reply.json"))
+    msg = await inbox.get()
+    assert msg.reply_to == "-1234" and not msg.to_bot
+
+
+async def test_failed_action_raises_with_retcode(reverse: Reverse, connect_peer: ConnectPeer) -> None:
+    adapter, _, _ = reverse
+    peer = await connect_peer()
+    peer.responders["set_group_ban"] = lambda params: {
+        "status": "failed",
+        "retcode": 102,
+        "data": None,
+        "message": "no permission",
+        "wording": "权限不足",
+    }
+    with pytest.raises(ActionFailed) as failed:
+        await adapter.call_action("set_group_ban", {"group_id": 123456, "user_id": 20002, "duration": 60})
+    assert failed.value.retcode == 102 and "权限不足" in str(failed.value)
+
+
+async def test_unanswered_action_times_out(reverse: Reverse, connect_peer: ConnectPeer) -> None:
+    adapter, _, _ = reverse
+    await connect_peer()
+    with pytest.raises(ActionTimeout):
+        await adapter.call_action("get_group_list", timeout=0.1)
+
+
+async def test_private_reply_uses_send_private_msg(reverse: Reverse, connect_peer: ConnectPeer) -> None:
+    adapter, inbox, _ = reverse
+    peer = await connect_peer()
+    peer.responders["send_private_msg"] = lambda params: ok({"message_id": 9})
+    await peer.send(fixture("private_message.json"))
+    incoming = await inbox.get()
+    assert incoming.to_bot
+    await adapter.send_text(incoming.chat_id, "在", chat_kind=ChatKind.PRIVATE)
+    request = await peer.next_action("send_private_msg")
+    assert request["params"]["user_id"] == 20002
+
+
+async def test_no_connection_means_not_connected(reverse: Reverse) -> None:
+    adapter, _, _ = reverse
+    with pytest.raises(NotConnected):
+        await adapter.send_text("123456", "hello")
+
+
+async def test_forward_mode_reconnects_after_a_dropped_connection() -> None:
+    """The bot dials a loopback implementation, which drops the first connection after one event."""
+    connections: list[web.WebSocketResponse] = []
+    auth_headers: list[str | None] = []
+    second_open = asyncio.Event()
+
+    async def implementation(request: web.Request) -> web.WebSocketResponse:
+        auth_headers.append(request.headers.get("Authorization"))
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        connections.append(ws)
+        await ws.send_json(fixture("lifecycle_connect.json"))
+        if len(connections) == 1:
+            await ws.send_json(fixture("group_message_array.json"))
+            await asyncio.sleep(0.05)
+            await ws.close()  # dropped
+            return ws
+        second_open.set()
+        async for msg in ws:  # answer actions on the second connection
+            request_data = msg.json()
+            if request_data["action"] == "send_group_msg":
+                await ws.send_json(ok({"message_id": 42}) | {"echo": request_data["echo"]})
+        return ws
+
+    app = web.Application()
+    app.router.add_get("/", implementation)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    config = OneBotConfig(
+        mode="forward",
+        forward_url=f"ws://127.0.0.1:{port}/",
+        access_token=TOKEN,
+        reconnect_initial=0.05,
+        reconnect_max=0.1,
+        action_timeout=1,
+        reply_lookup_timeout=0.2,
+    )
+    adapter = OneBotAdapter(config)
+    inbox = Inbox()
+    try:
+        await adapter.start(inbox)
+        first = await inbox.get()
+        assert first.message_id == "-2147400001"
+        await asyncio.wait_for(second_open.wait(), 3)
+        await adapter.wait_connected(2)
+        sent = await adapter.send_text("123456", "回来了")
+        assert sent.message_id == "42" and sent.sender_id == SELF_ID
+        assert len(connections) == 2
+        assert auth_headers == [f"Bearer {TOKEN}", f"Bearer {TOKEN}"]
+    finally:
+        await adapter.stop()
+        await runner.cleanup()

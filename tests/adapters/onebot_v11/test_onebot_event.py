@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from adapters.onebot_v11.event import MessageEvent, ReplyInfo, is_action_response, to_chat_message
+from memory.types import ChatKind, InvalidMessage, SegmentKind
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "onebot_v11"
+
+
+def load(name: str) -> dict:
+    return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+
+
+def test_group_message_array_form() -> None:
+    msg = to_chat_message(MessageEvent.from_dict(load("group_message_array.json")))
+    assert (msg.platform, msg.chat_id, msg.message_id, msg.sender_id) == (
+        "qq",
+        "123456",
+        "-2147400001",
+        "20002",
+    )
+    assert msg.display_name == "红红（周末有空）"
+    assert msg.sender_name == "小红"
+    assert msg.time == datetime.fromtimestamp(1709294160, UTC)
+    assert msg.text == "今晚开黑吗 [face][image]"
+    assert [s.kind for s in msg.segments][-1] is SegmentKind.IMAGE
+    assert not msg.to_bot and not msg.is_bot
+
+
+def test_cq_form_with_at_of_the_bot_is_addressed_to_it() -> None:
+    msg = to_chat_message(MessageEvent.from_dict(load("group_message_cq.json")))
+    assert msg.to_bot
+    assert msg.mentions == ("10001",)
+    assert msg.text == "@10001 查一下 [上周] 谁说了 A&B,好吗"
+    assert msg.display_name == "阿明"  # no card: the nickname
+
+
+def test_every_sender_field_is_optional() -> None:
+    msg = to_chat_message(MessageEvent.from_dict(load("group_message_reply.json")))
+    assert msg.sender_id == "20002" and msg.display_name == "20002"
+    assert msg.reply_to == "-1234" and not msg.to_bot
+    replied = to_chat_message(
+        MessageEvent.from_dict(load("group_message_reply.json")), reply=ReplyInfo("10001", "周六")
+    )
+    assert replied.to_bot
+    assert replied.segments[0].text == "周六"
+
+
+def test_private_message_is_addressed_to_the_bot() -> None:
+    msg = to_chat_message(MessageEvent.from_dict(load("private_message.json")))
+    assert msg.chat_kind is ChatKind.PRIVATE and msg.chat_id == "20002" and msg.to_bot
+
+
+def test_own_message_is_marked_as_bot() -> None:
+    event = load("group_message_array.json") | {"post_type": "message_sent", "user_id": 10001}
+    msg = to_chat_message(MessageEvent.from_dict(event))
+    assert msg.is_bot and not msg.to_bot
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"message_id": None}, "message_id"),
+        ({"time": "yesterday"}, "time"),
+        ({"message_type": "guild"}, "message_type"),
+        ({"group_id": None}, "group_id"),
+    ],
+)
+def test_invalid_events_name_the_bad_field(change: dict, field: str) -> None:
+    with pytest.raises(InvalidMessage, match=field):
+        MessageEvent.from_dict(load("group_message_array.json") | change)
+
+
+def test_action_responses_are_told_apart_from_events() -> None:
+    assert is_action_response({"status": "ok", "retcode": 0, "data": None, "echo": "1"})
+    assert not is_action_response(load("heartbeat.json"))

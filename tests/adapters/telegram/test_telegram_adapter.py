@@ -1,0 +1,135 @@
+"""The Telegram adapter against a loopback fake Bot API server (getMe, getUpdates, sendMessage)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+pytest.importorskip("aiogram", reason="the telegram extra is not installed")
+
+from adapters.base import SendError
+from adapters.telegram import TelegramAdapter, TelegramConfig
+from memory.types import ChatMessage
+
+UPDATES = json.loads(
+    (Path(__file__).resolve().parents[2] / "fixtures" / "telegram" / "updates.json").read_text()
+)
+TOKEN = "123456:TEST-token"
+BOT_USER = {"id": 999, "is_bot": True, "first_name": "群忆", "username": "qunyi_bot"}
+
+
+class FakeBotAPI:
+    """Answers the Bot API methods the adapter uses; records every call."""
+
+    def __init__(self, updates: list[dict[str, Any]]) -> None:
+        self.updates = updates
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.next_message_id = 500
+
+    async def handle(self, request: web.Request) -> web.Response:
+        if request.match_info["token"] != TOKEN:
+            return web.json_response(
+                {"ok": False, "error_code": 401, "description": "Unauthorized"}, status=401
+            )
+        method = request.match_info["method"]
+        params = {k: _decode(v) for k, v in (await request.post()).items()}
+        self.calls.append((method, params))
+        if method == "getMe":
+            return _ok(BOT_USER)
+        if method in ("deleteWebhook", "close"):
+            return _ok(True)
+        if method == "getUpdates":
+            offset = int(params.get("offset") or 0)
+            pending = [u for u in self.updates if u["update_id"] >= offset]
+            if not pending:
+                await asyncio.sleep(0.05)
+            return _ok(pending)
+        if method == "sendMessage":
+            if params.get("text", "") == "":
+                return web.json_response(
+                    {"ok": False, "error_code": 400, "description": "Bad Request: message text is empty"},
+                    status=400,
+                )
+            self.next_message_id += 1
+            sent = {
+                "message_id": self.next_message_id,
+                "from": BOT_USER,
+                "chat": {"id": int(params["chat_id"]), "title": "周末开黑群", "type": "supergroup"},
+                "date": 1772366700,
+                "text": params["text"],
+            }
+            return _ok(sent)
+        return web.json_response({"ok": False, "error_code": 404, "description": "Not Found"}, status=404)
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, str) and value[:1] in "{[":
+        return json.loads(value)
+    return value
+
+
+def _ok(result: Any) -> web.Response:
+    return web.json_response({"ok": True, "result": result})
+
+
+@pytest.fixture
+async def api() -> AsyncIterator[tuple[FakeBotAPI, str]]:
+    fake = FakeBotAPI(UPDATES)
+    app = web.Application()
+    app.router.add_post("/bot{token}/{method}", fake.handle)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    yield fake, f"http://127.0.0.1:{port}"
+    await runner.cleanup()
+
+
+async def test_polls_updates_and_replies(api: tuple[FakeBotAPI, str]) -> None:
+    fake, base = api
+    inbox: asyncio.Queue[ChatMessage] = asyncio.Queue()
+    adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0))
+    await adapter.start(inbox.put)
+    try:
+        received = [await asyncio.wait_for(inbox.get(), 5) for _ in range(3)]  # the join is not delivered
+        assert [m.message_id for m in received] == ["40", "41", "43"]
+        asked = received[1]
+        assert asked.to_bot and asked.reply_to == "40"
+        sent = await adapter.send_text(asked.chat_id, "记下了：周六 20:00", reply_to=asked.message_id)
+        method, params = fake.calls[-1]
+        assert method == "sendMessage"
+        assert params["chat_id"] == "-1001987654321" and params["text"] == "记下了：周六 20:00"
+        assert params["reply_parameters"]["message_id"] == 41
+        assert sent.is_bot and sent.message_id == "501" and sent.sender_id == "999"
+        assert sent.text == "记下了：周六 20:00"
+        with pytest.raises(SendError, match="empty"):
+            await adapter.send_text(asked.chat_id, "")
+    finally:
+        await adapter.stop()
+    assert fake.calls[0][0] == "getMe"
+
+
+async def test_feed_update_without_polling(api: tuple[FakeBotAPI, str]) -> None:
+    fake, base = api
+    fake.updates = []
+    inbox: asyncio.Queue[ChatMessage] = asyncio.Queue()
+    adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0))
+    await adapter.start(inbox.put)
+    try:
+        await adapter.feed_update(UPDATES[3])
+        msg = inbox.get_nowait()
+        assert msg.message_id == "43" and msg.to_bot
+    finally:
+        await adapter.stop()
+
+
+def test_webhook_mode_needs_a_url() -> None:
+    with pytest.raises(ValueError, match="webhook_url"):
+        TelegramConfig(token=TOKEN, mode="webhook")

@@ -1,0 +1,84 @@
+"""aiogram Message objects (built from Bot API JSON) to ChatMessage."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("aiogram", reason="the telegram extra is not installed")
+
+from aiogram.types import Message
+
+from adapters.telegram.convert import message_to_chat
+from memory.types import ChatKind, SegmentKind
+
+UPDATES = json.loads(
+    (Path(__file__).resolve().parents[2] / "fixtures" / "telegram" / "updates.json").read_text()
+)
+BOT_ID = 999
+
+
+def message(index: int, **changes: object) -> Message:
+    return Message.model_validate(UPDATES[index]["message"] | changes)
+
+
+def test_plain_group_message() -> None:
+    msg = message_to_chat(message(0), bot_id=BOT_ID, bot_username="qunyi_bot")
+    assert msg is not None
+    assert (msg.chat_id, msg.message_id, msg.sender_id) == ("-1001987654321", "40", "111")
+    assert msg.sender_name == "Alice Liu" and msg.display_name == "Alice Liu"
+    assert msg.chat_name == "周末开黑群" and msg.chat_kind is ChatKind.GROUP
+    assert msg.time == datetime(2026, 3, 1, 12, 1, tzinfo=UTC)
+    assert not msg.to_bot and not msg.is_bot
+
+
+def test_mentions_use_utf16_offsets_and_the_bot_username_means_the_bot() -> None:
+    msg = message_to_chat(message(1), bot_id=BOT_ID, bot_username="qunyi_bot")
+    assert msg is not None
+    assert [(s.kind, s.text, s.target) for s in msg.segments if s.kind is SegmentKind.MENTION] == [
+        (SegmentKind.MENTION, "@qunyi_bot", "999"),
+        (SegmentKind.MENTION, "Carol", "333"),
+    ]
+    assert msg.mentions == ("999", "333") and msg.to_bot
+    assert msg.text == "👍 @qunyi_bot 记一下，叫上 Carol"
+    assert msg.reply_to == "40" and msg.segments[0].text == "🎮周六晚上八点打本？"
+
+
+def test_other_usernames_stay_as_text_targets() -> None:
+    msg = message_to_chat(message(1), bot_id=BOT_ID, bot_username="another_bot")
+    assert msg is not None and msg.mentions == ("@qunyi_bot", "333") and not msg.to_bot
+
+
+def test_reply_to_the_bot_with_a_photo() -> None:
+    msg = message_to_chat(message(3), bot_id=BOT_ID, bot_username="qunyi_bot")
+    assert msg is not None and msg.to_bot and msg.reply_to == "500"
+    assert msg.text == "[image] 装备截图"
+    assert msg.segments[1].kind is SegmentKind.IMAGE and msg.segments[1].target == "large-id"
+
+
+def test_service_message_is_none() -> None:
+    assert message_to_chat(message(2), bot_id=BOT_ID) is None
+
+
+def test_private_chat_is_addressed_to_the_bot_and_anonymous_admin_speaks_as_the_chat() -> None:
+    private = message(0, chat={"id": 111, "type": "private", "first_name": "Alice", "last_name": "Liu"})
+    msg = message_to_chat(private, bot_id=BOT_ID)
+    assert (
+        msg is not None and msg.chat_kind is ChatKind.PRIVATE and msg.to_bot and msg.chat_name == "Alice Liu"
+    )
+    anonymous = message(0, sender_chat={"id": -1001987654321, "title": "周末开黑群", "type": "supergroup"})
+    msg = message_to_chat(anonymous, bot_id=BOT_ID)
+    assert msg is not None and msg.sender_id == "-1001987654321" and msg.sender_name == "周末开黑群"
+
+
+def test_forum_topic_opening_is_not_a_reply() -> None:
+    opening = UPDATES[0]["message"] | {
+        "message_id": 7,
+        "forum_topic_created": {"name": "raid", "icon_color": 1},
+    }
+    in_topic = message(0, is_topic_message=True, message_thread_id=7, reply_to_message=opening)
+    msg = message_to_chat(in_topic, bot_id=BOT_ID)
+    assert msg is not None and msg.reply_to is None

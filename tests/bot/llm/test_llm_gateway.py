@@ -1,0 +1,443 @@
+"""The gateway against the real `openai` client, a fake OpenAI-compatible server and a real database."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+from sqlalchemy import select
+
+from bot.llm.gateway import LLMGateway
+from bot.llm.settings import Budget, LLMSettings, TaskModel
+from bot.llm.usage import UsageLedger
+from memory.clock import ManualClock
+from memory.models import LlmUsage
+from memory.ports import LLMUnavailable
+from memory.storage.database import Database
+from tests.fakes.openai_server import Answer, Delay, Fail, FakeOpenAI, answer_json, tool_call
+
+
+class Topic(BaseModel):
+    title: str
+    keywords: list[str]
+
+
+GOOD = {"title": "周末爬山", "keywords": ["爬山", "周末"]}
+ASK = [{"role": "user", "content": "给这段聊天起个话题标题"}]
+
+
+@pytest.fixture
+def sleeps() -> list[float]:
+    return []
+
+
+GatewayFactory = Callable[..., LLMGateway]
+
+
+@pytest.fixture
+async def make_gateway(
+    fake_llm: FakeOpenAI, db: Database, clock: ManualClock, sleeps: list[float]
+) -> AsyncIterator[GatewayFactory]:
+    """Builds gateways on the fake server with tiny timeouts and delays; closes them afterwards."""
+    made: list[LLMGateway] = []
+
+    async def record_sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        await asyncio.sleep(seconds)
+
+    def make(**overrides: Any) -> LLMGateway:
+        values: dict[str, Any] = {
+            "enabled": True,
+            "base_url": fake_llm.base_url,
+            "model": "fake-model",
+            "api_key": "test-key",
+            "timeout_seconds": 2.0,
+            "max_retries": 2,
+            "backoff_seconds": 0.01,
+            "max_backoff_seconds": 0.2,
+        }
+        values.update(overrides)
+        settings = LLMSettings.model_validate(values)
+        gateway = LLMGateway(settings, UsageLedger(db, clock, settings.budgets), clock, sleep=record_sleep)
+        made.append(gateway)
+        return gateway
+
+    yield make
+    for gateway in made:
+        await gateway.close()
+
+
+async def usage_rows(db: Database) -> list[LlmUsage]:
+    async with db.read() as session:
+        return list((await session.execute(select(LlmUsage).order_by(LlmUsage.id))).scalars())
+
+
+def last_user_text(messages: list[dict[str, Any]]) -> str:
+    return next(m["content"] for m in reversed(messages) if m["role"] == "user")
+
+
+async def test_json_answer_is_validated_and_the_schema_is_sent(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory
+) -> None:
+    fake_llm.script(answer_json(GOOD))
+    gateway = make_gateway()
+    topic = await gateway.complete_json("topic", ASK, Topic)
+    assert topic == Topic(**GOOD)
+    [request] = fake_llm.chat_requests
+    assert request.body["response_format"] == {"type": "json_object"}
+    assert request.body["model"] == "fake-model"
+    system = request.messages[0]
+    assert system["role"] == "system" and '"keywords"' in system["content"]
+    assert request.messages[1] == ASK[0]
+
+
+async def test_json_in_fences_and_prose_needs_no_repair(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory
+) -> None:
+    fake_llm.script(Answer('好的：\n```json\n{"title": "t", "keywords": []}\n```'))
+    topic = await make_gateway().complete_json("topic", ASK, Topic)
+    assert topic.title == "t"
+    assert len(fake_llm.chat_requests) == 1
+
+
+async def test_malformed_json_is_repaired_in_one_round(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, db: Database
+) -> None:
+    fake_llm.script(Answer('{"title": "周末爬山", keywords: [爬山'), answer_json(GOOD))
+    topic = await make_gateway().complete_json("topic", ASK, Topic)
+    assert topic == Topic(**GOOD)
+    first, repair = fake_llm.chat_requests
+    assert repair.messages[: len(first.messages)] == first.messages
+    assert repair.messages[-2] == {"role": "assistant", "content": '{"title": "周末爬山", keywords: [爬山'}
+    assert "invalid JSON" in last_user_text(repair.messages)
+    rows = await usage_rows(db)
+    assert [row.ok for row in rows] == [False, True]
+    assert rows[0].error.startswith("invalid JSON")
+
+
+async def test_schema_mismatch_is_repaired_with_the_field_named(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory
+) -> None:
+    fake_llm.script(answer_json({"title": "t"}), answer_json({"title": "t", "keywords": ["k"]}))
+    topic = await make_gateway().complete_json("topic", ASK, Topic)
+    assert topic.keywords == ["k"]
+    repair_text = last_user_text(fake_llm.chat_requests[1].messages)
+    assert "schema mismatch" in repair_text and "keywords" in repair_text
+
+
+async def test_still_malformed_after_repair_raises(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory
+) -> None:
+    fake_llm.script(Answer("not json"), Answer("still {not json"))
+    with pytest.raises(LLMUnavailable) as info:
+        await make_gateway().complete_json("topic", ASK, Topic)
+    assert info.value.task == "topic"
+    assert info.value.reason.startswith("invalid JSON after repair:")
+    assert len(fake_llm.chat_requests) == 2
+
+
+async def test_timeout_is_retried_then_succeeds(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, db: Database, sleeps: list[float]
+) -> None:
+    fake_llm.script(Delay(2.0, answer_json(GOOD)), answer_json(GOOD))
+    gateway = make_gateway(timeout_seconds=0.2)
+    topic = await gateway.complete_json("topic", ASK, Topic)
+    assert topic.title == GOOD["title"]
+    assert len(fake_llm.chat_requests) == 2
+    assert len(sleeps) == 1 and 0.005 <= sleeps[0] <= 0.015  # backoff 0.01 with jitter
+    rows = await usage_rows(db)
+    assert [(row.ok, row.error) for row in rows] == [(False, "timed out after 0.2s"), (True, "")]
+
+
+async def test_rate_limit_respects_retry_after(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, sleeps: list[float]
+) -> None:
+    fake_llm.script(Fail(429, "slow down", retry_after=0.05), Fail(429, retry_after=60), Answer("你好"))
+    text = await make_gateway().complete_text("reply", ASK)
+    assert text == "你好"
+    assert sleeps == [0.05, 0.2]  # the second Retry-After is capped by max_backoff_seconds
+    assert len(fake_llm.chat_requests) == 3
+
+
+async def test_server_errors_exhaust_retries(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, sleeps: list[float], db: Database
+) -> None:
+    fake_llm.script(Fail(500), Fail(502), Fail(500), Answer("never reached"))
+    with pytest.raises(LLMUnavailable) as info:
+        await make_gateway().complete_text("summary", ASK)
+    assert "HTTP 500" in info.value.reason and "after 3 attempts" in info.value.reason
+    assert len(fake_llm.chat_requests) == 3
+    assert len(sleeps) == 2 and sleeps[1] > sleeps[0] * 0.9  # grows (jitter aside)
+    assert [row.ok for row in await usage_rows(db)] == [False, False, False]
+
+
+async def test_client_errors_are_not_retried(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, sleeps: list[float]
+) -> None:
+    fake_llm.script(Fail(401, "bad key"), Answer("never reached"))
+    with pytest.raises(LLMUnavailable) as info:
+        await make_gateway().complete_text("reply", ASK)
+    assert info.value.reason.startswith("HTTP 401")
+    assert len(fake_llm.chat_requests) == 1 and sleeps == []
+
+
+async def test_rejected_response_format_falls_back_and_is_remembered(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, sleeps: list[float]
+) -> None:
+    fake_llm.script(
+        Fail(400, "Invalid parameter: response_format of type json_object is not supported"),
+        answer_json(GOOD),
+        answer_json(GOOD),
+    )
+    gateway = make_gateway()
+    assert (await gateway.complete_json("topic", ASK, Topic)).title == GOOD["title"]
+    assert (await gateway.complete_json("topic", ASK, Topic)).title == GOOD["title"]
+    formats = [request.body.get("response_format") for request in fake_llm.chat_requests]
+    assert formats == [{"type": "json_object"}, None, None]
+    assert sleeps == []
+
+
+async def test_json_mode_can_be_turned_off_per_task(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory
+) -> None:
+    fake_llm.script(answer_json(GOOD))
+    gateway = make_gateway(tasks={"topic": TaskModel(json_mode=False, temperature=0.1, max_tokens=64)})
+    await gateway.complete_json("topic", ASK, Topic)
+    [request] = fake_llm.chat_requests
+    assert "response_format" not in request.body
+    assert (request.body["temperature"], request.body["max_tokens"]) == (0.1, 64)
+
+
+async def test_tokens_are_recorded_per_task(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, db: Database, clock: ManualClock
+) -> None:
+    fake_llm.script(
+        answer_json(GOOD, usage=(120, 30)),
+        Answer("一段摘要", usage=(200, 50)),
+        Answer("没有用量的回答" * 4, usage=None),
+    )
+    gateway = make_gateway()
+    await gateway.complete_json("topic", ASK, Topic)
+    await gateway.complete_text("summary", ASK)
+    await gateway.complete_text("jargon", ASK)
+    since = clock.now() - timedelta(hours=1)
+    assert await gateway.ledger.used("topic", since) == 150
+    assert await gateway.ledger.used("summary", since) == 250
+    rows = await usage_rows(db)
+    assert [(row.task, row.model) for row in rows] == [
+        ("topic", "fake-model"),
+        ("summary", "fake-model"),
+        ("jargon", "fake-model"),
+    ]
+    # No usage from the server: estimated from the texts (28 CJK characters answered).
+    assert rows[2].completion_tokens == 28 and rows[2].prompt_tokens > 0
+    summary = await gateway.ledger.summary()
+    assert summary["summary"]["hour"] == 250 and summary["summary"]["calls"] == 1
+
+
+async def mine_jargon_job(gateway: LLMGateway, terms: list[str]) -> tuple[str, dict[str, str]]:
+    """A miniature background job: infer meanings with the LLM, or fall back to an offline guess."""
+
+    class Meanings(BaseModel):
+        meanings: dict[str, str]
+
+    log = logging.getLogger("tests.jargon_job")
+    if gateway.available("jargon"):
+        try:
+            answer = await gateway.complete_json(
+                "jargon", [{"role": "user", "content": "解释这些词：" + "、".join(terms)}], Meanings
+            )
+            return "llm", answer.meanings
+        except LLMUnavailable as exc:
+            log.info("jargon: LLM step skipped (%s); offline path", exc.reason)
+    else:
+        log.info("jargon: LLM step skipped (%s); offline path", gateway.unavailable_reason("jargon"))
+    return "offline", {term: "" for term in terms}
+
+
+async def test_budget_cap_makes_the_job_fall_back_offline(
+    fake_llm: FakeOpenAI,
+    make_gateway: GatewayFactory,
+    clock: ManualClock,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO)
+    fake_llm.default = lambda _body: answer_json({"meanings": {"yyds": "永远的神"}}, usage=(80, 40))
+    gateway = make_gateway(budgets={"jargon": Budget(tokens_per_hour=100)})
+
+    assert await mine_jargon_job(gateway, ["yyds"]) == ("llm", {"yyds": "永远的神"})
+    assert gateway.available("jargon") is False
+    assert gateway.available("topic") is True
+    reason = gateway.unavailable_reason("jargon")
+    assert reason == "over budget: jargon: 120 tokens in the last hour, cap 100"
+
+    for _ in range(3):
+        assert await mine_jargon_job(gateway, ["yyds"]) == ("offline", {"yyds": ""})
+    with pytest.raises(LLMUnavailable) as info:
+        await gateway.complete_json("jargon", ASK, Topic)
+    assert info.value.reason == reason
+    assert len(fake_llm.chat_requests) == 1  # nothing sent while over budget
+    assert "falls back to its offline path: jargon: 120 tokens" in caplog.text
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "budget" in r.getMessage()]
+    assert len(warnings) == 1  # once per episode, not once per call
+    assert "jargon: LLM step skipped (over budget" in caplog.text
+
+    clock.advance(timedelta(hours=1, minutes=1))
+    assert gateway.available("jargon") is True
+    assert (await mine_jargon_job(gateway, ["yyds"]))[0] == "llm"
+
+
+async def test_refresh_picks_up_spending_recorded_elsewhere(make_gateway: GatewayFactory) -> None:
+    gateway = make_gateway(budgets={"person": Budget(tokens_per_day=10)})
+    assert gateway.available("person")
+    await gateway.ledger.record("person", "fake-model", 8, 8, ok=True)
+    assert gateway.available("person")  # the cached verdict is still the old one
+    await gateway.refresh()
+    assert not gateway.available("person")
+
+
+async def test_disabled_sends_nothing(fake_llm: FakeOpenAI, make_gateway: GatewayFactory) -> None:
+    gateway = make_gateway(enabled=False)
+    assert gateway.available("reply") is False
+    for call in (
+        gateway.complete_json("topic", ASK, Topic),
+        gateway.complete_text("reply", ASK),
+        gateway.chat("reply", ASK),
+    ):
+        with pytest.raises(LLMUnavailable) as info:
+            await call
+        assert "disabled" in info.value.reason
+    assert fake_llm.requests == []
+
+
+@pytest.mark.parametrize(
+    ("overrides", "task", "reason"),
+    [
+        ({"model": ""}, "topic", "no model configured"),
+        ({"base_url": ""}, "topic", "no base_url configured"),
+        ({"tasks": {"person": TaskModel(enabled=False)}}, "person", "task disabled"),
+        ({}, "weather", "no settings for task 'weather'"),
+    ],
+)
+async def test_unconfigured_tasks_are_unavailable(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, overrides: dict[str, Any], task: str, reason: str
+) -> None:
+    gateway = make_gateway(**overrides)
+    assert not gateway.available(task)
+    with pytest.raises(LLMUnavailable, match=reason):
+        await gateway.complete_text(task, ASK)
+    assert fake_llm.requests == []
+
+
+async def test_concurrency_limit_is_respected(fake_llm: FakeOpenAI, make_gateway: GatewayFactory) -> None:
+    fake_llm.default = lambda _body: Delay(0.1, Answer("ok"))
+    gateway = make_gateway(concurrency=2)
+    answers = await asyncio.gather(*(gateway.complete_text("summary", ASK) for _ in range(6)))
+    assert answers == ["ok"] * 6
+    assert fake_llm.max_in_flight == 2
+
+
+async def test_api_key_comes_from_the_environment(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("QUNYI_LLM_API_KEY", "sk-from-env")
+    monkeypatch.setenv("JARGON_KEY", "sk-jargon")
+    gateway = make_gateway(api_key="", tasks={"jargon": TaskModel(api_key_env="JARGON_KEY")})
+    await gateway.complete_text("reply", ASK)
+    await gateway.complete_text("jargon", ASK)
+    keys = [request.headers["Authorization"] for request in fake_llm.chat_requests]
+    assert keys == ["Bearer sk-from-env", "Bearer sk-jargon"]
+
+
+async def test_chat_returns_tool_calls_for_the_tool_loop(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory
+) -> None:
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "recall",
+                "description": "search memory",
+                "parameters": {"type": "object", "properties": {"query": {"type": "string"}}},
+            },
+        }
+    ]
+    fake_llm.script(Answer(None, tool_calls=[tool_call("recall", {"query": "上周爬山"}, "call_1")]))
+    reply = await make_gateway().chat("reply", ASK, tools=tools)
+    assert reply.content is None and reply.finish_reason == "tool_calls"
+    [call] = reply.tool_calls
+    assert (call.id, call.name, call.parsed_arguments()) == ("call_1", "recall", {"query": "上周爬山"})
+    assert fake_llm.chat_requests[0].body["tools"] == tools
+    assert reply.as_message() == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "recall", "arguments": '{"query": "上周爬山"}'},
+            }
+        ],
+    }
+
+
+async def test_text_answers_lose_reasoning_blocks_and_empty_ones_fail(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory
+) -> None:
+    fake_llm.script(Answer("<think>想一想</think>\n好呀"), Answer("<think>只想不说</think>"))
+    gateway = make_gateway()
+    assert await gateway.complete_text("reply", ASK) == "好呀"
+    with pytest.raises(LLMUnavailable, match="empty answer"):
+        await gateway.complete_text("reply", ASK)
+
+
+async def test_unreachable_server_is_retried_then_unavailable(
+    make_gateway: GatewayFactory, sleeps: list[float]
+) -> None:
+    async with FakeOpenAI() as gone:
+        url = gone.base_url
+    gateway = make_gateway(base_url=url, max_retries=1)
+    with pytest.raises(LLMUnavailable, match="connection failed"):
+        await gateway.complete_text("reply", ASK)
+    assert len(sleeps) == 1
+
+
+async def test_report_shows_models_reasons_and_usage_for_doctor(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory
+) -> None:
+    fake_llm.script(Answer("ok", usage=(60, 60)))
+    gateway = make_gateway(
+        budgets={"topic": Budget(tokens_per_hour=100)},
+        tasks={"person": TaskModel(enabled=False), "jargon": TaskModel(model="small")},
+    )
+    await gateway.complete_text("topic", ASK)
+    report = await gateway.report()
+    assert set(report) == {"reply", "topic", "summary", "jargon", "person"}
+    assert report["topic"]["unavailable_reason"] == "over budget: topic: 120 tokens in the last hour, cap 100"
+    assert report["topic"]["usage"] is not None and report["topic"]["usage"]["hour"] == 120
+    assert report["person"]["unavailable_reason"] == "task disabled ([llm.tasks.person] enabled = false)"
+    assert report["jargon"]["model"] == "small" and report["jargon"]["unavailable_reason"] is None
+    assert report["reply"]["base_url"] == fake_llm.base_url
+
+
+async def test_reconfigure_applies_reloaded_budgets_models_and_limits(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory
+) -> None:
+    fake_llm.default = lambda _body: Delay(0.05, Answer("ok", usage=(30, 30)))
+    gateway = make_gateway(concurrency=4)
+    await gateway.complete_text("summary", ASK)
+    assert gateway.available("summary")
+    tighter = gateway.settings.model_copy(
+        update={"model": "other-model", "concurrency": 1, "budgets": {"summary": Budget(tokens_per_hour=50)}}
+    )
+    gateway.reconfigure(tighter)
+    await gateway.refresh()
+    assert not gateway.available("summary")
+    await asyncio.gather(*(gateway.complete_text("topic", ASK) for _ in range(3)))
+    assert fake_llm.chat_requests[-1].body["model"] == "other-model"
+    assert fake_llm.max_in_flight == 1

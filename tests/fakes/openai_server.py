@@ -1,0 +1,271 @@
+"""A fake OpenAI-compatible server on 127.0.0.1 for tests: the real `openai` client talks to it.
+
+Chat completions follow a scripted queue of behaviours (an answer, tool calls, an error status, a
+delay); when the queue is empty a `default` callable decides. Every request is recorded, and the
+number of requests in flight at once is tracked. Embeddings are deterministic hashed character
+n-gram vectors, so texts sharing characters get similar vectors.
+
+    server.script(Answer("not json"), Answer('{"ok": true}'))
+    server.script(Fail(429, retry_after=0.01), Delay(1.0), Answer("hi"))
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import itertools
+import json
+import math
+import socket
+import struct
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from aiohttp import web
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A 200 chat completion. `usage`: "auto" counts characters, None leaves usage out."""
+
+    content: str | None = ""
+    tool_calls: list[dict[str, Any]] | None = None
+    usage: tuple[int, int] | Literal["auto"] | None = "auto"
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Fail:
+    """An error status with an OpenAI-style error body (and Retry-After when given)."""
+
+    status: int
+    message: str = "simulated failure"
+    retry_after: float | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Delay:
+    """Wait `seconds` (long enough for the client to time out), then behave as `then`."""
+
+    seconds: float
+    then: Answer | Fail = Answer("late answer")
+
+
+Behaviour = Answer | Fail | Delay
+
+
+def answer_json(value: Any, **kwargs: Any) -> Answer:
+    """An answer whose content is `value` serialised as JSON."""
+    return Answer(json.dumps(value, ensure_ascii=False), **kwargs)
+
+
+def tool_call(name: str, arguments: dict[str, Any] | str, call_id: str | None = None) -> dict[str, Any]:
+    """One entry for `Answer(tool_calls=[...])`."""
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    return {"id": call_id, "name": name, "arguments": args}
+
+
+@dataclass(frozen=True)
+class ReceivedRequest:
+    """A request as the server saw it."""
+
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return list(self.body.get("messages", []))
+
+
+def _count_tokens(text: str) -> int:
+    return max(1, math.ceil(len(text) / 4)) if text else 0
+
+
+def _prompt_text(body: dict[str, Any]) -> str:
+    return " ".join(str(message.get("content") or "") for message in body.get("messages", []))
+
+
+def embed_text(text: str, dimension: int) -> list[float]:
+    """A unit vector from hashed character unigrams and bigrams (deterministic across runs)."""
+    vector = [0.0] * dimension
+    folded = text.casefold()
+    grams = list(folded) + [folded[i : i + 2] for i in range(len(folded) - 1)]
+    for gram in grams:
+        digest = hashlib.blake2b(gram.encode(), digest_size=8).digest()
+        index = int.from_bytes(digest[:4], "little") % dimension
+        vector[index] += 1.0 if digest[4] & 1 else -1.0
+    norm = math.sqrt(sum(value * value for value in vector))
+    if norm == 0:
+        vector[0] = 1.0
+        return vector
+    return [value / norm for value in vector]
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
+    body = {"error": {"message": message, "type": "fake_error", "code": status}}
+    return web.json_response(body, status=status, headers=headers)
+
+
+class FakeOpenAI:
+    """The server. Use `async with FakeOpenAI() as server:` or the `fake_llm` fixture."""
+
+    def __init__(self, embedding_dimension: int = 16) -> None:
+        self.embedding_dimension = embedding_dimension
+        self.queue: deque[Behaviour] = deque()
+        self.default: Callable[[dict[str, Any]], Behaviour | str] = lambda _body: Answer("ok")
+        self.requests: list[ReceivedRequest] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._ids = itertools.count(1)
+        self._runner: web.AppRunner | None = None
+        self._port = 0
+
+    @property
+    def base_url(self) -> str:
+        """The URL to give an OpenAI client, ending in /v1."""
+        return f"http://127.0.0.1:{self._port}/v1"
+
+    @property
+    def chat_requests(self) -> list[ReceivedRequest]:
+        return [request for request in self.requests if request.path.endswith("/chat/completions")]
+
+    def script(self, *behaviours: Behaviour) -> None:
+        """Queue behaviours for the next chat requests, in order."""
+        self.queue.extend(behaviours)
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/v1/embeddings", self._embeddings)
+        # Cancel delayed handlers when the client gives up, so shutdown does not wait for them.
+        self._runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=1.0)
+        await self._runner.setup()
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        self._port = sock.getsockname()[1]
+        await web.SockSite(self._runner, sock).start()
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> FakeOpenAI:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.stop()
+
+    async def _read(self, request: web.Request) -> dict[str, Any] | web.Response:
+        try:
+            body = await request.json()
+        except json.JSONDecodeError:
+            return _error(400, "request body is not JSON")
+        if not isinstance(body, dict):
+            return _error(400, "request body must be a JSON object")
+        self.requests.append(ReceivedRequest(request.path, dict(request.headers), body))
+        return body
+
+    async def _chat(self, request: web.Request) -> web.Response:
+        body = await self._read(request)
+        if isinstance(body, web.Response):
+            return body
+        if not body.get("model") or not isinstance(body.get("messages"), list) or not body["messages"]:
+            return _error(400, "model and a non-empty messages list are required")
+        if body.get("stream"):
+            return _error(400, "this fake does not stream")
+        behaviour: Behaviour | str = self.queue.popleft() if self.queue else self.default(body)
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            return await self._behave(body, behaviour)
+        finally:
+            self.in_flight -= 1
+
+    async def _behave(self, body: dict[str, Any], behaviour: Behaviour | str) -> web.Response:
+        if isinstance(behaviour, str):
+            behaviour = Answer(behaviour)
+        if isinstance(behaviour, Delay):
+            await asyncio.sleep(behaviour.seconds)
+            behaviour = behaviour.then
+        if isinstance(behaviour, Fail):
+            headers = dict(behaviour.headers)
+            if behaviour.retry_after is not None:
+                headers["Retry-After"] = f"{behaviour.retry_after:g}"
+            return _error(behaviour.status, behaviour.message, headers)
+        return web.json_response(self._completion(body, behaviour))
+
+    def _completion(self, body: dict[str, Any], answer: Answer) -> dict[str, Any]:
+        number = next(self._ids)
+        message: dict[str, Any] = {"role": "assistant", "content": answer.content}
+        if answer.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": call.get("id") or f"call_{number}_{index}",
+                    "type": "function",
+                    "function": {"name": call["name"], "arguments": call["arguments"]},
+                }
+                for index, call in enumerate(answer.tool_calls)
+            ]
+        finish = answer.finish_reason or ("tool_calls" if answer.tool_calls else "stop")
+        result: dict[str, Any] = {
+            "id": f"chatcmpl-fake-{number}",
+            "object": "chat.completion",
+            "created": 1_700_000_000 + number,
+            "model": body["model"],
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        }
+        if answer.usage is not None:
+            if answer.usage == "auto":
+                prompt = _count_tokens(_prompt_text(body))
+                completion = _count_tokens(answer.content or "") + sum(
+                    _count_tokens(call["arguments"]) for call in answer.tool_calls or []
+                )
+            else:
+                prompt, completion = answer.usage
+            result["usage"] = {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            }
+        return result
+
+    async def _embeddings(self, request: web.Request) -> web.Response:
+        body = await self._read(request)
+        if isinstance(body, web.Response):
+            return body
+        raw = body.get("input")
+        texts = [raw] if isinstance(raw, str) else raw
+        if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):
+            return _error(400, "input must be a string or a list of strings")
+        dimension = int(body.get("dimensions") or self.embedding_dimension)
+        vectors = [embed_text(text, dimension) for text in texts]
+        # The openai client asks for base64 (packed little-endian float32) unless told otherwise.
+        as_base64 = body.get("encoding_format") == "base64"
+        data = [
+            {
+                "object": "embedding",
+                "index": index,
+                "embedding": (
+                    base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
+                    if as_base64
+                    else vector
+                ),
+            }
+            for index, vector in enumerate(vectors)
+        ]
+        tokens = sum(_count_tokens(text) for text in texts)
+        return web.json_response(
+            {
+                "object": "list",
+                "data": data,
+                "model": body.get("model", "fake-embed"),
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            }
+        )

@@ -1,0 +1,119 @@
+import pytest
+
+from memory.persons.aliases import AliasEntry, AliasIndex, How
+
+
+@pytest.fixture
+def index() -> AliasIndex:
+    return AliasIndex(
+        [
+            AliasEntry("red", "小红", "card", 1.0),
+            AliasEntry("wang_small", "小王", "card", 1.0),
+            AliasEntry("wang_old", "老王", "nickname", 1.0),
+            AliasEntry("alice", "Alice", "nickname", 1.0),
+            AliasEntry("stone", "石石", "card", 1.0),
+            ("dragon", "小龙", "card", 1.0),
+        ]
+    )
+
+
+@pytest.mark.parametrize("name", ["小红", "红红", "阿红", "xiaohong", "Xiao Hong", "hong", "晓红", "红儿"])
+def test_xiaohong_variants_resolve_to_the_same_person(index: AliasIndex, name: str):
+    result = index.resolve(name)
+    assert result.person_id == "red"
+    assert 0.7 <= result.confidence <= 1.0
+    assert not result.ambiguous
+
+
+def test_exact_beats_variant_and_confidence_ranks_how(index: AliasIndex):
+    exact = index.resolve("小红")
+    assert exact.matches[0].how is How.EXACT and exact.confidence == 1.0
+    assert index.resolve("xiaohong").matches[0].how is How.PINYIN
+    assert index.resolve("红红").matches[0].how is How.VARIANT
+    assert index.resolve("xiaohong").confidence > index.resolve("hong").confidence
+
+
+def test_shared_core_name_is_reported_ambiguous(index: AliasIndex):
+    result = index.resolve("王")
+    assert result.ambiguous
+    assert result.person_id is None
+    assert {m.person_id for m in result.matches[:2]} == {"wang_small", "wang_old"}
+
+
+def test_exact_name_is_not_ambiguous_even_with_a_similar_person(index: AliasIndex):
+    result = index.resolve("小王")
+    assert result.person_id == "wang_small"
+    assert not result.ambiguous
+
+
+def test_same_alias_for_two_people_is_ambiguous():
+    idx = AliasIndex([("a", "Sam", "nickname", 1.0), ("b", "sam", "card", 1.0)])
+    assert idx.resolve("SAM").ambiguous
+
+
+def test_alias_weight_breaks_ties():
+    idx = AliasIndex([("a", "Sam", "card", 1.0), ("b", "Sam", "old-nickname", 0.0)])
+    result = idx.resolve("sam")
+    assert result.person_id == "a" and not result.ambiguous
+
+
+def test_english_typo_is_fuzzy_and_chinese_different_char_is_not(index: AliasIndex):
+    typo = index.resolve("Alicee")
+    assert typo.person_id == "alice" and typo.matches[0].how is How.FUZZY
+    assert typo.confidence < 0.9
+    assert index.resolve("小江").matches == []
+
+
+def test_initials(index: AliasIndex):
+    result = index.resolve("xh")
+    assert result.person_id == "red" and result.matches[0].how is How.INITIALS
+
+
+def test_unknown_and_empty_names(index: AliasIndex):
+    assert index.resolve("Zed").matches == []
+    assert index.resolve("").person_id is None
+
+
+def test_find_mentions_in_a_sentence_with_spans(index: AliasIndex):
+    text = "昨天小红和Alice去吃饭了"
+    mentions = index.find_mentions(text)
+    assert [(m.person_id, text[m.span[0] : m.span[1]]) for m in mentions] == [
+        ("red", "小红"),
+        ("alice", "Alice"),
+    ]
+
+
+def test_find_mentions_variants_and_latin_windows(index: AliasIndex):
+    text = "红红说 xiao hong 很好"
+    mentions = index.find_mentions(text)
+    assert [m.person_id for m in mentions] == ["red", "red"]
+    assert text[mentions[1].span[0] : mentions[1].span[1]] == "xiao hong"
+
+
+def test_find_mentions_skips_common_words_and_word_parts(index: AliasIndex):
+    assert index.find_mentions("事实上我喜欢红色") == []
+    assert index.find_mentions("I long for the old days") == []
+    assert index.find_mentions("Alicent is here") == []
+
+
+def test_find_mentions_name_glued_to_verb_by_jieba(index: AliasIndex):
+    mentions = index.find_mentions("小红住在上海，老王也是")
+    assert [m.person_id for m in mentions] == ["red", "wang_old"]
+
+
+def test_find_mentions_reports_ambiguity_instead_of_guessing():
+    idx = AliasIndex([("a", "小王", "card", 1.0), ("b", "小王", "card", 1.0)])
+    (mention,) = idx.find_mentions("今天小王没来")
+    assert mention.person_id is None
+    assert set(mention.candidates) == {"a", "b"}
+
+
+def test_spans_survive_full_width_text(index: AliasIndex):
+    text = "ＡＬＩＣＥ来了"
+    (mention,) = index.find_mentions(text)
+    assert mention.person_id == "alice" and text[mention.span[0] : mention.span[1]] == "ＡＬＩＣＥ"
+
+
+def test_bad_entry_is_rejected():
+    with pytest.raises(ValueError, match="person_id"):
+        AliasIndex([("", "小红", "card", 1.0)])

@@ -1,0 +1,59 @@
+from datetime import UTC, datetime
+
+import pytest
+import regex
+
+from memory.persons.card import PersonView, TimelineEntry, render_card
+from memory.text import estimate_tokens
+
+PERSON = PersonView(
+    "p1",
+    "小红",
+    ["红红", "xiaohong", "小红", "阿红", "hong"],
+    {"likes": ["猫", "火锅"], "job": "腾讯工程师", "location": "北京", "favorite:水果": "芒果"},
+    [
+        TimelineEntry(datetime(2024, 5, 20, tzinfo=UTC), "和男朋友吵架", ("m1",)),
+        TimelineEntry(datetime(2024, 6, 1, tzinfo=UTC), "下个月去北京", ("m2",)),
+    ],
+)
+
+
+def test_full_card_has_name_aliases_attributes_and_recent_timeline():
+    card = render_card(PERSON, 500)
+    lines = card.splitlines()
+    assert lines[0] == "【小红】又名：红红、xiaohong、阿红"
+    assert lines[1].startswith("资料：职业 腾讯工程师；住在 北京；喜欢 猫、火锅")
+    assert "最喜欢的水果 芒果" in lines[1]
+    assert lines[2] == "近况：2024-06-01 下个月去北京；2024-05-20 和男朋友吵架"
+
+
+@pytest.mark.parametrize("budget", [3, 5, 10, 20, 30, 45, 60, 80, 120])
+def test_card_fits_the_budget_and_never_splits_a_character(budget):
+    card = render_card(PERSON, budget)
+    assert 0 < len(card) <= budget
+    assert card.startswith("【")
+    # every grapheme of the card is a whole grapheme of the full card's alphabet
+    assert all(len(g) == 1 or g == "\r\n" for g in regex.findall(r"\X", card))
+
+
+def test_lower_priority_sections_go_first():
+    small = render_card(PERSON, 30)
+    assert "小红" in small and "近况" not in small
+
+
+def test_token_budget():
+    card = render_card(PERSON, 1000, max_tokens=30)
+    assert estimate_tokens(card) <= 30
+    assert "近况" not in card
+
+
+def test_emoji_name_is_cut_on_grapheme_boundary():
+    family = "\U0001f469\u200d\U0001f469\u200d\U0001f467"
+    card = render_card(PersonView("p", "ab" + family + "cd" * 10), 6)
+    assert family[:2] not in card or family in card
+    assert len(card) <= 6
+
+
+def test_budget_must_be_positive():
+    with pytest.raises(ValueError, match="max_chars"):
+        render_card(PERSON, 0)

@@ -1,0 +1,72 @@
+import pytest
+
+from memory.persons.declarations import Target, extract_declarations
+
+
+def aliases(decls):
+    return [(d.person_id, d.alias, d.target) for d in decls]
+
+
+@pytest.mark.parametrize(
+    ("text", "alias"),
+    [
+        ("叫我小红吧", "小红"),
+        ("你们可以叫我老王就好", "老王"),
+        ("大家都叫我红红", "红红"),
+        ("我叫李明", "李明"),
+        ("大家好，我是阿飞，请多关照", "阿飞"),
+        ("you can call me Bob.", "Bob"),
+        ("my name is Zhang Wei", "Zhang Wei"),
+        ("Hi, I'm Alice!", "Alice"),
+    ],
+)
+def test_self_declared_names(say, text, alias):
+    utterance = say(text)
+    (decl,) = extract_declarations(utterance)
+    assert (decl.person_id, decl.alias, decl.target) == ("me", alias, Target.SELF)
+    assert decl.message_key == utterance.key
+    assert text[decl.span[0] : decl.span[1]] == alias
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "叫我起床",
+        "叫我干嘛",
+        "我是学生",
+        "我是新来的",
+        "我叫外卖了",
+        "叫我小红？",
+        "call me later",
+        "I'm Tired",
+        "I'm happy",
+        "他说“叫我小红吧”",
+        "> 叫我小红",
+    ],
+)
+def test_non_declarations_are_ignored(say, text):
+    assert extract_declarations(say(text)) == []
+
+
+def test_name_given_to_the_mentioned_person(say):
+    decls = extract_declarations(say("@alice 以后就叫你小A吧", mentioned_ids=("alice",)))
+    assert aliases(decls) == [("alice", "小A", Target.MENTIONED)]
+
+
+def test_name_given_in_a_reply(say):
+    decls = extract_declarations(say("we call him Bobby", reply_to_id="bob"))
+    assert aliases(decls) == [("bob", "Bobby", Target.REPLIED)]
+
+
+def test_third_person_naming_with_mention(say):
+    decls = extract_declarations(say("我们都管她叫小甜甜", mentioned_ids=("p9",)))
+    assert aliases(decls) == [("p9", "小甜甜", Target.MENTIONED)]
+
+
+def test_naming_without_a_clear_addressee_is_dropped(say):
+    assert extract_declarations(say("以后就叫你小A吧")) == []
+    assert extract_declarations(say("以后就叫你小A吧", mentioned_ids=("a", "b"))) == []
+
+
+def test_forwarded_message_declares_nothing(say):
+    assert extract_declarations(say("叫我小红吧", forwarded=True)) == []

@@ -1,0 +1,169 @@
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memory.persons.aliases import AliasIndex
+from memory.persons.facts import Fact, attributes_of, extract_facts, merge_facts
+from memory.persons.speech import Utterance
+
+T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+
+
+def facts_of(utterance, aliases=None):
+    return [(f.person_id, f.key, f.value) for f in extract_facts(utterance, aliases)]
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "value"),
+    [
+        ("我住在北京", "location", "北京"),
+        ("我是湖南人", "hometown", "湖南"),
+        ("我是一名程序员", "job", "程序员"),
+        ("我在腾讯工作", "workplace", "腾讯"),
+        ("我在清华大学读书", "school", "清华大学"),
+        ("我今年25岁", "age", "25"),
+        ("我喜欢吃辣", "likes", "吃辣"),
+        ("我不喜欢香菜", "dislikes", "香菜"),
+        ("我一般十点睡觉", "habit", "十点睡觉"),
+        ("我最喜欢的水果是芒果", "favorite:水果", "芒果"),
+        ("I live in Paris.", "location", "Paris"),
+        ("I work at Google as a dev", "workplace", "Google"),
+        ("I work as a nurse", "job", "nurse"),
+        ("I'm a software engineer", "job", "software engineer"),
+        ("I usually go running in the morning", "habit", "go running in the morning"),
+        ("I used to play the piano", "past_habit", "play the piano"),
+        ("My favourite book is Dune", "favorite:book", "Dune"),
+        ("I don't like cilantro", "dislikes", "cilantro"),
+        ("I'm 30", "age", "30"),
+    ],
+)
+def test_self_statements(say, text, key, value):
+    utterance = say(text)
+    (fact,) = extract_facts(utterance)
+    assert (fact.person_id, fact.key, fact.value) == ("me", key, value)
+    assert fact.message_key == utterance.key and fact.time == utterance.time
+    assert text[fact.span[0] : fact.span[1]] == value
+    assert fact.source == "self"
+
+
+def test_subject_carries_across_commas(say):
+    assert facts_of(say("我住在北京，在腾讯工作")) == [
+        ("me", "location", "北京"),
+        ("me", "workplace", "腾讯"),
+    ]
+    assert facts_of(say("我喜欢吃辣，但是不喜欢香菜")) == [
+        ("me", "likes", "吃辣"),
+        ("me", "dislikes", "香菜"),
+    ]
+    assert facts_of(say("Actually, I'm from Canada, but I live in Berlin now")) == [
+        ("me", "hometown", "Canada"),
+        ("me", "location", "Berlin"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "小红说“我住在北京”",
+        "「小红：我住在北京」\n- - - -\n哈哈",
+        "> I live in Paris",
+        "他说他住在北京",
+        "听说他住在北京",
+        "She said she lives in Rome",
+        "他对我说他是医生",
+    ],
+)
+def test_quoted_or_reported_words_are_not_facts_about_the_quoter(say, text):
+    assert extract_facts(say(text)) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我妈住在北京",
+        "她住在上海",
+        "He lives in Rome",
+        "我住在哪？",
+        "如果我住在北京就好了",
+        "我是好人",
+        "我是男生",
+        "I like you",
+        "我不住在北京",
+        "I don't live in Paris",
+    ],
+)
+def test_other_subjects_questions_and_negations_give_nothing(say, text):
+    assert extract_facts(say(text)) == []
+
+
+def test_forwarded_message_gives_nothing(say):
+    assert extract_facts(say("我住在北京", forwarded=True)) == []
+
+
+def test_own_words_around_a_quote_still_count(say):
+    utterance = say("他说“我住在上海”。我住在北京")
+    assert facts_of(utterance) == [("me", "location", "北京")]
+
+
+def test_explicit_statement_about_a_resolved_person():
+    aliases = AliasIndex([("red", "小红", "card", 1.0), ("bob", "Bob", "nickname", 1.0)])
+    zh = Utterance("k1", "me", "小红住在上海", T0)
+    en = Utterance("k2", "me", "Bob lives in Rome", T0)
+    assert [(f.person_id, f.key, f.value, f.source) for f in extract_facts(zh, aliases)] == [
+        ("red", "location", "上海", "stated")
+    ]
+    assert facts_of(en, aliases) == [("bob", "location", "Rome")]
+    assert extract_facts(Utterance("k3", "me", "小红是程序员吗", T0), aliases) == []
+    assert extract_facts(Utterance("k4", "me", "@小红 住在上海", T0), aliases) == []
+    assert extract_facts(zh) == []  # without an alias index nobody else is resolved
+
+
+def fact(key: str, value: str, days: int, msg: str) -> Fact:
+    return Fact("me", key, value, msg, T0 + timedelta(days=days), (0, len(value)), value)
+
+
+def test_new_location_supersedes_old_and_keeps_history():
+    current, superseded = merge_facts(
+        [fact("location", "上海", 0, "m1")], [fact("location", "北京", 5, "m2")]
+    )
+    assert [(f.key, f.value) for f in current] == [("location", "北京")]
+    (old,) = superseded
+    assert old.value == "上海" and old.superseded_by == "m2" and old.superseded_at == T0 + timedelta(days=5)
+
+
+def test_older_fact_arriving_late_goes_to_history():
+    current, superseded = merge_facts(
+        [fact("location", "北京", 5, "m2")], [fact("location", "上海", 0, "m1")]
+    )
+    assert [f.value for f in current] == ["北京"]
+    assert [f.value for f in superseded] == ["上海"]
+
+
+def test_likes_accumulate_and_repeats_reinforce():
+    existing = [fact("likes", "猫", 0, "m1")]
+    current, superseded = merge_facts(
+        existing, [fact("likes", "火锅", 1, "m2"), fact("likes", "猫", 2, "m3")]
+    )
+    assert sorted(f.value for f in current) == ["火锅", "猫"]
+    assert superseded == []
+    cat = next(f for f in current if f.value == "猫")
+    assert cat.message_key == "m1" and cat.seen_keys == ("m3",)
+
+
+def test_dislike_supersedes_like_of_the_same_thing():
+    current, superseded = merge_facts([fact("likes", "香菜", 0, "m1")], [fact("dislikes", "香菜", 3, "m2")])
+    assert [(f.key, f.value) for f in current] == [("dislikes", "香菜")]
+    assert [(f.key, f.superseded_by) for f in superseded] == [("likes", "m2")]
+
+
+def test_merge_is_incremental_and_passes_history_through():
+    first = merge_facts([], [fact("location", "上海", 0, "m1")])
+    second = merge_facts([*first.current, *first.superseded], [fact("location", "北京", 1, "m2")])
+    third = merge_facts([*second.current, *second.superseded], [fact("location", "广州", 2, "m3")])
+    assert [f.value for f in third.current] == ["广州"]
+    assert sorted(f.value for f in third.superseded) == ["上海", "北京"]
+
+
+def test_attributes_profile():
+    current = [fact("location", "北京", 1, "m1"), fact("likes", "猫", 0, "m2"), fact("likes", "狗", 2, "m3")]
+    assert attributes_of(current) == {"location": "北京", "likes": ["猫", "狗"]}
