@@ -28,8 +28,13 @@ STOP_WORDS = frozenset(
     the and for you are was were but not that this with have has had its it's i'm i'll i've don't
     can will just what when where who how why all any our your their there then than from into onto
     about also been being did does doing done get got going gonna let lets like one out over some
-    too very yeah yes okay ok thanks thx lol
-    """.split()
+    too very yeah yes okay ok thanks thx lol again fine love used actually before after now see ever
+    best off keeps keep ready day days time times way really still even much many more most good great
+    nice well back make made take took want need know think thought say said tell told come came
+    here these those them they she her him his would could should might must shall may which while
+    only other another same such each every both either neither never always sometimes maybe
+    going heading anyone someone something anything nothing everyone everything please sorry
+        """.split()
 )
 
 SHORT_NAME = 5  # a word inside a name this short is taken for the name ("浩子" in "浩子hao")

@@ -449,15 +449,3 @@ class TopicCheck:
             if done is not None:
                 packed.append(done)
         return packed
-
-    async def flush(self, chat_id: int, now: datetime) -> list[Packed]:
-        """Pack every cached topic of a chat now, ready or not (admin command)."""
-        settings = self.settings
-        async with self.db.read() as session:
-            ids = [e.id for e in await cache.entries(session, chat_id)]
-        packed = []
-        for entry_id in ids:
-            done = await pack_entry(self.db, entry_id, now, self.llm, settings.pack_options)
-            if done is not None:
-                packed.append(done)
-        return packed
