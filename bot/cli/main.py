@@ -40,3 +40,7 @@ _attach(eval_group, EVAL_MODULES)
 
 def main() -> None:
     cli()
+
+
+if __name__ == "__main__":
+    main()
