@@ -12,6 +12,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bot.cli.doctor",
     "bot.cli.notes",
     "bot.cli.mcp",
+    "bot.cli.importing",
     "bot.cli.history",
 )
 EVAL_MODULES: tuple[str, ...] = ("bot.cli.eval_disentangle", "bot.cli.eval_jargon")
@@ -41,3 +42,7 @@ _attach(eval_group, EVAL_MODULES)
 
 def main() -> None:
     cli()
+
+
+if __name__ == "__main__":
+    main()

@@ -6,6 +6,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from adapters.discord.config import DiscordConfig
+from adapters.onebot_v11.config import OneBotConfig
+from adapters.telegram.config import TelegramConfig
 from bot.llm.settings import LLMSettings
 
 
@@ -64,8 +67,24 @@ class ConsoleSettings(Section):
     user: str = Field("me", min_length=1)
 
 
+AdapterName = Literal["console", "onebot_v11", "telegram", "discord"]
+
+
 class AdaptersSettings(Section):
+    enabled: list[AdapterName] = ["console"]
     console: ConsoleSettings = ConsoleSettings()
+    onebot_v11: OneBotConfig = OneBotConfig()
+    telegram: TelegramConfig | None = None
+    discord: DiscordConfig | None = None
+
+    @model_validator(mode="after")
+    def _configured(self) -> AdaptersSettings:
+        for name in ("telegram", "discord"):
+            if name in self.enabled and getattr(self, name) is None:
+                raise ValueError(
+                    f"adapter {name!r} is enabled but [adapters.{name}] (with its token) is missing"
+                )
+        return self
 
 
 class LoggingSettings(Section):
