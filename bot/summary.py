@@ -52,8 +52,7 @@ async def person_facts_section(memory: MemoryService, chat_id: int) -> tuple[str
     lines = []
     for record in records[:12]:
         aliases = ", ".join(list(record.view.aliases)[:MAX_SUMMARY_ALIASES])
-        line = f"{record.name} (#{record.person_id}" + (f"; also {aliases}" if aliases else "") + ")"
-        line += f" — {record.message_count} messages"
+        line = record.name + (f" (also {aliases})" if aliases else "") + f" — {record.message_count} messages"
         lines.append(line)
         for fact in record.facts:
             source = platform_ids.get(fact.message_id or 0, fact.source)

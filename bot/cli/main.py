@@ -6,7 +6,12 @@ import importlib
 
 import click
 
-COMMAND_MODULES: tuple[str, ...] = ("bot.cli.run", "bot.cli.memory_commands", "bot.cli.doctor")
+COMMAND_MODULES: tuple[str, ...] = (
+    "bot.cli.run",
+    "bot.cli.memory_commands",
+    "bot.cli.doctor",
+    "bot.cli.people",
+)
 EVAL_MODULES: tuple[str, ...] = ()
 
 

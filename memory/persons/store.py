@@ -355,6 +355,8 @@ class PersonRecord:
 
     person_id: int
     platform_user_id: str
+    nickname: str
+    card: str
     is_bot: bool
     message_count: int
     last_seen: datetime
@@ -401,6 +403,8 @@ async def person_record(
     return PersonRecord(
         person_id=person_id,
         platform_user_id=person.platform_user_id,
+        nickname=person.nickname,
+        card=member.card,
         is_bot=person.is_bot,
         message_count=member.message_count,
         last_seen=from_ts(member.last_seen),
