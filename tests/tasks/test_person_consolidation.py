@@ -20,7 +20,14 @@ from memory.storage import Database
 from tasks import JobRunner
 from tasks.person_consolidation import person_consolidation_job
 from tests.conftest import T0
-from tests.memory.persons.people_fixtures import Chat, chat, people, persons_config  # noqa: F401
+from tests.memory.persons.people_fixtures import Chat
+
+
+def _attach(memory: MemoryService, db: Database, llm: FakeLLM | None = None, **config: Any) -> PersonMemory:
+    settings = PersonsConfig(**{"use_llm": llm is not None, **config})
+    persons = PersonMemory(db, lambda: settings, llm)
+    persons.attach(memory)
+    return persons
 
 
 async def _facts(db: Database, person_id: int) -> list[PersonFact]:
@@ -29,8 +36,9 @@ async def _facts(db: Database, person_id: int) -> list[PersonFact]:
         return list(rows.all())
 
 
-async def test_a_quote_never_becomes_a_fact_about_the_quoter(chat, people: PersonMemory, db: Database) -> None:
-    g1 = chat()
+async def test_a_quote_never_becomes_a_fact_about_the_quoter(memory: MemoryService, db: Database) -> None:
+    people = _attach(memory, db)
+    g1 = Chat(memory)
     xiaoming = await g1.say("u6", "中午吃啥", card="小明-设计")
     lily = await g1.say(
         "u2",
@@ -46,9 +54,10 @@ async def test_a_quote_never_becomes_a_fact_about_the_quoter(chat, people: Perso
 
 
 async def test_a_self_statement_becomes_a_fact_linked_to_its_message(
-    chat, people: PersonMemory, db: Database
+    memory: MemoryService, db: Database
 ) -> None:
-    g1 = chat()
+    people = _attach(memory, db)
+    g1 = Chat(memory)
     said = await g1.say("u1", "我住在杭州西湖区，文三路那边，骑车到公司十五分钟", card="阿红｜前端")
     report = await people.consolidator.run(T0)
     assert report.facts_added == 1 and report.messages == 1
@@ -59,9 +68,10 @@ async def test_a_self_statement_becomes_a_fact_linked_to_its_message(
 
 
 async def test_a_named_third_person_gets_the_fact_and_a_pronoun_gets_none(
-    chat, people: PersonMemory, db: Database
+    memory: MemoryService, db: Database
 ) -> None:
-    g1 = chat()
+    people = _attach(memory, db)
+    g1 = Chat(memory)
     red = await g1.say("u1", "hi", card="小红")
     bob = await g1.say("u2", "小红住在北京。她喜欢猫", card="Bob")
     await people.consolidator.run(T0)
@@ -72,16 +82,20 @@ async def test_a_named_third_person_gets_the_fact_and_a_pronoun_gets_none(
 
 
 async def test_superseded_facts_are_kept_with_the_change_on_the_timeline(
-    chat, people: PersonMemory, db: Database
+    memory: MemoryService, db: Database
 ) -> None:
-    g1 = chat()
+    people = _attach(memory, db)
+    g1 = Chat(memory)
     old = await g1.say("u3", "我是运维工程师", card="浩子")
     await people.consolidator.run(T0)
     new = await g1.say("u3", "我现在是SRE工程师啦", card="浩子")
     again = await g1.say("u3", "我是SRE工程师", card="浩子")
     await people.consolidator.run(T0)
     rows = sorted(await _facts(db, old.person_id), key=lambda f: f.id)
-    assert [(f.value, f.superseded_at is not None) for f in rows] == [("运维工程师", True), ("SRE工程师", False)]
+    assert [(f.value, f.superseded_at is not None) for f in rows] == [
+        ("运维工程师", True),
+        ("SRE工程师", False),
+    ]
     assert rows[0].superseded_by == new.message_id
     assert rows[1].seen_message_ids == [again.message_id]
     record = await people.record(old.chat_id, old.person_id)
@@ -94,9 +108,7 @@ async def test_superseded_facts_are_kept_with_the_change_on_the_timeline(
 async def test_consolidation_is_incremental_and_bounded(
     memory: MemoryService, db: Database, clock: ManualClock
 ) -> None:
-    config = PersonsConfig(use_llm=False, consolidation_batch=2)
-    people = PersonMemory(db, lambda: config)
-    people.attach(memory)
+    people = _attach(memory, db, consolidation_batch=2)
     g1 = Chat(memory)
     for text in ("我住在北京", "今天好热", "我喜欢猫", "我喜欢猫"):
         last = await g1.say("u1", text, card="阿红")
@@ -129,7 +141,9 @@ class FakeLLM:
     def available(self, task: str) -> bool:
         return True
 
-    async def complete_json(self, task: str, messages: Sequence[dict[str, Any]], schema: type[Model]) -> Model:
+    async def complete_json(
+        self, task: str, messages: Sequence[dict[str, Any]], schema: type[Model]
+    ) -> Model:
         self.prompts.append(messages)
         if self.answer is None:
             raise LLMUnavailable(task, "test: model down")
@@ -157,8 +171,7 @@ async def test_llm_facts_are_checked_against_the_speakers_own_words(
             "events": [{"message_id": own.message_id, "text": "周末爬了北高峰"}],
         }
     )
-    people = PersonMemory(db, lambda: PersonsConfig(use_llm=True), llm)
-    people.attach(memory)
+    people = _attach(memory, db, llm)
     report = await people.consolidator.run(T0)
     assert report.llm_calls == 1 and report.events_added == 1
     assert "我最讨厌香菜" not in str(llm.prompts[0]), "quoted text is not even shown to the model"
@@ -171,8 +184,7 @@ async def test_llm_facts_are_checked_against_the_speakers_own_words(
 
 
 async def test_llm_unavailable_falls_back_to_the_offline_path(memory: MemoryService, db: Database) -> None:
-    people = PersonMemory(db, lambda: PersonsConfig(use_llm=True), FakeLLM(None))
-    people.attach(memory)
+    people = _attach(memory, db, FakeLLM(None))
     said = await Chat(memory).say("u1", "我住在杭州", card="阿红")
     report = await people.consolidator.run(T0)
     assert (report.llm_calls, report.llm_fallbacks, report.facts_added) == (0, 1, 1)

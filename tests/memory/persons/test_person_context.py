@@ -11,7 +11,6 @@ from memory.persons.card import PersonView, render_card
 from memory.persons.service import PersonMemory
 from memory.service import MemoryService
 from tests.conftest import T0
-from tests.memory.persons.people_fixtures import chat, people, persons_config  # noqa: F401
 
 
 async def _context(memory: MemoryService, said: Recorded) -> str:
@@ -69,7 +68,9 @@ async def test_a_pronoun_does_not_reach_back_past_the_max_age(
     assert "【小红】" not in _section(await _context(memory, late), "persons")
 
 
-async def test_the_transcript_uses_the_names_the_bot_uses(chat, people: PersonMemory, memory: MemoryService) -> None:
+async def test_the_transcript_uses_the_names_the_bot_uses(
+    chat, people: PersonMemory, memory: MemoryService
+) -> None:
     g1 = chat()
     await g1.say("u5", "以后叫我老赵就行", card="赵一鸣")
     said = await g1.say("u1", "好的老赵", card="阿红｜前端")

@@ -18,7 +18,6 @@ from memory.service import MemoryService
 from memory.storage import Database
 from memory.types import ChatMessage
 from tests.conftest import T0
-from tests.memory.persons.people_fixtures import chat, people, persons_config  # noqa: F401
 
 
 def _message(n: int, sender: str = "u1", card: str = "阿红｜前端") -> ChatMessage:

@@ -7,7 +7,6 @@ from memory.persons.aliases import How
 from memory.persons.service import PersonMemory
 from memory.service import MemoryService
 from tests.conftest import T0
-from tests.memory.persons.people_fixtures import chat, people, persons_config  # noqa: F401
 
 
 async def test_xiaohong_honghong_and_pinyin_resolve_to_the_same_person(chat, people: PersonMemory) -> None:
@@ -28,7 +27,9 @@ async def test_xiaohong_honghong_and_pinyin_resolve_to_the_same_person(chat, peo
     assert found == [red.person_id, lily.person_id]
 
 
-async def test_an_ambiguous_name_is_reported_not_guessed(chat, people: PersonMemory, memory: MemoryService) -> None:
+async def test_an_ambiguous_name_is_reported_not_guessed(
+    chat, people: PersonMemory, memory: MemoryService
+) -> None:
     g1 = chat()
     first = await g1.say("u1", "hi", card="小红")
     await g1.say("u2", "hi", card="晓红")
