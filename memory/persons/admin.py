@@ -8,6 +8,7 @@ messages are never consolidated into a profile again. Raw messages are deleted t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -50,9 +51,12 @@ class ForgetReport:
 class PersonAdmin:
     """Admin edits; every operation is one write transaction."""
 
-    def __init__(self, db: Database, *, max_name_chars: int = 16) -> None:
+    def __init__(
+        self, db: Database, *, max_name_chars: int = 16, on_change: Callable[[], None] | None = None
+    ) -> None:
         self.db = db
         self.max_name_chars = max_name_chars
+        self.on_change = on_change or (lambda: None)
 
     async def rename(
         self, chat_id: int, person_id: int, name: str, *, now: datetime, reason: str = ""
@@ -93,7 +97,8 @@ class PersonAdmin:
             )
             await store.bump_version(session, chat_id)
             await store.bump_version(session, None)
-            return int(result.rowcount or 0)  # type: ignore[attr-defined]
+        self.on_change()
+        return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
     async def set_fact(
         self, chat_id: int | None, person_id: int, key: str, value: str, *, now: datetime
@@ -178,6 +183,7 @@ class PersonAdmin:
             for chat_id in chats:
                 await store.bump_version(session, chat_id)
             await store.bump_version(session, None)
+        self.on_change()
 
     async def forget(self, person_id: int, *, remove_messages: bool, now: datetime) -> ForgetReport:
         """Delete what was learnt about a person (see the module docstring)."""
@@ -217,6 +223,7 @@ class PersonAdmin:
             for chat_id in chats:
                 await store.bump_version(session, chat_id)
             await store.bump_version(session, None)
+        self.on_change()
         return ForgetReport(person_id, *counts, removed)
 
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import OrderedDict
 from collections.abc import Callable
 
-from sqlalchemy import select
+from sqlalchemy import event, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from memory.ingest import Recorded
 from memory.models import Message, PersonChatName
@@ -32,6 +34,7 @@ _MAY_DECLARE = re.compile(
     r"叫|喊|称呼|名字|昵称|网名|外号|小名|我是|本人是|(?i:call|name|go\s+by|i'?m|i\s+am)"
 )
 RENAME_MIN_CONFIDENCE = 0.9
+SEEN_CACHE_SIZE = 50_000
 
 
 class PersonObserver:
@@ -39,9 +42,45 @@ class PersonObserver:
 
     def __init__(self, config: Callable[[], PersonsConfig]) -> None:
         self.config = config
+        # (chat, person) → (nickname, card) last handled by this process: most messages come from
+        # someone whose names did not change, and they then cost no query at all. The alias rows'
+        # last_seen/count therefore advance when a name is (re)observed, not on every message.
+        self._seen: OrderedDict[tuple[int, int], tuple[str, str]] = OrderedDict()
+
+    def forget_cache(self) -> None:
+        """Drop the cache (after admin edits, so the next message re-records current names)."""
+        self._seen.clear()
 
     async def __call__(self, session: AsyncSession, recorded: Recorded) -> None:
         config = self.config()
+        message = recorded.message
+        person_id, chat_id = recorded.person_id, recorded.chat_id
+        names_now = (message.sender_name, message.sender_card)
+        pending = self._pending(session)
+        key = (chat_id, person_id)
+        if pending.get(key, self._seen.get(key)) != names_now:
+            await self._observe_names(session, recorded, config)
+            pending[key] = names_now
+        if not message.is_bot and _MAY_DECLARE.search(message.text):
+            names = await store.chat_names(session, chat_id)
+            await self._declarations(session, recorded, config, names, store.ts(message.time))
+
+    def _pending(self, session: AsyncSession) -> dict[tuple[int, int], tuple[str, str]]:
+        """Names handled in this transaction; they enter the cache only if it commits."""
+        info = session.info
+        if "persons_seen" not in info:
+            info["persons_seen"] = {}
+
+            def committed(_session: Session) -> None:
+                self._seen.update(info.pop("persons_seen", {}))
+                while len(self._seen) > SEEN_CACHE_SIZE:
+                    self._seen.popitem(last=False)
+
+            event.listen(session.sync_session, "after_commit", committed, once=True)
+        pending: dict[tuple[int, int], tuple[str, str]] = info["persons_seen"]
+        return pending
+
+    async def _observe_names(self, session: AsyncSession, recorded: Recorded, config: PersonsConfig) -> None:
         message = recorded.message
         when = store.ts(message.time)
         person_id, chat_id, message_id = recorded.person_id, recorded.chat_id, recorded.message_id
@@ -81,9 +120,6 @@ class PersonObserver:
                 source=_name_source(first_choice, message.sender_name),
                 time=when,
             )
-            names[person_id] = name
-        if not message.is_bot and _MAY_DECLARE.search(message.text):
-            await self._declarations(session, recorded, config, names, when)
 
     async def _note_card_change(self, session: AsyncSession, recorded: Recorded, when: float) -> None:
         previous = (

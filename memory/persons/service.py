@@ -52,7 +52,9 @@ class PersonMemory:
         self.observer = PersonObserver(self.config)
         self.consolidator = PersonConsolidator(db, self.resolver, self.config, llm)
         self.cards = PersonCardProvider(db, self.resolver, self.config)
-        self.admin = PersonAdmin(db, max_name_chars=self.config().person_name_max_chars)
+        self.admin = PersonAdmin(
+            db, max_name_chars=self.config().person_name_max_chars, on_change=self.observer.forget_cache
+        )
 
     def attach(self, memory: MemoryService) -> None:
         """Observe every recorded message, add the card section, label transcripts with aliases."""

@@ -59,11 +59,13 @@ async def test_concurrent_upserts_make_one_person_one_name_and_unique_aliases(tm
             aliases = (await session.scalars(select(PersonAlias))).all()
         assert person.message_count == 40
         assert person.person_name == "阿红"
-        assert sorted((a.alias, a.source, a.count) for a in aliases) == [
-            ("小红不红", "nickname", 40),
-            ("阿红", "card", 40),
-            ("阿红|前端", "card", 40),
+        assert sorted((a.alias, a.source) for a in aliases) == [
+            ("小红不红", "nickname"),
+            ("阿红", "card"),
+            ("阿红|前端", "card"),
         ]
+        # Each process records a name once, then skips it while it does not change.
+        assert all(1 <= a.count <= 2 for a in aliases)
     finally:
         await first.close()
         await second.close()
