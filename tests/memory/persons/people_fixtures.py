@@ -6,6 +6,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import func, select
 
 from memory.ingest import Recorded
 from memory.persons.config import PersonsConfig
@@ -14,6 +15,15 @@ from memory.service import MemoryService
 from memory.storage import Database
 from memory.types import ChatMessage
 from tests.conftest import T0
+
+
+async def count_rows(db: Database, model: type, **where: object) -> int:
+    """Rows of `model` whose columns equal the given values."""
+    async with db.read() as session:
+        query = select(func.count()).select_from(model)
+        for name, value in where.items():
+            query = query.where(getattr(model, name) == value)
+        return int((await session.execute(query)).scalar_one())
 
 
 class Chat:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import func, select
 
 from memory.models import (
     ChatMember,
@@ -22,14 +21,7 @@ from memory.persons.service import PersonMemory
 from memory.service import MemoryService
 from memory.storage import Database
 from tests.conftest import T0
-
-
-async def _count(db: Database, model: type, **where: object) -> int:
-    async with db.read() as session:
-        query = select(func.count()).select_from(model)
-        for name, value in where.items():
-            query = query.where(getattr(model, name) == value)
-        return int((await session.execute(query)).scalar_one())
+from tests.memory.persons.people_fixtures import count_rows as _count
 
 
 async def test_rename_refuses_a_name_taken_in_the_chat(chat, people: PersonMemory) -> None:

@@ -7,7 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from memory.models import Person, PersonAlias, PersonChatName
@@ -18,6 +18,7 @@ from memory.service import MemoryService
 from memory.storage import Database
 from memory.types import ChatMessage
 from tests.conftest import T0
+from tests.memory.persons.people_fixtures import count_rows as _count
 
 
 def _message(n: int, sender: str = "u1", card: str = "阿红｜前端") -> ChatMessage:
@@ -31,14 +32,6 @@ def _message(n: int, sender: str = "u1", card: str = "阿红｜前端") -> ChatM
         text=f"消息 {n}",
         time=T0 + timedelta(seconds=n),
     )
-
-
-async def _count(db: Database, model: type, **where: object) -> int:
-    async with db.read() as session:
-        query = select(func.count()).select_from(model)
-        for name, value in where.items():
-            query = query.where(getattr(model, name) == value)
-        return int((await session.execute(query)).scalar_one())
 
 
 async def test_concurrent_upserts_make_one_person_one_name_and_unique_aliases(tmp_path: Path) -> None:
