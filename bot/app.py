@@ -13,9 +13,12 @@ from bot.llm import LLMGateway, build_gateway
 from bot.reply.pipeline import ReplyPipeline
 from memory.clock import Clock, SystemClock
 from memory.context.notes_provider import NoteHintsProvider
+from memory.persons.config import PersonsConfig
+from memory.persons.service import PersonMemory
 from memory.service import ContextSettings, MemoryService
 from memory.storage import Database
 from tasks import JobRunner, JobSpec
+from tasks.person_consolidation import person_consolidation_job
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +39,7 @@ class App:
     runner: JobRunner
     pipeline: ReplyPipeline
     llm: LLMGateway
+    persons: PersonMemory | None = None
 
     @property
     def settings(self) -> Settings:
@@ -51,6 +55,23 @@ def _context_settings(settings: Settings) -> ContextSettings:
     c = settings.context
     return ContextSettings(
         total_tokens=c.total_tokens, recent_messages=c.recent_messages, recent_tokens=c.recent_tokens
+    )
+
+
+def _persons_config(settings: Settings) -> PersonsConfig:
+    p = settings.persons
+    return PersonsConfig(
+        person_name_max_chars=p.person_name_max_chars,
+        alias_sources=tuple(p.alias_sources),
+        self_declared_rename=p.self_declared_rename,
+        consolidation_batch=p.consolidation_batch,
+        use_llm=p.use_llm,
+        forget_removes_messages=p.forget_removes_messages,
+        pronoun_max_age_seconds=p.pronoun_max_age_seconds,
+        card_max_chars=p.card_max_chars,
+        card_tokens=p.card_tokens,
+        max_cards=p.max_cards,
+        mention_min_confidence=p.mention_min_confidence,
     )
 
 
@@ -70,7 +91,15 @@ async def build_app(
     llm = build_gateway(settings.llm, db, clock)
     runner = JobRunner(clock)
     pipeline = ReplyPipeline(memory, lambda: config.current, llm)
-    app = App(config, directory, clock, db, memory, runner, pipeline, llm)
+    persons = PersonMemory(db, lambda: _persons_config(config.current), llm)
+    persons.attach(memory)
+    runner.register(
+        person_consolidation_job(
+            persons.consolidator,
+            lambda: timedelta(seconds=config.current.persons.consolidation_interval_seconds),
+        )
+    )
+    app = App(config, directory, clock, db, memory, runner, pipeline, llm, persons)
 
     def on_reload(_old: Settings, new: Settings) -> None:
         memory.context_settings = _context_settings(new)

@@ -9,7 +9,10 @@ from sqlalchemy import func, select
 
 from memory.directory import members
 from memory.history.view import topic_views
+from memory.messages import by_ids
 from memory.models import Chat, Message
+from memory.persons.card import DEFAULT_LABELS
+from memory.persons.service import persons_of
 from memory.service import MemoryService
 
 
@@ -44,7 +47,35 @@ async def topics_section(memory: MemoryService, chat_id: int) -> tuple[str, list
     return "Topics", [view.line() for view in views]
 
 
-SECTIONS: list[SummarySection] = [people_section, topics_section]
+MAX_SUMMARY_ALIASES = 6
+
+
+async def person_facts_section(memory: MemoryService, chat_id: int) -> tuple[str, list[str]] | None:
+    """People with the name the bot uses, their other names, current facts (with the message ids
+    they came from) and the latest timeline entry — only what this chat learnt."""
+    records = [r for r in await persons_of(memory).records(chat_id) if not r.is_bot]
+    if not records:
+        return None
+    cited = [f.message_id for r in records for f in (*r.facts, *r.superseded) if f.message_id is not None]
+    async with memory.db.read() as session:
+        platform_ids = {m.id: m.platform_message_id for m in await by_ids(session, cited)}
+    lines = []
+    for record in records[:12]:
+        aliases = ", ".join(list(record.view.aliases)[:MAX_SUMMARY_ALIASES])
+        line = record.name + (f" (also {aliases})" if aliases else "") + f" — {record.message_count} messages"
+        lines.append(line)
+        for fact in record.facts:
+            source = platform_ids.get(fact.message_id or 0, fact.source)
+            lines.append(f"    {DEFAULT_LABELS.get(fact.key, fact.key)}: {fact.value} [{source}]")
+        for old in record.superseded:
+            source = platform_ids.get(old.message_id or 0, old.source)
+            lines.append(f"    (was) {DEFAULT_LABELS.get(old.key, old.key)}: {old.value} [{source}]")
+        for event in record.timeline[:3]:
+            lines.append(f"    · {event.text}")
+    return "People", lines
+
+
+SECTIONS: list[SummarySection] = [person_facts_section, topics_section]
 
 
 async def summarize(memory: MemoryService, sections: list[SummarySection] | None = None) -> list[ChatSummary]:

@@ -14,6 +14,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bot.cli.mcp",
     "bot.cli.importing",
     "bot.cli.history",
+    "bot.cli.people",
 )
 EVAL_MODULES: tuple[str, ...] = ("bot.cli.eval_disentangle", "bot.cli.eval_jargon")
 

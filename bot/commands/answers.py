@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.directory import match_members, members
+from memory.persons.card import render_card
+from memory.persons.service import persons_of
 from memory.service import MemoryService
 from memory.text import truncate
 
@@ -45,21 +46,42 @@ async def recall(memory: MemoryService, chat_id: int, query: str, limit: int = 5
 
 
 async def who(memory: MemoryService, chat_id: int, name: str) -> Answer:
-    async with memory.db.read() as session:
-        found = match_members(await members(session, chat_id), name)
+    """Who a name is in this chat, answered from the person card (aliases, facts, timeline) — only
+    what this chat learnt. Several close candidates are reported as ambiguous, never guessed."""
+    persons = persons_of(memory)
+    found = await persons.who(chat_id, name)
+    config = persons.config()
     data = {
         "query": name,
         "chat_id": chat_id,
-        "ambiguous": len(found) > 1,
-        "matches": [m.to_json() for m in found],
+        "ambiguous": found.ambiguous,
+        "matches": [
+            {
+                "person_id": r.person_id,
+                "user_id": r.platform_user_id,
+                "name": r.name,
+                "nickname": r.nickname,
+                "card": r.card,
+                "aliases": list(r.view.aliases),
+                "attributes": dict(r.view.attributes),
+                "message_count": r.message_count,
+                "last_seen": r.last_seen.isoformat(),
+                "confidence": next(
+                    (m.confidence for m in found.resolution.matches if m.person_id == str(r.person_id)), 1.0
+                ),
+            }
+            for r in found.records
+        ],
     }
-    if not found:
+    if not found.records:
         return Answer(data, [f"我不认识「{name}」。"])
-    lines = [f"「{name}」可能是好几个人:" if len(found) > 1 else f"「{name}」:"]
-    for m in found:
-        others = ", ".join(n for n in {m.nickname, m.card} if n and n != m.name)
-        aka = f"(也叫 {others})" if others else ""
-        lines.append(f"- {m.name}{aka} · {m.message_count} 条消息 · 最近 {m.last_seen:%Y-%m-%d}")
+    if found.ambiguous:
+        lines = [f"「{name}」可能是好几个人，说具体一点？"]
+        lines += [f"- {r.name}（{'、'.join(list(r.view.aliases)[:3])}）" for r in found.records]
+        return Answer(data, lines)
+    record = found.records[0]
+    card = render_card(record.view, config.card_max_chars, max_tokens=config.card_tokens)
+    lines = [*card.splitlines(), f"{record.message_count} 条消息 · 最近 {record.last_seen:%Y-%m-%d}"]
     return Answer(data, lines)
 
 

@@ -87,6 +87,26 @@ class AdaptersSettings(Section):
         return self
 
 
+class PersonsSettings(Section):
+    person_name_max_chars: int = Field(16, ge=2, le=64)
+    alias_sources: list[Literal["nickname", "card", "self", "others", "llm", "admin"]] = [
+        "nickname",
+        "card",
+        "self",
+        "others",
+    ]
+    self_declared_rename: bool = True
+    consolidation_interval_seconds: float = Field(300.0, ge=1.0, le=86_400.0)
+    consolidation_batch: int = Field(500, ge=1, le=100_000)
+    use_llm: bool = True
+    forget_removes_messages: bool = False
+    pronoun_max_age_seconds: float = Field(3600.0, ge=0.0, le=2_592_000.0)
+    card_max_chars: int = Field(240, ge=20, le=4000)
+    card_tokens: int = Field(400, ge=0, le=20_000)
+    max_cards: int = Field(4, ge=0, le=20)
+    mention_min_confidence: float = Field(0.6, ge=0.0, le=1.0)
+
+
 class LoggingSettings(Section):
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
@@ -148,6 +168,7 @@ class Settings(Section):
     tools: ToolsSettings = ToolsSettings()
     scheduler: SchedulerSettings = SchedulerSettings()
     adapters: AdaptersSettings = AdaptersSettings()
+    persons: PersonsSettings = PersonsSettings()
     logging: LoggingSettings = LoggingSettings()
     topics: TopicsSettings = TopicsSettings()
     forgetting: ForgettingSettings = ForgettingSettings()

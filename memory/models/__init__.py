@@ -7,6 +7,14 @@ from memory.models.job_state import JobState
 from memory.models.llm_usage import LlmUsage
 from memory.models.message import Message
 from memory.models.person import Person
+from memory.models.person_memory import (
+    PersonAlias,
+    PersonAliasVersion,
+    PersonChatName,
+    PersonFact,
+    PersonForgotten,
+    PersonTimelineEntry,
+)
 
 __all__ = [
     "Base",
@@ -18,5 +26,11 @@ __all__ = [
     "LlmUsage",
     "Message",
     "Person",
+    "PersonAlias",
+    "PersonAliasVersion",
+    "PersonChatName",
+    "PersonFact",
+    "PersonForgotten",
+    "PersonTimelineEntry",
     "TopicCacheEntry",
 ]
