@@ -11,10 +11,15 @@ from bot.config import ConfigStore, Settings
 from bot.llm import LLMGateway, build_gateway
 from bot.reply.pipeline import ReplyPipeline
 from memory.clock import Clock, SystemClock
+from memory.context.jargon_provider import JargonProvider
 from memory.context.notes_provider import NoteHintsProvider
+from memory.jargon.discovery import DiscoveryParams
+from memory.jargon.explain import JargonExplainer
+from memory.jargon.filters import FilterParams
 from memory.service import ContextSettings, MemoryService
 from memory.storage import Database
 from tasks import JobRunner, JobSpec
+from tasks.jargon_mining import JargonMiningJob, MiningSettings
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +58,31 @@ def _context_settings(settings: Settings) -> ContextSettings:
     )
 
 
+def mining_settings(settings: Settings) -> MiningSettings:
+    """The jargon job's settings from `[jargon]`."""
+    j = settings.jargon
+    discovery = DiscoveryParams(
+        min_df=j.min_df,
+        min_speakers=j.min_speakers,
+        min_lift=j.min_lift,
+        max_candidates=j.max_candidates,
+        filters=FilterParams(max_batch=j.max_batch),
+    )
+    return MiningSettings(
+        enabled=j.enabled,
+        cooldown_seconds=j.cooldown_seconds,
+        min_new_messages=j.min_new_messages,
+        history_messages=j.history_messages,
+        max_window_messages=j.max_window_messages,
+        scope=j.scope,
+        thresholds=tuple(j.thresholds),
+        extractor=j.extractor,
+        max_evidence=j.max_evidence,
+        inferences_per_run=j.inferences_per_run,
+        discovery=discovery,
+    )
+
+
 async def build_app(
     config: ConfigStore, data_dir: Path | None = None, clock: Clock | None = None, watch_config: bool = True
 ) -> App:
@@ -67,13 +97,19 @@ async def build_app(
         NoteHintsProvider(memory.notes, memory.chat_key, settings.notes.hints, settings.notes.hints_tokens)
     )
     llm = build_gateway(settings.llm, db, clock)
+    explainer = JargonExplainer(db, settings.jargon.scope)
+    jargon_provider = JargonProvider(explainer, settings.jargon.context_tokens)
+    memory.context_providers.append(jargon_provider)
     runner = JobRunner(clock)
+    runner.register(JargonMiningJob(db, lambda: mining_settings(config.current), llm).spec())
     pipeline = ReplyPipeline(memory, lambda: config.current, llm)
     app = App(config, directory, clock, db, memory, runner, pipeline, llm)
 
     def on_reload(_old: Settings, new: Settings) -> None:
         memory.context_settings = _context_settings(new)
         llm.reconfigure(new.llm)
+        explainer.scope = new.jargon.scope
+        jargon_provider.budget_tokens = new.jargon.context_tokens
         runner.reschedule()
 
     config.subscribe(on_reload)

@@ -8,8 +8,10 @@ from dataclasses import dataclass, field
 from sqlalchemy import func, select
 
 from memory.directory import members
+from memory.jargon import dictionary
 from memory.models import Chat, Message
 from memory.service import MemoryService
+from memory.text import truncate
 
 
 @dataclass(slots=True)
@@ -34,7 +36,20 @@ async def people_section(memory: MemoryService, chat_id: int) -> tuple[str, list
     return "People", lines
 
 
-SECTIONS: list[SummarySection] = [people_section]
+async def jargon_section(memory: MemoryService, chat_id: int) -> tuple[str, list[str]] | None:
+    """The terms seen most in this chat: term, count, status, meaning."""
+    async with memory.db.read() as session:
+        entries = await dictionary.list_entries(session, chat_id=chat_id, limit=12)
+    if not entries:
+        return None
+    lines = []
+    for e in entries:
+        meaning = f" — {truncate(e.meaning, 60)}" if e.meaning else ""
+        lines.append(f"{e.content} ×{e.count} [{e.status}]{meaning}")
+    return "Jargon", lines
+
+
+SECTIONS: list[SummarySection] = [people_section, jargon_section]
 
 
 async def summarize(memory: MemoryService, sections: list[SummarySection] | None = None) -> list[ChatSummary]:

@@ -215,15 +215,14 @@ async def get(session: AsyncSession, jargon_id: int) -> EntryView | None:
     return None if row is None else view(row)
 
 
-async def lookup(session: AsyncSession, term: str, chat_id: int, scope: Scope) -> EntryView | None:
-    """The entry for `term` visible in `chat_id` (the chat's own before a global one)."""
+async def lookup(session: AsyncSession, term: str, chat_id: int) -> EntryView | None:
+    """The entry for `term` visible in `chat_id`: the chat's own before a global one. (Whatever the
+    scope setting, a chat never sees another chat's own entries.)"""
     norm = normalize(term.strip())
     if not norm:
         return None
-    rows = (
-        await session.scalars(select(Jargon).where(visible_in(scope, chat_id), Jargon.normalized == norm))
-    ).all()
-    rows = sorted(rows, key=lambda r: r.chat_id is None)
+    query = select(Jargon).where(visible_in("chat", chat_id), Jargon.normalized == norm)
+    rows = sorted((await session.scalars(query)).all(), key=lambda r: r.chat_id is None)
     return view(rows[0]) if rows else None
 
 
