@@ -159,6 +159,7 @@ async def upsert_mined(
                 last_inference_count=0,
                 status="candidate",
                 provenance="mined",
+                revision=0,
                 created_at=now,
                 updated_at=now,
             )
@@ -292,12 +293,22 @@ async def explainable(session: AsyncSession, chat_id: int, scope: Scope) -> list
     return [v for v in (view(r) for r in (await session.scalars(query)).all()) if v.explainable]
 
 
-async def version(session: AsyncSession) -> tuple[int, float, int]:
-    """A cheap fingerprint of the dictionary (changes whenever an entry is added, edited or removed)."""
+async def version(session: AsyncSession) -> tuple[int, int, int]:
+    """A cheap fingerprint of the explainable entries: it changes whenever one is added, edited or
+    removed (by this process or another), and not when mining merely counts."""
     row = (
-        await session.execute(select(func.count(), func.max(Jargon.updated_at), func.max(Jargon.id)))
+        await session.execute(
+            select(func.count(), func.coalesce(func.sum(Jargon.revision), 0), func.max(Jargon.id)).where(
+                Jargon.status.in_(EXPLAINABLE), Jargon.meaning != ""
+            )
+        )
     ).one()
-    return int(row[0]), float(row[1] or 0.0), int(row[2] or 0)
+    return int(row[0]), int(row[1]), int(row[2] or 0)
+
+
+def _changed(row: Jargon, now: float) -> None:
+    row.revision = (row.revision or 0) + 1
+    row.updated_at = now
 
 
 # -- review --------------------------------------------------------------------------------------
@@ -339,7 +350,8 @@ async def decide(
             row.provenance = "manual"
         if action == "approve" and row.is_jargon is None:
             row.is_jargon = True
-        row.decided_by, row.decided_at, row.updated_at = actor, now, now
+        row.decided_by, row.decided_at = actor, now
+        _changed(row, now)
         session.add(_trail(row, actor, action, old, now))
         done.append(view(row))
     await session.flush()
@@ -376,7 +388,8 @@ async def edit(
     if is_jargon is not None:
         row.is_jargon = is_jargon
     row.provenance = "manual"
-    row.decided_by, row.decided_at, row.updated_at = actor, now, now
+    row.decided_by, row.decided_at = actor, now
+    _changed(row, now)
     session.add(_trail(row, actor, "edit", old, now))
     await session.flush()
     return view(row)
@@ -422,6 +435,7 @@ async def add_manual(
             normalized=normalize(text),
             count=0,
             last_inference_count=0,
+            revision=0,
             created_at=now,
         )
         session.add(row)
@@ -429,7 +443,8 @@ async def add_manual(
         old = _snapshot(row)
     row.meaning = _clean_meaning(meaning)
     row.status, row.is_jargon, row.provenance = status, is_jargon, "manual"
-    row.decided_by, row.decided_at, row.updated_at = actor, now, now
+    row.decided_by, row.decided_at = actor, now
+    _changed(row, now)
     await session.flush()
     session.add(_trail(row, actor, "import" if created else "overwrite", old, now))
     return view(row), created
@@ -500,6 +515,6 @@ async def apply_inference(
         row.is_jargon = is_jargon
         row.status = "inferred"
         row.provenance = "inferred"
-    row.updated_at = now
+    _changed(row, now)
     await session.flush()
     return True

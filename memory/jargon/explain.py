@@ -28,7 +28,7 @@ class Explained:
 
 @dataclass(slots=True)
 class _Compiled:
-    fingerprint: tuple[int, float, int]
+    fingerprint: tuple[int, int, int]
     matcher: JargonMatcher
     entries: dict[str, dictionary.EntryView]
 

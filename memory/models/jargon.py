@@ -35,6 +35,9 @@ class Jargon(Base):
     provenance: Mapped[str] = mapped_column(String(16), default="mined")
     decided_by: Mapped[str | None] = mapped_column(String(128), nullable=True)
     decided_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # Bumped whenever what the reply path explains changes (content, meaning, status, is_jargon), so
+    # cached matchers notice edits made by another process.
+    revision: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[float] = mapped_column(Float)
     updated_at: Mapped[float] = mapped_column(Float)
 

@@ -30,6 +30,7 @@ def upgrade() -> None:
         sa.Column("provenance", sa.String(16), nullable=False),
         sa.Column("decided_by", sa.String(128), nullable=True),
         sa.Column("decided_at", sa.Float, nullable=True),
+        sa.Column("revision", sa.Integer, nullable=False),
         sa.Column("created_at", sa.Float, nullable=False),
         sa.Column("updated_at", sa.Float, nullable=False),
     )
