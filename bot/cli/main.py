@@ -12,6 +12,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bot.cli.doctor",
     "bot.cli.notes",
     "bot.cli.mcp",
+    "bot.cli.jargon",
 )
 EVAL_MODULES: tuple[str, ...] = ("bot.cli.eval_disentangle", "bot.cli.eval_jargon")
 
