@@ -22,6 +22,7 @@ from memory.storage import Database
 from memory.text import truncate
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 GLOBAL = "global"
 
 
@@ -69,6 +70,21 @@ def _actor(by: str | None) -> str:
 chat_option = click.option("--chat", default=None, help="Chat key platform:id (or its database id).")
 by_option = click.option("--by", default=None, help="Who decides (default: your login name).")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+status_option = click.option(
+    "--status",
+    "statuses",
+    multiple=True,
+    type=click.Choice(STATUSES),
+    help="Only these statuses (repeatable).",
+)
+min_count_option = click.option(
+    "--min-count", default=0, type=click.IntRange(min=0), help="Only entries counted at least this often."
+)
+
+
+def filter_options(command: F) -> F:
+    """`--chat`, `--status`, `--min-count`: the filters of list and export."""
+    return chat_option(status_option(min_count_option(command)))
 
 
 @click.group("jargon")
@@ -77,11 +93,7 @@ def jargon_group() -> None:
 
 
 @jargon_group.command("list")
-@chat_option
-@click.option("--status", "statuses", multiple=True, type=click.Choice(STATUSES), help="Only these statuses.")
-@click.option(
-    "--min-count", default=0, type=click.IntRange(min=0), help="Only entries counted at least this often."
-)
+@filter_options
 @click.option("--search", default="", help="Only terms containing this text.")
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(min=1))
 @json_option
@@ -278,9 +290,7 @@ def import_command(
 
 @jargon_group.command("export")
 @click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
-@chat_option
-@click.option("--status", "statuses", multiple=True, type=click.Choice(STATUSES), help="Only these statuses.")
-@click.option("--min-count", default=0, type=click.IntRange(min=0))
+@filter_options
 @format_option
 @runtime_options
 def export_command(
