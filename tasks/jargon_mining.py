@@ -11,7 +11,8 @@ happen outside it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
@@ -68,6 +69,23 @@ class RunReport:
     candidates: int = 0
     inferred: int = 0
     llm_extractions: int = 0
+
+
+_NAME_SEPARATORS = re.compile(r"[\s|｜/／\\\-—_·•,，.。:：()（）\[\]【】<>《》]+")
+
+
+def name_variants(names: Iterable[str]) -> list[str]:
+    """Names with their parts: a group card like "浩子｜SRE" also excludes "浩子" (parts of two or more
+    characters; shorter ones would exclude too much)."""
+    out: dict[str, None] = {}
+    for name in names:
+        if not name:
+            continue
+        out[name] = None
+        for part in _NAME_SEPARATORS.split(name):
+            if len(part) >= 2:
+                out[part] = None
+    return list(out)
 
 
 def to_miner(message: StoredMessage) -> MinerMessage:
@@ -162,7 +180,7 @@ class JargonMiningJob:
             if len(window_rows) < settings.min_new_messages:
                 return 0
             found = await members(session, chat_id)
-            names = [n for m in found for n in (m.name, m.nickname, m.card) if n]
+            names = name_variants(n for m in found for n in (m.name, m.nickname, m.card))
             exclude = await dictionary.rejected_terms(session, chat_id, settings.scope)
         window = [to_miner(m) for m in window_rows]
         discoverer = await self._discoverer(chat_id, cursor, settings)

@@ -15,7 +15,7 @@ from memory.jargon import dictionary
 from memory.jargon.discovery import DiscoveryParams
 from memory.models import JobState
 from memory.service import MemoryService
-from tasks.jargon_mining import JOB_NAME, JargonMiningJob, MiningSettings
+from tasks.jargon_mining import JOB_NAME, JargonMiningJob, MiningSettings, name_variants
 from tests.conftest import T0, make_message
 from tests.fakes.openai_server import FakeOpenAI, answer_json
 
@@ -159,3 +159,18 @@ async def test_llm_failure_falls_back_to_offline(memory: MemoryService, clock: M
         assert entry is not None and entry.status == "candidate"  # waits for review without a model
     finally:
         await llm.close()
+
+
+def test_name_variants_split_group_cards() -> None:
+    assert name_variants(["浩子｜SRE", "Tom（汤姆）", "小明-设计", "", "A|b"]) == [
+        "浩子｜SRE",
+        "浩子",
+        "SRE",
+        "Tom（汤姆）",
+        "Tom",
+        "汤姆",
+        "小明-设计",
+        "小明",
+        "设计",
+        "A|b",
+    ]
