@@ -12,12 +12,17 @@ from bot.history_setup import register_history_jobs
 from bot.llm import LLMGateway, build_gateway
 from bot.reply.pipeline import ReplyPipeline
 from memory.clock import Clock, SystemClock
+from memory.context.jargon_provider import JargonProvider
 from memory.context.notes_provider import NoteHintsProvider
+from memory.jargon.discovery import DiscoveryParams
+from memory.jargon.explain import JargonExplainer
+from memory.jargon.filters import FilterParams
 from memory.persons.config import PersonsConfig
 from memory.persons.service import PersonMemory
 from memory.service import ContextSettings, MemoryService
 from memory.storage import Database
 from tasks import JobRunner, JobSpec
+from tasks.jargon_mining import JargonMiningJob, MiningSettings
 from tasks.person_consolidation import person_consolidation_job
 
 log = logging.getLogger(__name__)
@@ -75,6 +80,31 @@ def _persons_config(settings: Settings) -> PersonsConfig:
     )
 
 
+def mining_settings(settings: Settings) -> MiningSettings:
+    """The jargon job's settings from `[jargon]`."""
+    j = settings.jargon
+    discovery = DiscoveryParams(
+        min_df=j.min_df,
+        min_speakers=j.min_speakers,
+        min_lift=j.min_lift,
+        max_candidates=j.max_candidates,
+        filters=FilterParams(max_batch=j.max_batch),
+    )
+    return MiningSettings(
+        enabled=j.enabled,
+        cooldown_seconds=j.cooldown_seconds,
+        min_new_messages=j.min_new_messages,
+        history_messages=j.history_messages,
+        max_window_messages=j.max_window_messages,
+        scope=j.scope,
+        thresholds=tuple(j.thresholds),
+        extractor=j.extractor,
+        max_evidence=j.max_evidence,
+        inferences_per_run=j.inferences_per_run,
+        discovery=discovery,
+    )
+
+
 async def build_app(
     config: ConfigStore, data_dir: Path | None = None, clock: Clock | None = None, watch_config: bool = True
 ) -> App:
@@ -89,7 +119,11 @@ async def build_app(
         NoteHintsProvider(memory.notes, memory.chat_key, settings.notes.hints, settings.notes.hints_tokens)
     )
     llm = build_gateway(settings.llm, db, clock)
+    explainer = JargonExplainer(db, settings.jargon.scope)
+    jargon_provider = JargonProvider(explainer, settings.jargon.context_tokens)
+    memory.context_providers.append(jargon_provider)
     runner = JobRunner(clock)
+    runner.register(JargonMiningJob(db, lambda: mining_settings(config.current), llm).spec())
     pipeline = ReplyPipeline(memory, lambda: config.current, llm)
     persons = PersonMemory(db, lambda: _persons_config(config.current), llm)
     persons.attach(memory)
@@ -104,6 +138,8 @@ async def build_app(
     def on_reload(_old: Settings, new: Settings) -> None:
         memory.context_settings = _context_settings(new)
         llm.reconfigure(new.llm)
+        explainer.scope = new.jargon.scope
+        jargon_provider.budget_tokens = new.jargon.context_tokens
         runner.reschedule()
 
     config.subscribe(on_reload)

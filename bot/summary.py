@@ -7,13 +7,14 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import func, select
 
-from memory.directory import members
 from memory.history.view import topic_views
+from memory.jargon import dictionary
 from memory.messages import by_ids
 from memory.models import Chat, Message
 from memory.persons.card import DEFAULT_LABELS
 from memory.persons.service import persons_of
 from memory.service import MemoryService
+from memory.text import truncate
 
 
 @dataclass(slots=True)
@@ -24,18 +25,6 @@ class ChatSummary:
 
 
 SummarySection = Callable[[MemoryService, int], Awaitable[tuple[str, list[str]] | None]]
-
-
-async def people_section(memory: MemoryService, chat_id: int) -> tuple[str, list[str]] | None:
-    async with memory.db.read() as session:
-        found = [m for m in await members(session, chat_id) if not m.is_bot]
-    if not found:
-        return None
-    lines = []
-    for m in found[:12]:
-        others = ", ".join(sorted({n for n in (m.nickname, m.card) if n and n != m.name}))
-        lines.append(f"{m.name}" + (f" (also {others})" if others else "") + f" — {m.message_count} messages")
-    return "People", lines
 
 
 async def topics_section(memory: MemoryService, chat_id: int) -> tuple[str, list[str]] | None:
@@ -75,7 +64,20 @@ async def person_facts_section(memory: MemoryService, chat_id: int) -> tuple[str
     return "People", lines
 
 
-SECTIONS: list[SummarySection] = [person_facts_section, topics_section]
+async def jargon_section(memory: MemoryService, chat_id: int) -> tuple[str, list[str]] | None:
+    """The terms seen most in this chat: term, count, status, meaning."""
+    async with memory.db.read() as session:
+        entries = await dictionary.list_entries(session, chat_id=chat_id, limit=12)
+    if not entries:
+        return None
+    lines = []
+    for e in entries:
+        meaning = f" — {truncate(e.meaning, 60)}" if e.meaning else ""
+        lines.append(f"{e.content} ×{e.count} [{e.status}]{meaning}")
+    return "Jargon", lines
+
+
+SECTIONS: list[SummarySection] = [person_facts_section, topics_section, jargon_section]
 
 
 async def summarize(memory: MemoryService, sections: list[SummarySection] | None = None) -> list[ChatSummary]:

@@ -1,4 +1,5 @@
-"""`qunyi eval jargon`: offline jargon discovery on slang examples mixed into ordinary chat."""
+"""`qunyi eval jargon`: the production jargon job (offline path) on slang examples mixed into ordinary
+chat, on a fresh temporary database."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from bot.evals.jargon import Cadence, evaluate, load_filler, load_terms, split_terms
+from bot.evals.jargon import Cadence, evaluate, evaluate_job, load_filler, load_terms, split_terms
 from memory.jargon.discovery import Discoverer
 
 DATA = Path("..") / "shared" / "data"
@@ -72,6 +73,11 @@ DATA = Path("..") / "shared" / "data"
     default=None,
     help="Use only the first this many filler dialogues.",
 )
+@click.option(
+    "--miner-only",
+    is_flag=True,
+    help="Drive the in-memory discoverer alone instead of the production DB-backed job.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def jargon(
     terms_path: Path,
@@ -84,6 +90,7 @@ def jargon(
     half: int | None,
     max_terms: int | None,
     max_filler: int | None,
+    miner_only: bool,
     as_json: bool,
 ) -> None:
     """Mine jargon from a simulated group chat and score it against the gold terms."""
@@ -92,10 +99,19 @@ def jargon(
         filler = load_filler(filler_path)[:max_filler]
     except (ValueError, TypeError, AttributeError) as exc:
         raise click.ClickException(f"cannot read the evaluation data: {exc}") from exc
-    miner = Discoverer(history_size=history_size)
     cadence = Cadence(cooldown, min_new)
-    result = evaluate(terms, filler, miner, seed=seed, cadence=cadence, min_count=min_count)
-    result.update(half=half, seed=seed, history=history_size, terms_file=str(terms_path))
+    if miner_only:
+        miner = Discoverer(history_size=history_size)
+        result = evaluate(terms, filler, miner, seed=seed, cadence=cadence, min_count=min_count)
+    else:
+        result = evaluate_job(terms, filler, seed, cadence, min_count, history_size)
+    result.update(
+        half=half,
+        seed=seed,
+        history=history_size,
+        terms_file=str(terms_path),
+        miner="discoverer" if miner_only else "job",
+    )
     if as_json:
         click.echo(json.dumps(result, ensure_ascii=False, indent=2))
         return

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory.jargon import dictionary
 from memory.persons.card import render_card
 from memory.persons.service import persons_of
 from memory.service import MemoryService
@@ -86,5 +87,27 @@ async def who(memory: MemoryService, chat_id: int, name: str) -> Answer:
 
 
 async def what(memory: MemoryService, chat_id: int, term: str) -> Answer:
+    """The dictionary's meaning of `term` as this chat may see it, with this chat's evidence only."""
+    async with memory.db.read() as session:
+        entry = await dictionary.lookup(session, term, chat_id)
+        shown = entry is not None and entry.status != "rejected"
+        examples = await dictionary.evidence(session, entry.id, chat_id, limit=2) if shown and entry else []
     data: dict[str, Any] = {"term": term, "chat_id": chat_id, "found": False, "meaning": None}
-    return Answer(data, [f"我还不知道「{term}」是什么意思。"])
+    if entry is None or not shown:
+        return Answer(data, [f"我还不知道「{term}」是什么意思。"])
+    data.update(
+        found=True,
+        meaning=entry.meaning or None,
+        is_jargon=entry.is_jargon,
+        status=entry.status,
+        count=entry.count,
+        examples=[{"speaker": e.message.speaker, "text": e.message.text} for e in examples],
+    )
+    if entry.meaning:
+        lines = [f"「{entry.content}」: {entry.meaning}"]
+        if entry.status == "inferred":
+            lines[0] += "(从聊天里推测的)"
+    else:
+        lines = [f"「{entry.content}」在群里出现过 {entry.count} 次,还不知道是什么意思。"]
+    lines += [f"- {e.message.speaker}: {truncate(e.message.text, MAX_ITEM_CHARS)}" for e in examples]
+    return Answer(data, lines)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from adapters.discord.config import DiscordConfig
 from adapters.onebot_v11.config import OneBotConfig
@@ -47,6 +48,34 @@ class ContextSettings(Section):
 class NotesSettings(Section):
     hints: int = Field(5, ge=0, le=50)
     hints_tokens: int = Field(80, ge=0, le=2000)
+
+
+class JargonSettings(Section):
+    """`[jargon]`: mining cadence, dictionary scope, inference thresholds, explanation budget."""
+
+    enabled: bool = True
+    cooldown_seconds: float = Field(20.0, ge=1.0, le=86_400.0)
+    min_new_messages: int = Field(10, ge=1, le=10_000)
+    history_messages: int = Field(3000, ge=10, le=100_000)
+    max_window_messages: int = Field(500, ge=10, le=10_000)
+    scope: Literal["global", "chat"] = "global"
+    extractor: Literal["offline", "llm"] = "offline"
+    thresholds: list[int] = Field(default_factory=lambda: [2, 4, 8, 12, 24, 60, 100], min_length=1)
+    max_batch: int = Field(30, ge=1, le=1000)
+    max_evidence: int = Field(20, ge=1, le=1000)
+    inferences_per_run: int = Field(20, ge=0, le=1000)
+    context_tokens: int = Field(200, ge=0, le=10_000)
+    min_df: int = Field(3, ge=2, le=1000)
+    min_speakers: int = Field(2, ge=1, le=100)
+    min_lift: float = Field(11.0, ge=0.0, le=50.0)
+    max_candidates: int = Field(20, ge=1, le=1000)
+
+    @field_validator("thresholds")
+    @classmethod
+    def _increasing(cls, value: list[int]) -> list[int]:
+        if any(t < 1 for t in value) or any(b <= a for a, b in pairwise(value)):
+            raise ValueError("thresholds must be positive and strictly increasing")
+        return value
 
 
 class ToolsSettings(Section):
@@ -165,6 +194,7 @@ class Settings(Section):
     context: ContextSettings = ContextSettings()
     llm: LLMSettings = LLMSettings()
     notes: NotesSettings = NotesSettings()
+    jargon: JargonSettings = JargonSettings()
     tools: ToolsSettings = ToolsSettings()
     scheduler: SchedulerSettings = SchedulerSettings()
     adapters: AdaptersSettings = AdaptersSettings()

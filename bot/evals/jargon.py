@@ -15,21 +15,33 @@ number of distinct evidence messages collected over all runs (what the DB upsert
 threshold): the entries the production dictionary would put up for inference and review. A mined
 term matches a gold term when both are equal after NFKC, lower-casing and trimming.
 
-To evaluate the real job later, pass another `Miner` (anything with `run(window) -> candidates`).
+`evaluate_job` runs the production job instead (`tasks.jargon_mining`, offline path) on a fresh
+temporary database: messages are recorded through MemoryService and the job ticks on its own
+interval in simulated time, deciding the cadence itself; "mined" is read from the `jargon` table,
+whose count is the same number of distinct evidence messages. `evaluate` with another `Miner`
+(anything with `run(window) -> candidates`) measures a miner alone.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
+import tempfile
 import time
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
+from memory.jargon import dictionary
 from memory.jargon.types import Candidate, MinerMessage
+from memory.service import MemoryService
+from memory.storage import Database
+from memory.types import ChatMessage
+from tasks.jargon_mining import JargonMiningJob, MiningSettings
 
 INFERENCE_THRESHOLDS = (2, 4, 8, 12, 24, 60, 100)
 
@@ -260,4 +272,106 @@ def evaluate(
     started = time.perf_counter()
     stream = build_stream(terms, filler, seed=seed)
     result = replay(stream, miner, cadence or Cadence())
+    return report(stream, terms, result, min_count, time.perf_counter() - started)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEntry:
+    """A dictionary row read back from the database after a production-job replay."""
+
+    content: str
+    count: int
+
+
+@dataclass(slots=True)
+class StoredDictionary:
+    """The production dictionary's entries keyed like the in-memory one (by `gold_key`)."""
+
+    entries: dict[str, StoredEntry] = field(default_factory=dict)
+
+    def mined(self, min_count: int) -> dict[str, StoredEntry]:
+        """Entries whose count reached `min_count`."""
+        return {k: e for k, e in self.entries.items() if e.count >= min_count}
+
+
+EVAL_START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _chat_message(item: StreamMessage) -> ChatMessage:
+    m = item.message
+    when = EVAL_START + timedelta(seconds=item.at)
+    return ChatMessage("eval", "eval", m.key, m.speaker, m.text, when, sender_name=m.speaker)
+
+
+async def replay_job(
+    stream: Sequence[StreamMessage], cadence: Cadence, history_size: int, data_dir: Path
+) -> tuple[Replay, StoredDictionary]:
+    """Replay the stream through the production job (offline path) on a fresh database in `data_dir`.
+
+    Messages are recorded through MemoryService; the job ticks on its own interval in simulated time
+    and applies its per-chat cooldown and minimum of new messages itself.
+    """
+    db = await Database.open(data_dir)
+    try:
+        memory = MemoryService(db)
+        settings = MiningSettings(
+            cooldown_seconds=cadence.cooldown,
+            min_new_messages=cadence.min_new,
+            history_messages=history_size,
+            max_window_messages=max(500, cadence.min_new),
+        )
+        job = JargonMiningJob(db, lambda: settings)
+        tick = job.spec().interval()
+        result = Replay(InMemoryDictionary())
+        pending: list[ChatMessage] = []
+        next_tick: datetime | None = None
+
+        since_run = 0  # messages recorded or pending since the job last mined
+
+        async def run_at(now: datetime) -> None:
+            nonlocal since_run
+            if pending:
+                await memory.record_many(pending)
+                pending.clear()
+            started = time.perf_counter()
+            report = await job.run(now)
+            if report.chats:
+                result.run_seconds.append(time.perf_counter() - started)
+                result.runs += report.chats
+                since_run = 0
+
+        for item in stream:
+            message = _chat_message(item)
+            pending.append(message)
+            since_run += 1
+            # A tick with fewer new messages than the job's minimum is a certain no-op: skip it (and
+            # the write of the messages, which then go in one batch) to keep the replay fast.
+            if (next_tick is None or message.time >= next_tick) and since_run >= cadence.min_new:
+                await run_at(message.time)
+                next_tick = message.time + tick
+        end = EVAL_START + timedelta(seconds=(stream[-1].at if stream else 0) + cadence.cooldown)
+        await run_at(end)
+        stored = StoredDictionary()
+        async with db.read() as session:
+            for entry in await dictionary.list_entries(session, limit=None):
+                stored.entries.setdefault(gold_key(entry.content), StoredEntry(entry.content, entry.count))
+        return result, stored
+    finally:
+        await db.close()
+
+
+def evaluate_job(
+    terms: dict[str, list[str]],
+    filler: Sequence[Sequence[str]],
+    seed: int = 0,
+    cadence: Cadence | None = None,
+    min_count: int = 2,
+    history_size: int = 3000,
+) -> dict[str, Any]:
+    """Like `evaluate`, but through the production DB-backed job on a temporary database."""
+    started = time.perf_counter()
+    stream = build_stream(terms, filler, seed=seed)
+    with tempfile.TemporaryDirectory(prefix="qunyi-eval-jargon-") as tmp:
+        result, stored = asyncio.run(replay_job(stream, cadence or Cadence(), history_size, Path(tmp)))
+    result.dictionary = stored  # type: ignore[assignment]
     return report(stream, terms, result, min_count, time.perf_counter() - started)

@@ -3,6 +3,7 @@
 from memory.models.base import Base
 from memory.models.chat import Chat, ChatMember
 from memory.models.chat_history import ChatHistory, ForgetLogEntry, TopicCacheEntry
+from memory.models.jargon import Jargon, JargonChatCount, JargonEvidence, JargonReview
 from memory.models.job_state import JobState
 from memory.models.llm_usage import LlmUsage
 from memory.models.message import Message
@@ -22,6 +23,10 @@ __all__ = [
     "ChatHistory",
     "ChatMember",
     "ForgetLogEntry",
+    "Jargon",
+    "JargonChatCount",
+    "JargonEvidence",
+    "JargonReview",
     "JobState",
     "LlmUsage",
     "Message",
