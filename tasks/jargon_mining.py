@@ -28,6 +28,7 @@ from memory.jargon.inference import run_inference
 from memory.jargon.types import Candidate, MinerMessage
 from memory.messages import StoredMessage
 from memory.models import Chat, JobState, Message
+from memory.persons.store import alias_entries
 from memory.ports import LLMPort, LLMUnavailable
 from memory.storage import Database
 from tasks.registry import JobSpec
@@ -72,6 +73,9 @@ class RunReport:
 
 
 _NAME_SEPARATORS = re.compile(r"[\s|｜/／\\\-—_·•,，.。:：()（）\[\]【】<>《》]+")
+
+
+ALIAS_SOURCES = ("nickname", "card", "self", "others", "llm", "admin")
 
 
 def name_variants(names: Iterable[str]) -> list[str]:
@@ -180,7 +184,8 @@ class JargonMiningJob:
             if len(window_rows) < settings.min_new_messages:
                 return 0
             found = await members(session, chat_id)
-            names = name_variants(n for m in found for n in (m.name, m.nickname, m.card))
+            aliases = [entry.alias for entry in await alias_entries(session, chat_id, ALIAS_SOURCES)]
+            names = name_variants([*(n for m in found for n in (m.name, m.nickname, m.card)), *aliases])
             exclude = await dictionary.rejected_terms(session, chat_id, settings.scope)
         window = [to_miner(m) for m in window_rows]
         discoverer = await self._discoverer(chat_id, cursor, settings)

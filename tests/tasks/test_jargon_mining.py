@@ -14,6 +14,8 @@ from memory.clock import ManualClock
 from memory.jargon import dictionary
 from memory.jargon.discovery import DiscoveryParams
 from memory.models import JobState
+from memory.persons.config import PersonsConfig
+from memory.persons.service import PersonMemory
 from memory.service import MemoryService
 from tasks.jargon_mining import JOB_NAME, JargonMiningJob, MiningSettings, name_variants
 from tests.conftest import T0, make_message
@@ -174,3 +176,25 @@ def test_name_variants_split_group_cards() -> None:
         "设计",
         "A|b",
     ]
+
+
+async def test_self_declared_aliases_are_not_mined(memory: MemoryService) -> None:
+    """A name someone declared ("叫我老赵") is a person's alias, not group slang."""
+    PersonMemory(memory.db, PersonsConfig).attach(memory)
+    await memory.record(make_message(0, sender="u5", text="以后叫我老赵就行"))
+    texts = [
+        "老赵 来了没",
+        "问问老赵",
+        "老赵 yyds",
+        "老赵说好",
+        "等老赵",
+        "老赵 冲",
+        "找老赵",
+        "和老赵",
+        "老赵!",
+        "老赵呢",
+    ]
+    await _record(memory, 1, texts)
+    job = JargonMiningJob(memory.db, lambda: SETTINGS)
+    await job.run(T0 + timedelta(hours=1))
+    assert "老赵" not in await _entries(memory)
