@@ -31,6 +31,7 @@ def topic_check_settings(settings: Settings) -> TopicCheckSettings:
         short_thread=t.short_thread,
         use_llm=t.llm_topics,
         max_batches_per_run=t.max_batches_per_run,
+        disentangle=t.disentangle.params(),
         pack_options=PackOptions(
             use_llm=t.llm_summary, keyword_method=t.keywords, min_topic_messages=t.min_topic_messages
         ),

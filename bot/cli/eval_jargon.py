@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from bot.app import mining_settings
+from bot.cli.options import open_config, runtime_options
 from bot.evals.jargon import Cadence, evaluate, evaluate_job, load_filler, load_terms, split_terms
 from memory.jargon.discovery import Discoverer
 
@@ -79,6 +81,7 @@ DATA = Path("..") / "shared" / "data"
     help="Drive the in-memory discoverer alone instead of the production DB-backed job.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@runtime_options
 def jargon(
     terms_path: Path,
     filler_path: Path,
@@ -92,8 +95,14 @@ def jargon(
     max_filler: int | None,
     miner_only: bool,
     as_json: bool,
+    config_path: Path | None,
+    data_dir: Path | None,
 ) -> None:
-    """Mine jargon from a simulated group chat and score it against the gold terms."""
+    """Mine jargon from a simulated group chat and score it against the gold terms.
+
+    Job settings come from `[jargon]` of the config (the flags above override cadence and history);
+    `--data-dir` keeps the evaluation database there instead of a temporary folder."""
+    base = mining_settings(open_config(config_path).current)
     try:
         terms = split_terms(load_terms(terms_path), half, seed, max_terms)
         filler = load_filler(filler_path)[:max_filler]
@@ -104,7 +113,7 @@ def jargon(
         miner = Discoverer(history_size=history_size)
         result = evaluate(terms, filler, miner, seed=seed, cadence=cadence, min_count=min_count)
     else:
-        result = evaluate_job(terms, filler, seed, cadence, min_count, history_size)
+        result = evaluate_job(terms, filler, seed, cadence, min_count, history_size, base, data_dir)
     result.update(
         half=half,
         seed=seed,

@@ -11,6 +11,7 @@ from adapters.discord.config import DiscordConfig
 from adapters.onebot_v11.config import OneBotConfig
 from adapters.telegram.config import TelegramConfig
 from bot.llm.settings import LLMSettings
+from memory.topics.params import DisentangleParams
 
 
 class Section(BaseModel):
@@ -140,6 +141,23 @@ class LoggingSettings(Section):
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
 
+class DisentangleSettings(Section):
+    """The offline topic assignment (online thread disentanglement); defaults are the evaluated ones."""
+
+    max_candidates: int = Field(80, ge=1, le=1000)
+    max_gap_minutes: float = Field(60.0, gt=0.0, le=10_080.0)
+    reply_memory: int = Field(2000, ge=10, le=100_000)
+    idf_vocab: int = Field(5000, ge=100, le=1_000_000)
+    max_words: int = Field(48, ge=1, le=1000)
+    min_name_chars: int = Field(2, ge=1, le=32)
+    new_thread_bias: float = Field(0.0, ge=-20.0, le=20.0)
+    trust_reply_links: bool = True
+    system_new_thread: bool = True
+
+    def params(self) -> DisentangleParams:
+        return DisentangleParams(**self.model_dump())
+
+
 class TopicsSettings(Section):
     """The topic check (new messages → cached topics) and packing topics into ChatHistory."""
 
@@ -160,6 +178,7 @@ class TopicsSettings(Section):
     llm_topics: bool = False
     llm_summary: bool = False
     max_batches_per_run: int = Field(4, ge=1, le=100)
+    disentangle: DisentangleSettings = DisentangleSettings()
 
 
 class ForgettingSettings(Section):

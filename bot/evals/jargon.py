@@ -25,6 +25,7 @@ whose count is the same number of distinct evidence messages. `evaluate` with an
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import random
 import tempfile
@@ -304,7 +305,11 @@ def _chat_message(item: StreamMessage) -> ChatMessage:
 
 
 async def replay_job(
-    stream: Sequence[StreamMessage], cadence: Cadence, history_size: int, data_dir: Path
+    stream: Sequence[StreamMessage],
+    cadence: Cadence,
+    history_size: int,
+    data_dir: Path,
+    base: MiningSettings | None = None,
 ) -> tuple[Replay, StoredDictionary]:
     """Replay the stream through the production job (offline path) on a fresh database in `data_dir`.
 
@@ -314,7 +319,8 @@ async def replay_job(
     db = await Database.open(data_dir)
     try:
         memory = MemoryService(db)
-        settings = MiningSettings(
+        settings = dataclasses.replace(
+            base or MiningSettings(),
             cooldown_seconds=cadence.cooldown,
             min_new_messages=cadence.min_new,
             history_messages=history_size,
@@ -367,11 +373,15 @@ def evaluate_job(
     cadence: Cadence | None = None,
     min_count: int = 2,
     history_size: int = 3000,
+    base: MiningSettings | None = None,
+    data_dir: Path | None = None,
 ) -> dict[str, Any]:
-    """Like `evaluate`, but through the production DB-backed job on a temporary database."""
+    """Like `evaluate`, but through the production DB-backed job, on a temporary database unless
+    `data_dir` names one to keep; `base` carries the job settings from the config."""
     started = time.perf_counter()
     stream = build_stream(terms, filler, seed=seed)
     with tempfile.TemporaryDirectory(prefix="qunyi-eval-jargon-") as tmp:
-        result, stored = asyncio.run(replay_job(stream, cadence or Cadence(), history_size, Path(tmp)))
+        where = data_dir if data_dir is not None else Path(tmp)
+        result, stored = asyncio.run(replay_job(stream, cadence or Cadence(), history_size, where, base))
     result.dictionary = stored  # type: ignore[assignment]
     return report(stream, terms, result, min_count, time.perf_counter() - started)
