@@ -15,6 +15,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bot.cli.importing",
     "bot.cli.history",
     "bot.cli.people",
+    "bot.cli.bench",
     "bot.cli.jargon",
 )
 EVAL_MODULES: tuple[str, ...] = ("bot.cli.eval_disentangle", "bot.cli.eval_jargon")
