@@ -108,6 +108,9 @@ class JargonMiningJob:
         self.settings = settings
         self.llm = llm
         self._cache: dict[int, _Cached] = {}
+        self._seen_top = -1
+        self._seen_settings: MiningSettings | None = None
+        self._cooling: dict[int, float] = {}
 
     def spec(self) -> JobSpec:
         """The runner entry: ticks several times per cooldown; each chat keeps its own cooldown."""
@@ -116,8 +119,15 @@ class JargonMiningJob:
         )
 
     async def _due_chats(self, now: float, settings: MiningSettings) -> list[tuple[int, int]]:
-        """(chat id, cursor) of chats with enough new messages whose cooldown passed."""
+        """(chat id, cursor) of chats with enough new messages whose cooldown passed.
+
+        A tick with no new message since the last one and no cooldown ending has nothing to do and
+        costs one indexed query (the job ticks several times per cooldown)."""
         async with self.db.read() as session:
+            top = int((await session.execute(select(func.max(Message.id)))).scalar() or 0)
+            unchanged = top == self._seen_top and settings == self._seen_settings
+            if unchanged and all(now < until for until in self._cooling.values()):
+                return []
             states = {
                 s.chat_id: s
                 for s in (await session.scalars(select(JobState).where(JobState.job == JOB_NAME))).all()
@@ -134,13 +144,16 @@ class JargonMiningJob:
             )
             rows = pending.all()
         due = []
+        self._cooling = {}
         for chat_id, count in rows:
             state = states.get(chat_id)
             if count < settings.min_new_messages:
                 continue
             if state is not None and now - state.last_run < settings.cooldown_seconds:
+                self._cooling[chat_id] = state.last_run + settings.cooldown_seconds
                 continue
             due.append((chat_id, state.cursor if state else 0))
+        self._seen_top, self._seen_settings = top, settings
         return due
 
     async def run(self, now: datetime) -> RunReport:
