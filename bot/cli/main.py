@@ -16,6 +16,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bot.cli.history",
     "bot.cli.people",
     "bot.cli.jargon",
+    "bot.cli.web",
 )
 EVAL_MODULES: tuple[str, ...] = ("bot.cli.eval_disentangle", "bot.cli.eval_jargon")
 

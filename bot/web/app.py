@@ -14,7 +14,7 @@ from aiohttp import web
 
 from bot.app import App
 from bot.web import config, forgetting, jargon, notes, overview, people, topics, usage
-from bot.web.context import APP_KEY, CREDENTIALS_KEY
+from bot.web.context import APP_KEY, CREDENTIALS_KEY, CSRF_KEY
 from bot.web.html import error_page
 from bot.web.security import COOKIE, CSRF_FIELD, CSRF_HEADER, Credentials
 from memory.jargon.dictionary import JargonError
@@ -61,7 +61,7 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         response.set_cookie(
             COOKIE, creds.session, httponly=True, samesite="Strict", path="/", secure=request.secure
         )
-        return response
+        raise response
     by_header = creds.bearer_ok(request.headers.get("Authorization"))
     if not by_header and not creds.cookie_ok(request.cookies.get(COOKIE)):
         return _refuse(
@@ -69,7 +69,7 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
             401,
             "this console needs its access token: open the link `qunyi web` printed (…/?token=…)",
         )
-    request["csrf"] = creds.csrf
+    request[CSRF_KEY] = creds.csrf
     # A browser attaches the cookie to cross-site requests on its own, never the Authorization header:
     # only cookie-authenticated changes need the CSRF token.
     if request.method not in SAFE_METHODS and not by_header:

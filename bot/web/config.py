@@ -14,15 +14,15 @@ from bot.web.context import app_of
 from bot.web.html import Safe, done, form, h, join, page
 
 routes = web.RouteTableDef()
-SECRET_WORDS = ("api_key", "token", "secret", "password")
+SECRET_NAMES = ("api_key", "token", "secret", "password")
 MASK = "•••• (set)"
 
 
 def is_secret(key: str) -> bool:
     """True for keys holding credentials (`api_key`, `token`, `access_token`, `webhook_secret`...);
-    `api_key_env` names a variable and is not secret."""
+    not `api_key_env` (names a variable) nor `total_tokens` (a budget)."""
     name = key.lower()
-    return not name.endswith("_env") and any(word in name for word in SECRET_WORDS)
+    return name in SECRET_NAMES or name.endswith(tuple(f"_{word}" for word in SECRET_NAMES))
 
 
 def masked(value: Any, key: str = "") -> Any:

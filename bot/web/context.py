@@ -12,6 +12,7 @@ from memory.service import ChatRef
 
 APP_KEY = web.AppKey("qunyi_app", App)
 CREDENTIALS_KEY = web.AppKey("qunyi_credentials", Credentials)
+CSRF_KEY = web.RequestKey("qunyi_csrf", str)
 ACTOR = "web"
 
 

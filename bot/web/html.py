@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 
 from aiohttp import web
 
+from bot.web.context import CSRF_KEY
 from bot.web.security import CSRF_FIELD
 
 Cell = Any
@@ -75,7 +76,7 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Cell]], empty: str = "
 
 
 def csrf_field(request: web.Request) -> Safe:
-    return h('<input type="hidden" name="{}" value="{}">', CSRF_FIELD, request["csrf"])
+    return h('<input type="hidden" name="{}" value="{}">', CSRF_FIELD, request[CSRF_KEY])
 
 
 def form(
