@@ -16,6 +16,7 @@ from bot.app import App
 from bot.web import config, forgetting, jargon, notes, overview, people, topics, usage
 from bot.web.context import APP_KEY, CREDENTIALS_KEY, CSRF_KEY
 from bot.web.html import error_page
+from bot.web.jargon import JargonNotFound
 from bot.web.security import COOKIE, CSRF_FIELD, CSRF_HEADER, Credentials
 from memory.jargon.dictionary import JargonError
 from memory.notes.errors import NoteError
@@ -87,7 +88,7 @@ async def user_errors(request: web.Request, handler: Handler) -> web.StreamRespo
     try:
         return await handler(request)
     except USER_ERRORS as exc:
-        return _refuse(request, 400, str(exc))
+        return _refuse(request, 404 if isinstance(exc, JargonNotFound) else 400, str(exc))
 
 
 async def _security_headers(_request: web.Request, response: web.StreamResponse) -> None:

@@ -34,6 +34,12 @@ routes = web.RouteTableDef()
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
 Decision = Literal["approve", "reject"]
+
+
+class JargonNotFound(JargonError):
+    """No entry with that id (a 404)."""
+
+
 MEANING_AREA = '<label>meaning <textarea name="meaning" rows="2" cols="50">{}</textarea></label>'
 
 
@@ -144,17 +150,25 @@ async def jargon_batch(request: web.Request) -> web.Response:
     raise done(_back(data.get("back"), "/jargon"), f"{action}d {len(decided)} entries")
 
 
+async def _entry_with_trail(
+    request: web.Request, jargon_id: int, with_evidence: bool = False
+) -> tuple[EntryView, dict[int, int], list[dict[str, Any]], list[dictionary.Evidence]]:
+    """An entry with its per-chat counts, review trail and (optionally) evidence; 404 when unknown."""
+    async with app_of(request).db.read() as session:
+        entry = await dictionary.get(session, jargon_id)
+        if entry is None:
+            raise JargonNotFound(f"no jargon entry {jargon_id}")
+        counts = await dictionary.chat_counts(session, jargon_id)
+        trail = await dictionary.reviews(session, jargon_id)
+        found = await dictionary.evidence(session, jargon_id, None) if with_evidence else []
+    return entry, counts, trail, found
+
+
 @routes.get(r"/jargon/{jargon_id:\d+}")
 async def jargon_show(request: web.Request) -> web.Response:
     """One entry: fields, per-chat counts, evidence messages in context, review trail, actions."""
     jargon_id = path_int(request, "jargon_id")
-    async with app_of(request).db.read() as session:
-        entry = await dictionary.get(session, jargon_id)
-        if entry is None:
-            raise web.HTTPNotFound(text=f"no jargon entry {jargon_id}")
-        counts = await dictionary.chat_counts(session, jargon_id)
-        found = await dictionary.evidence(session, jargon_id, None)
-        trail = await dictionary.reviews(session, jargon_id)
+    entry, counts, trail, found = await _entry_with_trail(request, jargon_id, with_evidence=True)
     base = f"/jargon/{jargon_id}"
     facts = table(
         ["field", "value"],
@@ -284,13 +298,7 @@ async def api_list(request: web.Request) -> web.Response:
 
 @routes.get(r"/api/jargon/{jargon_id:\d+}")
 async def api_show(request: web.Request) -> web.Response:
-    jargon_id = path_int(request, "jargon_id")
-    async with app_of(request).db.read() as session:
-        entry = await dictionary.get(session, jargon_id)
-        if entry is None:
-            return web.json_response({"error": f"no jargon entry {jargon_id}"}, status=404)
-        counts = await dictionary.chat_counts(session, jargon_id)
-        trail = await dictionary.reviews(session, jargon_id)
+    entry, counts, trail, _evidence = await _entry_with_trail(request, path_int(request, "jargon_id"))
     return web.json_response(
         {"entry": entry.to_json(), "chat_counts": counts, "reviews": trail}, dumps=_dumps
     )

@@ -110,6 +110,10 @@ async def test_json_api_lists_and_decides_with_a_bearer_token(console: Console) 
     )
     assert bad.status == 400 and "ids" in (await bad.json())["error"]
     assert (await console.client.get("/api/jargon?status=nope", headers=headers)).status == 400
+    shown = await (await console.client.get(f"/api/jargon/{xswl}", headers=headers)).json()
+    assert [r["actor"] for r in shown["reviews"]] == ["bot-admin"]
+    missing = await console.client.get("/api/jargon/9999", headers=headers)
+    assert missing.status == 404 and "9999" in (await missing.json())["error"]
 
 
 async def test_hostile_chat_text_is_escaped_everywhere(console: Console) -> None:
