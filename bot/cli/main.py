@@ -17,6 +17,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bot.cli.people",
     "bot.cli.bench",
     "bot.cli.jargon",
+    "bot.cli.web",
 )
 EVAL_MODULES: tuple[str, ...] = ("bot.cli.eval_disentangle", "bot.cli.eval_jargon")
 

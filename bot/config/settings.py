@@ -11,6 +11,7 @@ from adapters.discord.config import DiscordConfig
 from adapters.onebot_v11.config import OneBotConfig
 from adapters.telegram.config import TelegramConfig
 from bot.llm.settings import LLMSettings
+from bot.web.security import check_host
 from memory.topics.params import DisentangleParams
 
 
@@ -204,6 +205,20 @@ class ForgettingSettings(Section):
         return self
 
 
+class WebSettings(Section):
+    """`[web]`: the admin web console (`qunyi web`). Loopback only unless `allow_remote`."""
+
+    host: str = Field("127.0.0.1", min_length=1)
+    port: int = Field(8765, ge=1, le=65_535)
+    token: str = Field("", repr=False)
+    allow_remote: bool = False
+
+    @model_validator(mode="after")
+    def _loopback(self) -> WebSettings:
+        check_host(self.host, self.allow_remote)
+        return self
+
+
 class Settings(Section):
     """The whole configuration."""
 
@@ -221,3 +236,4 @@ class Settings(Section):
     logging: LoggingSettings = LoggingSettings()
     topics: TopicsSettings = TopicsSettings()
     forgetting: ForgettingSettings = ForgettingSettings()
+    web: WebSettings = WebSettings()
