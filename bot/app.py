@@ -8,18 +8,27 @@ from datetime import timedelta
 from pathlib import Path
 
 from bot.config import ConfigStore, Settings
+from bot.history_setup import register_history_jobs
 from bot.llm import LLMGateway, build_gateway
 from bot.reply.pipeline import ReplyPipeline
 from memory.clock import Clock, SystemClock
+from memory.context.jargon_provider import JargonProvider
 from memory.context.notes_provider import NoteHintsProvider
 from memory.context.recall_provider import RecallProvider
 from memory.embeddings import EmbedderConfig, make_embedder
+from memory.jargon.discovery import DiscoveryParams
+from memory.jargon.explain import JargonExplainer
+from memory.jargon.filters import FilterParams
+from memory.persons.config import PersonsConfig
+from memory.persons.service import PersonMemory
 from memory.recall import RecallSettings, RecallWeights, ScopePolicy
 from memory.recall.setup import attach_recall
 from memory.service import ContextSettings, MemoryService
 from memory.storage import Database
 from tasks import JobRunner, JobSpec
 from tasks.embedding_backfill import embedding_backfill_job
+from tasks.jargon_mining import JargonMiningJob, MiningSettings
+from tasks.person_consolidation import person_consolidation_job
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +49,7 @@ class App:
     runner: JobRunner
     pipeline: ReplyPipeline
     llm: LLMGateway
+    persons: PersonMemory | None = None
 
     @property
     def settings(self) -> Settings:
@@ -89,6 +99,48 @@ def _configure_recall_context(memory: MemoryService, settings: Settings) -> None
             provider.limit = settings.context.recall_limit
 
 
+def _persons_config(settings: Settings) -> PersonsConfig:
+    p = settings.persons
+    return PersonsConfig(
+        person_name_max_chars=p.person_name_max_chars,
+        alias_sources=tuple(p.alias_sources),
+        self_declared_rename=p.self_declared_rename,
+        consolidation_batch=p.consolidation_batch,
+        use_llm=p.use_llm,
+        forget_removes_messages=p.forget_removes_messages,
+        pronoun_max_age_seconds=p.pronoun_max_age_seconds,
+        card_max_chars=p.card_max_chars,
+        card_tokens=p.card_tokens,
+        max_cards=p.max_cards,
+        mention_min_confidence=p.mention_min_confidence,
+    )
+
+
+def mining_settings(settings: Settings) -> MiningSettings:
+    """The jargon job's settings from `[jargon]`."""
+    j = settings.jargon
+    discovery = DiscoveryParams(
+        min_df=j.min_df,
+        min_speakers=j.min_speakers,
+        min_lift=j.min_lift,
+        max_candidates=j.max_candidates,
+        filters=FilterParams(max_batch=j.max_batch),
+    )
+    return MiningSettings(
+        enabled=j.enabled,
+        cooldown_seconds=j.cooldown_seconds,
+        min_new_messages=j.min_new_messages,
+        history_messages=j.history_messages,
+        max_window_messages=j.max_window_messages,
+        scope=j.scope,
+        thresholds=tuple(j.thresholds),
+        extractor=j.extractor,
+        max_evidence=j.max_evidence,
+        inferences_per_run=j.inferences_per_run,
+        discovery=discovery,
+    )
+
+
 async def build_app(
     config: ConfigStore, data_dir: Path | None = None, clock: Clock | None = None, watch_config: bool = True
 ) -> App:
@@ -117,8 +169,20 @@ async def build_app(
                 lambda: config.current.recall.backfill_batch,
             )
         )
+    explainer = JargonExplainer(db, settings.jargon.scope)
+    jargon_provider = JargonProvider(explainer, settings.jargon.context_tokens)
+    memory.context_providers.append(jargon_provider)
+    runner.register(JargonMiningJob(db, lambda: mining_settings(config.current), llm).spec())
     pipeline = ReplyPipeline(memory, lambda: config.current, llm)
-    app = App(config, directory, clock, db, memory, runner, pipeline, llm)
+    persons = PersonMemory(db, lambda: _persons_config(config.current), llm)
+    persons.attach(memory)
+    runner.register(
+        person_consolidation_job(
+            persons.consolidator,
+            lambda: timedelta(seconds=config.current.persons.consolidation_interval_seconds),
+        )
+    )
+    app = App(config, directory, clock, db, memory, runner, pipeline, llm, persons)
 
     def on_reload(_old: Settings, new: Settings) -> None:
         memory.context_settings = _context_settings(new)
@@ -126,9 +190,12 @@ async def build_app(
         recaller.scope = recall_scope(new)
         _configure_recall_context(memory, new)
         llm.reconfigure(new.llm)
+        explainer.scope = new.jargon.scope
+        jargon_provider.budget_tokens = new.jargon.context_tokens
         runner.reschedule()
 
     config.subscribe(on_reload)
+    register_history_jobs(runner, db, lambda: config.current, llm)
     if watch_config and config.path is not None and settings.scheduler.config_watch_seconds > 0:
 
         async def watch_config(_now: object) -> None:

@@ -7,9 +7,14 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import func, select
 
-from memory.directory import members
+from memory.history.view import topic_views
+from memory.jargon import dictionary
+from memory.messages import by_ids
 from memory.models import Chat, Message
+from memory.persons.card import DEFAULT_LABELS
+from memory.persons.service import persons_of
 from memory.service import MemoryService
+from memory.text import truncate
 
 
 @dataclass(slots=True)
@@ -22,19 +27,57 @@ class ChatSummary:
 SummarySection = Callable[[MemoryService, int], Awaitable[tuple[str, list[str]] | None]]
 
 
-async def people_section(memory: MemoryService, chat_id: int) -> tuple[str, list[str]] | None:
+async def topics_section(memory: MemoryService, chat_id: int) -> tuple[str, list[str]] | None:
+    """Packed topics (theme, true span, keywords, summary, count/forget_times), then those still cached."""
     async with memory.db.read() as session:
-        found = [m for m in await members(session, chat_id) if not m.is_bot]
-    if not found:
+        views = await topic_views(session, chat_id)
+    if not views:
         return None
+    return "Topics", [view.line() for view in views]
+
+
+MAX_SUMMARY_ALIASES = 6
+
+
+async def person_facts_section(memory: MemoryService, chat_id: int) -> tuple[str, list[str]] | None:
+    """People with the name the bot uses, their other names, current facts (with the message ids
+    they came from) and the latest timeline entry — only what this chat learnt."""
+    records = [r for r in await persons_of(memory).records(chat_id) if not r.is_bot]
+    if not records:
+        return None
+    cited = [f.message_id for r in records for f in (*r.facts, *r.superseded) if f.message_id is not None]
+    async with memory.db.read() as session:
+        platform_ids = {m.id: m.platform_message_id for m in await by_ids(session, cited)}
     lines = []
-    for m in found[:12]:
-        others = ", ".join(sorted({n for n in (m.nickname, m.card) if n and n != m.name}))
-        lines.append(f"{m.name}" + (f" (also {others})" if others else "") + f" — {m.message_count} messages")
+    for record in records[:12]:
+        aliases = ", ".join(list(record.view.aliases)[:MAX_SUMMARY_ALIASES])
+        line = record.name + (f" (also {aliases})" if aliases else "") + f" — {record.message_count} messages"
+        lines.append(line)
+        for fact in record.facts:
+            source = platform_ids.get(fact.message_id or 0, fact.source)
+            lines.append(f"    {DEFAULT_LABELS.get(fact.key, fact.key)}: {fact.value} [{source}]")
+        for old in record.superseded:
+            source = platform_ids.get(old.message_id or 0, old.source)
+            lines.append(f"    (was) {DEFAULT_LABELS.get(old.key, old.key)}: {old.value} [{source}]")
+        for event in record.timeline[:3]:
+            lines.append(f"    · {event.text}")
     return "People", lines
 
 
-SECTIONS: list[SummarySection] = [people_section]
+async def jargon_section(memory: MemoryService, chat_id: int) -> tuple[str, list[str]] | None:
+    """The terms seen most in this chat: term, count, status, meaning."""
+    async with memory.db.read() as session:
+        entries = await dictionary.list_entries(session, chat_id=chat_id, limit=12)
+    if not entries:
+        return None
+    lines = []
+    for e in entries:
+        meaning = f" — {truncate(e.meaning, 60)}" if e.meaning else ""
+        lines.append(f"{e.content} ×{e.count} [{e.status}]{meaning}")
+    return "Jargon", lines
+
+
+SECTIONS: list[SummarySection] = [person_facts_section, topics_section, jargon_section]
 
 
 async def summarize(memory: MemoryService, sections: list[SummarySection] | None = None) -> list[ChatSummary]:

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 
-from sqlalchemy import ColumnElement, case, select
-from sqlalchemy.dialects.sqlite import insert
+from sqlalchemy import insert, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memory.models import Chat, ChatMember, Message, Person
+from memory.models import Message
 from memory.storage import Database
 from memory.storage.fts import index_rows
 from memory.types import ChatMessage
@@ -44,11 +43,6 @@ def is_memory_command(text: str) -> bool:
     return text.lstrip().lower().startswith(MEMORY_COMMANDS)
 
 
-def _unless_empty(new: ColumnElement[str], old: ColumnElement[str]) -> ColumnElement[str]:
-    """Platforms often omit a name; an empty value means unknown, not cleared."""
-    return case((new != "", new), else_=old)
-
-
 def _ts(message: ChatMessage) -> float:
     return message.time.timestamp()
 
@@ -58,73 +52,62 @@ def _offset_minutes(message: ChatMessage) -> int:
     return int(offset.total_seconds() // 60) if offset else 0
 
 
+_UPSERT_CHAT = text(
+    "INSERT INTO chats (platform, platform_chat_id, kind, name, created_at) "
+    "VALUES (:platform, :chat, :kind, :name, :ts) "
+    "ON CONFLICT (platform, platform_chat_id) DO UPDATE SET "
+    "name = CASE WHEN excluded.name != '' THEN excluded.name ELSE chats.name END "
+    "RETURNING id"
+)
+_UPSERT_PERSON = text(
+    "INSERT INTO persons "
+    "(platform, platform_user_id, nickname, is_bot, first_seen, last_seen, message_count) "
+    "VALUES (:platform, :user, :nickname, :is_bot, :ts, :ts, 1) "
+    "ON CONFLICT (platform, platform_user_id) DO UPDATE SET "
+    "nickname = CASE WHEN excluded.nickname != '' THEN excluded.nickname ELSE persons.nickname END, "
+    "first_seen = min(persons.first_seen, excluded.first_seen), "
+    "last_seen = max(persons.last_seen, excluded.last_seen), "
+    "message_count = persons.message_count + 1 "
+    "RETURNING id"
+)
+_UPSERT_MEMBER = text(
+    "INSERT INTO chat_members (chat_id, person_id, card, first_seen, last_seen, message_count) "
+    "VALUES (:chat_id, :person_id, :card, :ts, :ts, 1) "
+    "ON CONFLICT (chat_id, person_id) DO UPDATE SET "
+    "card = CASE WHEN excluded.card != '' THEN excluded.card ELSE chat_members.card END, "
+    "first_seen = min(chat_members.first_seen, excluded.first_seen), "
+    "last_seen = max(chat_members.last_seen, excluded.last_seen), "
+    "message_count = chat_members.message_count + 1"
+)
+# Platforms often omit names: an empty nickname, card or chat name means unknown, not cleared.
+# Each upsert is one statement returning the row id, so concurrent writers cannot create duplicates.
+
+
 async def upsert_chat(session: AsyncSession, message: ChatMessage) -> int:
-    stmt = insert(Chat).values(
-        platform=message.platform,
-        platform_chat_id=message.chat_id,
-        kind=message.chat_kind.value,
-        name=message.chat_name,
-        created_at=_ts(message),
-    )
-    stmt = stmt.on_conflict_do_update(
-        index_elements=[Chat.platform, Chat.platform_chat_id],
-        set_={"name": stmt.excluded.name},
-        where=stmt.excluded.name != "",
-    )
-    await session.execute(stmt)
-    found = await session.execute(
-        select(Chat.id).where(Chat.platform == message.platform, Chat.platform_chat_id == message.chat_id)
-    )
-    return found.scalar_one()
+    params = {
+        "platform": message.platform,
+        "chat": message.chat_id,
+        "kind": message.chat_kind.value,
+        "name": message.chat_name,
+        "ts": _ts(message),
+    }
+    return int((await session.execute(_UPSERT_CHAT, params)).scalar_one())
 
 
 async def upsert_person(session: AsyncSession, message: ChatMessage) -> int:
-    ts = _ts(message)
-    stmt = insert(Person).values(
-        platform=message.platform,
-        platform_user_id=message.sender_id,
-        nickname=message.sender_name,
-        is_bot=message.is_bot,
-        first_seen=ts,
-        last_seen=ts,
-        message_count=1,
-    )
-    stmt = stmt.on_conflict_do_update(
-        index_elements=[Person.platform, Person.platform_user_id],
-        set_={
-            "nickname": _unless_empty(stmt.excluded.nickname, Person.nickname),
-            "last_seen": stmt.excluded.last_seen,
-            "message_count": Person.message_count + 1,
-        },
-    )
-    await session.execute(stmt)
-    found = await session.execute(
-        select(Person.id).where(
-            Person.platform == message.platform, Person.platform_user_id == message.sender_id
-        )
-    )
-    return found.scalar_one()
+    params = {
+        "platform": message.platform,
+        "user": message.sender_id,
+        "nickname": message.sender_name,
+        "is_bot": message.is_bot,
+        "ts": _ts(message),
+    }
+    return int((await session.execute(_UPSERT_PERSON, params)).scalar_one())
 
 
 async def upsert_member(session: AsyncSession, chat_id: int, person_id: int, message: ChatMessage) -> None:
-    ts = _ts(message)
-    stmt = insert(ChatMember).values(
-        chat_id=chat_id,
-        person_id=person_id,
-        card=message.sender_card,
-        first_seen=ts,
-        last_seen=ts,
-        message_count=1,
-    )
-    stmt = stmt.on_conflict_do_update(
-        index_elements=[ChatMember.chat_id, ChatMember.person_id],
-        set_={
-            "card": _unless_empty(stmt.excluded.card, ChatMember.card),
-            "last_seen": stmt.excluded.last_seen,
-            "message_count": ChatMember.message_count + 1,
-        },
-    )
-    await session.execute(stmt)
+    params = {"chat_id": chat_id, "person_id": person_id, "card": message.sender_card, "ts": _ts(message)}
+    await session.execute(_UPSERT_MEMBER, params)
 
 
 class Ingestor:
@@ -170,26 +153,25 @@ class Ingestor:
             return Recorded(row[0], chat_id, row[1] or 0, False, message)
         person_id = await upsert_person(session, message)
         await upsert_member(session, chat_id, person_id, message)
-        stored = Message(
-            chat_id=chat_id,
-            platform_message_id=message.message_id,
-            person_id=person_id,
-            sender_name=message.sender_name,
-            sender_card=message.sender_card,
-            text=message.text,
-            segments=[segment.to_json() for segment in message.segments],
-            reply_to=message.reply_to,
-            mentions=list(message.mentions),
-            time=_ts(message),
-            utc_offset_minutes=_offset_minutes(message),
-            is_bot=message.is_bot,
-            to_bot=message.to_bot,
-        )
-        session.add(stored)
-        await session.flush()
+        values = {
+            "chat_id": chat_id,
+            "platform_message_id": message.message_id,
+            "person_id": person_id,
+            "sender_name": message.sender_name,
+            "sender_card": message.sender_card,
+            "text": message.text,
+            "segments": [segment.to_json() for segment in message.segments],
+            "reply_to": message.reply_to,
+            "mentions": list(message.mentions),
+            "time": _ts(message),
+            "utc_offset_minutes": _offset_minutes(message),
+            "is_bot": message.is_bot,
+            "to_bot": message.to_bot,
+        }
+        message_id = int((await session.execute(insert(Message).returning(Message.id), values)).scalar_one())
         if searchable and not is_memory_command(message.text):
-            await index_rows(session, "messages_fts", [(stored.id, message.text)])
-        recorded = Recorded(stored.id, chat_id, person_id, True, message)
+            await index_rows(session, "messages_fts", [(message_id, message.text)])
+        recorded = Recorded(message_id, chat_id, person_id, True, message)
         for observer in self.observers:
             await observer(session, recorded)
         return recorded

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 from collections import Counter
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from bot import samplegen
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 SAMPLE_LOG = SAMPLES / "group_chat.jsonl"
@@ -21,16 +21,8 @@ OPTIONAL_STR = ("chat_name", "sender_card", "reply_to")
 
 
 def load_generator() -> ModuleType:
-    """Import samples/generate_log.py by path (samples/ is not a package)."""
-    name = "qunyi_samples_generate_log"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, SAMPLES / "generate_log.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
+    """The generator behind samples/generate_log.py."""
+    return samplegen
 
 
 def validate_log(lines: list[str]) -> list[dict[str, object]]:

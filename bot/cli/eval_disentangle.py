@@ -7,7 +7,9 @@ from pathlib import Path
 
 import click
 
+from bot.cli.options import open_config, runtime_options
 from bot.evals.disentangle import DataError, evaluate, format_clusters, load_chats
+from memory.topics import Disentangler
 
 
 @click.command("disentangle")
@@ -26,13 +28,19 @@ from bot.evals.disentangle import DataError, evaluate, format_clusters, load_cha
     help="Write predicted conversations here (gold.dev.clusters.txt format).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def command(data: Path, out: Path | None, as_json: bool) -> None:
-    """Run the production Disentangler over every file, online, and score it against gold."""
+@runtime_options
+def command(
+    data: Path, out: Path | None, as_json: bool, config_path: Path | None, data_dir: Path | None
+) -> None:
+    """Run the production Disentangler over every file, online, and score it against gold.
+
+    Uses `[topics.disentangle]` of the config; `--data-dir` is not used (this eval needs no database)."""
+    params = open_config(config_path).current.topics.disentangle.params()
     try:
         chats = load_chats(data)
     except DataError as exc:
         raise click.UsageError(str(exc)) from None
-    report, predictions = evaluate(chats)
+    report, predictions = evaluate(chats, lambda: Disentangler(params))
     if out is not None:
         out.write_text(format_clusters(predictions), encoding="utf-8")
     if as_json:

@@ -12,8 +12,14 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bot.cli.doctor",
     "bot.cli.notes",
     "bot.cli.mcp",
+    "bot.cli.importing",
+    "bot.cli.history",
+    "bot.cli.people",
+    "bot.cli.bench",
+    "bot.cli.jargon",
+    "bot.cli.web",
 )
-EVAL_MODULES: tuple[str, ...] = ("bot.cli.eval_disentangle", "bot.cli.eval_locomo")
+EVAL_MODULES: tuple[str, ...] = ("bot.cli.eval_disentangle", "bot.cli.eval_jargon", "bot.cli.eval_locomo")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -40,3 +46,7 @@ _attach(eval_group, EVAL_MODULES)
 
 def main() -> None:
     cli()
+
+
+if __name__ == "__main__":
+    main()

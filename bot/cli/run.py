@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 from datetime import UTC, datetime, timedelta
@@ -13,8 +14,10 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from adapters.base import Adapter
 from adapters.console import ConsoleAdapter
 from adapters.importers.replay_jsonl import iter_messages
+from bot.adapters_factory import build_adapters
 from bot.app import build_app, resolve_data_dir
 from bot.cli.options import async_command, open_config, runtime_options
 from bot.replay import count_lines, replay
@@ -29,23 +32,10 @@ PID_FILE = "qunyi.pid"
 @runtime_options
 @async_command
 async def run_command(config_path: Path | None, data_dir: Path | None) -> None:
-    """Start the bot with its daemons on the console adapter (a terminal group chat)."""
+    """Start the bot with its daemons on the adapters `[adapters] enabled` names (default: console)."""
     config = open_config(config_path)
     app = await build_app(config, data_dir)
-    settings = app.settings
-    console_settings = settings.adapters.console
-    adapter = ConsoleAdapter(
-        console_settings.chat,
-        console_settings.chat_name,
-        console_settings.user,
-        settings.bot.self_id,
-        settings.bot.name,
-        app.clock.now,
-    )
-
-    async def on_message(message: ChatMessage) -> None:
-        await app.pipeline.handle(message, adapter.send_text)
-
+    adapters = build_adapters(app)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -54,15 +44,26 @@ async def run_command(config_path: Path | None, data_dir: Path | None) -> None:
     pid_file = app.data_dir / PID_FILE
     pid_file.write_text(str(os.getpid()))
     app.runner.start()
-    await adapter.start(on_message)
+    waits = [asyncio.create_task(stop.wait())]
     try:
-        finished = asyncio.create_task(adapter.finished.wait())
-        stopped = asyncio.create_task(stop.wait())
-        await asyncio.wait({finished, stopped}, return_when=asyncio.FIRST_COMPLETED)
-        for task in (finished, stopped):
-            task.cancel()
+        for adapter in adapters:
+
+            async def on_message(message: ChatMessage, adapter: Adapter = adapter) -> None:
+                try:
+                    await app.pipeline.handle(message, adapter.send_text)
+                except Exception:
+                    logging.getLogger(__name__).exception("handling a %s message failed", adapter.platform)
+
+            await adapter.start(on_message)
+            if isinstance(adapter, ConsoleAdapter):
+                waits.append(asyncio.create_task(adapter.finished.wait()))
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        await adapter.stop()
+        for task in waits:
+            task.cancel()
+        for adapter in adapters:
+            with contextlib.suppress(Exception):
+                await adapter.stop()
         await app.close()
         with contextlib.suppress(FileNotFoundError):
             pid_file.unlink()

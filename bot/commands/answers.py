@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.directory import match_members, members
+from memory.jargon import dictionary
+from memory.persons.card import render_card
+from memory.persons.service import persons_of
 from memory.recall import RecallQuery, reinforce_history
 from memory.service import MemoryService
 from memory.text import truncate
@@ -58,24 +60,67 @@ async def recall(memory: MemoryService, chat_id: int, query: str, limit: int = 5
 
 
 async def who(memory: MemoryService, chat_id: int, name: str) -> Answer:
-    async with memory.db.read() as session:
-        found = match_members(await members(session, chat_id), name)
+    """Who a name is in this chat, answered from the person card (aliases, facts, timeline) — only
+    what this chat learnt. Several close candidates are reported as ambiguous, never guessed."""
+    persons = persons_of(memory)
+    found = await persons.who(chat_id, name)
+    config = persons.config()
     data = {
         "query": name,
         "chat_id": chat_id,
-        "ambiguous": len(found) > 1,
-        "matches": [m.to_json() for m in found],
+        "ambiguous": found.ambiguous,
+        "matches": [
+            {
+                "person_id": r.person_id,
+                "user_id": r.platform_user_id,
+                "name": r.name,
+                "nickname": r.nickname,
+                "card": r.card,
+                "aliases": list(r.view.aliases),
+                "attributes": dict(r.view.attributes),
+                "message_count": r.message_count,
+                "last_seen": r.last_seen.isoformat(),
+                "confidence": next(
+                    (m.confidence for m in found.resolution.matches if m.person_id == str(r.person_id)), 1.0
+                ),
+            }
+            for r in found.records
+        ],
     }
-    if not found:
+    if not found.records:
         return Answer(data, [f"我不认识「{name}」。"])
-    lines = [f"「{name}」可能是好几个人:" if len(found) > 1 else f"「{name}」:"]
-    for m in found:
-        others = ", ".join(n for n in {m.nickname, m.card} if n and n != m.name)
-        aka = f"(也叫 {others})" if others else ""
-        lines.append(f"- {m.name}{aka} · {m.message_count} 条消息 · 最近 {m.last_seen:%Y-%m-%d}")
+    if found.ambiguous:
+        lines = [f"「{name}」可能是好几个人，说具体一点？"]
+        lines += [f"- {r.name}（{'、'.join(list(r.view.aliases)[:3])}）" for r in found.records]
+        return Answer(data, lines)
+    record = found.records[0]
+    card = render_card(record.view, config.card_max_chars, max_tokens=config.card_tokens)
+    lines = [*card.splitlines(), f"{record.message_count} 条消息 · 最近 {record.last_seen:%Y-%m-%d}"]
     return Answer(data, lines)
 
 
 async def what(memory: MemoryService, chat_id: int, term: str) -> Answer:
+    """The dictionary's meaning of `term` as this chat may see it, with this chat's evidence only."""
+    async with memory.db.read() as session:
+        entry = await dictionary.lookup(session, term, chat_id)
+        shown = entry is not None and entry.status != "rejected"
+        examples = await dictionary.evidence(session, entry.id, chat_id, limit=2) if shown and entry else []
     data: dict[str, Any] = {"term": term, "chat_id": chat_id, "found": False, "meaning": None}
-    return Answer(data, [f"我还不知道「{term}」是什么意思。"])
+    if entry is None or not shown:
+        return Answer(data, [f"我还不知道「{term}」是什么意思。"])
+    data.update(
+        found=True,
+        meaning=entry.meaning or None,
+        is_jargon=entry.is_jargon,
+        status=entry.status,
+        count=entry.count,
+        examples=[{"speaker": e.message.speaker, "text": e.message.text} for e in examples],
+    )
+    if entry.meaning:
+        lines = [f"「{entry.content}」: {entry.meaning}"]
+        if entry.status == "inferred":
+            lines[0] += "(从聊天里推测的)"
+    else:
+        lines = [f"「{entry.content}」在群里出现过 {entry.count} 次,还不知道是什么意思。"]
+    lines += [f"- {e.message.speaker}: {truncate(e.message.text, MAX_ITEM_CHARS)}" for e in examples]
+    return Answer(data, lines)

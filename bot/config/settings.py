@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from adapters.discord.config import DiscordConfig
+from adapters.onebot_v11.config import OneBotConfig
+from adapters.telegram.config import TelegramConfig
 from bot.llm.settings import LLMSettings
+from bot.web.security import check_host
 from memory.recall.settings import RecallSettings as _RecallDefaults
 from memory.recall.settings import RecallWeights as _WeightDefaults
+from memory.topics.params import DisentangleParams
 
 _W = _WeightDefaults()
 _R = _RecallDefaults()
@@ -98,6 +104,34 @@ class NotesSettings(Section):
     hints_tokens: int = Field(80, ge=0, le=2000)
 
 
+class JargonSettings(Section):
+    """`[jargon]`: mining cadence, dictionary scope, inference thresholds, explanation budget."""
+
+    enabled: bool = True
+    cooldown_seconds: float = Field(20.0, ge=1.0, le=86_400.0)
+    min_new_messages: int = Field(10, ge=1, le=10_000)
+    history_messages: int = Field(3000, ge=10, le=100_000)
+    max_window_messages: int = Field(500, ge=10, le=10_000)
+    scope: Literal["global", "chat"] = "global"
+    extractor: Literal["offline", "llm"] = "offline"
+    thresholds: list[int] = Field(default_factory=lambda: [2, 4, 8, 12, 24, 60, 100], min_length=1)
+    max_batch: int = Field(30, ge=1, le=1000)
+    max_evidence: int = Field(20, ge=1, le=1000)
+    inferences_per_run: int = Field(20, ge=0, le=1000)
+    context_tokens: int = Field(200, ge=0, le=10_000)
+    min_df: int = Field(3, ge=2, le=1000)
+    min_speakers: int = Field(2, ge=1, le=100)
+    min_lift: float = Field(11.0, ge=0.0, le=50.0)
+    max_candidates: int = Field(20, ge=1, le=1000)
+
+    @field_validator("thresholds")
+    @classmethod
+    def _increasing(cls, value: list[int]) -> list[int]:
+        if any(t < 1 for t in value) or any(b <= a for a, b in pairwise(value)):
+            raise ValueError("thresholds must be positive and strictly increasing")
+        return value
+
+
 class ToolsSettings(Section):
     enabled: bool = True
     max_rounds: int = Field(3, ge=0, le=10)
@@ -116,12 +150,125 @@ class ConsoleSettings(Section):
     user: str = Field("me", min_length=1)
 
 
+AdapterName = Literal["console", "onebot_v11", "telegram", "discord"]
+
+
 class AdaptersSettings(Section):
+    enabled: list[AdapterName] = ["console"]
     console: ConsoleSettings = ConsoleSettings()
+    onebot_v11: OneBotConfig = OneBotConfig()
+    telegram: TelegramConfig | None = None
+    discord: DiscordConfig | None = None
+
+    @model_validator(mode="after")
+    def _configured(self) -> AdaptersSettings:
+        for name in ("telegram", "discord"):
+            if name in self.enabled and getattr(self, name) is None:
+                raise ValueError(
+                    f"adapter {name!r} is enabled but [adapters.{name}] (with its token) is missing"
+                )
+        return self
+
+
+class PersonsSettings(Section):
+    person_name_max_chars: int = Field(16, ge=2, le=64)
+    alias_sources: list[Literal["nickname", "card", "self", "others", "llm", "admin"]] = [
+        "nickname",
+        "card",
+        "self",
+        "others",
+    ]
+    self_declared_rename: bool = True
+    consolidation_interval_seconds: float = Field(300.0, ge=1.0, le=86_400.0)
+    consolidation_batch: int = Field(500, ge=1, le=100_000)
+    use_llm: bool = True
+    forget_removes_messages: bool = False
+    pronoun_max_age_seconds: float = Field(3600.0, ge=0.0, le=2_592_000.0)
+    card_max_chars: int = Field(240, ge=20, le=4000)
+    card_tokens: int = Field(400, ge=0, le=20_000)
+    max_cards: int = Field(4, ge=0, le=20)
+    mention_min_confidence: float = Field(0.6, ge=0.0, le=1.0)
 
 
 class LoggingSettings(Section):
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+
+class DisentangleSettings(Section):
+    """The offline topic assignment (online thread disentanglement); defaults are the evaluated ones."""
+
+    max_candidates: int = Field(80, ge=1, le=1000)
+    max_gap_minutes: float = Field(60.0, gt=0.0, le=10_080.0)
+    reply_memory: int = Field(2000, ge=10, le=100_000)
+    idf_vocab: int = Field(5000, ge=100, le=1_000_000)
+    max_words: int = Field(48, ge=1, le=1000)
+    min_name_chars: int = Field(2, ge=1, le=32)
+    new_thread_bias: float = Field(0.0, ge=-20.0, le=20.0)
+    trust_reply_links: bool = True
+    system_new_thread: bool = True
+
+    def params(self) -> DisentangleParams:
+        return DisentangleParams(**self.model_dump())
+
+
+class TopicsSettings(Section):
+    """The topic check (new messages → cached topics) and packing topics into ChatHistory."""
+
+    enabled: bool = True
+    interval_minutes: float = Field(5.0, gt=0.0, le=1440.0)
+    batch_size: int = Field(80, ge=2, le=1000)
+    max_wait_minutes: float = Field(480.0, gt=0.0, le=100_000.0)
+    min_messages: int = Field(20, ge=1, le=1000)
+    keep_batches_without_bot: bool = True
+    pack_after_idle_checks: int = Field(3, ge=1, le=100)
+    pack_after_fragments: int = Field(5, ge=1, le=100)
+    title_merge_ratio: float = Field(0.9, ge=0.5, le=1.0)
+    reuse_similarity: float = Field(0.3, ge=0.0, le=1.0)
+    attach_gap_minutes: float = Field(10.0, ge=0.0, le=1440.0)
+    short_thread: int = Field(3, ge=1, le=100)
+    min_topic_messages: int = Field(2, ge=1, le=100)
+    keywords: Literal["tfidf", "textrank"] = "tfidf"
+    llm_topics: bool = False
+    llm_summary: bool = False
+    max_batches_per_run: int = Field(4, ge=1, le=100)
+    disentangle: DisentangleSettings = DisentangleSettings()
+
+
+class ForgettingSettings(Section):
+    """MaiBot's four-stage, count-based forgetting of ChatHistory rows."""
+
+    enabled: bool = True
+    interval_minutes: float = Field(5.0, gt=0.0, le=1440.0)
+    stage_ages_minutes: list[float] = Field([30.0, 480.0, 2880.0, 10080.0], min_length=1, max_length=10)
+    stage_shares: list[float] = Field([0.25, 0.07, 0.05, 0.02], min_length=1, max_length=10)
+    small_cohort: Literal["faithful", "round_up", "wait"] = "faithful"
+    min_cohort: int = Field(0, ge=0, le=100_000)
+    scope: Literal["global", "chat"] = "global"
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _stages_match(self) -> ForgettingSettings:
+        if len(self.stage_ages_minutes) != len(self.stage_shares):
+            raise ValueError("stage_ages_minutes and stage_shares need one value per stage")
+        if any(not 0.0 <= s <= 0.5 for s in self.stage_shares):
+            raise ValueError("stage_shares must each be within 0.0–0.5")
+        if any(a < 0 for a in self.stage_ages_minutes):
+            raise ValueError("stage_ages_minutes must not be negative")
+        return self
+
+
+class WebSettings(Section):
+    """`[web]`: the admin web console (`qunyi web`). Loopback only unless `allow_remote`."""
+
+    host: str = Field("127.0.0.1", min_length=1)
+    port: int = Field(8765, ge=1, le=65_535)
+    token: str = Field("", repr=False)
+    allow_remote: bool = False
+
+    @model_validator(mode="after")
+    def _loopback(self) -> WebSettings:
+        check_host(self.host, self.allow_remote)
+        return self
 
 
 class Settings(Section):
@@ -134,7 +281,12 @@ class Settings(Section):
     recall: RecallSettings = RecallSettings()
     llm: LLMSettings = LLMSettings()
     notes: NotesSettings = NotesSettings()
+    jargon: JargonSettings = JargonSettings()
     tools: ToolsSettings = ToolsSettings()
     scheduler: SchedulerSettings = SchedulerSettings()
     adapters: AdaptersSettings = AdaptersSettings()
+    persons: PersonsSettings = PersonsSettings()
     logging: LoggingSettings = LoggingSettings()
+    topics: TopicsSettings = TopicsSettings()
+    forgetting: ForgettingSettings = ForgettingSettings()
+    web: WebSettings = WebSettings()

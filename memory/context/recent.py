@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
+
 from memory.context.builder import ContextRequest, ContextSection
 from memory.messages import StoredMessage
 
+# (chat_id, person ids) → the names the bot uses for them in that chat (person_name).
+SpeakerNames = Callable[[int, Sequence[int]], Awaitable[dict[int, str]]]
 
-def transcript_line(message: StoredMessage) -> str:
+
+def transcript_line(message: StoredMessage, speaker: str | None = None) -> str:
+    """One transcript line; `speaker` (the person_name) replaces the raw card/nickname when given."""
     stamp = message.time.strftime("%m-%d %H:%M")
-    return f"[{stamp}] {message.speaker}: {message.text}"
+    return f"[{stamp}] {speaker or message.speaker}: {message.text}"
 
 
 class RecentWindowProvider:
@@ -16,13 +22,21 @@ class RecentWindowProvider:
 
     name = "recent"
 
-    def __init__(self, budget_tokens: int) -> None:
+    def __init__(self, budget_tokens: int, speaker_names: SpeakerNames | None = None) -> None:
         self.budget_tokens = budget_tokens
+        self.speaker_names = speaker_names
 
     async def section(self, request: ContextRequest) -> ContextSection | None:
         if not request.recent:
             return None
-        newest_first = [transcript_line(m) for m in reversed(request.recent)]
+        names: dict[int, str] = {}
+        if self.speaker_names is not None:
+            ids = list({m.person_id for m in request.recent if m.person_id is not None})
+            names = await self.speaker_names(request.chat_id, ids)
+        newest_first = [
+            transcript_line(m, names.get(m.person_id) if m.person_id is not None else None)
+            for m in reversed(request.recent)
+        ]
         return ContextSection(
             "recent", "Recent messages", newest_first, self.budget_tokens, priority=90, show_reversed=True
         )

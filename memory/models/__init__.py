@@ -3,10 +3,19 @@
 from memory.models.base import Base
 from memory.models.chat import Chat, ChatMember
 from memory.models.chat_history import ChatHistory, ForgetLogEntry, TopicCacheEntry
+from memory.models.jargon import Jargon, JargonChatCount, JargonEvidence, JargonReview
 from memory.models.job_state import JobState
 from memory.models.llm_usage import LlmUsage
 from memory.models.message import Message
 from memory.models.person import Person
+from memory.models.person_memory import (
+    PersonAlias,
+    PersonAliasVersion,
+    PersonChatName,
+    PersonFact,
+    PersonForgotten,
+    PersonTimelineEntry,
+)
 from memory.models.recall import EmbeddingVector, PreferenceDoc
 
 __all__ = [
@@ -16,10 +25,20 @@ __all__ = [
     "ChatMember",
     "EmbeddingVector",
     "ForgetLogEntry",
+    "Jargon",
+    "JargonChatCount",
+    "JargonEvidence",
+    "JargonReview",
     "JobState",
     "LlmUsage",
     "Message",
     "Person",
+    "PersonAlias",
+    "PersonAliasVersion",
+    "PersonChatName",
+    "PersonFact",
+    "PersonForgotten",
+    "PersonTimelineEntry",
     "PreferenceDoc",
     "TopicCacheEntry",
 ]

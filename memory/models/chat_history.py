@@ -26,6 +26,12 @@ class TopicCacheEntry(Base):
     no_update_checks: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[float] = mapped_column(Float)
     updated_at: Mapped[float] = mapped_column(Float)
+    # Added by 0003_history_extras: weighted terms used to reuse the topic offline, the true time
+    # span of its messages, and whether its title came from the LLM or the offline path.
+    terms: Mapped[dict[str, float]] = mapped_column(JSON, default=dict)
+    first_time: Mapped[float] = mapped_column(Float, default=0.0)
+    last_time: Mapped[float] = mapped_column(Float, default=0.0)
+    provenance: Mapped[str] = mapped_column(String(16), default="offline")
 
 
 class ChatHistory(Base):

@@ -29,6 +29,7 @@ DEFAULT_LABELS: dict[str, str] = {
     "habit": "习惯",
     "past_habit": "以前常",
     "pets": "宠物",
+    "allergy": "过敏",
 }
 _ORDER = list(DEFAULT_LABELS)
 MAX_VALUE_CHARS = 30

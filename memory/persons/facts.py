@@ -54,10 +54,13 @@ class Fact:
 
 # ---- patterns -------------------------------------------------------------------------------------
 
-_ZH_LEAD = r"^(?:(?:其实|对了|顺便说一下|说实话|说真的|嗯|哈哈+|现在|目前|我跟你们?说)\s*)*"
+_ZH_LEAD = r"^(?:(?:其实|对了|顺便说一下|说实话|说真的|嗯|啊|哦|噢|唉|哎|诶|哈哈+|现在|目前|我跟你们?说)\s*)*"
 _ZH_SELF = r"(?:我|本人|俺)"
-_ZH_ADV = r"(?:现在|目前|也|还|已经|其实|就|都|本来|今年(?=\d|[一二三四五六七八九十两]))*"
-_JOB_SUFFIX = r"(?:师|员|生|家|工|手|者|医生|护士|司机|警察|记者|会计|老板|主播|博主|律师|程序猿|码农)"
+_ZH_ADV = r"(?:现在|目前|也|还|已经|其实|就|都|本来|自己|倒是|今年(?=\d|[一二三四五六七八九十两]))*"
+_JOB_SUFFIX = (
+    r"(?:师|员|生|家|工|手|者|医生|护士|司机|警察|记者|会计|老板|主播|博主|律师|程序猿|码农|经理|总监)"
+)
+_JOB_COUNTER = r"(?:一名|一个|一位|个|名|位)?"
 _NOT_JOBS = frozenset("男生 女生 先生 后生 新生 人家 大家 自家 对手 新手 老手".split())
 _ZH_NUM = r"\d{1,3}|[一二三四五六七八九十两]{1,3}"
 
@@ -74,13 +77,18 @@ _ZH_PREDICATES: list[tuple[str, re.Pattern[str]]] = [
         ("job", r"的?(?:工作|职业)是(?P<v>.+)"),
         ("job", r"(?:是|当)(?:一名|一个|一位|个|名|位)?(?P<v>.{0,8}?" + _JOB_SUFFIX + r")(?:啦|呢|哦)?$"),
         ("job", r"(?:做|干|从事)(?P<v>.{1,12}?)(?:工作|行业|这行|的)$"),
+        ("job", r"在.{1,20}?(?:当|做)" + _JOB_COUNTER + r"(?P<v>.{0,8}?" + _JOB_SUFFIX + r")(?:啦|呢|哦)?$"),
+        ("job", r"在?(?P<v>读研|读博|读大学)(?:呢|了|啦)?$"),
+        ("allergy", r"对(?P<v>.{1,12}?)过敏"),
         ("age", r"(?P<v>" + _ZH_NUM + r")岁(?:了|啦)?$"),
-        ("dislikes", r"(?:不喜欢|不太喜欢|讨厌|受不了|不爱|最怕|害怕)(?P<v>.+)"),
+        ("dislikes", r"(?:最|很|特别|超|真的)?(?:不喜欢|不太喜欢|讨厌|受不了|不爱|最怕|害怕)(?P<v>.+)"),
+        ("dislikes", r"(?:不吃|不喝|吃不了|喝不了)(?P<v>.+)"),
         (
             "likes",
             r"(?:很|挺|非常|特别|超|超级|最|真的)?(?:喜欢|热爱|爱吃|爱喝|爱玩|爱看|迷上了|爱上了)(?P<v>.+)",
         ),
         ("habit", r"(?:一般|通常|经常|总是|每天|平时|常常|习惯)(?P<v>.+)"),
+        ("habit", r"(?P<v>(?:每周|每个?周末|周[一二三四五六日天])[^，,]{0,6}?(?:固定|都|会)[^，,]{1,20})"),
         ("past_habit", r"(?:以前|过去|小时候)(?:经常|常常|总是|常|老是)(?P<v>.+)"),
         ("pets", r"养了?(?:一只|一条|两只|三只|一个|只|条)?(?P<v>.+)"),
     ]
@@ -99,6 +107,7 @@ _EN_PREDICATES: list[tuple[str, str]] = [
     ("location", r"(?:'m|\s+am)\s+(?:currently\s+|now\s+)?(?:living|based|staying)\s+in\s+(?P<v>.+)"),
     ("location", r"(?:just\s+|recently\s+)?moved\s+to\s+(?P<v>.+)"),
     ("hometown", r"(?:'m|\s+am)\s+(?:originally\s+)?from\s+(?P<v>.+)"),
+    ("allergy", r"(?:'m|\s+am)\s+(?:very\s+|severely\s+)?allergic\s+to\s+(?P<v>.+)"),
     ("hometown", r"(?:come\s+from|grew\s+up\s+in)\s+(?P<v>.+)"),
     ("workplace", r"work\s+(?:at|for)\s+(?P<v>.+)"),
     ("job", r"work\s+as\s+(?:an?\s+)?(?P<v>.+)"),
@@ -142,6 +151,7 @@ _EN_THIRD: list[tuple[str, re.Pattern[str]]] = [
         ("age", r"is\s+(?P<v>\d{1,3})(?:\s+years?\s+old)?$"),
         ("likes", r"(?:likes|loves|enjoys|prefers)\s+(?P<v>.+)"),
         ("dislikes", r"(?:hates|dislikes|doesn't\s+like|does\s+not\s+like)\s+(?P<v>.+)"),
+        ("allergy", r"is\s+allergic\s+to\s+(?P<v>.+)"),
     ]
 ]
 
@@ -160,7 +170,8 @@ _REACTION = re.compile(
     r"the\s+way)\b)"
 )
 _CUT_AT = re.compile(
-    r"但是|但|因为|所以|不过|\s[-–—]+\s|(?i:\s+(?:but|because|although|though|so|and\s+then|as\s+an?)\s+)"
+    r"但是|但|因为|所以|不过|\s[-–—]+\s|(?i:\s+(?:but|because|although|though|so|and\s+then|as\s+an?|before|"
+    r"for\s+(?:\w+\s+)?(?:years?|months?|weeks?))(?:\s+|$))"
 )
 
 

@@ -213,7 +213,7 @@ def _split_latin_periods(text: str, base: int) -> list[tuple[int, str]]:
 
 
 # A Latin colon splits only before a space, so "CS:GO" and "10:30" stay whole.
-_SUB_CLAUSE_BREAK = re.compile(r"[，,、：]|:(?=\s|$)")
+_SUB_CLAUSE_BREAK = re.compile(r"[，,、：…⋯]|:(?=\s|$)")
 
 
 def sub_clauses(clause: Clause) -> list[Clause]:

@@ -67,3 +67,14 @@ def test_real_dev_data_subset(tmp_path: Path) -> None:
     assert 80 <= report["vi"] <= 100
     assert 60 <= report["one_to_one"] <= 100
     assert 5 <= report["exact_f1"] <= 100
+
+
+def test_config_disentangle_section_drives_the_eval(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[topics.disentangle]\nnew_thread_bias = 20.0\n", encoding="utf-8")
+    base = ["eval", "disentangle", "--data", str(FIXTURE), "--json"]
+    default = json.loads(CliRunner().invoke(cli, base).output)
+    biased = CliRunner().invoke(cli, [*base, "--config", str(config)])
+    assert biased.exit_code == 0, biased.output
+    report = json.loads(biased.output)
+    assert report["n_predicted_conversations"] > default["n_predicted_conversations"]

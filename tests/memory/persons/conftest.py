@@ -16,3 +16,7 @@ def say():
         return Utterance(f"msg-{next(counter)}", speaker, text, when, **kwargs)
 
     return make
+
+
+# DB-backed people fixtures (PersonMemory attached to a MemoryService, a chat writer).
+from tests.memory.persons.people_fixtures import chat, people, persons_config  # noqa: E402, F401

@@ -1,0 +1,35 @@
+"""`qunyi bench`: throughput and latency of the live pipeline on a generated log."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from bot.bench import run_bench
+from bot.cli.options import async_command, open_config, runtime_options
+
+
+@click.command("bench")
+@click.option("--messages", default=10_000, show_default=True, type=click.IntRange(min=1))
+@click.option("--chats", default=3, show_default=True, type=click.IntRange(min=1))
+@click.option("--seed", default=7, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@runtime_options
+@async_command
+async def bench_command(
+    messages: int, chats: int, seed: int, as_json: bool, config_path: Path | None, data_dir: Path | None
+) -> None:
+    """Replay a generated log (daemons in simulated time), then time recall and context building.
+
+    Uses a temporary folder unless --data-dir keeps the log and database there."""
+    report = await run_bench(open_config(config_path), messages, chats, seed, data_dir)
+    if as_json:
+        click.echo(json.dumps(report, ensure_ascii=False, indent=2))
+        return
+    for key, value in report.items():
+        click.echo(f"{key:22} {value}")
+
+
+COMMANDS = [bench_command]

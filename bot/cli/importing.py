@@ -1,0 +1,112 @@
+"""`qunyi import FORMAT FILE`: backfill memory from a chat export through the batch path."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from itertools import islice
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from adapters.importers import FORMATS, ImportFileError, ImportIssue, IssueKind, iter_import
+from bot.app import build_app
+from bot.cli.options import async_command, open_config, runtime_options
+from memory.types import ChatMessage
+
+BATCH = 2000
+
+
+def _options(fmt: str, bot_id: str, chat_id: str | None, tz: str | None, progress: Any) -> dict[str, Any]:
+    options: dict[str, Any] = {"progress": progress}
+    zone = None
+    if tz:
+        try:
+            zone = ZoneInfo(tz)
+        except ZoneInfoNotFoundError:
+            raise click.ClickException(f"unknown time zone {tz!r}") from None
+    if fmt in {"telegram", "discord"}:
+        options["bot_id"] = bot_id
+    if fmt == "qq":
+        options.update(self_id=bot_id, chat_id=chat_id)
+    if fmt == "replay":
+        options["default_tz"] = zone
+    elif fmt in {"telegram", "qq"} and zone is not None:
+        options["tz"] = zone
+    return options
+
+
+@click.command("import")
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(sorted(FORMATS)))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--chat-id", default=None, help="qq: the group number for a text export without one.")
+@click.option("--tz", default=None, help="Time zone for times without an offset (e.g. Asia/Shanghai).")
+@click.option(
+    "--catch-up-rounds", default=3, show_default=True, help="Runs of every daemon after the import."
+)
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@runtime_options
+@async_command
+async def import_command(
+    fmt: str,
+    file: Path,
+    chat_id: str | None,
+    tz: str | None,
+    catch_up_rounds: int,
+    no_progress: bool,
+    config_path: Path | None,
+    data_dir: Path | None,
+) -> None:
+    """Import a chat export (telegram result.json, DiscordChatExporter JSON, QQ JSON/txt, replay JSONL).
+
+    Idempotent: importing the same file twice adds nothing."""
+    console = Console()
+    config = open_config(config_path)
+    app = await build_app(config, data_dir, watch_config=False)
+    bot_id = app.settings.bot.self_id
+    progress = Progress(
+        TextColumn(f"importing {fmt}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=no_progress,
+    )
+    created = duplicates = malformed = skipped = 0
+    try:
+        with progress:
+            bar = progress.add_task("import", total=None)
+
+            def advance(done: int, total: int) -> None:
+                progress.update(bar, completed=done, total=total)
+
+            items = iter_import(fmt, file, **_options(fmt, bot_id, chat_id, tz, advance))
+            while chunk := list(islice(items, BATCH)):
+                messages = [item for item in chunk if isinstance(item, ChatMessage)]
+                for issue in (item for item in chunk if isinstance(item, ImportIssue)):
+                    if issue.kind is IssueKind.MALFORMED:
+                        malformed += 1
+                        progress.console.print(
+                            f"[yellow]skipped {issue}[/yellow]", markup=True, highlight=False
+                        )
+                    else:
+                        skipped += 1
+                report = await app.memory.record_many(messages)
+                created += report.created
+                duplicates += report.duplicates
+        for _ in range(max(catch_up_rounds, 0)):
+            await app.runner.run_all()
+    except ImportFileError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        await app.close()
+    console.print(
+        f"{created} messages imported, {duplicates} already known, {malformed} malformed entries skipped, "
+        f"{skipped} non-messages (joins, pins, empty) passed over; finished {datetime.now():%H:%M:%S}"
+    )
+
+
+COMMANDS = [import_command]

@@ -1,0 +1,324 @@
+"""`qunyi jargon …`: review the jargon dictionary (list, show, approve, reject, edit, delete,
+import, export). Every command calls the same service functions as the job and the web console."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from bot.app import resolve_data_dir
+from bot.cli.options import open_config, run_async, runtime_options
+from memory.jargon import dictionary, transfer
+from memory.jargon.dictionary import EntryView, JargonError
+from memory.models.jargon import STATUSES
+from memory.service import MemoryService
+from memory.storage import Database
+from memory.text import truncate
+
+T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+GLOBAL = "global"
+
+
+async def _with_memory(
+    config_path: Path | None, data_dir: Path | None, action: Callable[[MemoryService], Awaitable[T]]
+) -> T:
+    settings = open_config(config_path).current
+    db = await Database.open(resolve_data_dir(settings, data_dir), settings.storage.busy_timeout_ms)
+    try:
+        return await action(MemoryService(db))
+    finally:
+        await db.close()
+
+
+def _run(
+    config_path: Path | None, data_dir: Path | None, action: Callable[[MemoryService], Awaitable[T]]
+) -> T:
+    try:
+        return run_async(_with_memory(config_path, data_dir, action))
+    except JargonError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+async def _chat_id(memory: MemoryService, key: str | None) -> int | None:
+    """None for no chat / 'global'; else the chat's database id (a clear error when unknown)."""
+    if key is None or key == GLOBAL:
+        return None
+    chat = await memory.find_chat(key)
+    if chat is None:
+        raise JargonError(f"no chat {key!r} (use platform:id, e.g. replay:g1)")
+    return chat.id
+
+
+def _line(e: EntryView) -> str:
+    flag = {True: "jargon", False: "ordinary", None: "?"}[e.is_jargon]
+    scope = "global" if e.chat_id is None else f"chat {e.chat_id}"
+    meaning = truncate(e.meaning, 60) if e.meaning else "—"
+    return f"{e.id:>6}  {e.content}  ×{e.count}  [{e.status}/{e.provenance}/{flag}] ({scope})  {meaning}"
+
+
+def _actor(by: str | None) -> str:
+    return by or getpass.getuser() or "admin"
+
+
+chat_option = click.option("--chat", default=None, help="Chat key platform:id (or its database id).")
+by_option = click.option("--by", default=None, help="Who decides (default: your login name).")
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+status_option = click.option(
+    "--status",
+    "statuses",
+    multiple=True,
+    type=click.Choice(STATUSES),
+    help="Only these statuses (repeatable).",
+)
+min_count_option = click.option(
+    "--min-count", default=0, type=click.IntRange(min=0), help="Only entries counted at least this often."
+)
+
+
+def filter_options(command: F) -> F:
+    """`--chat`, `--status`, `--min-count`: the filters of list and export."""
+    return chat_option(status_option(min_count_option(command)))
+
+
+@click.group("jargon")
+def jargon_group() -> None:
+    """Review the group-slang dictionary."""
+
+
+@jargon_group.command("list")
+@filter_options
+@click.option("--search", default="", help="Only terms containing this text.")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(min=1))
+@json_option
+@runtime_options
+def list_command(
+    chat: str | None,
+    statuses: tuple[str, ...],
+    min_count: int,
+    search: str,
+    limit: int,
+    as_json: bool,
+    config_path: Path | None,
+    data_dir: Path | None,
+) -> None:
+    """List entries, most counted first."""
+
+    async def action(memory: MemoryService) -> list[EntryView]:
+        chat_id = await _chat_id(memory, chat)
+        async with memory.db.read() as session:
+            return await dictionary.list_entries(session, chat_id, statuses, min_count, limit, search=search)
+
+    entries = _run(config_path, data_dir, action)
+    if as_json:
+        click.echo(json.dumps([e.to_json() for e in entries], ensure_ascii=False, indent=2))
+        return
+    for entry in entries:
+        click.echo(_line(entry))
+    if not entries:
+        click.echo("no entries")
+
+
+@jargon_group.command("show")
+@click.argument("jargon_id", type=int)
+@chat_option
+@json_option
+@runtime_options
+def show_command(
+    jargon_id: int, chat: str | None, as_json: bool, config_path: Path | None, data_dir: Path | None
+) -> None:
+    """One entry with its per-chat counts, evidence (read from the messages now) and review trail."""
+
+    async def action(memory: MemoryService) -> dict[str, Any]:
+        chat_id = await _chat_id(memory, chat)
+        async with memory.db.read() as session:
+            entry = await dictionary.get(session, jargon_id)
+            if entry is None:
+                raise JargonError(f"no jargon entry with id {jargon_id}")
+            found = await dictionary.evidence(session, jargon_id, chat_id)
+            return {
+                "entry": entry.to_json(),
+                "chat_counts": await dictionary.chat_counts(session, jargon_id),
+                "evidence": [
+                    {
+                        "message_id": e.message.id,
+                        "chat_id": e.message.chat_id,
+                        "context": [
+                            {"id": m.id, "speaker": m.speaker, "text": m.text, "is_bot": m.is_bot}
+                            for m in e.context
+                        ],
+                    }
+                    for e in found
+                ],
+                "reviews": await dictionary.reviews(session, jargon_id),
+            }
+
+    data = _run(config_path, data_dir, action)
+    if as_json:
+        click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+        return
+    entry = data["entry"]
+    click.echo(f"{entry['content']}  ×{entry['count']}  [{entry['status']}/{entry['provenance']}]")
+    click.echo(f"meaning: {entry['meaning'] or '—'}  is_jargon: {entry['is_jargon']}")
+    click.echo("counts per chat: " + ", ".join(f"{c}: {n}" for c, n in data["chat_counts"].items()))
+    for item in data["evidence"]:
+        click.echo(f"-- message {item['message_id']} (chat {item['chat_id']})")
+        for m in item["context"]:
+            mark = "»" if m["id"] == item["message_id"] else " "
+            click.echo(f"{mark} {m['speaker']}: {truncate(m['text'], 120)}")
+    for review in data["reviews"]:
+        click.echo(f"[{review['action']} by {review['actor']} at {review['time']:.0f}]")
+
+
+def _decide(action_name: str) -> click.Command:
+    @click.command(action_name)
+    @click.argument("ids", type=int, nargs=-1, required=True)
+    @click.option("--meaning", default=None, help="Set the meaning at the same time (approve).")
+    @by_option
+    @runtime_options
+    def command(
+        ids: tuple[int, ...],
+        meaning: str | None,
+        by: str | None,
+        config_path: Path | None,
+        data_dir: Path | None,
+    ) -> None:
+        async def action(memory: MemoryService) -> list[EntryView]:
+            async with memory.db.write() as session:
+                return await dictionary.decide(
+                    session, list(ids), action_name, _actor(by), time.time(), meaning
+                )  # type: ignore[arg-type]
+
+        for entry in _run(config_path, data_dir, action):
+            click.echo(_line(entry))
+
+    command.help = f"{action_name.capitalize()} one or more entries (a batch: several ids)."
+    return command
+
+
+@jargon_group.command("edit")
+@click.argument("jargon_id", type=int)
+@click.option("--meaning", default=None, help="The meaning (becomes a manual decision).")
+@click.option("--content", default=None, help="Correct the term's spelling.")
+@click.option(
+    "--jargon/--ordinary", "is_jargon", default=None, help="Mark as group jargon or an ordinary word."
+)
+@by_option
+@runtime_options
+def edit_command(
+    jargon_id: int,
+    meaning: str | None,
+    content: str | None,
+    is_jargon: bool | None,
+    by: str | None,
+    config_path: Path | None,
+    data_dir: Path | None,
+) -> None:
+    """Edit an entry by hand (inference never overwrites it afterwards)."""
+    if meaning is None and content is None and is_jargon is None:
+        raise click.UsageError("give --meaning, --content or --jargon/--ordinary")
+
+    async def action(memory: MemoryService) -> EntryView:
+        async with memory.db.write() as session:
+            return await dictionary.edit(
+                session, jargon_id, _actor(by), time.time(), meaning, content, is_jargon
+            )
+
+    click.echo(_line(_run(config_path, data_dir, action)))
+
+
+@jargon_group.command("delete")
+@click.argument("ids", type=int, nargs=-1, required=True)
+@by_option
+@runtime_options
+def delete_command(
+    ids: tuple[int, ...], by: str | None, config_path: Path | None, data_dir: Path | None
+) -> None:
+    """Delete entries with their counts and evidence references (the review trail stays)."""
+
+    async def action(memory: MemoryService) -> int:
+        async with memory.db.write() as session:
+            return await dictionary.remove(session, list(ids), _actor(by), time.time())
+
+    click.echo(f"deleted {_run(config_path, data_dir, action)}")
+
+
+def _format(path: Path, fmt: str | None) -> transfer.Format:
+    chosen = fmt or ("csv" if path.suffix.lower() == ".csv" else "json")
+    return "csv" if chosen == "csv" else "json"
+
+
+format_option = click.option(
+    "--format", "fmt", type=click.Choice(["csv", "json"]), default=None, help="Default: from the file name."
+)
+
+
+@jargon_group.command("import")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--chat", default=GLOBAL, show_default=True, help="Scope: 'global' or a chat key platform:id.")
+@format_option
+@by_option
+@runtime_options
+def import_command(
+    path: Path, chat: str, fmt: str | None, by: str | None, config_path: Path | None, data_dir: Path | None
+) -> None:
+    """Import a dictionary (CSV with a 'content' column, or JSON); rows become manual decisions."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.ClickException(f"cannot read {path}: {exc}") from None
+
+    async def action(memory: MemoryService) -> transfer.ImportReport:
+        rows, errors = transfer.parse(text, _format(path, fmt))
+        chat_id = await _chat_id(memory, chat)
+        async with memory.db.write() as session:
+            report = await transfer.import_rows(session, rows, chat_id, _actor(by), time.time())
+        report.errors = sorted(errors + report.errors)
+        return report
+
+    report = _run(config_path, data_dir, action)
+    click.echo(f"created {report.created}, updated {report.updated}, errors {len(report.errors)}")
+    for number, message in report.errors:
+        click.echo(f"row {number}: {message}", err=True)
+
+
+@jargon_group.command("export")
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@filter_options
+@format_option
+@runtime_options
+def export_command(
+    path: Path,
+    chat: str | None,
+    statuses: tuple[str, ...],
+    min_count: int,
+    fmt: str | None,
+    config_path: Path | None,
+    data_dir: Path | None,
+) -> None:
+    """Export entries to PATH ('-' for standard output)."""
+
+    async def action(memory: MemoryService) -> list[EntryView]:
+        chat_id = await _chat_id(memory, chat)
+        async with memory.db.read() as session:
+            return await dictionary.list_entries(session, chat_id, statuses, min_count, limit=None)
+
+    entries = _run(config_path, data_dir, action)
+    text = transfer.render(entries, _format(path, fmt))
+    if str(path) == "-":
+        click.echo(text, nl=False)
+    else:
+        path.write_text(text, encoding="utf-8")
+        click.echo(f"exported {len(entries)} entries to {path}")
+
+
+jargon_group.add_command(_decide("approve"))
+jargon_group.add_command(_decide("reject"))
+
+COMMANDS: list[click.Command] = [jargon_group]

@@ -1,0 +1,107 @@
+"""`build_web_app(app, token)`: the admin console as an aiohttp Application.
+
+Every request must carry the access token — `Authorization: Bearer <token>`, or the session cookie a
+`?token=<token>` visit sets (HttpOnly, SameSite=Strict) — and every state-changing request made with
+the cookie must carry the CSRF token (a form field or the `X-CSRF-Token` header). Errors of the
+service functions (unknown entry, bad name...) become a 400 page or JSON error, never a traceback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from bot.app import App
+from bot.web import config, forgetting, jargon, notes, overview, people, topics, usage
+from bot.web.context import APP_KEY, CREDENTIALS_KEY, CSRF_KEY
+from bot.web.html import error_page
+from bot.web.jargon import JargonNotFound
+from bot.web.security import COOKIE, CSRF_FIELD, CSRF_HEADER, Credentials
+from memory.jargon.dictionary import JargonError
+from memory.notes.errors import NoteError
+from memory.notes.names import InvalidNoteName
+from memory.persons.admin import PersonAdminError
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+USER_ERRORS = (JargonError, PersonAdminError, NoteError, InvalidNoteName)
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; "
+        "frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+def _refuse(request: web.Request, status: int, message: str) -> web.Response:
+    if request.path.startswith("/api/"):
+        return web.json_response({"error": message}, status=status)
+    return error_page(request, status, message)
+
+
+def _without_token(request: web.Request) -> str:
+    query = request.rel_url.query.copy()
+    query.popall("token", None)
+    return str(request.rel_url.with_query(query))
+
+
+@web.middleware
+async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Authentication (token, cookie), the `?token=` login, and CSRF on unsafe methods."""
+    creds = request.app[CREDENTIALS_KEY]
+    if "token" in request.query and request.method == "GET":
+        if not creds.token_ok(request.query.get("token")):
+            return _refuse(request, 401, "wrong token")
+        response = web.HTTPSeeOther(_without_token(request))
+        response.set_cookie(
+            COOKIE, creds.session, httponly=True, samesite="Strict", path="/", secure=request.secure
+        )
+        raise response
+    by_header = creds.bearer_ok(request.headers.get("Authorization"))
+    if not by_header and not creds.cookie_ok(request.cookies.get(COOKIE)):
+        return _refuse(
+            request,
+            401,
+            "this console needs its access token: open the link `qunyi web` printed (…/?token=…)",
+        )
+    request[CSRF_KEY] = creds.csrf
+    # A browser attaches the cookie to cross-site requests on its own, never the Authorization header:
+    # only cookie-authenticated changes need the CSRF token.
+    if request.method not in SAFE_METHODS and not by_header:
+        given = request.headers.get(CSRF_HEADER)
+        if given is None and request.content_type in FORM_TYPES:
+            given = (await request.post()).get(CSRF_FIELD)  # type: ignore[assignment]
+        if not creds.csrf_ok(given if isinstance(given, str) else None):
+            return _refuse(request, 403, "missing or wrong CSRF token; reload the page and try again")
+    return await handler(request)
+
+
+@web.middleware
+async def user_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A refused request to a service function is a 400 with its message."""
+    try:
+        return await handler(request)
+    except USER_ERRORS as exc:
+        return _refuse(request, 404 if isinstance(exc, JargonNotFound) else 400, str(exc))
+
+
+async def _security_headers(_request: web.Request, response: web.StreamResponse) -> None:
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
+
+
+def build_web_app(app: App, token: str) -> web.Application:
+    """The console over a built `App`; `token` is the access token every request needs."""
+    web_app = web.Application(middlewares=[guard, user_errors], client_max_size=2 * 1024 * 1024)
+    web_app[APP_KEY] = app
+    web_app[CREDENTIALS_KEY] = Credentials(token)
+    web_app.on_response_prepare.append(_security_headers)
+    for module in (overview, topics, jargon, people, forgetting, usage, notes, config):
+        web_app.add_routes(module.routes)
+    return web_app

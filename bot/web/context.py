@@ -1,0 +1,54 @@
+"""What every console handler shares: the App and credentials on the web app, and small request
+helpers (integer parameters, the chat in the path, the acting admin's name)."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from bot.app import App
+from bot.web.security import Credentials
+from memory.models import Chat
+from memory.service import ChatRef
+
+APP_KEY = web.AppKey("qunyi_app", App)
+CREDENTIALS_KEY = web.AppKey("qunyi_credentials", Credentials)
+CSRF_KEY = web.RequestKey("qunyi_csrf", str)
+ACTOR = "web"
+
+
+def app_of(request: web.Request) -> App:
+    return request.app[APP_KEY]
+
+
+def int_param(value: str | None, name: str, default: int | None = None, minimum: int = 0) -> int | None:
+    """An optional integer from a query or form value; a clear 400 when it is not one."""
+    if value is None or value.strip() == "":
+        return default
+    try:
+        number = int(value.strip())
+    except ValueError:
+        raise web.HTTPBadRequest(text=f"{name} must be a whole number, not {value[:20]!r}") from None
+    if number < minimum:
+        raise web.HTTPBadRequest(text=f"{name} must be at least {minimum}")
+    return number
+
+
+def path_int(request: web.Request, name: str) -> int:
+    value = int_param(request.match_info[name], name)
+    assert value is not None
+    return value
+
+
+async def chat_of(request: web.Request, name: str = "chat_id") -> ChatRef:
+    """The chat named by the path (404 when unknown)."""
+    chat_id = path_int(request, name)
+    async with app_of(request).db.read() as session:
+        row = await session.get(Chat, chat_id)
+    if row is None:
+        raise web.HTTPNotFound(text=f"no chat {chat_id}")
+    return ChatRef(row.id, row.platform, row.platform_chat_id, row.name)
+
+
+def chat_title(chat: ChatRef) -> str:
+    key = f"{chat.platform}:{chat.platform_chat_id}"
+    return f"{chat.name} ({key})" if chat.name else key

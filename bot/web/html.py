@@ -1,0 +1,185 @@
+"""Server-rendered HTML with escaping by default.
+
+`Safe` marks markup we built; everything else — chat text, names, terms, error messages — goes through
+`esc` (via `h`, `join`, `table`...), so a `<script>` in a message is shown as text, never run.
+No JavaScript, no external resources: the pages are plain forms and links.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlencode
+
+from aiohttp import web
+
+from bot.web.context import CSRF_KEY
+from bot.web.security import CSRF_FIELD
+
+Cell = Any
+
+
+class Safe(str):
+    """A string that is already HTML (built here, with every inserted value escaped)."""
+
+    __slots__ = ()
+
+
+def esc(value: object) -> Safe:
+    """`value` as HTML text (unchanged when it is already `Safe`)."""
+    if isinstance(value, Safe):
+        return value
+    return Safe(html.escape("" if value is None else str(value), quote=True))
+
+
+def h(template: str, *args: object, **kwargs: object) -> Safe:
+    """`template.format(...)` with every argument escaped (a `Safe` argument is inserted as is)."""
+    return Safe(template.format(*(esc(a) for a in args), **{k: esc(v) for k, v in kwargs.items()}))
+
+
+def join(parts: Iterable[object], sep: str = "") -> Safe:
+    """Escaped parts joined by a (trusted) separator."""
+    return Safe(sep.join(esc(p) for p in parts))
+
+
+def url(path: str, **query: object) -> str:
+    """A local URL with a query string (None and empty values left out)."""
+    kept = {k: v for k, v in query.items() if v not in (None, "")}
+    return path + ("?" + urlencode(kept, doseq=True) if kept else "")
+
+
+def link(href: str, text: object) -> Safe:
+    return h('<a href="{}">{}</a>', href, text)
+
+
+def when(value: float | datetime | None) -> str:
+    """A timestamp for people: local time to the minute."""
+    if value is None:
+        return "—"
+    moment = value if isinstance(value, datetime) else datetime.fromtimestamp(value).astimezone()
+    return moment.strftime("%Y-%m-%d %H:%M")
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[Cell]], empty: str = "nothing here") -> Safe:
+    """A table; cells are escaped unless `Safe`."""
+    body = [join(h("<td>{}</td>", cell) for cell in row) for row in rows]
+    if not body:
+        return h('<p class="muted">{}</p>', empty)
+    head = join(h("<th>{}</th>", name) for name in headers)
+    return h(
+        "<table><thead><tr>{}</tr></thead><tbody>{}</tbody></table>",
+        head,
+        join(h("<tr>{}</tr>", r) for r in body),
+    )
+
+
+def csrf_field(request: web.Request) -> Safe:
+    return h('<input type="hidden" name="{}" value="{}">', CSRF_FIELD, request[CSRF_KEY])
+
+
+def form(
+    request: web.Request, action: str, fields: Safe, button: str, *, danger: bool = False, inline: bool = True
+) -> Safe:
+    """A POST form carrying the CSRF token."""
+    cls = "inline" if inline else "block"
+    btn = "danger" if danger else ""
+    return h(
+        '<form method="post" action="{}" class="{}">{}{}<button class="{}">{}</button></form>',
+        action,
+        cls,
+        csrf_field(request),
+        fields,
+        btn,
+        button,
+    )
+
+
+def hidden(name: str, value: object) -> Safe:
+    return h('<input type="hidden" name="{}" value="{}">', name, value)
+
+
+def text_input(name: str, value: object = "", label: str = "", size: int = 30) -> Safe:
+    return h('<label>{} <input name="{}" value="{}" size="{}"></label>', label, name, value, size)
+
+
+def select(name: str, options: Mapping[str, str], chosen: str = "", label: str = "") -> Safe:
+    opts = join(
+        h('<option value="{}"{}>{}</option>', value, Safe(" selected" if value == chosen else ""), text)
+        for value, text in options.items()
+    )
+    return h('<label>{} <select name="{}">{}</select></label>', label, name, opts)
+
+
+NAV = (
+    ("/", "Overview"),
+    ("/jargon", "Jargon"),
+    ("/forgetting", "Forgetting"),
+    ("/usage", "LLM usage"),
+    ("/notes/global", "Global notes"),
+    ("/config", "Config"),
+)
+
+CSS = """
+body{font:14px/1.45 system-ui,"Noto Sans CJK SC",sans-serif;margin:0;color:#222;background:#fafafa}
+header{background:#234;color:#fff;padding:.5em 1em}
+header a{color:#fff;margin-right:1.2em;text-decoration:none}header b{margin-right:2em}
+main{padding:1em 1.5em;max-width:1200px}table{border-collapse:collapse;margin:.5em 0;background:#fff}
+td,th{border:1px solid #ddd;padding:.3em .5em;vertical-align:top;text-align:left}th{background:#eef}
+.muted{color:#888}.flash{background:#efe;border:1px solid #9c9;padding:.4em .8em}
+.error{background:#fee;border:1px solid #c99;padding:.4em .8em;white-space:pre-wrap}
+form.inline{display:inline-block;margin:.2em .4em .2em 0}form.block{margin:.6em 0}button{cursor:pointer}
+button.danger{color:#a00}pre,textarea{font-family:ui-monospace,monospace;white-space:pre-wrap}
+.hit{background:#ffd}.ok{color:#070}.warn{color:#a60}.fail{color:#a00}.info{color:#06a}
+nav.sub a{margin-right:1em}
+"""
+
+
+def chat_nav(chat_id: int, title: object) -> Safe:
+    """Links to one chat's pages."""
+    links = join(
+        (
+            link(url("/jargon", chat=chat_id), "jargon"),
+            link(f"/chats/{chat_id}/topics", "topics"),
+            link(f"/chats/{chat_id}/people", "people"),
+            link(f"/chats/{chat_id}/notes", "notes"),
+            link(url("/forgetting", chat=chat_id), "forgetting"),
+        ),
+        " ",
+    )
+    return h('<nav class="sub"><b>{}</b>: {}</nav>', title, links)
+
+
+def page(request: web.Request, title: str, body: Safe, *, status: int = 200) -> web.Response:
+    """The whole document around `body`, with the flash message of a redirect (`?msg=`), if any."""
+    nav = join(link(href, text) for href, text in NAV)
+    flash = request.query.get("msg")
+    note = h('<p class="flash">{}</p>', flash) if flash else Safe("")
+    document = h(
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{} · Qunyi</title>'
+        '<meta name="viewport" content="width=device-width, initial-scale=1"><style>{}</style></head>'
+        "<body><header><b>群忆 Qunyi admin</b>{}</header><main><h1>{}</h1>{}{}</main></body></html>",
+        title,
+        Safe(CSS),
+        nav,
+        title,
+        note,
+        body,
+    )
+    return web.Response(text=document, content_type="text/html", charset="utf-8", status=status)
+
+
+def error_page(request: web.Request, status: int, message: str) -> web.Response:
+    return page(
+        request,
+        "Error" if status != 401 else "Login needed",
+        h('<p class="error">{}</p>', message),
+        status=status,
+    )
+
+
+def done(location: str, message: str) -> web.HTTPSeeOther:
+    """The redirect after a successful POST, carrying a short message to show."""
+    sep = "&" if "?" in location else "?"
+    return web.HTTPSeeOther(location + sep + urlencode({"msg": message}))

@@ -1,0 +1,330 @@
+"""Jargon review: list with filters and batch decisions, one entry with its evidence in context,
+approve / reject / edit / delete, and the JSON API (`/api/jargon`) for scripts."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from aiohttp import web
+from multidict import MultiMapping
+
+from bot.web.context import ACTOR, app_of, int_param, path_int
+from bot.web.html import (
+    Safe,
+    csrf_field,
+    done,
+    form,
+    h,
+    hidden,
+    join,
+    link,
+    page,
+    select,
+    table,
+    text_input,
+    url,
+)
+from bot.web.overview import message_table
+from memory.jargon import dictionary
+from memory.jargon.dictionary import EntryView, JargonError
+from memory.models.jargon import STATUSES
+
+routes = web.RouteTableDef()
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 1000
+Decision = Literal["approve", "reject"]
+
+
+class JargonNotFound(JargonError):
+    """No entry with that id (a 404)."""
+
+
+MEANING_AREA = '<label>meaning <textarea name="meaning" rows="2" cols="50">{}</textarea></label>'
+
+
+def _filters(query: MultiMapping[str]) -> dict[str, Any]:
+    statuses = [s for s in query.getall("status", []) if s]
+    for status in statuses:
+        if status not in STATUSES:
+            raise JargonError(f"unknown status {status!r} (one of {', '.join(STATUSES)})")
+    limit = int_param(query.get("limit"), "limit", DEFAULT_LIMIT, minimum=1) or DEFAULT_LIMIT
+    return {
+        "chat_id": int_param(query.get("chat"), "chat"),
+        "statuses": statuses,
+        "min_count": int_param(query.get("min_count"), "min_count", 0) or 0,
+        "search": query.get("search", ""),
+        "limit": min(limit, MAX_LIMIT),
+        "offset": int_param(query.get("offset"), "offset", 0) or 0,
+    }
+
+
+async def _list(request: web.Request) -> tuple[dict[str, Any], list[EntryView]]:
+    filters = _filters(request.query)
+    async with app_of(request).db.read() as session:
+        entries = await dictionary.list_entries(session, **filters)
+    return filters, entries
+
+
+def _now(request: web.Request) -> float:
+    return app_of(request).clock.now().timestamp()
+
+
+def _flag(entry: EntryView) -> str:
+    return {True: "jargon", False: "ordinary", None: "?"}[entry.is_jargon]
+
+
+def _filter_form(filters: dict[str, Any]) -> Safe:
+    statuses = {"": "any status", **{s: s for s in STATUSES}}
+    chosen = filters["statuses"][0] if filters["statuses"] else ""
+    return h(
+        '<form method="get" action="/jargon" class="block">{} {} {} {} <button>Filter</button></form>',
+        text_input("chat", filters["chat_id"] or "", "chat id", 6),
+        select("status", statuses, chosen, "status"),
+        text_input("min_count", filters["min_count"] or "", "min count", 4),
+        text_input("search", filters["search"], "term contains", 12),
+    )
+
+
+@routes.get("/jargon")
+async def jargon_list(request: web.Request) -> web.Response:
+    """Entries, most counted first, with checkboxes for a batch approve or reject."""
+    filters, entries = await _list(request)
+    rows = [
+        [
+            h('<input type="checkbox" name="ids" value="{}">', e.id),
+            link(f"/jargon/{e.id}", e.content),
+            e.count,
+            e.status,
+            e.provenance,
+            _flag(e),
+            "global" if e.chat_id is None else link(f"/chats/{e.chat_id}", e.chat_id),
+            e.meaning or "—",
+        ]
+        for e in entries
+    ]
+    back = url("/jargon", **{k: v for k, v in request.query.items() if k != "msg"})
+    batch = h(
+        '<form method="post" action="/jargon/batch">{}{}{}'
+        '<p><label>meaning for approved (optional) <input name="meaning" size="40"></label> '
+        '<button name="action" value="approve">Approve selected</button> '
+        '<button name="action" value="reject" class="danger">Reject selected</button></p></form>',
+        csrf_field(request),
+        hidden("back", back),
+        table(["", "term", "count", "status", "provenance", "kind", "scope", "meaning"], rows, "no entries"),
+    )
+    return page(request, "Jargon review", join((_filter_form(filters), batch)))
+
+
+def _ids(values: list[str]) -> list[int]:
+    ids = []
+    for value in values:
+        number = int_param(value, "id")
+        if number is not None:
+            ids.append(number)
+    return ids
+
+
+def _back(value: object, default: str) -> str:
+    # Only a local path: never redirect off this console.
+    return (
+        value if isinstance(value, str) and value.startswith("/") and not value.startswith("//") else default
+    )
+
+
+@routes.post("/jargon/batch")
+async def jargon_batch(request: web.Request) -> web.Response:
+    """Approve or reject the checked entries in one transaction."""
+    data = await request.post()
+    action = data.get("action")
+    if action not in ("approve", "reject"):
+        raise JargonError("choose approve or reject")
+    ids = _ids([str(v) for v in data.getall("ids", [])])
+    if not ids:
+        raise JargonError("no entries selected")
+    meaning = str(data.get("meaning", "")).strip() or None
+    async with app_of(request).db.write() as session:
+        decided = await dictionary.decide(
+            session, ids, action, ACTOR, _now(request), meaning if action == "approve" else None
+        )
+    raise done(_back(data.get("back"), "/jargon"), f"{action}d {len(decided)} entries")
+
+
+async def _entry_with_trail(
+    request: web.Request, jargon_id: int, with_evidence: bool = False
+) -> tuple[EntryView, dict[int, int], list[dict[str, Any]], list[dictionary.Evidence]]:
+    """An entry with its per-chat counts, review trail and (optionally) evidence; 404 when unknown."""
+    async with app_of(request).db.read() as session:
+        entry = await dictionary.get(session, jargon_id)
+        if entry is None:
+            raise JargonNotFound(f"no jargon entry {jargon_id}")
+        counts = await dictionary.chat_counts(session, jargon_id)
+        trail = await dictionary.reviews(session, jargon_id)
+        found = await dictionary.evidence(session, jargon_id, None) if with_evidence else []
+    return entry, counts, trail, found
+
+
+@routes.get(r"/jargon/{jargon_id:\d+}")
+async def jargon_show(request: web.Request) -> web.Response:
+    """One entry: fields, per-chat counts, evidence messages in context, review trail, actions."""
+    jargon_id = path_int(request, "jargon_id")
+    entry, counts, trail, found = await _entry_with_trail(request, jargon_id, with_evidence=True)
+    base = f"/jargon/{jargon_id}"
+    facts = table(
+        ["field", "value"],
+        [
+            ["term", entry.content],
+            ["meaning", entry.meaning or "—"],
+            ["status", entry.status],
+            ["provenance", entry.provenance],
+            ["kind", _flag(entry)],
+            ["count", entry.count],
+            ["last inference at count", entry.last_inference_count],
+            ["scope", "global" if entry.chat_id is None else f"chat {entry.chat_id}"],
+            ["decided", f"{entry.decided_by or '—'}"],
+        ],
+    )
+    per_chat = table(["chat", "count"], [[link(f"/chats/{c}", c), n] for c, n in counts.items()], "not seen")
+    evidence = join(
+        h(
+            "<h3>{} in chat {}</h3>{}",
+            link(f"/chats/{e.message.chat_id}/messages/{e.message.id}", f"message #{e.message.id}"),
+            e.message.chat_id,
+            message_table(e.context, e.message.id),
+        )
+        for e in found
+    ) or h('<p class="muted">no evidence kept</p>')
+    kinds = {"": "unchanged", "jargon": "group jargon", "ordinary": "ordinary word"}
+    actions = join(
+        (
+            form(request, f"{base}/approve", text_input("meaning", entry.meaning, "meaning", 40), "Approve"),
+            form(request, f"{base}/reject", Safe(""), "Reject", danger=True),
+            form(
+                request,
+                f"{base}/edit",
+                join(
+                    (
+                        text_input("content", entry.content, "term", 16),
+                        h(MEANING_AREA, entry.meaning),
+                        select("kind", kinds, "", "kind"),
+                    ),
+                    " ",
+                ),
+                "Save edit",
+                inline=False,
+            ),
+            form(
+                request,
+                f"{base}/delete",
+                Safe('<label><input type="checkbox" name="confirm" value="yes"> really delete</label> '),
+                "Delete",
+                danger=True,
+            ),
+        )
+    )
+    review_rows = [
+        [r["action"], r["actor"], f"{r['time']:.0f}", json.dumps(r["new"], ensure_ascii=False)] for r in trail
+    ]
+    body = h(
+        "{}<h2>Actions</h2>{}<h2>Counts per chat</h2>{}<h2>Evidence</h2>{}<h2>Review trail</h2>{}",
+        facts,
+        actions,
+        per_chat,
+        evidence,
+        table(["action", "by", "time", "after"], review_rows, "no reviews yet"),
+    )
+    return page(request, f"Jargon: {entry.content}", body)
+
+
+async def _decide_one(request: web.Request, action: Decision) -> web.Response:
+    jargon_id = path_int(request, "jargon_id")
+    data = await request.post()
+    meaning = str(data.get("meaning", "")).strip() if action == "approve" else ""
+    async with app_of(request).db.write() as session:
+        await dictionary.decide(session, [jargon_id], action, ACTOR, _now(request), meaning or None)
+    raise done(f"/jargon/{jargon_id}", f"{action}d")
+
+
+@routes.post(r"/jargon/{jargon_id:\d+}/approve")
+async def jargon_approve(request: web.Request) -> web.Response:
+    return await _decide_one(request, "approve")
+
+
+@routes.post(r"/jargon/{jargon_id:\d+}/reject")
+async def jargon_reject(request: web.Request) -> web.Response:
+    return await _decide_one(request, "reject")
+
+
+@routes.post(r"/jargon/{jargon_id:\d+}/edit")
+async def jargon_edit(request: web.Request) -> web.Response:
+    """Change the term, meaning and kind by hand (inference never overwrites it afterwards)."""
+    jargon_id = path_int(request, "jargon_id")
+    data = await request.post()
+    content = data.get("content")
+    meaning = data.get("meaning")
+    kind = {"jargon": True, "ordinary": False}.get(str(data.get("kind", "")))
+    async with app_of(request).db.write() as session:
+        await dictionary.edit(
+            session,
+            jargon_id,
+            ACTOR,
+            _now(request),
+            meaning=meaning if isinstance(meaning, str) else None,
+            content=content if isinstance(content, str) and content.strip() else None,
+            is_jargon=kind,
+        )
+    raise done(f"/jargon/{jargon_id}", "saved")
+
+
+@routes.post(r"/jargon/{jargon_id:\d+}/delete")
+async def jargon_delete(request: web.Request) -> web.Response:
+    jargon_id = path_int(request, "jargon_id")
+    if (await request.post()).get("confirm") != "yes":
+        raise JargonError("tick 'really delete' to delete the entry")
+    async with app_of(request).db.write() as session:
+        await dictionary.remove(session, [jargon_id], ACTOR, _now(request))
+    raise done("/jargon", f"deleted entry {jargon_id}")
+
+
+# -- JSON API -------------------------------------------------------------------------------------
+
+
+@routes.get("/api/jargon")
+async def api_list(request: web.Request) -> web.Response:
+    """`GET /api/jargon?chat=&status=&min_count=&search=&limit=&offset=` → `{"entries": [...]}`."""
+    _filters_used, entries = await _list(request)
+    return web.json_response({"entries": [e.to_json() for e in entries]}, dumps=_dumps)
+
+
+@routes.get(r"/api/jargon/{jargon_id:\d+}")
+async def api_show(request: web.Request) -> web.Response:
+    entry, counts, trail, _evidence = await _entry_with_trail(request, path_int(request, "jargon_id"))
+    return web.json_response(
+        {"entry": entry.to_json(), "chat_counts": counts, "reviews": trail}, dumps=_dumps
+    )
+
+
+@routes.post("/api/jargon/decide")
+async def api_decide(request: web.Request) -> web.Response:
+    """`POST {"ids": [1, 2], "action": "approve"|"reject", "meaning"?: str, "by"?: str}`."""
+    try:
+        payload = await request.json()
+    except ValueError:
+        raise JargonError("the body must be JSON") from None
+    if not isinstance(payload, dict):
+        raise JargonError("the body must be a JSON object")
+    action, ids, meaning, actor = (payload.get(k) for k in ("action", "ids", "meaning", "by"))
+    if action not in ("approve", "reject"):
+        raise JargonError('"action" must be "approve" or "reject"')
+    if not isinstance(ids, list) or not ids or not all(isinstance(i, int) for i in ids):
+        raise JargonError('"ids" must be a non-empty list of entry ids')
+    if meaning is not None and not isinstance(meaning, str):
+        raise JargonError('"meaning" must be a string')
+    who = actor if isinstance(actor, str) and actor.strip() else "api"
+    async with app_of(request).db.write() as session:
+        decided = await dictionary.decide(session, ids, action, who.strip()[:64], _now(request), meaning)
+    return web.json_response({"entries": [e.to_json() for e in decided]}, dumps=_dumps)
+
+
+def _dumps(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False)

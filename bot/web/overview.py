@@ -1,0 +1,76 @@
+"""The index (chats with their counts, the doctor checks) and a message shown in its context."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from bot.cli.doctor import run_checks
+from bot.web.context import app_of, chat_of, chat_title, int_param, path_int
+from bot.web.html import Safe, chat_nav, h, join, link, page, table, url, when
+from memory import messages
+from memory.overview import chat_overviews
+
+routes = web.RouteTableDef()
+CONTEXT_AROUND = 5
+
+
+@routes.get("/")
+async def index(request: web.Request) -> web.Response:
+    """Every chat with its counts, then the same checks `qunyi doctor` runs."""
+    app = app_of(request)
+    async with app.db.read() as session:
+        chats = await chat_overviews(session)
+    rows = [
+        [
+            c.id,
+            link(f"/chats/{c.id}", c.name or c.key),
+            c.key,
+            c.messages,
+            link(f"/chats/{c.id}/people", c.members),
+            link(f"/chats/{c.id}/topics", f"{c.topics} (+{c.cached_topics} cached)"),
+            link(url("/jargon", chat=c.id), c.jargon),
+        ]
+        for c in chats
+    ]
+    checks = await run_checks(app)
+    check_rows = [[c.name, h('<span class="{}">{}</span>', c.status, c.status), c.detail] for c in checks]
+    body = h(
+        "<h2>Chats</h2>{}<h2>Checks</h2>{}",
+        table(["id", "chat", "key", "messages", "people", "topics", "jargon terms"], rows, "no chats yet"),
+        table(["check", "status", "detail"], check_rows),
+    )
+    return page(request, "Overview", body)
+
+
+@routes.get(r"/chats/{chat_id:\d+}")
+async def chat_home(request: web.Request) -> web.Response:
+    chat = await chat_of(request)
+    async with app_of(request).db.read() as session:
+        latest = await messages.recent(session, chat.id, 20)
+    body = h("{}<h2>Latest messages</h2>{}", chat_nav(chat.id, chat_title(chat)), message_table(latest))
+    return page(request, chat_title(chat), body)
+
+
+def message_table(shown: list[messages.StoredMessage], highlight: int | None = None) -> Safe:
+    """Messages as a table (speaker and text escaped); `highlight` marks one of them."""
+    rows = []
+    for m in shown:
+        text = h('<span class="hit">{}</span>', m.text) if m.id == highlight else m.text
+        rows.append([link(f"/chats/{m.chat_id}/messages/{m.id}", f"#{m.id}"), when(m.time), m.speaker, text])
+    return table(["id", "time", "speaker", "text"], rows, "no messages")
+
+
+@routes.get(r"/chats/{chat_id:\d+}/messages/{message_id:\d+}")
+async def message_in_context(request: web.Request) -> web.Response:
+    """One message with the messages around it (the target of evidence and fact links)."""
+    chat = await chat_of(request)
+    message_id = path_int(request, "message_id")
+    around = int_param(request.query.get("around"), "around", CONTEXT_AROUND, minimum=1) or CONTEXT_AROUND
+    async with app_of(request).db.read() as session:
+        found = [m for m in await messages.by_ids(session, [message_id]) if m.chat_id == chat.id]
+        if not found:
+            raise web.HTTPNotFound(text=f"no message {message_id} in chat {chat.id}")
+        before = await messages.recent(session, chat.id, min(around, 50), before_id=message_id)
+        after = await messages.after(session, chat.id, message_id, min(around, 50))
+    body = join((chat_nav(chat.id, chat_title(chat)), message_table([*before, found[0], *after], message_id)))
+    return page(request, f"Message #{message_id}", body)

@@ -1,0 +1,158 @@
+"""People of a chat: cards, aliases, facts with links to their messages, timeline; renaming; and
+forgetting a person (after a confirmation page)."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from bot.web.context import app_of, chat_of, chat_title, path_int
+from bot.web.html import Safe, chat_nav, done, form, h, join, link, page, table, text_input, when
+from memory.persons.service import PersonMemory
+from memory.persons.store import PersonRecord
+from memory.service import ChatRef
+
+routes = web.RouteTableDef()
+PERSON = r"/chats/{chat_id:\d+}/people/{person_id:\d+}"
+
+
+def _persons(request: web.Request) -> PersonMemory:
+    persons = app_of(request).persons
+    if persons is None:
+        raise web.HTTPNotFound(text="people memory is not wired in this app")
+    return persons
+
+
+async def _person(request: web.Request) -> tuple[ChatRef, PersonRecord]:
+    chat = await chat_of(request)
+    person_id = path_int(request, "person_id")
+    record = await _persons(request).record(chat.id, person_id)
+    if record is None:
+        raise web.HTTPNotFound(text=f"person {person_id} is not a member of chat {chat.id}")
+    return chat, record
+
+
+def _message_link(chat_id: int, message_id: int | None) -> Safe | str:
+    return link(f"/chats/{chat_id}/messages/{message_id}", f"#{message_id}") if message_id else "—"
+
+
+@routes.get(r"/chats/{chat_id:\d+}/people")
+async def people_list(request: web.Request) -> web.Response:
+    chat = await chat_of(request)
+    records = await _persons(request).records(chat.id)
+    rows = [
+        [
+            link(f"/chats/{chat.id}/people/{r.person_id}", f"#{r.person_id}"),
+            r.name,
+            ", ".join(list(r.view.aliases)[:8]),
+            r.platform_user_id,
+            r.message_count,
+            len(r.facts),
+            when(r.last_seen),
+            "bot" if r.is_bot else "",
+        ]
+        for r in records
+    ]
+    body = h(
+        "{}{}",
+        chat_nav(chat.id, chat_title(chat)),
+        table(
+            ["id", "name", "also called", "user id", "messages", "facts", "last seen", ""], rows, "nobody yet"
+        ),
+    )
+    return page(request, f"People of {chat_title(chat)}", body)
+
+
+@routes.get(PERSON)
+async def person_show(request: web.Request) -> web.Response:
+    chat, record = await _person(request)
+    card = await _persons(request).card(chat.id, record.person_id)
+    base = f"/chats/{chat.id}/people/{record.person_id}"
+    aliases = [
+        [a.alias, a.source, "global" if a.chat_id is None else a.chat_id, f"{a.weight:.2f}", a.count]
+        for a in record.aliases
+    ]
+    facts = [
+        [f.key, f.value, f.source, f"{f.confidence:.2f}", _message_link(chat.id, f.message_id), f.evidence]
+        for f in record.facts
+    ]
+    old = [
+        [f.key, f.value, _message_link(chat.id, f.message_id), when(f.superseded_at)]
+        for f in record.superseded
+    ]
+    timeline = [
+        [when(t.time), t.text, join((_message_link(chat.id, m) for m in t.message_ids), " ")]
+        for t in record.timeline
+    ]
+    body = h(
+        "{}<h2>Card</h2><pre>{}</pre>{}<h2>Aliases</h2>{}<h2>Facts</h2>{}<h2>Superseded facts</h2>{}"
+        "<h2>Timeline</h2>{}<h2>Forget</h2><p>{}</p>",
+        chat_nav(chat.id, chat_title(chat)),
+        card or "",
+        form(
+            request, f"{base}/rename", text_input("name", record.name, "name the bot uses here", 16), "Rename"
+        ),
+        table(["alias", "source", "scope", "weight", "count"], aliases, "no aliases"),
+        table(["key", "value", "source", "confidence", "message", "evidence"], facts, "no facts"),
+        table(["key", "value", "message", "superseded"], old, "none"),
+        table(["time", "event", "messages"], timeline, "no events"),
+        link(f"{base}/forget", "Forget this person…"),
+    )
+    return page(request, f"{record.name} (#{record.person_id})", body)
+
+
+@routes.post(PERSON + "/rename")
+async def person_rename(request: web.Request) -> web.Response:
+    chat, record = await _person(request)
+    name = str((await request.post()).get("name", ""))
+    app = app_of(request)
+    chosen = await _persons(request).admin.rename(
+        chat.id, record.person_id, name, now=app.clock.now(), reason="admin (web)"
+    )
+    raise done(f"/chats/{chat.id}/people/{record.person_id}", f"renamed to {chosen}")
+
+
+@routes.get(PERSON + "/forget")
+async def person_forget_confirm(request: web.Request) -> web.Response:
+    """The confirmation page: what will be deleted, and the button that does it."""
+    chat, record = await _person(request)
+    default = app_of(request).settings.persons.forget_removes_messages
+    checked = Safe(" checked" if default else "")
+    fields = h(
+        '<input type="hidden" name="confirm" value="yes">'
+        '<p><label><input type="checkbox" name="remove_messages" value="yes"{}> also delete their {} raw '
+        "messages</label></p>",
+        checked,
+        record.message_count,
+    )
+    body = h(
+        "<p>Forget <b>{}</b> (#{}) in every chat: facts, timeline, aliases, names and cards are deleted, "
+        "and their messages are never consolidated into a profile again. This cannot be undone.</p>{}",
+        record.name,
+        record.person_id,
+        form(
+            request,
+            f"/chats/{chat.id}/people/{record.person_id}/forget",
+            fields,
+            "Forget for good",
+            danger=True,
+            inline=False,
+        ),
+    )
+    return page(request, f"Forget {record.name}?", body)
+
+
+@routes.post(PERSON + "/forget")
+async def person_forget(request: web.Request) -> web.Response:
+    chat, record = await _person(request)
+    data = await request.post()
+    if data.get("confirm") != "yes":
+        raise web.HTTPSeeOther(f"/chats/{chat.id}/people/{record.person_id}/forget")
+    app = app_of(request)
+    report = await _persons(request).admin.forget(
+        record.person_id, remove_messages=data.get("remove_messages") == "yes", now=app.clock.now()
+    )
+    raise done(
+        f"/chats/{chat.id}/people",
+        f"forgot #{report.person_id}: {report.facts} facts, {report.timeline} timeline entries, "
+        f"{report.aliases} aliases, {report.names} names, {report.messages_removed} messages removed",
+    )

@@ -1,0 +1,35 @@
+"""Jargon explanations: `term: meaning` for every known group term in the recent messages."""
+
+from __future__ import annotations
+
+from memory.context.builder import ContextRequest, ContextSection
+from memory.jargon.explain import JargonExplainer
+
+
+class JargonProvider:
+    """A compact section explaining the jargon the recent window (and the message answered) uses."""
+
+    name = "jargon"
+
+    def __init__(self, explainer: JargonExplainer, budget_tokens: int, priority: int = 30) -> None:
+        self.explainer = explainer
+        self.budget_tokens = budget_tokens
+        self.priority = priority
+
+    async def section(self, request: ContextRequest) -> ContextSection | None:
+        if self.budget_tokens <= 0:
+            return None
+        texts = [m.text for m in request.recent if not m.is_bot]
+        if request.message is not None:
+            texts.append(request.message.text)
+        found = await self.explainer.explain(request.chat_id, texts)
+        if not found:
+            return None
+        lines = [f"{item.term}: {item.meaning}" for item in found]
+        return ContextSection(
+            "jargon",
+            "Group slang in these messages (term: meaning)",
+            lines,
+            self.budget_tokens,
+            self.priority,
+        )

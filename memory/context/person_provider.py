@@ -1,0 +1,94 @@
+"""Person cards in the reply context: who is speaking, @-mentioned, named or referred to by a pronoun.
+
+Cards go in by id lookup (Mio v2's "contact card" bypassing semantic search), under their own token
+budget and ahead of recall. Only what the current chat knows is shown (its own rows plus global ones).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from memory.context.builder import ContextRequest, ContextSection
+from memory.persons import store
+from memory.persons.card import render_card
+from memory.persons.config import PersonsConfig
+from memory.persons.pronouns import RecentPerson, resolve_pronoun
+from memory.persons.resolver import PersonResolver
+from memory.storage import Database
+
+PRIORITY = 30
+
+
+class PersonCardProvider:
+    """The "people" section of the reply context."""
+
+    name = "persons"
+
+    def __init__(
+        self, db: Database, resolver: PersonResolver, config: Callable[[], PersonsConfig] | None = None
+    ) -> None:
+        self.db = db
+        self.resolver = resolver
+        self.config = config or PersonsConfig
+
+    async def people(self, request: ContextRequest) -> list[int]:
+        """The people the message is about, most relevant first: @-mentioned, named, referred to by a
+        pronoun ("她最近怎么样" → the person most recently discussed), then the speaker."""
+        message = request.message
+        if message is None:
+            return []
+        config = self.config()
+        async with self.db.read() as session:
+            platform = await store.platform_of(session, request.chat_id)
+            earlier = [m for m in request.recent if m.id < message.id]
+            by_user = await store.person_ids_for(
+                session, platform, [u for m in (*earlier, message) for u in m.mentions]
+            )
+        found: list[int] = [by_user[u] for u in message.mentions if u in by_user]
+        found += await self.resolver.mentions(request.chat_id, request.query or message.text)
+        recent: list[RecentPerson] = []
+        for m in earlier:
+            discussed = [by_user[u] for u in m.mentions if u in by_user]
+            discussed += await self.resolver.mentions(request.chat_id, m.text)
+            recent += [RecentPerson(str(p), m.time.timestamp()) for p in discussed]
+        speaker = message.person_id
+        referred = resolve_pronoun(
+            message.text,
+            recent,
+            exclude=[str(speaker)] if speaker is not None else [],
+            now=message.time.timestamp(),
+            max_age=config.pronoun_max_age_seconds,
+        )
+        if referred is not None:
+            found.append(int(referred))
+        if speaker is not None:
+            found.append(speaker)
+        return list(dict.fromkeys(found))
+
+    async def section(self, request: ContextRequest) -> ContextSection | None:
+        config = self.config()
+        cards: list[str] = []
+        wanted = await self.people(request)
+        async with self.db.read() as session:
+            for person_id in wanted:
+                record = await store.person_record(session, request.chat_id, person_id)
+                if record is None or record.is_bot:
+                    continue
+                cards.append(render_card(record.view, config.card_max_chars, max_tokens=config.card_tokens))
+                if len(cards) >= config.max_cards:
+                    break
+        if not cards:
+            return None
+        return ContextSection("persons", "People in this conversation", cards, config.card_tokens, PRIORITY)
+
+
+class SpeakerNames:
+    """person_id → the person_name used in a chat, for rendering transcripts with aliases."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def __call__(self, chat_id: int, person_ids: Sequence[int]) -> dict[int, str]:
+        async with self.db.read() as session:
+            names = await store.chat_names(session, chat_id)
+        return {pid: names[pid] for pid in person_ids if pid in names}

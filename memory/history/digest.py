@@ -1,0 +1,161 @@
+"""What a packed topic says: theme, keywords, summary and key points — from the LLM or offline.
+
+Offline: keywords are the topic's heaviest TF-IDF terms (or TextRank), the theme is its top keywords,
+and the summary and key points are the most central messages (closest to the topic's term centroid),
+shown in time order. The LLM path asks one question and falls back to the offline digest when the
+model is unavailable, over budget or answers badly.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from memory.history import terms
+from memory.history.source import SourceMessage, speaker_names
+from memory.ports import LLMPort, LLMUnavailable
+from memory.text import normalize, truncate
+
+log = logging.getLogger(__name__)
+
+MIN_KEYWORDS = 3
+MAX_KEYWORDS = 10
+THEME_CHARS = 48
+POINT_CHARS = 80
+SUMMARY_CHARS = 240
+LLM_INPUT_CHARS = 6000
+
+KeywordMethod = Literal["tfidf", "textrank"]
+
+
+@dataclass(frozen=True, slots=True)
+class Digest:
+    """The summarised form of a topic."""
+
+    theme: str
+    keywords: list[str]
+    summary: str
+    key_points: list[str] = field(default_factory=list)
+    provenance: Literal["llm", "offline"] = "offline"
+
+
+def speaker_line(message: SourceMessage, max_chars: int | None = None) -> str:
+    text = " ".join(message.text.split())
+    return f"{message.display_name}: {truncate(text, max_chars) if max_chars else text}"
+
+
+def keywords_for(messages: Sequence[SourceMessage], method: KeywordMethod = "tfidf") -> list[str]:
+    """3–10 keywords (fewer only when the text has fewer content words)."""
+    texts = [m.text for m in messages]
+    names = speaker_names(messages)
+    weights = terms.weigh(texts, names)
+    found = terms.textrank_keywords(texts, MAX_KEYWORDS, names) if method == "textrank" else []
+    for word in terms.top(weights, MAX_KEYWORDS):
+        if len(found) >= MAX_KEYWORDS:
+            break
+        if word not in found:
+            found.append(word)
+    return found[:MAX_KEYWORDS]
+
+
+def central(messages: Sequence[SourceMessage], n: int) -> list[SourceMessage]:
+    """The `n` messages closest to the topic's term centroid (longer ones favoured on ties), in time
+    order. Messages without content words are never chosen unless nothing else is there."""
+    names = speaker_names(messages)
+    vectors = [terms.weigh([m.text], names) for m in messages]
+    centroid: terms.TermWeights = {}
+    for vector in vectors:
+        centroid = terms.merge(centroid, vector)
+    scored = [(terms.cosine(vector, centroid), len(vector), -i) for i, vector in enumerate(vectors)]
+    candidates = [i for i, v in enumerate(vectors) if v] or list(range(len(messages)))
+    order = sorted(candidates, key=lambda i: scored[i], reverse=True)
+    chosen = sorted(order[:n])
+    return [messages[i] for i in chosen]
+
+
+def theme_from(keywords: Sequence[str]) -> str:
+    return truncate("、".join(keywords[:3]), THEME_CHARS) if keywords else "闲聊"
+
+
+def offline_digest(messages: Sequence[SourceMessage], method: KeywordMethod = "tfidf") -> Digest:
+    """Keywords by TF-IDF/TextRank and an extractive summary; no model involved."""
+    keywords = keywords_for(messages, method)
+    points = [speaker_line(m, POINT_CHARS) for m in central(messages, 5)]
+    speakers = [name for name, _ in Counter(m.display_name for m in messages if not m.is_bot).most_common(4)]
+    lead = " / ".join(speaker_line(m, POINT_CHARS) for m in central(messages, 2))
+    summary = f"{lead}（{'、'.join(speakers) or '群友'}）"
+    return Digest(theme_from(keywords), keywords, truncate(summary, SUMMARY_CHARS), points, "offline")
+
+
+class DigestAnswer(BaseModel):
+    """The JSON the summary task must return."""
+
+    theme: str = Field(min_length=1, max_length=200)
+    keywords: list[str] = Field(min_length=1, max_length=30)
+    summary: str = Field(min_length=1, max_length=4000)
+    key_points: list[str] = Field(default_factory=list, max_length=30)
+
+
+SUMMARY_SYSTEM = (
+    "你在为一个群聊机器人整理记忆。下面是群里关于同一话题的一段对话。请给出:"
+    "theme(简短的话题标题)、keywords(3到10个关键词)、summary(两三句话的概括,写清谁、何时、决定了什么)、"
+    "key_points(要点列表,每条一句)。只依据对话内容,不要编造。"
+    " You summarise one topic of a group chat for a chatbot's memory; answer in the chat's language."
+)
+
+
+def _conversation(messages: Sequence[SourceMessage]) -> str:
+    lines = [f"{m.when:%m-%d %H:%M} {speaker_line(m, 300)}" for m in messages]
+    text = "\n".join(lines)
+    return truncate(text, LLM_INPUT_CHARS)
+
+
+def _clean_list(items: Sequence[str], limit: int, max_chars: int) -> list[str]:
+    seen: dict[str, str] = {}
+    for item in items:
+        text = " ".join(str(item).split())
+        if text and normalize(text) not in seen:
+            seen[normalize(text)] = truncate(text, max_chars)
+    return list(seen.values())[:limit]
+
+
+async def llm_digest(
+    llm: LLMPort, messages: Sequence[SourceMessage], title: str, method: KeywordMethod = "tfidf"
+) -> Digest:
+    """One `summary` call; raises LLMUnavailable (the caller falls back offline)."""
+    prompt = [
+        {"role": "system", "content": SUMMARY_SYSTEM},
+        {"role": "user", "content": f"话题 / topic: {title}\n\n{_conversation(messages)}"},
+    ]
+    answer = await llm.complete_json("summary", prompt, DigestAnswer)
+    keywords = _clean_list(answer.keywords, MAX_KEYWORDS, 32)
+    if len(keywords) < MIN_KEYWORDS:
+        for word in keywords_for(messages, method):
+            if len(keywords) >= MIN_KEYWORDS:
+                break
+            if word not in keywords:
+                keywords.append(word)
+    theme = truncate(" ".join(answer.theme.split()), THEME_CHARS) or theme_from(keywords)
+    points = _clean_list(answer.key_points, 10, 200)
+    return Digest(theme, keywords, truncate(answer.summary.strip(), 2000), points, "llm")
+
+
+async def digest(
+    messages: Sequence[SourceMessage],
+    title: str,
+    llm: LLMPort | None,
+    use_llm: bool,
+    method: KeywordMethod = "tfidf",
+) -> Digest:
+    """The LLM digest when enabled and available, else (or on any LLM failure) the offline one."""
+    if use_llm and llm is not None and llm.available("summary"):
+        try:
+            return await llm_digest(llm, messages, title, method)
+        except LLMUnavailable as exc:
+            log.info("summary LLM unavailable (%s); packing offline", exc.reason)
+    return offline_digest(messages, method)

@@ -1,0 +1,141 @@
+"""Packing a ready topic into a ChatHistory row, in the transaction that removes it from the cache."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memory.history import source
+from memory.history.digest import Digest, KeywordMethod, digest
+from memory.history.source import SourceMessage
+from memory.models import ChatHistory, TopicCacheEntry
+from memory.ports import LLMPort
+from memory.storage import Database
+from memory.storage.fts import index_rows
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Packed:
+    """A topic written to ChatHistory (`history_id`), or dropped without a row (`history_id` None)."""
+
+    entry_id: int
+    history_id: int | None
+    theme: str
+    messages: int
+
+
+def original_text(messages: Sequence[SourceMessage]) -> str:
+    """The verbatim conversation, one `MM-DD HH:MM name: text` line per message."""
+    return "\n".join(f"{m.when:%Y-%m-%d %H:%M} {m.display_name}: {m.text}" for m in messages)
+
+
+def participants(messages: Sequence[SourceMessage]) -> list[dict[str, Any]]:
+    """Who spoke, most active first: person id, platform user id and the latest display name."""
+    counts = Counter(m.user_id for m in messages)
+    latest: dict[str, SourceMessage] = {m.user_id: m for m in messages}
+    return [
+        {
+            "person_id": latest[user].person_id,
+            "user_id": user,
+            "name": latest[user].display_name,
+            "messages": n,
+            "is_bot": latest[user].is_bot,
+        }
+        for user, n in counts.most_common()
+    ]
+
+
+def index_body(row: ChatHistory) -> str:
+    return "\n".join([row.theme, " ".join(row.keywords), row.summary, *row.key_points, row.original_text])
+
+
+async def write_history(
+    session: AsyncSession, chat_id: int, messages: Sequence[SourceMessage], found: Digest, now: datetime
+) -> ChatHistory:
+    """Insert one ChatHistory row and its full-text entry (inside the caller's transaction)."""
+    row = ChatHistory(
+        chat_id=chat_id,
+        theme=found.theme,
+        keywords=list(found.keywords),
+        summary=found.summary,
+        key_points=list(found.key_points),
+        original_text=original_text(messages),
+        participants=participants(messages),
+        start_time=min(m.time for m in messages),
+        end_time=max(m.time for m in messages),
+        source_message_ids=[m.id for m in messages],
+        count=0,
+        forget_times=0,
+        provenance=found.provenance,
+        created_at=now.timestamp(),
+    )
+    session.add(row)
+    await session.flush()
+    await index_rows(session, "chat_history_fts", [(row.id, index_body(row))])
+    return row
+
+
+@dataclass(frozen=True, slots=True)
+class PackOptions:
+    """How packing summarises: LLM or not, keyword method, and the smallest topic worth a row."""
+
+    use_llm: bool = False
+    keyword_method: KeywordMethod = "tfidf"
+    min_topic_messages: int = 2
+
+
+async def pack_entry(
+    db: Database, entry_id: int, now: datetime, llm: LLMPort | None, options: PackOptions
+) -> Packed | None:
+    """Summarise one cached topic and, in one transaction, write its ChatHistory row and remove it
+    from the cache. The summary (maybe an LLM call) is made outside the transaction; if the entry
+    changed meanwhile nothing is written and None is returned (the next run packs it again)."""
+    async with db.read() as session:
+        entry = await session.get(TopicCacheEntry, entry_id)
+        if entry is None:
+            return None
+        version = (entry.updated_at, entry.fragment_count, len(entry.message_ids))
+        messages = await source.by_ids(session, entry.message_ids)
+        title = entry.title
+        chat_id = entry.chat_id
+    worth = len(messages) >= options.min_topic_messages
+    found = await digest(messages, title, llm, options.use_llm, options.keyword_method) if worth else None
+    async with db.write() as session:
+        current = await session.get(TopicCacheEntry, entry_id)
+        if (
+            current is None
+            or (current.updated_at, current.fragment_count, len(current.message_ids)) != version
+        ):
+            return None
+        history_id = None
+        if found is not None and messages:
+            history_id = (await write_history(session, chat_id, messages, found, now)).id
+        else:
+            log.debug(
+                "topic %s (%s) has %d messages; dropped without a ChatHistory row",
+                entry_id,
+                title,
+                len(messages),
+            )
+        await session.delete(current)
+    return Packed(entry_id, history_id, found.theme if found else title, len(messages))
+
+
+async def histories(session: AsyncSession, chat_id: int, limit: int = 200) -> list[ChatHistory]:
+    """A chat's ChatHistory rows, oldest topic first."""
+    query = (
+        select(ChatHistory)
+        .where(ChatHistory.chat_id == chat_id)
+        .order_by(ChatHistory.start_time, ChatHistory.id)
+        .limit(limit)
+    )
+    return list((await session.scalars(query)).all())

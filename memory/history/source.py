@@ -1,0 +1,122 @@
+"""Raw messages as the topic check and packing read them: with the speaker's platform id and names."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+from sqlalchemy import Select, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memory.models import Message, Person
+from memory.text import normalize
+
+
+@dataclass(frozen=True, slots=True)
+class SourceMessage:
+    """One raw message with what topic work needs: who (platform id, person id, names) and when."""
+
+    id: int
+    chat_id: int
+    platform_message_id: str
+    person_id: int | None
+    user_id: str
+    names: tuple[str, ...]
+    text: str
+    time: float
+    utc_offset_minutes: int
+    reply_to: str | None
+    mentions: tuple[str, ...]
+    is_bot: bool
+
+    @property
+    def display_name(self) -> str:
+        """The name shown for the speaker: the bot-chosen alias, group card or nickname."""
+        return next((n for n in self.names if n), self.user_id)
+
+    @property
+    def when(self) -> datetime:
+        """The message time, in the offset it was sent with."""
+        offset = self.utc_offset_minutes
+        tz = timezone(timedelta(minutes=offset)) if offset else UTC
+        return datetime.fromtimestamp(self.time, tz)
+
+
+_CARD_PARTS = re.compile(r"[｜|/\-—_（）()\[\]【】·\s]+")
+
+
+def speaker_names(messages: Iterable[SourceMessage]) -> frozenset[str]:
+    """Normalised names the speakers go by (nickname, alias, the name part of a group card such as
+    "阿红" of "阿红｜前端"), for leaving names out of topic terms."""
+    out: set[str] = set()
+    for m in messages:
+        for name in m.names:
+            first = _CARD_PARTS.split(normalize(name).strip())[0]
+            if first:
+                out.add(first)
+    return frozenset(n for n in out if n)
+
+
+_COLUMNS = (Message, Person.platform_user_id, Person.person_name, Person.nickname)
+
+
+def _source(row: Any) -> SourceMessage:
+    message, user_id, person_name, nickname = row
+    names = tuple(
+        dict.fromkeys(n for n in (person_name, message.sender_card, message.sender_name, nickname) if n)
+    )
+    return SourceMessage(
+        id=message.id,
+        chat_id=message.chat_id,
+        platform_message_id=message.platform_message_id,
+        person_id=message.person_id,
+        user_id=user_id or str(message.person_id),
+        names=names,
+        text=message.text,
+        time=message.time,
+        utc_offset_minutes=message.utc_offset_minutes,
+        reply_to=message.reply_to,
+        mentions=tuple(message.mentions or ()),
+        is_bot=message.is_bot,
+    )
+
+
+def _query() -> Select[tuple[Message, str | None, str | None, str | None]]:
+    return select(*_COLUMNS).join(Person, Person.id == Message.person_id, isouter=True)
+
+
+async def after_cursor(session: AsyncSession, chat_id: int, cursor: int, limit: int) -> list[SourceMessage]:
+    """Up to `limit` messages of a chat with id above `cursor`, in id order."""
+    query = _query().where(Message.chat_id == chat_id, Message.id > cursor).order_by(Message.id).limit(limit)
+    return [_source(row) for row in (await session.execute(query)).all()]
+
+
+async def by_ids(session: AsyncSession, ids: Sequence[int]) -> list[SourceMessage]:
+    """The messages with these ids, in time order (then id)."""
+    if not ids:
+        return []
+    query = _query().where(Message.id.in_(list(ids))).order_by(Message.time, Message.id)
+    return [_source(row) for row in (await session.execute(query)).all()]
+
+
+async def pending_stats(session: AsyncSession, chat_id: int, cursor: int) -> tuple[int, float | None]:
+    """How many messages wait after `cursor`, and the time of the oldest of them."""
+    row = (
+        await session.execute(
+            select(func.count(Message.id), func.min(Message.time)).where(
+                Message.chat_id == chat_id, Message.id > cursor
+            )
+        )
+    ).one()
+    return int(row[0]), (float(row[1]) if row[1] is not None else None)
+
+
+async def chats_with_messages_after(session: AsyncSession, cursors: dict[int, int]) -> list[int]:
+    """Chats that have a message beyond their cursor (chats without a cursor count from zero)."""
+    rows = (
+        await session.execute(select(Message.chat_id, func.max(Message.id)).group_by(Message.chat_id))
+    ).all()
+    return sorted(int(chat) for chat, top in rows if int(top) > cursors.get(int(chat), 0))

@@ -1,0 +1,119 @@
+"""Weighted terms of chat text: TF-IDF over jieba words with jieba's shipped IDF table.
+
+Used for offline keywords, for reusing cached topics by content, and for the extractive summary.
+Terms are normalised words (NFKC + casefold) of two or more characters that are not stop words.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from functools import lru_cache
+
+import jieba.analyse
+
+from memory.text import words
+
+TermWeights = dict[str, float]
+
+# Chat filler and function words that carry no topic (jieba's IDF rates unknown English words high,
+# so common English words are listed too).
+STOP_WORDS = frozenset(
+    """
+    哈哈 哈哈哈 哈哈哈哈 嘿嘿 嗯嗯 好的 好滴 可以 我们 你们 他们 她们 大家 什么 怎么 这个 那个 这样 那样 一下
+    就是 还是 然后 但是 因为 所以 没有 不是 已经 现在 今天 明天 昨天 知道 觉得 真的 一个 自己 感觉 还有
+    xswl yyds awsl u1s1 emo 图片 表情 捂脸 笑死 哈哈哈哈哈 确实 应该 不过 其实 而且 如果 或者 时候 东西
+    the and for you are was were but not that this with have has had its it's i'm i'll i've don't
+    can will just what when where who how why all any our your their there then than from into onto
+    about also been being did does doing done get got going gonna let lets like one out over some
+    too very yeah yes okay ok thanks thx lol again fine love used actually before after now see ever
+    best off keeps keep ready day days time times way really still even much many more most good great
+    nice well back make made take took want need know think thought say said tell told come came
+    here these those them they she her him his would could should might must shall may which while
+    only other another same such each every both either neither never always sometimes maybe
+    going heading anyone someone something anything nothing everyone everything please sorry
+        """.split()
+)
+
+SHORT_NAME = 5  # a word inside a name this short is taken for the name ("浩子" in "浩子hao")
+_NOISE = re.compile(r"\[[^\[\]]{1,8}\]|@\S+|https?://\S+")
+_DIGITS = re.compile(r"^[\d.:%]+$")
+_LATIN = re.compile(r"^[a-z0-9_'.-]+$")
+
+
+@lru_cache(maxsize=1)
+def _idf_table() -> tuple[Mapping[str, float], float]:
+    tfidf = jieba.analyse.default_tfidf
+    return tfidf.idf_freq, float(tfidf.median_idf)
+
+
+def clean(text: str) -> str:
+    """Text without placeholders like [图片], @mentions and links, which say nothing of the topic."""
+    return _NOISE.sub(" ", text)
+
+
+def terms_of(text: str, names: Collection[str] = ()) -> list[str]:
+    """The content words of one text, in order, repeats kept; words inside one of `names`
+    (normalised speaker names: who spoke is not what was said) are left out."""
+    out = []
+    for word in words(clean(text)):
+        if len(word) < 2 or word in STOP_WORDS or _DIGITS.match(word):
+            continue
+        if any(word == name or (word in name and len(name) <= SHORT_NAME) for name in names):
+            continue
+        if _LATIN.match(word) and len(word) < 3:
+            continue
+        out.append(word)
+    return out
+
+
+def idf(term: str) -> float:
+    """jieba's inverse document frequency of a term (the median for unknown terms)."""
+    table, median = _idf_table()
+    return float(table.get(term, median))
+
+
+def weigh(texts: Iterable[str], names: Collection[str] = ()) -> TermWeights:
+    """TF-IDF weights of the terms of some texts taken together (tf dampened as 1 + ln tf)."""
+    counts = Counter(term for text in texts for term in terms_of(text, names))
+    return {term: (1.0 + math.log(n)) * idf(term) for term, n in counts.items()}
+
+
+def top(weights: Mapping[str, float], n: int) -> list[str]:
+    """The `n` heaviest terms, ties by the term itself (deterministic)."""
+    return [t for t, _ in sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))[:n]]
+
+
+def trimmed(weights: Mapping[str, float], n: int) -> TermWeights:
+    """Only the `n` heaviest terms, rounded for storage."""
+    return {t: round(float(weights[t]), 4) for t in top(weights, n)}
+
+
+def merge(a: Mapping[str, float], b: Mapping[str, float]) -> TermWeights:
+    """The sum of two weightings."""
+    out = dict(a)
+    for term, w in b.items():
+        out[term] = out.get(term, 0.0) + w
+    return out
+
+
+def cosine(a: Mapping[str, float], b: Mapping[str, float]) -> float:
+    """Cosine similarity of two sparse weightings (0 when either is empty)."""
+    if not a or not b:
+        return 0.0
+    small, large = (a, b) if len(a) <= len(b) else (b, a)
+    dot = sum(w * large.get(t, 0.0) for t, w in small.items())
+    if dot == 0.0:
+        return 0.0
+    norm = math.sqrt(sum(w * w for w in a.values())) * math.sqrt(sum(w * w for w in b.values()))
+    return dot / norm
+
+
+def textrank_keywords(texts: Sequence[str], n: int, names: Collection[str] = ()) -> list[str]:
+    """Keywords by jieba's TextRank (nouns, verbs, place names), filtered like `terms_of`."""
+    joined = clean("\n".join(texts))
+    ranked = jieba.analyse.textrank(joined, topK=n * 3, allowPOS=("ns", "n", "vn", "v", "nr", "nz", "eng"))
+    allowed = set(terms_of(joined, names))
+    return [w for w in (str(r).casefold() for r in ranked) if w in allowed][:n]

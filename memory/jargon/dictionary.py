@@ -1,0 +1,520 @@
+"""The jargon dictionary in the database: the service functions the mining job, the CLI, the reply
+path and the admin console share.
+
+Every function takes an open session (the caller owns the transaction) and plain values. Terms are
+keyed by `memory.text.normalize` (NFKC + casefold) per scope: `chat_id` NULL is the global scope, a
+chat id is that chat's own dictionary. With scope "chat" a chat sees its own entries plus global ones
+an admin added; with scope "global" every chat sees the global entries.
+
+Admin decisions win: an approved or rejected entry, or one whose meaning was set by hand
+(provenance "manual"), is never changed by inference. Every admin action leaves a `jargon_reviews` row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from sqlalchemy import ColumnElement, delete, func, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memory import messages
+from memory.jargon.types import Candidate
+from memory.messages import StoredMessage
+from memory.models import Jargon, JargonChatCount, JargonEvidence, JargonReview
+from memory.models.jargon import STATUSES
+from memory.text import normalize
+
+Scope = Literal["global", "chat"]
+EXPLAINABLE = ("approved", "inferred")
+MAX_TERM_CHARS = 64
+MAX_MEANING_CHARS = 2000
+
+
+class JargonError(ValueError):
+    """A bad request to the dictionary (unknown entry, empty term, bad status...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EntryView:
+    """A dictionary entry as read back; `chat_count` is the count in the asking chat, if any."""
+
+    id: int
+    chat_id: int | None
+    content: str
+    meaning: str
+    is_jargon: bool | None
+    count: int
+    last_inference_count: int
+    status: str
+    provenance: str
+    decided_by: str | None
+    decided_at: float | None
+    created_at: float
+    updated_at: float
+
+    @property
+    def explainable(self) -> bool:
+        """True when the reply path may explain this term."""
+        if not self.meaning or self.status not in EXPLAINABLE:
+            return False
+        return self.status == "approved" or self.is_jargon is not False
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON form (CLI, export, web console)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One evidence message with the messages around it, read from `messages` now."""
+
+    message: StoredMessage
+    context: list[StoredMessage]
+
+
+def view(row: Jargon) -> EntryView:
+    """The read-only view of a row."""
+    return EntryView(
+        row.id,
+        row.chat_id,
+        row.content,
+        row.meaning,
+        row.is_jargon,
+        row.count,
+        row.last_inference_count,
+        row.status,
+        row.provenance,
+        row.decided_by,
+        row.decided_at,
+        row.created_at,
+        row.updated_at,
+    )
+
+
+def scope_chat(scope: Scope, chat_id: int) -> int | None:
+    """The `chat_id` a term mined in `chat_id` is stored under."""
+    return None if scope == "global" else chat_id
+
+
+def visible_in(scope: Scope, chat_id: int) -> ColumnElement[bool]:
+    """The entries a chat may see: global ones, plus its own in chat scope (never another chat's)."""
+    if scope == "global":
+        return Jargon.chat_id.is_(None)
+    return or_(Jargon.chat_id.is_(None), Jargon.chat_id == chat_id)
+
+
+def is_decided(row: Jargon) -> bool:
+    """True when an admin decided the entry (inference must leave it alone)."""
+    return row.status in ("approved", "rejected") or row.provenance == "manual"
+
+
+def clean_term(content: str) -> str:
+    """A term fit for storage: trimmed, non-empty, not too long."""
+    text = " ".join(content.split())
+    if not normalize(text):
+        raise JargonError("a term cannot be empty")
+    if len(text) > MAX_TERM_CHARS:
+        raise JargonError(f"a term is at most {MAX_TERM_CHARS} characters: {text[:20]}…")
+    return text
+
+
+# -- mining ------------------------------------------------------------------------------------
+
+
+async def _find_in_scope(session: AsyncSession, chat_id: int | None, norm: str) -> Jargon | None:
+    scope_test = Jargon.chat_id.is_(None) if chat_id is None else Jargon.chat_id == chat_id
+    return (await session.scalars(select(Jargon).where(scope_test, Jargon.normalized == norm))).one_or_none()
+
+
+async def upsert_mined(
+    session: AsyncSession,
+    chat_id: int,
+    scope: Scope,
+    candidates: Sequence[Candidate],
+    now: float,
+    max_evidence: int = 20,
+) -> list[int]:
+    """Count each candidate in the dictionary; returns the ids of the entries touched.
+
+    `Candidate.message_keys` are message ids (as strings) of `chat_id`. The count grows by the number
+    of evidence messages not counted before; at most `max_evidence` references are kept per chat.
+    Rejected entries are still counted (so an admin sees they keep coming) but never explained.
+    """
+    owner = scope_chat(scope, chat_id)
+    touched: list[int] = []
+    for cand in candidates:
+        norm = normalize(cand.content)
+        if not norm or len(cand.content) > MAX_TERM_CHARS:
+            continue
+        row = await _find_in_scope(session, owner, norm)
+        if row is None:
+            row = Jargon(
+                chat_id=owner,
+                content=cand.content,
+                normalized=norm,
+                meaning="",
+                count=0,
+                last_inference_count=0,
+                status="candidate",
+                provenance="mined",
+                revision=0,
+                created_at=now,
+                updated_at=now,
+            )
+            session.add(row)
+            await session.flush()
+        ids = [int(k) for k in cand.message_keys]
+        known = set(
+            (
+                await session.scalars(
+                    select(JargonEvidence.message_id).where(
+                        JargonEvidence.jargon_id == row.id, JargonEvidence.message_id.in_(ids)
+                    )
+                )
+            ).all()
+        )
+        new_ids = [i for i in ids if i not in known]
+        if not new_ids:
+            continue
+        stored = int(
+            (
+                await session.execute(
+                    select(func.count()).where(
+                        JargonEvidence.jargon_id == row.id, JargonEvidence.chat_id == chat_id
+                    )
+                )
+            ).scalar_one()
+        )
+        for message_id in new_ids[: max(0, max_evidence - stored)]:
+            session.add(JargonEvidence(jargon_id=row.id, message_id=message_id, chat_id=chat_id))
+        per_chat = await session.get(JargonChatCount, (row.id, chat_id))
+        if per_chat is None:
+            session.add(JargonChatCount(jargon_id=row.id, chat_id=chat_id, count=len(new_ids)))
+        else:
+            per_chat.count += len(new_ids)
+        row.count += len(new_ids)
+        row.updated_at = now
+        touched.append(row.id)
+    await session.flush()
+    return touched
+
+
+async def rejected_terms(session: AsyncSession, chat_id: int, scope: Scope) -> list[str]:
+    """Terms an admin rejected that mining in `chat_id` must not propose again."""
+    query = select(Jargon.content).where(visible_in(scope, chat_id), Jargon.status == "rejected")
+    return list((await session.scalars(query)).all())
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+
+async def get(session: AsyncSession, jargon_id: int) -> EntryView | None:
+    """One entry by id."""
+    row = await session.get(Jargon, jargon_id)
+    return None if row is None else view(row)
+
+
+async def lookup(session: AsyncSession, term: str, chat_id: int) -> EntryView | None:
+    """The entry for `term` visible in `chat_id`: the chat's own before a global one. (Whatever the
+    scope setting, a chat never sees another chat's own entries.)"""
+    norm = normalize(term.strip())
+    if not norm:
+        return None
+    query = select(Jargon).where(visible_in("chat", chat_id), Jargon.normalized == norm)
+    rows = sorted((await session.scalars(query)).all(), key=lambda r: r.chat_id is None)
+    return view(rows[0]) if rows else None
+
+
+async def list_entries(
+    session: AsyncSession,
+    chat_id: int | None = None,
+    statuses: Iterable[str] = (),
+    min_count: int = 0,
+    limit: int | None = 100,
+    offset: int = 0,
+    search: str = "",
+) -> list[EntryView]:
+    """Entries, most counted first. `chat_id`: entries of that chat's scope or seen in that chat."""
+    query = select(Jargon)
+    if chat_id is not None:
+        seen = select(JargonChatCount.jargon_id).where(JargonChatCount.chat_id == chat_id)
+        query = query.where(or_(Jargon.chat_id == chat_id, Jargon.id.in_(seen)))
+    wanted = list(statuses)
+    for status in wanted:
+        if status not in STATUSES:
+            raise JargonError(f"unknown status {status!r} (one of {', '.join(STATUSES)})")
+    if wanted:
+        query = query.where(Jargon.status.in_(wanted))
+    if min_count:
+        query = query.where(Jargon.count >= min_count)
+    if search.strip():
+        query = query.where(Jargon.normalized.contains(normalize(search.strip())))
+    query = query.order_by(Jargon.count.desc(), Jargon.id).offset(offset)
+    if limit is not None:
+        query = query.limit(limit)
+    return [view(row) for row in (await session.scalars(query)).all()]
+
+
+async def chat_counts(session: AsyncSession, jargon_id: int) -> dict[int, int]:
+    """Per-chat counts of an entry."""
+    rows = await session.execute(
+        select(JargonChatCount.chat_id, JargonChatCount.count).where(JargonChatCount.jargon_id == jargon_id)
+    )
+    return {chat: count for chat, count in rows.all()}
+
+
+async def evidence(
+    session: AsyncSession, jargon_id: int, chat_id: int | None, limit: int = 5, around: int = 2
+) -> list[Evidence]:
+    """Evidence messages of an entry with `around` messages either side, newest first.
+
+    `chat_id` restricts the evidence to one chat: a chat asking about a global term sees only its own
+    messages. None (admins) shows every chat's.
+    """
+    query = select(JargonEvidence.message_id).where(JargonEvidence.jargon_id == jargon_id)
+    if chat_id is not None:
+        query = query.where(JargonEvidence.chat_id == chat_id)
+    ids = list((await session.scalars(query.order_by(JargonEvidence.message_id.desc()).limit(limit))).all())
+    found: list[Evidence] = []
+    for message in await messages.by_ids(session, ids):
+        before = await messages.recent(session, message.chat_id, around, before_id=message.id)
+        after = await messages.after(session, message.chat_id, message.id, around)
+        found.append(Evidence(message, [*before, message, *after]))
+    return sorted(found, key=lambda e: -e.message.id)
+
+
+async def explainable(session: AsyncSession, chat_id: int, scope: Scope) -> list[EntryView]:
+    """Entries the reply path may explain in `chat_id`."""
+    query = select(Jargon).where(
+        visible_in(scope, chat_id), Jargon.status.in_(EXPLAINABLE), Jargon.meaning != ""
+    )
+    return [v for v in (view(r) for r in (await session.scalars(query)).all()) if v.explainable]
+
+
+async def version(session: AsyncSession) -> tuple[int, int, int]:
+    """A cheap fingerprint of the explainable entries: it changes whenever one is added, edited or
+    removed (by this process or another), and not when mining merely counts."""
+    row = (
+        await session.execute(
+            select(func.count(), func.coalesce(func.sum(Jargon.revision), 0), func.max(Jargon.id)).where(
+                Jargon.status.in_(EXPLAINABLE), Jargon.meaning != ""
+            )
+        )
+    ).one()
+    return int(row[0]), int(row[1]), int(row[2] or 0)
+
+
+def _changed(row: Jargon, now: float) -> None:
+    row.revision = (row.revision or 0) + 1
+    row.updated_at = now
+
+
+# -- review --------------------------------------------------------------------------------------
+
+_TRAIL_FIELDS = ("content", "meaning", "is_jargon", "status", "provenance")
+
+
+def _snapshot(row: Jargon) -> dict[str, Any]:
+    return {name: getattr(row, name) for name in _TRAIL_FIELDS}
+
+
+async def _load(session: AsyncSession, jargon_id: int) -> Jargon:
+    row = await session.get(Jargon, jargon_id)
+    if row is None:
+        raise JargonError(f"no jargon entry with id {jargon_id}")
+    return row
+
+
+def _trail(row: Jargon, actor: str, action: str, old: dict[str, Any], now: float) -> JargonReview:
+    return JargonReview(jargon_id=row.id, actor=actor, action=action, old=old, new=_snapshot(row), time=now)
+
+
+async def decide(
+    session: AsyncSession,
+    ids: Sequence[int],
+    action: Literal["approve", "reject"],
+    actor: str,
+    now: float,
+    meaning: str | None = None,
+) -> list[EntryView]:
+    """Approve or reject entries (a batch). Approving may set the meaning at the same time."""
+    done: list[EntryView] = []
+    for jargon_id in ids:
+        row = await _load(session, jargon_id)
+        old = _snapshot(row)
+        row.status = "approved" if action == "approve" else "rejected"
+        if meaning is not None:
+            row.meaning = _clean_meaning(meaning)
+            row.provenance = "manual"
+        if action == "approve" and row.is_jargon is None:
+            row.is_jargon = True
+        row.decided_by, row.decided_at = actor, now
+        _changed(row, now)
+        session.add(_trail(row, actor, action, old, now))
+        done.append(view(row))
+    await session.flush()
+    return done
+
+
+def _clean_meaning(meaning: str) -> str:
+    text = meaning.strip()
+    if len(text) > MAX_MEANING_CHARS:
+        raise JargonError(f"a meaning is at most {MAX_MEANING_CHARS} characters")
+    return text
+
+
+async def edit(
+    session: AsyncSession,
+    jargon_id: int,
+    actor: str,
+    now: float,
+    meaning: str | None = None,
+    content: str | None = None,
+    is_jargon: bool | None = None,
+) -> EntryView:
+    """Change an entry by hand; the meaning becomes manual (inference never overwrites it)."""
+    row = await _load(session, jargon_id)
+    old = _snapshot(row)
+    if content is not None:
+        text = clean_term(content)
+        other = await _find_in_scope(session, row.chat_id, normalize(text))
+        if other is not None and other.id != row.id:
+            raise JargonError(f"{text!r} is already entry {other.id} in this scope")
+        row.content, row.normalized = text, normalize(text)
+    if meaning is not None:
+        row.meaning = _clean_meaning(meaning)
+    if is_jargon is not None:
+        row.is_jargon = is_jargon
+    row.provenance = "manual"
+    row.decided_by, row.decided_at = actor, now
+    _changed(row, now)
+    session.add(_trail(row, actor, "edit", old, now))
+    await session.flush()
+    return view(row)
+
+
+async def remove(session: AsyncSession, ids: Sequence[int], actor: str, now: float) -> int:
+    """Delete entries (their counts and evidence go with them; the trail stays)."""
+    removed = 0
+    for jargon_id in ids:
+        row = await _load(session, jargon_id)
+        session.add(
+            JargonReview(jargon_id=row.id, actor=actor, action="delete", old=_snapshot(row), new={}, time=now)
+        )
+        await session.execute(delete(JargonEvidence).where(JargonEvidence.jargon_id == row.id))
+        await session.execute(delete(JargonChatCount).where(JargonChatCount.jargon_id == row.id))
+        await session.delete(row)
+        removed += 1
+    await session.flush()
+    return removed
+
+
+async def add_manual(
+    session: AsyncSession,
+    content: str,
+    meaning: str,
+    chat_id: int | None,
+    actor: str,
+    now: float,
+    status: str = "approved",
+    is_jargon: bool | None = True,
+) -> tuple[EntryView, bool]:
+    """Add or overwrite an entry by hand (import, web console). Returns (entry, created)."""
+    if status not in STATUSES:
+        raise JargonError(f"unknown status {status!r}")
+    text = clean_term(content)
+    row = await _find_in_scope(session, chat_id, normalize(text))
+    created = row is None
+    old: dict[str, Any] = {}
+    if row is None:
+        row = Jargon(
+            chat_id=chat_id,
+            content=text,
+            normalized=normalize(text),
+            count=0,
+            last_inference_count=0,
+            revision=0,
+            created_at=now,
+        )
+        session.add(row)
+    else:
+        old = _snapshot(row)
+    row.meaning = _clean_meaning(meaning)
+    row.status, row.is_jargon, row.provenance = status, is_jargon, "manual"
+    row.decided_by, row.decided_at = actor, now
+    _changed(row, now)
+    await session.flush()
+    session.add(_trail(row, actor, "import" if created else "overwrite", old, now))
+    return view(row), created
+
+
+async def reviews(session: AsyncSession, jargon_id: int) -> list[dict[str, Any]]:
+    """The review trail of an entry, oldest first."""
+    rows = await session.scalars(
+        select(JargonReview).where(JargonReview.jargon_id == jargon_id).order_by(JargonReview.id)
+    )
+    return [
+        {"actor": r.actor, "action": r.action, "old": r.old, "new": r.new, "time": r.time} for r in rows.all()
+    ]
+
+
+# -- inference bookkeeping ------------------------------------------------------------------------
+
+
+def due_threshold(count: int, last_inference_count: int, thresholds: Sequence[int]) -> int | None:
+    """The highest threshold crossed since the last inference, or None (each fires at most once;
+    thresholds jumped over together fire once, as the highest)."""
+    crossed = [t for t in thresholds if last_inference_count < t <= count]
+    return max(crossed) if crossed else None
+
+
+async def due_for_inference(
+    session: AsyncSession, thresholds: Sequence[int], ids: Iterable[int] | None = None, limit: int = 20
+) -> list[tuple[EntryView, int]]:
+    """Undecided entries (among `ids`, or all) that crossed a threshold, most counted first."""
+    if not thresholds:
+        return []
+    query = select(Jargon).where(
+        Jargon.count > Jargon.last_inference_count,
+        Jargon.count >= min(thresholds),
+        Jargon.last_inference_count < max(thresholds),
+        Jargon.status.in_(("candidate", "inferred")),
+        Jargon.provenance != "manual",
+    )
+    if ids is not None:
+        query = query.where(Jargon.id.in_(sorted(set(ids))))
+    due: list[tuple[EntryView, int]] = []
+    for row in (await session.scalars(query.order_by(Jargon.count.desc(), Jargon.id))).all():
+        threshold = due_threshold(row.count, row.last_inference_count, thresholds)
+        if threshold is not None and not is_decided(row):
+            due.append((view(row), threshold))
+            if len(due) >= limit:
+                break
+    return due
+
+
+async def apply_inference(
+    session: AsyncSession,
+    jargon_id: int,
+    threshold: int,
+    expected_last: int,
+    meaning: str | None,
+    is_jargon: bool | None,
+    now: float,
+) -> bool:
+    """Store an inference result unless the entry changed meanwhile (decided, deleted, or inferred by
+    another run). `meaning` None = the evidence gave no information: only the threshold is used up."""
+    row = await session.get(Jargon, jargon_id)
+    if row is None or is_decided(row) or row.last_inference_count != expected_last:
+        return False
+    row.last_inference_count = threshold
+    if meaning is not None:
+        row.meaning = meaning[:MAX_MEANING_CHARS]
+        row.is_jargon = is_jargon
+        row.status = "inferred"
+        row.provenance = "inferred"
+    _changed(row, now)
+    await session.flush()
+    return True

@@ -1,0 +1,231 @@
+"""Offline jargon discovery: statistical new-word finding over one chat, no model needed.
+
+A string of the window is proposed when, in the chat's recent history (window included):
+1. it recurs: at least `min_df` messages by at least `min_speakers` people contain it;
+2. it is a unit on both sides (closure and boundary entropy): no single character precedes or follows
+   it in more than `closure` of its occurrences (else it is a piece of a longer string, which is
+   considered on its own), and the left and right neighbours vary (entropy ≥ `min_entropy`);
+3. it holds together (cohesion): for every way of cutting it in two, the parts co-occur far more
+   often than chance (normalised pointwise mutual information ≥ `min_cohesion`, this chat's counts);
+4. it is unusual for ordinary text (lift): it occurs `exp(min_lift)` times more often than the
+   background word model (jieba's dictionary frequencies, see background.py) predicts for a text of
+   the history's size. This keeps out everyday words ("我们", "真的") and phrases ("我也是") that recur
+   in every chat.
+Candidates are enumerated from the window only: from every start, the prefixes that are frequent
+(Apriori pruning: a string is never more frequent than its prefix) and right-closed; Chinese edges may
+sit anywhere, Latin edges only on word boundaries. Survivors pass the shared filters (filters.py),
+and the `max_candidates` best by score are returned.
+
+`discover` builds the statistics from scratch; `Discoverer` keeps a `HistoryStats` between runs (feed
+it the new messages, it evicts the oldest), which is what a job running every ~20 s should use.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from memory.jargon.background import BackgroundModel, default_background
+from memory.jargon.filters import FilterParams, filter_candidates, mask_mentions, usable_messages
+from memory.jargon.normmap import MappedText, normalize_mapped
+from memory.jargon.spans import is_latin, latin_edges_ok, word_runs
+from memory.jargon.stats import HistoryStats, Occurrences
+from memory.jargon.types import Candidate, MinerMessage
+
+
+@dataclass(frozen=True, slots=True)
+class DiscoveryParams:
+    """Thresholds of offline discovery (see the module docstring for what each one tests)."""
+
+    min_len: int = 2
+    max_len: int = 16
+    min_df: int = 3
+    min_speakers: int = 2
+    closure: float = 0.75
+    min_entropy: float = 0.8
+    min_cohesion: float = 0.3
+    min_lift: float = 11.0
+    max_candidates: int = 20
+    filters: FilterParams = field(default_factory=FilterParams)
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """A string that passed discovery's statistical tests, with the numbers behind its score."""
+
+    text: str
+    df: int
+    speakers: int
+    lift: float
+    cohesion: float
+    entropy: float
+
+    @property
+    def score(self) -> float:
+        """Ranking score: lift, damped when the boundaries are barely varied."""
+        return self.lift * min(1.0, self.entropy)
+
+
+def _next_end(text: str, j: int) -> int:
+    """The end one character past `j`, stepping over a single inner space ("he" → "he t")."""
+    return j + 2 if j < len(text) - 1 and text[j] == " " else j + 1
+
+
+def _spans(text: str, stats: HistoryStats, params: DiscoveryParams) -> set[str]:
+    """Frequent, right-closed strings of one normalised window text (see module docstring)."""
+    found: set[str] = set()
+    for run_start, run_end in word_runs(text):
+        for i in range(run_start, run_end):
+            if text[i] == " " or (i > run_start and is_latin(text[i]) and is_latin(text[i - 1])):
+                continue
+            counts: dict[int, int] = {}
+            j = i + 1
+            while j <= min(run_end, i + params.max_len):
+                c = stats.count(text[i:j])
+                if c < params.min_df:
+                    break
+                counts[j] = c
+                j += 1
+            for end, c in counts.items():
+                if end - i < params.min_len or text[end - 1] == " ":
+                    continue
+                if not latin_edges_ok(text, i, end):
+                    continue
+                nxt = _next_end(text, end)
+                if end < run_end and counts.get(nxt, 0) >= params.closure * c:
+                    continue
+                found.add(text[i:end])
+    return found
+
+
+def _cohesion(s: str, stats: HistoryStats, count: int) -> float:
+    """Minimum normalised PMI over the two-part cuts of `s` (1 = the parts only occur together).
+
+    Normalising by -log P(s) keeps the scale independent of the history's size, so a quiet chat's
+    "蚌埠住|了" (where "了" is everywhere) is judged like a busy chat's.
+    """
+    n = max(stats.n_chars, 1)
+    self_info = math.log(n / max(count, 1))
+    if self_info <= 0:
+        return 1.0
+    best = math.inf
+    for k in range(1, len(s)):
+        left, right = stats.count(s[:k]), stats.count(s[k:])
+        best = min(best, math.log(count * n / max(left * right, 1)) / self_info)
+    return best
+
+
+def score_string(
+    s: str, stats: HistoryStats, params: DiscoveryParams, background: BackgroundModel
+) -> Scored | None:
+    """The statistics of normalised `s` if it passes every test of discovery, else None."""
+    count = stats.count(s)
+    if count < params.min_df:
+        return None
+    expected = stats.n_chars * math.exp(background.log_prob(s))
+    if math.log(count / expected) < params.min_lift:
+        return None
+    occ: Occurrences = stats.occurrences(s)
+    if occ.df < params.min_df or len(occ.speakers) < params.min_speakers:
+        return None
+    if max(occ.top_share("left"), occ.top_share("right")) >= params.closure:
+        return None
+    entropy = min(occ.entropy("left"), occ.entropy("right"))
+    if entropy < params.min_entropy:
+        return None
+    lift = math.log(occ.total / expected)
+    if lift < params.min_lift:
+        return None
+    cohesion = _cohesion(s, stats, occ.total)
+    if cohesion < params.min_cohesion:
+        return None
+    return Scored(s, occ.df, len(occ.speakers), lift, cohesion, entropy)
+
+
+def _evidence(s: str, window: Sequence[tuple[MinerMessage, MappedText]]) -> tuple[str, tuple[str, ...]]:
+    """The original spelling of `s` (first window occurrence) and the window keys containing it."""
+    content = ""
+    keys: list[str] = []
+    for message, mapped in window:
+        pos = mapped.text.find(s)
+        while pos >= 0 and not latin_edges_ok(mapped.text, pos, pos + len(s)):
+            pos = mapped.text.find(s, pos + 1)
+        if pos >= 0:
+            keys.append(message.key)
+            content = content or mapped.original_text(pos, pos + len(s))
+    return content, tuple(keys)
+
+
+def discover_in(
+    stats: HistoryStats,
+    window: Sequence[MinerMessage],
+    params: DiscoveryParams,
+    exclude: Collection[str] = (),
+    names: Iterable[str] = (),
+    background: BackgroundModel | None = None,
+) -> list[Candidate]:
+    """Candidates occurring in `window`, judged on `stats` (which must already hold the window)."""
+    background = background or default_background()
+    usable = usable_messages(window)
+    mapped = [(m, normalize_mapped(mask_mentions(m.text))) for m in usable]
+    strings: set[str] = set()
+    for _, text in mapped:
+        strings |= _spans(text.text, stats, params)
+    candidates: list[Candidate] = []
+    for s in sorted(strings):
+        scored = score_string(s, stats, params, background)
+        if scored is None:
+            continue
+        content, keys = _evidence(s, mapped)
+        if keys:
+            candidates.append(Candidate(content, keys, round(scored.score, 4)))
+    result = filter_candidates(candidates, usable, params.filters, names=names, exclude=exclude)
+    kept = sorted(result.kept, key=lambda c: (-c.score, c.content))
+    return kept[: params.max_candidates]
+
+
+def discover(
+    window: Sequence[MinerMessage],
+    history: Sequence[MinerMessage],
+    params: DiscoveryParams | None = None,
+    exclude: Collection[str] = (),
+    names: Iterable[str] = (),
+) -> list[Candidate]:
+    """Jargon candidates of `window` judged on the chat's `history` (oldest first).
+
+    `history` may or may not already contain the window's messages (duplicates by key are ignored).
+    `exclude` are terms already in the dictionary, `names` people's names and aliases; both are
+    compared after normalisation. Returns candidates best first.
+    """
+    params = params or DiscoveryParams()
+    stats = HistoryStats.build([*history, *window])
+    return discover_in(stats, window, params, exclude, names)
+
+
+class Discoverer:
+    """Discovery with statistics kept between runs: the shape a scheduled per-chat job uses.
+
+    `run(window)` adds the window to the history (evicting beyond `history_size`) and returns its
+    candidates. `rebuild(messages)` starts over from stored messages (after a restart).
+    """
+
+    def __init__(self, params: DiscoveryParams | None = None, history_size: int = 3000) -> None:
+        self.params = params or DiscoveryParams()
+        self.history_size = history_size
+        self.stats = HistoryStats(capacity=history_size)
+
+    def rebuild(self, messages: Iterable[MinerMessage]) -> None:
+        """Replace the statistics with those of `messages` (oldest first)."""
+        self.stats = HistoryStats.build(messages, capacity=self.history_size)
+
+    def observe(self, messages: Iterable[MinerMessage]) -> None:
+        """Add messages to the history without mining them."""
+        self.stats.extend(messages)
+
+    def run(
+        self, window: Sequence[MinerMessage], exclude: Collection[str] = (), names: Iterable[str] = ()
+    ) -> list[Candidate]:
+        """Add `window` to the history, then return its candidates (best first)."""
+        self.stats.extend(window)
+        return discover_in(self.stats, window, self.params, exclude, names)

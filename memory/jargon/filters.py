@@ -1,0 +1,169 @@
+"""Filters every jargon candidate passes, whether an LLM proposed it or offline discovery found it.
+
+- messages: the bot's own messages are never evidence (it would learn its own words back);
+- message ids: an LLM answer may only cite messages of the window it was shown;
+- terms: people's names and aliases, @mentions, URLs, pure numbers or punctuation, one repeated
+  character ("哈哈哈哈"), too short or too long, stop words (a term made only of function words and
+  everyday chat filler, such as "我也是" or "of the"), a leading particle ("的微博视频": a piece cut
+  after the particle of the word before it), and terms already known (`exclude`);
+- batches: a run that proposes absurdly many candidates is dropped whole, since that means the
+  extractor misfired (an LLM listing every word, or a pasted document), not that a group coined
+  fifty words in twenty seconds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from memory.jargon.types import Candidate, MinerMessage
+from memory.text import normalize, words
+
+# Function words and everyday chat filler (our own list). A candidate made only of these is dropped.
+STOP_WORDS: frozenset[str] = frozenset(
+    """
+    的 了 着 过 是 在 有 和 与 或 就 都 也 还 又 再 才 很 太 更 最 不 没 没有
+    别 要 会 能 可以 可能 想 让 把 被 给 我 你 他 她 它 我们 你们 他们 她们 咱们
+    大家 自己 人家 谁 什么 怎么 怎样 怎么样 为什么 哪 哪里 哪儿 这 那 这个 那个 这些
+    那些 这样 那样 这么 那么 这里 那里 一个 一下 一点 一些 一样 一起 一直 已经 现在
+    今天 明天 昨天 时候 然后 但是 可是 所以 因为 如果 虽然 而且 还是 或者 就是 只是
+    不是 真的 其实 好像 觉得 知道 看到 感觉 应该 一定 真是 好的 好吧 对的 对啊 是的
+    是啊 嗯 嗯嗯 啊 呀 吧 呢 吗 嘛 哦 噢 哈 哈哈 嘿 喂 呃 额 哎 诶 唉 啦 哇 咯
+    呗 么 之 个 们 来 去 说 看 做 用 好 对 多 少 大 小 上 下 里 中 前 后 时
+    年 月 日 天 点 次 还有 以后 以前 之后 之前 不要 不会 不能 不用 需要 喜欢 谢谢
+    晚安 早安 早上好 晚上好 你好 再见 拜拜 可爱 厉害 好看 ok okay yes no
+    yeah lol the a an of to in on at for and or but
+    is are was were be been it this that i you he
+    she we they me my your his her our their what
+    who how why when where not do does did so just
+    like get got have has had can will would should
+    could with from by as if then than too very
+    """.split()
+)
+
+# Particles that attach to the word before them: a term never starts with one standing alone.
+LEADING_PARTICLES: frozenset[str] = frozenset("的了着吗呢吧啊么嘛呀哦得地之")
+
+_URL = re.compile(r"(?:https?://|www\.)\S+|\b[\w.-]+\.(?:com|cn|net|org|io|me|cc)\b", re.IGNORECASE)
+_MENTION = re.compile(r"@\S+")
+_NUMBER = re.compile(r"[\d\s.,:%+\-/]+")
+
+
+@dataclass(frozen=True, slots=True)
+class FilterParams:
+    """Tunable limits of the filters (lengths in code points of the normalised term)."""
+
+    min_chars: int = 2
+    max_chars: int = 20
+    max_batch: int = 30
+    stop_words: frozenset[str] = field(default=STOP_WORDS)
+
+
+@dataclass(frozen=True, slots=True)
+class FilterResult:
+    """What survived, what was dropped and why (`batch_dropped`: the whole batch was refused)."""
+
+    kept: list[Candidate]
+    dropped: list[tuple[str, str]]
+    batch_dropped: bool = False
+
+
+def mask_mentions(text: str) -> str:
+    """`text` with @mentions and URLs blanked out, so they are never mined as words."""
+    return _MENTION.sub(" ", _URL.sub(" ", text))
+
+
+def usable_messages(messages: Iterable[MinerMessage]) -> list[MinerMessage]:
+    """The messages that may serve as statistics and evidence: the bot's own are left out."""
+    return [m for m in messages if not m.is_bot]
+
+
+def is_junk(term: str) -> bool:
+    """True for a URL, a mention, a number, punctuation only, or one character repeated."""
+    text = normalize(term)
+    if not text or _URL.search(text) or text.startswith("@"):
+        return True
+    if _NUMBER.fullmatch(text):
+        return True
+    if not any(char.isalnum() for char in text):
+        return True
+    return len(set(text.replace(" ", ""))) == 1 and len(text) > 1
+
+
+def _normalized_set(items: Iterable[str]) -> set[str]:
+    return {n for n in (normalize(item) for item in items) if n}
+
+
+def is_stop_phrase(term: str, stop_words: Collection[str] = STOP_WORDS) -> bool:
+    """True when every word of `term` (jieba's cut) is a stop word."""
+    tokens = words(term)
+    return bool(tokens) and all(token in stop_words for token in tokens)
+
+
+def starts_with_particle(term: str) -> bool:
+    """True when jieba's first word of `term` is a lone particle ("的微博视频", not "的确")."""
+    tokens = words(term)
+    return bool(tokens) and tokens[0] in LEADING_PARTICLES
+
+
+def reject_reason(
+    term: str,
+    params: FilterParams,
+    names: Collection[str] = (),
+    exclude: Collection[str] = (),
+) -> str | None:
+    """Why `term` must not become a candidate, or None. `names` and `exclude` must be normalised."""
+    text = normalize(term)
+    if not params.min_chars <= len(text) <= params.max_chars:
+        return "length"
+    if is_junk(text):
+        return "junk"
+    if text in exclude:
+        return "known"
+    if text in names or any(len(name) >= 2 and name in text for name in names):
+        return "name"
+    if text in params.stop_words or is_stop_phrase(text, params.stop_words):
+        return "stop_word"
+    if starts_with_particle(text):
+        return "particle"
+    return None
+
+
+def filter_candidates(
+    candidates: Sequence[Candidate],
+    window: Sequence[MinerMessage],
+    params: FilterParams,
+    names: Iterable[str] = (),
+    exclude: Iterable[str] = (),
+) -> FilterResult:
+    """Apply every filter to one run's candidates (LLM answers or offline discovery alike).
+
+    Evidence keys that are not messages of `window`, or that are the bot's own messages, are removed;
+    a candidate left without evidence is dropped ("unknown_message"). Candidates with the same
+    normalised content are merged. If more than `params.max_batch` survive, the batch is dropped.
+    """
+    valid_keys = {m.key for m in usable_messages(window)}
+    name_set = _normalized_set(names)
+    exclude_set = _normalized_set(exclude)
+    kept: dict[str, Candidate] = {}
+    dropped: list[tuple[str, str]] = []
+    for cand in candidates:
+        keys = tuple(dict.fromkeys(k for k in cand.message_keys if k in valid_keys))
+        if not keys:
+            dropped.append((cand.content, "unknown_message"))
+            continue
+        reason = reject_reason(cand.content, params, name_set, exclude_set)
+        if reason:
+            dropped.append((cand.content, reason))
+            continue
+        norm = normalize(cand.content)
+        if norm in kept:
+            prev = kept[norm]
+            merged = tuple(dict.fromkeys(prev.message_keys + keys))
+            kept[norm] = Candidate(prev.content, merged, max(prev.score, cand.score))
+        else:
+            kept[norm] = Candidate(cand.content, keys, cand.score)
+    if len(kept) > params.max_batch:
+        return FilterResult([], dropped + [(c.content, "batch") for c in kept.values()], True)
+    return FilterResult(list(kept.values()), dropped)

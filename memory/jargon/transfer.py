@@ -1,0 +1,135 @@
+"""Import and export of the dictionary as CSV or JSON (for admins who already keep one).
+
+Columns / keys: `content` (required), `meaning`, `status` (default approved), `is_jargon`
+(true/false/empty), and on export also `id`, `chat_id`, `count`, `provenance`. A JSON file is a list
+of such objects, or an object `{term: meaning}`. Imported rows are manual decisions (inference never
+touches them); a bad row is reported with its number and the others still load.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memory.jargon import dictionary
+from memory.jargon.dictionary import EntryView, JargonError
+
+Format = Literal["csv", "json"]
+EXPORT_FIELDS = ("id", "chat_id", "content", "meaning", "is_jargon", "status", "provenance", "count")
+
+
+@dataclass(frozen=True, slots=True)
+class ImportRow:
+    """One row to import."""
+
+    content: str
+    meaning: str = ""
+    status: str = "approved"
+    is_jargon: bool | None = True
+
+
+@dataclass(slots=True)
+class ImportReport:
+    """What an import did; `errors` are (row number, message)."""
+
+    created: int = 0
+    updated: int = 0
+    errors: list[tuple[int, str]] = field(default_factory=list)
+
+
+def _flag(value: Any) -> bool | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes", "y"):
+        return True
+    if text in ("false", "0", "no", "n"):
+        return False
+    raise JargonError(f"is_jargon must be true, false or empty, not {value!r}")
+
+
+def _row(raw: Any) -> ImportRow:
+    if not isinstance(raw, dict):
+        raise JargonError("expected an object with at least 'content'")
+    content = str(raw.get("content") or "").strip()
+    if not content:
+        raise JargonError("'content' is missing or empty")
+    status = str(raw.get("status") or "approved").strip()
+    flag = _flag(raw.get("is_jargon", True))
+    return ImportRow(content, str(raw.get("meaning") or ""), status, flag)
+
+
+def parse(text: str, fmt: Format) -> tuple[list[tuple[int, ImportRow]], list[tuple[int, str]]]:
+    """Rows (numbered from 1) and the errors of rows that could not be read."""
+    raws: list[Any]
+    if fmt == "json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise JargonError(f"invalid JSON: {exc}") from None
+        if isinstance(data, dict):
+            raws = [{"content": k, "meaning": v if isinstance(v, str) else ""} for k, v in data.items()]
+        elif isinstance(data, list):
+            raws = data
+        else:
+            raise JargonError("a JSON dictionary is a list of objects or an object {term: meaning}")
+    else:
+        reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
+        if not reader.fieldnames or "content" not in reader.fieldnames:
+            raise JargonError("a CSV dictionary needs a header row with a 'content' column")
+        raws = list(reader)
+    rows: list[tuple[int, ImportRow]] = []
+    errors: list[tuple[int, str]] = []
+    for number, raw in enumerate(raws, 1):
+        try:
+            rows.append((number, _row(raw)))
+        except JargonError as exc:
+            errors.append((number, str(exc)))
+    return rows, errors
+
+
+async def import_rows(
+    session: AsyncSession,
+    rows: Sequence[tuple[int, ImportRow]],
+    chat_id: int | None,
+    actor: str,
+    now: float,
+) -> ImportReport:
+    """Add or overwrite each row in the scope `chat_id` (None = global)."""
+    report = ImportReport()
+    for number, row in rows:
+        try:
+            async with session.begin_nested():
+                _entry, created = await dictionary.add_manual(
+                    session, row.content, row.meaning, chat_id, actor, now, row.status, row.is_jargon
+                )
+        except JargonError as exc:
+            report.errors.append((number, str(exc)))
+            continue
+        if created:
+            report.created += 1
+        else:
+            report.updated += 1
+    return report
+
+
+def render(entries: Sequence[EntryView], fmt: Format) -> str:
+    """The entries as CSV or JSON text (readable back by `parse`)."""
+    records = [{name: getattr(e, name) for name in EXPORT_FIELDS} for e in entries]
+    if fmt == "json":
+        return json.dumps(records, ensure_ascii=False, indent=2) + "\n"
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=EXPORT_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for record in records:
+        flag = record["is_jargon"]
+        writer.writerow({**record, "is_jargon": "" if flag is None else str(flag).lower()})
+    return out.getvalue()

@@ -1,0 +1,287 @@
+"""Admin operations on people: edit names, aliases and facts; merge two persons; forget a person.
+
+Forgetting (a member's request to be forgotten) deletes everything learnt about the person — facts,
+timeline, aliases, per-chat names and cards, their nickname — and records the request so kept
+messages are never consolidated into a profile again. Raw messages are deleted too only when
+`forget_removes_messages` is true (config `[persons]`); otherwise they stay, as the group's record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.dialects.sqlite import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memory.models import (
+    ChatMember,
+    Message,
+    Person,
+    PersonAlias,
+    PersonChatName,
+    PersonFact,
+    PersonForgotten,
+    PersonTimelineEntry,
+)
+from memory.persons import store
+from memory.persons.names import clean_name, name_key
+from memory.persons.naming import vet_suggested_name
+from memory.persons.observe import taken_names
+from memory.storage import Database
+from memory.storage.fts import unindex_rows
+
+
+class PersonAdminError(ValueError):
+    """An admin request that cannot be applied; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetReport:
+    person_id: int
+    facts: int
+    timeline: int
+    aliases: int
+    names: int
+    messages_removed: int
+
+
+class PersonAdmin:
+    """Admin edits; every operation is one write transaction."""
+
+    def __init__(
+        self, db: Database, *, max_name_chars: int = 16, on_change: Callable[[], None] | None = None
+    ) -> None:
+        self.db = db
+        self.max_name_chars = max_name_chars
+        self.on_change = on_change or (lambda: None)
+
+    async def rename(
+        self, chat_id: int, person_id: int, name: str, *, now: datetime, reason: str = ""
+    ) -> str:
+        """Set the person_name used in a chat; refused when another member already uses it."""
+        async with self.db.write() as session:
+            await _require_member(session, chat_id, person_id)
+            taken = await taken_names(session, chat_id, except_person=person_id)
+            vetted = vet_suggested_name(name, taken, max_chars=self.max_name_chars)
+            if vetted is None:
+                raise PersonAdminError(
+                    f"{name!r} is not usable: empty, longer than {self.max_name_chars} characters, "
+                    "or already another member's name in this chat"
+                )
+            await store.set_person_name(
+                session, chat_id, person_id, vetted, source="admin", time=store.ts(now), reason=reason
+            )
+            await store.add_alias(session, person_id, chat_id, vetted, "admin", time=store.ts(now))
+            return vetted
+
+    async def add_alias(self, chat_id: int | None, person_id: int, alias: str, *, now: datetime) -> None:
+        """Add an alias (in a chat, or global with chat_id None)."""
+        if not name_key(clean_name(alias)):
+            raise PersonAdminError(f"{alias!r} has nothing a person could be called by")
+        async with self.db.write() as session:
+            await store.add_alias(session, person_id, chat_id, alias, "admin", time=store.ts(now))
+            await store.bump_version(session, chat_id)
+
+    async def remove_alias(self, chat_id: int, person_id: int, alias: str) -> int:
+        """Remove an alias of the person visible in a chat (its chat row and a global one)."""
+        async with self.db.write() as session:
+            result = await session.execute(
+                delete(PersonAlias).where(
+                    PersonAlias.person_id == person_id,
+                    PersonAlias.alias_key == name_key(alias),
+                    (PersonAlias.chat_id == chat_id) | PersonAlias.chat_id.is_(None),
+                )
+            )
+            await store.bump_version(session, chat_id)
+            await store.bump_version(session, None)
+        self.on_change()
+        return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+    async def set_fact(
+        self, chat_id: int | None, person_id: int, key: str, value: str, *, now: datetime
+    ) -> None:
+        """Set a fact by hand (source "admin"); the previous values of the key are superseded."""
+        if not key.strip() or not value.strip():
+            raise PersonAdminError("a fact needs a key and a value")
+        when = store.ts(now)
+        async with self.db.write() as session:
+            await session.execute(
+                update(PersonFact)
+                .where(
+                    PersonFact.person_id == person_id,
+                    PersonFact.key == key,
+                    PersonFact.superseded_at.is_(None),
+                    PersonFact.chat_id.is_(None) if chat_id is None else PersonFact.chat_id == chat_id,
+                )
+                .values(superseded_at=when)
+            )
+            session.add(
+                PersonFact(
+                    person_id=person_id,
+                    chat_id=chat_id,
+                    key=key.strip(),
+                    value=value.strip(),
+                    source="admin",
+                    confidence=1.0,
+                    evidence="",
+                    time=when,
+                    seen_message_ids=[],
+                )
+            )
+
+    async def remove_fact(self, chat_id: int, person_id: int, key: str) -> int:
+        """Delete the facts of one key (current and superseded) visible in a chat."""
+        async with self.db.write() as session:
+            result = await session.execute(
+                delete(PersonFact).where(
+                    PersonFact.person_id == person_id,
+                    PersonFact.key == key,
+                    (PersonFact.chat_id == chat_id) | PersonFact.chat_id.is_(None),
+                )
+            )
+            return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+    async def merge(self, survivor_id: int, merged_id: int) -> None:
+        """Merge `merged_id` into `survivor_id` (two accounts of one human, or a duplicate): its
+        aliases, facts, timeline, memberships, names and messages move to the survivor, and the
+        merged person row is deleted. Where both have a name in a chat, the survivor's stays."""
+        if survivor_id == merged_id:
+            raise PersonAdminError("cannot merge a person into themselves")
+        async with self.db.write() as session:
+            survivor = await session.get(Person, survivor_id)
+            merged = await session.get(Person, merged_id)
+            if survivor is None or merged is None:
+                raise PersonAdminError(f"no person {survivor_id if survivor is None else merged_id}")
+            for table in (PersonFact, PersonTimelineEntry):
+                await session.execute(
+                    update(table).where(table.person_id == merged_id).values(person_id=survivor_id)
+                )
+            await session.execute(
+                update(Message).where(Message.person_id == merged_id).values(person_id=survivor_id)
+            )
+            await _move_aliases(session, survivor_id, merged_id)
+            chats = await _move_memberships(session, survivor_id, merged_id)
+            await session.execute(
+                update(PersonChatName)
+                .where(
+                    PersonChatName.person_id == merged_id,
+                    PersonChatName.chat_id.not_in(
+                        select(PersonChatName.chat_id).where(PersonChatName.person_id == survivor_id)
+                    ),
+                )
+                .values(person_id=survivor_id)
+            )
+            survivor.first_seen = min(survivor.first_seen, merged.first_seen)
+            survivor.last_seen = max(survivor.last_seen, merged.last_seen)
+            survivor.message_count += merged.message_count
+            survivor.person_name = survivor.person_name or merged.person_name
+            await session.delete(merged)
+            await session.flush()
+            for chat_id in chats:
+                await store.bump_version(session, chat_id)
+            await store.bump_version(session, None)
+        self.on_change()
+
+    async def forget(self, person_id: int, *, remove_messages: bool, now: datetime) -> ForgetReport:
+        """Delete what was learnt about a person (see the module docstring)."""
+        async with self.db.write() as session:
+            person = await session.get(Person, person_id)
+            if person is None:
+                raise PersonAdminError(f"no person {person_id}")
+            counts = []
+            for table in (PersonFact, PersonTimelineEntry, PersonAlias, PersonChatName):
+                result = await session.execute(delete(table).where(table.person_id == person_id))
+                counts.append(int(result.rowcount or 0))  # type: ignore[attr-defined]
+            chats = list(
+                (
+                    await session.scalars(select(ChatMember.chat_id).where(ChatMember.person_id == person_id))
+                ).all()
+            )
+            await session.execute(update(ChatMember).where(ChatMember.person_id == person_id).values(card=""))
+            person.person_name = None
+            person.nickname = ""
+            removed = 0
+            if remove_messages:
+                ids = list(
+                    (await session.scalars(select(Message.id).where(Message.person_id == person_id))).all()
+                )
+                await unindex_rows(session, "messages_fts", ids)
+                await session.execute(delete(Message).where(Message.id.in_(ids)))
+                removed = len(ids)
+            stmt = insert(PersonForgotten).values(
+                person_id=person_id, time=store.ts(now), removed_messages=removed
+            )
+            await session.execute(
+                stmt.on_conflict_do_update(
+                    index_elements=[PersonForgotten.person_id],
+                    set_={"time": stmt.excluded.time, "removed_messages": stmt.excluded.removed_messages},
+                )
+            )
+            for chat_id in chats:
+                await store.bump_version(session, chat_id)
+            await store.bump_version(session, None)
+        self.on_change()
+        return ForgetReport(person_id, *counts, removed)
+
+
+async def _require_member(session: AsyncSession, chat_id: int, person_id: int) -> None:
+    found = await session.get(ChatMember, (chat_id, person_id))
+    if found is None:
+        raise PersonAdminError(f"person {person_id} is not a member of chat {chat_id}")
+
+
+async def _move_aliases(session: AsyncSession, survivor_id: int, merged_id: int) -> None:
+    """Re-own the merged person's aliases; where the survivor has the same alias, fold counts."""
+    for alias in list(
+        (await session.scalars(select(PersonAlias).where(PersonAlias.person_id == merged_id))).all()
+    ):
+        same = (
+            await session.scalars(
+                select(PersonAlias).where(
+                    PersonAlias.person_id == survivor_id,
+                    func.ifnull(PersonAlias.chat_id, 0) == (alias.chat_id or 0),
+                    PersonAlias.alias_key == alias.alias_key,
+                    PersonAlias.source == alias.source,
+                )
+            )
+        ).first()
+        if same is None:
+            alias.person_id = survivor_id
+            continue
+        same.count += alias.count
+        same.first_seen = min(same.first_seen, alias.first_seen)
+        same.last_seen = max(same.last_seen, alias.last_seen)
+        await session.delete(alias)
+    await session.flush()
+
+
+async def _move_memberships(session: AsyncSession, survivor_id: int, merged_id: int) -> list[int]:
+    """Fold the merged person's chat memberships into the survivor's; returns the chats touched."""
+    chats = []
+    for member in list(
+        (await session.scalars(select(ChatMember).where(ChatMember.person_id == merged_id))).all()
+    ):
+        chats.append(member.chat_id)
+        kept = await session.get(ChatMember, (member.chat_id, survivor_id))
+        if kept is None:
+            session.add(
+                ChatMember(
+                    chat_id=member.chat_id,
+                    person_id=survivor_id,
+                    card=member.card,
+                    first_seen=member.first_seen,
+                    last_seen=member.last_seen,
+                    message_count=member.message_count,
+                )
+            )
+        else:
+            kept.message_count += member.message_count
+            kept.first_seen = min(kept.first_seen, member.first_seen)
+            kept.last_seen = max(kept.last_seen, member.last_seen)
+            kept.card = kept.card or member.card
+        await session.delete(member)
+    await session.flush()
+    return chats

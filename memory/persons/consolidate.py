@@ -1,0 +1,386 @@
+"""Consolidation: facts about people from new messages, merged into their profiles incrementally.
+
+Per chat, a cursor in `job_state` marks the last message processed; each run reads at most
+`consolidation_batch` newer messages, so the work is O(new messages + facts of the people in them),
+never O(N²) over a person's history (Mio's bottleneck). Facts come only from
+- the person's own words (`speech.own_text`: quoted, forwarded and reported speech are blanked, and
+  other people's messages are never about the speaker — MaiBot #1734), or
+- an explicit statement naming them ("小红住在北京"), offline only.
+The offline path (`extract_facts`) always runs; with a model for task "person", the LLM adds facts
+and dated events from each person's own messages, checked against those messages. Superseded facts
+stay in the table and the change goes on the timeline.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+from sqlalchemy import select
+from sqlalchemy.dialects.sqlite import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memory.ingest import is_memory_command
+from memory.models import Chat, JobState, Message, PersonFact, PersonForgotten
+from memory.persons import store
+from memory.persons.card import DEFAULT_LABELS
+from memory.persons.config import PersonsConfig
+from memory.persons.facts import FAVORITE_PREFIX, Fact, extract_facts, merge_facts
+from memory.persons.resolver import PersonResolver
+from memory.persons.speech import Utterance, own_text
+from memory.ports import LLMPort, LLMUnavailable
+from memory.storage import Database
+from memory.text import normalize, truncate
+
+log = logging.getLogger(__name__)
+
+JOB = "person_consolidation"
+LLM_TASK = "person"
+LLM_CHUNK = 60
+LLM_MESSAGE_CHARS = 200
+MAX_FACT_CHARS = 40
+KNOWN_KEYS = frozenset(DEFAULT_LABELS)
+
+
+@dataclass(slots=True)
+class ConsolidationReport:
+    """What one run did."""
+
+    chats: int = 0
+    messages: int = 0
+    facts_added: int = 0
+    facts_superseded: int = 0
+    events_added: int = 0
+    llm_calls: int = 0
+    llm_fallbacks: int = 0
+
+    def add(self, other: ConsolidationReport) -> None:
+        for name in self.__slots__:  # type: ignore[attr-defined]
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+class LlmFact(BaseModel):
+    message_id: int
+    key: str = Field(max_length=64)
+    value: str = Field(max_length=200)
+
+
+class LlmEvent(BaseModel):
+    message_id: int
+    text: str = Field(max_length=200)
+
+
+class PersonFactsAnswer(BaseModel):
+    """The JSON the model returns: facts and dated events, each tied to one message id."""
+
+    facts: list[LlmFact] = []
+    events: list[LlmEvent] = []
+
+
+_INSTRUCTIONS = (
+    "You read group-chat messages and note what each speaker says about THEMSELVES in their own "
+    "words. Ignore text inside quotes, forwarded text, things they report others said, questions, "
+    "jokes and hypotheticals; never attribute anything to someone other than the speaker of the "
+    "message it came from. Facts are stable attributes with keys: "
+    + ", ".join(sorted(KNOWN_KEYS))
+    + ", or favorite:<thing>. Values are short (a few words), copied from the message. Events are "
+    "dated happenings in the speaker's life (moved, changed job, got a pet, a trip), one short "
+    "sentence each. Answer JSON: "
+    '{"facts": [{"message_id": 1, "key": "location", "value": "杭州"}], '
+    '"events": [{"message_id": 1, "text": "搬到了杭州"}]}. Empty lists when there is nothing.'
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Item:
+    utterance: Utterance
+    message_id: int
+    person_id: int
+    own: str
+
+
+class PersonConsolidator:
+    """Runs consolidation for every chat with new messages (bounded per chat per run)."""
+
+    def __init__(
+        self,
+        db: Database,
+        resolver: PersonResolver,
+        config: Callable[[], PersonsConfig],
+        llm: LLMPort | None = None,
+    ) -> None:
+        self.db = db
+        self.resolver = resolver
+        self.config = config
+        self.llm = llm
+
+    async def run(self, now: datetime) -> ConsolidationReport:
+        """One pass over all chats."""
+        async with self.db.read() as session:
+            chat_ids = list((await session.scalars(select(Chat.id).order_by(Chat.id))).all())
+        total = ConsolidationReport()
+        for chat_id in chat_ids:
+            total.add(await self.run_chat(chat_id, now))
+        return total
+
+    async def run_chat(self, chat_id: int, now: datetime) -> ConsolidationReport:
+        """Consolidate the next batch of one chat's messages; resumes from its cursor."""
+        config = self.config()
+        report = ConsolidationReport()
+        async with self.db.read() as session:
+            cursor = await _cursor(session, chat_id)
+            rows = list(
+                (
+                    await session.scalars(
+                        select(Message)
+                        .where(Message.chat_id == chat_id, Message.id > cursor)
+                        .order_by(Message.id)
+                        .limit(config.consolidation_batch)
+                    )
+                ).all()
+            )
+            if not rows:
+                return report
+            items = await _items(session, chat_id, rows)
+        index = await self.resolver.index(chat_id)
+        found: list[Fact] = []
+        for item in items:
+            found.extend(extract_facts(item.utterance, index))
+        events: list[tuple[_Item, str]] = []
+        if config.use_llm and self.llm is not None and items:
+            llm_facts, events = await self._ask_llm(items, report)
+            found.extend(llm_facts)
+        async with self.db.write() as session:
+            if await _cursor(session, chat_id) != cursor:
+                log.info("chat %s was consolidated by another run meanwhile; skipping", chat_id)
+                return ConsolidationReport()
+            await self._apply(session, chat_id, found, report)
+            for item, text in events:
+                await store.add_timeline(
+                    session, item.person_id, chat_id, store.ts(item.utterance.time), text, [item.message_id]
+                )
+                report.events_added += 1
+            await _set_cursor(session, chat_id, rows[-1].id, store.ts(now))
+        report.chats = 1
+        report.messages = len(rows)
+        return report
+
+    async def _apply(
+        self, session: AsyncSession, chat_id: int, found: Sequence[Fact], report: ConsolidationReport
+    ) -> None:
+        by_person: dict[int, list[Fact]] = defaultdict(list)
+        for fact in found:
+            by_person[int(fact.person_id)].append(fact)
+        if not by_person:
+            return
+        rows = list(
+            (
+                await session.scalars(
+                    select(PersonFact).where(
+                        PersonFact.person_id.in_(list(by_person)),
+                        PersonFact.chat_id == chat_id,
+                        PersonFact.superseded_at.is_(None),
+                    )
+                )
+            ).all()
+        )
+        held: dict[tuple[str, str, str], PersonFact] = {_ident(store.to_fact(r)): r for r in rows}
+        for person_id, new in by_person.items():
+            existing = [store.to_fact(r) for r in rows if r.person_id == person_id]
+            result = merge_facts(existing, new)
+            for fact in result.current:
+                row = held.get(_ident(fact))
+                if row is None:
+                    session.add(_row(fact, chat_id))
+                    report.facts_added += 1
+                elif tuple(str(m) for m in row.seen_message_ids or ()) != fact.seen_keys:
+                    row.seen_message_ids = [int(k) for k in fact.seen_keys if k.isdigit()]
+            for fact in result.superseded:
+                row = held.get(_ident(fact))
+                if row is not None and row.superseded_at is not None:
+                    continue
+                if row is None:
+                    session.add(_row(fact, chat_id))
+                else:
+                    row.superseded_at = store.ts(fact.superseded_at or fact.time)
+                    row.superseded_by = _message_id(fact.superseded_by)
+                report.facts_superseded += 1
+                newer = _newer(fact, result.current)
+                if newer is not None and newer.time >= fact.time:
+                    await store.add_timeline(
+                        session,
+                        person_id,
+                        chat_id,
+                        store.ts(newer.time),
+                        _change_text(fact, newer),
+                        [m for m in (_message_id(fact.message_key), _message_id(newer.message_key)) if m],
+                        kind="change",
+                    )
+        await session.flush()
+
+    async def _ask_llm(
+        self, items: Sequence[_Item], report: ConsolidationReport
+    ) -> tuple[list[Fact], list[tuple[_Item, str]]]:
+        assert self.llm is not None
+        if not self.llm.available(LLM_TASK):
+            return [], []
+        facts: list[Fact] = []
+        events: list[tuple[_Item, str]] = []
+        speaking = [i for i in items if i.own.strip()]
+        for start in range(0, len(speaking), LLM_CHUNK):
+            chunk = speaking[start : start + LLM_CHUNK]
+            by_id = {i.message_id: i for i in chunk}
+            lines = [_prompt_line(i) for i in chunk]
+            prompt = [
+                {"role": "system", "content": _INSTRUCTIONS},
+                {"role": "user", "content": "\n".join(lines)},
+            ]
+            try:
+                answer = await self.llm.complete_json(LLM_TASK, prompt, PersonFactsAnswer)
+            except LLMUnavailable as exc:
+                log.info("person consolidation offline for this batch: %s", exc.reason)
+                report.llm_fallbacks += 1
+                return facts, events
+            report.llm_calls += 1
+            facts.extend(f for f in (_checked_fact(a, by_id) for a in answer.facts) if f is not None)
+            for event in answer.events:
+                item = by_id.get(event.message_id)
+                text = " ".join(event.text.split())
+                if item is not None and text:
+                    events.append((item, truncate(text, 120)))
+        return facts, events
+
+
+def _prompt_line(item: _Item) -> str:
+    """One message for the model: its id, the speaker, and only the speaker's own words."""
+    words = truncate(" ".join(item.own.split()), LLM_MESSAGE_CHARS)
+    return f"[{item.message_id}] person {item.person_id}: {words}"
+
+
+def _checked_fact(answer: LlmFact, by_id: dict[int, _Item]) -> Fact | None:
+    """An LLM fact kept only when it cites a message of the batch, has a known key, and its value is
+    in that message's own words (so quotes and other people's text cannot turn into facts)."""
+    item = by_id.get(answer.message_id)
+    if item is None:
+        return None
+    key = answer.key.strip().lower()
+    if key not in KNOWN_KEYS and not key.startswith(FAVORITE_PREFIX):
+        return None
+    value = " ".join(answer.value.split())
+    if not value or len(value) > MAX_FACT_CHARS:
+        return None
+    start = normalize(item.own).find(normalize(value))
+    if start < 0:
+        return None
+    return Fact(
+        person_id=str(item.person_id),
+        key=key,
+        value=value,
+        message_key=str(item.message_id),
+        time=item.utterance.time,
+        span=(start, start + len(value)),
+        text=value,
+        source="llm",
+        confidence=0.7,
+    )
+
+
+async def _items(session: AsyncSession, chat_id: int, rows: Sequence[Message]) -> list[_Item]:
+    """Utterances for the messages worth reading: not the bot's, not memory commands, not from a
+    person whose memory was deleted (up to the time they asked)."""
+    platform = await store.platform_of(session, chat_id)
+    persons = await store.person_ids_for(session, platform, (m for r in rows for m in r.mentions or ()))
+    senders = await store.senders_of(session, chat_id, (r.reply_to for r in rows if r.reply_to))
+    forgotten = dict(
+        (
+            await session.execute(
+                select(PersonForgotten.person_id, PersonForgotten.time).where(
+                    PersonForgotten.person_id.in_({r.person_id for r in rows if r.person_id is not None})
+                )
+            )
+        ).all()
+    )
+    items = []
+    for row in rows:
+        if row.is_bot or row.person_id is None or is_memory_command(row.text):
+            continue
+        if row.time <= forgotten.get(row.person_id, float("-inf")):
+            continue
+        text = store.own_words(row.text, row.segments)
+        reply_to = senders.get(row.reply_to) if row.reply_to else None
+        utterance = Utterance(
+            key=str(row.id),
+            speaker_id=str(row.person_id),
+            text=text,
+            time=store.from_ts(row.time),
+            mentioned_ids=tuple(str(persons[m]) for m in row.mentions or () if m in persons),
+            reply_to_id=str(reply_to) if reply_to is not None else None,
+        )
+        items.append(_Item(utterance, row.id, row.person_id, own_text(text)))
+    return items
+
+
+async def _cursor(session: AsyncSession, chat_id: int) -> int:
+    found = await session.execute(
+        select(JobState.cursor).where(JobState.job == JOB, JobState.chat_id == chat_id)
+    )
+    return found.scalar_one_or_none() or 0
+
+
+async def _set_cursor(session: AsyncSession, chat_id: int, cursor: int, now: float) -> None:
+    stmt = insert(JobState).values(job=JOB, chat_id=chat_id, cursor=cursor, last_run=now, data={})
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[JobState.job, JobState.chat_id], set_={"cursor": cursor, "last_run": now}
+    )
+    await session.execute(stmt)
+
+
+def _ident(fact: Fact) -> tuple[str, str, str]:
+    return (fact.message_key, fact.key, normalize(fact.value))
+
+
+def _message_id(key: str | None) -> int | None:
+    return int(key) if key is not None and key.isdigit() else None
+
+
+def _row(fact: Fact, chat_id: int) -> PersonFact:
+    return PersonFact(
+        person_id=int(fact.person_id),
+        chat_id=chat_id,
+        key=fact.key,
+        value=fact.value,
+        source=fact.source,
+        confidence=fact.confidence,
+        message_id=_message_id(fact.message_key),
+        span_start=fact.span[0],
+        span_end=fact.span[1],
+        evidence=fact.text,
+        time=store.ts(fact.time),
+        superseded_at=store.ts(fact.superseded_at) if fact.superseded_at else None,
+        superseded_by=_message_id(fact.superseded_by),
+        seen_message_ids=[int(k) for k in fact.seen_keys if k.isdigit()],
+    )
+
+
+def _newer(old: Fact, current: Sequence[Fact]) -> Fact | None:
+    """The fact that replaced `old` (same key, or the opposite like/dislike of the same value)."""
+    for fact in current:
+        if fact.message_key == old.superseded_by and (fact.key == old.key or fact.value == old.value):
+            return fact
+    return None
+
+
+def _label(key: str) -> str:
+    if key.startswith(FAVORITE_PREFIX):
+        return f"最喜欢的{key[len(FAVORITE_PREFIX) :]}"
+    return DEFAULT_LABELS.get(key, key)
+
+
+def _change_text(old: Fact, new: Fact) -> str:
+    if old.key == new.key:
+        return f"{_label(old.key)}：{old.value} → {new.value}"
+    return f"{_label(old.key)} {old.value} → {_label(new.key)} {new.value}"

@@ -1,0 +1,235 @@
+"""The per-message observer: names seen on every message, inside the record transaction, no LLM.
+
+For each newly recorded message it records the sender's nickname (global) and group card (this
+chat, with the names inside the card), gives the sender a `person_name` in the chat on first sight
+(unique there: all writes share one writer transaction, and the table has a unique key as a safety
+net), notes a card change on the timeline, and records names declared in the message ("叫我老赵",
+"call me Bob", "以后就叫你小A吧"). A confident self-declared name becomes the person_name when free.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import OrderedDict
+from collections.abc import Callable
+
+from sqlalchemy import event, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
+
+from memory.ingest import Recorded
+from memory.models import Message, PersonChatName
+from memory.persons import store
+from memory.persons.config import PersonsConfig
+from memory.persons.declarations import Target, extract_declarations
+from memory.persons.names import clean_name, name_key
+from memory.persons.naming import choose_person_name, vet_suggested_name
+from memory.persons.speech import Utterance
+
+log = logging.getLogger(__name__)
+
+# Cheap pre-filter: only messages that can declare a name go through jieba-based extraction.
+_MAY_DECLARE = re.compile(
+    r"叫|喊|称呼|名字|昵称|网名|外号|小名|我是|本人是|(?i:call|name|go\s+by|i'?m|i\s+am)"
+)
+RENAME_MIN_CONFIDENCE = 0.9
+SEEN_CACHE_SIZE = 50_000
+
+
+class PersonObserver:
+    """An `Ingestor` observer; `config` is read on every message so a reload applies at once."""
+
+    def __init__(self, config: Callable[[], PersonsConfig]) -> None:
+        self.config = config
+        # (chat, person) → (nickname, card) last handled by this process: most messages come from
+        # someone whose names did not change, and they then cost no query at all. The alias rows'
+        # last_seen/count therefore advance when a name is (re)observed, not on every message.
+        self._seen: OrderedDict[tuple[int, int], tuple[str, str]] = OrderedDict()
+
+    def forget_cache(self) -> None:
+        """Drop the cache (after admin edits, so the next message re-records current names)."""
+        self._seen.clear()
+
+    async def __call__(self, session: AsyncSession, recorded: Recorded) -> None:
+        config = self.config()
+        message = recorded.message
+        person_id, chat_id = recorded.person_id, recorded.chat_id
+        names_now = (message.sender_name, message.sender_card)
+        pending = self._pending(session)
+        key = (chat_id, person_id)
+        if pending.get(key, self._seen.get(key)) != names_now:
+            await self._observe_names(session, recorded, config)
+            pending[key] = names_now
+        if not message.is_bot and _MAY_DECLARE.search(message.text):
+            names = await store.chat_names(session, chat_id)
+            await self._declarations(session, recorded, config, names, store.ts(message.time))
+
+    def _pending(self, session: AsyncSession) -> dict[tuple[int, int], tuple[str, str]]:
+        """Names handled in this transaction; they enter the cache only if it commits."""
+        info = session.info
+        if "persons_seen" not in info:
+            info["persons_seen"] = {}
+
+            def committed(_session: Session) -> None:
+                self._seen.update(info.pop("persons_seen", {}))
+                while len(self._seen) > SEEN_CACHE_SIZE:
+                    self._seen.popitem(last=False)
+
+            event.listen(session.sync_session, "after_commit", committed, once=True)
+        pending: dict[tuple[int, int], tuple[str, str]] = info["persons_seen"]
+        return pending
+
+    async def _observe_names(self, session: AsyncSession, recorded: Recorded, config: PersonsConfig) -> None:
+        message = recorded.message
+        when = store.ts(message.time)
+        person_id, chat_id, message_id = recorded.person_id, recorded.chat_id, recorded.message_id
+        if config.records("nickname") and clean_name(message.sender_name):
+            if await store.add_alias(
+                session, person_id, None, message.sender_name, "nickname", time=when, message_id=message_id
+            ):
+                await store.bump_version(session, None)
+        card_names: list[str] = []
+        if config.records("card") and clean_name(message.sender_card):
+            card_names = store.card_names(message.sender_card)
+            new_card = False
+            for alias in (message.sender_card, *card_names):
+                if await store.add_alias(
+                    session, person_id, chat_id, alias, "card", time=when, message_id=message_id
+                ):
+                    new_card = True
+            if new_card:
+                await store.bump_version(session, chat_id)
+                await self._note_card_change(session, recorded, when)
+        names = await store.chat_names(session, chat_id)
+        if person_id not in names:
+            taken = [n for pid, n in names.items() if pid != person_id]
+            first_choice = card_names[0] if card_names else message.sender_card
+            name = choose_person_name(
+                first_choice,
+                message.sender_name,
+                message.sender_id,
+                taken,
+                max_chars=config.person_name_max_chars,
+            )
+            await store.set_person_name(
+                session,
+                chat_id,
+                person_id,
+                name,
+                source=_name_source(first_choice, message.sender_name),
+                time=when,
+            )
+
+    async def _note_card_change(self, session: AsyncSession, recorded: Recorded, when: float) -> None:
+        previous = (
+            await session.execute(
+                select(Message.sender_card)
+                .where(
+                    Message.chat_id == recorded.chat_id,
+                    Message.person_id == recorded.person_id,
+                    Message.id < recorded.message_id,
+                    Message.sender_card != "",
+                )
+                .order_by(Message.id.desc())
+                .limit(1)
+            )
+        ).scalar_one_or_none()
+        card = clean_name(recorded.message.sender_card)
+        if previous and name_key(previous) != name_key(card):
+            await store.add_timeline(
+                session,
+                recorded.person_id,
+                recorded.chat_id,
+                when,
+                f"群名片改为「{card}」(原「{clean_name(previous)}」)",
+                [recorded.message_id],
+                kind="card",
+            )
+
+    async def _declarations(
+        self,
+        session: AsyncSession,
+        recorded: Recorded,
+        config: PersonsConfig,
+        names: dict[int, str],
+        when: float,
+    ) -> None:
+        message = recorded.message
+        platform_ids = await store.person_ids_for(session, message.platform, message.mentions)
+        reply_to: int | None = None
+        if message.reply_to:
+            reply_to = (await store.senders_of(session, recorded.chat_id, [message.reply_to])).get(
+                message.reply_to
+            )
+        utterance = Utterance(
+            key=str(recorded.message_id),
+            speaker_id=str(recorded.person_id),
+            text=store.own_words(message.text, [s.to_json() for s in message.segments]),
+            time=message.time,
+            mentioned_ids=tuple(str(platform_ids[m]) for m in message.mentions if m in platform_ids),
+            reply_to_id=str(reply_to) if reply_to is not None else None,
+        )
+        changed = False
+        for declared in extract_declarations(utterance):
+            source = "self" if declared.target is Target.SELF else "others"
+            if not config.records(source):
+                continue
+            person_id = int(declared.person_id)
+            if await store.add_alias(
+                session,
+                person_id,
+                recorded.chat_id,
+                declared.alias,
+                source,
+                time=when,
+                weight=declared.confidence,
+                message_id=recorded.message_id,
+            ):
+                changed = True
+                verb = "自称" if source == "self" else "被叫作"
+                await store.add_timeline(
+                    session,
+                    person_id,
+                    recorded.chat_id,
+                    when,
+                    f"{verb}「{declared.alias}」",
+                    [recorded.message_id],
+                    kind="alias",
+                )
+            if (
+                source == "self"
+                and config.self_declared_rename
+                and declared.confidence >= RENAME_MIN_CONFIDENCE
+                and name_key(names.get(person_id, "")) != name_key(declared.alias)
+            ):
+                taken = [n for pid, n in names.items() if pid != person_id]
+                vetted = vet_suggested_name(declared.alias, taken, max_chars=config.person_name_max_chars)
+                if vetted:
+                    await store.set_person_name(
+                        session,
+                        recorded.chat_id,
+                        person_id,
+                        vetted,
+                        source="self",
+                        time=when,
+                        reason=f"self-declared in message {recorded.message_id}",
+                    )
+                    names[person_id] = vetted
+        if changed:
+            await store.bump_version(session, recorded.chat_id)
+
+
+def _name_source(card: str, nickname: str) -> str:
+    """Where choose_person_name took the name from (it prefers the card, then the nickname)."""
+    if name_key(clean_name(card)):
+        return "card"
+    return "nickname" if name_key(clean_name(nickname)) else "id"
+
+
+async def taken_names(session: AsyncSession, chat_id: int, except_person: int | None = None) -> list[str]:
+    """The person_names in use in a chat (for collision checks by admins and LLM suggestions)."""
+    rows = await session.execute(
+        select(PersonChatName.person_id, PersonChatName.person_name).where(PersonChatName.chat_id == chat_id)
+    )
+    return [name for pid, name in rows.all() if pid != except_person]

@@ -1,0 +1,54 @@
+"""`PersonResolver`: names → person ids for one chat, for recall, the reply context and /who.
+
+It builds an `AliasIndex` of a chat's members (their person_name there, their aliases of that chat
+and their global ones) and caches it until the chat's or the global alias version changes, so a
+lookup costs one small query when nothing changed. Person ids inside `Resolution` and `Mention`
+are the database ids as strings (the pure core is storage-agnostic); `mentions` returns ints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from memory.persons import store
+from memory.persons.aliases import AliasIndex, Mention, Resolution
+from memory.persons.config import PersonsConfig
+from memory.storage import Database
+
+
+class PersonResolver:
+    """Resolves names of people in a chat; one instance is shared by every reader."""
+
+    def __init__(self, db: Database, config: Callable[[], PersonsConfig] | None = None) -> None:
+        self.db = db
+        self.config = config or PersonsConfig
+        self._cache: dict[int, tuple[tuple[int, int], AliasIndex]] = {}
+
+    async def index(self, chat_id: int) -> AliasIndex:
+        """The chat's alias index, rebuilt only when its names changed."""
+        async with self.db.read() as session:
+            version = await store.versions(session, chat_id)
+            cached = self._cache.get(chat_id)
+            if cached is not None and cached[0] == version:
+                return cached[1]
+            entries = await store.alias_entries(session, chat_id, self.config().alias_sources)
+        built = AliasIndex(entries)
+        self._cache[chat_id] = (version, built)
+        return built
+
+    async def resolve(self, chat_id: int, name: str) -> Resolution:
+        """Everyone in the chat `name` may refer to, best first; `ambiguous` when two are too close.
+        Match person ids are `str(person_id)`."""
+        return (await self.index(chat_id)).resolve(name.strip().lstrip("@＠"))
+
+    async def find(self, chat_id: int, text: str) -> list[Mention]:
+        """Names of the chat's people inside `text` (ambiguous ones have person_id None)."""
+        return (await self.index(chat_id)).find_mentions(
+            text, min_confidence=self.config().mention_min_confidence
+        )
+
+    async def mentions(self, chat_id: int, text: str) -> list[int]:
+        """The people clearly named in `text`, in order of first appearance, without repeats —
+        what recall needs to turn names in a query into person ids. Ambiguous names are left out."""
+        found = [int(m.person_id) for m in await self.find(chat_id, text) if m.person_id is not None]
+        return list(dict.fromkeys(found))

@@ -1,0 +1,235 @@
+"""The jargon mining daemon: per chat, on a cooldown and a minimum of new messages, mine the new
+messages into the dictionary, then infer meanings for entries that crossed a count threshold.
+
+State per chat lives in `job_state` (cursor = last message id mined, last_run = when), so a restart
+resumes where it stopped. The offline discoverer's statistics are kept in memory per chat as a cache
+and rebuilt from the chat's last `history_messages` stored messages when missing (after a restart)
+or stale. Each chat's run is one write transaction (candidates upserted, cursor moved); model calls
+happen outside it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Literal
+
+from sqlalchemy import func, select
+
+from memory import messages
+from memory.directory import members
+from memory.jargon import dictionary, extract
+from memory.jargon.dictionary import Scope
+from memory.jargon.discovery import Discoverer, DiscoveryParams
+from memory.jargon.inference import run_inference
+from memory.jargon.types import Candidate, MinerMessage
+from memory.messages import StoredMessage
+from memory.models import Chat, JobState, Message
+from memory.persons.store import alias_entries
+from memory.ports import LLMPort, LLMUnavailable
+from memory.storage import Database
+from tasks.registry import JobSpec
+
+log = logging.getLogger(__name__)
+
+JOB_NAME = "jargon_mining"
+DEFAULT_THRESHOLDS: tuple[int, ...] = (2, 4, 8, 12, 24, 60, 100)
+
+
+@dataclass(frozen=True, slots=True)
+class MiningSettings:
+    """What the job needs from `[jargon]` (see config.toml for each key)."""
+
+    enabled: bool = True
+    cooldown_seconds: float = 20.0
+    min_new_messages: int = 10
+    history_messages: int = 3000
+    max_window_messages: int = 500
+    scope: Scope = "global"
+    thresholds: tuple[int, ...] = DEFAULT_THRESHOLDS
+    extractor: Literal["offline", "llm"] = "offline"
+    max_evidence: int = 20
+    inferences_per_run: int = 20
+    discovery: DiscoveryParams = field(default_factory=DiscoveryParams)
+
+
+@dataclass(slots=True)
+class _Cached:
+    discoverer: Discoverer
+    last_id: int
+
+
+@dataclass(slots=True)
+class RunReport:
+    """What one run of the job did."""
+
+    chats: int = 0
+    candidates: int = 0
+    inferred: int = 0
+    llm_extractions: int = 0
+
+
+_NAME_SEPARATORS = re.compile(r"[\s|｜/／\\\-—_·•,，.。:：()（）\[\]【】<>《》]+")
+
+
+ALIAS_SOURCES = ("nickname", "card", "self", "others", "llm", "admin")
+
+
+def name_variants(names: Iterable[str]) -> list[str]:
+    """Names with their parts: a group card like "浩子｜SRE" also excludes "浩子" (parts of two or more
+    characters; shorter ones would exclude too much)."""
+    out: dict[str, None] = {}
+    for name in names:
+        if not name:
+            continue
+        out[name] = None
+        for part in _NAME_SEPARATORS.split(name):
+            if len(part) >= 2:
+                out[part] = None
+    return list(out)
+
+
+def to_miner(message: StoredMessage) -> MinerMessage:
+    """A stored message as the miner sees it (key = database id)."""
+    speaker = str(message.person_id) if message.person_id is not None else message.speaker
+    return MinerMessage(str(message.id), message.text, speaker, message.is_bot)
+
+
+class JargonMiningJob:
+    """The job object; register `spec()` with the JobRunner, or call `run(now)` directly."""
+
+    def __init__(
+        self, db: Database, settings: Callable[[], MiningSettings], llm: LLMPort | None = None
+    ) -> None:
+        self.db = db
+        self.settings = settings
+        self.llm = llm
+        self._cache: dict[int, _Cached] = {}
+        self._seen_top = -1
+        self._seen_settings: MiningSettings | None = None
+        self._cooling: dict[int, float] = {}
+
+    def spec(self) -> JobSpec:
+        """The runner entry: ticks several times per cooldown; each chat keeps its own cooldown."""
+        return JobSpec(
+            JOB_NAME, lambda: timedelta(seconds=max(1.0, self.settings().cooldown_seconds / 4)), self.run
+        )
+
+    async def _due_chats(self, now: float, settings: MiningSettings) -> list[tuple[int, int]]:
+        """(chat id, cursor) of chats with enough new messages whose cooldown passed.
+
+        A tick with no new message since the last one and no cooldown ending has nothing to do and
+        costs one indexed query (the job ticks several times per cooldown)."""
+        async with self.db.read() as session:
+            top = int((await session.execute(select(func.max(Message.id)))).scalar() or 0)
+            unchanged = top == self._seen_top and settings == self._seen_settings
+            if unchanged and all(now < until for until in self._cooling.values()):
+                return []
+            states = {
+                s.chat_id: s
+                for s in (await session.scalars(select(JobState).where(JobState.job == JOB_NAME))).all()
+            }
+            chat_ids = list((await session.scalars(select(Chat.id))).all())
+            # A range on the primary key first, so a tick reads only messages no chat has mined yet.
+            low = min((states[c].cursor if c in states else 0) for c in chat_ids) if chat_ids else 0
+            cursor = func.coalesce(JobState.cursor, 0)
+            pending = await session.execute(
+                select(Message.chat_id, func.count())
+                .outerjoin(JobState, (JobState.job == JOB_NAME) & (JobState.chat_id == Message.chat_id))
+                .where(Message.id > low, Message.id > cursor)
+                .group_by(Message.chat_id)
+            )
+            rows = pending.all()
+        due = []
+        self._cooling = {}
+        for chat_id, count in rows:
+            state = states.get(chat_id)
+            if count < settings.min_new_messages:
+                continue
+            if state is not None and now - state.last_run < settings.cooldown_seconds:
+                self._cooling[chat_id] = state.last_run + settings.cooldown_seconds
+                continue
+            due.append((chat_id, state.cursor if state else 0))
+        self._seen_top, self._seen_settings = top, settings
+        return due
+
+    async def run(self, now: datetime) -> RunReport:
+        """One tick: mine every chat that is due, then infer what crossed a threshold."""
+        settings = self.settings()
+        report = RunReport()
+        if not settings.enabled:
+            return report
+        stamp = now.timestamp()
+        for chat_id, cursor in await self._due_chats(stamp, settings):
+            mined = await self.mine_chat(chat_id, cursor, stamp, settings, report)
+            report.candidates += mined
+        if self.llm is not None and self.llm.available("jargon"):
+            report.inferred = await run_inference(
+                self.db, self.llm, settings.thresholds, stamp, limit=settings.inferences_per_run
+            )
+        return report
+
+    async def _discoverer(self, chat_id: int, cursor: int, settings: MiningSettings) -> Discoverer:
+        cached = self._cache.get(chat_id)
+        if (
+            cached is None
+            or cached.last_id != cursor
+            or cached.discoverer.history_size != settings.history_messages
+            or cached.discoverer.params != settings.discovery
+        ):
+            discoverer = Discoverer(settings.discovery, settings.history_messages)
+            async with self.db.read() as session:
+                history = await messages.recent(session, chat_id, settings.history_messages, cursor + 1)
+            discoverer.rebuild(to_miner(m) for m in history)
+            cached = _Cached(discoverer, cursor)
+            self._cache[chat_id] = cached
+        return cached.discoverer
+
+    async def mine_chat(
+        self, chat_id: int, cursor: int, now: float, settings: MiningSettings, report: RunReport
+    ) -> int:
+        """Mine one chat's messages after `cursor` if there are at least `min_new_messages`."""
+        async with self.db.read() as session:
+            window_rows = await messages.after(session, chat_id, cursor, settings.max_window_messages)
+            if len(window_rows) < settings.min_new_messages:
+                return 0
+            found = await members(session, chat_id)
+            aliases = [entry.alias for entry in await alias_entries(session, chat_id, ALIAS_SOURCES)]
+            names = name_variants([*(n for m in found for n in (m.name, m.nickname, m.card)), *aliases])
+            exclude = await dictionary.rejected_terms(session, chat_id, settings.scope)
+        window = [to_miner(m) for m in window_rows]
+        discoverer = await self._discoverer(chat_id, cursor, settings)
+        candidates: list[Candidate] | None = None
+        if settings.extractor == "llm" and self.llm is not None and self.llm.available("jargon"):
+            try:
+                result = await extract.extract(self.llm, window, settings.discovery.filters, names, exclude)
+                candidates = result.kept
+                report.llm_extractions += 1
+                discoverer.observe(window)
+            except LLMUnavailable as exc:
+                log.info("jargon extraction by LLM unavailable (%s); using offline discovery", exc.reason)
+        if candidates is None:
+            candidates = discoverer.run(window, exclude=exclude, names=names)
+        last_id = window_rows[-1].id
+        try:
+            async with self.db.write() as session:
+                await dictionary.upsert_mined(
+                    session, chat_id, settings.scope, candidates, now, settings.max_evidence
+                )
+                state = await session.get(JobState, (JOB_NAME, chat_id))
+                if state is None:
+                    session.add(
+                        JobState(job=JOB_NAME, chat_id=chat_id, cursor=last_id, last_run=now, data={})
+                    )
+                else:
+                    state.cursor, state.last_run = last_id, now
+        except BaseException:
+            # The statistics already hold the window; rebuild them from the database next time.
+            self._cache.pop(chat_id, None)
+            raise
+        self._cache[chat_id].last_id = last_id
+        report.chats += 1
+        return len(candidates)

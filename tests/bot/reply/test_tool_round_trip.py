@@ -1,0 +1,73 @@
+"""The reply model calls note_set, then recall, and its answer uses both — real client, fake server."""
+
+import json
+from pathlib import Path
+
+from bot.app import build_app
+from bot.config import ConfigStore
+from bot.config.settings import Settings
+from bot.llm import LLMSettings
+from memory.clock import ManualClock
+from tests.conftest import T0, make_message
+from tests.fakes.openai_server import Answer, FakeOpenAI, tool_call
+
+
+def llm_settings(base_url: str) -> Settings:
+    llm = LLMSettings(enabled=True, base_url=base_url, model="fake-chat", max_retries=0, backoff_seconds=0)
+    return Settings(llm=llm)
+
+
+async def test_reply_uses_note_set_and_recall(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    clock = ManualClock(T0)
+    app = await build_app(ConfigStore(llm_settings(fake_llm.base_url), None), tmp_path / "data", clock)
+    sent = []
+
+    async def send(chat_id, text, *, chat_kind, reply_to):
+        sent.append(text)
+        return make_message(900, text=text, sender="bot", is_bot=True, reply_to=reply_to)
+
+    fake_llm.script(
+        Answer(
+            None,
+            tool_calls=[tool_call("note_set", {"name": "徒步", "content": "周日九溪徒步, 08:30 集合"}, "c1")],
+        ),
+        Answer(None, tool_calls=[tool_call("recall", {"query": "九溪"}, "c2")]),
+        Answer("记下了: 周日 08:30 在九溪集合 (浩子说带水)"),
+    )
+    try:
+        await app.pipeline.handle(make_message(1, sender="u3", text="周日九溪徒步, 我带水"), send)
+        outcome = await app.pipeline.handle(
+            make_message(2, sender="u1", text="@群忆 记一下徒步安排", to_bot=True, mentions=("bot",)), send
+        )
+        note = await app.memory.notes.for_chat("test:g1").get("徒步")
+    finally:
+        await app.close()
+
+    assert outcome.reply == "记下了: 周日 08:30 在九溪集合 (浩子说带水)"
+    assert sent == [outcome.reply]
+    assert note == "周日九溪徒步, 08:30 集合"
+    requests = fake_llm.chat_requests
+    assert len(requests) == 3
+    assert requests[0].body["tools"] and {t["function"]["name"] for t in requests[0].body["tools"]} >= {
+        "note_set",
+        "recall",
+    }
+    tool_results = [m for m in requests[2].messages if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in tool_results] == ["c1", "c2"]
+    assert "周日九溪徒步, 我带水" in tool_results[1]["content"], "recall found the raw message"
+    assert "tools" not in requests[2].body or not requests[2].body["tools"] or len(requests) == 3
+    system = json.dumps(requests[0].messages, ensure_ascii=False)
+    assert "<memory" in system and "周日九溪徒步" in system
+
+
+async def test_no_model_means_quiet_but_recorded(tmp_path: Path) -> None:
+    app = await build_app(ConfigStore(Settings(), None), tmp_path / "data", ManualClock(T0))
+    try:
+
+        async def send(*_args, **_kwargs):
+            raise AssertionError("nothing is sent without a model")
+
+        outcome = await app.pipeline.handle(make_message(1, text="@群忆 在吗", to_bot=True), send)
+    finally:
+        await app.close()
+    assert outcome.recorded and outcome.reply is None and "no reply model" in outcome.reason

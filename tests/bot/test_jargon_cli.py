@@ -1,0 +1,71 @@
+"""`qunyi jargon …` against a real database in a temporary data directory."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from bot.cli.main import cli
+from memory.service import MemoryService
+from memory.storage import Database
+from tests.memory.jargon.jargon_helpers import mine, record
+
+
+def _seed(data_dir: Path) -> tuple[int, int]:
+    async def go() -> tuple[int, int]:
+        db = await Database.open(data_dir)
+        try:
+            memory = MemoryService(db)
+            ids = await record(memory, 0, ["xswl 笑死", "真的xswl", "awsl"], chat="g1")
+            chat = await memory.chat("test", "g1")
+            assert chat is not None
+            return await mine(memory, chat.id, "xswl", ids[:2]), await mine(memory, chat.id, "awsl", ids[2:])
+        finally:
+            await db.close()
+
+    return asyncio.run(go())
+
+
+def _cli(data_dir: Path, *args: str) -> str:
+    result = CliRunner().invoke(cli, ["jargon", *args, "--data-dir", str(data_dir)])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_review_cycle(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    xswl, awsl = _seed(data)
+    listed = json.loads(_cli(data, "list", "--json", "--chat", "test:g1"))
+    assert [(e["content"], e["count"]) for e in listed] == [("xswl", 2), ("awsl", 1)]
+    assert [e["content"] for e in json.loads(_cli(data, "list", "--json", "--min-count", "2"))] == ["xswl"]
+    _cli(data, "approve", str(xswl), "--meaning", "笑死我了", "--by", "alice")
+    _cli(data, "reject", str(awsl), "--by", "bob")
+    assert [e["content"] for e in json.loads(_cli(data, "list", "--json", "--status", "rejected"))] == [
+        "awsl"
+    ]
+    shown = json.loads(_cli(data, "show", str(xswl), "--json"))
+    assert shown["entry"]["meaning"] == "笑死我了" and shown["entry"]["decided_by"] == "alice"
+    assert {m["text"] for e in shown["evidence"] for m in e["context"]} >= {"xswl 笑死", "真的xswl"}
+    _cli(data, "edit", str(xswl), "--meaning", "笑死我了(夸张)", "--by", "alice")
+    exported = _cli(data, "export", "-", "--format", "csv")
+    assert "笑死我了(夸张)" in exported
+    out = tmp_path / "dict.json"
+    _cli(data, "export", str(out))
+    assert _cli(data, "delete", str(xswl), str(awsl)) == "deleted 2\n"
+    assert "created 2, updated 0, errors 0" in _cli(data, "import", str(out))
+    back = {e["content"]: e for e in json.loads(_cli(data, "list", "--json"))}
+    assert back["xswl"]["meaning"] == "笑死我了(夸张)" and back["awsl"]["status"] == "rejected"
+
+
+def test_clear_errors(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    _seed(data)
+    result = CliRunner().invoke(cli, ["jargon", "approve", "9999", "--data-dir", str(data)])
+    assert result.exit_code != 0 and "no jargon entry with id 9999" in result.output
+    bad = tmp_path / "bad.csv"
+    bad.write_text("term,meaning\nx,y\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["jargon", "import", str(bad), "--data-dir", str(data)])
+    assert result.exit_code != 0 and "'content' column" in result.output

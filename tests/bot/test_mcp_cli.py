@@ -1,0 +1,56 @@
+"""`qunyi mcp --chat` over stdio with the real memory service: list tools, call recall."""
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from bot.cli.main import cli
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+async def test_qunyi_mcp_serves_recall_from_the_database(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    lines = [
+        {
+            "chat": "g1",
+            "message_id": "m1",
+            "sender_id": "u1",
+            "sender_name": "阿红",
+            "time": 1772367300,
+            "text": "周六去九溪徒步吧",
+        },
+        {
+            "chat": "g2",
+            "message_id": "m1",
+            "sender_id": "u9",
+            "sender_name": "安安",
+            "time": 1772367300,
+            "text": "九溪的秘密计划",
+        },
+    ]
+    log.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n", encoding="utf-8")
+    data = tmp_path / "data"
+    args = ["replay", str(log), "--data-dir", str(data), "--no-progress"]
+    result = await asyncio.to_thread(CliRunner().invoke, cli, args)
+    assert result.exit_code == 0, result.output
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "bot.cli.main", "mcp", "--chat", "replay:g1", "--data-dir", str(data)],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        cwd=tmp_path,
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        names = {tool.name for tool in (await session.list_tools()).tools}
+        assert names == {"recall", "person", "jargon", "note_get", "note_hints"}
+        recalled = await session.call_tool("recall", {"query": "九溪"})
+        text = recalled.content[0].text
+    assert not recalled.is_error
+    assert "周六去九溪徒步吧" in text
+    assert "秘密计划" not in text, "another chat's memory never leaks"

@@ -1,0 +1,28 @@
+"""`/what <term>` answers from the dictionary, scoped to the asking chat."""
+
+from __future__ import annotations
+
+from bot.commands.answers import what
+from memory.jargon import dictionary
+from memory.service import MemoryService
+from tests.memory.jargon.jargon_helpers import NOW, mine, record
+
+
+async def test_what_answers_with_meaning_and_own_chat_evidence(memory: MemoryService) -> None:
+    a_ids = await record(memory, 0, ["A群私聊 yyds"], chat="A")
+    b_ids = await record(memory, 10, ["B群 yyds 啊"], chat="B")
+    chat_a, chat_b = [await memory.chat("test", c) for c in ("A", "B")]
+    assert chat_a is not None and chat_b is not None
+    entry_id = await mine(memory, chat_a.id, "yyds", a_ids)
+    await mine(memory, chat_b.id, "yyds", b_ids)
+    unknown = await what(memory, chat_b.id, "YYDS")
+    assert unknown.data["found"] and unknown.data["meaning"] is None and "2 次" in unknown.text
+    async with memory.db.write() as session:
+        await dictionary.decide(session, [entry_id], "approve", "admin", NOW, meaning="永远的神")
+    answer = await what(memory, chat_b.id, "ＹＹＤＳ")
+    assert answer.data["meaning"] == "永远的神" and "永远的神" in answer.text
+    assert [e["text"] for e in answer.data["examples"]] == ["B群 yyds 啊"]
+    assert "A群私聊" not in answer.text
+    async with memory.db.write() as session:
+        await dictionary.decide(session, [entry_id], "reject", "admin", NOW)
+    assert not (await what(memory, chat_b.id, "yyds")).data["found"]

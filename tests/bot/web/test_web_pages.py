@@ -1,0 +1,254 @@
+"""The console's pages and actions against a real database: jargon review, escaping, people,
+notes, forgetting, usage, config."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from memory.jargon import dictionary
+from memory.models import ChatHistory
+from memory.storage.fts import index_rows
+from tests.bot.web.conftest import TOKEN, Console
+from tests.conftest import T0, make_message
+from tests.memory.jargon.jargon_helpers import mine, record
+
+HOSTILE = "<script>alert('x')</script>"
+
+
+async def _entries(console: Console) -> tuple[int, int]:
+    memory = console.app.memory
+    ids = await record(memory, 0, ["xswl 笑死", "真的xswl", "awsl", "awsl 好可爱"])
+    chat = await console.chat_id()
+    return await mine(memory, chat, "xswl", ids[:2]), await mine(memory, chat, "awsl", ids[2:])
+
+
+async def _entry(console: Console, jargon_id: int) -> dictionary.EntryView | None:
+    async with console.app.db.read() as session:
+        return await dictionary.get(session, jargon_id)
+
+
+async def test_approve_reject_edit_delete_round_trip(console: Console) -> None:
+    xswl, awsl = await _entries(console)
+    csrf = await console.login()
+    client = console.client
+    listed = await (await client.get("/jargon?min_count=2")).text()
+    assert "xswl" in listed and "awsl" in listed
+    page = await client.post(f"/jargon/{xswl}/approve", data={"_csrf": csrf, "meaning": "笑死我了"})
+    assert page.status == 200 and "approved" in await page.text()
+    entry = await _entry(console, xswl)
+    assert entry is not None and (entry.status, entry.meaning, entry.decided_by) == (
+        "approved",
+        "笑死我了",
+        "web",
+    )
+    await client.post(f"/jargon/{awsl}/reject", data={"_csrf": csrf})
+    assert (await _entry(console, awsl)).status == "rejected"  # type: ignore[union-attr]
+    await client.post(
+        f"/jargon/{xswl}/edit",
+        data={"_csrf": csrf, "meaning": "笑死我了（夸张）", "content": "XSWL", "kind": ""},
+    )
+    entry = await _entry(console, xswl)
+    assert entry is not None and (entry.content, entry.meaning, entry.provenance) == (
+        "XSWL",
+        "笑死我了（夸张）",
+        "manual",
+    )
+    shown = await (await client.get(f"/jargon/{xswl}")).text()
+    assert "真的xswl" in shown, "evidence messages are shown in context"
+    assert "edit" in shown and "approve" in shown, "the review trail"
+    refused = await client.post(f"/jargon/{xswl}/delete", data={"_csrf": csrf})
+    assert refused.status == 400 and await _entry(console, xswl) is not None
+    await client.post(f"/jargon/{xswl}/delete", data={"_csrf": csrf, "confirm": "yes"})
+    assert await _entry(console, xswl) is None
+    missing = await client.post("/jargon/9999/approve", data={"_csrf": csrf})
+    assert missing.status == 400 and "no jargon entry with id 9999" in await missing.text()
+
+
+async def test_batch_approve_and_reject(console: Console) -> None:
+    xswl, awsl = await _entries(console)
+    csrf = await console.login()
+    data = [
+        ("_csrf", csrf),
+        ("ids", str(xswl)),
+        ("ids", str(awsl)),
+        ("action", "approve"),
+        ("back", "/jargon"),
+    ]
+    response = await console.client.post("/jargon/batch", data=data)
+    assert response.status == 200 and "approved 2 entries" in await response.text()
+    assert [(await _entry(console, i)).status for i in (xswl, awsl)] == ["approved", "approved"]  # type: ignore[union-attr]
+    await console.client.post(
+        "/jargon/batch", data=[("_csrf", csrf), ("ids", str(awsl)), ("action", "reject")]
+    )
+    assert (await _entry(console, awsl)).status == "rejected"  # type: ignore[union-attr]
+    assert (await _entry(console, xswl)).status == "approved"  # type: ignore[union-attr]
+    off_site = await console.client.post(
+        "/jargon/batch",
+        data=[("_csrf", csrf), ("ids", str(xswl)), ("action", "reject"), ("back", "//evil.example/")],
+        allow_redirects=False,
+    )
+    assert off_site.headers["Location"].startswith("/jargon?"), "never redirects off the console"
+
+
+async def test_json_api_lists_and_decides_with_a_bearer_token(console: Console) -> None:
+    xswl, _awsl = await _entries(console)
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    listed = await (
+        await console.client.get("/api/jargon?min_count=2&status=candidate", headers=headers)
+    ).json()
+    assert sorted(e["content"] for e in listed["entries"]) == ["awsl", "xswl"]
+    decided = await console.client.post(
+        "/api/jargon/decide", json={"ids": [xswl], "action": "approve", "meaning": "笑死", "by": "bot-admin"},
+        headers=headers,
+    )  # fmt: skip
+    assert decided.status == 200
+    assert (await decided.json())["entries"][0]["status"] == "approved"
+    entry = await _entry(console, xswl)
+    assert entry is not None and entry.decided_by == "bot-admin" and entry.meaning == "笑死"
+    bad = await console.client.post(
+        "/api/jargon/decide", json={"ids": "x", "action": "approve"}, headers=headers
+    )
+    assert bad.status == 400 and "ids" in (await bad.json())["error"]
+    assert (await console.client.get("/api/jargon?status=nope", headers=headers)).status == 400
+    shown = await (await console.client.get(f"/api/jargon/{xswl}", headers=headers)).json()
+    assert [r["actor"] for r in shown["reviews"]] == ["bot-admin"]
+    missing = await console.client.get("/api/jargon/9999", headers=headers)
+    assert missing.status == 404 and "9999" in (await missing.json())["error"]
+
+
+async def test_hostile_chat_text_is_escaped_everywhere(console: Console) -> None:
+    memory = console.app.memory
+    await memory.record(
+        make_message(1, text=f"看这个 {HOSTILE}", sender_name='<img src=x onerror="alert(1)">')
+    )
+    ids = await record(memory, 2, [f"{HOSTILE} again", f"and {HOSTILE}"])
+    chat = await console.chat_id()
+    entry = await mine(memory, chat, HOSTILE, ids)
+    async with console.app.db.write() as session:
+        session.add(_history(chat, f"theme {HOSTILE}", count=1))
+    await console.login()
+    pages = [
+        "/",
+        f"/chats/{chat}",
+        "/jargon",
+        f"/jargon/{entry}",
+        f"/chats/{chat}/messages/{ids[0]}",
+        f"/chats/{chat}/people",
+        f"/chats/{chat}/topics",
+        f"/jargon?search={HOSTILE}",
+        f"/?msg={HOSTILE}",
+    ]
+    for path in pages:
+        response = await console.client.get(path)
+        body = await response.text()
+        assert response.status == 200, path
+        assert "<script>" not in body and "<img" not in body, path
+    assert "&lt;script&gt;" in await (await console.client.get(f"/jargon/{entry}")).text()
+
+
+def _history(chat_id: int, theme: str, count: int, age: timedelta = timedelta(hours=2)) -> ChatHistory:
+    end = (T0 - age).timestamp()
+    return ChatHistory(
+        chat_id=chat_id, theme=theme, keywords=["火锅"], summary="周末吃火锅", key_points=[],
+        original_text="t", participants=[], start_time=end - 600, end_time=end,
+        source_message_ids=[1, 2], count=count, forget_times=0, provenance="offline", created_at=end,
+    )  # fmt: skip
+
+
+async def test_topics_and_forgetting_preview_change_nothing(console: Console) -> None:
+    await console.app.memory.record(make_message(1))
+    chat = await console.chat_id()
+    async with console.app.db.write() as session:
+        rows = [_history(chat, f"火锅局 {i}", count=i) for i in range(8)]
+        session.add_all(rows)
+        await session.flush()
+        await index_rows(session, "chat_history_fts", [(r.id, r.theme) for r in rows])
+    await console.login()
+    topics = await (await console.client.get(f"/chats/{chat}/topics")).text()
+    assert all(f"火锅局 {i}" in topics for i in range(8)) and "周末吃火锅" in topics
+    preview = await (await console.client.get("/forgetting")).text()
+    # 8 rows past stage 1's age at 25% per end: counts 0, 1, 6 and 7 would go.
+    assert all(f"火锅局 {i}" in preview for i in (0, 1, 6, 7))
+    assert "nothing forgotten yet" in preview
+    again = await (await console.client.get(f"/chats/{chat}/topics")).text()
+    assert all(f"火锅局 {i}" in again for i in range(8)), "the preview is a dry run"
+
+
+async def test_forget_a_person_through_the_web(console: Console) -> None:
+    app = console.app
+    await app.memory.record_many([make_message(n, sender="u1", text=f"hello {n}") for n in range(3)])
+    await app.memory.record(make_message(5, sender="u2", text="hi"))
+    chat = await console.chat_id()
+    persons = app.persons
+    assert persons is not None
+    person = next(r for r in await persons.records(chat) if r.platform_user_id == "u1")
+    await persons.admin.set_fact(chat, person.person_id, "city", "杭州", now=app.clock.now())
+    await persons.admin.add_alias(chat, person.person_id, "小红", now=app.clock.now())
+    csrf = await console.login()
+    base = f"/chats/{chat}/people/{person.person_id}"
+    shown = await (await console.client.get(base)).text()
+    assert "杭州" in shown and "小红" in shown
+    confirm = await (await console.client.get(f"{base}/forget")).text()
+    assert "cannot be undone" in confirm
+    response = await console.client.post(f"{base}/forget", data={"_csrf": csrf, "confirm": "yes"})
+    assert response.status == 200 and "forgot #" in await response.text()
+    after = await persons.record(chat, person.person_id)
+    assert after is not None and after.facts == [] and not any(a.alias == "小红" for a in after.aliases)
+    assert len(await app.memory.recent(chat, 10)) == 4, "raw messages stay unless asked"
+    other = next(r for r in await persons.records(chat) if r.platform_user_id == "u2")
+    renamed = await console.client.post(
+        f"/chats/{chat}/people/{other.person_id}/rename", data={"_csrf": csrf, "name": "阿明"}
+    )
+    assert renamed.status == 200
+    assert (await persons.record(chat, other.person_id)).name == "阿明"  # type: ignore[union-attr]
+
+
+async def test_notes_edit_round_trip(console: Console) -> None:
+    await console.app.memory.record(make_message(1))
+    chat = await console.chat_id()
+    csrf = await console.login()
+    created = await console.client.post(f"/chats/{chat}/notes", data={"_csrf": csrf, "name": "聚餐"})
+    assert created.status == 200
+    saved = await console.client.post(
+        f"/chats/{chat}/notes/聚餐", data={"_csrf": csrf, "content": f"周六 [[火锅]] {HOSTILE}"}
+    )
+    assert saved.status == 200 and "&lt;script&gt;" in await saved.text()
+    notes = console.app.memory.notes
+    assert notes is not None
+    assert await notes.for_chat("test:g1").get("聚餐") == f"周六 [[火锅]] {HOSTILE}"
+    assert await notes.global_scope().list() == [], "a chat's note stays in its chat"
+    listed = await (await console.client.get(f"/chats/{chat}/notes")).text()
+    assert "聚餐" in listed
+    bad = await console.client.post(f"/chats/{chat}/notes", data={"_csrf": csrf, "name": "../x"})
+    assert bad.status == 400
+
+
+async def test_usage_page_shows_every_task(console: Console) -> None:
+    await console.login()
+    body = await (await console.client.get("/usage")).text()
+    assert all(task in body for task in ("reply", "topic", "summary", "jargon", "person"))
+    assert "enabled = false" in body
+
+
+async def test_config_page_masks_secrets(console: Console) -> None:
+    await console.login()
+    body = await (await console.client.get("/config")).text()
+    assert "sk-very-secret-key" not in body and TOKEN not in body
+    assert "api_key = &quot;•••• (set)&quot;" in body
+    assert "QUNYI_LLM_API_KEY" in body, "the name of the key's variable is not a secret"
+    assert "total_tokens = 3000" in body
+
+
+async def test_a_broken_config_is_refused_on_reload_and_the_old_one_stays(console: Console) -> None:
+    csrf = await console.login()
+    console.config_path.write_text("[context]\ntotal_tokens = 5\n", encoding="utf-8")
+    refused = await console.client.post("/config/reload", data={"_csrf": csrf})
+    text = await refused.text()
+    assert refused.status == 400 and "Reload refused" in text
+    assert "config.toml:2: context.total_tokens" in text, "the error names the line and key"
+    assert console.app.settings.context.total_tokens == 3000
+    console.config_path.write_text("[context]\ntotal_tokens = 4000\n", encoding="utf-8")
+    accepted = await console.client.post("/config/reload", data={"_csrf": csrf})
+    assert accepted.status == 200 and "config reloaded" in await accepted.text()
+    assert console.app.settings.context.total_tokens == 4000
+    assert console.app.memory.context_settings.total_tokens == 4000, "listeners heard the reload"

@@ -1,0 +1,76 @@
+"""Access to the console: token, cookie login, CSRF, loopback binding."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+from pydantic import ValidationError
+
+from bot.cli.main import cli
+from bot.config.settings import Settings, WebSettings
+from bot.web.security import COOKIE, check_host, is_loopback
+from memory.jargon import dictionary
+from tests.bot.web.conftest import TOKEN, Console
+from tests.memory.jargon.jargon_helpers import mine, record
+
+
+async def test_every_page_needs_the_token(console: Console) -> None:
+    client = console.client
+    for path in ("/", "/jargon", "/config", "/usage"):
+        assert (await client.get(path)).status == 401
+    assert (await client.get("/", headers={"Authorization": "Bearer wrong"})).status == 401
+    assert (await client.get("/?token=wrong")).status == 401
+    api = await client.get("/api/jargon")
+    assert api.status == 401 and "error" in await api.json()
+    assert (await client.get("/", headers={"Authorization": f"Bearer {TOKEN}"})).status == 200
+    assert not client.session.cookie_jar.filter_cookies(client.make_url("/")), (
+        "a Bearer request sets no cookie"
+    )
+
+
+async def test_token_login_sets_an_httponly_strict_cookie_and_drops_the_token_from_the_url(
+    console: Console,
+) -> None:
+    response = await console.client.get(f"/jargon?status=candidate&token={TOKEN}", allow_redirects=False)
+    assert response.status == 303
+    assert response.headers["Location"] == "/jargon?status=candidate"
+    cookie = response.cookies[COOKIE]
+    assert cookie["httponly"] and cookie["samesite"] == "Strict"
+    assert TOKEN not in cookie.value
+    assert (await console.client.get("/jargon")).status == 200
+    page = await console.client.get("/config")
+    assert "Content-Security-Policy" in page.headers and page.headers["X-Frame-Options"] == "DENY"
+
+
+async def test_a_post_without_the_csrf_token_is_refused_and_changes_nothing(console: Console) -> None:
+    ids = await record(console.app.memory, 0, ["xswl 笑死", "真的xswl"])
+    entry = await mine(console.app.memory, await console.chat_id(), "xswl", ids)
+    csrf = await console.login()
+    client = console.client
+    assert (await client.post(f"/jargon/{entry}/approve", data={"meaning": "x"})).status == 403
+    assert (await client.post(f"/jargon/{entry}/approve", data={"_csrf": "0" * 64})).status == 403
+    api = await client.post("/api/jargon/decide", json={"ids": [entry], "action": "approve"})
+    assert api.status == 403, "a cookie-authenticated API change needs the CSRF header too"
+    async with console.app.db.read() as session:
+        assert (await dictionary.get(session, entry)).status == "candidate"  # type: ignore[union-attr]
+    ok = await client.post(f"/jargon/{entry}/approve", data={"_csrf": csrf})
+    assert ok.status == 200
+    async with console.app.db.read() as session:
+        assert (await dictionary.get(session, entry)).status == "approved"  # type: ignore[union-attr]
+
+
+def test_loopback_hosts() -> None:
+    assert all(is_loopback(h) for h in ("127.0.0.1", "127.5.0.1", "::1", "[::1]", "localhost"))
+    assert not any(is_loopback(h) for h in ("0.0.0.0", "192.168.1.5", "::", "example.com"))
+    check_host("0.0.0.0", allow_remote=True)
+    with pytest.raises(ValueError, match="allow_remote"):
+        check_host("0.0.0.0", allow_remote=False)
+
+
+def test_a_non_loopback_host_is_refused_without_allow_remote() -> None:
+    with pytest.raises(ValidationError, match="allow_remote"):
+        Settings.model_validate({"web": {"host": "0.0.0.0"}})
+    assert Settings.model_validate({"web": {"host": "0.0.0.0", "allow_remote": True}}).web.host == "0.0.0.0"
+    assert WebSettings().host == "127.0.0.1" and WebSettings().port == 8765
+    result = CliRunner().invoke(cli, ["web", "--host", "192.168.1.5"])
+    assert result.exit_code != 0 and "not a loopback address" in result.output

@@ -1,0 +1,119 @@
+"""Offline digest, near-duplicate titles, reinforcement and the packing transaction."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlalchemy import select
+
+from memory.history import offline_digest, pack_entry, reinforce, title_ratio
+from memory.history.pack import PackOptions
+from memory.history.source import SourceMessage, by_ids
+from memory.history.titles import most_similar
+from memory.models import ChatHistory, Message, TopicCacheEntry
+from memory.service import MemoryService
+from memory.storage.fts import bm25_search, match_expression
+from memory.topics import cache
+from tests.conftest import T0, make_message
+
+
+def source(i: int, text: str, name: str = "阿红｜前端", user: str = "u1") -> SourceMessage:
+    return SourceMessage(
+        id=i, chat_id=1, platform_message_id=f"m{i}", person_id=1, user_id=user, names=(name,), text=text,
+        time=(T0 + timedelta(minutes=i)).timestamp(), utc_offset_minutes=480, reply_to=None, mentions=(),
+        is_bot=False,
+    )  # fmt: skip
+
+
+HIKE = [
+    source(1, "周末去九溪十八涧爬山吧，从九溪走到龙井村"),
+    source(2, "九溪好，春天溪水多", "莉莉-产品", "u2"),
+    source(3, "哈哈哈", "浩子｜运维", "u3"),
+    source(4, "@阿红 龙井村中午吃农家菜，龙井虾仁", "浩子｜运维", "u3"),
+    source(5, "阿红 我带登山杖和急救包", "Tom（汤姆）", "u4"),
+]
+
+
+def test_offline_digest_has_3_to_10_keywords_a_theme_and_central_points() -> None:
+    found = offline_digest(HIKE)
+    assert 3 <= len(found.keywords) <= 10
+    assert {"九溪", "龙井村"} <= set(found.keywords)
+    assert "阿红" not in found.keywords and "哈哈哈" not in found.keywords  # names and filler left out
+    assert found.theme.split("、")[0] == found.keywords[0]
+    assert found.provenance == "offline"
+    assert all("哈哈哈" not in p for p in found.key_points)
+    assert "九溪" in found.summary
+
+
+def test_textrank_keywords_also_work() -> None:
+    assert "九溪" in offline_digest(HIKE, "textrank").keywords
+
+
+def test_near_duplicate_titles() -> None:
+    assert title_ratio("周末爬山计划", "周末爬山计划！") == 1.0
+    assert title_ratio("staging deploy 挂了", "Staging Deploy挂了") == 1.0
+    assert title_ratio("周末爬山计划", "周末吃火锅") < 0.9
+    assert most_similar("周末爬山计划!", [(1, "火锅"), (2, "周末爬山计划")], 0.9) == 2
+    assert most_similar("周末爬山", [(1, "火锅")], 0.9) is None
+
+
+async def test_reinforce_counts_each_row_once_per_call(memory: MemoryService) -> None:
+    await memory.record(make_message(1))
+    async with memory.db.write() as session:
+        rows = [
+            ChatHistory(
+                chat_id=1,
+                theme=t,
+                keywords=[],
+                summary="",
+                key_points=[],
+                original_text="",
+                participants=[],
+                start_time=0.0,
+                end_time=0.0,
+                source_message_ids=[],
+                created_at=0.0,
+            )
+            for t in ("a", "b")
+        ]
+        session.add_all(rows)
+    async with memory.db.write() as session:
+        assert await reinforce(session, [rows[0].id, rows[0].id, 999]) == 1
+    async with memory.db.read() as session:
+        counts = dict((await session.execute(select(ChatHistory.theme, ChatHistory.count))).all())
+    assert counts == {"a": 1, "b": 0}
+
+
+async def make_entry(memory: MemoryService, texts: list[str]) -> int:
+    await memory.record_many([make_message(n, text=t) for n, t in enumerate(texts, start=1)])
+    async with memory.db.write() as session:
+        ids = list((await session.scalars(select(Message.id).order_by(Message.id))).all())
+        entry = cache.new_entry(1, "title", T0)
+        session.add(entry)
+        await session.flush()
+        async with memory.db.read() as reader:
+            cache.add_fragment(entry, await by_ids(reader, ids), ["m1"], T0)
+        return entry.id
+
+
+async def test_pack_writes_history_indexes_it_and_removes_the_entry(memory: MemoryService) -> None:
+    entry_id = await make_entry(memory, ["周六去九溪爬山", "九溪十八涧不累", "龙井村吃饭"])
+    packed = await pack_entry(memory.db, entry_id, T0 + timedelta(hours=1), None, PackOptions())
+    assert packed is not None and packed.history_id is not None and packed.messages == 3
+    async with memory.db.read() as session:
+        assert await session.get(TopicCacheEntry, entry_id) is None
+        row = await session.get(ChatHistory, packed.history_id)
+        assert row is not None and row.source_message_ids == [1, 2, 3]
+        assert "九溪" in row.original_text and row.original_text.count("\n") == 2
+        match = match_expression("九溪")
+        assert match is not None
+        assert [r for r, _ in await bm25_search(session, "chat_history_fts", match, 5)] == [row.id]
+
+
+async def test_small_topics_are_dropped_without_a_row(memory: MemoryService) -> None:
+    entry_id = await make_entry(memory, ["好的"])
+    packed = await pack_entry(memory.db, entry_id, T0, None, PackOptions(min_topic_messages=2))
+    assert packed is not None and packed.history_id is None
+    async with memory.db.read() as session:
+        assert await session.get(TopicCacheEntry, entry_id) is None
+        assert (await session.scalars(select(ChatHistory))).all() == []

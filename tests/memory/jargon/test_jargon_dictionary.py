@@ -1,0 +1,307 @@
+"""The jargon dictionary in the database: upserts, thresholds, three-step inference on the fake
+server, admin decisions, explanation with Aho-Corasick, import/export, odd Unicode, privacy."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+from sqlalchemy import insert, select
+
+from bot.llm import LLMGateway, build_gateway
+from bot.llm.settings import LLMSettings
+from memory.clock import ManualClock
+from memory.jargon import dictionary, transfer
+from memory.jargon.explain import JargonExplainer
+from memory.jargon.inference import run_inference
+from memory.models import Jargon, JargonEvidence
+from memory.service import MemoryService
+from memory.storage import Database
+from memory.text import normalize
+from tests.fakes.openai_server import FakeOpenAI, answer_json
+from tests.memory.jargon.jargon_helpers import NOW, mine, record
+
+THRESHOLDS = (2, 4, 8, 12, 24, 60, 100)
+
+
+@pytest.fixture
+async def llm(fake_llm: FakeOpenAI, db: Database, clock: ManualClock) -> AsyncIterator[LLMGateway]:
+    settings = LLMSettings(
+        enabled=True, base_url=fake_llm.base_url, model="fake", api_key="k", max_retries=0, timeout_seconds=5
+    )
+    gateway = build_gateway(settings, db, clock)
+    yield gateway
+    await gateway.close()
+
+
+async def _chat_id(memory: MemoryService, chat: str = "g1") -> int:
+    ref = await memory.chat("test", chat)
+    assert ref is not None
+    return ref.id
+
+
+async def test_upsert_counts_per_chat_and_keeps_references(memory: MemoryService) -> None:
+    ids = await record(memory, 0, ["今天也是yyds", "ＹＹＤＳ!", "真的 Yyds"])
+    chat = await _chat_id(memory)
+    first = await mine(memory, chat, "yyds", ids[:1])
+    again = await mine(memory, chat, "ＹＹＤＳ", ids)  # same normalized term, one message seen before
+    assert again == first
+    async with memory.db.read() as session:
+        entry = await dictionary.get(session, first)
+        counts = await dictionary.chat_counts(session, first)
+        refs = (await session.scalars(select(JargonEvidence.message_id))).all()
+    assert entry is not None and entry.content == "yyds" and entry.count == 3
+    assert entry.chat_id is None and entry.status == "candidate" and entry.provenance == "mined"
+    assert counts == {chat: 3}
+    assert sorted(refs) == sorted(ids)
+
+
+async def test_each_threshold_fires_exactly_once() -> None:
+    fired: list[int] = []
+    last = 0
+    for count in range(1, 130):
+        due = dictionary.due_threshold(count, last, THRESHOLDS)
+        if due is not None:
+            fired.append(count)
+            last = due
+    assert fired == list(THRESHOLDS)
+    # A jump over several thresholds fires once, as the highest crossed; nothing after the last.
+    assert dictionary.due_threshold(9, 2, THRESHOLDS) == 8
+    assert dictionary.due_threshold(500, 100, THRESHOLDS) is None
+
+
+def _script_inference(server: FakeOpenAI, context: str, plain: str, same: bool) -> None:
+    server.script(
+        answer_json({"no_information": False, "meaning": context}),
+        answer_json({"meaning": plain}),
+        answer_json({"same": same}),
+    )
+
+
+async def _entry_with_count(memory: MemoryService, term: str, n: int, start: int = 0) -> int:
+    ids = await record(memory, start, [f"{term} 冲冲冲 {i}" for i in range(n)])
+    return await mine(memory, await _chat_id(memory), term, ids)
+
+
+async def test_different_meanings_make_jargon(
+    memory: MemoryService, llm: LLMGateway, fake_llm: FakeOpenAI
+) -> None:
+    entry_id = await _entry_with_count(memory, "awsl", 2)
+    _script_inference(fake_llm, "表示被可爱到了", "一串随机字母", same=False)
+    assert await run_inference(memory.db, llm, THRESHOLDS, NOW) == 1
+    async with memory.db.read() as session:
+        entry = await dictionary.get(session, entry_id)
+    assert entry is not None
+    assert (entry.is_jargon, entry.meaning, entry.status) == (True, "表示被可爱到了", "inferred")
+    assert entry.last_inference_count == 2 and entry.provenance == "inferred"
+    first_prompt = fake_llm.chat_requests[0].messages[-1]["content"]
+    assert "awsl" in first_prompt and "冲冲冲" in first_prompt  # the evidence context is in the prompt
+    # Nothing is due any more until the count reaches 4: no further request.
+    assert await run_inference(memory.db, llm, THRESHOLDS, NOW) == 0
+    assert len(fake_llm.chat_requests) == 3
+
+
+async def test_similar_meanings_make_an_ordinary_word(
+    memory: MemoryService, llm: LLMGateway, fake_llm: FakeOpenAI
+) -> None:
+    entry_id = await _entry_with_count(memory, "奶茶", 2)
+    _script_inference(fake_llm, "一种加奶的茶饮", "加了奶的茶", same=True)
+    await run_inference(memory.db, llm, THRESHOLDS, NOW)
+    async with memory.db.read() as session:
+        entry = await dictionary.get(session, entry_id)
+        explainable = await dictionary.explainable(session, await _chat_id(memory), "global")
+    assert entry is not None and entry.is_jargon is False and entry.status == "inferred"
+    assert explainable == []  # an ordinary word is not explained before replies
+
+
+async def test_no_information_stops_after_step_one(
+    memory: MemoryService, llm: LLMGateway, fake_llm: FakeOpenAI
+) -> None:
+    entry_id = await _entry_with_count(memory, "xswl", 4)
+    fake_llm.script(answer_json({"no_information": True, "meaning": ""}))
+    await run_inference(memory.db, llm, THRESHOLDS, NOW)
+    async with memory.db.read() as session:
+        entry = await dictionary.get(session, entry_id)
+    assert len(fake_llm.chat_requests) == 1
+    assert entry is not None and entry.status == "candidate" and entry.meaning == ""
+    assert entry.last_inference_count == 4  # the threshold is used up
+
+
+async def test_later_round_sees_previous_meaning(
+    memory: MemoryService, llm: LLMGateway, fake_llm: FakeOpenAI
+) -> None:
+    entry_id = await _entry_with_count(memory, "绝绝子", 2)
+    _script_inference(fake_llm, "非常好", "一个网络词", same=False)
+    await run_inference(memory.db, llm, THRESHOLDS, NOW)
+    ids = await record(memory, 100, ["绝绝子 again", "绝绝子 more"])
+    await mine(memory, await _chat_id(memory), "绝绝子", ids)
+    _script_inference(fake_llm, "非常好, 夸张的夸奖", "一个网络词", same=False)
+    await run_inference(memory.db, llm, THRESHOLDS, NOW)
+    assert "非常好" in fake_llm.chat_requests[3].messages[-1]["content"]
+    async with memory.db.read() as session:
+        entry = await dictionary.get(session, entry_id)
+    assert entry is not None and entry.last_inference_count == 4 and entry.meaning == "非常好, 夸张的夸奖"
+
+
+async def test_manual_decisions_survive_inference(
+    memory: MemoryService, llm: LLMGateway, fake_llm: FakeOpenAI
+) -> None:
+    approved = await _entry_with_count(memory, "nsdd", 1)
+    edited = await _entry_with_count(memory, "u1s1", 1, start=50)
+    rejected = await _entry_with_count(memory, "dddd", 1, start=80)
+    chat = await _chat_id(memory)
+    async with memory.db.write() as session:
+        await dictionary.decide(session, [approved], "approve", "admin", NOW, meaning="你说得对")
+        await dictionary.edit(session, edited, "admin", NOW, meaning="有一说一")
+        await dictionary.decide(session, [rejected], "reject", "admin", NOW)
+    for term, start in (("nsdd", 200), ("u1s1", 300), ("dddd", 400)):
+        ids = await record(memory, start, [f"{term} x{i}" for i in range(12)])
+        await mine(memory, chat, term, ids)
+    fake_llm.default = lambda _body: answer_json({"no_information": False, "meaning": "WRONG"})
+    assert await run_inference(memory.db, llm, THRESHOLDS, NOW) == 0
+    assert fake_llm.chat_requests == []
+    async with memory.db.read() as session:
+        a, e, r = [await dictionary.get(session, i) for i in (approved, edited, rejected)]
+        trail = await dictionary.reviews(session, approved)
+    assert a is not None and (a.meaning, a.status, a.provenance, a.decided_by) == (
+        "你说得对",
+        "approved",
+        "manual",
+        "admin",
+    )
+    assert e is not None and (e.meaning, e.provenance) == ("有一说一", "manual")
+    assert r is not None and r.status == "rejected" and r.count == 13
+    assert trail[0]["action"] == "approve" and trail[0]["old"]["status"] == "candidate"
+    # A decision taken while a model call was in flight also wins.
+    assert not await _apply_late(memory, approved)
+
+
+async def _apply_late(memory: MemoryService, entry_id: int) -> bool:
+    async with memory.db.write() as session:
+        return await dictionary.apply_inference(session, entry_id, 2, 0, "late", True, NOW)
+
+
+async def test_explainer_matches_chinese_and_latin_among_10000_entries(memory: MemoryService) -> None:
+    await record(memory, 0, ["hi"])
+    chat = await _chat_id(memory)
+    rows = [
+        {
+            "chat_id": None,
+            "content": f"词{i:05d}" if i % 2 else f"tk{i:05d}",
+            "normalized": normalize(f"词{i:05d}" if i % 2 else f"tk{i:05d}"),
+            "meaning": f"meaning {i}",
+            "is_jargon": True,
+            "count": 2,
+            "last_inference_count": 2,
+            "status": "inferred",
+            "provenance": "inferred",
+            "revision": 0,
+            "created_at": NOW,
+            "updated_at": NOW,
+        }
+        for i in range(10_000)
+    ]
+    rows += [
+        {**rows[0], "content": c, "normalized": normalize(c), "meaning": m}
+        for c, m in (("yyds", "永远的神"), ("蚌埠住了", "绷不住了"), ("ok", "好的"))
+    ]
+    async with memory.db.write() as session:
+        await session.execute(insert(Jargon), rows)
+    explainer = JargonExplainer(memory.db, "global")
+    found = await explainer.explain(chat, ["这波YYDS, 真的蚌埠住了", "词00007 和 TK00008 都在", "book it"])
+    assert [(f.term, f.meaning) for f in found] == [
+        ("yyds", "永远的神"),
+        ("蚌埠住了", "绷不住了"),
+        ("词00007", "meaning 7"),
+        ("tk00008", "meaning 8"),
+    ]  # "ok" inside "book" is not a Latin word match
+    async with memory.db.write() as session:
+        await dictionary.edit(session, found[0].jargon_id, "admin", NOW, meaning="永远滴神")
+    again = await explainer.explain(chat, ["yyds"])
+    assert again[0].meaning == "永远滴神"  # the cached automaton is rebuilt after a change
+
+
+async def test_odd_unicode_term_is_stored_and_matched(memory: MemoryService) -> None:
+    ids = await record(memory, 0, ["今天 ｙｙｄｓ🐮 了", "yyds🐮!"])
+    chat = await _chat_id(memory)
+    entry_id = await mine(memory, chat, "ｙｙｄｓ🐮", ids)
+    async with memory.db.write() as session:
+        await dictionary.decide(session, [entry_id], "approve", "admin", NOW, meaning="永远的神(牛)")
+    async with memory.db.read() as session:
+        entry = await dictionary.lookup(session, "YYDS🐮", chat)
+    assert entry is not None and entry.content == "ｙｙｄｓ🐮" and entry.count == 2
+    found = await JargonExplainer(memory.db).explain(chat, ["他真是 YYDS🐮 啊"])
+    assert [(f.term, f.meaning) for f in found] == [("ｙｙｄｓ🐮", "永远的神(牛)")]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+async def test_import_export_round_trip(memory: MemoryService, fmt: transfer.Format) -> None:
+    source = [
+        {"content": "yyds", "meaning": "永远的神", "status": "approved", "is_jargon": True},
+        {
+            "content": 'Ｕ１Ｓ１, "quoted"',
+            "meaning": "有一说一\n第二行",
+            "status": "inferred",
+            "is_jargon": None,
+        },
+        {"content": "奶茶", "meaning": "", "status": "rejected", "is_jargon": False},
+    ]
+    text = json.dumps(source, ensure_ascii=False)
+    rows, errors = transfer.parse(text, "json")
+    assert errors == []
+    async with memory.db.write() as session:
+        report = await transfer.import_rows(session, rows, None, "admin", NOW)
+    assert (report.created, report.updated) == (3, 0)
+    async with memory.db.read() as session:
+        exported = transfer.render(await dictionary.list_entries(session), fmt)
+    rows_back, errors_back = transfer.parse(exported, fmt)
+    assert errors_back == []
+    assert sorted((r.content, r.meaning, r.status, r.is_jargon) for _, r in rows_back) == sorted(
+        (s["content"], s["meaning"], s["status"], s["is_jargon"]) for s in source
+    )
+    async with memory.db.write() as session:
+        again = await transfer.import_rows(session, rows_back, None, "admin", NOW)
+    assert (again.created, again.updated) == (0, 3)
+
+
+def test_import_reports_bad_rows_and_keeps_the_rest() -> None:
+    rows, errors = transfer.parse(
+        '[{"content": "ok1"}, {"meaning": "no term"}, {"content": "x", "is_jargon": "maybe"}]', "json"
+    )
+    assert [r.content for _, r in rows] == ["ok1"]
+    assert [n for n, _ in errors] == [2, 3]
+    with pytest.raises(dictionary.JargonError):
+        transfer.parse("term,meaning\na,b\n", "csv")
+
+
+async def test_chat_scope_never_explains_another_chats_terms(memory: MemoryService) -> None:
+    a_ids = await record(memory, 0, ["群A的梗 来了", "群A的梗 again"], chat="A")
+    await record(memory, 10, ["群A的梗 在B群也说"], chat="B")
+    chat_a, chat_b = await _chat_id(memory, "A"), await _chat_id(memory, "B")
+    entry_id = await mine(memory, chat_a, "群A的梗", a_ids, scope="chat")
+    async with memory.db.write() as session:
+        await dictionary.decide(session, [entry_id], "approve", "admin", NOW, meaning="A群内部笑话")
+    explainer = JargonExplainer(memory.db, "chat")
+    assert [f.term for f in await explainer.explain(chat_a, ["群A的梗"])] == ["群A的梗"]
+    assert await explainer.explain(chat_b, ["群A的梗"]) == []
+    async with memory.db.read() as session:
+        assert await dictionary.lookup(session, "群A的梗", chat_b) is None
+
+
+async def test_global_scope_shares_meaning_but_not_evidence(memory: MemoryService) -> None:
+    a_ids = await record(memory, 0, ["secret A line with 梗词", "梗词 A2"], chat="A")
+    b_ids = await record(memory, 10, ["B says 梗词 here"], chat="B")
+    chat_a, chat_b = await _chat_id(memory, "A"), await _chat_id(memory, "B")
+    entry_id = await mine(memory, chat_a, "梗词", a_ids)
+    assert await mine(memory, chat_b, "梗词", b_ids) == entry_id
+    async with memory.db.write() as session:
+        await dictionary.decide(session, [entry_id], "approve", "admin", NOW, meaning="共享的意思")
+    assert [f.meaning for f in await JargonExplainer(memory.db).explain(chat_b, ["梗词"])] == ["共享的意思"]
+    async with memory.db.read() as session:
+        shown_b = await dictionary.evidence(session, entry_id, chat_b)
+        shown_all = await dictionary.evidence(session, entry_id, None)
+    texts_b = [m.text for e in shown_b for m in e.context]
+    assert texts_b == ["B says 梗词 here"]
+    assert not any("secret" in t for t in texts_b)
+    assert len(shown_all) == 3

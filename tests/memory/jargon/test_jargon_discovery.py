@@ -1,0 +1,109 @@
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from memory.jargon.discovery import Discoverer, DiscoveryParams, discover
+from memory.jargon.types import MinerMessage
+
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "jargon"
+SPEAKERS = ["alice", "bob", "carol", "dave"]
+
+# The group's in-joke, used by several people in different sentences.
+IN_GROUP = [
+    "刚才那个视频我真的蚌埠住了",
+    "蚌埠住了家人们",
+    "他一开口我就蚌埠住了",
+    "谁看了不蚌埠住了",
+    "老板讲话我当场蚌埠住了",
+]
+LATIN = ["xswl这也太离谱", "他那个表情XSWL", "真的xswl", "xswl 谁写的"]
+
+
+def ordinary_lines() -> list[str]:
+    data = json.loads((FIXTURES / "filler.json").read_text(encoding="utf-8"))
+    return ["".join(turn.split()) for split in data.values() for dialogue in split for turn in dialogue]
+
+
+def chat(extra: list[str], every: int = 6) -> list[MinerMessage]:
+    """Ordinary lines with `extra` spread through them, speakers drawn at random (fixed seed)."""
+    texts = ordinary_lines()
+    for i, line in enumerate(extra):
+        texts.insert(min(len(texts), (i + 1) * every), line)
+    rng = random.Random(5)
+    return [MinerMessage(f"m{i}", text, rng.choice(SPEAKERS)) for i, text in enumerate(texts)]
+
+
+def contents(messages: list[MinerMessage], window_size: int = 30) -> set[str]:
+    window = messages[-window_size:]
+    return {c.content for c in discover(window, messages[:-window_size])}
+
+
+def test_recurring_in_group_term_is_found() -> None:
+    messages = chat(IN_GROUP, every=12)
+    window = messages[-30:]
+    found = discover(window, messages)
+    by_content = {c.content: c for c in found}
+    assert "蚌埠住了" in by_content
+    keys = {m.key for m in window if "蚌埠住了" in m.text}
+    assert set(by_content["蚌埠住了"].message_keys) == keys
+
+
+def test_ordinary_words_are_not_found() -> None:
+    found = contents(chat([]), window_size=40)
+    assert found == set()
+
+
+def test_latin_abbreviation_found_with_window_spelling() -> None:
+    messages = chat(LATIN, every=15)
+    window = [m for m in messages if "xswl" in m.text.lower()][-2:]
+    found = {c.content for c in discover(window, messages)}
+    assert found & {"XSWL", "xswl"}
+    assert not any(len(c) > 4 and "xswl" in c.lower() for c in found)
+
+
+def test_a_term_must_occur_in_the_window() -> None:
+    messages = chat(IN_GROUP, every=6)
+    window = [m for m in messages if "蚌埠" not in m.text][-10:]
+    assert all("蚌埠" not in c.content for c in discover(window, messages))
+
+
+def test_too_few_occurrences_or_one_speaker_is_not_enough() -> None:
+    messages = chat(IN_GROUP[:2], every=6)
+    assert "蚌埠住了" not in {c.content for c in discover(messages[-20:], messages)}
+    lonely = [MinerMessage(m.key, m.text, "alice") for m in chat(IN_GROUP, every=6)]
+    params = DiscoveryParams(min_speakers=2)
+    assert "蚌埠住了" not in {c.content for c in discover(lonely, lonely, params)}
+
+
+def test_bot_messages_names_and_known_terms_are_left_out() -> None:
+    messages = chat(IN_GROUP, every=6)
+    assert "蚌埠住了" not in {c.content for c in discover(messages, messages, exclude=["蚌埠住了"])}
+    as_bot = [MinerMessage(m.key, m.text, m.speaker, is_bot="蚌埠" in m.text) for m in messages]
+    assert "蚌埠住了" not in {c.content for c in discover(as_bot, as_bot)}
+    named = [MinerMessage(m.key, m.text.replace("蚌埠住了", "@蚌埠住了 "), m.speaker) for m in messages]
+    assert all("蚌埠" not in c.content for c in discover(named, named))
+
+
+def test_incremental_discoverer_matches_from_scratch() -> None:
+    messages = chat(IN_GROUP + LATIN, every=8)
+    miner = Discoverer(history_size=10_000)
+    miner.observe(messages[:-25])
+    incremental = miner.run(messages[-25:])
+    assert incremental == discover(messages[-25:], messages[:-25])
+    assert incremental  # the fixture is meant to yield candidates
+
+
+def test_history_is_bounded() -> None:
+    messages = chat(IN_GROUP, every=6)
+    miner = Discoverer(history_size=20)
+    miner.observe(messages)
+    assert len(miner.stats) == 20
+    assert messages[0].key not in miner.stats
+
+
+@pytest.mark.parametrize("text", ["", "！！！", "🐶🐶🐶", "a", "https://example.com"])
+def test_degenerate_windows_yield_nothing(text: str) -> None:
+    messages = [*chat([]), MinerMessage("x", text, "alice")]
+    assert discover(messages[-1:], messages) == []

@@ -1,0 +1,94 @@
+from memory.jargon.filters import (
+    FilterParams,
+    filter_candidates,
+    is_junk,
+    mask_mentions,
+    reject_reason,
+    usable_messages,
+)
+from memory.jargon.types import Candidate, MinerMessage
+
+WINDOW = [
+    MinerMessage("1", "这波操作yyds", "alice"),
+    MinerMessage("2", "yyds yyds", "bob"),
+    MinerMessage("3", "我也觉得yyds", "bot", is_bot=True),
+]
+PARAMS = FilterParams()
+
+
+def cand(content: str, *keys: str) -> Candidate:
+    return Candidate(content, keys or ("1",), 1.0)
+
+
+def test_bot_messages_are_not_usable() -> None:
+    assert [m.key for m in usable_messages(WINDOW)] == ["1", "2"]
+
+
+def test_unknown_and_bot_message_keys_are_dropped() -> None:
+    result = filter_candidates([cand("yyds", "1", "99", "3"), cand("绝绝子", "42")], WINDOW, PARAMS)
+    assert [(c.content, c.message_keys) for c in result.kept] == [("yyds", ("1",))]
+    assert result.dropped == [("绝绝子", "unknown_message")]
+
+
+def test_names_and_aliases_are_dropped() -> None:
+    result = filter_candidates(
+        [cand("小红"), cand("小红姐姐"), cand("蚌埠住了")], WINDOW, PARAMS, names=["小红"]
+    )
+    assert [c.content for c in result.kept] == ["蚌埠住了"]
+    assert {reason for _, reason in result.dropped} == {"name"}
+
+
+def test_mentions_urls_numbers_punctuation_are_junk() -> None:
+    for term in [
+        "@小红",
+        "https://example.com/a",
+        "www.qq.com",
+        "12345",
+        "3.14",
+        "！？。。",
+        "哈哈哈哈",
+        "......",
+    ]:
+        assert is_junk(term), term
+    for term in ["u1s1", "0帧起手", "yyds", "he tui"]:
+        assert not is_junk(term), term
+    assert mask_mentions("@小红 你看 https://x.cn/a 笑死").split() == ["你看", "笑死"]
+
+
+def test_length_limits() -> None:
+    params = FilterParams(min_chars=2, max_chars=6)
+    assert reject_reason("绝", params) == "length"
+    assert reject_reason("一二三四五六七", params) == "length"
+    assert reject_reason("绝绝子", params) is None
+
+
+def test_stop_words_and_stop_phrases() -> None:
+    assert reject_reason("我们", PARAMS) == "stop_word"
+    assert reject_reason("我也是", PARAMS) == "stop_word"
+    assert reject_reason("of the", PARAMS) == "stop_word"
+    assert reject_reason("我也是醉了", PARAMS) is None
+
+
+def test_leading_particle_is_dropped_but_words_starting_with_it_are_not() -> None:
+    assert reject_reason("的微博视频", PARAMS) == "particle"
+    assert reject_reason("的确良", PARAMS) is None
+
+
+def test_known_terms_are_excluded_after_normalisation() -> None:
+    result = filter_candidates([cand("ＹＹＤＳ"), cand("xswl")], WINDOW, PARAMS, exclude=["yyds"])
+    assert [c.content for c in result.kept] == ["xswl"]
+    assert result.dropped == [("ＹＹＤＳ", "known")]
+
+
+def test_duplicates_merge_their_evidence() -> None:
+    result = filter_candidates([cand("YYDS", "1"), cand("yyds", "2")], WINDOW, PARAMS)
+    assert len(result.kept) == 1
+    assert result.kept[0].message_keys == ("1", "2")
+
+
+def test_absurd_batch_is_dropped_whole() -> None:
+    many = [cand(f"词{chr(0x4E00 + i)}{chr(0x4E80 + i)}") for i in range(5)]
+    assert len(filter_candidates(many, WINDOW, FilterParams(max_batch=5)).kept) == 5
+    result = filter_candidates(many, WINDOW, FilterParams(max_batch=4))
+    assert result.batch_dropped and result.kept == []
+    assert all(reason == "batch" for _, reason in result.dropped)

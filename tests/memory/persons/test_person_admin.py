@@ -1,0 +1,95 @@
+"""Admin operations: rename with collision check, merge two persons, forget a person."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from memory.models import (
+    ChatMember,
+    JobState,
+    Message,
+    Person,
+    PersonAlias,
+    PersonChatName,
+    PersonFact,
+    PersonTimelineEntry,
+)
+from memory.persons.admin import PersonAdminError
+from memory.persons.service import PersonMemory
+from memory.service import MemoryService
+from memory.storage import Database
+from tests.conftest import T0
+from tests.memory.persons.people_fixtures import count_rows as _count
+
+
+async def test_rename_refuses_a_name_taken_in_the_chat(chat, people: PersonMemory) -> None:
+    g1 = chat()
+    a = await g1.say("u1", "hi", card="阿红")
+    b = await g1.say("u2", "hi", card="莉莉")
+    with pytest.raises(PersonAdminError, match="already"):
+        await people.admin.rename(a.chat_id, b.person_id, "阿 红", now=T0)
+    assert await people.admin.rename(a.chat_id, b.person_id, "Lily", now=T0) == "Lily"
+    assert (await people.resolver.resolve(a.chat_id, "lily")).person_id == str(b.person_id)
+
+
+async def test_merge_moves_everything_to_the_survivor(
+    chat, people: PersonMemory, db: Database, memory: MemoryService
+) -> None:
+    g1, g2 = chat("g1"), chat("g2")
+    main = await g1.say("u1", "我住在杭州", card="阿红")
+    alt = await g1.say("u1-alt", "我喜欢猫", card="小红小号", nickname="红红的小号")
+    await g2.say("u1-alt", "叫我阿飞就行", card="阿飞")
+    await people.consolidator.run(T0)
+    await people.admin.merge(main.person_id, alt.person_id)
+    assert await _count(db, Person, id=alt.person_id) == 0
+    for model in (PersonFact, PersonTimelineEntry, PersonAlias, ChatMember, PersonChatName):
+        assert await _count(db, model, person_id=alt.person_id) == 0, model
+    assert await _count(db, Message, person_id=main.person_id) == 3
+    record = await people.record(main.chat_id, main.person_id)
+    assert record is not None
+    assert record.name == "阿红" and record.message_count == 2
+    assert record.view.attributes == {"location": "杭州", "likes": ["猫"]}
+    assert "小红小号" in record.view.aliases and "红红的小号" in record.view.aliases
+    assert (await people.resolver.resolve(main.chat_id, "小红小号")).person_id == str(main.person_id)
+    in_g2 = await people.record(main.chat_id + 1, main.person_id)
+    assert in_g2 is not None and in_g2.name == "阿飞", "membership and name in g2 moved over"
+    with pytest.raises(PersonAdminError):
+        await people.admin.merge(main.person_id, main.person_id)
+
+
+@pytest.mark.parametrize("remove_messages", [False, True])
+async def test_forget_deletes_what_was_learnt_and_messages_only_if_asked(
+    chat, people: PersonMemory, db: Database, memory: MemoryService, remove_messages: bool
+) -> None:
+    g1 = chat()
+    other = await g1.say("u2", "大家好", card="莉莉")
+    said = await g1.say("u1", "我住在杭州，以后叫我阿红就行", card="阿红｜前端", nickname="小红不红")
+    await people.consolidator.run(T0)
+    assert await _count(db, PersonFact, person_id=said.person_id) == 1
+    report = await people.admin.forget(
+        said.person_id, remove_messages=remove_messages, now=T0 + timedelta(days=1)
+    )
+    assert report.facts == 1 and report.aliases >= 3 and report.names == 1
+    for model in (PersonFact, PersonTimelineEntry, PersonAlias, PersonChatName):
+        assert await _count(db, model, person_id=said.person_id) == 0, model
+    async with db.read() as session:
+        person = await session.get(Person, said.person_id)
+        member = await session.get(ChatMember, (said.chat_id, said.person_id))
+    assert person is not None and person.person_name is None and person.nickname == ""
+    assert member is not None and member.card == ""
+    assert (await people.resolver.resolve(said.chat_id, "阿红")).matches == []
+    hits = await memory.search([said.chat_id], "杭州")
+    if remove_messages:
+        assert await _count(db, Message, person_id=said.person_id) == 0
+        assert hits == [] and report.messages_removed == 1
+    else:
+        assert hits[0].id == said.message_id  # recall may add the turns around it after
+        # Rewinding consolidation must not rebuild the profile from the kept messages.
+        async with db.write() as session:
+            await session.execute(JobState.__table__.delete())
+        await people.consolidator.run(T0)
+        assert await _count(db, PersonFact, person_id=said.person_id) == 0
+    assert await _count(db, PersonFact, person_id=other.person_id) == 0
+    assert (await people.record(other.chat_id, other.person_id)) is not None

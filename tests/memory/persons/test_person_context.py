@@ -1,0 +1,114 @@
+"""Person cards in the reply context: speaker, @-mention, name, pronoun; aliases in the transcript;
+CJK-safe cards; chat privacy."""
+
+from __future__ import annotations
+
+import regex
+
+from bot.commands import answers
+from memory.ingest import Recorded
+from memory.persons.card import PersonView, render_card
+from memory.persons.service import PersonMemory
+from memory.service import MemoryService
+from tests.conftest import T0
+
+
+async def _context(memory: MemoryService, said: Recorded) -> str:
+    stored = (await memory.recent(said.chat_id, 1))[-1]
+    assert stored.id == said.message_id
+    return (await memory.context_for_reply(said.chat_id, stored)).text
+
+
+def _section(text: str, name: str) -> str:
+    start = text.find(f'<memory section="{name}"')
+    return text[start : text.find("</memory>", start)] if start >= 0 else ""
+
+
+async def test_cards_of_the_named_the_mentioned_and_the_speaker_come_before_the_transcript(
+    chat, people: PersonMemory, memory: MemoryService
+) -> None:
+    g1 = chat()
+    await g1.say("u1", "我住在杭州", card="阿红｜前端")
+    await g1.say("u4", "I'm allergic to peanuts", card="Tom（汤姆）")
+    await g1.say("u5", "我是重庆人", card="赵一鸣")
+    await people.consolidator.run(T0)
+    said = await g1.say("u2", "@Tom 红红说周末去爬山，你去吗", card="莉莉-产品", mentions=("u4",))
+    text = await _context(memory, said)
+    cards = _section(text, "persons")
+    assert cards.index("【Tom】") < cards.index("【阿红】") < cards.index("【莉莉】")
+    assert "过敏 peanuts" in cards and "住在 杭州" in cards
+    assert "【赵一鸣】" not in cards, "people not in the conversation get no card"
+    assert text.index('section="persons"') < text.index('section="recent"')
+
+
+async def test_a_pronoun_brings_the_card_of_the_person_last_discussed(
+    chat, people: PersonMemory, memory: MemoryService
+) -> None:
+    g1 = chat()
+    await g1.say("u1", "我养了一只猫", card="小红")
+    await g1.say("u4", "I live in Berlin", card="Tom")
+    await people.consolidator.run(T0)
+    await g1.say("u2", "小红昨天请假了", card="莉莉")
+    asked = await g1.say("u3", "她最近怎么样", card="浩子")
+    cards = _section(await _context(memory, asked), "persons")
+    assert "【小红】" in cards and "【Tom】" not in cards
+    await g1.say("u2", "Tom was late again", card="莉莉")
+    english = await g1.say("u3", "how is he doing?", card="浩子")
+    cards = _section(await _context(memory, english), "persons")
+    assert "【Tom】" in cards and "【小红】" not in cards
+
+
+async def test_a_pronoun_does_not_reach_back_past_the_max_age(
+    chat, people: PersonMemory, memory: MemoryService
+) -> None:
+    g1 = chat()
+    await g1.say("u1", "hi", card="小红", minutes=0)
+    await g1.say("u2", "小红昨天请假了", card="莉莉", minutes=1)
+    late = await g1.say("u3", "她最近怎么样", card="浩子", minutes=600)
+    assert "【小红】" not in _section(await _context(memory, late), "persons")
+
+
+async def test_the_transcript_uses_the_names_the_bot_uses(
+    chat, people: PersonMemory, memory: MemoryService
+) -> None:
+    g1 = chat()
+    await g1.say("u5", "以后叫我老赵就行", card="赵一鸣")
+    said = await g1.say("u1", "好的老赵", card="阿红｜前端")
+    recent = _section(await _context(memory, said), "recent")
+    assert "老赵: 以后叫我老赵就行" in recent
+    assert "阿红: 好的老赵" in recent and "阿红｜前端:" not in recent
+
+
+def test_cards_are_cut_between_whole_characters() -> None:
+    view = PersonView(
+        "1",
+        "悦悦👩‍🎓",
+        aliases=["孙悦", "Yue"],
+        attributes={"likes": ["火锅🌶️", "徒步🥾", "写论文📝" * 5], "location": "新加坡🇸🇬" * 4},
+    )
+    for limit in range(8, 80, 3):
+        card = render_card(view, limit, max_tokens=limit)
+        assert len(card) <= limit
+        graphemes = regex.findall(r"\X", card)
+        assert "".join(graphemes) == card
+        assert all(g in render_card(view, 1000) or g == "…" for g in graphemes)
+
+
+async def test_what_one_chat_learnt_is_not_shown_in_another(
+    chat, people: PersonMemory, memory: MemoryService
+) -> None:
+    g1, g2 = chat("g1"), chat("g2")
+    in_g1 = await g1.say("u7", "我还在读研呢", card="Yue｜读研中", nickname="悦悦子")
+    in_g2 = await g2.say("u7", "啊我对芒果过敏，我喝别的就行", card="孙悦-研二", nickname="悦悦子")
+    await g2.say("u7", "叫我小悦就行", card="孙悦-研二", nickname="悦悦子")
+    await people.consolidator.run(T0)
+    g2_card = await people.card(in_g2.chat_id, in_g2.person_id)
+    g1_card = await people.card(in_g1.chat_id, in_g1.person_id)
+    assert g2_card is not None and "芒果" in g2_card and "小悦" in g2_card
+    assert g1_card is not None and "芒果" not in g1_card and "小悦" not in g1_card and "孙悦" not in g1_card
+    who = await answers.who(memory, in_g1.chat_id, "悦悦")
+    assert "芒果" not in who.text and "芒果" not in str(who.data)
+    in_g1_index = await people.resolver.resolve(in_g1.chat_id, "小悦")
+    assert [m.alias for m in in_g1_index.matches] == ["悦悦子"], "matched by the global nickname only"
+    asked = await g1.say("u6", "悦悦是不是对什么过敏", card="小明")
+    assert "芒果" not in await _context(memory, asked)

@@ -1,0 +1,135 @@
+"""The per-message observer: race-free person upserts, person_name choice and uniqueness, aliases."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from memory.models import Person, PersonAlias, PersonChatName
+from memory.persons.config import PersonsConfig
+from memory.persons.service import PersonMemory
+from memory.persons.store import card_names
+from memory.service import MemoryService
+from memory.storage import Database
+from memory.types import ChatMessage
+from tests.conftest import T0
+from tests.memory.persons.people_fixtures import count_rows as _count
+
+
+def _message(n: int, sender: str = "u1", card: str = "阿红｜前端") -> ChatMessage:
+    return ChatMessage(
+        platform="test",
+        chat_id="g1",
+        message_id=f"m{n}",
+        sender_id=sender,
+        sender_name="小红不红",
+        sender_card=card,
+        text=f"消息 {n}",
+        time=T0 + timedelta(seconds=n),
+    )
+
+
+async def test_concurrent_upserts_make_one_person_one_name_and_unique_aliases(tmp_path: Path) -> None:
+    # Two Database objects on one file behave like two processes; each records messages concurrently.
+    first = await Database.open(tmp_path / "d")
+    second = await Database.open(tmp_path / "d")
+    services = []
+    for db in (first, second):
+        memory = MemoryService(db)
+        PersonMemory(db, PersonsConfig).attach(memory)
+        services.append(memory)
+    try:
+        await asyncio.gather(*(services[n % 2].record(_message(n)) for n in range(40)))
+        assert await _count(first, Person) == 1
+        assert await _count(first, PersonChatName) == 1
+        async with first.read() as session:
+            person = (await session.scalars(select(Person))).one()
+            aliases = (await session.scalars(select(PersonAlias))).all()
+        assert person.message_count == 40
+        assert person.person_name == "阿红"
+        assert sorted((a.alias, a.source) for a in aliases) == [
+            ("小红不红", "nickname"),
+            ("阿红", "card"),
+            ("阿红|前端", "card"),
+        ]
+        # Each process records a name once, then skips it while it does not change.
+        assert all(1 <= a.count <= 2 for a in aliases)
+    finally:
+        await first.close()
+        await second.close()
+
+
+async def test_person_name_prefers_the_card_then_the_nickname(chat, people: PersonMemory) -> None:
+    g1 = chat()
+    a = await g1.say("u1", "hi", card="莉莉-产品", nickname="Lily_Chen")
+    b = await g1.say("u2", "hi", card="", nickname="Tom Becker")
+    c = await g1.say("u3", "hi", card="🌟🌟", nickname="浩子Hao")
+    names = {r.person_id: r.name for r in await people.records(a.chat_id)}
+    assert names == {a.person_id: "莉莉", b.person_id: "Tom Becker", c.person_id: "浩子Hao"}
+
+
+async def test_person_name_is_unique_within_a_chat_but_not_across_chats(
+    chat, people: PersonMemory, db: Database
+) -> None:
+    g1, g2 = chat("g1"), chat("g2")
+    first = await g1.say("u1", "hi", card="小红")
+    second = await g1.say("u2", "hi", card="小红")
+    other_chat = await g2.say("u2", "hi", card="小红")
+    one = await people.record(first.chat_id, first.person_id)
+    two = await people.record(first.chat_id, second.person_id)
+    assert one is not None and two is not None
+    assert one.name == "小红"
+    assert two.name != "小红" and two.name.startswith("小红#")
+    elsewhere = await people.record(other_chat.chat_id, other_chat.person_id)
+    assert elsewhere is not None and elsewhere.name == "小红"
+    with pytest.raises(IntegrityError):
+        async with db.write() as session:
+            row = await session.get(PersonChatName, (first.chat_id, second.person_id))
+            assert row is not None
+            row.name_key = "小红"
+
+
+async def test_self_declared_name_becomes_alias_name_and_timeline(chat, people: PersonMemory) -> None:
+    g1 = chat()
+    said = await g1.say("u5", '以后叫我老赵就行，"一鸣一鸣"的听着像我妈在喊我', card="赵一鸣")
+    record = await people.record(said.chat_id, said.person_id)
+    assert record is not None
+    assert record.name == "老赵"
+    declared = [a for a in record.aliases if a.source == "self"]
+    assert [(a.alias, a.message_id) for a in declared] == [("老赵", said.message_id)]
+    assert "赵一鸣" in record.view.aliases
+    assert [(t.text, t.message_ids) for t in record.timeline] == [("自称「老赵」", [said.message_id])]
+
+
+async def test_a_name_given_by_someone_else_goes_to_the_mentioned_person(chat, people: PersonMemory) -> None:
+    g1 = chat()
+    alice = await g1.say("alice", "大家好", card="Alice")
+    said = await g1.say("bob", "@Alice 以后就叫你小A吧", card="Bob", mentions=("alice",))
+    record = await people.record(said.chat_id, alice.person_id)
+    assert record is not None
+    assert [(a.alias, a.source) for a in record.aliases if a.source == "others"] == [("小A", "others")]
+    speaker = await people.record(said.chat_id, said.person_id)
+    assert speaker is not None and not [a for a in speaker.aliases if a.source == "others"]
+
+
+async def test_a_card_change_is_dated_on_the_timeline(chat, people: PersonMemory) -> None:
+    g1 = chat()
+    await g1.say("u3", "早", card="浩子｜运维")
+    changed = await g1.say("u3", "我把群名片也改了", card="浩子｜SRE")
+    record = await people.record(changed.chat_id, changed.person_id)
+    assert record is not None
+    assert record.name == "浩子"
+    assert [(t.kind, t.message_ids) for t in record.timeline] == [("card", [changed.message_id])]
+    assert "SRE" in record.timeline[0].text and "运维" in record.timeline[0].text
+
+
+def test_card_names_split_name_from_role() -> None:
+    assert card_names("阿红｜前端") == ["阿红"]
+    assert card_names("Tom（汤姆）") == ["Tom", "汤姆"]
+    assert card_names("【管理】小王") == ["小王"]
+    assert card_names("赵一鸣") == []

@@ -1,0 +1,248 @@
+"""The topic check: triggers, the persisted cache, packing rules, and the LLM path with its fallbacks."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+
+from memory.clock import ManualClock
+from memory.history.pack import PackOptions
+from memory.models import ChatHistory, JobState, TopicCacheEntry
+from memory.ports import LLMUnavailable, Model
+from memory.service import MemoryService
+from memory.storage import Database
+from memory.topics.cache import PackRules
+from memory.topics.check import JOB, TopicCheck, TopicCheckSettings
+from tests.conftest import T0, make_message
+
+SMALL = TopicCheckSettings(
+    batch_size=5,
+    max_wait=timedelta(hours=1),
+    min_messages=3,
+    pack=PackRules(idle_checks=2, max_fragments=2),
+    pack_options=PackOptions(min_topic_messages=1),
+)
+
+
+def chain(start: int, count: int, text: str, **extra: object) -> list[Any]:
+    """`count` messages from `start` on, each replying to the one before (one thread)."""
+    senders = ["u1", "u2", "u3"]
+    return [
+        make_message(
+            n, sender=senders[n % 3], text=f"{text} {n}", reply_to=f"m{n - 1}" if n > start else None, **extra
+        )
+        for n in range(start, start + count)
+    ]
+
+
+async def cached(db: Database) -> list[TopicCacheEntry]:
+    async with db.read() as session:
+        return list((await session.scalars(select(TopicCacheEntry).order_by(TopicCacheEntry.id))).all())
+
+
+async def history_rows(db: Database) -> list[ChatHistory]:
+    async with db.read() as session:
+        return list((await session.scalars(select(ChatHistory).order_by(ChatHistory.id))).all())
+
+
+async def test_count_trigger(memory: MemoryService) -> None:
+    check = TopicCheck(memory.db, SMALL)
+    await memory.record_many(chain(1, 4, "周末去九溪爬山"))
+    now = T0 + timedelta(minutes=5)
+    assert (await check.run_chat(1, now)).batches == 0
+    await memory.record_many(chain(5, 1, "周末去九溪爬山"))
+    report = await check.run_chat(1, now)
+    assert report.batches == 1 and report.messages == 5 and report.path == ["count:offline"]
+    assert report.created == 1
+    entries = await cached(memory.db)
+    assert sum(len(e.message_ids) for e in entries) == 5
+
+
+async def test_time_trigger_needs_age_and_min_messages(memory: MemoryService) -> None:
+    check = TopicCheck(memory.db, SMALL)
+    await memory.record_many(chain(0, 2, "火锅"))  # times T0, T0+1min
+    assert (await check.run_chat(1, T0 + timedelta(hours=5))).batches == 0  # only 2 < min_messages
+    await memory.record(make_message(2, text="火锅 开炉"))
+    assert (await check.run_chat(1, T0 + timedelta(minutes=59))).batches == 0
+    report = await check.run_chat(1, T0 + timedelta(minutes=61))
+    assert report.path == ["time:offline"] and report.messages == 3
+
+
+async def test_cache_and_disentangler_state_survive_a_restart(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    db = await Database.open(data)
+    memory = MemoryService(db, ManualClock(T0))
+    await memory.record_many(chain(1, 5, "staging 的 deploy 挂了 node-sass 编译失败"))
+    await TopicCheck(db, SMALL).run_chat(1, T0 + timedelta(minutes=10))
+    before = await cached(db)
+    await db.close()
+
+    db = await Database.open(data)
+    memory = MemoryService(db, ManualClock(T0))
+    assert [(e.id, e.message_ids, e.thread_keys) for e in await cached(db)] == [
+        (e.id, e.message_ids, e.thread_keys) for e in before
+    ]
+    async with db.read() as session:
+        state = await session.get(JobState, (JOB, 1))
+        assert state is not None and state.cursor == 5 and state.data["disentangler"]["window"]
+    # The thread continues after the restart: replies to m5 join the same cached topic.
+    await memory.record_many(chain(6, 5, "staging 的 deploy 挂了 node-sass 编译失败"))
+    await memory.record_many([make_message(6, reply_to="m5")])  # duplicate, ignored
+    report = await TopicCheck(db, SMALL).run_chat(1, T0 + timedelta(minutes=20))
+    assert report.batches == 1 and (report.created, report.updated) == (0, 1)
+    after = await cached(db)
+    assert len(after) == 1 and after[0].id == before[0].id
+    assert after[0].message_ids == list(range(1, 11)) and after[0].fragment_count == 2
+    await db.close()
+
+
+async def test_packing_after_idle_checks_writes_history_with_true_times(memory: MemoryService) -> None:
+    check = TopicCheck(memory.db, SMALL)
+    await memory.record_many(chain(1, 5, "周六去九溪十八涧爬山 龙井村吃饭"))
+    await check.run_chat(1, T0 + timedelta(hours=1))
+    hike = (await cached(memory.db))[0]
+    for start, text in ((100, "Tom 的女朋友小雨生日 拍立得"), (200, "煤球 猫咪 吐毛球 宠物医院")):
+        await memory.record_many(chain(start, 5, text))
+        report = await check.run_chat(1, T0 + timedelta(hours=5))
+    assert [p.entry_id for p in report.packed] == [hike.id]
+    assert hike.id not in {e.id for e in await cached(memory.db)}
+    [row] = await history_rows(memory.db)
+    assert row.source_message_ids == [1, 2, 3, 4, 5]
+    assert row.start_time == (T0 + timedelta(minutes=1)).timestamp()
+    assert row.end_time == (T0 + timedelta(minutes=5)).timestamp()
+    assert (row.count, row.forget_times, row.provenance) == (0, 0, "offline")
+    assert 3 <= len(row.keywords) <= 10 and "九溪" in row.keywords
+    assert {p["user_id"] for p in row.participants} == {"u1", "u2", "u3"}
+    assert "九溪" in row.theme or "爬山" in row.theme
+
+
+async def test_packing_when_fragments_exceed_the_limit(memory: MemoryService) -> None:
+    check = TopicCheck(memory.db, SMALL)
+    for i in range(3):
+        await memory.record_many(chain(1 + 5 * i, 5, "下饺子 发版 PR 合并"))
+        report = await check.run_chat(1, T0 + timedelta(hours=1 + i))
+        if i < 2:
+            assert report.packed == []
+    assert len(report.packed) == 1 and report.packed[0].messages == 15
+    assert await cached(memory.db) == []
+    [row] = await history_rows(memory.db)
+    assert row.source_message_ids == list(range(1, 16))
+
+
+class FakeLLM:
+    """An LLMPort answering from a function of (task, messages); raising it makes the task fail."""
+
+    def __init__(self, answer: Callable[[str, Sequence[dict[str, Any]]], Any]) -> None:
+        self.answer = answer
+        self.calls: list[str] = []
+
+    def available(self, task: str) -> bool:
+        return True
+
+    async def complete_json(
+        self, task: str, messages: Sequence[dict[str, Any]], schema: type[Model]
+    ) -> Model:
+        self.calls.append(task)
+        return schema.model_validate(self.answer(task, messages))
+
+    async def complete_text(self, task: str, messages: Sequence[dict[str, Any]]) -> str:
+        raise LLMUnavailable(task, "text not used here")
+
+
+LLM_SETTINGS = TopicCheckSettings(
+    batch_size=6, max_wait=timedelta(hours=1), min_messages=3, use_llm=True, pack=PackRules(2, 5)
+)
+
+
+async def test_llm_ids_outside_the_batch_are_dropped(memory: MemoryService) -> None:
+    await memory.record_many([make_message(n, text=f"闲聊 {n}") for n in range(1, 7)])
+    await memory.record_many([make_message(50, chat="other", text="别的群")])
+    llm = FakeLLM(
+        lambda task, _m: {
+            "topics": [
+                {"topic": "午饭吃什么", "message_ids": [1, 2, 3, 999, 7]},
+                {"topic": "周末爬山", "message_ids": [4, 5, 6, 2]},
+            ]
+        }
+    )
+    report = await TopicCheck(memory.db, LLM_SETTINGS, llm).run_chat(1, T0 + timedelta(hours=1))
+    assert report.path == ["count:llm"] and report.dropped_ids == 3  # 999, 7 (other chat), 2 repeated
+    entries = {e.title: e for e in await cached(memory.db)}
+    assert entries["午饭吃什么"].message_ids == [1, 2, 3]
+    assert entries["周末爬山"].message_ids == [4, 5, 6]
+    assert {e.provenance for e in entries.values()} == {"llm"}
+
+
+async def test_llm_titles_reuse_cached_topics_and_near_duplicates_merge(memory: MemoryService) -> None:
+    titles = iter(["周末九溪爬山计划", "周末九溪爬山计划！"])
+    llm = FakeLLM(lambda _t, m: {"topics": [{"topic": next(titles), "message_ids": ids_in(m)}]})
+    check = TopicCheck(memory.db, LLM_SETTINGS, llm)
+    await memory.record_many([make_message(n, text=f"爬山 {n}") for n in range(1, 7)])
+    await check.run_chat(1, T0 + timedelta(hours=1))
+    await memory.record_many([make_message(n, text=f"爬山 {n}") for n in range(7, 13)])
+    await check.run_chat(1, T0 + timedelta(hours=2))
+    [entry] = await cached(memory.db)
+    assert entry.message_ids == list(range(1, 13)) and entry.fragment_count == 2
+
+
+def ids_in(messages: Sequence[dict[str, Any]]) -> list[int]:
+    """The message ids the topic prompt lists."""
+    return [int(i) for i in re.findall(r"^\[(\d+)\]", messages[-1]["content"], re.M)]
+
+
+async def test_malformed_or_unusable_llm_output_falls_back_offline(memory: MemoryService) -> None:
+    def broken(_task: str, _m: Any) -> Any:
+        raise LLMUnavailable("topic", "invalid JSON after one repair round")
+
+    await memory.record_many(chain(1, 6, "火锅 开炉 老地方"))
+    llm = FakeLLM(broken)
+    report = await TopicCheck(memory.db, LLM_SETTINGS, llm).run_chat(1, T0 + timedelta(hours=1))
+    assert llm.calls == ["topic"] and report.path == ["count:offline"]
+    assert sum(len(e.message_ids) for e in await cached(memory.db)) == 6
+
+    await memory.record_many(chain(7, 6, "火锅 开炉 老地方"))
+    only_foreign = FakeLLM(lambda _t, _m: {"topics": [{"topic": "x", "message_ids": [999]}]})
+    report = await TopicCheck(memory.db, LLM_SETTINGS, only_foreign).run_chat(1, T0 + timedelta(hours=2))
+    assert report.path == ["count:offline"]
+    assert sum(len(e.message_ids) for e in await cached(memory.db)) == 12
+
+
+async def test_llm_summary_is_used_and_bad_summaries_fall_back(memory: MemoryService) -> None:
+    digest = {"theme": "周日九溪爬山", "keywords": ["爬山", "九溪", "周日", "爬山"], "summary": "定在周日。"}
+    llm = FakeLLM(
+        lambda task, m: (
+            digest if task == "summary" else {"topics": [{"topic": "爬山", "message_ids": ids_in(m)}]}
+        )
+    )
+    settings = TopicCheckSettings(
+        batch_size=6, use_llm=True, pack=PackRules(1, 0), pack_options=PackOptions(use_llm=True)
+    )
+    await memory.record_many(chain(1, 6, "周日去九溪爬山"))
+    report = await TopicCheck(memory.db, settings, llm).run_chat(1, T0 + timedelta(hours=1))
+    assert len(report.packed) == 1
+    [row] = await history_rows(memory.db)
+    assert (row.theme, row.provenance, row.summary) == ("周日九溪爬山", "llm", "定在周日。")
+    assert row.keywords[:3] == ["爬山", "九溪", "周日"] and len(row.keywords) >= 3
+
+
+async def test_batches_without_the_bot_can_be_skipped(memory: MemoryService) -> None:
+    settings = TopicCheckSettings(batch_size=5, keep_batches_without_bot=False)
+    await memory.record_many(chain(1, 5, "火锅"))
+    report = await TopicCheck(memory.db, settings).run_chat(1, T0 + timedelta(hours=1))
+    assert report.path == ["count:skipped"] and await cached(memory.db) == []
+    await memory.record_many(
+        [*chain(6, 4, "火锅"), make_message(10, sender="bot", text="火锅好", is_bot=True)]
+    )
+    report = await TopicCheck(memory.db, settings).run_chat(1, T0 + timedelta(hours=1))
+    assert report.path == ["count:offline"] and await cached(memory.db)
+
+
+async def test_run_covers_every_chat_with_new_messages(memory: MemoryService) -> None:
+    await memory.record_many([*chain(1, 5, "火锅", chat="a"), *chain(1, 5, "爬山", chat="b")])
+    reports = await TopicCheck(memory.db, SMALL).run(T0 + timedelta(hours=1))
+    assert sorted((r.chat_id, r.batches) for r in reports) == [(1, 1), (2, 1)]

@@ -1,0 +1,200 @@
+"""The jargon mining job on a real database in simulated time: cadence, cursor, restart, filters,
+LLM extraction with fallback, inference after mining."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import timedelta
+
+from sqlalchemy import select
+
+from bot.llm import build_gateway
+from bot.llm.settings import LLMSettings
+from memory.clock import ManualClock
+from memory.jargon import dictionary
+from memory.jargon.discovery import DiscoveryParams
+from memory.models import JobState
+from memory.persons.config import PersonsConfig
+from memory.persons.service import PersonMemory
+from memory.service import MemoryService
+from tasks.jargon_mining import JOB_NAME, JargonMiningJob, MiningSettings, name_variants
+from tests.conftest import T0, make_message
+from tests.fakes.openai_server import FakeOpenAI, answer_json
+
+SETTINGS = MiningSettings(discovery=DiscoveryParams(min_lift=0.0, min_df=2))
+LINES = [
+    "绝绝子 这个好看",
+    "今天也绝绝子",
+    "真的绝绝子啊",
+    "吃饭了吗",
+    "下午开会",
+    "绝绝子 冲",
+    "晚上吃啥",
+    "好的",
+    "绝绝子!",
+    "收到",
+]
+
+
+async def _record(
+    memory: MemoryService, start: int, texts: list[str], chat: str = "g1", **extra: object
+) -> None:
+    await memory.record_many(
+        make_message(start + i, chat=chat, sender=f"u{i % 4}", text=t, **extra) for i, t in enumerate(texts)
+    )
+
+
+async def _entries(memory: MemoryService) -> dict[str, int]:
+    async with memory.db.read() as session:
+        return {e.content: e.count for e in await dictionary.list_entries(session)}
+
+
+async def test_cadence_cursor_and_counts(memory: MemoryService) -> None:
+    job = JargonMiningJob(memory.db, lambda: SETTINGS)
+    await _record(memory, 0, LINES[:9])
+    assert (await job.run(T0)).chats == 0  # 9 < min_new_messages
+    await _record(memory, 9, LINES[9:])
+    assert (await job.run(T0)).chats == 1
+    assert (await _entries(memory)).get("绝绝子") == 5
+    await _record(memory, 10, LINES)
+    assert (await job.run(T0 + timedelta(seconds=5))).chats == 0  # cooldown of 20 s
+    assert (await job.run(T0 + timedelta(seconds=25))).chats == 1
+    assert (await _entries(memory))["绝绝子"] == 10
+    async with memory.db.read() as session:
+        state = (await session.scalars(select(JobState).where(JobState.job == JOB_NAME))).one()
+    assert state.last_run == (T0 + timedelta(seconds=25)).timestamp()
+    # Nothing new: the same messages are never counted twice.
+    assert (await job.run(T0 + timedelta(minutes=5))).chats == 0
+
+
+async def test_restart_rebuilds_history_from_the_database(memory: MemoryService) -> None:
+    await _record(memory, 0, LINES)
+    await JargonMiningJob(memory.db, lambda: SETTINGS).run(T0)
+    quiet = [
+        "绝绝子 又来",
+        "普通的话",
+        "再来一句",
+        "绝绝子",
+        "嗯嗯",
+        "第六句",
+        "第七句",
+        "第八句",
+        "第九句",
+        "绝绝子!!",
+    ]
+    await _record(memory, 10, quiet)
+    restarted = JargonMiningJob(memory.db, lambda: SETTINGS)  # empty in-memory cache
+    assert (await restarted.run(T0 + timedelta(minutes=1))).chats == 1
+    assert (await _entries(memory))["绝绝子"] == 8
+
+
+async def test_names_bot_lines_and_rejected_terms_are_not_mined(memory: MemoryService) -> None:
+    await memory.record(make_message(0, sender="z", text="hi", sender_name="阿giao哥"))
+    await _record(memory, 1, ["阿giao哥 来了", "阿giao哥 在吗", "阿giao哥 冲", *LINES[:7]])
+    await memory.record_many(
+        make_message(20 + i, sender="bot", text="机器人口头禅 机器人口头禅", is_bot=True) for i in range(5)
+    )
+    async with memory.db.write() as session:
+        await dictionary.add_manual(session, "绝绝子", "", None, "admin", 0.0, status="rejected")
+    await JargonMiningJob(memory.db, lambda: SETTINGS).run(T0)
+    mined = await _entries(memory)
+    assert not any("giao" in term or "机器人" in term for term in mined)
+    assert mined == {"绝绝子": 0}  # rejected: never proposed again
+
+
+async def test_chat_scope_keeps_dictionaries_apart(memory: MemoryService) -> None:
+    settings = dataclasses.replace(SETTINGS, scope="chat")
+    await _record(memory, 0, LINES, chat="A")
+    await _record(memory, 0, LINES, chat="B")
+    await JargonMiningJob(memory.db, lambda: settings).run(T0)
+    async with memory.db.read() as session:
+        rows = [e for e in await dictionary.list_entries(session) if e.content == "绝绝子"]
+    assert len(rows) == 2 and len({e.chat_id for e in rows}) == 2 and None not in {e.chat_id for e in rows}
+
+
+async def test_llm_extraction_then_inference(
+    memory: MemoryService, fake_llm: FakeOpenAI, clock: ManualClock
+) -> None:
+    llm = build_gateway(
+        LLMSettings(enabled=True, base_url=fake_llm.base_url, model="m", api_key="k", max_retries=0),
+        memory.db,
+        clock,
+    )
+    try:
+        await _record(memory, 0, LINES)
+        chat = await memory.chat("test", "g1")
+        assert chat is not None
+        window = await memory.recent(chat.id, 10)
+        by_text = {m.text: m.id for m in window}
+        fake_llm.script(
+            answer_json(
+                [
+                    {"content": "绝绝子", "message_id": str(by_text["今天也绝绝子"])},
+                    {"content": "绝绝子", "message_id": str(by_text["真的绝绝子啊"])},
+                    {"content": "绝绝子", "message_id": "999999"},  # not in the window
+                    {"content": "吃饭", "message_id": str(by_text["今天也绝绝子"])},  # not in that message
+                ]
+            ),
+            answer_json({"no_information": False, "meaning": "非常好"}),
+            answer_json({"meaning": "一个词"}),
+            answer_json({"same": False}),
+        )
+        settings = dataclasses.replace(SETTINGS, extractor="llm")
+        report = await JargonMiningJob(memory.db, lambda: settings, llm).run(T0)
+        assert (report.llm_extractions, report.candidates, report.inferred) == (1, 1, 1)
+        async with memory.db.read() as session:
+            entry = await dictionary.lookup(session, "绝绝子", chat.id)
+        assert entry is not None and (entry.count, entry.meaning, entry.is_jargon) == (2, "非常好", True)
+    finally:
+        await llm.close()
+
+
+async def test_llm_failure_falls_back_to_offline(memory: MemoryService, clock: ManualClock) -> None:
+    llm = build_gateway(LLMSettings(enabled=False), memory.db, clock)
+    try:
+        await _record(memory, 0, LINES)
+        settings = dataclasses.replace(SETTINGS, extractor="llm")
+        report = await JargonMiningJob(memory.db, lambda: settings, llm).run(T0)
+        assert report.llm_extractions == 0 and (await _entries(memory)).get("绝绝子") == 5
+        async with memory.db.read() as session:
+            entry = await dictionary.lookup(session, "绝绝子", (await memory.chat("test", "g1")).id)  # type: ignore[union-attr]
+        assert entry is not None and entry.status == "candidate"  # waits for review without a model
+    finally:
+        await llm.close()
+
+
+def test_name_variants_split_group_cards() -> None:
+    assert name_variants(["浩子｜SRE", "Tom（汤姆）", "小明-设计", "", "A|b"]) == [
+        "浩子｜SRE",
+        "浩子",
+        "SRE",
+        "Tom（汤姆）",
+        "Tom",
+        "汤姆",
+        "小明-设计",
+        "小明",
+        "设计",
+        "A|b",
+    ]
+
+
+async def test_self_declared_aliases_are_not_mined(memory: MemoryService) -> None:
+    """A name someone declared ("叫我老赵") is a person's alias, not group slang."""
+    PersonMemory(memory.db, PersonsConfig).attach(memory)
+    await memory.record(make_message(0, sender="u5", text="以后叫我老赵就行"))
+    texts = [
+        "老赵 来了没",
+        "问问老赵",
+        "老赵 yyds",
+        "老赵说好",
+        "等老赵",
+        "老赵 冲",
+        "找老赵",
+        "和老赵",
+        "老赵!",
+        "老赵呢",
+    ]
+    await _record(memory, 1, texts)
+    job = JargonMiningJob(memory.db, lambda: SETTINGS)
+    await job.run(T0 + timedelta(hours=1))
+    assert "老赵" not in await _entries(memory)

@@ -1,0 +1,191 @@
+"""The person consolidation job: own-words facts with message links, history kept, incremental,
+LLM path checked against the messages and falling back offline."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import select
+
+from memory.clock import ManualClock
+from memory.models import JobState, PersonFact
+from memory.persons.config import PersonsConfig
+from memory.persons.consolidate import JOB, PersonFactsAnswer
+from memory.persons.service import PersonMemory
+from memory.ports import LLMUnavailable, Model
+from memory.service import MemoryService
+from memory.storage import Database
+from tasks import JobRunner
+from tasks.person_consolidation import person_consolidation_job
+from tests.conftest import T0
+from tests.memory.persons.people_fixtures import Chat
+
+
+def _attach(memory: MemoryService, db: Database, llm: FakeLLM | None = None, **config: Any) -> PersonMemory:
+    settings = PersonsConfig(**{"use_llm": llm is not None, **config})
+    persons = PersonMemory(db, lambda: settings, llm)
+    persons.attach(memory)
+    return persons
+
+
+async def _facts(db: Database, person_id: int) -> list[PersonFact]:
+    async with db.read() as session:
+        rows = await session.scalars(select(PersonFact).where(PersonFact.person_id == person_id))
+        return list(rows.all())
+
+
+async def test_a_quote_never_becomes_a_fact_about_the_quoter(memory: MemoryService, db: Database) -> None:
+    people = _attach(memory, db)
+    g1 = Chat(memory)
+    xiaoming = await g1.say("u6", "中午吃啥", card="小明-设计")
+    lily = await g1.say(
+        "u2",
+        '还有，小明说"我最讨厌香菜"，锅底别给他加香菜哈。我自己喜欢香菜，香菜全放我这边',
+        card="莉莉-产品",
+    )
+    forwarded = await g1.say("u2", "> 我住在北京\n哈哈这个转发好好笑", card="莉莉-产品")
+    await people.consolidator.run(T0)
+    facts = [(f.key, f.value, f.message_id) for f in await _facts(db, lily.person_id)]
+    assert facts == [("likes", "香菜", lily.message_id)]
+    assert not [f for f in await _facts(db, lily.person_id) if f.message_id == forwarded.message_id]
+    assert await _facts(db, xiaoming.person_id) == [], "hearsay is not learnt about 小明 either"
+
+
+async def test_a_self_statement_becomes_a_fact_linked_to_its_message(
+    memory: MemoryService, db: Database
+) -> None:
+    people = _attach(memory, db)
+    g1 = Chat(memory)
+    said = await g1.say("u1", "我住在杭州西湖区，文三路那边，骑车到公司十五分钟", card="阿红｜前端")
+    report = await people.consolidator.run(T0)
+    assert report.facts_added == 1 and report.messages == 1
+    (fact,) = await _facts(db, said.person_id)
+    assert (fact.key, fact.value, fact.source) == ("location", "杭州西湖区", "self")
+    assert fact.message_id == said.message_id and fact.chat_id == said.chat_id
+    assert said.message.text[fact.span_start : fact.span_end] == "杭州西湖区" == fact.evidence
+
+
+async def test_a_named_third_person_gets_the_fact_and_a_pronoun_gets_none(
+    memory: MemoryService, db: Database
+) -> None:
+    people = _attach(memory, db)
+    g1 = Chat(memory)
+    red = await g1.say("u1", "hi", card="小红")
+    bob = await g1.say("u2", "小红住在北京。她喜欢猫", card="Bob")
+    await people.consolidator.run(T0)
+    assert [(f.key, f.value, f.source) for f in await _facts(db, red.person_id)] == [
+        ("location", "北京", "stated")
+    ]
+    assert await _facts(db, bob.person_id) == []
+
+
+async def test_superseded_facts_are_kept_with_the_change_on_the_timeline(
+    memory: MemoryService, db: Database
+) -> None:
+    people = _attach(memory, db)
+    g1 = Chat(memory)
+    old = await g1.say("u3", "我是运维工程师", card="浩子")
+    await people.consolidator.run(T0)
+    new = await g1.say("u3", "我现在是SRE工程师啦", card="浩子")
+    again = await g1.say("u3", "我是SRE工程师", card="浩子")
+    await people.consolidator.run(T0)
+    rows = sorted(await _facts(db, old.person_id), key=lambda f: f.id)
+    assert [(f.value, f.superseded_at is not None) for f in rows] == [
+        ("运维工程师", True),
+        ("SRE工程师", False),
+    ]
+    assert rows[0].superseded_by == new.message_id
+    assert rows[1].seen_message_ids == [again.message_id]
+    record = await people.record(old.chat_id, old.person_id)
+    assert record is not None and record.view.attributes == {"job": "SRE工程师"}
+    assert [(t.kind, t.text, t.message_ids) for t in record.timeline] == [
+        ("change", "职业：运维工程师 → SRE工程师", [old.message_id, new.message_id])
+    ]
+
+
+async def test_consolidation_is_incremental_and_bounded(
+    memory: MemoryService, db: Database, clock: ManualClock
+) -> None:
+    people = _attach(memory, db, consolidation_batch=2)
+    g1 = Chat(memory)
+    for text in ("我住在北京", "今天好热", "我喜欢猫", "我喜欢猫"):
+        last = await g1.say("u1", text, card="阿红")
+    first = await people.consolidator.run(T0)
+    assert (first.messages, first.facts_added) == (2, 1)
+    second = await people.consolidator.run(T0)
+    assert (second.messages, second.facts_added) == (2, 1)
+    assert (await people.consolidator.run(T0)).messages == 0
+    async with db.read() as session:
+        state = (await session.scalars(select(JobState).where(JobState.job == JOB))).one()
+    assert state.cursor == last.message_id
+    facts = await _facts(db, last.person_id)
+    assert sorted(f.value for f in facts) == ["北京", "猫"]
+    runner = JobRunner(clock)
+    runner.register(person_consolidation_job(people.consolidator, lambda: timedelta(minutes=5)))
+    await g1.say("u1", "我养了一只猫", card="阿红")
+    await runner.run_due(clock.now())
+    clock.advance(timedelta(minutes=6))
+    assert await runner.run_due(clock.now()) == [JOB]
+    assert "pets" in {f.key for f in await _facts(db, last.person_id)}
+
+
+class FakeLLM:
+    """A tiny in-test LLMPort: returns a fixed answer, or fails."""
+
+    def __init__(self, answer: dict[str, Any] | None) -> None:
+        self.answer = answer
+        self.prompts: list[Sequence[dict[str, Any]]] = []
+
+    def available(self, task: str) -> bool:
+        return True
+
+    async def complete_json(
+        self, task: str, messages: Sequence[dict[str, Any]], schema: type[Model]
+    ) -> Model:
+        self.prompts.append(messages)
+        if self.answer is None:
+            raise LLMUnavailable(task, "test: model down")
+        assert schema is PersonFactsAnswer
+        return schema.model_validate(self.answer)
+
+    async def complete_text(self, task: str, messages: Sequence[dict[str, Any]]) -> str:
+        raise LLMUnavailable(task, "not used")
+
+
+async def test_llm_facts_are_checked_against_the_speakers_own_words(
+    memory: MemoryService, db: Database
+) -> None:
+    g1 = Chat(memory)
+    quoting = await g1.say("u2", '小明说"我最讨厌香菜"', card="莉莉")
+    own = await g1.say("u1", "周末去爬了北高峰，腿都废了，我最近迷上了徒步", card="阿红")
+    llm = FakeLLM(
+        {
+            "facts": [
+                {"message_id": own.message_id, "key": "likes", "value": "徒步"},
+                {"message_id": quoting.message_id, "key": "dislikes", "value": "香菜"},  # a quote
+                {"message_id": own.message_id, "key": "location", "value": "上海"},  # not in the text
+                {"message_id": 9999, "key": "job", "value": "医生"},  # not in the batch
+            ],
+            "events": [{"message_id": own.message_id, "text": "周末爬了北高峰"}],
+        }
+    )
+    people = _attach(memory, db, llm)
+    report = await people.consolidator.run(T0)
+    assert report.llm_calls == 1 and report.events_added == 1
+    assert "我最讨厌香菜" not in str(llm.prompts[0]), "quoted text is not even shown to the model"
+    facts = [(f.key, f.value, f.message_id) for f in await _facts(db, own.person_id)]
+    assert ("likes", "徒步", own.message_id) in facts
+    assert not [f for f in facts if f[0] == "location"]
+    assert await _facts(db, quoting.person_id) == []
+    record = await people.record(own.chat_id, own.person_id)
+    assert record is not None and [t.text for t in record.timeline] == ["周末爬了北高峰"]
+
+
+async def test_llm_unavailable_falls_back_to_the_offline_path(memory: MemoryService, db: Database) -> None:
+    people = _attach(memory, db, FakeLLM(None))
+    said = await Chat(memory).say("u1", "我住在杭州", card="阿红")
+    report = await people.consolidator.run(T0)
+    assert (report.llm_calls, report.llm_fallbacks, report.facts_added) == (0, 1, 1)
+    assert [f.value for f in await _facts(db, said.person_id)] == ["杭州"]
