@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.directory import members
 from memory.persons import AliasEntry, AliasIndex
+from memory.persons.store import alias_entries
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +48,12 @@ class PersonResolver(Protocol):
         ...
 
 
+ALIAS_SOURCES = ("nickname", "card", "self", "others", "llm", "admin")
+
+
 class MemberResolver:
-    """Resolves names against chat members: card, nickname and person_name (exact, pinyin, variants)."""
+    """Resolves names against chat members: card, nickname, person_name and every alias the people
+    memory learnt in that chat ("叫我老赵"), by exact, pinyin and variant matches."""
 
     def __init__(self, cache_size: int = 64) -> None:
         self._indexes: OrderedDict[tuple[tuple[int, tuple[str, ...]], ...], AliasIndex] = OrderedDict()
@@ -57,11 +62,19 @@ class MemberResolver:
     async def people(self, session: AsyncSession, chat_ids: Sequence[int]) -> list[PersonRef]:
         found: dict[int, PersonRef] = {}
         for chat_id in chat_ids:
+            aliases: dict[int, list[str]] = {}
+            for entry in await alias_entries(session, chat_id, ALIAS_SOURCES):
+                aliases.setdefault(int(entry.person_id), []).append(entry.alias)
             for m in await members(session, chat_id):
                 held = found.get(m.person_id)
-                names = tuple(
-                    dict.fromkeys(n for n in (m.name, m.card, m.nickname, *(held.names if held else ())) if n)
+                known = (
+                    m.name,
+                    m.card,
+                    m.nickname,
+                    *aliases.get(m.person_id, ()),
+                    *(held.names if held else ()),
                 )
+                names = tuple(dict.fromkeys(n for n in known if n))
                 found[m.person_id] = PersonRef(
                     m.person_id, m.platform_user_id, held.display if held else m.name, names
                 )

@@ -165,3 +165,20 @@ async def test_where_filters_by_person_time_and_topic(recall_memory: MemoryServi
     assert {hit.id for hit in early} == {1, 2}
     spicy = await recall_memory.recall(RecallQuery("火锅", (1,), T0, topic="太辣"))
     assert [hit.id for hit in spicy] == [2]
+
+
+async def test_a_self_declared_alias_resolves_to_its_speaker(recall_memory: MemoryService) -> None:
+    """ "以后叫我老赵" is known only to the people memory; recall resolves 老赵 through it."""
+    from memory.persons.config import PersonsConfig
+    from memory.persons.service import PersonMemory
+
+    PersonMemory(recall_memory.db, PersonsConfig).attach(recall_memory)
+    await recall_memory.record(make_message(1, sender="u5", sender_name="一鸣惊人", text="以后叫我老赵就行"))
+    await recall_memory.record(make_message(2, sender="u5", sender_name="一鸣惊人", text="那家咖啡店不错"))
+    await recall_memory.record(
+        make_message(3, sender="u2", sender_name="阿明", text="咖啡店 咖啡店 那家咖啡店")
+    )
+    with_weights(recall_memory, context_spread=0.0)
+    hits = await recall_memory.recall(RecallQuery("老赵 推荐的咖啡店", (1,), T0))
+    assert hits[0].text == "那家咖啡店不错"
+    assert "person" in hits[0].signals
