@@ -26,12 +26,21 @@ from memory.models import (
     PersonForgotten,
     PersonTimelineEntry,
 )
+from memory.models.recall import EmbeddingVector, PreferenceDoc
 from memory.persons import store
 from memory.persons.names import clean_name, name_key
 from memory.persons.naming import vet_suggested_name
 from memory.persons.observe import taken_names
+from memory.recall.preferences import PREFERENCE_FTS
 from memory.storage import Database
 from memory.storage.fts import unindex_rows
+
+
+async def _drop_vectors(session: AsyncSession, kind: str, ids: list[int]) -> None:
+    if ids:
+        await session.execute(
+            delete(EmbeddingVector).where(EmbeddingVector.kind == kind, EmbeddingVector.ref_id.in_(ids))
+        )
 
 
 class PersonAdminError(ValueError):
@@ -203,12 +212,24 @@ class PersonAdmin:
             await session.execute(update(ChatMember).where(ChatMember.person_id == person_id).values(card=""))
             person.person_name = None
             person.nickname = ""
+            # Preference documents are facts distilled from their words: they go with the facts.
+            docs = list(
+                (
+                    await session.scalars(
+                        select(PreferenceDoc.id).where(PreferenceDoc.person_id == person_id)
+                    )
+                ).all()
+            )
+            await unindex_rows(session, PREFERENCE_FTS, docs)
+            await _drop_vectors(session, "preference", docs)
+            await session.execute(delete(PreferenceDoc).where(PreferenceDoc.id.in_(docs)))
             removed = 0
             if remove_messages:
                 ids = list(
                     (await session.scalars(select(Message.id).where(Message.person_id == person_id))).all()
                 )
                 await unindex_rows(session, "messages_fts", ids)
+                await _drop_vectors(session, "message", ids)
                 await session.execute(delete(Message).where(Message.id.in_(ids)))
                 removed = len(ids)
             stmt = insert(PersonForgotten).values(

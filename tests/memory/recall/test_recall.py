@@ -182,3 +182,29 @@ async def test_a_self_declared_alias_resolves_to_its_speaker(recall_memory: Memo
     hits = await recall_memory.recall(RecallQuery("老赵 推荐的咖啡店", (1,), T0))
     assert hits[0].text == "那家咖啡店不错"
     assert "person" in hits[0].signals
+
+
+async def test_forgetting_a_person_removes_their_preference_documents(recall_memory: MemoryService) -> None:
+    from sqlalchemy import func, select
+
+    from memory.models.recall import PreferenceDoc
+    from memory.persons.config import PersonsConfig
+    from memory.persons.service import PersonMemory
+
+    people = PersonMemory(recall_memory.db, PersonsConfig)
+    people.attach(recall_memory)
+    said = await recall_memory.record(make_message(1, sender="u1", text="我一般周六早上去爬山"))
+    await recall_memory.record(make_message(2, sender="u2", text="I usually cook on Sundays"))
+
+    async def docs(person_id: int) -> int:
+        async with recall_memory.db.read() as session:
+            query = (
+                select(func.count()).select_from(PreferenceDoc).where(PreferenceDoc.person_id == person_id)
+            )
+            return int((await session.execute(query)).scalar_one())
+
+    assert await docs(said.person_id) == 1
+    await people.admin.forget(said.person_id, remove_messages=False, now=T0)
+    assert await docs(said.person_id) == 0
+    hits = await recall_memory.recall(RecallQuery("周六 习惯", (1,), T0))
+    assert all("preference" not in hit.signals for hit in hits)
