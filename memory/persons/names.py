@@ -50,11 +50,29 @@ def clean_name(raw: str) -> str:
     text = _SPACES.sub(" ", text).strip()
     graphemes = _GRAPHEME.findall(text)
     start, end = 0, len(graphemes)
-    while start < end and _is_decoration(graphemes[start]):
+    while end - start > 2 and _PAIRS.get(graphemes[start]) == graphemes[end - 1]:
+        start, end = start + 1, end - 1  # a name wrapped whole in brackets: 【阿红】
+    while start < end and _is_decoration(graphemes[start]) and not _closed_inside(graphemes, start, end):
         start += 1
-    while end > start and _is_decoration(graphemes[end - 1]):
+    while end > start and _is_decoration(graphemes[end - 1]) and not _opened_inside(graphemes, start, end):
         end -= 1
     return "".join(graphemes[start:end]).strip()
+
+
+_PAIRS = {"(": ")", "[": "]", "{": "}", "「": "」", "【": "】", "《": "》", "〈": "〉", "“": "”", "‘": "’"}
+_OPENERS = {close: open_ for open_, close in _PAIRS.items()}
+
+
+def _closed_inside(graphemes: list[str], start: int, end: int) -> bool:
+    """A leading bracket whose partner closes later in the name belongs to it ("(汤姆)Tom")."""
+    closer = _PAIRS.get(graphemes[start])
+    return closer is not None and closer in graphemes[start + 1 : end]
+
+
+def _opened_inside(graphemes: list[str], start: int, end: int) -> bool:
+    """A trailing bracket that closes one opened in the name belongs to it ("Tom(汤姆)")."""
+    opener = _OPENERS.get(graphemes[end - 1])
+    return opener is not None and opener in graphemes[start : end - 1]
 
 
 def name_key(name: str) -> str:

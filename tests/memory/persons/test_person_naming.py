@@ -1,5 +1,6 @@
 import pytest
 
+from memory.persons.names import clean_name
 from memory.persons.naming import choose_person_name, vet_suggested_name
 
 
@@ -54,3 +55,10 @@ def test_cut_never_splits_an_emoji_cluster():
     family = "\U0001f469\u200d\U0001f469\u200d\U0001f467"
     name = choose_person_name("ab" + family + "cd", None, "1", taken=[], max_chars=4)
     assert name == "ab"
+
+
+def test_brackets_that_belong_to_the_name_are_kept() -> None:
+    assert clean_name("Tom（汤姆）") == "Tom(汤姆)"
+    assert clean_name("(汤姆)Tom") == "(汤姆)Tom"
+    assert clean_name("【阿红】") == "阿红"
+    assert clean_name("Tom)") == "Tom"
