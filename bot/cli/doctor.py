@@ -9,6 +9,7 @@ from pathlib import Path
 import aiohttp
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from sqlalchemy import text
 
@@ -110,7 +111,7 @@ async def doctor_command(config_path: Path | None, data_dir: Path | None) -> Non
     table = Table("check", "status", "detail")
     colors = {"ok": "green", "warn": "yellow", "fail": "red", "info": "cyan"}
     for check in checks:
-        table.add_row(check.name, f"[{colors[check.status]}]{check.status}[/]", check.detail)
+        table.add_row(escape(check.name), f"[{colors[check.status]}]{check.status}[/]", escape(check.detail))
     Console().print(table)
     if any(check.status == "fail" for check in checks):
         raise SystemExit(1)
