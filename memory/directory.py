@@ -9,7 +9,6 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.models import ChatMember, Person
-from memory.text import normalize
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,16 +57,3 @@ async def members(session: AsyncSession, chat_id: int) -> list[Member]:
         )
         for person, member in rows
     ]
-
-
-def match_members(all_members: list[Member], name: str) -> list[Member]:
-    """Members whose id, alias, nickname or card equals `name` (normalised), else contains it."""
-    wanted = normalize(name.lstrip("@"))
-    if not wanted:
-        return []
-
-    def names(m: Member) -> list[str]:
-        return [normalize(n) for n in (m.name, m.nickname, m.card, m.platform_user_id) if n]
-
-    exact = [m for m in all_members if wanted in names(m)]
-    return exact or [m for m in all_members if any(wanted in n for n in names(m))]
