@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memory.models import Message, Person
+from memory.models import Message, Person, PersonChatName
 from memory.text import normalize
 
 
@@ -60,14 +60,19 @@ def speaker_names(messages: Iterable[SourceMessage]) -> frozenset[str]:
     return frozenset(n for n in out if n)
 
 
-_COLUMNS = (Message, Person.platform_user_id, Person.person_name, Person.nickname)
+_COLUMNS = (
+    Message,
+    Person.platform_user_id,
+    PersonChatName.person_name,
+    Person.person_name,
+    Person.nickname,
+)
 
 
 def _source(row: Any) -> SourceMessage:
-    message, user_id, person_name, nickname = row
-    names = tuple(
-        dict.fromkeys(n for n in (person_name, message.sender_card, message.sender_name, nickname) if n)
-    )
+    message, user_id, chat_name, person_name, nickname = row
+    known = (chat_name, person_name, message.sender_card, message.sender_name, nickname)
+    names = tuple(dict.fromkeys(n for n in known if n))
     return SourceMessage(
         id=message.id,
         chat_id=message.chat_id,
@@ -84,8 +89,14 @@ def _source(row: Any) -> SourceMessage:
     )
 
 
-def _query() -> Select[tuple[Message, str | None, str | None, str | None]]:
-    return select(*_COLUMNS).join(Person, Person.id == Message.person_id, isouter=True)
+def _query() -> Select[tuple[Message, str | None, str | None, str | None, str | None]]:
+    """Messages with their speaker's names; the name the chat uses for them comes first."""
+    in_chat = (PersonChatName.chat_id == Message.chat_id) & (PersonChatName.person_id == Message.person_id)
+    return (
+        select(*_COLUMNS)
+        .join(Person, Person.id == Message.person_id, isouter=True)
+        .join(PersonChatName, in_chat, isouter=True)
+    )
 
 
 async def after_cursor(session: AsyncSession, chat_id: int, cursor: int, limit: int) -> list[SourceMessage]:

@@ -117,3 +117,19 @@ async def test_small_topics_are_dropped_without_a_row(memory: MemoryService) -> 
     async with memory.db.read() as session:
         assert await session.get(TopicCacheEntry, entry_id) is None
         assert (await session.scalars(select(ChatHistory))).all() == []
+
+
+async def test_topic_sources_name_speakers_as_their_chat_does(memory) -> None:
+    """Summaries quote people by the name this chat uses for them (a self-declared 老赵), not a card."""
+    from memory.history import source
+    from memory.persons.config import PersonsConfig
+    from memory.persons.service import PersonMemory
+    from tests.conftest import make_message
+
+    PersonMemory(memory.db, PersonsConfig).attach(memory)
+    await memory.record(make_message(1, sender="u5", sender_card="赵一鸣", text="以后叫我老赵就行"))
+    said = await memory.record(make_message(2, sender="u5", sender_card="赵一鸣", text="周日可以"))
+    async with memory.db.read() as session:
+        [message] = await source.by_ids(session, [said.message_id])
+    assert message.display_name == "老赵"
+    assert "赵一鸣" in message.names
