@@ -95,17 +95,17 @@ class MemoryService:
 
     async def find_chat(self, key: str) -> ChatRef | None:
         """A chat by `platform:id`, by platform id alone when unambiguous, or by its database id."""
-        async with self.db.read() as session:
-            rows = (await session.scalars(select(Chat))).all()
         platform, _, ident = key.rpartition(":")
-        matches = [
-            r
-            for r in rows
-            if (r.platform_chat_id == ident and (not platform or r.platform == platform)) or str(r.id) == key
-        ]
-        if len(matches) != 1:
+        wanted = Chat.platform_chat_id == ident
+        if platform:
+            wanted &= Chat.platform == platform
+        if key.isdigit():
+            wanted |= Chat.id == int(key)
+        async with self.db.read() as session:
+            rows = (await session.scalars(select(Chat).where(wanted).limit(2))).all()
+        if len(rows) != 1:
             return None
-        row = matches[0]
+        row = rows[0]
         return ChatRef(row.id, row.platform, row.platform_chat_id, row.name)
 
     async def chat_key(self, chat_id: int) -> str | None:

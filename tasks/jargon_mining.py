@@ -28,6 +28,7 @@ from memory.jargon.inference import run_inference
 from memory.jargon.types import Candidate, MinerMessage
 from memory.messages import StoredMessage
 from memory.models import Chat, JobState, Message
+from memory.persons.config import ALIAS_SOURCES
 from memory.persons.store import alias_entries
 from memory.ports import LLMPort, LLMUnavailable
 from memory.storage import Database
@@ -73,9 +74,6 @@ class RunReport:
 
 
 _NAME_SEPARATORS = re.compile(r"[\s|｜/／\\\-—_·•,，.。:：()（）\[\]【】<>《》]+")
-
-
-ALIAS_SOURCES = ("nickname", "card", "self", "others", "llm", "admin")
 
 
 def name_variants(names: Iterable[str]) -> list[str]:

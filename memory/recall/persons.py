@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.directory import members
 from memory.persons import AliasEntry, AliasIndex
+from memory.persons.config import ALIAS_SOURCES
 from memory.persons.store import alias_entries
 
 
@@ -46,9 +47,6 @@ class PersonResolver(Protocol):
     def named_in(self, people: Sequence[PersonRef], text: str) -> list[NamedPerson]:
         """The people (of `people`) named in `text`, left to right."""
         ...
-
-
-ALIAS_SOURCES = ("nickname", "card", "self", "others", "llm", "admin")
 
 
 class MemberResolver:
