@@ -39,17 +39,17 @@ class ReplaySender:
     async def send(
         self, chat_id: str, text: str, *, chat_kind: ChatKind = ChatKind.GROUP, reply_to: str | None = None
     ) -> ChatMessage:
-        return ChatMessage(
-            platform=self.platform,
-            chat_id=chat_id,
-            message_id=f"qunyi-reply-{next(self._ids)}",
-            sender_id=self.bot_id,
-            sender_name=self.bot_name,
-            text=text,
-            time=self.clock.now(),
-            chat_kind=chat_kind,
-            reply_to=reply_to,
-            is_bot=True,
+        message_id = f"qunyi-reply-{next(self._ids)}"
+        return ChatMessage.outgoing(
+            self.platform,
+            chat_id,
+            message_id,
+            self.bot_id,
+            self.bot_name,
+            text,
+            self.clock.now(),
+            chat_kind,
+            reply_to,
         )
 
 

@@ -108,6 +108,33 @@ class ChatMessage:
         object.__setattr__(self, "chat_name", clean_text(self.chat_name or ""))
         object.__setattr__(self, "mentions", tuple(str(m) for m in self.mentions))
 
+    @classmethod
+    def outgoing(
+        cls,
+        platform: str,
+        chat_id: str,
+        message_id: str,
+        bot_id: str,
+        bot_name: str,
+        text: str,
+        time: datetime,
+        chat_kind: ChatKind = ChatKind.GROUP,
+        reply_to: str | None = None,
+    ) -> ChatMessage:
+        """The bot's own message as a local outbound seam (console, replay) records it."""
+        return cls(
+            platform=platform,
+            chat_id=chat_id,
+            message_id=message_id,
+            sender_id=bot_id,
+            sender_name=bot_name,
+            text=text,
+            time=time,
+            chat_kind=chat_kind,
+            reply_to=reply_to,
+            is_bot=True,
+        )
+
     @property
     def display_name(self) -> str:
         """What a group member sees: the group card, else the nickname, else the id."""

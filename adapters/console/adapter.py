@@ -98,15 +98,15 @@ class ConsoleAdapter(Adapter):
         self, chat_id: str, text: str, *, chat_kind: ChatKind = ChatKind.GROUP, reply_to: str | None = None
     ) -> ChatMessage:
         self._print(f"{self.bot_name}: {text}")
-        return ChatMessage(
-            platform=self.platform,
-            chat_id=chat_id,
-            message_id=f"bot-{self.now().timestamp():.0f}-{next(self._ids)}",
-            sender_id=self.bot_id,
-            sender_name=self.bot_name,
-            text=text,
-            time=self.now(),
-            chat_kind=chat_kind,
-            reply_to=reply_to,
-            is_bot=True,
+        message_id = f"bot-{self.now().timestamp():.0f}-{next(self._ids)}"
+        return ChatMessage.outgoing(
+            self.platform,
+            chat_id,
+            message_id,
+            self.bot_id,
+            self.bot_name,
+            text,
+            self.now(),
+            chat_kind,
+            reply_to,
         )
