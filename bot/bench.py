@@ -11,12 +11,10 @@ from typing import Any
 
 from sqlalchemy import select
 
-from adapters.importers.base import parse_time
 from bot.app import build_app
 from bot.config import ConfigStore
-from bot.replay import replay
+from bot.replay import replay, replay_clock
 from bot.samplegen import generate
-from memory.clock import ManualClock
 from memory.models import Chat
 
 QUERIES = ("周末去哪里爬山", "deploy 失败", "火锅", "生日礼物", "who is coming on Saturday", "上周三说了什么")
@@ -32,7 +30,7 @@ async def run_bench(
         where.mkdir(parents=True, exist_ok=True)
         rows = generate(messages, chats, seed=seed)
         log.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
-        clock = ManualClock(parse_time(rows[0]["time"] if rows else 0))
+        clock = replay_clock()
         app = await build_app(config, where / "data", clock, watch_config=False)
         try:
             started = time.perf_counter()

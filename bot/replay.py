@@ -6,7 +6,7 @@ import dataclasses
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from adapters.importers import ImportIssue
@@ -24,6 +24,12 @@ class ReplayReport:
     replies: list[tuple[str, str]] = field(default_factory=list)
     problems: list[ImportIssue] = field(default_factory=list)
     job_runs: dict[str, int] = field(default_factory=dict)
+
+
+def replay_clock() -> ManualClock:
+    """The simulated clock of a replay: it starts before any message and `replay` moves it to each
+    message's time (a ManualClock only moves forward), so nothing needs to read the log first."""
+    return ManualClock(datetime(1970, 1, 1, tzinfo=UTC))
 
 
 class ReplaySender:

@@ -7,7 +7,7 @@ import contextlib
 import logging
 import os
 import signal
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import click
@@ -16,13 +16,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from adapters.base import Adapter
 from adapters.console import ConsoleAdapter
-from adapters.importers.replay_jsonl import iter_messages
 from bot.adapters_factory import build_adapters
 from bot.app import build_app, resolve_data_dir
 from bot.cli.options import async_command, open_config, runtime_options
-from bot.replay import count_lines, replay
+from bot.replay import count_lines, replay, replay_clock
 from bot.summary import summarize
-from memory.clock import ManualClock
 from memory.types import ChatMessage
 
 PID_FILE = "qunyi.pid"
@@ -89,7 +87,7 @@ async def replay_command(
     """Feed a JSONL chat log through the live pipeline, daemons firing in simulated time."""
     console = Console(stderr=False)
     config = open_config(config_path)
-    clock = ManualClock(_first_time(log))
+    clock = replay_clock()
     app = await build_app(config, data_dir, clock, watch_config=False)
     total = count_lines(log)
     progress = Progress(
@@ -125,13 +123,6 @@ async def replay_command(
                     console.print(f"  {line}", markup=False)
     finally:
         await app.close()
-
-
-def _first_time(log: Path) -> datetime:
-    for item in iter_messages(log):  # the first message's time starts the simulated clock
-        if isinstance(item, ChatMessage):
-            return item.time
-    return datetime.now(UTC)
 
 
 @click.command("reload")
