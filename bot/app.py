@@ -19,6 +19,7 @@ from memory.embeddings import EmbedderConfig, make_embedder
 from memory.jargon.discovery import DiscoveryParams
 from memory.jargon.explain import JargonExplainer
 from memory.jargon.filters import FilterParams
+from memory.notes import NoteScopes
 from memory.persons.config import PersonsConfig
 from memory.persons.service import PersonMemory
 from memory.recall import RecallSettings, RecallWeights, ScopePolicy
@@ -149,10 +150,10 @@ async def build_app(
     clock = clock or SystemClock()
     directory = resolve_data_dir(settings, data_dir)
     db = await Database.open(directory, settings.storage.busy_timeout_ms)
-    memory = MemoryService(db, clock, _context_settings(settings), notes_dir=directory / "notes")
-    assert memory.notes is not None
+    notes = NoteScopes(directory / "notes")
+    memory = MemoryService(db, clock, _context_settings(settings), notes=notes)
     memory.context_providers.append(
-        NoteHintsProvider(memory.notes, memory.chat_key, settings.notes.hints, settings.notes.hints_tokens)
+        NoteHintsProvider(notes, memory.chat_key, settings.notes.hints, settings.notes.hints_tokens)
     )
     llm = build_gateway(settings.llm, db, clock)
     embedder = make_embedder(embedder_config(settings))

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import islice
-from pathlib import Path
 
 from sqlalchemy import func, select
 
@@ -57,13 +56,13 @@ class MemoryService:
         db: Database,
         clock: Clock | None = None,
         context_settings: ContextSettings | None = None,
-        notes_dir: Path | None = None,
+        notes: NoteScopes | None = None,
     ) -> None:
         self.db = db
         self.clock = clock or SystemClock()
         self.ingestor = Ingestor(db)
         self.context_settings = context_settings or ContextSettings()
-        self.notes = NoteScopes(notes_dir) if notes_dir is not None else None
+        self.notes = notes
         self.recaller = Recaller(db)
         self.context_providers: list[ContextProvider] = [
             RecentWindowProvider(self.context_settings.recent_tokens)
