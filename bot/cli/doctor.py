@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +25,7 @@ class Check:
 
 
 async def run_checks(app: App) -> list[Check]:
-    """Every check doctor prints, in order. Other parts add theirs via `EXTRA_CHECKS`."""
+    """Every check doctor prints, in order."""
     checks = [Check("config", "ok", str(app.config.path or "built-in defaults"))]
     try:
         async with app.db.read() as session:
@@ -43,12 +42,7 @@ async def run_checks(app: App) -> list[Check]:
     tokens = tool_definition_tokens(build_registry())
     status = "ok" if tokens.tokens < 500 else "warn"
     checks.append(Check("tool definitions", status, f"{tokens.tokens} tokens ({tokens.method}), limit 500"))
-    for extra in EXTRA_CHECKS:
-        checks.extend(await extra(app))
     return checks
-
-
-EXTRA_CHECKS: list[Callable[[App], Awaitable[list[Check]]]] = []
 
 
 async def endpoint_reachable(base_url: str, limit_seconds: float = 5.0) -> str | None:

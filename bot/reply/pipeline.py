@@ -80,7 +80,7 @@ class ReplyPipeline:
         context = await self.memory.context_for_reply(recorded.chat_id, stored)
         prompt = reply_messages(settings.bot.name, context, message)
         try:
-            text = await self._answer(recorded.chat_id, prompt, settings)
+            text = await self._answer(self.llm, recorded.chat_id, prompt, settings)
         except LLMUnavailable as exc:
             log.warning("no reply: %s", exc.reason)
             return Outcome(True, reason=f"{decision.reason}; {exc.reason}")
@@ -90,8 +90,9 @@ class ReplyPipeline:
         await self._send(message, text, send)
         return Outcome(True, text, decision.reason)
 
-    async def _answer(self, chat_id: int, prompt: list[dict[str, Any]], settings: Settings) -> str:
-        assert self.llm is not None
+    async def _answer(
+        self, llm: LLMGateway, chat_id: int, prompt: list[dict[str, Any]], settings: Settings
+    ) -> str:
         key = await self.memory.chat_key(chat_id)
         if (
             not settings.tools.enabled
@@ -99,8 +100,7 @@ class ReplyPipeline:
             or key is None
             or self.memory.notes is None
         ):
-            return await self.llm.complete_text("reply", prompt)
-        llm = self.llm
+            return await llm.complete_text("reply", prompt)
 
         async def chat(history: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
             return (await llm.chat("reply", history, tools)).as_message()
