@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memory.models import Chat, Message
+from memory.models import Message
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +76,3 @@ async def by_ids(session: AsyncSession, ids: Sequence[int]) -> list[StoredMessag
     if not ids:
         return []
     return await _all(session, select(Message).where(Message.id.in_(ids)).order_by(Message.id))
-
-
-async def chat_id_of(session: AsyncSession, platform: str, platform_chat_id: str) -> int | None:
-    found = await session.execute(
-        select(Chat.id).where(Chat.platform == platform, Chat.platform_chat_id == platform_chat_id)
-    )
-    return found.scalar_one_or_none()

@@ -10,8 +10,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.text import index_text, search_terms
 
-FtsTable = Literal["messages_fts", "chat_history_fts"]
-
 
 def quote_term(term: str) -> str:
     """One FTS5 string literal: the term searched as text, whatever operators it contains."""
