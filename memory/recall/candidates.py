@@ -81,8 +81,8 @@ async def lexical_messages(
     session: AsyncSession, scope: Scope, match: str, limit: int
 ) -> list[tuple[Key, float]]:
     params: dict[str, object] = {}
-    where = f"rowid IN (SELECT id FROM messages WHERE {scope.messages(params)})"
-    hits = await bm25_search(session, "messages_fts", match, limit, where, **params)
+    allowed = f"SELECT id FROM messages WHERE {scope.messages(params)}"
+    hits = await bm25_search(session, "messages_fts", match, limit, allowed, **params)
     return [(("message", rowid), score) for rowid, score in hits]
 
 
@@ -90,8 +90,8 @@ async def lexical_histories(
     session: AsyncSession, scope: Scope, match: str, limit: int
 ) -> list[tuple[Key, float]]:
     params: dict[str, object] = {}
-    where = f"rowid IN (SELECT id FROM chat_history WHERE {scope.histories(params)})"
-    hits = await bm25_search(session, "chat_history_fts", match, limit, where, **params)
+    allowed = f"SELECT id FROM chat_history WHERE {scope.histories(params)}"
+    hits = await bm25_search(session, "chat_history_fts", match, limit, allowed, **params)
     return [(("history", rowid), score) for rowid, score in hits]
 
 
@@ -100,8 +100,8 @@ async def lexical_preferences(
 ) -> list[tuple[Key, float]]:
     """Preference documents matching, reported as their source messages."""
     params: dict[str, object] = {}
-    where = f"rowid IN (SELECT id FROM preference_docs WHERE {scope.preferences(params)})"
-    hits = await bm25_search(session, "preference_fts", match, limit, where, **params)
+    allowed = f"SELECT id FROM preference_docs WHERE {scope.preferences(params)}"
+    hits = await bm25_search(session, "preference_fts", match, limit, allowed, **params)
     if not hits:
         return []
     id_params: dict[str, object] = {}

@@ -17,7 +17,7 @@ async def search_messages(
     if match is None or not chat_ids:
         return []
     placeholders = ", ".join(f":c{i}" for i in range(len(chat_ids)))
-    scope = f"rowid IN (SELECT id FROM messages WHERE chat_id IN ({placeholders}))"
+    scope = f"SELECT id FROM messages WHERE chat_id IN ({placeholders})"
     params = {f"c{i}": chat_id for i, chat_id in enumerate(chat_ids)}
     async with db.read() as session:
         hits = await bm25_search(session, "messages_fts", match, limit, scope, **params)

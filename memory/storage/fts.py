@@ -40,13 +40,15 @@ async def unindex_rows(session: AsyncSession, table: str, rowids: Sequence[int])
 
 
 async def bm25_search(
-    session: AsyncSession, table: str, match: str, limit: int, rowid_filter_sql: str = "", **params: object
+    session: AsyncSession, table: str, match: str, limit: int, rowids_sql: str = "", **params: object
 ) -> list[tuple[int, float]]:
     """Rowids and BM25 scores (higher is better) for a MATCH expression built by `match_expression`.
 
-    `rowid_filter_sql` is a trusted SQL condition on `rowid` (e.g. a chat scope subquery).
+    `rowids_sql` is a trusted SELECT of the rowids allowed (e.g. the messages of the chats in scope).
     """
-    where = f"AND {rowid_filter_sql}" if rowid_filter_sql else ""
+    # The unary plus keeps SQLite from handing the rowid list to FTS5, which would then run the
+    # whole MATCH once per allowed rowid (about a hundred times slower on a chat of 500 messages).
+    where = f"AND +rowid IN ({rowids_sql})" if rowids_sql else ""
     sql = text(
         f"SELECT rowid, -bm25({table}) AS score FROM {table} "
         f"WHERE {table} MATCH :match {where} ORDER BY score DESC LIMIT :limit"
