@@ -9,12 +9,11 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from memory.recall.keywords import STOP_WORDS, Keyword, stem
-from memory.text import words
 
 
-def _terms(text: str) -> set[str]:
+def _terms(tokens: Iterable[str]) -> set[str]:
     found = set()
-    for word in words(text):
+    for word in tokens:
         if word in STOP_WORDS or word.isdigit() or len(word) < 2 or (word.isascii() and len(word) < 3):
             continue
         found.add(word)
@@ -22,9 +21,10 @@ def _terms(text: str) -> set[str]:
 
 
 def expansion_terms(
-    top: Sequence[str], rest: Sequence[str], exclude: Iterable[Keyword], limit: int
+    top: Sequence[Sequence[str]], rest: Sequence[Sequence[str]], exclude: Iterable[Keyword], limit: int
 ) -> list[Keyword]:
-    """Up to `limit` words frequent in the `top` documents and rare in the `rest`, as keywords."""
+    """Up to `limit` words frequent in the `top` documents and rare in the `rest` (documents given as
+    their index tokens), as keywords."""
     if len(top) < 2 or limit <= 0:
         return []
     skip = {k.match for k in exclude}

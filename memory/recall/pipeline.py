@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.embeddings.store import VectorIndex
-from memory.messages import by_ids
 from memory.ports import Embedder, LLMPort
 from memory.recall import candidates as cand
 from memory.recall.dedupe import merge_duplicates
@@ -37,6 +36,7 @@ from memory.recall.settings import RecallSettings
 from memory.recall.signals import QuestionSignals, apply_signals
 from memory.recall.timeexpr import parse_time_hints
 from memory.storage import Database
+from memory.storage.fts import indexed_tokens
 
 log = logging.getLogger(__name__)
 
@@ -175,8 +175,8 @@ class Recaller:
             first = await cand.lexical_messages(session, scope, plan.match, n)
             add(w.lexical, first)
             if w.feedback > 0 and len(first) > w.feedback_docs:
-                texts = {m.id: m.text for m in await by_ids(session, [i for (_, i), _ in first])}
-                ordered = [texts.get(i, "") for (_, i), _ in first]
+                tokens = await indexed_tokens(session, "messages_fts", [i for (_, i), _ in first])
+                ordered = [tokens.get(i, []) for (_, i), _ in first]
                 top, rest = ordered[: w.feedback_docs], ordered[w.feedback_docs :]
                 expansion = expansion_terms(top, rest, plan.signals.keywords, w.feedback_terms)
                 match = feedback_match(plan.signals.keywords, expansion)

@@ -55,3 +55,13 @@ async def bm25_search(
     )
     result = await session.execute(sql, {"match": match, "limit": limit, **params})
     return [(int(row[0]), float(row[1])) for row in result]
+
+
+async def indexed_tokens(session: AsyncSession, table: str, rowids: Sequence[int]) -> dict[int, list[str]]:
+    """The tokens an FTS table holds for each rowid (no re-segmentation)."""
+    if not rowids:
+        return {}
+    params = {f"r{i}": rowid for i, rowid in enumerate(rowids)}
+    names = ", ".join(f":{name}" for name in params)
+    rows = await session.execute(text(f"SELECT rowid, body FROM {table} WHERE rowid IN ({names})"), params)
+    return {int(row[0]): str(row[1]).split() for row in rows}
