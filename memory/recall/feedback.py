@@ -42,7 +42,7 @@ def expansion_terms(
         scored.append((weight, term))
     scored.sort(reverse=True)
     chosen = [term for _, term in scored[:limit]]
-    return [Keyword(t, stem(t), t.isascii() and t.isalpha()) for t in chosen]
+    return [Keyword(t, stem(t)) for t in chosen]
 
 
 def feedback_match(original: Sequence[Keyword], expansion: Sequence[Keyword]) -> str | None:

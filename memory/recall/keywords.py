@@ -1,11 +1,15 @@
-"""Query keywords: jieba tokens without stop words, with a light English stem for prefix matching,
-and the keyword-overlap signal (the share of query keywords a memory contains)."""
+"""Query keywords: jieba tokens without stop words, English words reduced to their Porter stem as
+the full-text index stores them, and the keyword-overlap signal (the share of query keywords a
+memory contains)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+
+import snowballstemmer
 
 from memory.storage.fts import quote_term
 from memory.text import search_terms
@@ -28,47 +32,34 @@ STOP_WORDS = frozenset(
 )
 
 _LATIN = re.compile(r"[a-z0-9]+")
-_SUFFIXES = (
-    "ations",
-    "ation",
-    "ings",
-    "ing",
-    "ions",
-    "ion",
-    "ies",
-    "ied",
-    "ers",
-    "er",
-    "ed",
-    "es",
-    "ly",
-    "y",
-    "s",
-)
-MIN_STEM = 4
+_LATIN_WORD = re.compile(r"[a-z]+")
+_PORTER = snowballstemmer.stemmer("porter")
+MIN_STEMMED = 3
 
 
+@lru_cache(maxsize=65536)
 def stem(term: str) -> str:
-    """A crude English stem used only as a prefix ("painting" → "paint", "families" → "famil")."""
-    if not _LATIN.fullmatch(term) or term.isdigit():
+    """The Porter stem of an English word, as the full-text index (FTS5 porter) stores it; other
+    tokens, and words too short to stem, unchanged ("painting" → "paint", "families" → "famili")."""
+    if len(term) < MIN_STEMMED or not _LATIN_WORD.fullmatch(term):
         return term
-    for suffix in _SUFFIXES:
-        if term.endswith(suffix) and len(term) - len(suffix) >= (3 if suffix == "s" else MIN_STEM):
-            return term[: -len(suffix)]
-    return term
+    return str(_PORTER.stemWord(term)) or term
 
 
 @dataclass(frozen=True, slots=True)
 class Keyword:
-    """A query keyword: the token as indexed, and the form matched (a prefix for Latin words)."""
+    """A query keyword: the token as indexed, and the form matched (the stem of an English word)."""
 
     term: str
     match: str
-    prefix: bool
+
+    @property
+    def latin(self) -> bool:
+        return _LATIN.fullmatch(self.term) is not None
 
     def fts(self) -> str:
-        """This keyword as one safe FTS5 term (quoted; `*` for a prefix)."""
-        return quote_term(self.match) + ("*" if self.prefix else "")
+        """This keyword as one safe FTS5 term (quoted; the index stems it as it stemmed the text)."""
+        return quote_term(self.term)
 
 
 def remove_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
@@ -81,14 +72,15 @@ def remove_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
 
 
 def query_keywords(text: str, use_stems: bool = True) -> list[Keyword]:
-    """Distinct non-stop-word tokens of a query, in order; all its tokens when every one is a stop word."""
+    """Distinct non-stop-word tokens of a query, in order; all its tokens when every one is a stop word.
+    With `use_stems`, English words that share a stem count once and match by stem in the overlap
+    signal; without, they match as whole words."""
     terms = search_terms(text)
     kept = [t for t in terms if t not in STOP_WORDS and not (len(t) == 1 and t.isascii())] or terms
     found: dict[str, Keyword] = {}
     for term in kept:
         matched = stem(term) if use_stems else term
-        prefix = use_stems and _LATIN.fullmatch(term) is not None and not term.isdigit()
-        found.setdefault(matched, Keyword(term, matched, prefix))
+        found.setdefault(matched, Keyword(term, matched))
     return list(found.values())
 
 
@@ -99,14 +91,17 @@ def match_any(keywords: Sequence[Keyword]) -> str | None:
     return " OR ".join(k.fts() for k in keywords)
 
 
-def _present(keyword: Keyword, normalized_doc: str) -> bool:
-    if keyword.prefix:
-        return re.search(r"(?<![a-z0-9])" + re.escape(keyword.match), normalized_doc) is not None
-    return keyword.match in normalized_doc
+def _latin_forms(normalized_doc: str) -> set[str]:
+    """The whole Latin words of a document, and their stems."""
+    found = set(_LATIN.findall(normalized_doc))
+    return found | {stem(word) for word in found}
 
 
 def keyword_overlap(keywords: Sequence[Keyword], normalized_doc: str) -> float:
-    """The share of query keywords found in an already-normalised document (0.0–1.0)."""
+    """The share of query keywords found in an already-normalised document (0.0–1.0): English words
+    as whole words or by stem ("car" is not in "care"), other text as a substring."""
     if not keywords:
         return 0.0
-    return sum(1 for k in keywords if _present(k, normalized_doc)) / len(keywords)
+    forms = _latin_forms(normalized_doc) if any(k.latin for k in keywords) else set()
+    found = sum(1 for k in keywords if (k.match in forms if k.latin else k.match in normalized_doc))
+    return found / len(keywords)

@@ -35,8 +35,8 @@ class RecallWeights:
 
 @dataclass(frozen=True, slots=True)
 class RecallSettings:
-    """How recall runs: candidate pool size, fusion ("rrf" or "score"), English prefix stems, the
-    rerank switch, and the weights."""
+    """How recall runs: candidate pool size, fusion ("rrf" or "score"), stems in the keyword-overlap
+    signal, the rerank switch, and the weights."""
 
     candidates: int = 200
     fusion: Literal["rrf", "score"] = "rrf"

@@ -20,18 +20,25 @@ def test_quote_match_is_verbatim_after_normalisation() -> None:
 
 def test_keywords_drop_stop_words_and_stem_english() -> None:
     assert [k.match for k in query_keywords("What did Caroline paint in her paintings?")] == [
-        "caroline",
+        "carolin",
         "paint",
     ]
     assert [k.term for k in query_keywords("我们周末去哪里爬山了")] == ["周末", "爬山"]
-    assert stem("families") == "famil" and stem("camping") == "camp" and stem("cat") == "cat"
+    assert stem("families") == "famili" and stem("camping") == "camp" and stem("cat") == "cat"
+    assert stem("周末") == "周末" and stem("2024") == "2024"
     assert [k.term for k in query_keywords("what is it")] == ["what", "is", "it"], "all stop words: keep them"
 
 
-def test_keyword_overlap_counts_prefix_words() -> None:
+def test_keyword_overlap_counts_words_by_stem() -> None:
     keywords = query_keywords("painting sunrise lake")
     assert keyword_overlap(keywords, normalize("I painted that lake sunrise")) == 1.0
     assert keyword_overlap(keywords, normalize("a repainted lake")) == 1 / 3
+    car = query_keywords("car")
+    assert keyword_overlap(car, normalize("take care")) == 0.0, "a stem is not a prefix"
+    assert keyword_overlap(car, normalize("both cars broke")) == 1.0
+    exact = query_keywords("painting", use_stems=False)
+    assert keyword_overlap(exact, normalize("I painted")) == 0.0
+    assert keyword_overlap(exact, normalize("my painting")) == 1.0
 
 
 def test_preferences_in_english_and_chinese() -> None:

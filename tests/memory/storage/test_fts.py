@@ -1,5 +1,6 @@
 import pytest
 
+from memory.recall.lexical import search_messages
 from memory.service import MemoryService
 from memory.storage.fts import match_expression
 from tests.conftest import make_message
@@ -50,3 +51,11 @@ async def test_search_is_scoped_to_the_chat(memory: MemoryService) -> None:
     assert g1 and g2
     assert [h.text for h in await memory.search([g2.id], "secret plan")] == ["another plan in group two"]
     assert all(h.chat_id == g1.id for h in await memory.search([g1.id], "plan"))
+
+
+async def test_english_words_match_by_stem_not_by_prefix(memory: MemoryService) -> None:
+    await memory.record(make_message(1, text="my car broke down on the highway"))
+    await memory.record(make_message(2, text="take care of yourself"))
+    await memory.record(make_message(3, text="both cars need new tyres"))
+    found = {m.text for m, _ in await search_messages(memory.db, [1], "car", 10)}
+    assert found == {"my car broke down on the highway", "both cars need new tyres"}
