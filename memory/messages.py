@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.models import Message
@@ -76,3 +76,30 @@ async def by_ids(session: AsyncSession, ids: Sequence[int]) -> list[StoredMessag
     if not ids:
         return []
     return await _all(session, select(Message).where(Message.id.in_(ids)).order_by(Message.id))
+
+
+async def neighbours(
+    session: AsyncSession, message_ids: Sequence[int]
+) -> dict[int, tuple[int | None, int | None]]:
+    """For each message, the ids of the previous and the next searchable message of its chat (by time,
+    then id; None at either end). Callers filter them by scope or time themselves."""
+    if not message_ids:
+        return {}
+    params = {f"nm{i}": message_id for i, message_id in enumerate(message_ids)}
+    ids = ", ".join(f":{name}" for name in params)
+    searchable = "id IN (SELECT rowid FROM messages_fts)"
+    rows = await session.execute(
+        text(
+            "SELECT m.id, "
+            f"(SELECT p.id FROM messages p WHERE p.chat_id = m.chat_id AND (p.time < m.time OR "
+            f"(p.time = m.time AND p.id < m.id)) AND p.{searchable} "
+            "ORDER BY p.time DESC, p.id DESC LIMIT 1), "
+            f"(SELECT n.id FROM messages n WHERE n.chat_id = m.chat_id AND (n.time > m.time OR "
+            f"(n.time = m.time AND n.id > m.id)) AND n.{searchable} ORDER BY n.time, n.id LIMIT 1) "
+            f"FROM messages m WHERE m.id IN ({ids})"
+        ),
+        params,
+    )
+    return {
+        int(r[0]): (None if r[1] is None else int(r[1]), None if r[2] is None else int(r[2])) for r in rows
+    }

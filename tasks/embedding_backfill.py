@@ -18,7 +18,7 @@ def embedding_backfill_job(
 ) -> JobSpec:
     """A job embedding up to `batch_size()` messages and topics per run (idempotent, resumable)."""
 
-    async def run(_now: datetime) -> BackfillReport:
-        return await backfill(db, embedder, batch_size())
+    async def run(now: datetime) -> BackfillReport:
+        return await backfill(db, embedder, batch_size(), now.timestamp())
 
     return JobSpec(JOB_NAME, interval, run)

@@ -1,25 +1,36 @@
 """Filling in missing vectors: messages in the full-text index and ChatHistory rows without a vector
 for the current model, a bounded batch per call. Reading, embedding and writing are separate steps, so
-no write transaction waits on the model or the network."""
+no write transaction waits on the model or the network.
+
+A message is embedded with the turns around it (the previous and the next message of its chat, when
+they are close in time): a reply such as "the kids loved it!" means little alone. So a message waits
+for its next turn, or until it has settled (`SETTLE_SECONDS`) when none comes."""
 
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from sqlalchemy import text
 
 from memory.embeddings.store import save_vectors
+from memory.messages import StoredMessage, by_ids, neighbours
 from memory.ports import Embedder
 from memory.storage import Database
 
 log = logging.getLogger(__name__)
 
+SETTLE_SECONDS = 600.0
+CONTEXT_GAP_SECONDS = 1800.0
+
 _MISSING_MESSAGES = text(
-    "SELECT m.id, m.chat_id, COALESCE(NULLIF(m.sender_card, ''), m.sender_name) AS speaker, m.text "
-    "FROM messages m WHERE m.text != '' AND m.id IN (SELECT rowid FROM messages_fts) "
+    "SELECT m.id FROM messages m WHERE m.text != '' AND m.id IN (SELECT rowid FROM messages_fts) "
     "AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.kind = 'message' AND e.ref_id = m.id "
-    "AND e.model = :model) ORDER BY m.id LIMIT :limit"
+    "AND e.model = :model) AND (m.time < :settled OR EXISTS (SELECT 1 FROM messages n "
+    "WHERE n.chat_id = m.chat_id AND (n.time > m.time OR (n.time = m.time AND n.id > m.id)))) "
+    "ORDER BY m.id LIMIT :limit"
 )
 _MISSING_HISTORY = text(
     "SELECT h.id, h.chat_id, h.theme, h.summary, h.keywords FROM chat_history h "
@@ -29,8 +40,23 @@ _MISSING_HISTORY = text(
 
 
 def message_document(speaker: str, body: str) -> str:
-    """What is embedded for a message: who said it and what they said."""
+    """One turn as embedded: who said it and what they said."""
     return f"{speaker}: {body}" if speaker else body
+
+
+def windowed_document(
+    message: StoredMessage, around: tuple[int | None, int | None], loaded: Mapping[int, StoredMessage]
+) -> str:
+    """What is embedded for a message: the turn, after the previous and before the next turn of its
+    chat when they lie within `CONTEXT_GAP_SECONDS` of it."""
+    turns = []
+    for other_id in (around[0], message.id, around[1]):
+        other = loaded.get(other_id) if other_id is not None else None
+        if other is None:
+            continue
+        if other is message or abs((other.time - message.time).total_seconds()) <= CONTEXT_GAP_SECONDS:
+            turns.append(message_document(other.speaker, other.text))
+    return "\n".join(turns)
 
 
 @dataclass(slots=True)
@@ -43,15 +69,25 @@ class BackfillReport:
         return self.messages + self.histories
 
 
-async def backfill(db: Database, embedder: Embedder, batch_size: int = 256) -> BackfillReport:
-    """Embed up to `batch_size` messages and `batch_size` ChatHistory rows that lack a vector."""
+async def backfill(
+    db: Database, embedder: Embedder, batch_size: int = 256, now: float | None = None
+) -> BackfillReport:
+    """Embed up to `batch_size` messages and `batch_size` ChatHistory rows that lack a vector
+    (`now`, a Unix time, decides which last turns of a chat have settled)."""
     report = BackfillReport()
+    settled = (time.time() if now is None else now) - SETTLE_SECONDS
     params = {"model": embedder.model, "limit": batch_size}
     async with db.read() as session:
-        messages = (await session.execute(_MISSING_MESSAGES, params)).all()
+        ids = [int(r[0]) for r in await session.execute(_MISSING_MESSAGES, {**params, "settled": settled})]
+        around = await neighbours(session, ids)
+        context_ids = {i for pair in around.values() for i in pair if i is not None}
+        loaded = {m.id: m for m in await by_ids(session, sorted(set(ids) | context_ids))}
         histories = (await session.execute(_MISSING_HISTORY, params)).all()
+    messages = [loaded[i] for i in ids if i in loaded]
     if messages:
-        vectors = await embedder.embed([message_document(r.speaker or "", r.text) for r in messages])
+        vectors = await embedder.embed(
+            [windowed_document(m, around.get(m.id, (None, None)), loaded) for m in messages]
+        )
         async with db.write() as session:
             report.messages = await save_vectors(
                 session, "message", embedder.model, [(r.id, r.chat_id) for r in messages], vectors
@@ -70,11 +106,13 @@ async def backfill(db: Database, embedder: Embedder, batch_size: int = 256) -> B
     return report
 
 
-async def backfill_all(db: Database, embedder: Embedder, batch_size: int = 256) -> BackfillReport:
+async def backfill_all(
+    db: Database, embedder: Embedder, batch_size: int = 256, now: float | None = None
+) -> BackfillReport:
     """Run `backfill` until nothing is missing (for imports and evaluations)."""
     total = BackfillReport()
     while True:
-        report = await backfill(db, embedder, batch_size)
+        report = await backfill(db, embedder, batch_size, now)
         total.messages += report.messages
         total.histories += report.histories
         if report.total == 0:

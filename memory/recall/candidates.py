@@ -2,8 +2,7 @@
 
 Lexical: BM25 over the jieba full-text indexes of messages, ChatHistory and preference documents (a
 preference document stands for its message). Structural: when the question names a time or people but
-few words, the messages of that time or by those people. Context: the neighbours of the best messages
-(an answer often shares no word with the question that its previous turn does).
+few words, the messages of that time or by those people.
 """
 
 from __future__ import annotations
@@ -149,26 +148,3 @@ async def messages_by_people(
         params,
     )
     return [(("message", int(r[0])), 1.0) for r in rows]
-
-
-async def neighbours(session: AsyncSession, message_ids: Sequence[int]) -> dict[int, list[int]]:
-    """For each message, the previous and next searchable message of its chat (by time, then id).
-    Neighbours outside the recall's scope are dropped later, when hits are loaded and filtered."""
-    if not message_ids:
-        return {}
-    params: dict[str, object] = {}
-    ids = _in_list("nm", message_ids, params)
-    searchable = "id IN (SELECT rowid FROM messages_fts)"
-    rows = await session.execute(
-        text(
-            "SELECT m.id, "
-            f"(SELECT p.id FROM messages p WHERE p.chat_id = m.chat_id AND (p.time < m.time OR "
-            f"(p.time = m.time AND p.id < m.id)) AND p.{searchable} "
-            "ORDER BY p.time DESC, p.id DESC LIMIT 1), "
-            f"(SELECT n.id FROM messages n WHERE n.chat_id = m.chat_id AND (n.time > m.time OR "
-            f"(n.time = m.time AND n.id > m.id)) AND n.{searchable} ORDER BY n.time, n.id LIMIT 1) "
-            f"FROM messages m WHERE m.id IN ({ids})"
-        ),
-        params,
-    )
-    return {int(r[0]): [int(x) for x in (r[1], r[2]) if x is not None] for r in rows}

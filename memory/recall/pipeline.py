@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.embeddings.store import VectorIndex
+from memory.messages import neighbours
 from memory.ports import Embedder, LLMPort
 from memory.recall import candidates as cand
 from memory.recall.dedupe import merge_duplicates
@@ -208,10 +209,12 @@ class Recaller:
         if weight <= 0:
             return fused
         best = [k for k in sorted(fused, key=lambda k: -fused[k]) if k[0] == "message"][:SPREAD_FROM]
-        around = await cand.neighbours(session, [i for _, i in best])
+        around = await neighbours(session, [i for _, i in best])
         spread = dict(fused)
         for key in best:
-            for other in around.get(key[1], []):
+            for other in around.get(key[1], ()):
+                if other is None:
+                    continue
                 neighbour = ("message", other)
                 spread[neighbour] = spread.get(neighbour, 0.0) + weight * fused[key]
         return spread

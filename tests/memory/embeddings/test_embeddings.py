@@ -1,6 +1,7 @@
 import asyncio
 import math
 from collections.abc import AsyncIterator, Sequence
+from datetime import timedelta
 from typing import ClassVar
 
 import numpy as np
@@ -61,10 +62,11 @@ def test_vectors_round_trip_as_float32_blobs() -> None:
 
 async def test_backfill_embeds_searchable_rows_once_and_search_uses_only_that_model(db: Database) -> None:
     memory = MemoryService(db)
-    await memory.record(make_message(1, text="mountain trail hike on Saturday"))
-    await memory.record(make_message(2, text="hotpot or noodle for dinner"))
+    # Hours apart, so each message is embedded alone (no neighbouring turn within the context gap).
+    await memory.record(make_message(1, text="mountain trail hike on Saturday", time=T0))
+    await memory.record(make_message(2, text="hotpot or noodle for dinner", time=T0 + timedelta(hours=2)))
     await memory.record(
-        make_message(3, text="/recall hike")
+        make_message(3, text="/recall hike", time=T0 + timedelta(hours=4))
     )  # a memory command: never indexed, never embedded
     embedder = TopicEmbedder()
     report = await backfill(db, embedder, batch_size=1)
@@ -112,15 +114,38 @@ async def test_a_slow_question_embedding_falls_back_to_lexical(db: Database) -> 
     assert [h.id for h in hits] == [1]
 
 
-async def test_backfill_job_spec(db: Database) -> None:
-    from datetime import timedelta
-
+async def test_backfill_job_waits_for_the_next_turn_or_until_settled(db: Database) -> None:
     memory = MemoryService(db)
     await memory.record(make_message(1, text="python bug"))
-    spec = embedding_backfill_job(db, TopicEmbedder(), lambda: timedelta(seconds=60), lambda: 10)
+    embedder = TopicEmbedder()
+    spec = embedding_backfill_job(db, embedder, lambda: timedelta(seconds=60), lambda: 10)
     assert spec.name == JOB_NAME and spec.interval() == timedelta(seconds=60)
-    report = await spec.run(T0)
-    assert report.messages == 1
+    assert (await spec.run(T0 + timedelta(minutes=2))).messages == 0, "the reply may still come"
+    await memory.record(make_message(2, text="fixed it"))
+    assert (await spec.run(T0 + timedelta(minutes=3))).messages == 1, "message 1 has its next turn"
+    assert (await spec.run(T0 + timedelta(minutes=20))).messages == 1, "message 2 has settled"
+    assert embedder.calls == [
+        ["name-u1: python bug\nname-u1: fixed it"],
+        ["name-u1: python bug\nname-u1: fixed it"],
+    ]
+
+
+async def test_a_message_is_embedded_with_the_close_turns_around_it(db: Database) -> None:
+    memory = MemoryService(db)
+    await memory.record(make_message(1, sender="a", text="how was the weekend?"))
+    await memory.record(make_message(2, sender="b", text="the kids loved it"))
+    await memory.record(make_message(3, sender="a", text="the pottery class?"))
+    await memory.record(make_message(4, sender="b", text="/recall pottery"))
+    await memory.record(make_message(5, sender="b", text="much later", time=T0 + timedelta(days=1)))
+    embedder = TopicEmbedder()
+    await backfill_all(db, embedder)
+    documents = [doc for call in embedder.calls for doc in call]
+    assert documents == [
+        "name-a: how was the weekend?\nname-b: the kids loved it",
+        "name-a: how was the weekend?\nname-b: the kids loved it\nname-a: the pottery class?",
+        "name-b: the kids loved it\nname-a: the pottery class?",
+        "name-b: much later",
+    ], "commands are no turn; a day-old turn is no context"
 
 
 # -- openai-compatible endpoint, against a fake server on loopback --------------------------------
