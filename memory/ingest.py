@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memory.models import Message
 from memory.storage import Database
 from memory.storage.fts import index_rows
+from memory.turn_windows import refresh_windows
 from memory.types import ChatMessage
 
 
@@ -138,6 +139,7 @@ class Ingestor:
                     report.created += 1
                 else:
                     report.duplicates += 1
+            await refresh_windows(session, [r.message_id for r in report.recorded if r.created])
         return report
 
     async def _record_one(

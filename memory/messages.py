@@ -78,11 +78,15 @@ async def by_ids(session: AsyncSession, ids: Sequence[int]) -> list[StoredMessag
     return await _all(session, select(Message).where(Message.id.in_(ids)).order_by(Message.id))
 
 
+TURN_CONTEXT_SECONDS = 1800.0
+"""How close in time a neighbouring message must be to count as the context of a turn."""
+
+
 async def neighbours(
     session: AsyncSession, message_ids: Sequence[int]
 ) -> dict[int, tuple[int | None, int | None]]:
     """For each message, the ids of the previous and the next searchable message of its chat (by time,
-    then id; None at either end). Callers filter them by scope or time themselves."""
+    then id; None at either end), however far away. Callers filter them by scope or time themselves."""
     if not message_ids:
         return {}
     params = {f"nm{i}": message_id for i, message_id in enumerate(message_ids)}

@@ -60,6 +60,7 @@ class RecallWeightsSettings(Section):
     rrf_k: float = Field(_W.rrf_k, gt=0.0, le=1000.0)
     lexical: float = Field(_W.lexical, ge=0.0, le=10.0)
     dense: float = Field(_W.dense, ge=0.0, le=10.0)
+    window: float = Field(_W.window, ge=0.0, le=10.0)
     history: float = Field(_W.history, ge=0.0, le=10.0)
     preference: float = Field(_W.preference, ge=0.0, le=10.0)
     time_window: float = Field(_W.time_window, ge=0.0, le=10.0)

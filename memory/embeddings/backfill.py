@@ -16,14 +16,13 @@ from dataclasses import dataclass
 from sqlalchemy import text
 
 from memory.embeddings.store import save_vectors
-from memory.messages import StoredMessage, by_ids, neighbours
+from memory.messages import TURN_CONTEXT_SECONDS, StoredMessage, by_ids, neighbours
 from memory.ports import Embedder
 from memory.storage import Database
 
 log = logging.getLogger(__name__)
 
 SETTLE_SECONDS = 600.0
-CONTEXT_GAP_SECONDS = 1800.0
 
 _MISSING_MESSAGES = text(
     "SELECT m.id FROM messages m WHERE m.text != '' AND m.id IN (SELECT rowid FROM messages_fts) "
@@ -48,13 +47,13 @@ def windowed_document(
     message: StoredMessage, around: tuple[int | None, int | None], loaded: Mapping[int, StoredMessage]
 ) -> str:
     """What is embedded for a message: the turn, after the previous and before the next turn of its
-    chat when they lie within `CONTEXT_GAP_SECONDS` of it."""
+    chat when they lie within `TURN_CONTEXT_SECONDS` of it."""
     turns = []
     for other_id in (around[0], message.id, around[1]):
         other = loaded.get(other_id) if other_id is not None else None
         if other is None:
             continue
-        if other is message or abs((other.time - message.time).total_seconds()) <= CONTEXT_GAP_SECONDS:
+        if other is message or abs((other.time - message.time).total_seconds()) <= TURN_CONTEXT_SECONDS:
             turns.append(message_document(other.speaker, other.text))
     return "\n".join(turns)
 

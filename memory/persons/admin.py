@@ -34,6 +34,7 @@ from memory.persons.observe import taken_names
 from memory.recall.preferences import PREFERENCE_FTS
 from memory.storage import Database
 from memory.storage.fts import unindex_rows
+from memory.turn_windows import rebuild_windows, windows_touching
 
 
 async def _drop_vectors(session: AsyncSession, kind: str, ids: list[int]) -> None:
@@ -228,9 +229,12 @@ class PersonAdmin:
                 ids = list(
                     (await session.scalars(select(Message.id).where(Message.person_id == person_id))).all()
                 )
+                # Neighbouring turns were indexed and embedded with these words: redo them without.
+                touching = await windows_touching(session, ids)
                 await unindex_rows(session, "messages_fts", ids)
-                await _drop_vectors(session, "message", ids)
+                await _drop_vectors(session, "message", touching)
                 await session.execute(delete(Message).where(Message.id.in_(ids)))
+                await rebuild_windows(session, touching)
                 removed = len(ids)
             stmt = insert(PersonForgotten).values(
                 person_id=person_id, time=store.ts(now), removed_messages=removed

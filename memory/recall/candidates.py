@@ -1,7 +1,8 @@
 """Step 1 of recall: candidate lists, each ranked best first, every one already inside the scope.
 
-Lexical: BM25 over the jieba full-text indexes of messages, ChatHistory and preference documents (a
-preference document stands for its message). Structural: when the question names a time or people but
+Lexical: BM25 over the jieba full-text indexes of messages, turn windows (a message with the turns
+around it), ChatHistory and preference documents (a window or a preference document stands for its
+message). Structural: when the question names a time or people but
 few words, the messages of that time or by those people.
 """
 
@@ -15,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.recall.query import TimeRange
 from memory.storage.fts import bm25_search
+from memory.turn_windows import WINDOWS_FTS
 
 Key = tuple[str, int]
 
@@ -82,6 +84,16 @@ async def lexical_messages(
     params: dict[str, object] = {}
     allowed = f"SELECT id FROM messages WHERE {scope.messages(params)}"
     hits = await bm25_search(session, "messages_fts", match, limit, allowed, **params)
+    return [(("message", rowid), score) for rowid, score in hits]
+
+
+async def lexical_windows(
+    session: AsyncSession, scope: Scope, match: str, limit: int
+) -> list[tuple[Key, float]]:
+    """Messages whose turn window (the message with the turns around it) matches."""
+    params: dict[str, object] = {}
+    allowed = f"SELECT id FROM messages WHERE {scope.messages(params)}"
+    hits = await bm25_search(session, WINDOWS_FTS, match, limit, allowed, **params)
     return [(("message", rowid), score) for rowid, score in hits]
 
 

@@ -1,7 +1,8 @@
 """The one recall used everywhere (reply context, /recall, admin search, the eval), as small steps:
 
     plan (keywords, quotes, names → people, time expressions)
-    → candidates (BM25 over messages, ChatHistory and preference docs; dense; time/person fallbacks)
+    → candidates (BM25 over messages, turn windows, ChatHistory and preference docs; dense;
+      time/person fallbacks)
     → fusion (reciprocal rank) → context spread (neighbouring turns)
     → scope check → signals → dedupe (duplicates reinforce) → salience → [optional LLM rerank]
 
@@ -183,6 +184,7 @@ class Recaller:
                 match = feedback_match(plan.signals.keywords, expansion)
                 if match is not None:
                     add(w.feedback, await cand.lexical_messages(session, scope, match, n))
+            add(w.window, await cand.lexical_windows(session, scope, plan.match, n))
             add(w.history, await cand.lexical_histories(session, scope, plan.match, n))
             add(w.preference, await cand.lexical_preferences(session, scope, plan.match, n))
         if query_vector is not None and self.embedder is not None:

@@ -16,6 +16,7 @@ class RecallWeights:
     rrf_k: float = 60.0
     lexical: float = 1.0
     dense: float = 1.0
+    window: float = 1.0
     history: float = 1.0
     preference: float = 0.5
     time_window: float = 0.5

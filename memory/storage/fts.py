@@ -27,7 +27,12 @@ def match_expression(query: str, mode: Literal["any", "all"] = "any") -> str | N
 
 async def index_rows(session: AsyncSession, table: str, rows: Iterable[tuple[int, str]]) -> None:
     """Add (rowid, raw text) pairs to an FTS table, tokenized with jieba."""
-    params = [{"rowid": rowid, "body": index_text(body)} for rowid, body in rows]
+    await index_rows_tokenized(session, table, [(rowid, index_text(body)) for rowid, body in rows])
+
+
+async def index_rows_tokenized(session: AsyncSession, table: str, rows: Iterable[tuple[int, str]]) -> None:
+    """Add (rowid, space-joined tokens) pairs to an FTS table as they are."""
+    params = [{"rowid": rowid, "body": body} for rowid, body in rows]
     if params:
         await session.execute(text(f"INSERT INTO {table}(rowid, body) VALUES (:rowid, :body)"), params)
 

@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 
+from memory.embeddings import save_vectors
 from memory.models import (
     ChatMember,
     JobState,
@@ -16,10 +17,13 @@ from memory.models import (
     PersonFact,
     PersonTimelineEntry,
 )
+from memory.models.recall import EmbeddingVector
 from memory.persons.admin import PersonAdminError
 from memory.persons.service import PersonMemory
 from memory.service import MemoryService
 from memory.storage import Database
+from memory.storage.fts import indexed_tokens
+from memory.turn_windows import WINDOWS_FTS
 from tests.conftest import T0
 from tests.memory.persons.people_fixtures import count_rows as _count
 
@@ -68,6 +72,8 @@ async def test_forget_deletes_what_was_learnt_and_messages_only_if_asked(
     said = await g1.say("u1", "我住在杭州，以后叫我阿红就行", card="阿红｜前端", nickname="小红不红")
     await people.consolidator.run(T0)
     assert await _count(db, PersonFact, person_id=said.person_id) == 1
+    async with db.write() as session:  # the neighbour's vector was embedded with the forgotten words
+        await save_vectors(session, "message", "m", [(other.message_id, other.chat_id)], [[1.0, 0.0]])
     report = await people.admin.forget(
         said.person_id, remove_messages=remove_messages, now=T0 + timedelta(days=1)
     )
@@ -84,6 +90,10 @@ async def test_forget_deletes_what_was_learnt_and_messages_only_if_asked(
     if remove_messages:
         assert await _count(db, Message, person_id=said.person_id) == 0
         assert hits == [] and report.messages_removed == 1
+        async with db.read() as session:
+            windows = await indexed_tokens(session, WINDOWS_FTS, [other.message_id])
+        assert windows == {other.message_id: ["大家", "好"]}, "the neighbour's window drops the words"
+        assert await _count(db, EmbeddingVector, ref_id=other.message_id) == 0
     else:
         assert hits[0].id == said.message_id  # recall may add the turns around it after
         # Rewinding consolidation must not rebuild the profile from the kept messages.

@@ -51,9 +51,9 @@ async def test_global_scope_respects_the_blacklist_and_per_person_lists(recall_m
 async def test_quoted_phrase_wins_over_repeated_words(recall_memory: MemoryService) -> None:
     await recall_memory.record(make_message(1, text="爬山 爬山 周末 周末 都行 爬山"))
     await recall_memory.record(make_message(2, text="下次周末爬山记得带水"))
-    with_weights(recall_memory, quoted_phrase=0.0, context_spread=0.0)
+    with_weights(recall_memory, quoted_phrase=0.0, context_spread=0.0, window=0.0)
     assert (await ask(recall_memory, 1, '谁说过"周末爬山"', T0))[0] == "爬山 爬山 周末 周末 都行 爬山"
-    with_weights(recall_memory, context_spread=0.0)
+    with_weights(recall_memory, context_spread=0.0, window=0.0)
     assert (await ask(recall_memory, 1, '谁说过"周末爬山"', T0))[0] == "下次周末爬山记得带水"
     assert (await ask(recall_memory, 1, "谁说过「周末爬山」", T0))[0] == "下次周末爬山记得带水"
 
@@ -65,9 +65,9 @@ async def test_an_alias_resolves_to_the_speaker_not_a_keyword(recall_memory: Mem
     await recall_memory.record(
         make_message(2, sender="u2", sender_name="阿明", text="咖啡店 咖啡店 那家咖啡店我也去过")
     )
-    with_weights(recall_memory, person=0.0, person_fill=0.0, context_spread=0.0)
+    with_weights(recall_memory, person=0.0, person_fill=0.0, context_spread=0.0, window=0.0)
     assert (await ask(recall_memory, 1, "hongxiao 推荐的咖啡店", T0))[0].startswith("咖啡店 咖啡店")
-    with_weights(recall_memory, context_spread=0.0)
+    with_weights(recall_memory, context_spread=0.0, window=0.0)
     hits = await recall_memory.recall(RecallQuery("hongxiao 推荐的咖啡店", (1,), T0))
     assert hits[0].text == "那家咖啡店不错"
     assert hits[0].speaker == "小红", "shown by the name the group uses"
@@ -80,9 +80,9 @@ async def test_last_wednesday_prefers_that_day(recall_memory: MemoryService, clo
     await recall_memory.record(make_message(1, text="我们去吃了火锅", time=wednesday))
     await recall_memory.record(make_message(2, text="吃了火锅，火锅很辣", time=yesterday))
     now = datetime(2026, 3, 12, 15, 0, tzinfo=UTC)  # Thursday
-    with_weights(recall_memory, time=0.0, time_window=0.0, context_spread=0.0)
+    with_weights(recall_memory, time=0.0, time_window=0.0, context_spread=0.0, window=0.0)
     assert (await ask(recall_memory, 1, "上周三吃的什么火锅", now))[0] == "吃了火锅，火锅很辣"
-    with_weights(recall_memory, context_spread=0.0)
+    with_weights(recall_memory, context_spread=0.0, window=0.0)
     assert (await ask(recall_memory, 1, "上周三吃的什么火锅", now))[0] == "我们去吃了火锅"
     assert await ask(recall_memory, 1, "上周三", now, limit=1) == ["我们去吃了火锅"], (
         "a bare time still recalls"
@@ -92,9 +92,9 @@ async def test_last_wednesday_prefers_that_day(recall_memory: MemoryService, clo
 async def test_a_stated_habit_is_found_through_its_synthetic_document(recall_memory: MemoryService) -> None:
     await recall_memory.record(make_message(1, sender="bob", text="我一般周末去朝阳公园骑行"))
     await recall_memory.record(make_message(2, sender="amy", text="今天下雨了"))
-    with_weights(recall_memory, preference=0.0, context_spread=0.0)
+    with_weights(recall_memory, preference=0.0, context_spread=0.0, window=0.0)
     assert "我一般周末去朝阳公园骑行" not in await ask(recall_memory, 1, "他平时有什么习惯", T0)
-    with_weights(recall_memory, context_spread=0.0)
+    with_weights(recall_memory, context_spread=0.0, window=0.0)
     assert (await ask(recall_memory, 1, "他平时有什么习惯", T0))[0] == "我一般周末去朝阳公园骑行"
     hits = await recall_memory.recall(RecallQuery("习惯", (1,), T0))
     assert all(hit.kind == "message" for hit in hits), "the verbatim message is what recall returns"
@@ -141,7 +141,7 @@ async def test_duplicates_reinforce_instead_of_repeating(recall_memory: MemorySe
     for n, sender in enumerate(("a", "b", "c"), start=1):
         await recall_memory.record(make_message(n, sender=sender, text="周六去爬山！"))
     await recall_memory.record(make_message(4, sender="d", text="周六 爬山 也可以"))
-    with_weights(recall_memory, context_spread=0.0)
+    with_weights(recall_memory, context_spread=0.0, window=0.0)
     hits = await recall_memory.recall(RecallQuery("周六爬山", (1,), T0))
     assert [hit.text for hit in hits].count("周六去爬山！") == 1
     top = next(hit for hit in hits if hit.text == "周六去爬山！")
@@ -178,7 +178,7 @@ async def test_a_self_declared_alias_resolves_to_its_speaker(recall_memory: Memo
     await recall_memory.record(
         make_message(3, sender="u2", sender_name="阿明", text="咖啡店 咖啡店 那家咖啡店")
     )
-    with_weights(recall_memory, context_spread=0.0)
+    with_weights(recall_memory, context_spread=0.0, window=0.0)
     hits = await recall_memory.recall(RecallQuery("老赵 推荐的咖啡店", (1,), T0))
     assert hits[0].text == "那家咖啡店不错"
     assert "person" in hits[0].signals

@@ -1,0 +1,83 @@
+"""The turn-window index: each message with the close turns around it, kept in step on ingest."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+from alembic import command
+from sqlalchemy import create_engine
+
+from memory.recall import RecallQuery, RecallSettings
+from memory.recall.settings import RecallWeights
+from memory.recall.setup import attach_recall
+from memory.service import MemoryService
+from memory.storage import Database, migrate
+from memory.storage.fts import indexed_tokens
+from memory.turn_windows import WINDOWS_FTS
+from tests.conftest import T0, make_message
+
+
+async def windows(db: Database, ids: list[int]) -> dict[int, str]:
+    async with db.read() as session:
+        return {i: " ".join(t) for i, t in (await indexed_tokens(session, WINDOWS_FTS, ids)).items()}
+
+
+async def test_windows_hold_the_close_turns_and_follow_late_arrivals(memory: MemoryService) -> None:
+    first = await memory.record(make_message(1, text="how was the weekend"))
+    third = await memory.record(make_message(3, text="pottery class"))
+    later = await memory.record(make_message(4, text="much later", time=T0 + timedelta(days=1)))
+    command = await memory.record(make_message(5, text="/recall pottery", time=T0 + timedelta(days=1)))
+    assert await windows(memory.db, [first.message_id, third.message_id, later.message_id]) == {
+        first.message_id: "how was the weekend pottery class",
+        third.message_id: "how was the weekend pottery class",
+        later.message_id: "much later",
+    }
+    assert await windows(memory.db, [command.message_id]) == {}, "a memory command has no window"
+    second = await memory.record(make_message(2, text="kids loved it"))  # imported late, in between
+    assert await windows(memory.db, [first.message_id, second.message_id, third.message_id]) == {
+        first.message_id: "how was the weekend kids loved it",
+        second.message_id: "how was the weekend kids loved it pottery class",
+        third.message_id: "kids loved it pottery class",
+    }
+
+
+async def test_the_window_list_finds_an_answer_by_its_question(memory: MemoryService) -> None:
+    await memory.record(make_message(1, sender="a", text="what do your kids like most?"))
+    answer = await memory.record(make_message(2, sender="b", text="nature, they adore hiking"))
+    await memory.record(make_message(3, sender="a", text="kids grow up fast", time=T0 + timedelta(days=9)))
+    await memory.record(make_message(4, sender="b", text="so true", time=T0 + timedelta(days=9, minutes=1)))
+
+    def ranked_ids(window: float) -> RecallSettings:
+        return RecallSettings(weights=RecallWeights(window=window, context_spread=0.0))
+
+    attach_recall(memory, ranked_ids(0.0))
+    query = RecallQuery("kids like", (answer.chat_id,), T0 + timedelta(days=10), limit=10)
+    assert answer.message_id not in [h.id for h in await memory.recall(query)]
+    attach_recall(memory, ranked_ids(1.0))
+    assert answer.message_id in [h.id for h in await memory.recall(query)]
+
+
+def test_migration_fills_windows_for_existing_messages(tmp_path: Path) -> None:
+    path = tmp_path / "q.db"
+    engine = create_engine(f"sqlite:///{path}")
+    with engine.begin() as connection:
+        config = migrate.alembic_config()
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0005_stemmed_fts")
+        for rowid, time, body in ((1, 0.0, "hello there"), (2, 60.0, "hi"), (3, 90_000.0, "next day")):
+            connection.exec_driver_sql(
+                "INSERT INTO messages(id, chat_id, platform_message_id, sender_name, sender_card, text, "
+                "segments, mentions, time, utc_offset_minutes, is_bot, to_bot) "
+                f"VALUES ({rowid}, 1, 'm{rowid}', 'u', '', '{body}', '[]', '[]', {time}, 0, 0, 0)"
+            )
+            connection.exec_driver_sql(f"INSERT INTO messages_fts(rowid, body) VALUES ({rowid}, '{body}')")
+    migrate.upgrade(path)
+    with engine.connect() as connection:
+        rows = connection.exec_driver_sql("SELECT rowid, body FROM message_windows_fts ORDER BY rowid").all()
+    engine.dispose()
+    assert [(r, " ".join(b.split())) for r, b in rows] == [
+        (1, "hello there hi"),
+        (2, "hello there hi"),
+        (3, "next day"),
+    ]
