@@ -1,6 +1,7 @@
-"""Pseudo-relevance feedback: words that the best lexical matches share, and the rest of the
-candidates do not, are searched again as a second candidate list. It finds the turns that answer a
-question in other words ("activities" → the pottery class and the camping trip named near it)."""
+"""Pseudo-relevance feedback: words that the best candidates share (the lexical, window and dense
+lists fused), and the rest of the candidates do not, are searched again as a second candidate list.
+It finds the turns that answer a question in other words ("activities" → the pottery class and the
+camping trip named near it)."""
 
 from __future__ import annotations
 

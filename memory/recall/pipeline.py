@@ -176,14 +176,6 @@ class Recaller:
         if plan.match is not None:
             first = await cand.lexical_messages(session, scope, plan.match, n)
             add(w.lexical, first)
-            if w.feedback > 0 and len(first) > w.feedback_docs:
-                tokens = await indexed_tokens(session, "messages_fts", [i for (_, i), _ in first])
-                ordered = [tokens.get(i, []) for (_, i), _ in first]
-                top, rest = ordered[: w.feedback_docs], ordered[w.feedback_docs :]
-                expansion = expansion_terms(top, rest, plan.signals.keywords, w.feedback_terms)
-                match = feedback_match(plan.signals.keywords, expansion)
-                if match is not None:
-                    add(w.feedback, await cand.lexical_messages(session, scope, match, n))
             add(w.window, await cand.lexical_windows(session, scope, plan.match, n))
             add(w.history, await cand.lexical_histories(session, scope, plan.match, n))
             add(w.preference, await cand.lexical_preferences(session, scope, plan.match, n))
@@ -196,6 +188,8 @@ class Recaller:
                 log.warning("dense recall skipped: %s", exc)
                 found = []
             add(w.dense, found)
+        if plan.match is not None and w.feedback > 0 and rankings:
+            add(w.feedback, await self._feedback(session, plan, scope, rankings))
         named = sorted({p for person in plan.signals.named for p in person.person_ids})
         if named:
             weight = w.lexical if plan.person_only else w.person_fill
@@ -204,6 +198,31 @@ class Recaller:
             window = TimeRange(hint.start - hint.tolerance, hint.end + hint.tolerance)
             add(w.time_window, await cand.messages_in_window(session, scope, window, n))
         return rankings
+
+    async def _feedback(
+        self,
+        session: AsyncSession,
+        plan: Plan,
+        scope: cand.Scope,
+        rankings: Sequence[tuple[float, Sequence[tuple[Key, float]]]],
+    ) -> list[tuple[Key, float]]:
+        """Pseudo-relevance feedback: a second full-text pass with the words that the best messages of
+        the lists so far (lexical, windows, dense: fused) share and the rest do not."""
+        w = self.settings.weights
+        lists = [(weight, [key for key, _ in found]) for weight, found in rankings]
+        fused = reciprocal_rank_fusion(lists, w.rrf_k)
+        best = sorted(fused, key=lambda k: -fused[k])
+        ids = [i for kind, i in best if kind == "message"][: self.settings.candidates]
+        if len(ids) <= w.feedback_docs:
+            return []
+        tokens = await indexed_tokens(session, "messages_fts", ids)
+        ordered = [tokens.get(i, []) for i in ids]
+        top, rest = ordered[: w.feedback_docs], ordered[w.feedback_docs :]
+        expansion = expansion_terms(top, rest, plan.signals.keywords, w.feedback_terms)
+        match = feedback_match(plan.signals.keywords, expansion)
+        if match is None:
+            return []
+        return await cand.lexical_messages(session, scope, match, self.settings.candidates)
 
     async def _spread(self, session: AsyncSession, fused: dict[Key, float]) -> dict[Key, float]:
         """Context spread: each of the best messages lends a share of its score to the turns beside it."""

@@ -21,8 +21,8 @@ class RecallWeights:
     preference: float = 0.5
     time_window: float = 0.5
     person_fill: float = 0.05
-    feedback: float = 0.5
-    feedback_docs: int = 10
+    feedback: float = 1.0
+    feedback_docs: int = 15
     feedback_terms: int = 8
     context_spread: float = 0.3
     keyword_overlap: float = 0.8

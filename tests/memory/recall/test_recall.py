@@ -208,3 +208,19 @@ async def test_forgetting_a_person_removes_their_preference_documents(recall_mem
     assert await docs(said.person_id) == 0
     hits = await recall_memory.recall(RecallQuery("周六 习惯", (1,), T0))
     assert all("preference" not in hit.signals for hit in hits)
+
+
+async def test_feedback_finds_what_the_best_candidates_have_in_common(recall_memory: MemoryService) -> None:
+    hours = [T0 + timedelta(hours=3 * n) for n in range(5)]  # far apart: no window, no spread
+    await recall_memory.record(make_message(1, text="hiking hiking at Yellowstone", time=hours[0]))
+    await recall_memory.record(make_message(2, text="more hiking hiking near Yellowstone", time=hours[1]))
+    await recall_memory.record(make_message(3, text="the geysers at Yellowstone are unreal", time=hours[2]))
+    await recall_memory.record(make_message(4, text="new hiking boots and a long lunch", time=hours[3]))
+    await recall_memory.record(make_message(5, text="the geysers of Iceland next year", time=hours[4]))
+    now = hours[4] + timedelta(days=1)
+    with_weights(recall_memory, feedback=0.0, feedback_docs=2, context_spread=0.0, window=0.0)
+    assert "the geysers at Yellowstone are unreal" not in await ask(recall_memory, 1, "hiking", now)
+    with_weights(recall_memory, feedback=1.0, feedback_docs=2, context_spread=0.0, window=0.0)
+    found = await ask(recall_memory, 1, "hiking", now)
+    assert "the geysers at Yellowstone are unreal" in found
+    assert "the geysers of Iceland next year" not in found, "only words the best candidates share"
