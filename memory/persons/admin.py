@@ -12,11 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.models import (
+    ChatHistory,
     ChatMember,
     Message,
     Person,
@@ -156,8 +157,9 @@ class PersonAdmin:
 
     async def merge(self, survivor_id: int, merged_id: int) -> None:
         """Merge `merged_id` into `survivor_id` (two accounts of one human, or a duplicate): its
-        aliases, facts, timeline, memberships, names and messages move to the survivor, and the
-        merged person row is deleted. Where both have a name in a chat, the survivor's stays."""
+        aliases, facts, timeline, memberships, names, messages, preference documents and places among
+        topic participants move to the survivor, and the merged person row is deleted. Where both
+        have a name in a chat, the survivor's stays."""
         if survivor_id == merged_id:
             raise PersonAdminError("cannot merge a person into themselves")
         async with self.db.write() as session:
@@ -169,9 +171,11 @@ class PersonAdmin:
                 await session.execute(
                     update(table).where(table.person_id == merged_id).values(person_id=survivor_id)
                 )
-            await session.execute(
-                update(Message).where(Message.person_id == merged_id).values(person_id=survivor_id)
-            )
+            for model in (Message, PreferenceDoc):
+                await session.execute(
+                    update(model).where(model.person_id == merged_id).values(person_id=survivor_id)
+                )
+            await _move_topic_participants(session, survivor_id, merged_id)
             await _move_aliases(session, survivor_id, merged_id)
             chats = await _move_memberships(session, survivor_id, merged_id)
             await session.execute(
@@ -310,3 +314,17 @@ async def _move_memberships(session: AsyncSession, survivor_id: int, merged_id: 
         await session.delete(member)
     await session.flush()
     return chats
+
+
+async def _move_topic_participants(session: AsyncSession, survivor_id: int, merged_id: int) -> None:
+    """Rewrite the merged person's id in ChatHistory participant lists (recall filters on them)."""
+    mentioned = text(
+        "SELECT id FROM chat_history WHERE EXISTS (SELECT 1 FROM json_each(chat_history.participants) j "
+        "WHERE j.type = 'object' AND json_extract(j.value, '$.person_id') = :merged)"
+    )
+    ids = [int(r[0]) for r in await session.execute(mentioned, {"merged": merged_id})]
+    for row in (await session.scalars(select(ChatHistory).where(ChatHistory.id.in_(ids)))).all():
+        row.participants = [
+            {**p, "person_id": survivor_id} if isinstance(p, dict) and p.get("person_id") == merged_id else p
+            for p in row.participants
+        ]

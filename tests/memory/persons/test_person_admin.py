@@ -8,6 +8,7 @@ import pytest
 
 from memory.embeddings import save_vectors
 from memory.models import (
+    ChatHistory,
     ChatMember,
     JobState,
     Message,
@@ -26,6 +27,7 @@ from memory.storage.fts import indexed_tokens
 from memory.turn_windows import WINDOWS_FTS
 from tests.conftest import T0
 from tests.memory.persons.people_fixtures import count_rows as _count
+from tests.memory.recall.conftest import add_history
 
 
 async def test_rename_refuses_a_name_taken_in_the_chat(chat, people: PersonMemory) -> None:
@@ -46,8 +48,16 @@ async def test_merge_moves_everything_to_the_survivor(
     alt = await g1.say("u1-alt", "我喜欢猫", card="小红小号", nickname="红红的小号")
     await g2.say("u1-alt", "叫我阿飞就行", card="阿飞")
     await people.consolidator.run(T0)
+    async with db.write() as session:
+        topic = await add_history(session, main.chat_id, "猫", "我喜欢猫", T0, T0, [alt.message_id])
+        row = await session.get(ChatHistory, topic)
+        assert row is not None
+        row.participants = [{"person_id": alt.person_id, "user_id": "u1-alt", "name": "小红小号"}]
     await people.admin.merge(main.person_id, alt.person_id)
     assert await _count(db, Person, id=alt.person_id) == 0
+    async with db.read() as session:
+        row = await session.get(ChatHistory, topic)
+        assert row is not None and [p["person_id"] for p in row.participants] == [main.person_id]
     for model in (PersonFact, PersonTimelineEntry, PersonAlias, ChatMember, PersonChatName):
         assert await _count(db, model, person_id=alt.person_id) == 0, model
     assert await _count(db, Message, person_id=main.person_id) == 3
