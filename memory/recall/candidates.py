@@ -16,7 +16,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.recall.query import TimeRange
 from memory.storage.fts import bm25_search
-from memory.turn_windows import WINDOWS_FTS
 
 Key = tuple[str, int]
 
@@ -79,21 +78,12 @@ class Scope:
 
 
 async def lexical_messages(
-    session: AsyncSession, scope: Scope, match: str, limit: int
+    session: AsyncSession, scope: Scope, match: str, limit: int, table: str = "messages_fts"
 ) -> list[tuple[Key, float]]:
+    """Messages matching, by their own text (`messages_fts`) or by their turn window (`WINDOWS_FTS`)."""
     params: dict[str, object] = {}
     allowed = f"SELECT id FROM messages WHERE {scope.messages(params)}"
-    hits = await bm25_search(session, "messages_fts", match, limit, allowed, **params)
-    return [(("message", rowid), score) for rowid, score in hits]
-
-
-async def lexical_windows(
-    session: AsyncSession, scope: Scope, match: str, limit: int
-) -> list[tuple[Key, float]]:
-    """Messages whose turn window (the message with the turns around it) matches."""
-    params: dict[str, object] = {}
-    allowed = f"SELECT id FROM messages WHERE {scope.messages(params)}"
-    hits = await bm25_search(session, WINDOWS_FTS, match, limit, allowed, **params)
+    hits = await bm25_search(session, table, match, limit, allowed, **params)
     return [(("message", rowid), score) for rowid, score in hits]
 
 

@@ -39,6 +39,7 @@ from memory.recall.signals import QuestionSignals, apply_signals
 from memory.recall.timeexpr import parse_time_hints
 from memory.storage import Database
 from memory.storage.fts import indexed_tokens
+from memory.turn_windows import WINDOWS_FTS
 
 log = logging.getLogger(__name__)
 
@@ -176,7 +177,7 @@ class Recaller:
         if plan.match is not None:
             first = await cand.lexical_messages(session, scope, plan.match, n)
             add(w.lexical, first)
-            add(w.window, await cand.lexical_windows(session, scope, plan.match, n))
+            add(w.window, await cand.lexical_messages(session, scope, plan.match, n, WINDOWS_FTS))
             add(w.history, await cand.lexical_histories(session, scope, plan.match, n))
             add(w.preference, await cand.lexical_preferences(session, scope, plan.match, n))
         if query_vector is not None and self.embedder is not None:

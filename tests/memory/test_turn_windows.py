@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from pathlib import Path
-
-from alembic import command
-from sqlalchemy import create_engine
 
 from memory.recall import RecallQuery, RecallSettings
 from memory.recall.settings import RecallWeights
 from memory.recall.setup import attach_recall
 from memory.service import MemoryService
-from memory.storage import Database, migrate
+from memory.storage import Database
 from memory.storage.fts import indexed_tokens
 from memory.turn_windows import WINDOWS_FTS
 from tests.conftest import T0, make_message
@@ -56,28 +52,3 @@ async def test_the_window_list_finds_an_answer_by_its_question(memory: MemorySer
     assert answer.message_id not in [h.id for h in await memory.recall(query)]
     attach_recall(memory, ranked_ids(1.0))
     assert answer.message_id in [h.id for h in await memory.recall(query)]
-
-
-def test_migration_fills_windows_for_existing_messages(tmp_path: Path) -> None:
-    path = tmp_path / "q.db"
-    engine = create_engine(f"sqlite:///{path}")
-    with engine.begin() as connection:
-        config = migrate.alembic_config()
-        config.attributes["connection"] = connection
-        command.upgrade(config, "0005_stemmed_fts")
-        for rowid, time, body in ((1, 0.0, "hello there"), (2, 60.0, "hi"), (3, 90_000.0, "next day")):
-            connection.exec_driver_sql(
-                "INSERT INTO messages(id, chat_id, platform_message_id, sender_name, sender_card, text, "
-                "segments, mentions, time, utc_offset_minutes, is_bot, to_bot) "
-                f"VALUES ({rowid}, 1, 'm{rowid}', 'u', '', '{body}', '[]', '[]', {time}, 0, 0, 0)"
-            )
-            connection.exec_driver_sql(f"INSERT INTO messages_fts(rowid, body) VALUES ({rowid}, '{body}')")
-    migrate.upgrade(path)
-    with engine.connect() as connection:
-        rows = connection.exec_driver_sql("SELECT rowid, body FROM message_windows_fts ORDER BY rowid").all()
-    engine.dispose()
-    assert [(r, " ".join(b.split())) for r, b in rows] == [
-        (1, "hello there hi"),
-        (2, "hello there hi"),
-        (3, "next day"),
-    ]

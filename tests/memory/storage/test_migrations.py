@@ -1,8 +1,10 @@
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from alembic import command
 from alembic.script import ScriptDirectory
-from sqlalchemy import create_engine, inspect
+from sqlalchemy import Connection, create_engine, inspect
 
 from memory.models import Base
 from memory.storage import migrate
@@ -31,18 +33,52 @@ def test_upgrade_is_idempotent(tmp_path: Path) -> None:
     assert heads
 
 
+@contextmanager
+def schema_at(path: Path, revision: str) -> Iterator[Connection]:
+    """A connection to a database migrated only up to `revision`; what it writes is committed."""
+    engine = create_engine(f"sqlite:///{path}")
+    try:
+        with engine.begin() as connection:
+            config = migrate.alembic_config()
+            config.attributes["connection"] = connection
+            command.upgrade(config, revision)
+            yield connection
+    finally:
+        engine.dispose()
+
+
+def upgraded_rows(path: Path, sql: str) -> list[tuple[object, ...]]:
+    """Upgrade to the newest schema, then run one query."""
+    migrate.upgrade(path)
+    engine = create_engine(f"sqlite:///{path}")
+    try:
+        with engine.connect() as connection:
+            return [tuple(row) for row in connection.exec_driver_sql(sql).all()]
+    finally:
+        engine.dispose()
+
+
 def test_stemmed_fts_migration_keeps_indexed_rows(tmp_path: Path) -> None:
     path = tmp_path / "q.db"
-    engine = create_engine(f"sqlite:///{path}")
-    with engine.begin() as connection:
-        config = migrate.alembic_config()
-        config.attributes["connection"] = connection
-        command.upgrade(config, "0003_embeddings")
+    with schema_at(path, "0003_embeddings") as connection:
         connection.exec_driver_sql("INSERT INTO messages_fts(rowid, body) VALUES (7, 'we went camping')")
-    migrate.upgrade(path)
-    with engine.connect() as connection:
-        found = connection.exec_driver_sql(
-            "SELECT rowid, body FROM messages_fts WHERE messages_fts MATCH '\"camp\"'"
-        ).all()
-    engine.dispose()
+    found = upgraded_rows(path, "SELECT rowid, body FROM messages_fts WHERE messages_fts MATCH '\"camp\"'")
     assert found == [(7, "we went camping")]
+
+
+def test_turn_window_migration_fills_windows_for_existing_messages(tmp_path: Path) -> None:
+    path = tmp_path / "q.db"
+    with schema_at(path, "0005_stemmed_fts") as connection:
+        for rowid, time, body in ((1, 0.0, "hello there"), (2, 60.0, "hi"), (3, 90_000.0, "next day")):
+            connection.exec_driver_sql(
+                "INSERT INTO messages(id, chat_id, platform_message_id, sender_name, sender_card, text, "
+                "segments, mentions, time, utc_offset_minutes, is_bot, to_bot) "
+                f"VALUES ({rowid}, 1, 'm{rowid}', 'u', '', '{body}', '[]', '[]', {time}, 0, 0, 0)"
+            )
+            connection.exec_driver_sql(f"INSERT INTO messages_fts(rowid, body) VALUES ({rowid}, '{body}')")
+    rows = upgraded_rows(path, "SELECT rowid, body FROM message_windows_fts ORDER BY rowid")
+    assert [(r, " ".join(str(b).split())) for r, b in rows] == [
+        (1, "hello there hi"),
+        (2, "hello there hi"),
+        (3, "next day"),
+    ]
