@@ -1,5 +1,6 @@
 """Jargon review: list with filters and batch decisions, one entry with its evidence in context,
-approve / reject / edit / delete, and the JSON API (`/api/jargon`) for scripts."""
+approve / reject / edit / delete, adding a term by hand or importing a CSV / JSON dictionary, and the
+JSON API (`/api/jargon`) for scripts."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any, Literal
 
 from aiohttp import web
 from multidict import MultiMapping
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.web.context import ACTOR, app_of, int_param, path_int
 from bot.web.html import (
@@ -26,8 +28,9 @@ from bot.web.html import (
     url,
 )
 from bot.web.overview import message_table
-from memory.jargon import dictionary
+from memory.jargon import dictionary, transfer
 from memory.jargon.dictionary import EntryView, JargonError
+from memory.models import Chat
 from memory.models.jargon import STATUSES
 
 routes = web.RouteTableDef()
@@ -113,7 +116,63 @@ async def jargon_list(request: web.Request) -> web.Response:
         hidden("back", back),
         table(["", "term", "count", "status", "provenance", "kind", "scope", "meaning"], rows, "no entries"),
     )
-    return page(request, "Jargon review", join((_filter_form(filters), batch)))
+    return page(request, "Jargon review", join((_filter_form(filters), batch, _add_forms(request))))
+
+
+def _add_forms(request: web.Request) -> Safe:
+    scope = text_input("chat", "", "chat id (empty = every chat)", 6)
+    add = form(
+        request,
+        "/jargon/add",
+        join((text_input("content", "", "term", 12), text_input("meaning", "", "meaning", 40), scope)),
+        "Add term",
+        inline=False,
+    )
+    formats = select("format", {"csv": "CSV (header with 'content')", "json": "JSON"}, "csv", "format")
+    area = Safe('<textarea name="text" rows="5" cols="70"></textarea>')
+    dictionary_import = form(
+        request, "/jargon/import", join((area, formats, scope)), "Import dictionary", inline=False
+    )
+    return join((h("<h2>Add by hand</h2>"), add, h("<h2>Import</h2>"), dictionary_import))
+
+
+async def _scope(session: AsyncSession, data: MultiMapping[Any]) -> int | None:
+    """The chat id a form names (None: every chat), refused when there is no such chat."""
+    chat_id = int_param(str(data.get("chat") or ""), "chat")
+    if chat_id is not None and await session.get(Chat, chat_id) is None:
+        raise JargonError(f"no chat with id {chat_id}")
+    return chat_id
+
+
+@routes.post("/jargon/add")
+async def jargon_add(request: web.Request) -> web.Response:
+    """One term with its meaning, approved by hand (a manual decision inference never overrides)."""
+    data = await request.post()
+    content = str(data.get("content") or "").strip()
+    if not content:
+        raise JargonError("give the term to add")
+    async with app_of(request).db.write() as session:
+        chat_id = await _scope(session, data)
+        entry, created = await dictionary.add_manual(
+            session, content, str(data.get("meaning") or ""), chat_id, ACTOR, _now(request)
+        )
+    raise done(f"/jargon/{entry.id}", "added" if created else "updated")
+
+
+@routes.post("/jargon/import")
+async def jargon_import(request: web.Request) -> web.Response:
+    """A pasted CSV or JSON dictionary, as `qunyi jargon import` reads it; bad rows are listed."""
+    data = await request.post()
+    fmt: transfer.Format = "json" if data.get("format") == "json" else "csv"
+    rows, errors = transfer.parse(str(data.get("text") or ""), fmt)
+    async with app_of(request).db.write() as session:
+        chat_id = await _scope(session, data)
+        report = await transfer.import_rows(session, rows, chat_id, ACTOR, _now(request))
+    problems = sorted(errors + report.errors)
+    summary = f"imported: {report.created} created, {report.updated} updated, {len(problems)} errors"
+    if problems:
+        summary += " (" + "; ".join(f"row {n}: {message}" for n, message in problems[:5]) + ")"
+    raise done("/jargon", summary)
 
 
 def _ids(values: list[str]) -> list[int]:

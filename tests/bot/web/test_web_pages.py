@@ -27,6 +27,38 @@ async def _entry(console: Console, jargon_id: int) -> dictionary.EntryView | Non
         return await dictionary.get(session, jargon_id)
 
 
+async def test_add_a_term_by_hand_and_import_a_pasted_dictionary(console: Console) -> None:
+    csrf = await console.login()
+    client = console.client
+    await console.app.memory.record(make_message(1, text="开炉了开炉了"))
+    g1 = await console.chat_id()
+    assert "Import dictionary" in await (await client.get("/jargon")).text()
+    added = await client.post(
+        "/jargon/add", data={"_csrf": csrf, "content": "开炉", "meaning": "开始打游戏", "chat": str(g1)}
+    )
+    assert added.status == 200 and "开始打游戏" in await added.text()
+    async with console.app.db.read() as session:
+        entries = await dictionary.list_entries(session, search="开炉")
+    assert [(e.content, e.meaning, e.chat_id, e.status, e.provenance) for e in entries] == [
+        ("开炉", "开始打游戏", g1, "approved", "manual")
+    ]
+    nowhere = await client.post("/jargon/add", data={"_csrf": csrf, "content": "x", "chat": "999"})
+    assert nowhere.status == 400 and "no chat with id 999" in await nowhere.text()
+    pasted = "content,meaning\nyyds,永远的神\n,no term here\nawsl,啊我死了\n"
+    imported = await client.post("/jargon/import", data={"_csrf": csrf, "text": pasted, "format": "csv"})
+    body = await imported.text()
+    assert imported.status == 200 and "2 created, 0 updated, 1 errors" in body and "row 2" in body
+    async with console.app.db.read() as session:
+        found = {e.content: e.meaning for e in await dictionary.list_entries(session, statuses=["approved"])}
+    assert found == {"开炉": "开始打游戏", "yyds": "永远的神", "awsl": "啊我死了"}
+    json_text = '{"yyds": "永远滴神"}'
+    await client.post("/jargon/import", data={"_csrf": csrf, "text": json_text, "format": "json"})
+    async with console.app.db.read() as session:
+        assert [e.meaning for e in await dictionary.list_entries(session, search="yyds")] == ["永远滴神"]
+    forged = await client.post("/jargon/add", data={"content": "csrf-less"})
+    assert forged.status == 403
+
+
 async def test_approve_reject_edit_delete_round_trip(console: Console) -> None:
     xswl, awsl = await _entries(console)
     csrf = await console.login()
