@@ -9,7 +9,7 @@ ranked list of messages, and scored against the evidence dia_ids.
 Metrics (k = 5, 10): `turn_recall_all@k` / `turn_recall_any@k` — categories 1–4, questions with
 evidence: share whose evidence turns are all (any) in the top k messages; `session_frac@10` — every
 question with evidence: mean share of its evidence sessions among the first 10 distinct sessions of
-the ranking.
+the ranking. `per_conversation` gives the spread behind the means.
 """
 
 from __future__ import annotations
@@ -137,6 +137,7 @@ def score_ranking(ranking: Sequence[str], evidence: Sequence[str]) -> dict[str, 
 
 
 TURN_KEYS = ("turn_recall_all@5", "turn_recall_all@10", "turn_recall_any@5", "turn_recall_any@10")
+CONVERSATION_KEYS = ("turn_recall_all@10", "session_frac@10", "n_questions")
 
 
 def summarize(rows: list[tuple[int, dict[str, float]]]) -> dict[str, Any]:
@@ -200,6 +201,7 @@ async def evaluate(
     rows: list[tuple[int, dict[str, float]]] = []
     base_rows: list[tuple[int, dict[str, float]]] = []
     timings = {"record": 0.0, "embed": 0.0, "recall": 0.0}
+    per_conversation: dict[str, dict[str, Any]] = {}
     for conv in conversations:
         with tempfile.TemporaryDirectory(prefix="qunyi-locomo-") as tmp:
             db = await Database.open(Path(tmp))
@@ -218,16 +220,21 @@ async def evaluate(
                 if embedder is not None:
                     await backfill_all(db, embedder)
                 t2 = time.perf_counter()
+                mine: list[tuple[int, dict[str, float]]] = []
                 for question in conv.questions:
                     if not question.evidence:
                         continue
                     ranked = [dia_of[i] for i in await _hybrid(memory, chat_id, question, now) if i in dia_of]
-                    rows.append((question.category, score_ranking(ranked, question.evidence)))
+                    mine.append((question.category, score_ranking(ranked, question.evidence)))
                     if baseline:
                         plain = [
                             dia_of[i] for i in await _bm25(memory, chat_id, question, now) if i in dia_of
                         ]
                         base_rows.append((question.category, score_ranking(plain, question.evidence)))
+                rows.extend(mine)
+                per_conversation[conv.sample_id] = {
+                    k: v for k, v in summarize(mine).items() if k in CONVERSATION_KEYS
+                }
                 t3 = time.perf_counter()
                 timings["record"] += t1 - t0
                 timings["embed"] += t2 - t1
@@ -239,6 +246,7 @@ async def evaluate(
     report = summarize(rows)
     report["embedder"] = "none" if embedder is None else embedder.model
     report["n_conversations"] = len(conversations)
+    report["per_conversation"] = per_conversation
     if baseline:
         report["baseline_bm25"] = {k: v for k, v in summarize(base_rows).items() if k != "per_category"}
     report["timings"] = {k: round(v, 2) for k, v in timings.items()}

@@ -110,6 +110,9 @@ def test_cli_prints_the_json_report(tiny: Path) -> None:
         "six turns: every evidence is in the top 10"
     )
     assert "baseline_bm25" in report
+    (conversation,) = report["per_conversation"].values()
+    assert conversation["n_questions"] == 4
+    assert conversation["session_frac@10"] == report["session_frac@10"]
 
 
 def test_cli_rejects_a_bad_file(tmp_path: Path) -> None:
