@@ -21,12 +21,7 @@ WINDOWS_FTS = "message_windows_fts"
 
 async def refresh_windows(session: AsyncSession, message_ids: Iterable[int]) -> None:
     """Rebuild the windows of these messages and of their neighbours (after messages were added)."""
-    ids = sorted(set(message_ids))
-    if not ids:
-        return
-    around = await neighbours(session, ids)
-    affected = set(ids) | {i for pair in around.values() for i in pair if i is not None}
-    await rebuild_windows(session, sorted(affected))
+    await rebuild_windows(session, await windows_touching(session, sorted(set(message_ids))))
 
 
 async def rebuild_windows(session: AsyncSession, message_ids: Sequence[int]) -> None:
@@ -54,13 +49,12 @@ async def rebuild_windows(session: AsyncSession, message_ids: Sequence[int]) -> 
 
 
 async def windows_touching(session: AsyncSession, message_ids: Sequence[int]) -> list[int]:
-    """These messages and those whose windows contain them. Call it before deleting messages, then
+    """These messages and those whose windows contain them. Before deleting messages, call it, then
     `rebuild_windows` on the result once they are gone."""
+    if not message_ids:
+        return []
     around = await neighbours(session, message_ids)
-    removed = set(message_ids)
-    return sorted(
-        {i for pair in around.values() for i in pair if i is not None and i not in removed} | removed
-    )
+    return sorted(set(message_ids) | {i for pair in around.values() for i in pair if i is not None})
 
 
 async def _times(session: AsyncSession, message_ids: Sequence[int]) -> dict[int, float]:
