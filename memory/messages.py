@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 
@@ -10,6 +10,7 @@ from sqlalchemy import Select, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.models import Message
+from memory.storage.sql import in_list
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +90,8 @@ async def neighbours(
     then id; None at either end), however far away. Callers filter them by scope or time themselves."""
     if not message_ids:
         return {}
-    params = {f"nm{i}": message_id for i, message_id in enumerate(message_ids)}
-    ids = ", ".join(f":{name}" for name in params)
+    params: dict[str, object] = {}
+    ids = in_list("nm", message_ids, params)
     searchable = "id IN (SELECT rowid FROM messages_fts)"
     rows = await session.execute(
         text(
@@ -107,3 +108,25 @@ async def neighbours(
     return {
         int(r[0]): (None if r[1] is None else int(r[1]), None if r[2] is None else int(r[2])) for r in rows
     }
+
+
+def with_neighbours(
+    message_ids: Iterable[int], around: Mapping[int, tuple[int | None, int | None]]
+) -> set[int]:
+    """The messages and every neighbour `neighbours` found for them."""
+    return set(message_ids) | {i for pair in around.values() for i in pair if i is not None}
+
+
+def turn_window(
+    message_id: int, around: tuple[int | None, int | None], times: Mapping[int, float]
+) -> list[int]:
+    """The turn window of a message, in order: the previous turn, the message, the next turn, a
+    neighbour only when it is in `times` and within `TURN_CONTEXT_SECONDS` of the message."""
+    if message_id not in times:
+        return []
+    when = times[message_id]
+    return [
+        i
+        for i in (around[0], message_id, around[1])
+        if i is not None and i in times and (i == message_id or abs(times[i] - when) <= TURN_CONTEXT_SECONDS)
+    ]

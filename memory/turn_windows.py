@@ -13,8 +13,9 @@ from collections.abc import Iterable, Sequence
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memory.messages import TURN_CONTEXT_SECONDS, neighbours
-from memory.storage.fts import index_rows_tokenized, indexed_tokens, unindex_rows
+from memory.messages import neighbours, turn_window, with_neighbours
+from memory.storage.fts import index_rows_tokenized, unindex_rows
+from memory.storage.sql import in_list
 
 WINDOWS_FTS = "message_windows_fts"
 
@@ -30,21 +31,13 @@ async def rebuild_windows(session: AsyncSession, message_ids: Sequence[int]) -> 
         return
     await unindex_rows(session, WINDOWS_FTS, message_ids)
     around = await neighbours(session, message_ids)
-    wanted = set(message_ids) | {i for pair in around.values() for i in pair if i is not None}
-    tokens = await indexed_tokens(session, "messages_fts", sorted(wanted))
-    times = await _times(session, sorted(wanted))
+    turns = await _timed_tokens(session, sorted(with_neighbours(message_ids, around)))
+    times = {i: when for i, (when, _tokens) in turns.items()}
     rows = []
     for message_id in message_ids:
-        if message_id not in tokens:
-            continue
-        before, after = around.get(message_id, (None, None))
-        body: list[str] = []
-        for other in (before, message_id, after):
-            if other is None or other not in tokens:
-                continue
-            if other == message_id or abs(times[other] - times[message_id]) <= TURN_CONTEXT_SECONDS:
-                body.extend(tokens[other])
-        rows.append((message_id, " ".join(body)))
+        window = turn_window(message_id, around.get(message_id, (None, None)), times)
+        if window:
+            rows.append((message_id, " ".join(token for i in window for token in turns[i][1])))
     await index_rows_tokenized(session, WINDOWS_FTS, rows)
 
 
@@ -53,14 +46,20 @@ async def windows_touching(session: AsyncSession, message_ids: Sequence[int]) ->
     `rebuild_windows` on the result once they are gone."""
     if not message_ids:
         return []
-    around = await neighbours(session, message_ids)
-    return sorted(set(message_ids) | {i for pair in around.values() for i in pair if i is not None})
+    return sorted(with_neighbours(message_ids, await neighbours(session, message_ids)))
 
 
-async def _times(session: AsyncSession, message_ids: Sequence[int]) -> dict[int, float]:
-    if not message_ids:
-        return {}
-    params = {f"t{i}": message_id for i, message_id in enumerate(message_ids)}
-    names = ", ".join(f":{name}" for name in params)
-    rows = await session.execute(text(f"SELECT id, time FROM messages WHERE id IN ({names})"), params)
-    return {int(r[0]): float(r[1]) for r in rows}
+async def _timed_tokens(
+    session: AsyncSession, message_ids: Sequence[int]
+) -> dict[int, tuple[float, list[str]]]:
+    """Time and indexed tokens of each searchable message among these."""
+    params: dict[str, object] = {}
+    ids = in_list("t", message_ids, params)
+    rows = await session.execute(
+        text(
+            "SELECT m.id, m.time, f.body FROM messages m JOIN messages_fts f ON f.rowid = m.id "
+            f"WHERE m.id IN ({ids})"
+        ),
+        params,
+    )
+    return {int(r[0]): (float(r[1]), str(r[2]).split()) for r in rows}

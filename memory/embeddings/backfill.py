@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from sqlalchemy import text
 
 from memory.embeddings.store import save_vectors
-from memory.messages import TURN_CONTEXT_SECONDS, StoredMessage, by_ids, neighbours
+from memory.messages import StoredMessage, by_ids, neighbours, turn_window, with_neighbours
 from memory.ports import Embedder
 from memory.storage import Database
 
@@ -46,16 +46,10 @@ def message_document(speaker: str, body: str) -> str:
 def windowed_document(
     message: StoredMessage, around: tuple[int | None, int | None], loaded: Mapping[int, StoredMessage]
 ) -> str:
-    """What is embedded for a message: the turn, after the previous and before the next turn of its
-    chat when they lie within `TURN_CONTEXT_SECONDS` of it."""
-    turns = []
-    for other_id in (around[0], message.id, around[1]):
-        other = loaded.get(other_id) if other_id is not None else None
-        if other is None:
-            continue
-        if other is message or abs((other.time - message.time).total_seconds()) <= TURN_CONTEXT_SECONDS:
-            turns.append(message_document(other.speaker, other.text))
-    return "\n".join(turns)
+    """What is embedded for a message: its turn window (`turn_window`), one turn a line."""
+    times = {i: m.time.timestamp() for i, m in loaded.items()}
+    turns = [loaded[i] for i in turn_window(message.id, around, times)]
+    return "\n".join(message_document(m.speaker, m.text) for m in turns)
 
 
 @dataclass(slots=True)
@@ -79,8 +73,7 @@ async def backfill(
     async with db.read() as session:
         ids = [int(r[0]) for r in await session.execute(_MISSING_MESSAGES, {**params, "settled": settled})]
         around = await neighbours(session, ids)
-        context_ids = {i for pair in around.values() for i in pair if i is not None}
-        loaded = {m.id: m for m in await by_ids(session, sorted(set(ids) | context_ids))}
+        loaded = {m.id: m for m in await by_ids(session, sorted(with_neighbours(ids, around)))}
         histories = (await session.execute(_MISSING_HISTORY, params)).all()
     messages = [loaded[i] for i in ids if i in loaded]
     if messages:

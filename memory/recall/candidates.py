@@ -16,16 +16,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.recall.query import TimeRange
 from memory.storage.fts import bm25_search
+from memory.storage.sql import in_list
 
 Key = tuple[str, int]
-
-
-def _in_list(name: str, values: Sequence[object], params: dict[str, object]) -> str:
-    names = []
-    for i, value in enumerate(values):
-        params[f"{name}{i}"] = value
-        names.append(f":{name}{i}")
-    return ", ".join(names) or "NULL"
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +32,7 @@ class Scope:
 
     def messages(self, params: dict[str, object]) -> str:
         """A condition on `messages` rows (unqualified columns)."""
-        parts = [f"chat_id IN ({_in_list('sc', self.chat_ids, params)})"]
+        parts = [f"chat_id IN ({in_list('sc', self.chat_ids, params)})"]
         if self.time_range is not None and self.time_range.start is not None:
             params["st0"] = self.time_range.start.timestamp()
             parts.append("time >= :st0")
@@ -47,8 +40,8 @@ class Scope:
             params["st1"] = self.time_range.end.timestamp()
             parts.append("time < :st1")
         if self.person_ids:
-            ids = _in_list("sp", self.person_ids, params)
-            uids = _in_list("su", self.person_platform_ids, params)
+            ids = in_list("sp", self.person_ids, params)
+            uids = in_list("su", self.person_platform_ids, params)
             parts.append(
                 f"(person_id IN ({ids}) OR EXISTS (SELECT 1 FROM json_each(messages.mentions) j "
                 f"WHERE j.value IN ({uids})))"
@@ -57,7 +50,7 @@ class Scope:
 
     def histories(self, params: dict[str, object]) -> str:
         """A condition on `chat_history` rows: overlapping the time range, involving the people."""
-        parts = [f"chat_id IN ({_in_list('sc', self.chat_ids, params)})"]
+        parts = [f"chat_id IN ({in_list('sc', self.chat_ids, params)})"]
         if self.time_range is not None and self.time_range.start is not None:
             params["st0"] = self.time_range.start.timestamp()
             parts.append("end_time >= :st0")
@@ -65,7 +58,7 @@ class Scope:
             params["st1"] = self.time_range.end.timestamp()
             parts.append("start_time < :st1")
         if self.person_ids:
-            ids = _in_list("sp", self.person_ids, params)
+            ids = in_list("sp", self.person_ids, params)
             parts.append(
                 "EXISTS (SELECT 1 FROM json_each(chat_history.participants) j WHERE "
                 "CASE WHEN j.type = 'object' THEN json_extract(j.value, '$.person_id') "
@@ -106,7 +99,7 @@ async def lexical_preferences(
     if not hits:
         return []
     id_params: dict[str, object] = {}
-    ids = _in_list("pd", [rowid for rowid, _ in hits], id_params)
+    ids = in_list("pd", [rowid for rowid, _ in hits], id_params)
     rows = await session.execute(
         text(f"SELECT id, message_id FROM preference_docs WHERE id IN ({ids})"), id_params
     )
@@ -141,7 +134,7 @@ async def messages_by_people(
     """The latest messages spoken by the given people, for questions that are mostly a name."""
     params: dict[str, object] = {"lim": limit}
     where = scope.messages(params)
-    ids = _in_list("np", person_ids, params)
+    ids = in_list("np", person_ids, params)
     rows = await session.execute(
         text(
             f"SELECT id FROM messages WHERE {where} AND person_id IN ({ids}) "

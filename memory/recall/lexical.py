@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from memory.messages import StoredMessage, by_ids
 from memory.storage import Database
 from memory.storage.fts import bm25_search, match_expression
+from memory.storage.sql import in_list
 
 
 async def search_messages(
@@ -16,9 +17,8 @@ async def search_messages(
     match = match_expression(query)
     if match is None or not chat_ids:
         return []
-    placeholders = ", ".join(f":c{i}" for i in range(len(chat_ids)))
-    scope = f"SELECT id FROM messages WHERE chat_id IN ({placeholders})"
-    params = {f"c{i}": chat_id for i, chat_id in enumerate(chat_ids)}
+    params: dict[str, object] = {}
+    scope = f"SELECT id FROM messages WHERE chat_id IN ({in_list('c', chat_ids, params)})"
     async with db.read() as session:
         hits = await bm25_search(session, "messages_fts", match, limit, scope, **params)
         rows = {m.id: m for m in await by_ids(session, [rowid for rowid, _ in hits])}

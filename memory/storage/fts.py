@@ -8,6 +8,7 @@ from typing import Literal
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from memory.storage.sql import in_list
 from memory.text import index_text, search_terms
 
 
@@ -66,7 +67,7 @@ async def indexed_tokens(session: AsyncSession, table: str, rowids: Sequence[int
     """The tokens an FTS table holds for each rowid (no re-segmentation)."""
     if not rowids:
         return {}
-    params = {f"r{i}": rowid for i, rowid in enumerate(rowids)}
-    names = ", ".join(f":{name}" for name in params)
+    params: dict[str, object] = {}
+    names = in_list("r", rowids, params)
     rows = await session.execute(text(f"SELECT rowid, body FROM {table} WHERE rowid IN ({names})"), params)
     return {int(row[0]): str(row[1]).split() for row in rows}
