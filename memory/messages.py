@@ -10,6 +10,7 @@ from sqlalchemy import Select, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.models import Message
+from memory.storage.fts import searchable
 from memory.storage.sql import in_list
 
 
@@ -92,15 +93,14 @@ async def neighbours(
         return {}
     params: dict[str, object] = {}
     ids = in_list("nm", message_ids, params)
-    searchable = "id IN (SELECT rowid FROM messages_fts)"
     rows = await session.execute(
         text(
             "SELECT m.id, "
             f"(SELECT p.id FROM messages p WHERE p.chat_id = m.chat_id AND (p.time < m.time OR "
-            f"(p.time = m.time AND p.id < m.id)) AND p.{searchable} "
+            f"(p.time = m.time AND p.id < m.id)) AND {searchable('p')} "
             "ORDER BY p.time DESC, p.id DESC LIMIT 1), "
             f"(SELECT n.id FROM messages n WHERE n.chat_id = m.chat_id AND (n.time > m.time OR "
-            f"(n.time = m.time AND n.id > m.id)) AND n.{searchable} ORDER BY n.time, n.id LIMIT 1) "
+            f"(n.time = m.time AND n.id > m.id)) AND {searchable('n')} ORDER BY n.time, n.id LIMIT 1) "
             f"FROM messages m WHERE m.id IN ({ids})"
         ),
         params,

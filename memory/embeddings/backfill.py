@@ -19,13 +19,14 @@ from memory.embeddings.store import save_vectors
 from memory.messages import StoredMessage, by_ids, neighbours, turn_window, with_neighbours
 from memory.ports import Embedder
 from memory.storage import Database
+from memory.storage.fts import searchable
 
 log = logging.getLogger(__name__)
 
 SETTLE_SECONDS = 600.0
 
 _MISSING_MESSAGES = text(
-    "SELECT m.id FROM messages m WHERE m.text != '' AND m.id IN (SELECT rowid FROM messages_fts) "
+    f"SELECT m.id FROM messages m WHERE m.text != '' AND {searchable('m')} "
     "AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.kind = 'message' AND e.ref_id = m.id "
     "AND e.model = :model) AND (m.time < :settled OR EXISTS (SELECT 1 FROM messages n "
     "WHERE n.chat_id = m.chat_id AND (n.time > m.time OR (n.time = m.time AND n.id > m.id)))) "

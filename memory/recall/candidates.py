@@ -15,7 +15,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.recall.query import TimeRange
-from memory.storage.fts import bm25_search
+from memory.storage.fts import bm25_search, searchable
 from memory.storage.sql import in_list
 
 Key = tuple[str, int]
@@ -121,7 +121,7 @@ async def messages_in_window(
     rows = await session.execute(
         text(
             f"SELECT id FROM messages WHERE {where} AND time >= :w0 AND time < :w1 "
-            "AND id IN (SELECT rowid FROM messages_fts) ORDER BY time DESC, id DESC LIMIT :lim"
+            f"AND {searchable('messages')} ORDER BY time DESC, id DESC LIMIT :lim"
         ),
         params,
     )
@@ -138,7 +138,7 @@ async def messages_by_people(
     rows = await session.execute(
         text(
             f"SELECT id FROM messages WHERE {where} AND person_id IN ({ids}) "
-            "AND id IN (SELECT rowid FROM messages_fts) ORDER BY time DESC, id DESC LIMIT :lim"
+            f"AND {searchable('messages')} ORDER BY time DESC, id DESC LIMIT :lim"
         ),
         params,
     )

@@ -26,6 +26,12 @@ def match_expression(query: str, mode: Literal["any", "all"] = "any") -> str | N
     return joiner.join(quote_term(term) for term in terms)
 
 
+def searchable(alias: str) -> str:
+    """An SQL condition: the `messages` row `alias` is in the full-text index. A rowid lookup per
+    row; `id IN (SELECT rowid FROM messages_fts)` would list the whole index each time."""
+    return f"EXISTS (SELECT 1 FROM messages_fts WHERE messages_fts.rowid = {alias}.id)"
+
+
 async def index_rows(session: AsyncSession, table: str, rows: Iterable[tuple[int, str]]) -> None:
     """Add (rowid, raw text) pairs to an FTS table, tokenized with jieba."""
     await index_rows_tokenized(session, table, [(rowid, index_text(body)) for rowid, body in rows])
