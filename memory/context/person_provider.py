@@ -44,12 +44,13 @@ class PersonCardProvider:
             by_user = await store.person_ids_for(
                 session, platform, [u for m in (*earlier, message) for u in m.mentions]
             )
-        found: list[int] = [by_user[u] for u in message.mentions if u in by_user]
-        found += await self.resolver.mentions(request.chat_id, request.query or message.text)
+        named, *named_earlier = await self.resolver.mentions_in(
+            request.chat_id, [request.query or message.text, *(m.text for m in earlier)]
+        )
+        found: list[int] = [by_user[u] for u in message.mentions if u in by_user] + named
         recent: list[RecentPerson] = []
-        for m in earlier:
-            discussed = [by_user[u] for u in m.mentions if u in by_user]
-            discussed += await self.resolver.mentions(request.chat_id, m.text)
+        for m, names in zip(earlier, named_earlier, strict=True):
+            discussed = [by_user[u] for u in m.mentions if u in by_user] + names
             recent += [RecentPerson(str(p), m.time.timestamp()) for p in discussed]
         speaker = message.person_id
         referred = resolve_pronoun(

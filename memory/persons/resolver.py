@@ -8,12 +8,14 @@ are the database ids as strings (the pure core is storage-agnostic); `mentions` 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from memory.persons import store
 from memory.persons.aliases import AliasIndex, Mention, Resolution
 from memory.persons.config import PersonsConfig
 from memory.storage import Database
+
+MAX_REMEMBERED_TEXTS = 4096
 
 
 class PersonResolver:
@@ -23,6 +25,9 @@ class PersonResolver:
         self.db = db
         self.config = config or PersonsConfig
         self._cache: dict[int, tuple[tuple[int, int], AliasIndex]] = {}
+        # Mentions already found per chat and text; the recent window is searched again for every
+        # reply. Dropped with the chat's index when its names change.
+        self._found: dict[int, dict[str, list[int]]] = {}
 
     async def index(self, chat_id: int) -> AliasIndex:
         """The chat's alias index, rebuilt only when its names changed."""
@@ -34,6 +39,7 @@ class PersonResolver:
             entries = await store.alias_entries(session, chat_id, self.config().alias_sources)
         built = AliasIndex(entries)
         self._cache[chat_id] = (version, built)
+        self._found[chat_id] = {}
         return built
 
     async def resolve(self, chat_id: int, name: str) -> Resolution:
@@ -50,5 +56,17 @@ class PersonResolver:
     async def mentions(self, chat_id: int, text: str) -> list[int]:
         """The people clearly named in `text`, in order of first appearance, without repeats —
         what recall needs to turn names in a query into person ids. Ambiguous names are left out."""
-        found = [int(m.person_id) for m in await self.find(chat_id, text) if m.person_id is not None]
-        return list(dict.fromkeys(found))
+        return (await self.mentions_in(chat_id, [text]))[0]
+
+    async def mentions_in(self, chat_id: int, texts: Sequence[str]) -> list[list[int]]:
+        """`mentions` of each text, reading the chat's names once."""
+        index = await self.index(chat_id)
+        confidence = self.config().mention_min_confidence
+        known = self._found.setdefault(chat_id, {})
+        if len(known) > MAX_REMEMBERED_TEXTS:
+            known.clear()
+        for text in texts:
+            if text not in known:
+                found = index.find_mentions(text, min_confidence=confidence)
+                known[text] = list(dict.fromkeys(int(m.person_id) for m in found if m.person_id is not None))
+        return [list(known[text]) for text in texts]
