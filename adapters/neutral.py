@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from memory.types import Segment, SegmentKind
@@ -17,6 +17,12 @@ def as_id(value: Any) -> str | None:
     if isinstance(value, str) and value.strip():
         return value.strip()
     return None
+
+
+def mapping_at(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """`data[key]` when it is a JSON object, else an empty one (absent, null or of the wrong type)."""
+    value = data.get(key)
+    return value if isinstance(value, Mapping) else {}
 
 
 def joined_text(*groups: Iterable[Segment]) -> str:

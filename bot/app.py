@@ -199,14 +199,14 @@ async def build_app(
     register_history_jobs(runner, db, lambda: config.current, llm)
     if watch_config and config.path is not None and settings.scheduler.config_watch_seconds > 0:
 
-        async def watch_config(_now: object) -> None:
+        async def reload_config(_now: object) -> None:
             config.reload_if_changed()
 
         runner.register(
             JobSpec(
                 "config_watch",
                 lambda: timedelta(seconds=config.current.scheduler.config_watch_seconds),
-                watch_config,
+                reload_config,
             )
         )
     return app

@@ -48,7 +48,7 @@ def to_stored(row: Message) -> StoredMessage:
     )
 
 
-async def _all(session: AsyncSession, query: Select[tuple[Message]]) -> list[StoredMessage]:
+async def _all(session: AsyncSession, query: Select[Message]) -> list[StoredMessage]:
     return [to_stored(row) for row in (await session.scalars(query)).all()]
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,4 +15,4 @@ class JobSpec:
 
     name: str
     interval: Callable[[], timedelta]
-    run: Callable[[datetime], Awaitable[object]]
+    run: Callable[[datetime], Coroutine[Any, Any, object]]

@@ -51,8 +51,8 @@ class DiscordAdapter(Adapter):
             log.info("Discord bot %s (%s) ready", client.user, getattr(client.user, "id", "?"))
             ready.set()
 
-        client.on_ready = on_ready  # type: ignore[attr-defined]
-        client.on_message = self._on_message  # type: ignore[attr-defined]
+        client.on_ready = on_ready
+        client.on_message = self._on_message
         self._client = client
         self._task = asyncio.ensure_future(client.start(self.config.token))
         ready_wait = asyncio.ensure_future(ready.wait())
@@ -105,7 +105,7 @@ class DiscordAdapter(Adapter):
             )
             sent = await channel.send(  # type: ignore[union-attr]
                 text,
-                reference=reference,
+                reference=reference,  # type: ignore[arg-type]  # None is accepted; the overloads omit it
                 allowed_mentions=discord.AllowedMentions(
                     everyone=False, roles=False, users=True, replied_user=False
                 ),

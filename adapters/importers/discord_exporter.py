@@ -20,7 +20,7 @@ from adapters.importers.base import (
     load_json,
     parse_time,
 )
-from adapters.neutral import as_id, joined_text, reply_prefix
+from adapters.neutral import as_id, joined_text, mapping_at, reply_prefix
 from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
 
 PLATFORM = "discord"
@@ -39,7 +39,7 @@ def iter_messages(
     root = load_json(path)
     if not isinstance(root, Mapping) or not isinstance(root.get("messages"), list):
         raise ImportFileError(f"{path}: not a DiscordChatExporter JSON export (no 'messages' list)")
-    channel = root.get("channel") if isinstance(root.get("channel"), Mapping) else {}
+    channel = mapping_at(root, "channel")
     chat_id = as_id(channel.get("id"))
     if chat_id is None:
         raise ImportFileError(f"{path}: the export has no channel id")
@@ -84,7 +84,7 @@ def _convert(
             if i
         )
     )
-    reference = entry.get("reference") if isinstance(entry.get("reference"), Mapping) else {}
+    reference = mapping_at(entry, "reference")
     reply_to = as_id(reference.get("messageId"))
     is_bot, to_bot = addressing(sender_id, mentions, reply_to, bot_id, senders)
     try:

@@ -60,11 +60,12 @@ def parse_record(line: str, platform: str = "replay", default_tz: tzinfo | None 
     missing = [key for key in REQUIRED if key not in record]
     if missing:
         raise ValueError(f"missing field(s): {', '.join(missing)}")
-    ids = {}
+    ids: dict[str, str] = {}
     for key in ("chat", "message_id", "sender_id"):
-        ids[key] = as_id(record[key])
-        if ids[key] is None:
+        value = as_id(record[key])
+        if value is None:
             raise ValueError(f"{key} must be a non-empty string or an integer, got {record[key]!r}")
+        ids[key] = value
     text = _string(record, "text")
     reply_to = record.get("reply_to")
     if reply_to is not None and as_id(reply_to) is None:

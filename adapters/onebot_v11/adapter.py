@@ -24,6 +24,7 @@ import aiohttp
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from adapters.base import Adapter, MessageHandler, SendError
+from adapters.neutral import mapping_at
 from adapters.onebot_v11.config import OneBotConfig
 from adapters.onebot_v11.errors import ActionFailed, ActionTimeout, NotConnected, OneBotError
 from adapters.onebot_v11.event import (
@@ -378,7 +379,7 @@ class OneBotAdapter(Adapter):
             return None
         if not isinstance(data, Mapping):
             return None
-        sender = data.get("sender") if isinstance(data.get("sender"), Mapping) else {}
+        sender = mapping_at(data, "sender")
         sender_id = data.get("user_id", sender.get("user_id"))
         try:
             text = to_neutral(data.get("message", data.get("raw_message", ""))).text

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from adapters.neutral import as_id
+from adapters.neutral import as_id, mapping_at
 from adapters.onebot_v11.message import RawSegment, normalize_message, to_neutral
 from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
 
@@ -41,9 +41,9 @@ class MetaEvent:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MetaEvent:
-        status = data.get("status") if isinstance(data.get("status"), Mapping) else {}
+        status = mapping_at(data, "status")
         interval = data.get("interval")
-        online = status.get("online") if isinstance(status, Mapping) else None
+        online = status.get("online")
         return cls(
             self_id=as_id(data.get("self_id")),
             meta_event_type=str(data.get("meta_event_type") or ""),
@@ -84,7 +84,7 @@ class MessageEvent:
         message_id = as_id(data.get("message_id"))
         if message_id is None:
             raise InvalidMessage(f"message_id is missing or not an id: {data.get('message_id')!r}")
-        sender = data.get("sender") if isinstance(data.get("sender"), Mapping) else {}
+        sender = mapping_at(data, "sender")
         user_id = as_id(data.get("user_id")) or as_id(sender.get("user_id"))
         if user_id is None:
             raise InvalidMessage("user_id is missing (neither the event nor its sender has one)")

@@ -13,6 +13,7 @@ from bot.app import embedder_config, recall_settings
 from bot.cli.options import open_config
 from bot.evals.locomo import DataError, evaluate, load_conversations
 from memory.embeddings import make_embedder
+from memory.embeddings.factory import EmbedderKind
 
 
 @click.command("locomo")
@@ -44,7 +45,7 @@ from memory.embeddings import make_embedder
 )
 def command(
     data: Path,
-    embedder: str | None,
+    embedder: EmbedderKind | None,
     model: str | None,
     base_url: str | None,
     baseline: bool,

@@ -15,7 +15,7 @@ import click
 from bot.app import resolve_data_dir
 from bot.cli.options import open_config, run_async, runtime_options
 from memory.jargon import dictionary, transfer
-from memory.jargon.dictionary import EntryView, JargonError
+from memory.jargon.dictionary import Decision, EntryView, JargonError
 from memory.models.jargon import STATUSES
 from memory.service import MemoryService
 from memory.storage import Database
@@ -176,7 +176,7 @@ def show_command(
         click.echo(f"[{review['action']} by {review['actor']} at {review['time']:.0f}]")
 
 
-def _decide(action_name: str) -> click.Command:
+def _decide(action_name: Decision) -> click.Command:
     @click.command(action_name)
     @click.argument("ids", type=int, nargs=-1, required=True)
     @click.option("--meaning", default=None, help="Set the meaning at the same time (approve).")
@@ -193,7 +193,7 @@ def _decide(action_name: str) -> click.Command:
             async with memory.db.write() as session:
                 return await dictionary.decide(
                     session, list(ids), action_name, _actor(by), time.time(), meaning
-                )  # type: ignore[arg-type]
+                )
 
         for entry in _run(config_path, data_dir, action):
             click.echo(_line(entry))

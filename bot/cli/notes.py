@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,10 @@ def _store(config_path: Path | None, data_dir: Path | None, chat: str) -> NoteSt
 
 
 def _run(
-    action: Callable[[NoteStore], Awaitable[Any]], config_path: Path | None, data_dir: Path | None, chat: str
+    action: Callable[[NoteStore], Coroutine[Any, Any, Any]],
+    config_path: Path | None,
+    data_dir: Path | None,
+    chat: str,
 ) -> Any:
     try:
         return run_async(action(_store(config_path, data_dir, chat)))

@@ -7,9 +7,10 @@ which must resolve to one person of the chat (an ambiguous name is refused with 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
@@ -20,13 +21,15 @@ from memory.persons.admin import PersonAdminError
 from memory.persons.service import PersonMemory
 from memory.persons.store import PersonRecord
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 
 @click.group("people")
 def people() -> None:
     """The people of a chat: names, aliases, facts, timeline; edit, merge and forget."""
 
 
-def chat_option(command: click.Command) -> click.Command:
+def chat_option(command: F) -> F:
     return click.option("--chat", "chat_key", required=True, help="Chat as platform:id, or its id alone.")(
         command
     )

@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory.history.reinforce import reinforce
 from memory.jargon import dictionary
 from memory.persons.card import render_card
 from memory.persons.service import persons_of
-from memory.recall import RecallQuery, reinforce_history
+from memory.recall import RecallQuery
 from memory.service import MemoryService
 from memory.text import truncate
 
@@ -35,8 +36,8 @@ async def recall(memory: MemoryService, chat_id: int, query: str, limit: int = 5
     shown_topics = [hit.id for hit in hits if hit.kind == "history"]
     if shown_topics:
         async with memory.db.write() as session:
-            await reinforce_history(session, shown_topics)
-    results = [
+            await reinforce(session, shown_topics)
+    results: list[dict[str, Any]] = [
         {
             "kind": hit.kind,
             "id": hit.id,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from bot.commands import answers
 from memory.service import MemoryService
 
@@ -15,7 +17,11 @@ async def dispatch(memory: MemoryService, chat_id: int, text: str) -> answers.An
         return None
     name, _, argument = stripped[1:].partition(" ")
     argument = argument.strip()
-    handlers = {"recall": answers.recall, "who": answers.who, "what": answers.what}
+    handlers: dict[str, Callable[[MemoryService, int, str], Awaitable[answers.Answer]]] = {
+        "recall": answers.recall,
+        "who": answers.who,
+        "what": answers.what,
+    }
     handler = handlers.get(name.lower())
     if handler is None:
         return None

@@ -12,6 +12,7 @@ from adapters.onebot_v11.config import OneBotConfig
 from adapters.telegram.config import TelegramConfig
 from bot.llm.settings import LLMSettings
 from bot.web.security import check_host
+from memory.embeddings.factory import EmbedderKind
 from memory.recall.settings import RecallSettings as _RecallDefaults
 from memory.recall.settings import RecallWeights as _WeightDefaults
 from memory.topics.params import DisentangleParams
@@ -84,7 +85,7 @@ class RecallSettings(Section):
     scope: Literal["chat", "global"] = "chat"
     global_blacklist: list[str] = []
     per_person_cross_chat: list[str] = []
-    embedder: Literal["none", "local", "openai"] = "none"
+    embedder: EmbedderKind = "none"
     model: str = ""
     base_url: str = ""
     api_key_env: str = "OPENAI_API_KEY"

@@ -19,6 +19,7 @@ import math
 import random
 import sys
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +110,7 @@ def held_out(chats: list[IrcChat], data: Path, folds: list[list[int]], epochs: i
         test_set = [chats[i] for i in fold]
         weights = train(train_set, data, epochs)
         params = replace(DisentangleParams(), weights=tuple(sorted(weights.items())))
-        _, predictions = evaluate(test_set, lambda p=params: Disentangler(p))
+        _, predictions = evaluate(test_set, partial(Disentangler, params))
         for chat in test_set:
             gold += pooled(chat.stem, chat.gold)
             pred += pooled(chat.stem, predictions[chat.stem])

@@ -29,7 +29,7 @@ from bot.web.html import (
 )
 from bot.web.overview import message_table
 from memory.jargon import dictionary, transfer
-from memory.jargon.dictionary import EntryView, JargonError
+from memory.jargon.dictionary import DECISIONS, EntryView, JargonError
 from memory.models import Chat
 from memory.models.jargon import STATUSES
 
@@ -195,8 +195,8 @@ def _back(value: object, default: str) -> str:
 async def jargon_batch(request: web.Request) -> web.Response:
     """Approve or reject the checked entries in one transaction."""
     data = await request.post()
-    action = data.get("action")
-    if action not in ("approve", "reject"):
+    action = next((d for d in DECISIONS if d == data.get("action")), None)
+    if action is None:
         raise JargonError("choose approve or reject")
     ids = _ids([str(v) for v in data.getall("ids", [])])
     if not ids:

@@ -4,9 +4,9 @@ minus what the recent window already shows. Recalled ChatHistory rows are reinfo
 from __future__ import annotations
 
 from memory.context.builder import ContextRequest, ContextSection
+from memory.history.reinforce import reinforce
 from memory.recall.pipeline import Recaller
 from memory.recall.query import RecallHit, RecallQuery
-from memory.recall.reinforce import reinforce_history
 
 PRIORITY = 60
 
@@ -48,7 +48,7 @@ class RecallProvider:
         history_ids = [hit.id for hit in hits if hit.kind == "history"]
         if history_ids:
             async with self.recaller.db.write() as session:
-                await reinforce_history(session, history_ids)
+                await reinforce(session, history_ids)
         return ContextSection(
             "recall", "Recalled memories", [memory_line(hit) for hit in hits], self.budget_tokens, PRIORITY
         )

@@ -16,7 +16,7 @@ def normalized(vectors: Sequence[Sequence[float]]) -> Matrix:
     if matrix.ndim != 2:
         raise ValueError(f"expected a list of vectors, got an array of shape {matrix.shape}")
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / np.where(norms == 0, 1.0, norms)
+    return (matrix / np.where(norms == 0, 1.0, norms)).astype(np.float32, copy=False)
 
 
 def to_blob(vector: Matrix) -> bytes:

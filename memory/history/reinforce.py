@@ -8,6 +8,7 @@ from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.models import ChatHistory
+from memory.storage.sql import rows_changed
 
 
 async def reinforce(session: AsyncSession, ids: Iterable[int], by: int = 1) -> int:
@@ -21,4 +22,4 @@ async def reinforce(session: AsyncSession, ids: Iterable[int], by: int = 1) -> i
     result = await session.execute(
         update(ChatHistory).where(ChatHistory.id.in_(unique)).values(count=ChatHistory.count + by)
     )
-    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+    return rows_changed(result)

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
-from typing import Any
+from typing import Any, TypeAlias, cast
 
 from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -89,14 +89,18 @@ def _source(row: Any) -> SourceMessage:
     )
 
 
-def _query() -> Select[tuple[Message, str | None, str | None, str | None, str | None]]:
+NamedRows: TypeAlias = Select[Message, str | None, str | None, str | None, str | None]
+
+
+def _query() -> NamedRows:
     """Messages with their speaker's names; the name the chat uses for them comes first."""
     in_chat = (PersonChatName.chat_id == Message.chat_id) & (PersonChatName.person_id == Message.person_id)
-    return (
+    query = (
         select(*_COLUMNS)
         .join(Person, Person.id == Message.person_id, isouter=True)
         .join(PersonChatName, in_chat, isouter=True)
     )
+    return cast(NamedRows, query)  # outer joins: the name columns may be NULL
 
 
 async def after_cursor(session: AsyncSession, chat_id: int, cursor: int, limit: int) -> list[SourceMessage]:

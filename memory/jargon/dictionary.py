@@ -27,6 +27,8 @@ from memory.models.jargon import STATUSES
 from memory.text import normalize
 
 Scope = Literal["global", "chat"]
+Decision = Literal["approve", "reject"]
+DECISIONS: tuple[Decision, ...] = ("approve", "reject")
 EXPLAINABLE = ("approved", "inferred")
 MAX_TERM_CHARS = 64
 MAX_MEANING_CHARS = 2000
@@ -334,7 +336,7 @@ def _trail(row: Jargon, actor: str, action: str, old: dict[str, Any], now: float
 async def decide(
     session: AsyncSession,
     ids: Sequence[int],
-    action: Literal["approve", "reject"],
+    action: Decision,
     actor: str,
     now: float,
     meaning: str | None = None,

@@ -35,6 +35,7 @@ from memory.persons.observe import taken_names
 from memory.recall.preferences import PREFERENCE_FTS
 from memory.storage import Database
 from memory.storage.fts import unindex_rows
+from memory.storage.sql import rows_changed
 from memory.turn_windows import rebuild_windows, windows_touching
 
 
@@ -109,7 +110,7 @@ class PersonAdmin:
             await store.bump_version(session, chat_id)
             await store.bump_version(session, None)
         self.on_change()
-        return int(result.rowcount or 0)  # type: ignore[attr-defined]
+        return rows_changed(result)
 
     async def set_fact(
         self, chat_id: int | None, person_id: int, key: str, value: str, *, now: datetime
@@ -153,7 +154,7 @@ class PersonAdmin:
                     (PersonFact.chat_id == chat_id) | PersonFact.chat_id.is_(None),
                 )
             )
-            return int(result.rowcount or 0)  # type: ignore[attr-defined]
+            return rows_changed(result)
 
     async def merge(self, survivor_id: int, merged_id: int) -> None:
         """Merge `merged_id` into `survivor_id` (two accounts of one human, or a duplicate): its
@@ -205,7 +206,7 @@ class PersonAdmin:
             person = await session.get(Person, person_id)
             if person is None:
                 raise PersonAdminError(f"no person {person_id}")
-            counts = []
+            counts: list[int] = []
             for table in (PersonFact, PersonTimelineEntry, PersonAlias, PersonChatName):
                 result = await session.execute(delete(table).where(table.person_id == person_id))
                 counts.append(int(result.rowcount or 0))  # type: ignore[attr-defined]
@@ -253,7 +254,8 @@ class PersonAdmin:
                 await store.bump_version(session, chat_id)
             await store.bump_version(session, None)
         self.on_change()
-        return ForgetReport(person_id, *counts, removed)
+        facts, timeline, aliases, names = counts
+        return ForgetReport(person_id, facts, timeline, aliases, names, removed)
 
 
 async def _require_member(session: AsyncSession, chat_id: int, person_id: int) -> None:

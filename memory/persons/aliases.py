@@ -24,7 +24,6 @@ from functools import lru_cache
 from typing import NamedTuple
 
 import jieba
-from pypinyin import lazy_pinyin
 from rapidfuzz import fuzz, process
 
 from memory.persons.names import (
@@ -34,6 +33,7 @@ from memory.persons.names import (
     has_cjk,
     name_forms,
     pinyin_syllables,
+    to_pinyin,
 )
 from memory.text import words
 
@@ -373,7 +373,7 @@ def _char_pinyin(norm: str) -> list[str]:
     """One toneless syllable per character for CJK characters, "" for the rest."""
     units = [""] * len(norm)
     for run in re.finditer(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]+", norm):
-        syllables = lazy_pinyin(run.group(), errors=lambda s: list(s))
+        syllables = to_pinyin(run.group(), split_unknown=True)
         if len(syllables) != len(run.group()):
             continue
         for offset, syllable in enumerate(syllables):

@@ -59,7 +59,7 @@ class ConsolidationReport:
     llm_fallbacks: int = 0
 
     def add(self, other: ConsolidationReport) -> None:
-        for name in self.__slots__:  # type: ignore[attr-defined]
+        for name in self.__slots__:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 

@@ -249,9 +249,9 @@ def _self_facts(clause: Clause, utterance: Utterance, carried: bool) -> tuple[li
             return [], True
     facts: list[Fact] = []
     for key, pattern in _EN_SELF:
-        found = pattern.search(text)
-        if found:
-            fact = _fact_from(found, key, clause.start, utterance, utterance.speaker_id, "self")
+        matched = pattern.search(text)
+        if matched:
+            fact = _fact_from(matched, key, clause.start, utterance, utterance.speaker_id, "self")
             if fact:
                 facts.append(fact)
                 break

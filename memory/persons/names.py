@@ -14,6 +14,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import regex
 from pypinyin import lazy_pinyin
@@ -141,11 +142,19 @@ def _strip_diminutive(units: list[str], prefixes: frozenset[str], suffixes: froz
     return _collapse_repeats(units)
 
 
+def to_pinyin(text: str, *, split_unknown: bool) -> list[str]:
+    """Toneless pinyin, one syllable per CJK character; a run without pinyin is kept whole, or split
+    into its characters with `split_unknown`."""
+    keep = list if split_unknown else (lambda run: [run])
+    # pypinyin accepts a list from `errors`; its type hints say str
+    return list(lazy_pinyin(text, errors=keep))  # type: ignore[arg-type]
+
+
 def _syllables_of(key: str) -> tuple[str, ...]:
     """Syllables for a key: CJK characters through pypinyin, Latin runs split as pinyin when they
     are pinyin, otherwise kept whole; digits kept as they are."""
     units: list[str] = []
-    for piece in lazy_pinyin(key, errors=lambda s: [s]):
+    for piece in to_pinyin(key, split_unknown=False):
         piece = piece.lower().replace("ü", "v")
         if not piece:
             continue
@@ -187,7 +196,7 @@ def grapheme_len(text: str) -> int:
 
 
 @lru_cache(maxsize=1)
-def _posseg():  # type: ignore[no-untyped-def]  # jieba has no type hints
+def _posseg() -> Any:  # jieba has no type hints
     import jieba.posseg
 
     from memory.text import words

@@ -14,9 +14,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import ColumnElement, and_, func, or_, select, update
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import InstrumentedAttribute
 
 from memory.models import (
     Chat,
@@ -33,6 +34,7 @@ from memory.persons.aliases import AliasEntry
 from memory.persons.card import PersonView, TimelineEntry
 from memory.persons.facts import Fact, attributes_of
 from memory.persons.names import clean_name, has_cjk, name_key
+from memory.storage.sql import rows_changed
 from memory.types import SegmentKind
 
 GLOBAL = 0
@@ -135,7 +137,7 @@ async def add_alias(
         .on_conflict_do_nothing()
     )
     result = await session.execute(stmt)
-    if result.rowcount:  # type: ignore[attr-defined]
+    if rows_changed(result):
         return True
     await session.execute(
         update(PersonAlias)
@@ -154,8 +156,8 @@ async def add_alias(
     return False
 
 
-def _in_scope(column: object, chat_id: int) -> object:
-    return or_(column == chat_id, column.is_(None))  # type: ignore[attr-defined]
+def _in_scope(column: InstrumentedAttribute[int | None], chat_id: int) -> ColumnElement[bool]:
+    return or_(column == chat_id, column.is_(None))
 
 
 async def chat_names(session: AsyncSession, chat_id: int) -> dict[int, str]:
@@ -249,7 +251,7 @@ async def alias_entries(
         select(PersonAlias)
         .where(
             PersonAlias.person_id.in_(members),
-            _in_scope(PersonAlias.chat_id, chat_id),  # type: ignore[arg-type]
+            _in_scope(PersonAlias.chat_id, chat_id),
             PersonAlias.source.in_([*config_sources, "admin"]),
         )
         .order_by(PersonAlias.person_id, PersonAlias.source, PersonAlias.last_seen.desc())
@@ -269,7 +271,7 @@ async def aliases_of(session: AsyncSession, chat_id: int, person_id: int) -> lis
     rows = await session.execute(
         select(PersonAlias).where(
             PersonAlias.person_id == person_id,
-            _in_scope(PersonAlias.chat_id, chat_id),  # type: ignore[arg-type]
+            _in_scope(PersonAlias.chat_id, chat_id),
         )
     )
     found = list(rows.scalars())
@@ -304,7 +306,7 @@ async def facts_of(
     """Facts of these people in a chat's scope (exactly the chat's rows plus global ones)."""
     query = select(PersonFact).where(PersonFact.person_id.in_(list(person_ids)))
     if chat_id is not None:
-        query = query.where(_in_scope(PersonFact.chat_id, chat_id))  # type: ignore[arg-type]
+        query = query.where(_in_scope(PersonFact.chat_id, chat_id))
     if current_only:
         query = query.where(PersonFact.superseded_at.is_(None))
     return list((await session.scalars(query.order_by(PersonFact.time, PersonFact.id))).all())
@@ -338,7 +340,7 @@ async def timeline_of(
         select(PersonTimelineEntry)
         .where(
             PersonTimelineEntry.person_id == person_id,
-            _in_scope(PersonTimelineEntry.chat_id, chat_id),  # type: ignore[arg-type]
+            _in_scope(PersonTimelineEntry.chat_id, chat_id),
         )
         .order_by(PersonTimelineEntry.time.desc(), PersonTimelineEntry.id.desc())
         .limit(limit)

@@ -3,7 +3,6 @@
 from memory.recall.persons import MemberResolver, NamedPerson, PersonRef, PersonResolver
 from memory.recall.pipeline import Recaller
 from memory.recall.query import RecallHit, RecallQuery, TimeRange
-from memory.recall.reinforce import reinforce_history
 from memory.recall.scope import ScopePolicy
 from memory.recall.settings import RecallSettings, RecallWeights
 
@@ -19,5 +18,4 @@ __all__ = [
     "Recaller",
     "ScopePolicy",
     "TimeRange",
-    "reinforce_history",
 ]

@@ -1,8 +1,11 @@
-"""Small helpers for the hand-written SQL of the full-text and recall queries."""
+"""Small SQL helpers: IN-lists for hand-written queries, and the row count of a write."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, cast
+
+from sqlalchemy import CursorResult, Result
 
 
 def in_list(name: str, values: Sequence[object], params: dict[str, object]) -> str:
@@ -13,3 +16,8 @@ def in_list(name: str, values: Sequence[object], params: dict[str, object]) -> s
         params[f"{name}{i}"] = value
         names.append(f":{name}{i}")
     return ", ".join(names) or "NULL"
+
+
+def rows_changed(result: Result[Any]) -> int:
+    """How many rows an UPDATE, DELETE or INSERT executed through the ORM session changed."""
+    return int(cast(CursorResult[Any], result).rowcount or 0)

@@ -31,6 +31,7 @@ from memory.history import source, terms
 from memory.history.digest import speaker_line, theme_from
 from memory.history.pack import Packed, PackOptions, pack_entry
 from memory.history.source import SourceMessage, speaker_names
+from memory.history.terms import TermWeights
 from memory.history.titles import most_similar
 from memory.ingest import is_memory_command
 from memory.models import JobState, TopicCacheEntry
@@ -91,14 +92,14 @@ class Slot:
 
     entry_id: int | None
     title: str
-    terms: terms.TermWeights
+    terms: TermWeights
     threads: set[str]
     provenance: str
     messages: list[SourceMessage] = field(default_factory=list)
     added_threads: set[str] = field(default_factory=set)
-    added_terms: terms.TermWeights = field(default_factory=dict)
+    added_terms: TermWeights = field(default_factory=dict)
 
-    def add(self, messages: Sequence[SourceMessage], weights: terms.TermWeights) -> None:
+    def add(self, messages: Sequence[SourceMessage], weights: TermWeights) -> None:
         self.messages.extend(messages)
         self.terms = terms.merge(self.terms, weights)
         self.added_terms = terms.merge(self.added_terms, weights)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from typing import cast
 
 from memory.text import normalize
 
@@ -103,15 +104,15 @@ class Entry:
         key, t, speaker, thread, words, addressed, named, question, system, ordinal = data
         return cls(
             str(key),
-            float(t),
+            float(cast(float, t)),
             str(speaker),
             str(thread),
-            frozenset(words),
-            frozenset(addressed),  # type: ignore[arg-type]
-            frozenset(named),
+            frozenset(cast(list[str], words)),
+            frozenset(cast(list[str], addressed)),
+            frozenset(cast(list[str], named)),
             bool(question),
             bool(system),
-            int(ordinal),  # type: ignore[arg-type]
+            int(cast(int, ordinal)),
         )
 
 
