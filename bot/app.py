@@ -23,6 +23,7 @@ from memory.notes import NoteScopes
 from memory.persons.config import PersonsConfig
 from memory.persons.service import PersonMemory
 from memory.recall import RecallSettings, RecallWeights, ScopePolicy
+from memory.recall.glossary import JargonGlossary
 from memory.recall.setup import attach_recall
 from memory.service import ContextSettings, MemoryService
 from memory.storage import Database
@@ -157,7 +158,10 @@ async def build_app(
     )
     llm = build_gateway(settings.llm, db, clock)
     embedder = make_embedder(embedder_config(settings))
-    recaller = attach_recall(memory, recall_settings(settings), embedder, llm=llm)
+    explainer = JargonExplainer(db, settings.jargon.scope)
+    recaller = attach_recall(
+        memory, recall_settings(settings), embedder, llm=llm, glossary=JargonGlossary(explainer)
+    )
     recaller.scope = recall_scope(settings)
     _configure_recall_context(memory, settings)
     runner = JobRunner(clock)
@@ -170,7 +174,6 @@ async def build_app(
                 lambda: config.current.recall.backfill_batch,
             )
         )
-    explainer = JargonExplainer(db, settings.jargon.scope)
     jargon_provider = JargonProvider(explainer, settings.jargon.context_tokens)
     memory.context_providers.append(jargon_provider)
     runner.register(JargonMiningJob(db, lambda: mining_settings(config.current), llm).spec())

@@ -66,6 +66,7 @@ class RecallWeightsSettings(Section):
     preference: float = Field(_W.preference, ge=0.0, le=10.0)
     time_window: float = Field(_W.time_window, ge=0.0, le=10.0)
     person_fill: float = Field(_W.person_fill, ge=0.0, le=10.0)
+    jargon: float = Field(_W.jargon, ge=0.0, le=10.0)
     feedback: float = Field(_W.feedback, ge=0.0, le=10.0)
     feedback_docs: int = Field(_W.feedback_docs, ge=2, le=100)
     feedback_terms: int = Field(_W.feedback_terms, ge=0, le=50)

@@ -31,6 +31,15 @@ class _Compiled:
     fingerprint: tuple[int, int, int]
     matcher: JargonMatcher
     entries: dict[str, dictionary.EntryView]
+    explained: tuple[Explained, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Vocabulary:
+    """Every explainable term a chat sees, with a key that changes when any of them changes."""
+
+    key: tuple[object, ...]
+    entries: tuple[Explained, ...]
 
 
 class JargonExplainer:
@@ -55,8 +64,15 @@ class JargonExplainer:
         compiled = _Compiled(fingerprint, JargonMatcher(e.content for e in entries), {})
         for entry in entries:
             compiled.entries.setdefault(entry.content, entry)
+        compiled.explained = tuple(Explained(e.content, e.meaning, e.id) for e in compiled.entries.values())
         self._cache[key] = compiled
         return compiled
+
+    async def vocabulary(self, chat_id: int) -> Vocabulary:
+        """All terms `chat_id` may have explained, one entry per spelling (the chat's own first)."""
+        compiled = await self._compiled(chat_id)
+        scope_key = (self.scope, None if self.scope == "global" else chat_id)
+        return Vocabulary((*scope_key, *compiled.fingerprint), compiled.explained)
 
     async def explain(self, chat_id: int, texts: Iterable[str]) -> list[Explained]:
         """Terms present in `texts` (each once, in order of first appearance) with their meanings."""

@@ -1,8 +1,8 @@
 """The one recall used everywhere (reply context, /recall, admin search, the eval), as small steps:
 
-    plan (keywords, quotes, names → people, time expressions)
+    plan (keywords, quotes, names → people, time expressions, group slang ↔ its meaning)
     → candidates (BM25 over messages, turn windows, ChatHistory and preference docs; dense;
-      time/person fallbacks)
+      slang expansion; time/person fallbacks)
     → fusion (reciprocal rank) → context spread (neighbouring turns)
     → scope check → signals → dedupe (duplicates reinforce) → salience → [optional LLM rerank]
 
@@ -26,6 +26,7 @@ from memory.recall import candidates as cand
 from memory.recall.dedupe import merge_duplicates
 from memory.recall.feedback import expansion_terms, feedback_match
 from memory.recall.fusion import reciprocal_rank_fusion, score_fusion
+from memory.recall.glossary import JargonGlossary
 from memory.recall.keywords import Keyword, match_any, query_keywords, remove_spans
 from memory.recall.load import in_scope, load_hits
 from memory.recall.persons import MemberResolver, NamedPerson, PersonRef, PersonResolver
@@ -55,11 +56,13 @@ class Plan:
     match: str | None
     people: dict[int, PersonRef]
     person_only: tuple[int, ...]
+    jargon: str | None = None
 
 
 class Recaller:
     """Hybrid recall over one database. `scope` decides which chats a chat's questions may read
-    (`chats_for`); `settings`, `embedder`, `resolver` and `scope` may be swapped at any time."""
+    (`chats_for`); `settings`, `embedder`, `resolver`, `glossary` and `scope` may be swapped at any
+    time."""
 
     def __init__(
         self,
@@ -68,12 +71,14 @@ class Recaller:
         embedder: Embedder | None = None,
         resolver: PersonResolver | None = None,
         llm: LLMPort | None = None,
+        glossary: JargonGlossary | None = None,
     ) -> None:
         self.db = db
         self.settings = settings or RecallSettings()
         self.embedder = embedder
         self.resolver: PersonResolver = resolver or MemberResolver()
         self.llm = llm
+        self.glossary = glossary
         self.scope = ScopePolicy()
         self.vectors = VectorIndex()
 
@@ -156,7 +161,10 @@ class Recaller:
             {p.person_id: p.names for p in people_list},
             {p.person_id: p.platform_user_id for p in people_list},
         )
-        return Plan(signals, match_any(keywords), people, person_only)
+        jargon = None
+        if self.glossary is not None and self.settings.weights.jargon > 0:
+            jargon = await self.glossary.expansion(query.chat_ids, query.text, keywords)
+        return Plan(signals, match_any(keywords), people, person_only, jargon)
 
     async def _candidates(
         self,
@@ -180,6 +188,8 @@ class Recaller:
             add(w.window, await cand.lexical_messages(session, scope, plan.match, n, WINDOWS_FTS))
             add(w.history, await cand.lexical_histories(session, scope, plan.match, n))
             add(w.preference, await cand.lexical_preferences(session, scope, plan.match, n))
+        if plan.jargon is not None:
+            add(w.jargon, await cand.lexical_messages(session, scope, plan.jargon, n))
         if query_vector is not None and self.embedder is not None:
             try:
                 found = await self.vectors.search(

@@ -21,6 +21,7 @@ class RecallWeights:
     preference: float = 0.5
     time_window: float = 0.5
     person_fill: float = 0.05
+    jargon: float = 0.5
     feedback: float = 1.0
     feedback_docs: int = 15
     feedback_terms: int = 8

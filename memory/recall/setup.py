@@ -1,6 +1,7 @@
-"""Installing recall into a MemoryService: the recaller behind `search`, the preference-document
-observer on ingestion, and the recalled-memories context section. The app and the eval both use it,
-so the eval measures exactly the production recall."""
+"""Installing recall into a MemoryService: the recaller behind `search` (with the group-slang
+glossary when given), the preference-document observer on ingestion, and the recalled-memories
+context section. The app and the eval both use it, so the eval measures exactly the production
+recall."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from memory.context.recall_provider import RecallProvider
 from memory.ports import Embedder, LLMPort
+from memory.recall.glossary import JargonGlossary
 from memory.recall.persons import PersonResolver
 from memory.recall.pipeline import Recaller
 from memory.recall.preferences import record_preferences
@@ -26,11 +28,12 @@ def attach_recall(
     embedder: Embedder | None = None,
     resolver: PersonResolver | None = None,
     llm: LLMPort | None = None,
+    glossary: JargonGlossary | None = None,
     context_tokens: int = DEFAULT_CONTEXT_TOKENS,
     context_limit: int = DEFAULT_CONTEXT_LIMIT,
 ) -> Recaller:
     """Wire hybrid recall into `memory` (idempotent: a second call replaces the first's parts)."""
-    recaller = Recaller(memory.db, settings, embedder, resolver, llm)
+    recaller = Recaller(memory.db, settings, embedder, resolver, llm, glossary)
     memory.recaller = recaller
     if record_preferences not in memory.ingestor.observers:
         memory.ingestor.observers.append(record_preferences)

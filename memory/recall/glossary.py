@@ -1,0 +1,103 @@
+"""Group slang in recall. A question that uses a known term also searches for the words of its
+meaning ("上次开炉是哪天" → 火锅, 聚餐), and a question in plain words also searches for the terms
+whose meaning shares a word with it ("上次吃火锅是哪天" → 开炉).
+
+The terms are the jargon dictionary entries the asking chat may have explained (approved, or
+inferred as jargon, with a meaning), under the jargon scope: a chat's own slang never widens another
+chat's search unless that scope is global.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from memory.jargon.explain import Explained, Vocabulary
+from memory.recall.keywords import Keyword, query_keywords
+from memory.storage.fts import quote_term
+from memory.text import search_terms
+
+MAX_TERMS = 5
+MAX_MEANING_WORDS = 8
+
+
+class VocabularySource(Protocol):
+    """Where the glossary reads a chat's terms (the jargon explainer)."""
+
+    async def vocabulary(self, chat_id: int) -> Vocabulary: ...
+
+    async def explain(self, chat_id: int, texts: Iterable[str]) -> list[Explained]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Index:
+    entries: tuple[Explained, ...]
+    position: dict[int, int]
+    meaning_words: tuple[tuple[Keyword, ...], ...]
+    by_word: dict[str, tuple[int, ...]]
+
+
+def _meaning_words(meaning: str) -> tuple[Keyword, ...]:
+    found = [k for k in query_keywords(meaning) if not (len(k.term) == 1 and not k.latin)]
+    return tuple(found[:MAX_MEANING_WORDS])
+
+
+def _build(vocabulary: Vocabulary) -> _Index:
+    words = tuple(_meaning_words(e.meaning) for e in vocabulary.entries)
+    by_word: defaultdict[str, list[int]] = defaultdict(list)
+    for i, keywords in enumerate(words):
+        for keyword in keywords:
+            by_word[keyword.match].append(i)
+    return _Index(
+        vocabulary.entries,
+        {e.jargon_id: i for i, e in enumerate(vocabulary.entries)},
+        words,
+        {word: tuple(found) for word, found in by_word.items()},
+    )
+
+
+def _phrase(term: str) -> str | None:
+    tokens = search_terms(term)
+    return quote_term(" ".join(tokens)) if tokens else None
+
+
+class JargonGlossary:
+    """Turns a question into extra full-text words through the chat's slang dictionary."""
+
+    def __init__(self, source: VocabularySource) -> None:
+        self.source = source
+        self._indexes: dict[tuple[object, ...], tuple[tuple[object, ...], _Index]] = {}
+
+    async def _index(self, chat_id: int) -> _Index:
+        vocabulary = await self.source.vocabulary(chat_id)
+        scope = vocabulary.key[:2]
+        cached = self._indexes.get(scope)
+        if cached is not None and cached[0] == vocabulary.key:
+            return cached[1]
+        index = _build(vocabulary)
+        self._indexes[scope] = (vocabulary.key, index)
+        return index
+
+    async def expansion(
+        self, chat_ids: Sequence[int], question: str, keywords: Sequence[Keyword]
+    ) -> str | None:
+        """An FTS5 MATCH expression of the meaning words of the terms the question uses, and of the
+        terms whose meaning uses one of the question's keywords; None when there is neither."""
+        asked = {k.match for k in keywords}
+        parts: dict[str, None] = {}
+        for chat_id in dict.fromkeys(chat_ids):
+            index = await self._index(chat_id)
+            found = await self.source.explain(chat_id, [question])
+            used = [index.position[e.jargon_id] for e in found if e.jargon_id in index.position]
+            for i in used[:MAX_TERMS]:
+                for keyword in index.meaning_words[i]:
+                    if keyword.match not in asked:
+                        parts.setdefault(keyword.fts(), None)
+            named = {i for word in asked for i in index.by_word.get(word, ())} - set(used)
+            for i in sorted(named)[:MAX_TERMS]:
+                phrase = _phrase(index.entries[i].term)
+                if phrase is not None:
+                    parts.setdefault(phrase, None)
+        return " OR ".join(parts) if parts else None
