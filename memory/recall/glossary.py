@@ -9,6 +9,7 @@ chat's search unless that scope is global.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from memory.text import search_terms
 
 MAX_TERMS = 5
 MAX_MEANING_WORDS = 8
+COMMON_FLOOR = 2
 
 
 class VocabularySource(Protocol):
@@ -56,6 +58,23 @@ def _build(vocabulary: Vocabulary) -> _Index:
         words,
         {word: tuple(found) for word, found in by_word.items()},
     )
+
+
+def _meant(index: _Index, asked: set[str], skip: set[int]) -> list[int]:
+    """The entries whose meaning shares the most specific words with the question, best first: a
+    shared word counts by how few meanings use it, and a word that over half of them use (of more than
+    a handful) counts for nothing."""
+    total = len(index.entries)
+    scores: defaultdict[int, float] = defaultdict(float)
+    for word in asked:
+        found = index.by_word.get(word, ())
+        if not found or len(found) > max(COMMON_FLOOR, total / 2):
+            continue
+        weight = math.log((total + 1) / (len(found) + 0.5))
+        for i in found:
+            if i not in skip:
+                scores[i] += weight
+    return sorted(scores, key=lambda i: (-scores[i], i))[:MAX_TERMS]
 
 
 def _phrase(term: str) -> str | None:
@@ -95,8 +114,7 @@ class JargonGlossary:
                 for keyword in index.meaning_words[i]:
                     if keyword.match not in asked:
                         parts.setdefault(keyword.fts(), None)
-            named = {i for word in asked for i in index.by_word.get(word, ())} - set(used)
-            for i in sorted(named)[:MAX_TERMS]:
+            for i in _meant(index, asked, set(used)):
                 phrase = _phrase(index.entries[i].term)
                 if phrase is not None:
                     parts.setdefault(phrase, None)

@@ -7,6 +7,7 @@ from memory.jargon import dictionary
 from memory.jargon.dictionary import Scope
 from memory.jargon.explain import JargonExplainer
 from memory.recall.glossary import JargonGlossary
+from memory.recall.keywords import query_keywords
 from memory.service import MemoryService
 from tests.conftest import T0, make_message
 from tests.memory.recall.conftest import ask, with_weights
@@ -63,3 +64,16 @@ async def test_another_chats_slang_stays_out_under_chat_scope(recall_memory: Mem
     assert KAILU not in await ask(recall_memory, g1, "聚餐去的哪家店", NOW)
     await add_term(recall_memory, "开炉", "一起去吃火锅聚餐", g1)
     assert HOTPOT in await ask(recall_memory, g1, "上次开炉在哪", NOW)
+
+
+async def test_the_most_specific_shared_word_picks_the_term(recall_memory: MemoryService) -> None:
+    g1 = await corpus(recall_memory)
+    await add_term(recall_memory, "开炉", "一起去吃火锅聚餐", None)
+    for n in range(8):  # many meanings say 一起, none says 火锅
+        await add_term(recall_memory, f"黑话{n}", f"大家一起做第{n}件事", None)
+    glossary = recall_memory.recaller.glossary
+    assert glossary is not None
+    match = await glossary.expansion([g1], "一起吃火锅", query_keywords("一起吃火锅"))
+    assert match is not None
+    assert '"开炉"' in match
+    assert "黑话" not in match, "一起 is in most meanings, so it names no term"
