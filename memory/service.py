@@ -135,11 +135,15 @@ class MemoryService:
         """The hybrid recall (messages and ChatHistory) with the query's full `where`."""
         return await self.recaller.recall(query)
 
-    async def context_for_reply(self, chat_id: int, message: messages.StoredMessage | None) -> ReplyContext:
-        """The pre-reply context, with no LLM call."""
+    async def context_for_reply(
+        self, chat_id: int, message: messages.StoredMessage | None, query: str | None = None
+    ) -> ReplyContext:
+        """The pre-reply context, with no LLM call. Recall searches for `query`, by default the
+        message's text (the reply path passes it without the bot's own name)."""
         before = message.id + 1 if message is not None else None
         recent = await self.recent(chat_id, self.context_settings.recent_messages, before)
-        query = message.text if message is not None else ""
+        if query is None:
+            query = message.text if message is not None else ""
         request = ContextRequest(chat_id, message, recent, self.clock.now(), query)
         builder = ContextBuilder(self.context_providers, self.context_settings.total_tokens)
         return await builder.build(request)

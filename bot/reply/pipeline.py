@@ -13,7 +13,7 @@ from sqlalchemy import select
 from bot.commands.dispatch import dispatch
 from bot.config.settings import Settings
 from bot.llm import LLMGateway
-from bot.reply.policy import decide
+from bot.reply.policy import decide, without_bot_names
 from bot.reply.prompt import reply_messages
 from bot.tools import ToolContext, build_registry, run_with_tools
 from bot.tools.service_backend import ServiceMemoryTools
@@ -77,7 +77,8 @@ class ReplyPipeline:
             return Outcome(True, reason=f"{decision.reason}; no reply model")
         async with self.memory.db.read() as session:
             stored = (await messages.by_ids(session, [recorded.message_id]))[0]
-        context = await self.memory.context_for_reply(recorded.chat_id, stored)
+        question = without_bot_names(stored.text, settings.bot)
+        context = await self.memory.context_for_reply(recorded.chat_id, stored, question)
         prompt = reply_messages(settings.bot.name, context, message)
         try:
             text = await self._answer(self.llm, recorded.chat_id, prompt, settings)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 
 from bot.config.settings import BotSettings, ReplySettings
@@ -40,3 +41,13 @@ def decide(
     if reply.probability > 0 and rng.random() < reply.probability:
         return ReplyDecision(True, "chance")
     return ReplyDecision(False, "not addressed")
+
+
+def without_bot_names(text: str, bot: BotSettings) -> str:
+    """`text` without the bot's names and @-mentions of them: what the message asks, for recall
+    (otherwise every earlier message addressed to the bot would match the name)."""
+    names = sorted({n for n in (bot.name, *bot.aliases) if n.strip()}, key=len, reverse=True)
+    if not names:
+        return text
+    pattern = re.compile("[@＠]?(?:" + "|".join(re.escape(n) for n in names) + ")", re.IGNORECASE)
+    return " ".join(pattern.sub(" ", text).split())

@@ -7,6 +7,7 @@ from bot.app import build_app
 from bot.config import ConfigStore
 from bot.config.settings import Settings
 from bot.llm import LLMSettings
+from bot.reply.policy import without_bot_names
 from memory.clock import ManualClock
 from tests.conftest import T0, make_message
 from tests.fakes.openai_server import Answer, FakeOpenAI, tool_call
@@ -71,3 +72,33 @@ async def test_no_model_means_quiet_but_recorded(tmp_path: Path) -> None:
     finally:
         await app.close()
     assert outcome.recorded and outcome.reply is None and "no reply model" in outcome.reason
+
+
+def test_the_question_for_recall_leaves_out_the_bots_names() -> None:
+    bot = Settings().bot.model_copy(update={"name": "群忆", "aliases": ["Qunyi", "小忆"]})
+    assert without_bot_names("@群忆 上次开炉是哪天？", bot) == "上次开炉是哪天？"
+    assert without_bot_names("＠QUNYI when is the hike, 小忆?", bot) == "when is the hike, ?"
+    assert without_bot_names("开炉", bot) == "开炉"
+
+
+async def test_recall_before_a_reply_is_not_led_by_the_bots_name(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    data = tmp_path / "data"
+    app = await build_app(ConfigStore(llm_settings(fake_llm.base_url), None), data, ManualClock(T0))
+
+    async def send(chat_id, text, *, chat_kind, reply_to):
+        return make_message(900, text=text, sender="bot", is_bot=True, reply_to=reply_to)
+
+    fake_llm.script(Answer("周五"))
+    chat = [(1, "u2", "@群忆 帮我记一下交周报"), (40, "u3", "周五晚上开炉，老地方")]
+    chat += [(n, "u4", f"闲聊 {n}") for n in (*range(2, 40), *range(41, 80))]  # out of the recent window
+    try:
+        for n, sender, text in sorted(chat):
+            await app.memory.record(make_message(n, sender=sender, text=text))
+        await app.pipeline.handle(make_message(80, sender="u1", text="@群忆 开炉是哪天", to_bot=True), send)
+    finally:
+        await app.close()
+    system = json.dumps(fake_llm.chat_requests[-1].messages, ensure_ascii=False)
+    assert "周五晚上开炉" in system
+    assert "交周报" not in system, "sharing only the bot's name is no reason to recall a message"
