@@ -58,7 +58,11 @@ class Keyword:
         return _LATIN.fullmatch(self.term) is not None
 
     def fts(self) -> str:
-        """This keyword as one safe FTS5 term (quoted; the index stems it as it stemmed the text)."""
+        """This keyword as one safe FTS5 term (quoted; the index stems it as it stemmed the text).
+        A lone Chinese character also matches the words it begins: jieba cuts "订的位" to 订, while
+        the message said 订位 or 订好."""
+        if len(self.term) == 1 and not self.latin and self.term.isalpha():
+            return quote_term(self.term) + "*"
         return quote_term(self.term)
 
 

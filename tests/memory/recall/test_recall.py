@@ -224,3 +224,10 @@ async def test_feedback_finds_what_the_best_candidates_have_in_common(recall_mem
     found = await ask(recall_memory, 1, "hiking", now)
     assert "the geysers at Yellowstone are unreal" in found
     assert "the geysers of Iceland next year" not in found, "only words the best candidates share"
+
+
+async def test_a_lone_chinese_character_finds_the_words_it_begins(recall_memory: MemoryService) -> None:
+    await recall_memory.record(make_message(1, text="我来订位，老地方我熟"))
+    await recall_memory.record(make_message(200, text="周末一起爬山吧"))
+    with_weights(recall_memory, context_spread=0.0, window=0.0)
+    assert await ask(recall_memory, 1, "谁订的位", T0) == ["我来订位，老地方我熟"]
