@@ -24,6 +24,7 @@ def test_keywords_drop_stop_words_and_stem_english() -> None:
         "paint",
     ]
     assert [k.term for k in query_keywords("我们周末去哪里爬山了")] == ["周末", "爬山"]
+    assert [k.term for k in query_keywords("上次开炉是哪天？")] == ["开炉"], "question words, not topics"
     assert stem("families") == "famili" and stem("camping") == "camp" and stem("cat") == "cat"
     assert stem("周末") == "周末" and stem("2024") == "2024"
     assert [k.term for k in query_keywords("what is it")] == ["what", "is", "it"], "all stop words: keep them"
