@@ -22,6 +22,7 @@ DEFAULT_LABELS: dict[str, str] = {
     "workplace": "工作单位",
     "location": "住在",
     "hometown": "老家",
+    "nationality": "国籍",
     "school": "学校",
     "age": "年龄",
     "likes": "喜欢",

@@ -102,6 +102,14 @@ _EN_JOBS = (
     r"pharmacist|intern|freelancer|streamer|painter|singer|dancer|actor|actress|librarian|cashier|"
     r"technician|veterinarian|vet|salesperson|entrepreneur|founder|barista)s?"
 )
+_EN_NATIONALITIES = (
+    r"(?:American|Argentinian|Australian|Austrian|Belgian|Brazilian|British|Canadian|Chilean|Chinese|"
+    r"Colombian|Czech|Danish|Dutch|Egyptian|English|Filipino|Finnish|French|German|Greek|Hungarian|"
+    r"Indian|Indonesian|Irish|Israeli|Italian|Japanese|Korean|Malaysian|Mexican|Nigerian|Norwegian|"
+    r"Pakistani|Peruvian|Polish|Portuguese|Russian|Scottish|Singaporean|Spanish|Swedish|Swiss|Taiwanese|"
+    r"Thai|Turkish|Ukrainian|Vietnamese|Welsh)"
+)
+
 _EN_PREDICATES: list[tuple[str, str]] = [
     ("location", r"(?:currently\s+|now\s+|still\s+)?(?:live|reside)\s+in\s+(?P<v>.+)"),
     ("location", r"(?:'m|\s+am)\s+(?:currently\s+|now\s+)?(?:living|based|staying)\s+in\s+(?P<v>.+)"),
@@ -112,6 +120,7 @@ _EN_PREDICATES: list[tuple[str, str]] = [
     ("workplace", r"work\s+(?:at|for)\s+(?P<v>.+)"),
     ("job", r"work\s+as\s+(?:an?\s+)?(?P<v>.+)"),
     ("job", r"(?:'m|\s+am)\s+an?\s+(?P<v>(?:[\w-]+\s+){0,2}" + _EN_JOBS + r")\b"),
+    ("nationality", r"(?:'m|\s+am)\s+(?:a\s+)?(?P<v>" + _EN_NATIONALITIES + r")(?!\s+[a-z])\b"),
     ("school", r"(?:study|studied)\s+at\s+(?P<v>.+)"),
     ("school", r"go\s+to\s+(?P<v>.+?(?:university|college|school|academy))\b"),
     ("school", r"(?:'m|\s+am)\s+a\s+student\s+at\s+(?P<v>.+)"),

@@ -35,6 +35,7 @@ def facts_of(utterance, aliases=None):
         ("My favourite book is Dune", "favorite:book", "Dune"),
         ("I don't like cilantro", "dislikes", "cilantro"),
         ("I'm 30", "age", "30"),
+        ("I'm German, we drink tea without sugar lol", "nationality", "German"),
     ],
 )
 def test_self_statements(say, text, key, value):
@@ -167,3 +168,9 @@ def test_merge_is_incremental_and_passes_history_through():
 def test_attributes_profile():
     current = [fact("location", "北京", 1, "m1"), fact("likes", "猫", 0, "m2"), fact("likes", "狗", 2, "m3")]
     assert attributes_of(current) == {"location": "北京", "likes": ["猫", "狗"]}
+
+
+def test_a_nationality_is_not_a_job_or_a_language_class(say):
+    assert facts_of(say("I'm a German teacher")) == [("me", "job", "German teacher")]
+    assert facts_of(say("I am Japanese")) == [("me", "nationality", "Japanese")]
+    assert facts_of(say("I'm Chinese food obsessed")) == []
