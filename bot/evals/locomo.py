@@ -26,8 +26,10 @@ from typing import Any
 
 from memory.clock import ManualClock
 from memory.embeddings.backfill import backfill_all
+from memory.jargon.explain import JargonExplainer
 from memory.ports import Embedder
 from memory.recall import RecallQuery, RecallSettings
+from memory.recall.glossary import JargonGlossary
 from memory.recall.lexical import search_messages
 from memory.recall.setup import attach_recall
 from memory.service import MemoryService
@@ -208,7 +210,8 @@ async def evaluate(
             try:
                 now = max(t.time for t in conv.turns) + timedelta(days=1)
                 memory = MemoryService(db, ManualClock(now))
-                attach_recall(memory, settings, embedder)
+                glossary = JargonGlossary(JargonExplainer(db))  # as in the app; LoCoMo has no slang
+                attach_recall(memory, settings, embedder, glossary=glossary)
                 t0 = time.perf_counter()
                 dia_of: dict[int, str] = {}
                 chat_id = 0
