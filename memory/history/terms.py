@@ -12,8 +12,6 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from functools import lru_cache
 
-import jieba.analyse
-
 from memory.text import words
 
 TermWeights = dict[str, float]
@@ -45,6 +43,8 @@ _LATIN = re.compile(r"^[a-z0-9_'.-]+$")
 
 @lru_cache(maxsize=1)
 def _idf_table() -> tuple[Mapping[str, float], float]:
+    import jieba.analyse  # loads its IDF table (~0.4 s): only when a topic is first weighed
+
     tfidf = jieba.analyse.default_tfidf
     return tfidf.idf_freq, float(tfidf.median_idf)
 
@@ -113,6 +113,8 @@ def cosine(a: Mapping[str, float], b: Mapping[str, float]) -> float:
 
 def textrank_keywords(texts: Sequence[str], n: int, names: Collection[str] = ()) -> list[str]:
     """Keywords by jieba's TextRank (nouns, verbs, place names), filtered like `terms_of`."""
+    import jieba.analyse
+
     joined = clean("\n".join(texts))
     ranked = jieba.analyse.textrank(joined, topK=n * 3, allowPOS=("ns", "n", "vn", "v", "nr", "nz", "eng"))
     allowed = set(terms_of(joined, names))

@@ -17,7 +17,6 @@ from functools import lru_cache
 from typing import Any
 
 import regex
-from pypinyin import lazy_pinyin
 
 from memory.text import normalize
 
@@ -146,6 +145,8 @@ def to_pinyin(text: str, *, split_unknown: bool) -> list[str]:
     """Toneless pinyin, one syllable per CJK character; a run without pinyin is kept whole, or split
     into its characters with `split_unknown`."""
     keep = list if split_unknown else (lambda run: [run])
+    from pypinyin import lazy_pinyin  # its phrase tables take ~0.4 s to load: only when first needed
+
     # pypinyin accepts a list from `errors`; its type hints say str
     return list(lazy_pinyin(text, errors=keep))  # type: ignore[arg-type]
 
