@@ -47,6 +47,8 @@ async def recall(memory: MemoryService, chat_id: int, query: str, limit: int = 5
             "theme": hit.theme or None,
             "text": hit.text,
             "score": round(hit.score, 6),
+            "found_by": dict(hit.found_by),
+            "signals": dict(hit.signals),
         }
         for hit in hits
     ]

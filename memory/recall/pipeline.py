@@ -45,6 +45,7 @@ from memory.turn_windows import WINDOWS_FTS
 log = logging.getLogger(__name__)
 
 Key = tuple[str, int]
+Ranking = tuple[str, float, Sequence[tuple[Key, float]]]
 SPREAD_FROM = 50
 
 
@@ -102,10 +103,10 @@ class Recaller:
             )
             rankings = await self._candidates(session, query, plan, scope, query_vector)
             if self.settings.fusion == "score":
-                fused = score_fusion(rankings)
+                fused = score_fusion([(weight, found) for _, weight, found in rankings])
             else:
                 fused = reciprocal_rank_fusion(
-                    [(weight, [key for key, _ in found]) for weight, found in rankings],
+                    [(weight, [key for key, _ in found]) for _, weight, found in rankings],
                     self.settings.weights.rrf_k,
                 )
             fused = await self._spread(session, fused)
@@ -115,8 +116,10 @@ class Recaller:
             topic_keys = await self._topic_keys(session, query, scope)
         platform_ids = {p.person_id: p.platform_user_id for p in plan.people.values()}
         hits = [hit for key, hit in loaded.items() if in_scope(hit, query, platform_ids, topic_keys)]
+        found_by = _found_by(rankings)
         for hit in hits:
             hit.score = fused[hit.key]
+            hit.found_by = found_by.get(hit.key, {})
         apply_signals(hits, plan.signals, self.settings.weights)
         hits = merge_duplicates(hits)
         for hit in hits:
@@ -173,23 +176,23 @@ class Recaller:
         plan: Plan,
         scope: cand.Scope,
         query_vector: list[float] | None,
-    ) -> list[tuple[float, Sequence[tuple[Key, float]]]]:
+    ) -> list[Ranking]:
         w = self.settings.weights
         n = self.settings.candidates
-        rankings: list[tuple[float, Sequence[tuple[Key, float]]]] = []
+        rankings: list[Ranking] = []
 
-        def add(weight: float, found: Sequence[tuple[Key, float]]) -> None:
+        def add(name: str, weight: float, found: Sequence[tuple[Key, float]]) -> None:
             if weight > 0 and found:
-                rankings.append((weight, found))
+                rankings.append((name, weight, found))
 
         if plan.match is not None:
             first = await cand.lexical_messages(session, scope, plan.match, n)
-            add(w.lexical, first)
-            add(w.window, await cand.lexical_messages(session, scope, plan.match, n, WINDOWS_FTS))
-            add(w.history, await cand.lexical_histories(session, scope, plan.match, n))
-            add(w.preference, await cand.lexical_preferences(session, scope, plan.match, n))
+            add("lexical", w.lexical, first)
+            add("window", w.window, await cand.lexical_messages(session, scope, plan.match, n, WINDOWS_FTS))
+            add("history", w.history, await cand.lexical_histories(session, scope, plan.match, n))
+            add("preference", w.preference, await cand.lexical_preferences(session, scope, plan.match, n))
         if plan.jargon is not None:
-            add(w.jargon, await cand.lexical_messages(session, scope, plan.jargon, n))
+            add("jargon", w.jargon, await cand.lexical_messages(session, scope, plan.jargon, n))
         if query_vector is not None and self.embedder is not None:
             try:
                 found = await self.vectors.search(
@@ -198,16 +201,16 @@ class Recaller:
             except ValueError as exc:
                 log.warning("dense recall skipped: %s", exc)
                 found = []
-            add(w.dense, found)
+            add("dense", w.dense, found)
         if plan.match is not None and w.feedback > 0 and rankings:
-            add(w.feedback, await self._feedback(session, plan, scope, rankings))
+            add("feedback", w.feedback, await self._feedback(session, plan, scope, rankings))
         named = sorted({p for person in plan.signals.named for p in person.person_ids})
         if named:
             weight = w.lexical if plan.person_only else w.person_fill
-            add(weight, await cand.messages_by_people(session, scope, named, n))
+            add("person", weight, await cand.messages_by_people(session, scope, named, n))
         for hint in plan.signals.hints:
             window = TimeRange(hint.start - hint.tolerance, hint.end + hint.tolerance)
-            add(w.time_window, await cand.messages_in_window(session, scope, window, n))
+            add("time_window", w.time_window, await cand.messages_in_window(session, scope, window, n))
         return rankings
 
     async def _feedback(
@@ -215,12 +218,12 @@ class Recaller:
         session: AsyncSession,
         plan: Plan,
         scope: cand.Scope,
-        rankings: Sequence[tuple[float, Sequence[tuple[Key, float]]]],
+        rankings: Sequence[Ranking],
     ) -> list[tuple[Key, float]]:
         """Pseudo-relevance feedback: a second full-text pass with the words that the best messages of
         the lists so far (lexical, windows, dense: fused) share and the rest do not."""
         w = self.settings.weights
-        lists = [(weight, [key for key, _ in found]) for weight, found in rankings]
+        lists = [(weight, [key for key, _ in found]) for _, weight, found in rankings]
         fused = reciprocal_rank_fusion(lists, w.rrf_k)
         best = sorted(fused, key=lambda k: -fused[k])
         ids = [i for kind, i in best if kind == "message"][: self.settings.candidates]
@@ -268,3 +271,12 @@ class Recaller:
             keys.update(("message", m) for hit in loaded.values() for m in hit.source_message_ids)
         keys.update(key for key, _ in await cand.lexical_messages(session, scope, match, 5000))
         return keys
+
+
+def _found_by(rankings: Sequence[Ranking]) -> dict[Key, dict[str, int]]:
+    """For each memory, the candidate lists that found it and its rank (from 1) in each."""
+    found: dict[Key, dict[str, int]] = {}
+    for name, _, ranking in rankings:
+        for rank, (key, _) in enumerate(ranking, start=1):
+            found.setdefault(key, {}).setdefault(name, rank)
+    return found

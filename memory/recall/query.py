@@ -44,8 +44,9 @@ class RecallHit:
     """One recalled memory: a raw message or a ChatHistory row, with its final score.
 
     `text` is what is shown (a message, or a ChatHistory summary); `signals` records each step's
-    factor (for admins and tuning); `duplicates` are the ids of other rows with the same content that
-    were merged into this one and reinforced it.
+    factor (for admins and tuning); `found_by` names the candidate lists that found it, with its rank
+    (from 1) in each (empty for a turn that only borrowed a neighbour's score); `duplicates` are the
+    ids of other rows with the same content that were merged into this one and reinforced it.
     """
 
     kind: HitKind
@@ -64,6 +65,7 @@ class RecallHit:
     document: str = ""
     duplicates: list[int] = field(default_factory=list)
     signals: dict[str, float] = field(default_factory=dict)
+    found_by: dict[str, int] = field(default_factory=dict)
 
     @property
     def key(self) -> tuple[str, int]:

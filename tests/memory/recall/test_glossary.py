@@ -3,6 +3,7 @@ search for the terms whose meaning uses them; only under the chat's jargon scope
 
 from datetime import timedelta
 
+from bot.commands import answers
 from memory.jargon import dictionary
 from memory.jargon.dictionary import Scope
 from memory.jargon.explain import JargonExplainer
@@ -43,6 +44,10 @@ async def test_a_term_in_the_question_finds_its_meaning(recall_memory: MemorySer
     found = await ask(recall_memory, g1, "上次开炉在哪", NOW)
     assert HOTPOT in found, "the dictionary changed, so the glossary is rebuilt"
     assert not any(text in found for text in NOISE)
+    answer = await answers.recall(recall_memory, g1, "上次开炉在哪")
+    by_text = {item["text"]: item["found_by"] for item in answer.data["results"]}
+    assert by_text[HOTPOT] == {"jargon": 1}, "the JSON says which candidate list found a memory"
+    assert by_text[KAILU]["lexical"] == 1
     with_weights(recall_memory, jargon=0.0, context_spread=0.0, window=0.0)
     assert HOTPOT not in await ask(recall_memory, g1, "上次开炉在哪", NOW)
 
