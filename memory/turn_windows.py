@@ -8,7 +8,7 @@ removes messages (their neighbours' windows drop the removed text).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -22,15 +22,25 @@ WINDOWS_FTS = "message_windows_fts"
 
 async def refresh_windows(session: AsyncSession, message_ids: Iterable[int]) -> None:
     """Rebuild the windows of these messages and of their neighbours (after messages were added)."""
-    await rebuild_windows(session, await windows_touching(session, sorted(set(message_ids))))
+    added = sorted(set(message_ids))
+    if not added:
+        return
+    around = await neighbours(session, added)
+    touching = sorted(with_neighbours(added, around))
+    around.update(await neighbours(session, [i for i in touching if i not in around]))
+    await _write_windows(session, touching, around)
 
 
 async def rebuild_windows(session: AsyncSession, message_ids: Sequence[int]) -> None:
     """Write the current window of each message; a message no longer searchable loses its window."""
-    if not message_ids:
-        return
+    if message_ids:
+        await _write_windows(session, message_ids, await neighbours(session, message_ids))
+
+
+async def _write_windows(
+    session: AsyncSession, message_ids: Sequence[int], around: Mapping[int, tuple[int | None, int | None]]
+) -> None:
     await unindex_rows(session, WINDOWS_FTS, message_ids)
-    around = await neighbours(session, message_ids)
     turns = await _timed_tokens(session, sorted(with_neighbours(message_ids, around)))
     times = {i: when for i, (when, _tokens) in turns.items()}
     rows = []

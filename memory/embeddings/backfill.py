@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import text
@@ -44,12 +44,8 @@ def message_document(speaker: str, body: str) -> str:
     return f"{speaker}: {body}" if speaker else body
 
 
-def windowed_document(
-    message: StoredMessage, around: tuple[int | None, int | None], loaded: Mapping[int, StoredMessage]
-) -> str:
+def windowed_document(turns: Iterable[StoredMessage]) -> str:
     """What is embedded for a message: its turn window (`turn_window`), one turn a line."""
-    times = {i: m.time.timestamp() for i, m in loaded.items()}
-    turns = [loaded[i] for i in turn_window(message.id, around, times)]
     return "\n".join(message_document(m.speaker, m.text) for m in turns)
 
 
@@ -78,9 +74,9 @@ async def backfill(
         histories = (await session.execute(_MISSING_HISTORY, params)).all()
     messages = [loaded[i] for i in ids if i in loaded]
     if messages:
-        vectors = await embedder.embed(
-            [windowed_document(m, around.get(m.id, (None, None)), loaded) for m in messages]
-        )
+        times = {i: m.time.timestamp() for i, m in loaded.items()}
+        windows = [turn_window(m.id, around.get(m.id, (None, None)), times) for m in messages]
+        vectors = await embedder.embed([windowed_document(loaded[i] for i in w) for w in windows])
         async with db.write() as session:
             report.messages = await save_vectors(
                 session, "message", embedder.model, [(r.id, r.chat_id) for r in messages], vectors

@@ -26,20 +26,28 @@ class Explained:
     jargon_id: int
 
 
-@dataclass(slots=True)
-class _Compiled:
-    fingerprint: tuple[int, int, int]
-    matcher: JargonMatcher
-    entries: dict[str, dictionary.EntryView]
-    explained: tuple[Explained, ...] = ()
-
-
 @dataclass(frozen=True, slots=True)
 class Vocabulary:
-    """Every explainable term a chat sees, with a key that changes when any of them changes."""
+    """Every explainable term a chat sees (one entry per spelling, the chat's own first), compiled
+    for matching; `key` (scope and dictionary fingerprint) changes whenever any term does."""
 
     key: tuple[object, ...]
-    entries: tuple[Explained, ...]
+    terms: dict[str, Explained]
+    matcher: JargonMatcher
+
+    @property
+    def entries(self) -> tuple[Explained, ...]:
+        return tuple(self.terms.values())
+
+    def find(self, texts: Iterable[str]) -> list[Explained]:
+        """Terms present in `texts` (each once, in order of first appearance) with their meanings."""
+        if not len(self.matcher):
+            return []
+        found: dict[str, Explained] = {}
+        for text in texts:
+            for term in self.matcher.terms_in(text):
+                found.setdefault(term, self.terms[term])
+        return list(found.values())
 
 
 class JargonExplainer:
@@ -49,39 +57,26 @@ class JargonExplainer:
     def __init__(self, db: Database, scope: Scope | None = None) -> None:
         self.db = db
         self.scope: Scope = scope or "global"
-        self._cache: dict[tuple[str, int | None], _Compiled] = {}
-
-    async def _compiled(self, chat_id: int) -> _Compiled:
-        key = (self.scope, None if self.scope == "global" else chat_id)
-        async with self.db.read() as session:
-            fingerprint = await dictionary.version(session)
-            cached = self._cache.get(key)
-            if cached is not None and cached.fingerprint == fingerprint:
-                return cached
-            entries = await dictionary.explainable(session, chat_id, self.scope)
-        # A chat's own entry wins over a global one with the same spelling.
-        entries.sort(key=lambda e: e.chat_id is None)
-        compiled = _Compiled(fingerprint, JargonMatcher(e.content for e in entries), {})
-        for entry in entries:
-            compiled.entries.setdefault(entry.content, entry)
-        compiled.explained = tuple(Explained(e.content, e.meaning, e.id) for e in compiled.entries.values())
-        self._cache[key] = compiled
-        return compiled
+        self._cache: dict[tuple[str, int | None], Vocabulary] = {}
 
     async def vocabulary(self, chat_id: int) -> Vocabulary:
-        """All terms `chat_id` may have explained, one entry per spelling (the chat's own first)."""
-        compiled = await self._compiled(chat_id)
-        scope_key = (self.scope, None if self.scope == "global" else chat_id)
-        return Vocabulary((*scope_key, *compiled.fingerprint), compiled.explained)
+        """The terms `chat_id` may have explained, rebuilt only when the dictionary changed."""
+        scope = (self.scope, None if self.scope == "global" else chat_id)
+        async with self.db.read() as session:
+            key = (*scope, *await dictionary.version(session))
+            cached = self._cache.get(scope)
+            if cached is not None and cached.key == key:
+                return cached
+            views = await dictionary.explainable(session, chat_id, self.scope)
+        # A chat's own entry wins over a global one with the same spelling.
+        views.sort(key=lambda e: e.chat_id is None)
+        terms: dict[str, Explained] = {}
+        for view in views:
+            terms.setdefault(view.content, Explained(view.content, view.meaning, view.id))
+        vocabulary = Vocabulary(key, terms, JargonMatcher(terms))
+        self._cache[scope] = vocabulary
+        return vocabulary
 
     async def explain(self, chat_id: int, texts: Iterable[str]) -> list[Explained]:
         """Terms present in `texts` (each once, in order of first appearance) with their meanings."""
-        compiled = await self._compiled(chat_id)
-        if not len(compiled.matcher):
-            return []
-        found: dict[str, Explained] = {}
-        for text in texts:
-            for term in compiled.matcher.terms_in(text):
-                entry = compiled.entries[term]
-                found.setdefault(term, Explained(entry.content, entry.meaning, entry.id))
-        return list(found.values())
+        return (await self.vocabulary(chat_id)).find(texts)

@@ -209,7 +209,7 @@ class PersonAdmin:
             counts: list[int] = []
             for table in (PersonFact, PersonTimelineEntry, PersonAlias, PersonChatName):
                 result = await session.execute(delete(table).where(table.person_id == person_id))
-                counts.append(int(result.rowcount or 0))  # type: ignore[attr-defined]
+                counts.append(rows_changed(result))
             chats = list(
                 (
                     await session.scalars(select(ChatMember.chat_id).where(ChatMember.person_id == person_id))

@@ -144,9 +144,9 @@ def _strip_diminutive(units: list[str], prefixes: frozenset[str], suffixes: froz
 def to_pinyin(text: str, *, split_unknown: bool) -> list[str]:
     """Toneless pinyin, one syllable per CJK character; a run without pinyin is kept whole, or split
     into its characters with `split_unknown`."""
-    keep = list if split_unknown else (lambda run: [run])
     from pypinyin import lazy_pinyin  # its phrase tables take ~0.4 s to load: only when first needed
 
+    keep = list if split_unknown else (lambda run: [run])
     # pypinyin accepts a list from `errors`; its type hints say str
     return list(lazy_pinyin(text, errors=keep))  # type: ignore[arg-type]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -29,8 +29,6 @@ class VocabularySource(Protocol):
     """Where the glossary reads a chat's terms (the jargon explainer)."""
 
     async def vocabulary(self, chat_id: int) -> Vocabulary: ...
-
-    async def explain(self, chat_id: int, texts: Iterable[str]) -> list[Explained]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +87,7 @@ class JargonGlossary:
         self.source = source
         self._indexes: dict[tuple[object, ...], tuple[tuple[object, ...], _Index]] = {}
 
-    async def _index(self, chat_id: int) -> _Index:
-        vocabulary = await self.source.vocabulary(chat_id)
+    def _index(self, vocabulary: Vocabulary) -> _Index:
         scope = vocabulary.key[:2]
         cached = self._indexes.get(scope)
         if cached is not None and cached[0] == vocabulary.key:
@@ -107,9 +104,9 @@ class JargonGlossary:
         asked = {k.match for k in keywords}
         parts: dict[str, None] = {}
         for chat_id in dict.fromkeys(chat_ids):
-            index = await self._index(chat_id)
-            found = await self.source.explain(chat_id, [question])
-            used = [index.position[e.jargon_id] for e in found if e.jargon_id in index.position]
+            vocabulary = await self.source.vocabulary(chat_id)
+            index = self._index(vocabulary)
+            used = [index.position[e.jargon_id] for e in vocabulary.find([question])]
             for i in used[:MAX_TERMS]:
                 for keyword in index.meaning_words[i]:
                     if keyword.match not in asked:
