@@ -1,11 +1,11 @@
 """Query keywords: jieba tokens without stop words, English words reduced to their Porter stem as
 the full-text index stores them, and the keyword-overlap signal (the share of query keywords a
-memory contains)."""
+memory contains, each keyword weighted by how rare it is in the chat)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -101,11 +101,19 @@ def _latin_forms(normalized_doc: str) -> set[str]:
     return found | {stem(word) for word in found}
 
 
-def keyword_overlap(keywords: Sequence[Keyword], normalized_doc: str) -> float:
+def keyword_overlap(
+    keywords: Sequence[Keyword], normalized_doc: str, weights: Mapping[str, float] | None = None
+) -> float:
     """The share of query keywords found in an already-normalised document (0.0–1.0): English words
-    as whole words or by stem ("car" is not in "care"), other text as a substring."""
+    as whole words or by stem ("car" is not in "care"), other text as a substring. With `weights`
+    (keyword match → weight, e.g. its rarity in the chat), the weighted share: a memory holding the rare word
+    of a question outranks one holding only its everyday words."""
     if not keywords:
         return 0.0
     forms = _latin_forms(normalized_doc) if any(k.latin for k in keywords) else set()
-    found = sum(1 for k in keywords if (k.match in forms if k.latin else k.match in normalized_doc))
-    return found / len(keywords)
+    found = [k.match in forms if k.latin else k.match in normalized_doc for k in keywords]
+    scale = [weights.get(k.match, 1.0) for k in keywords] if weights else [1.0] * len(keywords)
+    total = sum(scale)
+    if total <= 0:
+        return sum(found) / len(keywords)
+    return sum(w for w, hit in zip(scale, found, strict=True) if hit) / total

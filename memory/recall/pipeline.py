@@ -1,6 +1,6 @@
 """The one recall used everywhere (reply context, /recall, admin search, the eval), as small steps:
 
-    plan (keywords, quotes, names → people, time expressions, group slang ↔ its meaning)
+    plan (keywords and their rarity, quotes, names → people, time expressions, group slang ↔ its meaning)
     → candidates (BM25 over messages, turn windows, ChatHistory and preference docs; dense;
       slang expansion; time/person fallbacks)
     → fusion (reciprocal rank) → context spread (neighbouring turns)
@@ -32,6 +32,7 @@ from memory.recall.load import in_scope, load_hits
 from memory.recall.persons import MemberResolver, NamedPerson, PersonRef, PersonResolver
 from memory.recall.query import RecallHit, RecallQuery, TimeRange
 from memory.recall.quotes import extract_quotes
+from memory.recall.rarity import keyword_rarity
 from memory.recall.rerank import rerank
 from memory.recall.salience import salience
 from memory.recall.scope import ScopePolicy
@@ -163,6 +164,7 @@ class Recaller:
             hints,
             {p.person_id: p.names for p in people_list},
             {p.person_id: p.platform_user_id for p in people_list},
+            await keyword_rarity(session, query.chat_ids, keywords),
         )
         jargon = None
         if self.glossary is not None and self.settings.weights.jargon > 0:

@@ -1,7 +1,8 @@
 """Step 3 of recall: MemPalace-style signals read from the question, each multiplying a hit's score
 by (1 + weight × strength), strength in [0, 1]:
 
-- keyword overlap: share of the question's keywords the memory contains;
+- keyword overlap: share of the question's keywords the memory contains, each weighted by its
+  rarity in the chats searched;
 - quoted phrase: share of quoted phrases it contains verbatim;
 - person: the people named were its speaker (1.0), are mentioned or took part (0.7), or are named in
   its text (0.5) — averaged over the names in the question;
@@ -32,6 +33,7 @@ class QuestionSignals:
     hints: Sequence[TimeHint] = ()
     names: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
     platform_ids: Mapping[int, str] = field(default_factory=dict)
+    keyword_weights: Mapping[str, float] = field(default_factory=dict)
 
 
 def person_strength(
@@ -59,7 +61,7 @@ def strengths(hit: RecallHit, signals: QuestionSignals) -> dict[str, float]:
     """Each signal's strength for one hit."""
     doc = normalize(hit.matched_text)
     return {
-        "keyword_overlap": keyword_overlap(signals.keywords, doc),
+        "keyword_overlap": keyword_overlap(signals.keywords, doc, signals.keyword_weights),
         "quoted_phrase": quote_match(list(signals.quotes), doc),
         "person": person_strength(hit, signals.named, signals, doc),
         "time": time_strength(hit, signals.hints),

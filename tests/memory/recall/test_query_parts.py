@@ -1,3 +1,5 @@
+import pytest
+
 from memory.recall.dedupe import content_key
 from memory.recall.fusion import reciprocal_rank_fusion
 from memory.recall.keywords import keyword_overlap, query_keywords, stem
@@ -59,3 +61,13 @@ def test_reciprocal_rank_fusion_rewards_agreement() -> None:
 
 def test_content_key_ignores_spacing_and_punctuation() -> None:
     assert content_key("周六 去爬山！") == content_key("周六去爬山") != content_key("周日去爬山")
+
+
+def test_keyword_overlap_weighs_keywords_when_told() -> None:
+    keywords = query_keywords("weekend pottery")
+    weights = {"weekend": 0.5, "potteri": 3.0}
+    assert keyword_overlap(keywords, normalize("pottery class"), weights) == pytest.approx(3.0 / 3.5)
+    assert keyword_overlap(keywords, normalize("a long weekend"), weights) == pytest.approx(0.5 / 3.5)
+    assert keyword_overlap(keywords, normalize("pottery class")) == 0.5, "unweighted: a plain share"
+    nothing = {"weekend": 0.0, "potteri": 0.0}
+    assert keyword_overlap(keywords, normalize("a long weekend"), nothing) == 0.5
