@@ -10,7 +10,6 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.recall.keywords import Keyword
-from memory.storage.fts import searchable
 from memory.storage.sql import in_list
 
 
@@ -23,28 +22,29 @@ def inverse_document_frequency(document_frequency: int, documents: int) -> float
 async def keyword_rarity(
     session: AsyncSession, chat_ids: Sequence[int], keywords: Sequence[Keyword]
 ) -> dict[str, float]:
-    """Each keyword's inverse document frequency among the indexed messages of `chat_ids`, by its
+    """Each keyword's inverse document frequency among the messages of `chat_ids`, by its
     `match` form. Empty when there is nothing to weigh (then every keyword counts the same)."""
     if not keywords or not chat_ids:
         return {}
+    distinct = list({k.match: k for k in keywords}.values())
     params: dict[str, object] = {}
     chats = in_list("rc", chat_ids, params)
-    documents = (
-        await session.execute(
-            text(f"SELECT count(*) FROM messages m WHERE m.chat_id IN ({chats}) AND {searchable('m')}"),
-            params,
+    # One statement: the chats' size (every message, indexed or not: an index-only count), then each
+    # keyword's matching rowids looked up in the chats (the other way round, MATCH would run once
+    # per message).
+    parts = [f"SELECT -1, count(*) FROM messages WHERE chat_id IN ({chats})"]
+    for i, keyword in enumerate(distinct):
+        params[f"term{i}"] = keyword.fts()
+        parts.append(
+            f"SELECT {i}, count(*) FROM messages WHERE id IN (SELECT rowid FROM messages_fts "
+            f"WHERE messages_fts MATCH :term{i}) AND chat_id IN ({chats})"
         )
-    ).scalar_one()
+    rows = await session.execute(text(" UNION ALL ".join(parts)), params)
+    counts = {int(row[0]): int(row[1]) for row in rows}
+    documents = counts.pop(-1, 0)
     if not documents:
         return {}
-    counted = text(
-        "SELECT count(*) FROM messages_fts f JOIN messages m ON m.id = f.rowid "
-        f"WHERE messages_fts MATCH :term AND m.chat_id IN ({chats})"
-    )
-    weights: dict[str, float] = {}
-    for keyword in keywords:
-        if keyword.match in weights:
-            continue
-        frequency = (await session.execute(counted, {**params, "term": keyword.fts()})).scalar_one()
-        weights[keyword.match] = inverse_document_frequency(int(frequency), int(documents))
-    return weights
+    return {
+        keyword.match: inverse_document_frequency(counts.get(i, 0), documents)
+        for i, keyword in enumerate(distinct)
+    }
