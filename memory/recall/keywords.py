@@ -106,14 +106,13 @@ def keyword_overlap(
 ) -> float:
     """The share of query keywords found in an already-normalised document (0.0–1.0): English words
     as whole words or by stem ("car" is not in "care"), other text as a substring. With `weights`
-    (keyword match → weight, e.g. its rarity in the chat), the weighted share: a memory holding the rare word
-    of a question outranks one holding only its everyday words."""
+    (keyword match → weight, e.g. its rarity in the chat), the weighted share: a memory
+    holding the rare word of a question outranks one holding only its everyday words."""
     if not keywords:
         return 0.0
     forms = _latin_forms(normalized_doc) if any(k.latin for k in keywords) else set()
-    found = [k.match in forms if k.latin else k.match in normalized_doc for k in keywords]
-    scale = [weights.get(k.match, 1.0) for k in keywords] if weights else [1.0] * len(keywords)
-    total = sum(scale)
-    if total <= 0:
-        return sum(found) / len(keywords)
-    return sum(w for w, hit in zip(scale, found, strict=True) if hit) / total
+    found = [k for k in keywords if (k.match in forms if k.latin else k.match in normalized_doc)]
+    total = sum(weights.get(k.match, 1.0) for k in keywords) if weights else 0.0
+    if not weights or total <= 0:
+        return len(found) / len(keywords)
+    return sum(weights.get(k.match, 1.0) for k in found) / total

@@ -157,6 +157,9 @@ class Recaller:
         if not keywords and named:
             keywords = query_keywords(" ".join(n.surface for n in named), self.settings.stems)
             person_only = tuple(sorted({p for n in named for p in n.person_ids}))
+        rarity: dict[str, float] = {}
+        if self.settings.weights.keyword_overlap > 0:
+            rarity = await keyword_rarity(session, query.chat_ids, keywords)
         signals = QuestionSignals(
             keywords,
             quotes,
@@ -164,7 +167,7 @@ class Recaller:
             hints,
             {p.person_id: p.names for p in people_list},
             {p.person_id: p.platform_user_id for p in people_list},
-            await keyword_rarity(session, query.chat_ids, keywords),
+            rarity,
         )
         jargon = None
         if self.glossary is not None and self.settings.weights.jargon > 0:
@@ -188,8 +191,7 @@ class Recaller:
                 rankings.append((name, weight, found))
 
         if plan.match is not None:
-            first = await cand.lexical_messages(session, scope, plan.match, n)
-            add("lexical", w.lexical, first)
+            add("lexical", w.lexical, await cand.lexical_messages(session, scope, plan.match, n))
             add("window", w.window, await cand.lexical_messages(session, scope, plan.match, n, WINDOWS_FTS))
             add("history", w.history, await cand.lexical_histories(session, scope, plan.match, n))
             add("preference", w.preference, await cand.lexical_preferences(session, scope, plan.match, n))
