@@ -63,7 +63,13 @@ async def make_gateway(
         }
         values.update(overrides)
         settings = LLMSettings.model_validate(values)
-        gateway = LLMGateway(settings, UsageLedger(db, clock, settings.budgets), clock, sleep=record_sleep)
+        gateway = LLMGateway(
+            settings,
+            UsageLedger(db, clock, settings.budgets),
+            clock,
+            sleep=record_sleep,
+            jitter=lambda: 0.5,  # the middle of the jitter range: delays are exactly base·2^attempt
+        )
         made.append(gateway)
         return gateway
 
@@ -149,7 +155,7 @@ async def test_timeout_is_retried_then_succeeds(
     topic = await gateway.complete_json("topic", ASK, Topic)
     assert topic.title == GOOD["title"]
     assert len(fake_llm.chat_requests) == 2
-    assert len(sleeps) == 1 and 0.005 <= sleeps[0] <= 0.015  # backoff 0.01 with jitter
+    assert sleeps == pytest.approx([0.01])
     rows = await usage_rows(db)
     assert [(row.ok, row.error) for row in rows] == [(False, "timed out after 0.2s"), (True, "")]
 
@@ -172,7 +178,7 @@ async def test_server_errors_exhaust_retries(
         await make_gateway().complete_text("summary", ASK)
     assert "HTTP 500" in info.value.reason and "after 3 attempts" in info.value.reason
     assert len(fake_llm.chat_requests) == 3
-    assert len(sleeps) == 2 and sleeps[1] > sleeps[0] * 0.9  # grows (jitter aside)
+    assert sleeps == pytest.approx([0.01, 0.02])  # doubles per attempt
     assert [row.ok for row in await usage_rows(db)] == [False, False, False]
 
 
