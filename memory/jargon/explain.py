@@ -26,12 +26,17 @@ class Explained:
     jargon_id: int
 
 
+VocabularyScope = tuple[Scope, int | None]
+
+
 @dataclass(frozen=True, slots=True)
 class Vocabulary:
     """Every explainable term a chat sees (one entry per spelling, the chat's own first), compiled
-    for matching; `key` (scope and dictionary fingerprint) changes whenever any term does."""
+    for matching. `scope` is whose terms these are (every chat's, or one chat's); `version` is the
+    dictionary fingerprint they were read at, which changes whenever any term does."""
 
-    key: tuple[object, ...]
+    scope: VocabularyScope
+    version: tuple[int, int, int]
     terms: dict[str, Explained]
     matcher: JargonMatcher
 
@@ -57,15 +62,15 @@ class JargonExplainer:
     def __init__(self, db: Database, scope: Scope | None = None) -> None:
         self.db = db
         self.scope: Scope = scope or "global"
-        self._cache: dict[tuple[str, int | None], Vocabulary] = {}
+        self._cache: dict[VocabularyScope, Vocabulary] = {}
 
     async def vocabulary(self, chat_id: int) -> Vocabulary:
         """The terms `chat_id` may have explained, rebuilt only when the dictionary changed."""
-        scope = (self.scope, None if self.scope == "global" else chat_id)
+        scope = (self.scope, dictionary.scope_chat(self.scope, chat_id))
         async with self.db.read() as session:
-            key = (*scope, *await dictionary.version(session))
+            version = await dictionary.version(session)
             cached = self._cache.get(scope)
-            if cached is not None and cached.key == key:
+            if cached is not None and cached.version == version:
                 return cached
             views = await dictionary.explainable(session, chat_id, self.scope)
         # A chat's own entry wins over a global one with the same spelling.
@@ -73,7 +78,7 @@ class JargonExplainer:
         terms: dict[str, Explained] = {}
         for view in views:
             terms.setdefault(view.content, Explained(view.content, view.meaning, view.id))
-        vocabulary = Vocabulary(key, terms, JargonMatcher(terms))
+        vocabulary = Vocabulary(scope, version, terms, JargonMatcher(terms))
         self._cache[scope] = vocabulary
         return vocabulary
 

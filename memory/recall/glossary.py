@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from memory.jargon.explain import Explained, Vocabulary
+from memory.jargon.explain import Explained, Vocabulary, VocabularyScope
 from memory.recall.keywords import Keyword, query_keywords
 from memory.storage.fts import quote_term
 from memory.text import search_terms
@@ -85,15 +85,14 @@ class JargonGlossary:
 
     def __init__(self, source: VocabularySource) -> None:
         self.source = source
-        self._indexes: dict[tuple[object, ...], tuple[tuple[object, ...], _Index]] = {}
+        self._indexes: dict[VocabularyScope, tuple[tuple[int, int, int], _Index]] = {}
 
     def _index(self, vocabulary: Vocabulary) -> _Index:
-        scope = vocabulary.key[:2]
-        cached = self._indexes.get(scope)
-        if cached is not None and cached[0] == vocabulary.key:
+        cached = self._indexes.get(vocabulary.scope)
+        if cached is not None and cached[0] == vocabulary.version:
             return cached[1]
         index = _build(vocabulary)
-        self._indexes[scope] = (vocabulary.key, index)
+        self._indexes[vocabulary.scope] = (vocabulary.version, index)
         return index
 
     async def expansion(
