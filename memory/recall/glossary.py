@@ -45,14 +45,15 @@ def _meaning_words(meaning: str) -> tuple[Keyword, ...]:
 
 
 def _build(vocabulary: Vocabulary) -> _Index:
-    words = tuple(_meaning_words(e.meaning) for e in vocabulary.entries)
+    entries = vocabulary.entries
+    words = tuple(_meaning_words(e.meaning) for e in entries)
     by_word: defaultdict[str, list[int]] = defaultdict(list)
     for i, keywords in enumerate(words):
         for keyword in keywords:
             by_word[keyword.match].append(i)
     return _Index(
-        vocabulary.entries,
-        {e.jargon_id: i for i, e in enumerate(vocabulary.entries)},
+        entries,
+        {e.jargon_id: i for i, e in enumerate(entries)},
         words,
         {word: tuple(found) for word, found in by_word.items()},
     )

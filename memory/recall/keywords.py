@@ -112,7 +112,8 @@ def keyword_overlap(
         return 0.0
     forms = _latin_forms(normalized_doc) if any(k.latin for k in keywords) else set()
     found = [k for k in keywords if (k.match in forms if k.latin else k.match in normalized_doc)]
-    total = sum(weights.get(k.match, 1.0) for k in keywords) if weights else 0.0
-    if not weights or total <= 0:
-        return len(found) / len(keywords)
-    return sum(weights.get(k.match, 1.0) for k in found) / total
+    if weights:
+        total = sum(weights.get(k.match, 1.0) for k in keywords)
+        if total > 0:
+            return sum(weights.get(k.match, 1.0) for k in found) / total
+    return len(found) / len(keywords)
