@@ -17,8 +17,7 @@ from typing import Protocol
 
 from memory.jargon.explain import Explained, Vocabulary, VocabularyScope
 from memory.recall.keywords import Keyword, query_keywords
-from memory.storage.fts import quote_term
-from memory.text import search_terms
+from memory.storage.fts import phrase_expression
 
 MAX_TERMS = 5
 MAX_MEANING_WORDS = 8
@@ -76,11 +75,6 @@ def _meant(index: _Index, asked: set[str], skip: set[int]) -> list[int]:
     return sorted(scores, key=lambda i: (-scores[i], i))[:MAX_TERMS]
 
 
-def _phrase(term: str) -> str | None:
-    tokens = search_terms(term)
-    return quote_term(" ".join(tokens)) if tokens else None
-
-
 class JargonGlossary:
     """Turns a question into extra full-text words through the chat's slang dictionary."""
 
@@ -103,8 +97,12 @@ class JargonGlossary:
         terms whose meaning uses one of the question's keywords; None when there is neither."""
         asked = {k.match for k in keywords}
         parts: dict[str, None] = {}
+        expanded: set[VocabularyScope] = set()
         for chat_id in dict.fromkeys(chat_ids):
             vocabulary = await self.source.vocabulary(chat_id)
+            if vocabulary.scope in expanded:  # under a global scope every chat sees the same terms
+                continue
+            expanded.add(vocabulary.scope)
             index = self._index(vocabulary)
             used = [index.position[e.jargon_id] for e in vocabulary.find([question])]
             for i in used[:MAX_TERMS]:
@@ -112,7 +110,7 @@ class JargonGlossary:
                     if keyword.match not in asked:
                         parts.setdefault(keyword.fts(), None)
             for i in _meant(index, asked, set(used)):
-                phrase = _phrase(index.entries[i].term)
+                phrase = phrase_expression(index.entries[i].term)
                 if phrase is not None:
                     parts.setdefault(phrase, None)
         return " OR ".join(parts) if parts else None

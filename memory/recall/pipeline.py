@@ -106,10 +106,7 @@ class Recaller:
             if self.settings.fusion == "score":
                 fused = score_fusion([(weight, found) for _, weight, found in rankings])
             else:
-                fused = reciprocal_rank_fusion(
-                    [(weight, [key for key, _ in found]) for _, weight, found in rankings],
-                    self.settings.weights.rrf_k,
-                )
+                fused = _rank_fusion(rankings, self.settings.weights.rrf_k)
             fused = await self._spread(session, fused)
             keep = sorted(fused, key=lambda k: -fused[k])[: max(self.settings.candidates, query.limit)]
             display = {p.person_id: p.display for p in plan.people.values()}
@@ -227,8 +224,7 @@ class Recaller:
         """Pseudo-relevance feedback: a second full-text pass with the words that the best messages of
         the lists so far (lexical, windows, dense: fused) share and the rest do not."""
         w = self.settings.weights
-        lists = [(weight, [key for key, _ in found]) for _, weight, found in rankings]
-        fused = reciprocal_rank_fusion(lists, w.rrf_k)
+        fused = _rank_fusion(rankings, w.rrf_k)
         best = sorted(fused, key=lambda k: -fused[k])
         ids = [i for kind, i in best if kind == "message"][: self.settings.candidates]
         if len(ids) <= w.feedback_docs:
@@ -275,6 +271,11 @@ class Recaller:
             keys.update(("message", m) for hit in loaded.values() for m in hit.source_message_ids)
         keys.update(key for key, _ in await cand.lexical_messages(session, scope, match, 5000))
         return keys
+
+
+def _rank_fusion(rankings: Sequence[Ranking], k: float) -> dict[Key, float]:
+    """Reciprocal rank fusion of the candidate lists, each by its weight."""
+    return reciprocal_rank_fusion([(weight, [key for key, _ in found]) for _, weight, found in rankings], k)
 
 
 def _found_by(rankings: Sequence[Ranking]) -> dict[Key, dict[str, int]]:

@@ -26,6 +26,13 @@ def match_expression(query: str, mode: Literal["any", "all"] = "any") -> str | N
     return joiner.join(quote_term(term) for term in terms)
 
 
+def phrase_expression(text: str) -> str | None:
+    """An FTS5 MATCH expression for `text` as one phrase (its words in order), or None when it has no
+    searchable word."""
+    terms = search_terms(text)
+    return quote_term(" ".join(terms)) if terms else None
+
+
 def searchable(alias: str) -> str:
     """An SQL condition: the `messages` row `alias` is in the full-text index. A rowid lookup per
     row; `id IN (SELECT rowid FROM messages_fts)` would list the whole index each time."""
