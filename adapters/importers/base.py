@@ -11,6 +11,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from memory import untrusted_json
 from memory.types import ChatMessage
 
 Progress = Callable[[int, int], None]
@@ -50,7 +51,7 @@ def load_json(path: Path) -> Any:
     except OSError as exc:
         raise ImportFileError(f"{path}: cannot read: {exc}") from exc
     try:
-        return json.loads(raw.decode("utf-8-sig"))
+        return untrusted_json.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
         raise ImportFileError(f"{path}: not UTF-8 text at byte {exc.start}") from exc
     except json.JSONDecodeError as exc:

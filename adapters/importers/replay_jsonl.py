@@ -18,6 +18,7 @@ from typing import Any
 
 from adapters.importers.base import ImportFileError, ImportIssue, MessageIterator, Progress, parse_time
 from adapters.neutral import as_id
+from memory import untrusted_json
 from memory.types import ChatMessage, InvalidMessage, Segment, SegmentKind
 
 REQUIRED = ("chat", "message_id", "sender_id", "sender_name", "time", "text")
@@ -54,7 +55,7 @@ def iter_messages(
 
 def parse_record(line: str, platform: str = "replay", default_tz: tzinfo | None = None) -> ChatMessage:
     """One JSONL line as a message; raises ValueError (or InvalidMessage) saying what is wrong."""
-    record = json.loads(line)
+    record = untrusted_json.loads(line)
     if not isinstance(record, Mapping):
         raise ValueError(f"a line must hold a JSON object, got {type(record).__name__}")
     missing = [key for key in REQUIRED if key not in record]

@@ -24,7 +24,7 @@ import aiohttp
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from adapters.base import Adapter, MessageHandler, SendError
-from adapters.neutral import mapping_at
+from adapters.neutral import as_id, mapping_at
 from adapters.onebot_v11.config import OneBotConfig
 from adapters.onebot_v11.errors import ActionFailed, ActionTimeout, NotConnected, OneBotError
 from adapters.onebot_v11.event import (
@@ -36,7 +36,15 @@ from adapters.onebot_v11.event import (
     post_type,
     to_chat_message,
 )
-from adapters.onebot_v11.message import RawSegment, reply_segment, text_segment, to_neutral
+from adapters.onebot_v11.message import (
+    RawSegment,
+    maybe_int,
+    reply_segment,
+    reply_target,
+    text_segment,
+    to_neutral,
+)
+from memory import untrusted_json
 from memory.clock import Clock, SystemClock
 from memory.text import truncate
 from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
@@ -207,7 +215,10 @@ class OneBotAdapter(Adapter):
                 self._conns.append(conn)
                 conn.login = self._spawn(self._learn_identity(conn))
                 log.info("OneBot forward connection to %s open", self.config.forward_url)
-                await self._serve(conn)
+                try:
+                    await self._serve(conn)
+                except Exception:  # the dial loop must outlive any one connection
+                    log.exception("OneBot forward connection to %s failed", self.config.forward_url)
             if self._stopping:
                 break
             wait = delay * random.uniform(0.5, 1.0)
@@ -251,9 +262,9 @@ class OneBotAdapter(Adapter):
                     await self._close(conn, WSCloseCode.GOING_AWAY, b"stale connection")
                     break
                 if msg.type is WSMsgType.TEXT:
-                    self._on_frame(conn, msg.data)
+                    self._on_frame_safely(conn, msg.data)
                 elif msg.type is WSMsgType.BINARY:
-                    self._on_frame(conn, msg.data.decode("utf-8", errors="replace"))
+                    self._on_frame_safely(conn, msg.data.decode("utf-8", errors="replace"))
                 elif msg.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED, WSMsgType.ERROR):
                     break
         finally:
@@ -286,9 +297,16 @@ class OneBotAdapter(Adapter):
                 if not future.done():
                     future.set_exception(error)
 
+    def _on_frame_safely(self, conn: _Connection, raw: str) -> None:
+        """Handle one frame; a frame that cannot be handled is logged and skipped, never the connection."""
+        try:
+            self._on_frame(conn, raw)
+        except Exception:
+            log.exception("OneBot frame skipped: handling it failed: %.200s", raw)
+
     def _on_frame(self, conn: _Connection, raw: str) -> None:
         try:
-            data = json.loads(raw)
+            data = untrusted_json.loads(raw)
         except json.JSONDecodeError as exc:
             log.warning("OneBot sent a frame that is not JSON (%s): %.200s", exc, raw)
             return
@@ -343,7 +361,7 @@ class OneBotAdapter(Adapter):
             await asyncio.wait({conn.login}, timeout=self.config.reply_lookup_timeout)
         self_id = conn.self_id or event.self_id
         reply = None
-        target = _reply_target(event.message)
+        target = reply_target(event.message)
         if target is not None:
             reply = await self._resolve_reply(conn, target)
         names = self._names_for(event.chat_id)
@@ -372,7 +390,7 @@ class OneBotAdapter(Adapter):
             return None
         try:
             data = await self._call(
-                conn, "get_msg", {"message_id": _maybe_int(target)}, self.config.reply_lookup_timeout
+                conn, "get_msg", {"message_id": maybe_int(target)}, self.config.reply_lookup_timeout
             )
         except OneBotError as exc:
             log.debug("get_msg %s for a reply failed: %s", target, exc)
@@ -380,12 +398,12 @@ class OneBotAdapter(Adapter):
         if not isinstance(data, Mapping):
             return None
         sender = mapping_at(data, "sender")
-        sender_id = data.get("user_id", sender.get("user_id"))
+        sender_id = as_id(data.get("user_id")) or as_id(sender.get("user_id"))
         try:
             text = to_neutral(data.get("message", data.get("raw_message", ""))).text
         except InvalidMessage:
             text = ""
-        info = ReplyInfo(str(sender_id) if sender_id is not None else None, _quote(text))
+        info = ReplyInfo(sender_id, _quote(text))
         self._replies.remember(target, info)
         return info
 
@@ -463,9 +481,9 @@ class OneBotAdapter(Adapter):
         message: list[RawSegment] = [reply_segment(reply_to)] if reply_to else []
         message.append(text_segment(text))
         if chat_kind is ChatKind.GROUP:
-            action, params = "send_group_msg", {"group_id": _maybe_int(chat_id), "message": message}
+            action, params = "send_group_msg", {"group_id": maybe_int(chat_id), "message": message}
         else:
-            action, params = "send_private_msg", {"user_id": _maybe_int(chat_id), "message": message}
+            action, params = "send_private_msg", {"user_id": maybe_int(chat_id), "message": message}
         data = await self._call(conn, action, params, self.config.action_timeout)
         message_id = data.get("message_id") if isinstance(data, Mapping) else None
         if message_id is None or isinstance(message_id, bool):
@@ -497,22 +515,6 @@ def _bearer(header: str | None) -> str | None:
     if scheme.lower() in ("bearer", "token") and value.strip():
         return value.strip()
     return None
-
-
-def _reply_target(message: list[RawSegment]) -> str | None:
-    for seg in message:
-        if seg["type"] == "reply":
-            target = str(seg["data"].get("id", "")).strip()
-            if target:
-                return target
-    return None
-
-
-def _maybe_int(value: str) -> int | str:
-    try:
-        return int(value)
-    except ValueError:
-        return value
 
 
 def _quote(text: str) -> str:

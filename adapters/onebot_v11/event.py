@@ -42,15 +42,26 @@ class MetaEvent:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MetaEvent:
         status = mapping_at(data, "status")
-        interval = data.get("interval")
         online = status.get("online")
         return cls(
             self_id=as_id(data.get("self_id")),
             meta_event_type=str(data.get("meta_event_type") or ""),
             sub_type=str(data.get("sub_type") or ""),
-            interval_ms=int(interval) if isinstance(interval, int | float) and interval > 0 else None,
+            interval_ms=_interval_ms(data.get("interval")),
             online=online if isinstance(online, bool) else None,
         )
+
+
+_MAX_INTERVAL_MS = 86_400_000
+
+
+def _interval_ms(value: Any) -> int | None:
+    """A heartbeat interval in milliseconds, or None for anything but a positive number up to a day."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if not 0 < value <= _MAX_INTERVAL_MS:  # also false for NaN
+        return None
+    return int(value)
 
 
 @dataclass(frozen=True, slots=True)

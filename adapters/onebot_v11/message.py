@@ -57,7 +57,7 @@ def to_cq(segments: Iterable[RawSegment]) -> str:
         kind = str(seg.get("type", ""))
         data = seg.get("data") or {}
         if kind == "text":
-            out.append(escape(str(data.get("text", ""))))
+            out.append(escape(field_text(data, "text")))
             continue
         params = "".join(
             f",{key}={escape(_param_str(value), in_param=True)}"
@@ -81,15 +81,16 @@ def text_segment(text: str) -> RawSegment:
 
 def reply_segment(message_id: str) -> RawSegment:
     """An array-form reply segment; numeric ids are sent as integers, as implementations expect."""
-    return {"type": "reply", "data": {"id": _maybe_int(message_id)}}
+    return {"type": "reply", "data": {"id": maybe_int(message_id)}}
 
 
 def at_segment(user_id: str) -> RawSegment:
     """An array-form @ segment."""
-    return {"type": "at", "data": {"qq": _maybe_int(user_id) if user_id != "all" else "all"}}
+    return {"type": "at", "data": {"qq": maybe_int(user_id) if user_id != "all" else "all"}}
 
 
-def _maybe_int(value: str) -> int | str:
+def maybe_int(value: str) -> int | str:
+    """A numeric id as the integer implementations expect; other ids stay strings."""
     try:
         return int(value)
     except ValueError:
@@ -163,9 +164,9 @@ def to_neutral(message: Any, *, names: Mapping[str, str] | None = None) -> Conve
     for seg in normalize_message(message):
         kind, data = seg["type"], seg["data"]
         if kind == "text":
-            segments.append(Segment(SegmentKind.TEXT, str(data.get("text", ""))))
+            segments.append(Segment(SegmentKind.TEXT, field_text(data, "text")))
         elif kind == "at":
-            target = str(data.get("qq", "")).strip()
+            target = field_text(data, "qq").strip()
             if not target:
                 continue
             if target == "all":
@@ -176,16 +177,30 @@ def to_neutral(message: Any, *, names: Mapping[str, str] | None = None) -> Conve
             if target not in mentions:
                 mentions.append(target)
         elif kind == "reply":
-            target = str(data.get("id", "")).strip()
+            target = field_text(data, "id").strip()
             if target:
                 segments.append(Segment(SegmentKind.REPLY, "", target))
                 reply_to = reply_to or target
         elif kind == "markdown":
-            segments.append(Segment(SegmentKind.TEXT, str(data.get("content", ""))))
+            segments.append(Segment(SegmentKind.TEXT, field_text(data, "content")))
         else:
             segments.append(_placeholder(kind, data))
     text = "".join(s.text for s in segments if s.kind is not SegmentKind.REPLY).strip()
     return Converted(tuple(segments), text, tuple(mentions), reply_to)
+
+
+def reply_target(segments: Iterable[RawSegment]) -> str | None:
+    """The message id the first reply segment with an id points to."""
+    for seg in segments:
+        if seg["type"] == "reply" and (target := field_text(seg["data"], "id").strip()):
+            return target
+    return None
+
+
+def field_text(data: Mapping[str, Any], key: str) -> str:
+    """`data[key]` as text; absent and JSON null are both empty (implementations send null for unset)."""
+    value = data.get(key)
+    return "" if value is None else str(value)
 
 
 def _placeholder(kind: str, data: Mapping[str, Any]) -> Segment:

@@ -6,6 +6,8 @@ import json
 import re
 from typing import Any
 
+from memory import untrusted_json
+
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n?(.*?)```", re.DOTALL)
 
@@ -26,12 +28,12 @@ def extract_json(text: str) -> Any:
     if not body:
         raise NoJSON("the answer is empty")
     try:
-        return json.loads(body)
+        return untrusted_json.loads(body)
     except json.JSONDecodeError as exc:
         first_error = exc
     for fenced in _FENCE.findall(body):
         try:
-            return json.loads(fenced.strip())
+            return untrusted_json.loads(fenced.strip())
         except json.JSONDecodeError:
             continue
     # Objects first: prose such as "see [1]" would otherwise parse as a list.
@@ -40,7 +42,7 @@ def extract_json(text: str) -> Any:
         start = body.find(opener)
         while start != -1:
             try:
-                value, _end = decoder.raw_decode(body, start)
+                value, _end = untrusted_json.raw_decode(decoder, body, start)
             except json.JSONDecodeError:
                 start = body.find(opener, start + 1)
                 continue

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
+from memory import untrusted_json
 from memory.notes import InvalidNoteName, NoteError, NoteStore
 from memory.text import truncate
 
@@ -129,7 +130,7 @@ class ToolRegistry:
         if tool.writes and not ctx.writable:
             return _error(f"{name} is not allowed here (read-only)")
         try:
-            data = json.loads(raw_args) if isinstance(raw_args, str) else dict(raw_args or {})
+            data = untrusted_json.loads(raw_args) if isinstance(raw_args, str) else dict(raw_args or {})
         except (json.JSONDecodeError, TypeError, ValueError):
             return _error(f"arguments for {name} are not a JSON object")
         if data is None:

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from memory import untrusted_json
 from memory.jargon import dictionary
 from memory.jargon.dictionary import EntryView, JargonError
 
@@ -72,7 +73,7 @@ def parse(text: str, fmt: Format) -> tuple[list[tuple[int, ImportRow]], list[tup
     raws: list[Any]
     if fmt == "json":
         try:
-            data = json.loads(text)
+            data = untrusted_json.loads(text)
         except json.JSONDecodeError as exc:
             raise JargonError(f"invalid JSON: {exc}") from None
         if isinstance(data, dict):

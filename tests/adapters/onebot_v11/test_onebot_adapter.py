@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import aiohttp
 import pytest
@@ -91,6 +92,20 @@ async def test_group_messages_in_array_and_cq_form(reverse: Reverse, connect_pee
     assert second.to_bot and second.text == "@群忆 查一下 [上周] 谁说了 A&B,好吗"
 
 
+async def test_frames_that_cannot_be_handled_are_skipped_and_the_connection_stays(
+    reverse: Reverse, connect_peer: ConnectPeer
+) -> None:
+    _, inbox, _ = reverse
+    peer = await connect_peer()
+    heartbeat = '{"post_type": "meta_event", "meta_event_type": "heartbeat", "interval": %s}'
+    for frame in ("[" * 100_000, heartbeat % "1e400", heartbeat % ("9" * 400), "{not json"):
+        await peer.ws.send_str(frame)
+    await peer.send(fixture("group_message_array.json"))
+    delivered = await inbox.get()
+    assert delivered.message_id == "-2147400001"
+    assert not peer.ws.closed
+
+
 async def test_mentioned_bot_answers_with_send_group_msg(reverse: Reverse, connect_peer: ConnectPeer) -> None:
     adapter, inbox, _ = reverse
     peer = await connect_peer()
@@ -177,8 +192,25 @@ async def test_no_connection_means_not_connected(reverse: Reverse) -> None:
         await adapter.send_text("123456", "hello")
 
 
-async def test_forward_mode_reconnects_after_a_dropped_connection() -> None:
-    """The bot dials a loopback implementation, which drops the first connection after one event."""
+@pytest.mark.parametrize("reader_crashes", [False, True])
+async def test_forward_mode_reconnects_after_a_dropped_connection(
+    reader_crashes: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bot dials a loopback implementation, which drops the first connection after one event.
+
+    With `reader_crashes` the first connection's reader also fails unexpectedly as it ends.
+    """
+    if reader_crashes:
+        serve = OneBotAdapter._serve
+        crashed: list[bool] = []
+
+        async def failing_serve(self: OneBotAdapter, conn: Any) -> None:
+            await serve(self, conn)
+            if not crashed:
+                crashed.append(True)
+                raise RuntimeError("reader failed")
+
+        monkeypatch.setattr(OneBotAdapter, "_serve", failing_serve)
     connections: list[web.WebSocketResponse] = []
     auth_headers: list[str | None] = []
     second_open = asyncio.Event()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.onebot_v11.event import MessageEvent, ReplyInfo, is_action_response, to_chat_message
+from adapters.onebot_v11.event import MessageEvent, MetaEvent, ReplyInfo, is_action_response, to_chat_message
 from memory.types import ChatKind, InvalidMessage, SegmentKind
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "onebot_v11"
@@ -79,3 +79,22 @@ def test_invalid_events_name_the_bad_field(change: dict, field: str) -> None:
 def test_action_responses_are_told_apart_from_events() -> None:
     assert is_action_response({"status": "ok", "retcode": 0, "data": None, "echo": "1"})
     assert not is_action_response(load("heartbeat.json"))
+
+
+@pytest.mark.parametrize(
+    ("interval", "expected"),
+    [
+        (5000, 5000),
+        (2500.9, 2500),
+        (0, None),
+        (-1, None),
+        (True, None),
+        ("5000", None),
+        (None, None),
+        (float("inf"), None),
+        (float("nan"), None),
+        (10**400, None),
+    ],
+)
+def test_heartbeat_interval_is_a_positive_number_up_to_a_day(interval: object, expected: int | None) -> None:
+    assert MetaEvent.from_dict(load("heartbeat.json") | {"interval": interval}).interval_ms == expected

@@ -2,7 +2,15 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.onebot_v11.message import escape, normalize_message, parse_cq, to_cq, to_neutral, unescape
+from adapters.onebot_v11.message import (
+    escape,
+    normalize_message,
+    parse_cq,
+    reply_target,
+    to_cq,
+    to_neutral,
+    unescape,
+)
 from memory.types import InvalidMessage, SegmentKind
 
 
@@ -76,3 +84,18 @@ def test_neutral_conversion_of_mentions_reply_and_media() -> None:
 def test_malformed_messages_raise_invalid_message(bad: object) -> None:
     with pytest.raises(InvalidMessage):
         normalize_message(bad)
+
+
+def test_null_segment_data_counts_as_absent() -> None:
+    converted = to_neutral(
+        [
+            {"type": "reply", "data": {"id": None}},
+            {"type": "at", "data": {"qq": None}},
+            {"type": "text", "data": {"text": None}},
+            {"type": "text", "data": {"text": "hi"}},
+        ]
+    )
+    assert converted.text == "hi"
+    assert converted.mentions == () and converted.reply_to is None
+    assert reply_target(normalize_message([{"type": "reply", "data": {"id": None}}])) is None
+    assert reply_target(normalize_message("[CQ:reply,id=-12]")) == "-12"
