@@ -8,11 +8,14 @@ service functions (unknown entry, bad name...) become a 400 page or JSON error, 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
 from bot.app import App
+from bot.config.settings import Settings
+from bot.config.store import Listener
 from bot.web import config, forgetting, jargon, notes, overview, people, topics, usage
 from bot.web.context import APP_KEY, CREDENTIALS_KEY, CSRF_KEY
 from bot.web.html import error_page
@@ -22,6 +25,8 @@ from memory.jargon.dictionary import JargonError
 from memory.notes.errors import NoteError
 from memory.notes.names import InvalidNoteName
 from memory.persons.admin import PersonAdminError
+
+log = logging.getLogger(__name__)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -89,6 +94,14 @@ async def user_errors(request: web.Request, handler: Handler) -> web.StreamRespo
         return await handler(request)
     except USER_ERRORS as exc:
         return _refuse(request, 404 if isinstance(exc, JargonNotFound) else 400, str(exc))
+    except web.HTTPClientError as exc:
+        if request.path.startswith("/api/") and exc.text:
+            return web.json_response({"error": exc.text}, status=exc.status, headers=_allow(exc))
+        raise
+
+
+def _allow(exc: web.HTTPClientError) -> dict[str, str]:
+    return {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else {}
 
 
 async def _security_headers(_request: web.Request, response: web.StreamResponse) -> None:
@@ -96,11 +109,25 @@ async def _security_headers(_request: web.Request, response: web.StreamResponse)
         response.headers.setdefault(name, value)
 
 
+def _follow_token(credentials: Credentials) -> Listener:
+    """A config listener: a reload that sets a new `[web] token` makes it the console's token at once
+    (a reload that removes the token keeps the one in force: the console never runs without one)."""
+
+    def listener(_old: Settings, new: Settings) -> None:
+        if new.web.token and new.web.token != credentials.token:
+            credentials.rotate(new.web.token)
+            log.info("the console's access token changed with the config; log in again with the new one")
+
+    return listener
+
+
 def build_web_app(app: App, token: str) -> web.Application:
     """The console over a built `App`; `token` is the access token every request needs."""
     web_app = web.Application(middlewares=[guard, user_errors], client_max_size=2 * 1024 * 1024)
     web_app[APP_KEY] = app
-    web_app[CREDENTIALS_KEY] = Credentials(token)
+    credentials = Credentials(token)
+    web_app[CREDENTIALS_KEY] = credentials
+    app.config.subscribe(_follow_token(credentials))
     web_app.on_response_prepare.append(_security_headers)
     for module in (overview, topics, jargon, people, forgetting, usage, notes, config):
         web_app.add_routes(module.routes)

@@ -20,8 +20,11 @@ def app_of(request: web.Request) -> App:
     return request.app[APP_KEY]
 
 
+MAX_INT = 2**63 - 1  # the largest integer the database stores
+
+
 def int_param(value: str | None, name: str, default: int | None = None, minimum: int = 0) -> int | None:
-    """An optional integer from a query or form value; a clear 400 when it is not one."""
+    """An optional integer from a query or form value; a clear 400 when it is not one or out of range."""
     if value is None or value.strip() == "":
         return default
     try:
@@ -30,6 +33,8 @@ def int_param(value: str | None, name: str, default: int | None = None, minimum:
         raise web.HTTPBadRequest(text=f"{name} must be a whole number, not {value[:20]!r}") from None
     if number < minimum:
         raise web.HTTPBadRequest(text=f"{name} must be at least {minimum}")
+    if number > MAX_INT:
+        raise web.HTTPBadRequest(text=f"{name} must be at most {MAX_INT}")
     return number
 
 

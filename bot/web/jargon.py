@@ -11,7 +11,7 @@ from aiohttp import web
 from multidict import MultiMapping
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.web.context import ACTOR, app_of, int_param, path_int
+from bot.web.context import ACTOR, MAX_INT, app_of, int_param, path_int
 from bot.web.html import (
     Safe,
     csrf_field,
@@ -28,6 +28,7 @@ from bot.web.html import (
     url,
 )
 from bot.web.overview import message_table
+from memory import untrusted_json
 from memory.jargon import dictionary, transfer
 from memory.jargon.dictionary import DECISIONS, EntryView, JargonError
 from memory.models import Chat
@@ -367,7 +368,7 @@ async def api_show(request: web.Request) -> web.Response:
 async def api_decide(request: web.Request) -> web.Response:
     """`POST {"ids": [1, 2], "action": "approve"|"reject", "meaning"?: str, "by"?: str}`."""
     try:
-        payload = await request.json()
+        payload = await request.json(loads=untrusted_json.loads)
     except ValueError:
         raise JargonError("the body must be JSON") from None
     if not isinstance(payload, dict):
@@ -375,7 +376,7 @@ async def api_decide(request: web.Request) -> web.Response:
     action, ids, meaning, actor = (payload.get(k) for k in ("action", "ids", "meaning", "by"))
     if action not in ("approve", "reject"):
         raise JargonError('"action" must be "approve" or "reject"')
-    if not isinstance(ids, list) or not ids or not all(isinstance(i, int) for i in ids):
+    if not isinstance(ids, list) or not ids or not all(_is_entry_id(i) for i in ids):
         raise JargonError('"ids" must be a non-empty list of entry ids')
     if meaning is not None and not isinstance(meaning, str):
         raise JargonError('"meaning" must be a string')
@@ -383,6 +384,10 @@ async def api_decide(request: web.Request) -> web.Response:
     async with app_of(request).db.write() as session:
         decided = await dictionary.decide(session, ids, action, who.strip()[:64], _now(request), meaning)
     return web.json_response({"entries": [e.to_json() for e in decided]}, dumps=_dumps)
+
+
+def _is_entry_id(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_INT
 
 
 def _dumps(data: Any) -> str:

@@ -54,6 +54,10 @@ class Credentials:
     """The secrets of one console: the access token and the values derived from it."""
 
     def __init__(self, token: str) -> None:
+        self.rotate(token)
+
+    def rotate(self, token: str) -> None:
+        """Take a new access token; sessions and CSRF tokens of the old one stop working."""
         if not token:
             raise ValueError("the console needs a non-empty access token")
         self.token = token

@@ -252,7 +252,7 @@ async def list_entries(
     if min_count:
         query = query.where(Jargon.count >= min_count)
     if search.strip():
-        query = query.where(Jargon.normalized.contains(normalize(search.strip())))
+        query = query.where(Jargon.normalized.contains(normalize(search.strip()), autoescape=True))
     query = query.order_by(Jargon.count.desc(), Jargon.id).offset(offset)
     if limit is not None:
         query = query.limit(limit)

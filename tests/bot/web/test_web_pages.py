@@ -284,3 +284,45 @@ async def test_a_broken_config_is_refused_on_reload_and_the_old_one_stays(consol
     assert accepted.status == 200 and "config reloaded" in await accepted.text()
     assert console.app.settings.context.total_tokens == 4000
     assert console.app.memory.context_settings.total_tokens == 4000, "listeners heard the reload"
+
+
+async def test_a_reload_that_sets_a_new_token_rotates_the_console_token(console: Console) -> None:
+    csrf = await console.login()
+    console.config_path.write_text('[web]\ntoken = "rotated-token-Q7"\n', encoding="utf-8")
+    reloaded = await console.client.post("/config/reload", data={"_csrf": csrf}, allow_redirects=False)
+    assert reloaded.status == 303
+    old = await console.client.get("/api/jargon", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert old.status == 401, "the old token stops working"
+    assert (await console.client.get("/")).status == 401, "so does the old token's session cookie"
+    new = await console.client.get("/api/jargon", headers={"Authorization": "Bearer rotated-token-Q7"})
+    assert new.status == 200
+
+
+async def test_json_api_refuses_out_of_range_and_malformed_input_with_json_errors(console: Console) -> None:
+    entries = await _entries(console)
+    assert 1 in entries, "`true` would be read as entry 1"
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    huge = 10**23
+    for path in (
+        f"/api/jargon?offset={huge}",
+        f"/api/jargon?chat={huge}",
+        f"/api/jargon/{huge}",
+        "/api/jargon?limit=-1",
+    ):
+        response = await console.client.get(path, headers=headers)
+        assert response.status == 400, path
+        assert response.content_type == "application/json" and "error" in await response.json(), path
+    assert (await console.client.get(f"/chats/{huge}/topics", headers=headers)).status == 400
+    for body in (
+        '{"ids": [true], "action": "reject"}',
+        f'{{"ids": [{huge}], "action": "reject"}}',
+        "[" * 100_000,
+    ):
+        response = await console.client.post(
+            "/api/jargon/decide", data=body, headers=headers | {"Content-Type": "application/json"}
+        )
+        assert response.status == 400 and "error" in await response.json(), body[:40]
+    assert [(await _entry(console, i)).status for i in entries] == ["candidate"] * 2  # type: ignore[union-attr]
+    for wildcard in ("%", "_"):
+        listed = await (await console.client.get(f"/api/jargon?search={wildcard}", headers=headers)).json()
+        assert listed["entries"] == [], f"{wildcard!r} is a character, not a wildcard"
