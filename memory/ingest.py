@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import insert, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from memory.commands import is_memory_command
 from memory.models import Message
 from memory.storage import Database
 from memory.storage.fts import index_rows
@@ -34,14 +35,6 @@ class BatchReport:
 
 
 RecordObserver = Callable[[AsyncSession, Recorded], Awaitable[None]]
-
-
-MEMORY_COMMANDS = ("/recall", "/who", "/what", "／recall", "／who", "／what")
-
-
-def is_memory_command(text: str) -> bool:
-    """Members asking the bot about memory are not themselves memories worth recalling."""
-    return text.lstrip().lower().startswith(MEMORY_COMMANDS)
 
 
 def _ts(message: ChatMessage) -> float:

@@ -1,30 +1,30 @@
-"""Parsing `/recall …`, `/who …`, `/what …` in chat and answering them offline."""
+"""Answering `/recall …`, `/who …`, `/what …` in chat, offline."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
 from bot.commands import answers
+from memory import commands
 from memory.service import MemoryService
 
 USAGE = "用法: /recall <关键词> · /who <名字> · /what <词>"
 
+Handler = Callable[[MemoryService, int, str], Awaitable[answers.Answer]]
+HANDLERS: dict[str, Handler] = {"recall": answers.recall, "who": answers.who, "what": answers.what}
 
-async def dispatch(memory: MemoryService, chat_id: int, text: str) -> answers.Answer | None:
-    """The answer for a memory command, or None when the text is not one."""
-    stripped = text.strip()
-    if not stripped.startswith(("/", "／")):
+
+async def dispatch(
+    memory: MemoryService, chat_id: int, text: str, *, to_bot: bool = False
+) -> answers.Answer | None:
+    """The answer for a memory command, or None when the text is not one for this bot.
+
+    A command addressed by a mention or an @suffix is this bot's only when the message is addressed to
+    it (`to_bot`); `/recall@other_bot …` belongs to another bot.
+    """
+    command = commands.parse(text)
+    if command is None or (command.addressed and not to_bot):
         return None
-    name, _, argument = stripped[1:].partition(" ")
-    argument = argument.strip()
-    handlers: dict[str, Callable[[MemoryService, int, str], Awaitable[answers.Answer]]] = {
-        "recall": answers.recall,
-        "who": answers.who,
-        "what": answers.what,
-    }
-    handler = handlers.get(name.lower())
-    if handler is None:
-        return None
-    if not argument:
+    if not command.argument:
         return answers.Answer({"error": "missing argument"}, [USAGE])
-    return await handler(memory, chat_id, argument)
+    return await HANDLERS[command.name](memory, chat_id, command.argument)

@@ -60,7 +60,7 @@ class ReplyPipeline:
             return Outcome(True, reason="own message")
         settings = self.settings()
         if settings.reply.commands:
-            answer = await dispatch(self.memory, recorded.chat_id, message.text)
+            answer = await dispatch(self.memory, recorded.chat_id, message.text, to_bot=message.to_bot)
             if answer is not None:
                 await self._send(message, answer.text, send, searchable=False)
                 return Outcome(True, answer.text, "command")

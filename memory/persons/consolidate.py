@@ -24,7 +24,7 @@ from sqlalchemy import select
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memory.ingest import is_memory_command
+from memory.commands import is_memory_command
 from memory.models import Chat, JobState, Message, PersonFact, PersonForgotten
 from memory.persons import store
 from memory.persons.card import DEFAULT_LABELS

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memory.ingest import Recorded, is_memory_command
+from memory.commands import is_memory_command
+from memory.ingest import Recorded
 from memory.models import PreferenceDoc
 from memory.storage.fts import index_rows
 

@@ -27,13 +27,13 @@ from pydantic import BaseModel, Field
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from memory.commands import is_memory_command
 from memory.history import source, terms
 from memory.history.digest import speaker_line, theme_from
 from memory.history.pack import Packed, PackOptions, pack_entry
 from memory.history.source import SourceMessage, speaker_names
 from memory.history.terms import TermWeights
 from memory.history.titles import most_similar
-from memory.ingest import is_memory_command
 from memory.models import JobState, TopicCacheEntry
 from memory.ports import LLMPort, LLMUnavailable
 from memory.storage import Database

@@ -1,0 +1,43 @@
+"""Members' memory commands as typed in chat: `/recall …`, `/who …`, `/what …`.
+
+A command may be addressed: after leading @-mentions (`@群忆 /who 小红`, how QQ and the console address
+the bot) or with a bot username suffix (`/recall@qunyi_bot 爬山`, Telegram's form). The slash may be
+full-width, and the argument follows any whitespace.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+NAMES = ("recall", "who", "what")
+
+_LEADING_MENTIONS = re.compile(r"(?:[@＠]\S+\s+)+")
+_COMMAND = re.compile(r"[/／]([A-Za-z]+)(@\S+)?(?:\s+(.*))?", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryCommand:
+    """A parsed command; `addressed` when it names an addressee (a leading mention or an @suffix)."""
+
+    name: str
+    argument: str
+    addressed: bool
+
+
+def parse(text: str) -> MemoryCommand | None:
+    """The memory command `text` holds, or None when it holds none."""
+    body = text.strip()
+    mentions = _LEADING_MENTIONS.match(body)
+    if mentions is not None:
+        body = body[mentions.end() :]
+    match = _COMMAND.fullmatch(body)
+    if match is None or match.group(1).lower() not in NAMES:
+        return None
+    addressed = mentions is not None or match.group(2) is not None
+    return MemoryCommand(match.group(1).lower(), (match.group(3) or "").strip(), addressed)
+
+
+def is_memory_command(text: str) -> bool:
+    """Members asking the bot about memory are not themselves memories worth recalling."""
+    return parse(text) is not None

@@ -1,0 +1,63 @@
+"""`/recall`, `/who`, `/what` in chat: plain, full-width, after a mention of the bot, or with an @suffix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.app import build_app
+from bot.config import ConfigStore
+from bot.config.settings import Settings
+from memory import commands
+from memory.clock import ManualClock
+from memory.types import ChatMessage
+from tests.conftest import T0, make_message
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("/recall 西湖", ("recall", "西湖", False)),
+        ("／WHO　小红", ("who", "小红", False)),
+        ("@群忆 /who 小红", ("who", "小红", True)),
+        ("＠群忆  @小忆 /what yyds", ("what", "yyds", True)),
+        ("/recall@qunyi_bot 爬山 周六", ("recall", "爬山 周六", True)),
+        ("/what", ("what", "", False)),
+    ],
+)
+def test_commands_are_parsed(text: str, expected: tuple[str, str, bool]) -> None:
+    command = commands.parse(text)
+    assert command is not None
+    assert (command.name, command.argument, command.addressed) == expected
+    assert commands.is_memory_command(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["/recall西湖", "/help me", "去 /recall 西湖", "@群忆 在吗", "recall 西湖", ""]
+)
+def test_other_text_is_no_command(text: str) -> None:
+    assert commands.parse(text) is None
+
+
+async def test_addressed_commands_are_answered_only_when_addressed_to_the_bot(tmp_path: Path) -> None:
+    app = await build_app(ConfigStore(Settings(), None), tmp_path / "data", ManualClock(T0))
+    sent: list[str] = []
+
+    async def send(_chat: str, text: str, **_kwargs: Any) -> ChatMessage:
+        sent.append(text)
+        return make_message(100 + len(sent), sender="bot", text=text, is_bot=True)
+
+    try:
+        await app.pipeline.handle(make_message(1, text="周六去西湖边爬山"), send)
+        telegram = await app.pipeline.handle(
+            make_message(2, text="/recall@qunyi_bot 西湖", to_bot=True), send
+        )
+        other = await app.pipeline.handle(make_message(3, text="/recall@other_bot 西湖"), send)
+        qq = await app.pipeline.handle(make_message(4, text="@群忆 /recall 西湖", to_bot=True), send)
+    finally:
+        await app.close()
+    assert telegram.reason == "command" and qq.reason == "command"
+    assert other.reason != "command" and other.reply is None
+    assert len(sent) == 2 and all("西湖边爬山" in text for text in sent)
