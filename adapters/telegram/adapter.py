@@ -51,14 +51,15 @@ class TelegramAdapter(Adapter):
     async def start(self, handler: MessageHandler) -> None:
         """Log in (`getMe`), then poll or set the webhook; returns once updates are flowing."""
         from aiogram import Bot, Dispatcher
-        from aiogram.client.session.aiohttp import AiohttpSession
         from aiogram.client.telegram import TelegramAPIServer
+
+        from adapters.telegram.session import TolerantSession
 
         self._handler = handler
         session = (
-            AiohttpSession(api=TelegramAPIServer.from_base(self.config.api_base))
+            TolerantSession(api=TelegramAPIServer.from_base(self.config.api_base))
             if self.config.api_base
-            else AiohttpSession()
+            else TolerantSession()
         )
         self._bot = Bot(self.config.token, session=session)
         self._dp = Dispatcher()

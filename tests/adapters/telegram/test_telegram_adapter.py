@@ -133,3 +133,38 @@ async def test_feed_update_without_polling(api: tuple[FakeBotAPI, str]) -> None:
 def test_webhook_mode_needs_a_url() -> None:
     with pytest.raises(ValueError, match="webhook_url"):
         TelegramConfig(token=TOKEN, mode="webhook")
+
+
+@pytest.mark.filterwarnings("ignore:Detected unknown update type")  # aiogram on the bare id
+async def test_an_update_that_cannot_be_read_is_skipped_and_polling_goes_on(
+    api: tuple[FakeBotAPI, str],
+) -> None:
+    fake, base = api
+    broken = {
+        "update_id": 1002,
+        "message": {"message_id": 41, "chat": UPDATES[1]["message"]["chat"]},
+    }  # no date
+    fake.updates = [UPDATES[0], broken, UPDATES[3]]
+    inbox: asyncio.Queue[ChatMessage] = asyncio.Queue()
+    adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0))
+    await adapter.start(inbox.put)
+    try:
+        received = [await asyncio.wait_for(inbox.get(), 5) for _ in range(2)]
+        assert [m.message_id for m in received] == ["40", "43"]
+        for _ in range(100):
+            if any(m == "getUpdates" and p.get("offset") == "1005" for m, p in fake.calls):
+                break
+            await asyncio.sleep(0.02)
+        offsets = [p.get("offset") for m, p in fake.calls if m == "getUpdates"]
+        assert "1005" in offsets, "the offset moved past every update of the batch"
+    finally:
+        await adapter.stop()
+
+
+def test_unreadable_updates_keep_only_their_id() -> None:
+    from adapters.telegram.session import readable_updates
+
+    answer = {"ok": True, "result": [UPDATES[0], {"update_id": 7, "message": {"text": 1}}, "junk", {"x": 1}]}
+    kept = json.loads(readable_updates(json.dumps(answer)))
+    assert kept == {"ok": True, "result": [UPDATES[0], {"update_id": 7}]}
+    assert readable_updates("{not json") == "{not json"
