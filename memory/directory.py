@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memory.models import ChatMember, Person
+from memory.models import ChatMember, Person, PersonChatName
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,9 +37,13 @@ class Member:
 
 
 async def members(session: AsyncSession, chat_id: int) -> list[Member]:
+    """The chat's members, most active first, each named as this chat knows them: the name the bot uses
+    for them here, else their card here (never a name or card from another chat)."""
+    in_chat = (PersonChatName.chat_id == chat_id) & (PersonChatName.person_id == Person.id)
     rows = await session.execute(
-        select(Person, ChatMember)
+        select(Person, ChatMember, PersonChatName.person_name)
         .join(ChatMember, ChatMember.person_id == Person.id)
+        .join(PersonChatName, in_chat, isouter=True)
         .where(ChatMember.chat_id == chat_id)
         .order_by(ChatMember.message_count.desc())
     )
@@ -47,7 +51,7 @@ async def members(session: AsyncSession, chat_id: int) -> list[Member]:
         Member(
             person_id=person.id,
             platform_user_id=person.platform_user_id,
-            name=person.person_name or member.card or person.nickname or person.platform_user_id,
+            name=chat_name or member.card or person.nickname or person.platform_user_id,
             nickname=person.nickname,
             card=member.card,
             message_count=member.message_count,
@@ -55,5 +59,5 @@ async def members(session: AsyncSession, chat_id: int) -> list[Member]:
             last_seen=datetime.fromtimestamp(member.last_seen, UTC),
             is_bot=person.is_bot,
         )
-        for person, member in rows
+        for person, member, chat_name in rows
     ]

@@ -64,14 +64,13 @@ _COLUMNS = (
     Message,
     Person.platform_user_id,
     PersonChatName.person_name,
-    Person.person_name,
     Person.nickname,
 )
 
 
 def _source(row: Any) -> SourceMessage:
-    message, user_id, chat_name, person_name, nickname = row
-    known = (chat_name, person_name, message.sender_card, message.sender_name, nickname)
+    message, user_id, chat_name, nickname = row
+    known = (chat_name, message.sender_card, message.sender_name, nickname)
     names = tuple(dict.fromkeys(n for n in known if n))
     return SourceMessage(
         id=message.id,
@@ -89,7 +88,7 @@ def _source(row: Any) -> SourceMessage:
     )
 
 
-NamedRows: TypeAlias = Select[Message, str | None, str | None, str | None, str | None]
+NamedRows: TypeAlias = Select[Message, str | None, str | None, str | None]
 
 
 def _query() -> NamedRows:

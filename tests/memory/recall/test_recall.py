@@ -1,8 +1,12 @@
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from sqlalchemy import select
 
+from bot.app import build_app
 from bot.commands import answers
+from bot.config import ConfigStore
+from bot.config.settings import Settings
 from memory.clock import ManualClock
 from memory.models import ChatHistory
 from memory.recall import RecallQuery, ScopePolicy, TimeRange
@@ -231,3 +235,25 @@ async def test_a_lone_chinese_character_finds_the_words_it_begins(recall_memory:
     await recall_memory.record(make_message(200, text="周末一起爬山吧"))
     with_weights(recall_memory, context_spread=0.0, window=0.0)
     assert await ask(recall_memory, 1, "谁订的位", T0) == ["我来订位，老地方我熟"]
+
+
+async def test_a_members_card_in_one_chat_never_names_them_in_another(tmp_path: Path) -> None:
+    app = await build_app(ConfigStore(Settings(), None), tmp_path / "data", ManualClock(T0))
+    try:
+        memory = app.memory
+        await memory.record(
+            make_message(1, chat="gB", sender="u2", text="内部消息别外传", sender_card="星火计划内鬼")
+        )
+        await memory.record(
+            make_message(2, chat="gA", sender="u2", text="周末一起去钓鱼吗", sender_card="王哥")
+        )
+        await memory.record(make_message(3, chat="gA", sender="u3", text="好啊钓鱼去"))
+        g_a = await chat_id(memory, "gA")
+        fishing = await answers.recall(memory, g_a, "钓鱼")
+        by_card = await answers.recall(memory, g_a, "星火计划内鬼说了什么")
+    finally:
+        await app.close()
+    speakers = {r["speaker"] for r in fishing.data["results"]}
+    assert "王哥" in speakers and "星火计划内鬼" not in speakers
+    assert all("person" not in r["signals"] for r in by_card.data["results"])
+    assert "星火计划内鬼" not in "\n".join(fishing.lines + by_card.lines[1:])
