@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from adapters.importers import ImportIssue
+from adapters.importers import ImportIssue, IssueKind
 from adapters.importers.replay_jsonl import iter_messages
 from bot.app import App
 from memory.clock import ManualClock
 from memory.types import ChatKind, ChatMessage
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -99,7 +102,17 @@ async def replay(
         item = as_seen_by_bot(item, bot_id)
         clock.set(item.time)
         await app.runner.run_due(clock.now())
-        outcome = await app.pipeline.handle(item, sender.send)
+        try:
+            outcome = await app.pipeline.handle(item, sender.send)
+        except Exception as exc:  # as the live bot does: log it and go on with the next message
+            log.exception("handling message %s of %s failed", item.message_id, item.chat_id)
+            issue = ImportIssue(
+                str(path), f"message {item.message_id}", f"handling failed: {exc}", IssueKind.FAILED
+            )
+            report.problems.append(issue)
+            if on_problem:
+                on_problem(issue)
+            continue
         if outcome.recorded:
             report.recorded += 1
         else:

@@ -21,6 +21,7 @@ Progress = Callable[[int, int], None]
 class IssueKind(StrEnum):
     MALFORMED = "malformed"  # the entry is broken; fix the file to import it
     SKIPPED = "skipped"  # a well-formed entry that is no chat message (a join, a pin, an empty message)
+    FAILED = "failed"  # a message whose handling failed after it was read (the log has the traceback)
 
 
 @dataclass(frozen=True, slots=True)

@@ -382,7 +382,10 @@ def parse_time_hints(text: str, now: datetime) -> list[TimeHint]:
         for m in pattern.finditer(text):
             if any(m.start() < end and start < m.end() for start, end in taken):
                 continue
-            window = make(m, now)
+            try:
+                window = make(m, now)
+            except (ValueError, OverflowError):  # "3000年前", "10**20 days ago": off the calendar
+                continue
             if window is None:
                 continue
             taken.append(m.span())

@@ -4,13 +4,16 @@ from pathlib import Path
 from click.testing import CliRunner
 from sqlalchemy import func, select
 
+from adapters.importers import IssueKind
 from bot.app import build_app
 from bot.cli.main import cli
 from bot.config import ConfigStore
 from bot.config.settings import Settings
 from bot.replay import replay
+from bot.reply.pipeline import Outcome, Send
 from memory.clock import ManualClock
 from memory.models import Message
+from memory.types import ChatMessage
 from tests.conftest import T0
 
 LINES = [
@@ -99,3 +102,24 @@ def test_bad_config_stops_cli_with_key_and_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["doctor", "--config", str(config), "--data-dir", str(tmp_path / "d")])
     assert result.exit_code == 1
     assert "bad.toml:2: reply.probability" in result.output
+
+
+async def test_a_message_whose_handling_fails_is_reported_and_the_replay_goes_on(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "log.jsonl")
+    clock = ManualClock(T0)
+    app = await build_app(ConfigStore(Settings(), None), tmp_path / "data", clock)
+    handle = app.pipeline.handle
+
+    async def failing_on_m2(message: ChatMessage, send: Send) -> Outcome:
+        if message.message_id == "m2":
+            raise RuntimeError("boom")
+        return await handle(message, send)
+
+    app.pipeline.handle = failing_on_m2  # type: ignore[method-assign]
+    try:
+        report = await replay(app, clock, log)
+    finally:
+        await app.close()
+    [problem] = report.problems
+    assert problem.kind is IssueKind.FAILED and problem.location == "message m2" and "boom" in problem.reason
+    assert report.recorded == 2 and len(report.replies) == 1, "the messages after it were handled"

@@ -85,3 +85,12 @@ def test_chinese_numerals() -> None:
 def test_naive_now_is_refused() -> None:
     with pytest.raises(ValueError, match="timezone-aware"):
         parse_time_hints("昨天", datetime(2026, 3, 12))
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["3000年前说了什么", "2500 years ago", "1000000 days ago", "99999个月前", "9999999999999999999999天前"],
+)
+def test_times_off_the_calendar_are_no_hint(text: str) -> None:
+    hints = parse_time_hints(text + "，还有昨天", NOW)
+    assert [h.text for h in hints] == ["昨天"]
