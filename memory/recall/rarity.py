@@ -12,6 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memory.recall.keywords import Keyword
 from memory.storage.sql import in_list
 
+_ARMS_PER_STATEMENT = 400  # SQLite allows 500 by default
+
 
 def inverse_document_frequency(document_frequency: int, documents: int) -> float:
     """Robertson–Spärck Jones: log((N − df + 0.5) / (df + 0.5)), never below 0, so a word in half
@@ -29,18 +31,21 @@ async def keyword_rarity(
     distinct = list({k.match: k for k in keywords}.values())
     params: dict[str, object] = {}
     chats = in_list("rc", chat_ids, params)
-    # One statement: the chats' size (every message, indexed or not: an index-only count), then each
-    # keyword's matching rowids looked up in the chats (the other way round, MATCH would run once
-    # per message).
-    parts = [f"SELECT -1, count(*) FROM messages WHERE chat_id IN ({chats})"]
-    for i, keyword in enumerate(distinct):
-        params[f"term{i}"] = keyword.fts()
-        parts.append(
-            f"SELECT {i}, count(*) FROM messages WHERE id IN (SELECT rowid FROM messages_fts "
-            f"WHERE messages_fts MATCH :term{i}) AND chat_id IN ({chats})"
-        )
-    rows = await session.execute(text(" UNION ALL ".join(parts)), params)
-    counts = {int(row[0]): int(row[1]) for row in rows}
+    # The chats' size (every message, indexed or not: an index-only count), then each keyword's matching
+    # rowids looked up in the chats (the other way round, MATCH would run once per message); one
+    # statement per batch of keywords, as SQLite caps the arms of a compound SELECT.
+    counts: dict[int, int] = {}
+    for first in range(0, len(distinct), _ARMS_PER_STATEMENT):
+        batch_params = dict(params)
+        parts = [f"SELECT -1, count(*) FROM messages WHERE chat_id IN ({chats})"] if first == 0 else []
+        for i in range(first, min(first + _ARMS_PER_STATEMENT, len(distinct))):
+            batch_params[f"term{i}"] = distinct[i].fts()
+            parts.append(
+                f"SELECT {i}, count(*) FROM messages WHERE id IN (SELECT rowid FROM messages_fts "
+                f"WHERE messages_fts MATCH :term{i}) AND chat_id IN ({chats})"
+            )
+        rows = await session.execute(text(" UNION ALL ".join(parts)), batch_params)
+        counts.update((int(row[0]), int(row[1])) for row in rows)
     documents = counts.pop(-1, 0)
     if not documents:
         return {}

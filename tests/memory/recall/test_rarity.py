@@ -54,3 +54,18 @@ async def test_the_rare_word_earns_the_larger_overlap_boost(recall_memory: Memor
     common = boost[f"{EVERYWHERE}，{COMMON[0]}"]
     assert rare > common > 1.0
     assert hits[0].text.endswith(RARE)
+
+
+async def test_a_question_of_more_words_than_sqlite_joins_in_one_statement(
+    recall_memory: MemoryService,
+) -> None:
+    g1, _g2 = await corpus(recall_memory)
+    keywords = query_keywords(" ".join(f"kw{i}" for i in range(900)) + " 陶艺")
+    assert len(keywords) == 901
+    async with recall_memory.db.read() as session:
+        rarity = await keyword_rarity(session, (g1,), keywords)
+    assert len(rarity) == 901 and rarity["kw899"] == rarity["kw0"] > rarity["陶艺"] > 0
+    hits = await recall_memory.recall(
+        RecallQuery(" ".join(k.term for k in keywords), (g1,), T0 + timedelta(days=3))
+    )
+    assert hits[0].text.endswith(RARE)
