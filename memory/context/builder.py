@@ -8,11 +8,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from memory.context.render import fit_lines, render_section
+from memory.context.render import fit_lines, neutralize, render_section
 from memory.messages import StoredMessage
 from memory.text import estimate_tokens
 
 log = logging.getLogger(__name__)
+
+SEPARATOR = "\n\n"  # between sections
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,17 +75,19 @@ class ContextBuilder:
         rendered: list[str] = []
         kept: list[ContextSection] = []
         for section in sections:
-            budget = min(section.budget_tokens, remaining)
-            section.lines = fit_lines(section.lines, budget - estimate_tokens(section.title) - 16)
+            separator = estimate_tokens(SEPARATOR) if rendered else 0
+            budget = min(section.budget_tokens, remaining - separator)
+            frame = estimate_tokens(render_section(section.name, section.title, []))
+            section.lines = fit_lines([neutralize(line) for line in section.lines], budget - frame)
             if not section.lines:
                 continue
             shown = section.lines[::-1] if section.show_reversed else section.lines
             block = render_section(section.name, section.title, shown)
-            cost = estimate_tokens(block)
+            cost = estimate_tokens(block) + separator
             if cost > remaining:
                 continue
             remaining -= cost
             rendered.append(block)
             kept.append(section)
-        text = "\n\n".join(rendered)
+        text = SEPARATOR.join(rendered)
         return ReplyContext(sections=kept, text=text, tokens=estimate_tokens(text))
