@@ -61,12 +61,21 @@ class MemoryService:
         self.db = db
         self.clock = clock or SystemClock()
         self.ingestor = Ingestor(db)
+        self._recent = RecentWindowProvider(0)
+        self.context_providers: list[ContextProvider] = [self._recent]
         self.context_settings = context_settings or ContextSettings()
         self.notes = notes
         self.recaller = Recaller(db)
-        self.context_providers: list[ContextProvider] = [
-            RecentWindowProvider(self.context_settings.recent_tokens)
-        ]
+
+    @property
+    def context_settings(self) -> ContextSettings:
+        """The context budgets; setting them (on a config reload) also resizes the recent window."""
+        return self._context_settings
+
+    @context_settings.setter
+    def context_settings(self, settings: ContextSettings) -> None:
+        self._context_settings = settings
+        self._recent.budget_tokens = settings.recent_tokens
 
     async def record(self, message: ChatMessage, searchable: bool = True) -> Recorded:
         """Store one message (idempotent on chat + platform message id)."""

@@ -1,7 +1,11 @@
 import random
+from pathlib import Path
 
 import pytest
 
+from bot.app import build_app
+from bot.config import ConfigStore
+from memory.clock import ManualClock
 from memory.context.builder import ContextBuilder, ContextRequest, ContextSection
 from memory.context.render import fit_lines, render_section
 from memory.service import ContextSettings, MemoryService
@@ -80,3 +84,28 @@ async def test_every_section_and_the_whole_stay_within_their_budgets(total: int)
     for block in context.text.split("\n\n"):
         section = next(s for s in context.sections if f'section="{s.name}"' in block)
         assert estimate_tokens(block) <= section.budget_tokens
+
+
+async def test_a_config_reload_resizes_the_recent_window(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[context]\nrecent_tokens = 800\n", encoding="utf-8")
+    store = ConfigStore.load(config)
+    app = await build_app(store, tmp_path / "data", ManualClock(T0), watch_config=False)
+    try:
+        for n in range(20):
+            await app.memory.record(make_message(n, text=f"{n} " + "周末去杭州爬山的计划" * 8))
+        chat = (await app.memory.recent(1, 1))[-1]
+
+        async def recent_tokens() -> tuple[int, int]:
+            context = await app.memory.context_for_reply(1, chat)
+            recent = next(s for s in context.sections if s.name == "recent")
+            return recent.budget_tokens, sum(estimate_tokens(line) + 1 for line in recent.lines)
+
+        before = await recent_tokens()
+        config.write_text("[context]\nrecent_tokens = 100\n", encoding="utf-8")
+        assert store.reload()
+        after = await recent_tokens()
+    finally:
+        await app.close()
+    assert before[0] == 800 and before[1] > 400
+    assert after[0] == 100 and after[1] <= 100
