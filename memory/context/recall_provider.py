@@ -1,5 +1,6 @@
 """The recalled-memories section of the reply context: hybrid recall on the message being answered,
-minus what the recent window already shows. Recalled ChatHistory rows are reinforced (`count` + 1)."""
+minus what the recent window already shows (also as a copy merged into a recalled duplicate).
+Recalled ChatHistory rows are reinforced (`count` + 1)."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ class RecallProvider:
         hits = [
             hit
             for hit in await self.recaller.recall(query)
-            if not (hit.kind == "message" and hit.id in shown)
+            if not (hit.kind == "message" and shown.intersection((hit.id, *hit.duplicates)))
         ][: self.limit]
         if not hits:
             return None

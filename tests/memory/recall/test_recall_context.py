@@ -51,3 +51,19 @@ async def test_the_recent_window_is_not_recalled_twice(db: Database, clock: Manu
     await memory.record(make_message(5, text="火锅去哪家?"))
     context = await memory.context_for_reply(1, (await memory.recent(1, 1))[-1])
     assert [s.name for s in context.sections] == ["recent"]
+
+
+async def test_a_copy_in_the_recent_window_keeps_its_duplicates_out_of_recall(
+    db: Database, clock: ManualClock
+) -> None:
+    memory = MemoryService(db, clock, ContextSettings(recent_messages=3))
+    attach_recall(memory)
+    said = "火锅底料还是海底捞的好吃！"
+    for n in range(1, 5):
+        await memory.record(make_message(n, sender=f"u{n}", text=said))
+    for n in range(5, 15):
+        await memory.record(make_message(n, text=f"闲聊 {n}"))
+    await memory.record(make_message(15, text=said))
+    await memory.record(make_message(16, text="火锅底料哪家好吃？"))
+    context = await memory.context_for_reply(1, (await memory.recent(1, 1))[-1])
+    assert context.text.count(said) == 1, context.text
