@@ -65,6 +65,7 @@ class RecallWeightsSettings(Section):
     history: float = Field(_W.history, ge=0.0, le=10.0)
     preference: float = Field(_W.preference, ge=0.0, le=10.0)
     time_window: float = Field(_W.time_window, ge=0.0, le=10.0)
+    quote: float = Field(_W.quote, ge=0.0, le=10.0)
     person_fill: float = Field(_W.person_fill, ge=0.0, le=10.0)
     jargon: float = Field(_W.jargon, ge=0.0, le=10.0)
     feedback: float = Field(_W.feedback, ge=0.0, le=10.0)

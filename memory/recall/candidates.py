@@ -15,6 +15,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.recall.query import TimeRange
+from memory.recall.timeexpr import TimeHint
 from memory.storage.fts import bm25_search, searchable
 from memory.storage.sql import in_list
 
@@ -108,20 +109,20 @@ async def lexical_preferences(
 
 
 async def messages_in_window(
-    session: AsyncSession, scope: Scope, window: TimeRange, limit: int
+    session: AsyncSession, scope: Scope, hint: TimeHint, limit: int
 ) -> list[tuple[Key, float]]:
-    """Messages inside a time window (newest first), for questions that are mostly a time."""
+    """Messages of a time hint, for questions that are mostly a time: those inside its window first
+    (newest first), then those within its tolerance, nearest to the window first."""
     params: dict[str, object] = {}
     where = scope.messages(params)
-    params.update(
-        w0=window.start.timestamp() if window.start else 0.0,
-        w1=window.end.timestamp() if window.end else 1e18,
-        lim=limit,
-    )
+    start, end = hint.start.timestamp(), hint.end.timestamp()
+    margin = hint.tolerance.total_seconds()
+    params.update(c0=start, c1=end, w0=start - margin, w1=end + margin, lim=limit)
     rows = await session.execute(
         text(
             f"SELECT id FROM messages WHERE {where} AND time >= :w0 AND time < :w1 "
-            f"AND {searchable('messages')} ORDER BY time DESC, id DESC LIMIT :lim"
+            f"AND {searchable('messages')} "
+            "ORDER BY max(:c0 - time, time - :c1, 0) ASC, time DESC, id DESC LIMIT :lim"
         ),
         params,
     )

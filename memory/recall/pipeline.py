@@ -30,7 +30,7 @@ from memory.recall.glossary import JargonGlossary
 from memory.recall.keywords import Keyword, match_any, query_keywords, remove_spans
 from memory.recall.load import in_scope, load_hits
 from memory.recall.persons import MemberResolver, NamedPerson, PersonRef, PersonResolver
-from memory.recall.query import RecallHit, RecallQuery, TimeRange
+from memory.recall.query import RecallHit, RecallQuery
 from memory.recall.quotes import extract_quotes
 from memory.recall.rarity import keyword_rarity
 from memory.recall.rerank import rerank
@@ -40,7 +40,7 @@ from memory.recall.settings import RecallSettings
 from memory.recall.signals import QuestionSignals, apply_signals
 from memory.recall.timeexpr import parse_time_hints
 from memory.storage import Database
-from memory.storage.fts import indexed_tokens
+from memory.storage.fts import indexed_tokens, phrase_expression
 from memory.turn_windows import WINDOWS_FTS
 
 log = logging.getLogger(__name__)
@@ -59,6 +59,7 @@ class Plan:
     people: dict[int, PersonRef]
     person_only: tuple[int, ...]
     jargon: str | None = None
+    phrases: str | None = None
 
 
 class Recaller:
@@ -169,7 +170,8 @@ class Recaller:
         jargon = None
         if self.glossary is not None and self.settings.weights.jargon > 0:
             jargon = await self.glossary.expansion(query.chat_ids, query.text, keywords)
-        return Plan(signals, match_any(keywords), people, person_only, jargon)
+        phrases = [p for q in quotes if (p := phrase_expression(q.phrase)) is not None]
+        return Plan(signals, match_any(keywords), people, person_only, jargon, " OR ".join(phrases) or None)
 
     async def _candidates(
         self,
@@ -194,6 +196,8 @@ class Recaller:
             add("preference", w.preference, await cand.lexical_preferences(session, scope, plan.match, n))
         if plan.jargon is not None:
             add("jargon", w.jargon, await cand.lexical_messages(session, scope, plan.jargon, n))
+        if plan.phrases is not None:  # verbatim, stop words and all ("我也是" is only stop words)
+            add("quote", w.quote, await cand.lexical_messages(session, scope, plan.phrases, n))
         if query_vector is not None and self.embedder is not None:
             try:
                 found = await self.vectors.search(
@@ -210,8 +214,7 @@ class Recaller:
             weight = w.lexical if plan.person_only else w.person_fill
             add("person", weight, await cand.messages_by_people(session, scope, named, n))
         for hint in plan.signals.hints:
-            window = TimeRange(hint.start - hint.tolerance, hint.end + hint.tolerance)
-            add("time_window", w.time_window, await cand.messages_in_window(session, scope, window, n))
+            add("time_window", w.time_window, await cand.messages_in_window(session, scope, hint, n))
         return rankings
 
     async def _feedback(

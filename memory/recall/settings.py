@@ -20,6 +20,7 @@ class RecallWeights:
     history: float = 1.0
     preference: float = 0.5
     time_window: float = 0.5
+    quote: float = 1.0
     person_fill: float = 0.05
     jargon: float = 0.5
     feedback: float = 1.0

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 DAY = timedelta(days=1)
+OUTSIDE_SHARE = 0.5
 
 _CN_DIGITS = {
     "零": 0,
@@ -69,14 +70,15 @@ class TimeHint:
     text: str
 
     def proximity(self, when: datetime) -> float:
-        """1.0 inside the window, falling linearly to 0 at `tolerance` outside it."""
+        """1.0 inside the window; outside it at most half that, falling linearly to 0 at `tolerance`
+        (fuzzy memory may be a little off, but what the question names comes first)."""
         if self.start <= when < self.end:
             return 1.0
         gap = self.start - when if when < self.start else when - self.end
         tolerance = self.tolerance.total_seconds()
         if tolerance <= 0:
             return 0.0
-        return max(0.0, 1.0 - gap.total_seconds() / tolerance)
+        return OUTSIDE_SHARE * max(0.0, 1.0 - gap.total_seconds() / tolerance)
 
 
 def parse_cn_number(text: str) -> int | None:

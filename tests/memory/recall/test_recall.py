@@ -1,4 +1,4 @@
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 from sqlalchemy import select
@@ -55,11 +55,18 @@ async def test_global_scope_respects_the_blacklist_and_per_person_lists(recall_m
 async def test_quoted_phrase_wins_over_repeated_words(recall_memory: MemoryService) -> None:
     await recall_memory.record(make_message(1, text="爬山 爬山 周末 周末 都行 爬山"))
     await recall_memory.record(make_message(2, text="下次周末爬山记得带水"))
-    with_weights(recall_memory, quoted_phrase=0.0, context_spread=0.0, window=0.0)
+    with_weights(recall_memory, quoted_phrase=0.0, quote=0.0, context_spread=0.0, window=0.0)
     assert (await ask(recall_memory, 1, '谁说过"周末爬山"', T0))[0] == "爬山 爬山 周末 周末 都行 爬山"
     with_weights(recall_memory, context_spread=0.0, window=0.0)
     assert (await ask(recall_memory, 1, '谁说过"周末爬山"', T0))[0] == "下次周末爬山记得带水"
     assert (await ask(recall_memory, 1, "谁说过「周末爬山」", T0))[0] == "下次周末爬山记得带水"
+
+
+async def test_a_quoted_phrase_of_stop_words_is_found_word_for_word(recall_memory: MemoryService) -> None:
+    for n, text in enumerate(["这句话是谁说的来着", "周末去爬山", "我也是", "这是什么话"], start=1):
+        await recall_memory.record(make_message(n, text=text))
+    for question in ("“我也是”这句话是谁说的", '"我也是" 那句话', "「我也是」"):
+        assert (await ask(recall_memory, 1, question, T0))[0] == "我也是", question
 
 
 async def test_an_alias_resolves_to_the_speaker_not_a_keyword(recall_memory: MemoryService) -> None:
@@ -91,6 +98,19 @@ async def test_last_wednesday_prefers_that_day(recall_memory: MemoryService, clo
     assert await ask(recall_memory, 1, "上周三", now, limit=1) == ["我们去吃了火锅"], (
         "a bare time still recalls"
     )
+
+
+async def test_a_bare_day_recalls_that_day_before_the_hours_around_it(recall_memory: MemoryService) -> None:
+    beijing = timezone(timedelta(hours=8))
+    await recall_memory.record(
+        make_message(1, text="看了电影流浪地球", time=datetime(2026, 11, 21, 20, 0, tzinfo=beijing))
+    )
+    for n in range(8):
+        today = datetime(2026, 11, 22, 1 + n, 0, tzinfo=beijing)
+        await recall_memory.record(make_message(10 + n, text=f"今天第{n}条闲聊", time=today))
+    now = datetime(2026, 11, 22, 15, 0, tzinfo=beijing)
+    for question in ("昨天", "yesterday"):
+        assert (await ask(recall_memory, 1, question, now, limit=3))[0] == "看了电影流浪地球", question
 
 
 async def test_a_stated_habit_is_found_through_its_synthetic_document(recall_memory: MemoryService) -> None:
