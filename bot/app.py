@@ -81,6 +81,7 @@ def recall_settings(settings: Settings) -> RecallSettings:
         rerank_top=r.rerank_top,
         query_embed_timeout_seconds=r.query_embed_timeout_seconds,
         weights=RecallWeights(**r.weights.model_dump()),
+        timezone=settings.bot.timezone,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from itertools import pairwise
 from typing import Literal
 
@@ -15,6 +16,7 @@ from bot.web.security import check_host
 from memory.embeddings.factory import EmbedderKind
 from memory.recall.settings import RecallSettings as _RecallDefaults
 from memory.recall.settings import RecallWeights as _WeightDefaults
+from memory.recall.timeexpr import LOCAL_ZONE, in_zone
 from memory.topics.params import DisentangleParams
 
 _W = _WeightDefaults()
@@ -34,6 +36,13 @@ class BotSettings(Section):
     name: str = Field("群忆", min_length=1)
     self_id: str = Field("bot", min_length=1)
     aliases: list[str] = ["群忆", "qunyi"]
+    timezone: str = Field(LOCAL_ZONE, min_length=1)
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, zone: str) -> str:
+        in_zone(datetime.now(UTC), zone)
+        return zone
 
 
 class ReplySettings(Section):

@@ -38,7 +38,7 @@ from memory.recall.salience import salience
 from memory.recall.scope import ScopePolicy
 from memory.recall.settings import RecallSettings
 from memory.recall.signals import QuestionSignals, apply_signals
-from memory.recall.timeexpr import parse_time_hints
+from memory.recall.timeexpr import in_zone, parse_time_hints
 from memory.storage import Database
 from memory.storage.fts import indexed_tokens, phrase_expression
 from memory.turn_windows import WINDOWS_FTS
@@ -147,7 +147,7 @@ class Recaller:
         people_list = await self.resolver.people(session, query.chat_ids)
         people = {p.person_id: p for p in people_list}
         named: list[NamedPerson] = self.resolver.named_in(people_list, query.text)
-        hints = parse_time_hints(query.text, query.now)
+        hints = parse_time_hints(query.text, in_zone(query.now, self.settings.timezone))
         quotes = extract_quotes(query.text)
         stripped = remove_spans(query.text, [n.span for n in named] + [h.span for h in hints])
         keywords: list[Keyword] = query_keywords(stripped, self.settings.stems)

@@ -39,7 +39,8 @@ class RecallWeights:
 @dataclass(frozen=True, slots=True)
 class RecallSettings:
     """How recall runs: candidate pool size, fusion ("rrf" or "score"), stems in the keyword-overlap
-    signal, the rerank switch, and the weights."""
+    signal, the rerank switch, the weights, and the time zone relative dates are counted in
+    (`timezone`: None for the question time's own offset, "local" for the machine's, or an IANA name)."""
 
     candidates: int = 200
     fusion: Literal["rrf", "score"] = "rrf"
@@ -48,3 +49,4 @@ class RecallSettings:
     rerank_top: int = 20
     query_embed_timeout_seconds: float = 2.0
     weights: RecallWeights = field(default_factory=RecallWeights)
+    timezone: str | None = None

@@ -11,8 +11,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 DAY = timedelta(days=1)
+LOCAL_ZONE = "local"
 OUTSIDE_SHARE = 0.5
 
 _CN_DIGITS = {
@@ -369,6 +371,21 @@ _RULES: list[Rule] = [
     ),
     (re.compile(r"\b(?:recently|lately|the other day)\b", re.I), lambda m, now: _recent(now, 14)),
 ]
+
+
+def in_zone(now: datetime, zone: str | None) -> datetime:
+    """`now` in the time zone a chat counts its days in: None keeps its own offset, "local" is the
+    machine's zone, anything else an IANA name ("Asia/Shanghai"); raises ValueError for an unknown one."""
+    if zone is None:
+        return now
+    if zone == LOCAL_ZONE:
+        return now.astimezone()
+    try:
+        return now.astimezone(ZoneInfo(zone))
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(
+            f"unknown time zone {zone!r}: use 'local' or a name such as 'Asia/Shanghai'"
+        ) from exc
 
 
 def parse_time_hints(text: str, now: datetime) -> list[TimeHint]:

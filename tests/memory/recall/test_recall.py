@@ -9,7 +9,7 @@ from bot.config import ConfigStore
 from bot.config.settings import Settings
 from memory.clock import ManualClock
 from memory.models import ChatHistory
-from memory.recall import RecallQuery, ScopePolicy, TimeRange
+from memory.recall import RecallQuery, RecallSettings, ScopePolicy, TimeRange
 from memory.service import MemoryService
 from tests.conftest import T0, make_message
 from tests.memory.recall.conftest import add_history, ask, with_weights
@@ -277,3 +277,18 @@ async def test_a_members_card_in_one_chat_never_names_them_in_another(tmp_path: 
     assert "王哥" in speakers and "星火计划内鬼" not in speakers
     assert all("person" not in r["signals"] for r in by_card.data["results"])
     assert "星火计划内鬼" not in "\n".join(fishing.lines + by_card.lines[1:])
+
+
+async def test_relative_days_follow_the_configured_time_zone(recall_memory: MemoryService) -> None:
+    beijing = timezone(timedelta(hours=8))
+    await recall_memory.record(
+        make_message(1, text="我们吃了披萨", time=datetime(2026, 11, 11, 20, tzinfo=beijing))
+    )
+    await recall_memory.record(
+        make_message(2, text="我们吃了烤鸭", time=datetime(2026, 11, 18, 20, tzinfo=beijing))
+    )
+    server_clock = datetime(2026, 11, 22, 23, 0, tzinfo=UTC)  # Monday 07:00 in Beijing
+    recall_memory.recaller.settings = RecallSettings(timezone="Asia/Shanghai")
+    assert (await ask(recall_memory, 1, "上周三我们吃了什么", server_clock))[0] == "我们吃了烤鸭"
+    recall_memory.recaller.settings = RecallSettings(timezone="UTC")
+    assert (await ask(recall_memory, 1, "上周三我们吃了什么", server_clock))[0] == "我们吃了披萨"

@@ -2,7 +2,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from memory.recall.timeexpr import parse_cn_number, parse_time_hints
+from memory.recall.timeexpr import in_zone, parse_cn_number, parse_time_hints
 
 # A Thursday afternoon.
 NOW = datetime(2026, 3, 12, 15, 0, tzinfo=UTC)
@@ -94,3 +94,14 @@ def test_naive_now_is_refused() -> None:
 def test_times_off_the_calendar_are_no_hint(text: str) -> None:
     hints = parse_time_hints(text + "，还有昨天", NOW)
     assert [h.text for h in hints] == ["昨天"]
+
+
+def test_days_are_counted_in_the_configured_zone() -> None:
+    monday_morning_in_beijing = datetime(2026, 11, 22, 23, 0, tzinfo=UTC)
+    assert in_zone(monday_morning_in_beijing, None) is monday_morning_in_beijing
+    beijing = in_zone(monday_morning_in_beijing, "Asia/Shanghai")
+    assert (beijing.day, beijing.hour) == (23, 7)
+    assert window("上周三", beijing)[1] == "2026-11-18"
+    assert window("上周三", monday_morning_in_beijing)[1] == "2026-11-11", "in UTC it is still Sunday"
+    with pytest.raises(ValueError, match="unknown time zone"):
+        in_zone(monday_morning_in_beijing, "Mars/Base")
