@@ -14,6 +14,7 @@ the ranking. `per_conversation` gives the spread behind the means.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import tempfile
@@ -199,6 +200,9 @@ async def evaluate(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Record, backfill and query every conversation; the JSON report (`baseline` adds plain BM25)."""
+    # LoCoMo's times name no zone and are read as UTC: days are counted in that same zone, whatever
+    # the machine's, so that the numbers do not depend on where the eval runs.
+    settings = dataclasses.replace(settings or RecallSettings(), timezone=None)
     started = time.perf_counter()
     rows: list[tuple[int, dict[str, float]]] = []
     base_rows: list[tuple[int, dict[str, float]]] = []
