@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 
 MAX_TEXT_CHARS = 1_000_000
+# Message times are unix seconds in storage and get intervals added and subtracted by the jobs and by
+# recall; within these bounds every such sum stays inside what datetime and fromtimestamp can hold.
+EARLIEST_TIME = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST_TIME = datetime(9000, 1, 1, tzinfo=UTC)
+ID_FIELDS = ("platform", "chat_id", "message_id", "sender_id")
 
 
 class InvalidMessage(ValueError):
@@ -66,6 +71,16 @@ def clean_text(text: str) -> str:
     return "".join(kept)
 
 
+def _check_unicode(name: str, value: str) -> None:
+    """Refuse an id holding a lone surrogate: it cannot be stored or sent anywhere as UTF-8."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidMessage(
+            f"{name} {value!r} is not valid Unicode (a lone surrogate at character {exc.start})"
+        ) from None
+
+
 @dataclass(frozen=True, slots=True)
 class ChatMessage:
     """A platform-neutral chat message.
@@ -92,16 +107,26 @@ class ChatMessage:
     to_bot: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("platform", "chat_id", "message_id", "sender_id"):
+        for name in ID_FIELDS:
             value = getattr(self, name)
             if not isinstance(value, str) or not value.strip():
                 raise InvalidMessage(f"{name} must be a non-empty string, got {value!r}")
+            _check_unicode(name, value)
+        if self.reply_to is not None:
+            _check_unicode("reply_to", self.reply_to)
+        for mention in self.mentions:
+            _check_unicode("mentions", str(mention))
         if not isinstance(self.text, str):
             raise InvalidMessage(f"text must be a string, got {type(self.text).__name__}")
         if len(self.text) > MAX_TEXT_CHARS:
             raise InvalidMessage(f"text is {len(self.text)} characters, over the limit of {MAX_TEXT_CHARS}")
         if not isinstance(self.time, datetime) or self.time.tzinfo is None:
             raise InvalidMessage(f"time must be a timezone-aware datetime, got {self.time!r}")
+        if not EARLIEST_TIME <= self.time < LATEST_TIME:
+            raise InvalidMessage(
+                f"time {self.time.isoformat()} is out of range "
+                f"({EARLIEST_TIME:%Y-%m-%d} to {LATEST_TIME:%Y-%m-%d} UTC)"
+            )
         object.__setattr__(self, "text", clean_text(self.text))
         object.__setattr__(self, "sender_name", clean_text(self.sender_name or ""))
         object.__setattr__(self, "sender_card", clean_text(self.sender_card or ""))

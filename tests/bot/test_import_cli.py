@@ -1,5 +1,6 @@
 """`qunyi import` for each format writes through the batch path; importing twice adds nothing."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -38,3 +39,23 @@ def test_wrong_format_file_is_a_clear_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["import", "discord", str(bogus), "--data-dir", str(tmp_path / "d")])
     assert result.exit_code == 1
     assert "not a DiscordChatExporter JSON export" in result.output
+
+
+def test_import_skips_an_ancient_time_and_a_broken_id_and_recall_still_works(tmp_path: Path) -> None:
+    base = {"chat": "g1", "sender_id": "u1", "sender_name": "a", "time": "2026-03-01T20:15:00+08:00"}
+    records = [
+        {**base, "message_id": "m1", "text": "周六去爬山吗"},
+        {**base, "message_id": "m2", "text": "爬山很久以前", "time": "0001-01-01T00:00:00+08:00"},
+        {**base, "message_id": "m3\ud800", "text": "爬山坏id"},
+        {**base, "message_id": "m4", "sender_id": "u2", "text": "好啊去爬山"},
+    ]
+    log = tmp_path / "log.jsonl"
+    log.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    data = ["--data-dir", str(tmp_path / "d")]
+    result = CliRunner().invoke(cli, ["import", "replay", str(log), "--no-progress", *data])
+    assert result.exit_code == 0, result.output
+    assert "2 messages imported" in result.output and "2 malformed entries skipped" in result.output
+    assert "line 2" in result.output and "line 3" in result.output
+    recalled = CliRunner().invoke(cli, ["recall", "爬山", "--chat", "replay:g1", "--json", *data])
+    assert recalled.exit_code == 0, recalled.output
+    assert {r["text"] for r in json.loads(recalled.output)["results"]} == {"周六去爬山吗", "好啊去爬山"}

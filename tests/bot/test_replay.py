@@ -123,3 +123,12 @@ async def test_a_message_whose_handling_fails_is_reported_and_the_replay_goes_on
     [problem] = report.problems
     assert problem.kind is IssueKind.FAILED and problem.location == "message m2" and "boom" in problem.reason
     assert report.recorded == 2 and len(report.replies) == 1, "the messages after it were handled"
+
+
+def test_replay_skips_a_time_past_the_calendar_and_goes_on(tmp_path: Path) -> None:
+    future = {**LINES[0], "message_id": "m9", "time": "9999-12-31T23:59:59-08:00"}
+    log = write_log(tmp_path / "log.jsonl", [json.dumps(future)])
+    result = CliRunner().invoke(cli, ["replay", str(log), "--data-dir", str(tmp_path / "d"), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "3 messages recorded" in result.output and "1 lines skipped" in result.output
+    assert "out of range" in result.output

@@ -173,3 +173,22 @@ def test_progress_reaches_the_total() -> None:
 def test_unknown_format_is_rejected() -> None:
     with pytest.raises(ValueError, match="unknown import format"):
         iter_import("whatsapp", FIXTURES / "replay.jsonl")
+
+
+def test_replay_lines_with_a_time_out_of_range_or_a_broken_id_are_reported(tmp_path: Path) -> None:
+    good = {"chat": "g1", "sender_id": "u1", "sender_name": "a", "time": "2026-03-01T20:15:00+08:00"}
+    records = [
+        {**good, "message_id": "m1", "text": "first"},
+        {**good, "message_id": "m2", "text": "ancient", "time": "0001-01-01T00:00:00+08:00"},
+        {**good, "message_id": "m3", "text": "far future", "time": "9999-12-31T23:59:59-08:00"},
+        {**good, "message_id": "m4\ud800", "text": "broken id"},
+        {**good, "message_id": "m5", "text": "last"},
+    ]
+    path = tmp_path / "log.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    items = list(iter_import("replay", path))
+    assert [i.message_id for i in items if isinstance(i, ChatMessage)] == ["m1", "m5"]
+    issues = [i for i in items if isinstance(i, ImportIssue)]
+    assert [(i.location, i.kind) for i in issues] == [(f"line {n}", IssueKind.MALFORMED) for n in (2, 3, 4)]
+    assert "out of range" in issues[0].reason and "out of range" in issues[1].reason
+    assert "message_id" in issues[2].reason and "lone surrogate" in issues[2].reason
