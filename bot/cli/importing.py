@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from adapters.importers import FORMATS, ImportFileError, ImportIssue, IssueKind, iter_import
 from bot.app import build_app
 from bot.cli.options import async_command, open_config, runtime_options
+from bot.cli.printing import print_skipped
 from memory.types import ChatMessage
 
 BATCH = 2000
@@ -89,9 +90,7 @@ async def import_command(
                 for issue in (item for item in chunk if isinstance(item, ImportIssue)):
                     if issue.kind is IssueKind.MALFORMED:
                         malformed += 1
-                        progress.console.print(
-                            f"[yellow]skipped {issue}[/yellow]", markup=True, highlight=False
-                        )
+                        print_skipped(progress.console, issue)
                     else:
                         skipped += 1
                 report = await app.memory.record_many(messages)

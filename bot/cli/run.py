@@ -13,12 +13,14 @@ from pathlib import Path
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 from adapters.base import Adapter
 from adapters.console import ConsoleAdapter
 from bot.adapters_factory import build_adapters
 from bot.app import build_app, resolve_data_dir
 from bot.cli.options import async_command, open_config, runtime_options
+from bot.cli.printing import print_literal, print_skipped
 from bot.replay import count_lines, replay, replay_clock
 from bot.summary import summarize
 from memory.types import ChatMessage
@@ -108,7 +110,7 @@ async def replay_command(
                 platform,
                 timedelta(minutes=settle_minutes),
                 on_progress=lambda: progress.advance(bar),
-                on_problem=lambda p: progress.console.print(f"[yellow]skipped {p}[/yellow]"),
+                on_problem=lambda p: print_skipped(progress.console, p),
             )
         console.print(
             f"[bold]{report.recorded}[/bold] messages recorded, {report.duplicates} already known, "
@@ -116,11 +118,11 @@ async def replay_command(
             f"jobs run: {', '.join(f'{k}×{v}' for k, v in sorted(report.job_runs.items())) or 'none'}"
         )
         for summary in await summarize(app.memory):
-            console.rule(summary.title)
+            console.rule(Text(summary.title, style="rule.text"))
             for title, lines in summary.sections:
-                console.print(f"[bold]{title}[/bold]")
+                print_literal(console, title, "bold")
                 for line in lines:
-                    console.print(f"  {line}", markup=False)
+                    print_literal(console, f"  {line}")
     finally:
         await app.close()
 

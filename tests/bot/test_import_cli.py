@@ -59,3 +59,20 @@ def test_import_skips_an_ancient_time_and_a_broken_id_and_recall_still_works(tmp
     recalled = CliRunner().invoke(cli, ["recall", "爬山", "--chat", "replay:g1", "--json", *data])
     assert recalled.exit_code == 0, recalled.output
     assert {r["text"] for r in json.loads(recalled.output)["results"]} == {"周六去爬山吗", "好啊去爬山"}
+
+
+def test_import_prints_a_bad_line_with_markup_in_it_literally(tmp_path: Path) -> None:
+    base = {"chat": "g1", "sender_id": "u1", "sender_name": "a", "time": "2026-03-01T20:15:00+08:00"}
+    records = [
+        {**base, "message_id": "m1", "text": "first"},
+        {**base, "message_id": "m2", "text": "second", "mentions": "[/]"},
+        {**base, "message_id": "m3", "text": "third", "mentions": ":fire:"},
+        {**base, "message_id": "m4", "text": "fourth"},
+    ]
+    log = tmp_path / "log.jsonl"
+    log.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    args = ["import", "replay", str(log), "--no-progress", "--data-dir", str(tmp_path / "d")]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert "2 messages imported" in result.output and "2 malformed entries skipped" in result.output
+    assert "got '[/]'" in result.output and "got ':fire:'" in result.output

@@ -132,3 +132,18 @@ def test_replay_skips_a_time_past_the_calendar_and_goes_on(tmp_path: Path) -> No
     assert result.exit_code == 0, result.output
     assert "3 messages recorded" in result.output and "1 lines skipped" in result.output
     assert "out of range" in result.output
+
+
+def test_replay_prints_chat_names_and_bad_lines_literally(tmp_path: Path) -> None:
+    lines = [
+        {**LINES[0], "chat": "g7", "chat_name": "摸鱼[/]群"},
+        {**LINES[0], "chat": "g8", "chat_name": "[b]技术群[/b] :fire:"},
+        {**LINES[1], "message_id": "m8", "mentions": "[/]"},
+    ]
+    log = write_log(tmp_path / "log.jsonl", [json.dumps(line, ensure_ascii=False) for line in lines])
+    result = CliRunner().invoke(cli, ["replay", str(log), "--data-dir", str(tmp_path / "d"), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "5 messages recorded" in result.output and "1 lines skipped" in result.output
+    assert "摸鱼[/]群 (replay:g7)" in result.output
+    assert "[b]技术群[/b] :fire: (replay:g8)" in result.output
+    assert "got '[/]'" in result.output

@@ -1,0 +1,18 @@
+"""Printing through rich without letting chat text act as markup (`[/]`) or emoji codes (`:fire:`)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.text import Text
+
+from adapters.importers import ImportIssue
+
+
+def print_literal(console: Console, text: str, style: str = "") -> None:
+    """Print `text` exactly as it is, in `style`: a rich Text is never parsed for markup or emoji."""
+    console.print(Text(text, style=style))
+
+
+def print_skipped(console: Console, issue: ImportIssue) -> None:
+    """Report an entry that was not imported (its location and reason come from the file)."""
+    print_literal(console, f"skipped {issue}", "yellow")
