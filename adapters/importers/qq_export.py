@@ -70,7 +70,13 @@ def _read_text(path: Path) -> str:
     except OSError as exc:
         raise ImportFileError(f"{path}: cannot read: {exc}") from exc
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return raw.decode("utf-16")
+        try:
+            return raw.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise ImportFileError(
+                f"{path}: starts with a UTF-16 byte order mark but is not UTF-16 text "
+                f"(byte {exc.start}: {exc.reason})"
+            ) from exc
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError:

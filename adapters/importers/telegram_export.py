@@ -62,7 +62,7 @@ def iter_messages(
     path = Path(path)
     root = load_json(path)
     chats = _chats(root, path)
-    total = sum(len(c.get("messages") or []) for _, c in chats)
+    total = sum(len(m) for _, c in chats if isinstance(m := c.get("messages"), list))
     done = 0
     for where, chat in chats:
         messages = chat.get("messages")

@@ -192,3 +192,25 @@ def test_replay_lines_with_a_time_out_of_range_or_a_broken_id_are_reported(tmp_p
     assert [(i.location, i.kind) for i in issues] == [(f"line {n}", IssueKind.MALFORMED) for n in (2, 3, 4)]
     assert "out of range" in issues[0].reason and "out of range" in issues[1].reason
     assert "message_id" in issues[2].reason and "lone surrogate" in issues[2].reason
+
+
+def test_telegram_chat_whose_messages_is_not_a_list_is_reported_and_the_next_chat_imported(
+    tmp_path: Path,
+) -> None:
+    export = json.loads((FIXTURES / "telegram_full_export.json").read_text(encoding="utf-8"))
+    export["chats"]["list"][0]["messages"] = 5
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(export, ensure_ascii=False), encoding="utf-8")
+    calls: list[tuple[int, int]] = []
+    items = list(iter_import("telegram", path, progress=lambda d, t: calls.append((d, t))))
+    assert [i.chat_id for i in items if isinstance(i, ChatMessage)] == ["-4444"]
+    [issue] = [i for i in items if isinstance(i, ImportIssue)]
+    assert issue.location == "chats.list[0]." and "no 'messages' list" in issue.reason
+    assert calls == [(1, 1)]
+
+
+def test_qq_text_with_a_utf16_mark_but_broken_utf16_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "odd.txt"
+    path.write_bytes(b"\xff\xfe\x31\x00\x32")  # a byte order mark, then an odd number of bytes
+    with pytest.raises(ImportFileError, match="UTF-16 byte order mark but is not UTF-16 text"):
+        list(iter_import("qq", path))
