@@ -27,8 +27,10 @@ def _options(fmt: str, bot_id: str, chat_id: str | None, tz: str | None, progres
     if tz:
         try:
             zone = ZoneInfo(tz)
-        except ZoneInfoNotFoundError:
-            raise click.ClickException(f"unknown time zone {tz!r}") from None
+        except (ZoneInfoNotFoundError, ValueError, OSError):  # ValueError: a path, or a file not TZif
+            raise click.ClickException(
+                f"unknown time zone {tz!r} (use an IANA name such as Asia/Shanghai)"
+            ) from None
     if fmt in {"telegram", "discord"}:
         options["bot_id"] = bot_id
     if fmt == "qq":

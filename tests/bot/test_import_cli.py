@@ -76,3 +76,20 @@ def test_import_prints_a_bad_line_with_markup_in_it_literally(tmp_path: Path) ->
     assert result.exit_code == 0, result.output
     assert "2 messages imported" in result.output and "2 malformed entries skipped" in result.output
     assert "got '[/]'" in result.output and "got ':fire:'" in result.output
+
+
+@pytest.mark.parametrize("zone", ["/etc/localtime", "../../etc/passwd", "Mars/Olympus"])
+def test_a_time_zone_that_is_no_zone_name_is_a_clear_error(tmp_path: Path, zone: str) -> None:
+    args = ["import", "telegram", str(FIXTURES / "telegram_result.json"), "--tz", zone]
+    result = CliRunner().invoke(cli, [*args, "--no-progress", "--data-dir", str(tmp_path / "d")])
+    assert result.exit_code == 1
+    assert f"unknown time zone {zone!r} (use an IANA name such as Asia/Shanghai)" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_a_broken_utf16_qq_text_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "odd.txt"
+    path.write_bytes(b"\xff\xfe\x31\x00\x32")
+    result = CliRunner().invoke(cli, ["import", "qq", str(path), "--data-dir", str(tmp_path / "d")])
+    assert result.exit_code == 1
+    assert "not UTF-16 text" in result.output and "Traceback" not in result.output
