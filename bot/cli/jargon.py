@@ -314,7 +314,10 @@ def export_command(
     if str(path) == "-":
         click.echo(text, nl=False)
     else:
-        path.write_text(text, encoding="utf-8")
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise click.ClickException(f"cannot write {path}: {exc.strerror or exc}") from None
         click.echo(f"exported {len(entries)} entries to {path}")
 
 

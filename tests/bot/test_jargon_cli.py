@@ -69,3 +69,14 @@ def test_clear_errors(tmp_path: Path) -> None:
     bad.write_text("term,meaning\nx,y\n", encoding="utf-8")
     result = CliRunner().invoke(cli, ["jargon", "import", str(bad), "--data-dir", str(data)])
     assert result.exit_code != 0 and "'content' column" in result.output
+
+
+def test_export_to_a_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    _seed(data)
+    target = tmp_path / "missing" / "j.json"
+    result = CliRunner().invoke(cli, ["jargon", "export", str(target), "--data-dir", str(data)])
+    assert result.exit_code == 1
+    assert f"cannot write {target}: No such file or directory" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
