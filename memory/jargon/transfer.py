@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -83,18 +83,81 @@ def parse(text: str, fmt: Format) -> tuple[list[tuple[int, ImportRow]], list[tup
         else:
             raise JargonError("a JSON dictionary is a list of objects or an object {term: meaning}")
     else:
-        reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
-        if not reader.fieldnames or "content" not in reader.fieldnames:
-            raise JargonError("a CSV dictionary needs a header row with a 'content' column")
-        raws = list(reader)
+        raws = _csv_rows(text.lstrip("\ufeff"))
     rows: list[tuple[int, ImportRow]] = []
     errors: list[tuple[int, str]] = []
     for number, raw in enumerate(raws, 1):
+        if isinstance(raw, JargonError):
+            errors.append((number, str(raw)))
+            continue
         try:
             rows.append((number, _row(raw)))
         except JargonError as exc:
             errors.append((number, str(exc)))
     return rows, errors
+
+
+def _csv_rows(text: str) -> list[dict[str, str] | JargonError]:
+    """The data rows by the header's column names, or the error of a row that could not be read."""
+    records = _csv_records(text)
+    header = next(records, [])
+    if isinstance(header, JargonError):
+        raise JargonError(f"the header row cannot be read: {header}")
+    if "content" not in header:
+        raise JargonError("a CSV dictionary needs a header row with a 'content' column")
+    return [
+        record if isinstance(record, JargonError) else dict(zip(header, record, strict=False))
+        for record in records
+        if record != []  # a blank line
+    ]
+
+
+class _Lines:
+    """The lines from `start` on for a csv reader, noting whether it asked for more after the last one."""
+
+    def __init__(self, lines: list[str], start: int) -> None:
+        self._lines = iter(lines[start:])
+        self.exhausted = False
+
+    def __iter__(self) -> _Lines:
+        return self
+
+    def __next__(self) -> str:
+        try:
+            return next(self._lines)
+        except StopIteration:
+            self.exhausted = True
+            raise
+
+
+def _csv_records(text: str) -> Iterator[list[str] | JargonError]:
+    """Each CSV record's fields, or a JargonError for one that cannot be read; reading goes on after it.
+
+    A quote left open would take the rest of the file into one field: its record is reported and reading
+    starts again on the line after the one that record began on, so the rows below it still load.
+    """
+    lines = io.StringIO(text).readlines()
+    start = 0
+    while True:
+        source = _Lines(lines, start)
+        reader = csv.reader(source, strict=True)
+        while True:
+            begins = start + reader.line_num  # index of the line the next record begins on
+            try:
+                fields = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                if source.exhausted:
+                    yield JargonError(f"the quote opened in the row on line {begins + 1} is never closed")
+                    start = begins + 1
+                    break
+                where = f"line {begins + 1}"
+                if start + reader.line_num > begins + 1:
+                    where += f" (to line {start + reader.line_num})"
+                yield JargonError(f"the row on {where} cannot be read: {exc}")
+                continue
+            yield fields
 
 
 async def import_rows(

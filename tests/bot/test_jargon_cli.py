@@ -80,3 +80,16 @@ def test_export_to_a_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
     assert f"cannot write {target}: No such file or directory" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
+
+def test_import_reports_a_row_too_big_or_an_unclosed_quote_and_loads_the_others(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    rows = ["content,meaning", "开炉,吃火锅", "巨," + "长" * 140_000, '"团建,公司聚餐', "摸鱼,上班偷懒"]
+    path = tmp_path / "dict.csv"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["jargon", "import", str(path), "--data-dir", str(data)])
+    assert result.exit_code == 0, result.output
+    assert "created 2, updated 0, errors 2" in result.output
+    assert "row 2: the row on line 3 cannot be read: field larger than field limit" in result.output
+    assert "row 3: the quote opened in the row on line 4 is never closed" in result.output
+    listed = json.loads(_cli(data, "list", "--json"))
+    assert {e["content"]: e["meaning"] for e in listed} == {"开炉": "吃火锅", "摸鱼": "上班偷懒"}

@@ -305,3 +305,25 @@ async def test_global_scope_shares_meaning_but_not_evidence(memory: MemoryServic
     assert texts_b == ["B says 梗词 here"]
     assert not any("secret" in t for t in texts_b)
     assert len(shown_all) == 3
+
+
+def test_csv_unclosed_quote_is_reported_at_its_row_and_the_rows_below_still_load() -> None:
+    rows, errors = transfer.parse('content,meaning\n"开炉,吃火锅\n团建,公司聚餐\n', "csv")
+    assert [(n, r.content, r.meaning) for n, r in rows] == [(2, "团建", "公司聚餐")]
+    assert errors == [(1, "the quote opened in the row on line 2 is never closed")]
+
+
+def test_csv_rows_that_cannot_be_read_are_reported_and_the_others_load() -> None:
+    text = "\n".join(
+        ["content,meaning", "a,1", "big," + "x" * 140_000, '"b"junk,2', "c\rd,3", '"e\nf",4', "g,5", ""]
+    )
+    rows, errors = transfer.parse(text, "csv")
+    assert [(n, r.content) for n, r in rows] == [(1, "a"), (5, "e\nf"), (6, "g")]
+    assert [n for n, _ in errors] == [2, 3, 4]
+    assert "line 3 cannot be read: field larger than field limit" in errors[0][1]
+    assert "line 4 cannot be read" in errors[1][1] and "line 5 cannot be read" in errors[2][1]
+
+
+def test_csv_header_with_an_unclosed_quote_is_a_clear_error() -> None:
+    with pytest.raises(dictionary.JargonError, match="header row cannot be read: the quote opened"):
+        transfer.parse('"content,meaning\na,b\n', "csv")
