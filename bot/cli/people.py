@@ -17,7 +17,7 @@ import click
 from bot.app import App, build_app
 from bot.cli.options import async_command, open_config, runtime_options
 from memory.models import PersonFact
-from memory.persons.admin import PersonAdminError
+from memory.persons.admin import PersonAdminError, check_alias, check_fact
 from memory.persons.service import PersonMemory
 from memory.persons.store import PersonRecord
 
@@ -168,6 +168,14 @@ async def edit(
     data_dir: Path | None,
 ) -> None:
     """Edit a person's name, aliases and facts in one chat."""
+    facts = [_key_value(item) for item in set_fact]
+    try:  # every option is checked before anything changes
+        for alias in add_alias:
+            check_alias(alias)
+        for key, value in facts:
+            check_fact(key, value)
+    except PersonAdminError as exc:
+        raise click.ClickException(str(exc)) from None
     async with _open(config_path, data_dir, chat_key) as (app, chat_id):
         persons = _persons(app)
         record = await _person(persons, chat_id, person)
@@ -179,17 +187,21 @@ async def edit(
                 await persons.admin.add_alias(chat_id, record.person_id, alias, now=now)
             for alias in remove_alias:
                 await persons.admin.remove_alias(chat_id, record.person_id, alias)
-            for item in set_fact:
-                key, sep, value = item.partition("=")
-                if not sep:
-                    raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--set-fact")
-                await persons.admin.set_fact(chat_id, record.person_id, key.strip(), value.strip(), now=now)
+            for key, value in facts:
+                await persons.admin.set_fact(chat_id, record.person_id, key, value, now=now)
             for key in remove_fact:
                 await persons.admin.remove_fact(chat_id, record.person_id, key)
         except PersonAdminError as exc:
             raise click.ClickException(str(exc)) from None
         card = await persons.card(chat_id, record.person_id)
     click.echo(card or "")
+
+
+def _key_value(item: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not sep:
+        raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--set-fact")
+    return key.strip(), value.strip()
 
 
 @people.command("merge")

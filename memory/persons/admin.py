@@ -50,6 +50,18 @@ class PersonAdminError(ValueError):
     """An admin request that cannot be applied; the message says why."""
 
 
+def check_alias(alias: str) -> None:
+    """Raise PersonAdminError unless `alias` has something a person could be called by."""
+    if not name_key(clean_name(alias)):
+        raise PersonAdminError(f"{alias!r} has nothing a person could be called by")
+
+
+def check_fact(key: str, value: str) -> None:
+    """Raise PersonAdminError unless the fact has a key and a value."""
+    if not key.strip() or not value.strip():
+        raise PersonAdminError("a fact needs a key and a value")
+
+
 @dataclass(frozen=True, slots=True)
 class ForgetReport:
     person_id: int
@@ -91,8 +103,7 @@ class PersonAdmin:
 
     async def add_alias(self, chat_id: int | None, person_id: int, alias: str, *, now: datetime) -> None:
         """Add an alias (in a chat, or global with chat_id None)."""
-        if not name_key(clean_name(alias)):
-            raise PersonAdminError(f"{alias!r} has nothing a person could be called by")
+        check_alias(alias)
         async with self.db.write() as session:
             await store.add_alias(session, person_id, chat_id, alias, "admin", time=store.ts(now))
             await store.bump_version(session, chat_id)
@@ -116,8 +127,7 @@ class PersonAdmin:
         self, chat_id: int | None, person_id: int, key: str, value: str, *, now: datetime
     ) -> None:
         """Set a fact by hand (source "admin"); the previous values of the key are superseded."""
-        if not key.strip() or not value.strip():
-            raise PersonAdminError("a fact needs a key and a value")
+        check_fact(key, value)
         when = store.ts(now)
         async with self.db.write() as session:
             await session.execute(

@@ -1,0 +1,59 @@
+"""`qunyi people …` against a real database filled by `qunyi import replay`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from bot.cli.main import cli
+
+RECORDS = [
+    {"chat": "g1", "message_id": "m1", "sender_id": "u1", "sender_name": "Lily", "text": "周六去爬山吗"},
+    {"chat": "g1", "message_id": "m2", "sender_id": "u2", "sender_name": "Bob", "text": "好啊"},
+]
+
+
+def _imported(tmp_path: Path) -> list[str]:
+    log = tmp_path / "log.jsonl"
+    lines = [json.dumps({**r, "time": "2026-03-01T20:15:00+08:00"}, ensure_ascii=False) for r in RECORDS]
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    data = ["--data-dir", str(tmp_path / "d")]
+    result = CliRunner().invoke(cli, ["import", "replay", str(log), "--no-progress", *data])
+    assert result.exit_code == 0, result.output
+    return data
+
+
+def _shown(data: list[str]) -> dict[str, Any]:
+    result = CliRunner().invoke(cli, ["people", "show", "u1", "--chat", "replay:g1", "--json", *data])
+    assert result.exit_code == 0, result.output
+    shown: dict[str, Any] = json.loads(result.output)
+    return shown
+
+
+@pytest.mark.parametrize(
+    ("bad", "exit_code", "message"),
+    [
+        (["--set-fact", "bad"], 2, "'bad' is not KEY=VALUE"),
+        (["--set-fact", "=no key"], 1, "a fact needs a key and a value"),
+        (["--add-alias", "   "], 1, "has nothing a person could be called by"),
+    ],
+)
+def test_edit_with_a_bad_option_changes_nothing(
+    tmp_path: Path, bad: list[str], exit_code: int, message: str
+) -> None:
+    data = _imported(tmp_path)
+    before = _shown(data)
+    edit = ["people", "edit", "u1", "--chat", "replay:g1", "--name", "新名字", "--add-alias", "莉莉"]
+    edit += ["--set-fact", "city = 杭州"]
+    result = CliRunner().invoke(cli, [*edit, *bad, *data])
+    assert result.exit_code == exit_code and message in result.output
+    assert _shown(data) == before, "neither the name nor the good alias and fact were written"
+    result = CliRunner().invoke(cli, [*edit, *data])
+    assert result.exit_code == 0, result.output
+    after = _shown(data)
+    assert after["name"] == "新名字" and "莉莉" in {a["alias"] for a in after["aliases"]}
+    assert [(f["key"], f["value"]) for f in after["facts"]] == [("city", "杭州")]
