@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+import types
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from bot.config.settings import Settings
 
@@ -49,8 +50,49 @@ def _locate(lines: Mapping[tuple[str, ...], int], loc: tuple[str, ...]) -> int |
     return None
 
 
+def _unwrap(annotation: Any) -> Any:
+    """`Annotated[X, …]` → X, and `X | None` → X; anything else as it is."""
+    while True:
+        origin = get_origin(annotation)
+        if origin is Annotated:
+            annotation = get_args(annotation)[0]
+        elif origin in (Union, types.UnionType):
+            options = [a for a in get_args(annotation) if a is not type(None)]
+            if len(options) != 1:
+                return annotation
+            annotation = options[0]
+        else:
+            return annotation
+
+
+def _setting_type(path: list[str]) -> Any:
+    """The type of the setting at `path` (table names then key), or None when no such setting exists."""
+    node: Any = Settings
+    for part in path:
+        node = _unwrap(node)
+        if isinstance(node, type) and issubclass(node, BaseModel):
+            field = node.model_fields.get(part)
+            if field is None:
+                return None
+            node = field.annotation
+        elif get_origin(node) is dict:
+            node = get_args(node)[1]
+        else:
+            return None
+    return node
+
+
+def _is_text(annotation: Any) -> bool:
+    """Whether a setting holds a string (a plain, constrained, optional or one-of-these-words string)."""
+    annotation = _unwrap(annotation)
+    if get_origin(annotation) is Literal:
+        return all(isinstance(choice, str) for choice in get_args(annotation))
+    return annotation is str
+
+
 def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
-    """QUNYI__LLM__API_KEY=… sets [llm] api_key; values parse as TOML literals, else strings."""
+    """QUNYI__LLM__API_KEY=… sets [llm] api_key. A string setting takes the value as written (a numeric
+    QQ id or token stays a string); any other parses it as a TOML literal, else keeps the string."""
     tree: dict[str, Any] = {}
     for name, raw in env.items():
         if not name.startswith(ENV_PREFIX):
@@ -58,10 +100,12 @@ def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
         path = [part.lower() for part in name[len(ENV_PREFIX) :].split("__") if part]
         if not path:
             continue
-        try:
-            value: Any = tomllib.loads(f"v = {raw}")["v"]
-        except tomllib.TOMLDecodeError:
-            value = raw
+        value: Any = raw
+        if not _is_text(_setting_type(path)):
+            try:
+                value = tomllib.loads(f"v = {raw}")["v"]
+            except tomllib.TOMLDecodeError:
+                pass
         node = tree
         for part in path[:-1]:
             node = node.setdefault(part, {})

@@ -43,6 +43,40 @@ def test_environment_overrides_the_file() -> None:
     assert settings.reply.probability == 0.25
 
 
+def test_string_settings_take_environment_values_as_written() -> None:
+    env = {
+        "QUNYI__WEB__TOKEN": "123456",
+        "QUNYI__BOT__SELF_ID": "10001",
+        "QUNYI__ADAPTERS__ONEBOT_V11__ACCESS_TOKEN": "20240101",
+        "QUNYI__LLM__API_KEY": "true",
+        "QUNYI__LLM__TASKS__JARGON__API_KEY": "0x1F",
+        "QUNYI__ADAPTERS__TELEGRAM__TOKEN": '"quoted"',
+    }
+    settings = parse_settings("", "c", env=env)
+    assert settings.web.token == "123456"
+    assert settings.bot.self_id == "10001"
+    assert settings.adapters.onebot_v11.access_token == "20240101"
+    assert settings.llm.api_key == "true"
+    assert settings.llm.tasks["jargon"].api_key == "0x1F"
+    assert settings.adapters.telegram is not None and settings.adapters.telegram.token == '"quoted"'
+
+
+def test_other_settings_parse_environment_values_as_toml() -> None:
+    env = {
+        "QUNYI__REPLY__ENABLED": "false",
+        "QUNYI__BOT__ALIASES": '["小忆", "10001"]',
+        "QUNYI__LLM__BUDGETS__JARGON__TOKENS_PER_HOUR": "5_000",
+        "QUNYI__LOGGING__LEVEL": "DEBUG",
+    }
+    settings = parse_settings("", "c", env=env)
+    assert settings.reply.enabled is False
+    assert settings.bot.aliases == ["小忆", "10001"]
+    assert settings.llm.budgets["jargon"].tokens_per_hour == 5000
+    assert settings.logging.level == "DEBUG"
+    with pytest.raises(ConfigError, match=r"reply\.probability"):
+        parse_settings("", "c", env={"QUNYI__REPLY__PROBABILITY": "lots"})
+
+
 def test_bad_reload_keeps_old_settings(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text("[reply]\nprobability = 0.1\n", encoding="utf-8")
