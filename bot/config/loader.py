@@ -136,6 +136,8 @@ def parse_settings(text: str, source: str, env: Mapping[str, str] | None = None)
         problems = []
         for error in exc.errors():
             loc = tuple(str(part) for part in error["loc"])
+            if loc[-1:] == ("[key]",):  # a bad table name, e.g. [llm.tasks.sumary]: name the table
+                loc = loc[:-1]
             key = ".".join(loc)
             line = _locate(lines, loc)
             where = f"{source}:{line}" if line else f"{source} (or a QUNYI__ environment variable)"

@@ -13,14 +13,25 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic_core import PydanticCustomError
 
 KNOWN_TASKS: tuple[str, ...] = ("reply", "topic", "summary", "jargon", "person")
 """The tasks Qunyi's code asks the LLM for; each has default settings and budgets."""
 
 DEFAULT_API_KEY_ENV = "QUNYI_LLM_API_KEY"
 
-TaskName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,31}$")]
+
+def _known_task(name: str) -> str:
+    if name not in KNOWN_TASKS:
+        raise PydanticCustomError(
+            "unknown_task", "unknown task (the tasks are {known})", {"known": ", ".join(KNOWN_TASKS)}
+        )
+    return name
+
+
+TaskName = Annotated[str, AfterValidator(_known_task)]
+"""A `[llm.tasks.<name>]` or `[llm.budgets.<name>]` table name: one of KNOWN_TASKS (a typo is an error)."""
 EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 
 

@@ -25,6 +25,18 @@ def test_wrong_type_and_out_of_range_name_key_and_line() -> None:
     assert "cfg.toml:5: context.total_tokens:" in message
 
 
+def test_a_misspelt_llm_task_table_names_file_line_key_and_the_tasks(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    text = "[llm]\nenabled = false\n\n[llm.budgets.jargn]\ntokens_per_hour = 5\n\n"
+    text += "[llm.tasks.sumary]\nmodel = 'm'\n"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_settings(path, env={})
+    known = "the tasks are reply, topic, summary, jargon, person"
+    assert f"{path}:4: llm.budgets.jargn: unknown task ({known})" in str(info.value)
+    assert f"{path}:7: llm.tasks.sumary: unknown task ({known})" in str(info.value)
+
+
 def test_broken_toml_is_reported() -> None:
     with pytest.raises(ConfigError, match="not valid TOML"):
         parse_settings("[bot\nname=", "cfg.toml", env={})

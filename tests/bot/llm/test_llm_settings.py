@@ -39,6 +39,8 @@ def test_partial_task_and_budget_tables_keep_defaults_for_the_rest() -> None:
         ({"modle": "typo"}, ("modle",)),
         ({"tasks": {"reply": {"temprature": 0.2}}}, ("tasks", "reply", "temprature")),
         ({"api_key_env": "not a name"}, ("api_key_env",)),
+        ({"tasks": {"sumary": {"model": "m"}}}, ("tasks", "sumary", "[key]")),
+        ({"budgets": {"jargn": {"tokens_per_hour": 5}}}, ("budgets", "jargn", "[key]")),
     ],
 )
 def test_invalid_values_are_rejected_with_their_location(data: dict, where: tuple[str, ...]) -> None:
