@@ -145,13 +145,18 @@ def mining_settings(settings: Settings) -> MiningSettings:
 
 
 async def build_app(
-    config: ConfigStore, data_dir: Path | None = None, clock: Clock | None = None, watch_config: bool = True
+    config: ConfigStore,
+    data_dir: Path | None = None,
+    clock: Clock | None = None,
+    watch_config: bool = True,
+    create: bool = True,
 ) -> App:
-    """Open the database (migrating it) and wire every part from the settings in force."""
+    """Open the database (migrating it; creating it only with `create`) and wire every part from the
+    settings in force. Raises DatabaseMissing / DatabaseUnavailable (memory.storage) when it cannot."""
     settings = config.current
     clock = clock or SystemClock()
     directory = resolve_data_dir(settings, data_dir)
-    db = await Database.open(directory, settings.storage.busy_timeout_ms)
+    db = await Database.open(directory, settings.storage.busy_timeout_ms, create=create)
     notes = NoteScopes(directory / "notes")
     memory = MemoryService(db, clock, _context_settings(settings), notes=notes)
     memory.context_providers.append(

@@ -13,8 +13,10 @@ from rich.table import Table
 from sqlalchemy import text
 
 from bot.app import App, build_app
-from bot.cli.options import async_command, open_config, runtime_options
+from bot.cli.options import async_command, missing_database, open_config, runtime_options
+from bot.config import ConfigStore
 from bot.tools import build_registry, tool_definition_tokens
+from memory.storage import DatabaseMissing, DatabaseUnavailable
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,9 +26,23 @@ class Check:
     detail: str
 
 
+def _config_check(config: ConfigStore) -> Check:
+    return Check("config", "ok", str(config.path or "built-in defaults"))
+
+
+def _tools_check() -> Check:
+    tokens = tool_definition_tokens(build_registry())
+    status = "ok" if tokens.tokens < 500 else "warn"
+    return Check("tool definitions", status, f"{tokens.tokens} tokens ({tokens.method}), limit 500")
+
+
+def _llm_off() -> Check:
+    return Check("llm", "info", "off ([llm] enabled = false): every job uses its offline path")
+
+
 async def run_checks(app: App) -> list[Check]:
     """Every check doctor prints, in order."""
-    checks = [Check("config", "ok", str(app.config.path or "built-in defaults"))]
+    checks = [_config_check(app.config)]
     try:
         async with app.db.read() as session:
             version = (
@@ -34,15 +50,29 @@ async def run_checks(app: App) -> list[Check]:
             ).scalar()
             await session.execute(text("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH '\"x\"'"))
         checks.append(Check("database", "ok", f"{app.db.path} (schema {version})"))
+        stats = await app.memory.stats()
+        checks.append(Check("memory", "info", ", ".join(f"{k} {v}" for k, v in stats.items())))
     except Exception as exc:
         checks.append(Check("database", "fail", f"{app.db.path}: {exc}"))
-    stats = await app.memory.stats()
-    checks.append(Check("memory", "info", ", ".join(f"{k} {v}" for k, v in stats.items())))
     checks.extend(await llm_checks(app))
-    tokens = tool_definition_tokens(build_registry())
-    status = "ok" if tokens.tokens < 500 else "warn"
-    checks.append(Check("tool definitions", status, f"{tokens.tokens} tokens ({tokens.method}), limit 500"))
+    checks.append(_tools_check())
     return checks
+
+
+def checks_without_database(config: ConfigStore, error: DatabaseUnavailable) -> list[Check]:
+    """The checks when the database is missing (doctor never creates it: a mistyped --data-dir must not
+    look like an empty memory) or cannot be opened. The model endpoint's usage and budgets live in the
+    database, so the endpoint is not checked."""
+    if isinstance(error, DatabaseMissing):
+        detail = missing_database(error.path.parent)
+    else:
+        detail = f"cannot open {error.path}: {error.reason}"
+    llm = (
+        Check("llm", "warn", "not checked: its usage and budgets are kept in the database")
+        if config.current.llm.enabled
+        else _llm_off()
+    )
+    return [_config_check(config), Check("database", "fail", detail), llm, _tools_check()]
 
 
 async def endpoint_reachable(base_url: str, limit_seconds: float = 5.0) -> str | None:
@@ -61,7 +91,7 @@ async def llm_checks(app: App) -> list[Check]:
     """The model endpoint per task: configured, reachable, within budget."""
     llm = app.settings.llm
     if not llm.enabled:
-        return [Check("llm", "info", "off ([llm] enabled = false): every job uses its offline path")]
+        return [_llm_off()]
     checks = []
     reachable: dict[str, str | None] = {}
     for task, report in (await app.llm.report()).items():
@@ -96,12 +126,17 @@ async def llm_checks(app: App) -> list[Check]:
 @runtime_options
 @async_command
 async def doctor_command(config_path: Path | None, data_dir: Path | None) -> None:
-    """Check the set-up and say what is missing."""
-    app = await build_app(open_config(config_path), data_dir, watch_config=False)
+    """Check the set-up and say what is missing (never creates the database)."""
+    config = open_config(config_path)
     try:
-        checks = await run_checks(app)
-    finally:
-        await app.close()
+        app = await build_app(config, data_dir, watch_config=False, create=False)
+    except DatabaseUnavailable as exc:
+        checks = checks_without_database(config, exc)
+    else:
+        try:
+            checks = await run_checks(app)
+        finally:
+            await app.close()
     table = Table("check", "status", "detail")
     colors = {"ok": "green", "warn": "yellow", "fail": "red", "info": "cyan"}
     for check in checks:

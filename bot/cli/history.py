@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from bot.app import App, build_app
-from bot.cli.options import async_command, open_config, runtime_options
+from bot.app import App
+from bot.cli.options import async_command, find_chat, open_app, open_config, runtime_options
 from bot.history_setup import forget_policy
 from memory.forgetting import ForgetReport, forget_log, forget_pass
 from memory.history.view import topic_views
@@ -18,10 +18,7 @@ from memory.history.view import topic_views
 async def _chat_id(app: App, chat_key: str | None) -> int | None:
     if chat_key is None:
         return None
-    chat = await app.memory.find_chat(chat_key)
-    if chat is None:
-        raise click.ClickException(f"no chat {chat_key!r} in {app.data_dir} (use platform:id)")
-    return chat.id
+    return (await find_chat(app.memory, chat_key, app.data_dir)).id
 
 
 @click.command("topics")
@@ -33,7 +30,7 @@ async def topics_command(
     chat_key: str, as_json: bool, config_path: Path | None, data_dir: Path | None
 ) -> None:
     """A chat's topics: packed ChatHistory rows and topics still collecting in the cache."""
-    app = await build_app(open_config(config_path), data_dir, watch_config=False)
+    app = await open_app(open_config(config_path), data_dir, create=False)
     try:
         chat_id = await _chat_id(app, chat_key)
         assert chat_id is not None
@@ -79,7 +76,7 @@ async def forget_command(
     chat_key: str | None, dry_run: bool, show_log: bool, config_path: Path | None, data_dir: Path | None
 ) -> None:
     """Run one forgetting pass over ChatHistory now (raw messages and jargon are never deleted)."""
-    app = await build_app(open_config(config_path), data_dir, watch_config=False)
+    app = await open_app(open_config(config_path), data_dir, create=False)
     try:
         chat_id = await _chat_id(app, chat_key)
         if show_log:

@@ -13,8 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from adapters.importers import FORMATS, ImportFileError, ImportIssue, IssueKind, iter_import
-from bot.app import build_app
-from bot.cli.options import async_command, open_config, runtime_options
+from bot.cli.options import async_command, open_app, open_config, runtime_options
 from bot.cli.printing import print_skipped
 from memory.types import ChatMessage
 
@@ -68,7 +67,7 @@ async def import_command(
     Idempotent: importing the same file twice adds nothing."""
     console = Console()
     config = open_config(config_path)
-    app = await build_app(config, data_dir, watch_config=False)
+    app = await open_app(config, data_dir, create=True)
     bot_id = app.settings.bot.self_id
     progress = Progress(
         TextColumn(f"importing {fmt}"),

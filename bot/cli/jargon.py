@@ -12,13 +12,11 @@ from typing import Any, TypeVar
 
 import click
 
-from bot.app import resolve_data_dir
-from bot.cli.options import open_config, run_async, runtime_options
+from bot.cli.options import open_config, open_database, run_async, runtime_options
 from memory.jargon import dictionary, transfer
 from memory.jargon.dictionary import Decision, EntryView, JargonError
 from memory.models.jargon import STATUSES
 from memory.service import MemoryService
-from memory.storage import Database
 from memory.text import truncate
 
 T = TypeVar("T")
@@ -27,10 +25,12 @@ GLOBAL = "global"
 
 
 async def _with_memory(
-    config_path: Path | None, data_dir: Path | None, action: Callable[[MemoryService], Awaitable[T]]
+    config_path: Path | None,
+    data_dir: Path | None,
+    action: Callable[[MemoryService], Awaitable[T]],
+    create: bool,
 ) -> T:
-    settings = open_config(config_path).current
-    db = await Database.open(resolve_data_dir(settings, data_dir), settings.storage.busy_timeout_ms)
+    db = await open_database(open_config(config_path).current, data_dir, create=create)
     try:
         return await action(MemoryService(db))
     finally:
@@ -38,10 +38,15 @@ async def _with_memory(
 
 
 def _run(
-    config_path: Path | None, data_dir: Path | None, action: Callable[[MemoryService], Awaitable[T]]
+    config_path: Path | None,
+    data_dir: Path | None,
+    action: Callable[[MemoryService], Awaitable[T]],
+    *,
+    create: bool,
 ) -> T:
+    """Run `action` on the database; read-only commands pass `create=False` (no database is an error)."""
     try:
-        return run_async(_with_memory(config_path, data_dir, action))
+        return run_async(_with_memory(config_path, data_dir, action, create))
     except JargonError as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -115,7 +120,7 @@ def list_command(
         async with memory.db.read() as session:
             return await dictionary.list_entries(session, chat_id, statuses, min_count, limit, search=search)
 
-    entries = _run(config_path, data_dir, action)
+    entries = _run(config_path, data_dir, action, create=False)
     if as_json:
         click.echo(json.dumps([e.to_json() for e in entries], ensure_ascii=False, indent=2))
         return
@@ -159,7 +164,7 @@ def show_command(
                 "reviews": await dictionary.reviews(session, jargon_id),
             }
 
-    data = _run(config_path, data_dir, action)
+    data = _run(config_path, data_dir, action, create=False)
     if as_json:
         click.echo(json.dumps(data, ensure_ascii=False, indent=2))
         return
@@ -195,7 +200,7 @@ def _decide(action_name: Decision) -> click.Command:
                     session, list(ids), action_name, _actor(by), time.time(), meaning
                 )
 
-        for entry in _run(config_path, data_dir, action):
+        for entry in _run(config_path, data_dir, action, create=True):
             click.echo(_line(entry))
 
     command.help = f"{action_name.capitalize()} one or more entries (a batch: several ids)."
@@ -230,7 +235,7 @@ def edit_command(
                 session, jargon_id, _actor(by), time.time(), meaning, content, is_jargon
             )
 
-    click.echo(_line(_run(config_path, data_dir, action)))
+    click.echo(_line(_run(config_path, data_dir, action, create=True)))
 
 
 @jargon_group.command("delete")
@@ -246,7 +251,7 @@ def delete_command(
         async with memory.db.write() as session:
             return await dictionary.remove(session, list(ids), _actor(by), time.time())
 
-    click.echo(f"deleted {_run(config_path, data_dir, action)}")
+    click.echo(f"deleted {_run(config_path, data_dir, action, create=True)}")
 
 
 def _format(path: Path, fmt: str | None) -> transfer.Format:
@@ -282,7 +287,7 @@ def import_command(
         report.errors = sorted(errors + report.errors)
         return report
 
-    report = _run(config_path, data_dir, action)
+    report = _run(config_path, data_dir, action, create=True)
     click.echo(f"created {report.created}, updated {report.updated}, errors {len(report.errors)}")
     for number, message in report.errors:
         click.echo(f"row {number}: {message}", err=True)
@@ -309,7 +314,7 @@ def export_command(
         async with memory.db.read() as session:
             return await dictionary.list_entries(session, chat_id, statuses, min_count, limit=None)
 
-    entries = _run(config_path, data_dir, action)
+    entries = _run(config_path, data_dir, action, create=False)
     text = transfer.render(entries, _format(path, fmt))
     if str(path) == "-":
         click.echo(text, nl=False)

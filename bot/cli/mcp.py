@@ -8,8 +8,7 @@ from pathlib import Path
 
 import click
 
-from bot.app import build_app
-from bot.cli.options import async_command, open_config, runtime_options
+from bot.cli.options import async_command, open_app, open_config, runtime_options
 from bot.tools import ToolContext, build_registry
 from bot.tools.service_backend import ServiceMemoryTools
 
@@ -29,7 +28,7 @@ async def mcp_command(chat_key: str, write: bool, config_path: Path | None, data
         ) from None
     config = open_config(config_path)
     logging.getLogger().handlers[:] = [logging.StreamHandler(sys.stderr)]
-    app = await build_app(config, data_dir, watch_config=False)
+    app = await open_app(config, data_dir, create=False)
     try:
         chat = await app.memory.find_chat(chat_key)
         if chat is None or app.memory.notes is None:

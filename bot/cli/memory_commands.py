@@ -8,8 +8,7 @@ from pathlib import Path
 
 import click
 
-from bot.app import build_app
-from bot.cli.options import async_command, open_config, runtime_options
+from bot.cli.options import async_command, find_chat, open_app, open_config, runtime_options
 from bot.commands import answers
 from memory.service import MemoryService
 
@@ -30,11 +29,9 @@ def _make(name: str, handler: Handler, argument: str, help_text: str) -> click.C
         data_dir: Path | None,
         **words: tuple[str, ...],
     ) -> None:
-        app = await build_app(open_config(config_path), data_dir)
+        app = await open_app(open_config(config_path), data_dir, create=False)
         try:
-            chat = await app.memory.find_chat(chat_key)
-            if chat is None:
-                raise click.ClickException(f"no chat {chat_key!r} in {app.data_dir} (use platform:id)")
+            chat = await find_chat(app.memory, chat_key, app.data_dir)
             answer = await handler(app.memory, chat.id, " ".join(words[argument]))
         finally:
             await app.close()

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from bot.config import ConfigError, ConfigStore
+from bot.app import App, build_app, resolve_data_dir
+from bot.config import ConfigError, ConfigStore, Settings
+from memory.clock import Clock
+from memory.service import ChatRef, MemoryService
+from memory.storage import Database, DatabaseMissing, DatabaseUnavailable
 
 DEFAULT_CONFIG = Path("config.toml")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -47,6 +52,52 @@ def open_config(config_path: Path | None) -> ConfigStore:
     )
     logging.getLogger("alembic").setLevel(logging.WARNING)
     return store
+
+
+def missing_database(directory: Path) -> str:
+    """What to tell someone whose data directory has no database yet (or who mistyped --data-dir)."""
+    return f"no database in {directory} (run `qunyi replay`/`qunyi run` first, or check --data-dir)"
+
+
+@contextmanager
+def database_errors() -> Iterator[None]:
+    """Turn a database that is missing or cannot be opened into a one-line CLI error."""
+    try:
+        yield
+    except DatabaseMissing as exc:
+        raise click.ClickException(missing_database(exc.path.parent)) from None
+    except DatabaseUnavailable as exc:
+        raise click.ClickException(f"cannot open the database {exc.path}: {exc.reason}") from None
+
+
+async def open_app(
+    config: ConfigStore,
+    data_dir: Path | None,
+    *,
+    create: bool,
+    clock: Clock | None = None,
+    watch_config: bool = False,
+) -> App:
+    """build_app for a command. Read-only commands pass `create=False`: a missing database is then
+    an error instead of a new, empty one (a mistyped --data-dir must not look like an empty memory)."""
+    with database_errors():
+        return await build_app(config, data_dir, clock, watch_config, create=create)
+
+
+async def open_database(settings: Settings, data_dir: Path | None, *, create: bool) -> Database:
+    """The database alone, for commands that need no App; errors as for open_app."""
+    with database_errors():
+        return await Database.open(
+            resolve_data_dir(settings, data_dir), settings.storage.busy_timeout_ms, create=create
+        )
+
+
+async def find_chat(memory: MemoryService, key: str, data_dir: Path) -> ChatRef:
+    """The chat `--chat` names (`platform:id`, or the id alone when only one platform has it)."""
+    chat = await memory.find_chat(key)
+    if chat is None:
+        raise click.ClickException(f"no chat {key!r} in {data_dir} (use platform:id, e.g. replay:g1)")
+    return chat
 
 
 def run_async(coroutine: Coroutine[Any, Any, Any]) -> Any:

@@ -18,8 +18,8 @@ from rich.text import Text
 from adapters.base import Adapter
 from adapters.console import ConsoleAdapter
 from bot.adapters_factory import build_adapters
-from bot.app import build_app, resolve_data_dir
-from bot.cli.options import async_command, open_config, runtime_options
+from bot.app import resolve_data_dir
+from bot.cli.options import async_command, open_app, open_config, runtime_options
 from bot.cli.printing import print_literal, print_skipped
 from bot.replay import count_lines, replay, replay_clock
 from bot.summary import summarize
@@ -34,7 +34,7 @@ PID_FILE = "qunyi.pid"
 async def run_command(config_path: Path | None, data_dir: Path | None) -> None:
     """Start the bot with its daemons on the adapters `[adapters] enabled` names (default: console)."""
     config = open_config(config_path)
-    app = await build_app(config, data_dir)
+    app = await open_app(config, data_dir, create=True, watch_config=True)
     adapters = build_adapters(app)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -90,7 +90,7 @@ async def replay_command(
     console = Console(stderr=False)
     config = open_config(config_path)
     clock = replay_clock()
-    app = await build_app(config, data_dir, clock, watch_config=False)
+    app = await open_app(config, data_dir, create=True, clock=clock)
     total = count_lines(log)
     progress = Progress(
         TextColumn("replaying"),

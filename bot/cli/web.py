@@ -9,8 +9,7 @@ from pathlib import Path
 import click
 from aiohttp import web
 
-from bot.app import build_app
-from bot.cli.options import async_command, open_config, runtime_options
+from bot.cli.options import async_command, open_app, open_config, runtime_options
 from bot.web.app import build_web_app
 from bot.web.security import check_host, new_token
 
@@ -39,7 +38,7 @@ async def web_command(
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     token = settings.token or new_token()
-    app = await build_app(config, data_dir, watch_config=False)
+    app = await open_app(config, data_dir, create=True)
     runner = web.AppRunner(build_web_app(app, token), access_log=None)
     await runner.setup()
     try:

@@ -1,5 +1,5 @@
 """The database: engines, sessions, migrations and the full-text index."""
 
-from memory.storage.database import Database, DatabaseLocked
+from memory.storage.database import Database, DatabaseLocked, DatabaseMissing, DatabaseUnavailable
 
-__all__ = ["Database", "DatabaseLocked"]
+__all__ = ["Database", "DatabaseLocked", "DatabaseMissing", "DatabaseUnavailable"]

@@ -12,8 +12,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from alembic.util import CommandError
 from sqlalchemy import event
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from memory.storage import migrate
@@ -23,6 +24,19 @@ DB_FILENAME = "qunyi.db"
 
 class DatabaseLocked(RuntimeError):
     """Another process held the database longer than busy_timeout allows."""
+
+
+class DatabaseUnavailable(RuntimeError):
+    """The database cannot be opened: its folder cannot be made, or the file is not a Qunyi database."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class DatabaseMissing(DatabaseUnavailable):
+    """There is no database file, and the caller asked not to create one."""
 
 
 def _set_pragmas(busy_timeout_ms: int, immediate: bool) -> Any:
@@ -47,9 +61,20 @@ def _begin(immediate: bool) -> Any:
     return on_begin
 
 
-def _prepare(data_dir: Path, path: Path) -> None:
-    data_dir.mkdir(parents=True, exist_ok=True)
-    migrate.upgrade(path)
+def _prepare(data_dir: Path, path: Path, create: bool) -> None:
+    if not create and not path.is_file():
+        raise DatabaseMissing(path, "no database file")
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        reason = f"cannot create the folder {data_dir}: {exc.strerror or exc}"
+        raise DatabaseUnavailable(path, reason) from exc
+    try:
+        migrate.upgrade(path)
+    except DBAPIError as exc:
+        raise DatabaseUnavailable(path, str(exc.orig)) from exc
+    except CommandError as exc:  # e.g. a schema revision this version does not know (a newer Qunyi's file)
+        raise DatabaseUnavailable(path, str(exc)) from exc
 
 
 class Database:
@@ -68,10 +93,13 @@ class Database:
         self._write_sessions = async_sessionmaker(self._writer, expire_on_commit=False)
 
     @classmethod
-    async def open(cls, data_dir: Path, busy_timeout_ms: int = 10_000) -> Database:
-        """Create the data directory if needed, migrate the schema, and connect."""
+    async def open(cls, data_dir: Path, busy_timeout_ms: int = 10_000, create: bool = True) -> Database:
+        """Migrate the schema and connect; with `create`, make the directory and database if missing.
+
+        Raises DatabaseMissing when `create` is false and there is no database file, and
+        DatabaseUnavailable when the folder cannot be made or the file is not a usable database."""
         path = data_dir / DB_FILENAME
-        await asyncio.to_thread(_prepare, data_dir, path)
+        await asyncio.to_thread(_prepare, data_dir, path, create)
         return cls(path, busy_timeout_ms)
 
     @property

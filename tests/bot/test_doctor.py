@@ -1,9 +1,11 @@
+import asyncio
 import socket
 from pathlib import Path
 
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from bot.cli.main import cli
+from memory.storage import Database
 
 
 def free_port() -> int:
@@ -12,8 +14,20 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def make_database(data_dir: Path) -> None:
+    async def create() -> None:
+        await (await Database.open(data_dir)).close()
+
+    asyncio.run(create())
+
+
+def doctor(data_dir: Path) -> Result:
+    return CliRunner().invoke(cli, ["doctor", "--data-dir", str(data_dir)], env={"COLUMNS": "250"})
+
+
 def test_doctor_on_the_offline_default(tmp_path: Path) -> None:
-    result = CliRunner().invoke(cli, ["doctor", "--data-dir", str(tmp_path)], env={"COLUMNS": "200"})
+    make_database(tmp_path)
+    result = doctor(tmp_path)
     assert result.exit_code == 0, result.output
     assert "[llm] enabled = false" in result.output
     assert "tool definitions" in result.output and "limit 500" in result.output
@@ -25,7 +39,25 @@ def test_doctor_names_an_unreachable_endpoint_and_fails(tmp_path: Path) -> None:
         f'[llm]\nenabled = true\nbase_url = "http://127.0.0.1:{free_port()}/v1"\nmodel = "m"\n',
         encoding="utf-8",
     )
+    make_database(tmp_path / "d")
     args = ["doctor", "--config", str(config), "--data-dir", str(tmp_path / "d")]
     result = CliRunner().invoke(cli, args, env={"COLUMNS": "250"})
     assert result.exit_code == 1
     assert "unreachable" in result.output and "llm:reply" in result.output
+
+
+def test_doctor_reports_a_missing_database_and_does_not_create_it(tmp_path: Path) -> None:
+    result = doctor(tmp_path / "typo_dir")
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    assert "│ database         │ fail   │ no database in" in result.output
+    assert "[llm] enabled = false" in result.output and "tool definitions" in result.output
+    assert not (tmp_path / "typo_dir").exists()
+
+
+def test_doctor_reports_a_corrupt_database_as_a_failed_check(tmp_path: Path) -> None:
+    (tmp_path / "qunyi.db").write_bytes(b"not a sqlite database" * 10)
+    result = doctor(tmp_path)
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    assert f"│ database         │ fail   │ cannot open {tmp_path / 'qunyi.db'}: file is not a database" in (
+        result.output
+    )

@@ -1,0 +1,82 @@
+"""Every command on a data directory without a database, or with a file that is not one: a one-line
+error (never a traceback), and read-only commands create nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from bot.cli.main import cli
+
+READ_ONLY = [
+    ["forget", "--dry-run"],
+    ["forget", "--log"],
+    ["recall", "爬山", "--chat", "replay:g1"],
+    ["who", "小红", "--chat", "replay:g1"],
+    ["what", "yyds", "--chat", "replay:g1"],
+    ["topics", "--chat", "replay:g1"],
+    ["people", "list", "--chat", "replay:g1"],
+    ["people", "show", "小红", "--chat", "replay:g1"],
+    ["jargon", "list"],
+    ["jargon", "show", "1"],
+    ["jargon", "export", "-"],
+]
+WRITING = [
+    ["replay", "LOG", "--no-progress"],
+    ["import", "replay", "LOG", "--no-progress"],
+    ["people", "edit", "小红", "--name", "红", "--chat", "replay:g1"],
+    ["jargon", "approve", "1"],
+]
+
+
+def invoke(args: list[str], data: Path, tmp_path: Path) -> Result:
+    log = tmp_path / "log.jsonl"
+    log.write_text("", encoding="utf-8")
+    args = [str(log) if a == "LOG" else a for a in args]
+    return CliRunner().invoke(cli, [*args, "--data-dir", str(data)], input="text\n", env={"COLUMNS": "250"})
+
+
+def no_traceback(result: Result) -> bool:
+    return result.exception is None or isinstance(result.exception, SystemExit)
+
+
+@pytest.mark.parametrize("args", READ_ONLY, ids=" ".join)
+def test_read_only_commands_refuse_a_missing_database_and_create_nothing(
+    args: list[str], tmp_path: Path
+) -> None:
+    data = tmp_path / "typo_dir"
+    result = invoke(args, data, tmp_path)
+    assert result.exit_code == 1 and no_traceback(result), result.output
+    assert (
+        f"no database in {data} (run `qunyi replay`/`qunyi run` first, or check --data-dir)" in result.output
+    )
+    assert not data.exists()
+
+
+def test_writing_commands_still_create_the_database(tmp_path: Path) -> None:
+    data = tmp_path / "d"
+    result = invoke(["replay", "LOG", "--no-progress"], data, tmp_path)
+    assert result.exit_code == 0, result.output
+    assert (data / "qunyi.db").is_file()
+
+
+@pytest.mark.parametrize("args", READ_ONLY + WRITING, ids=" ".join)
+def test_a_file_that_is_not_a_database_is_a_clean_error(args: list[str], tmp_path: Path) -> None:
+    data = tmp_path / "d"
+    data.mkdir()
+    garbage = b"not a sqlite database" * 10
+    (data / "qunyi.db").write_bytes(garbage)
+    result = invoke(args, data, tmp_path)
+    assert result.exit_code == 1 and no_traceback(result), result.output
+    assert f"cannot open the database {data / 'qunyi.db'}: file is not a database" in result.output
+    assert (data / "qunyi.db").read_bytes() == garbage
+
+
+def test_a_data_dir_that_cannot_be_made_is_a_clean_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "a_file"
+    blocker.write_text("", encoding="utf-8")
+    result = invoke(["replay", "LOG", "--no-progress"], blocker / "d", tmp_path)
+    assert result.exit_code == 1 and no_traceback(result), result.output
+    assert f"cannot create the folder {blocker / 'd'}" in result.output
