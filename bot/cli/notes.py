@@ -10,16 +10,29 @@ from typing import Any
 import click
 
 from bot.app import resolve_data_dir
-from bot.cli.options import open_config, run_async, runtime_options
+from bot.cli.options import find_chat, open_config, open_database, run_async, runtime_options
 from memory.notes import InvalidNoteName, NoteError, NoteScopes, NoteStore
+from memory.service import MemoryService
 
 GLOBAL = "global"
 
 
-def _store(config_path: Path | None, data_dir: Path | None, chat: str) -> NoteStore:
+async def _store(config_path: Path | None, data_dir: Path | None, chat: str, create: bool) -> NoteStore:
+    """The notes of `--chat`: a chat found in the database (under the key the bot reads), or the global
+    scope. Read-only commands pass `create=False`, so a missing database is an error."""
     settings = open_config(config_path).current
-    scopes = NoteScopes(resolve_data_dir(settings, data_dir) / "notes")
-    return scopes.global_scope() if chat == GLOBAL else scopes.for_chat(chat)
+    directory = resolve_data_dir(settings, data_dir)
+    scopes = NoteScopes(directory / "notes")
+    db = await open_database(settings, directory, create=create)
+    try:
+        if chat == GLOBAL:
+            return scopes.global_scope()
+        memory = MemoryService(db)
+        key = await memory.chat_key((await find_chat(memory, chat, directory)).id)
+    finally:
+        await db.close()
+    assert key is not None
+    return scopes.for_chat(key)
 
 
 def _run(
@@ -27,15 +40,22 @@ def _run(
     config_path: Path | None,
     data_dir: Path | None,
     chat: str,
+    *,
+    create: bool,
 ) -> Any:
+    async def run() -> Any:
+        return await action(await _store(config_path, data_dir, chat, create))
+
     try:
-        return run_async(action(_store(config_path, data_dir, chat)))
+        return run_async(run())
     except (InvalidNoteName, NoteError) as exc:
         raise click.ClickException(str(exc)) from None
 
 
 chat_option = click.option(
-    "--chat", required=True, help=f"Chat key as platform:id (e.g. replay:g1), or '{GLOBAL}' for global notes."
+    "--chat",
+    required=True,
+    help=f"Chat as platform:id (e.g. replay:g1) or its id alone, or '{GLOBAL}' for global notes.",
 )
 
 
@@ -49,7 +69,7 @@ def notes_group() -> None:
 @runtime_options
 def list_command(chat: str, config_path: Path | None, data_dir: Path | None) -> None:
     """List note names."""
-    for name in _run(lambda s: s.list(), config_path, data_dir, chat):
+    for name in _run(lambda s: s.list(), config_path, data_dir, chat, create=False):
         click.echo(name)
 
 
@@ -60,7 +80,7 @@ def list_command(chat: str, config_path: Path | None, data_dir: Path | None) -> 
 @runtime_options
 def get_command(name: str, depth: int, chat: str, config_path: Path | None, data_dir: Path | None) -> None:
     """Print a note."""
-    text = _run(lambda s: s.get(name, depth), config_path, data_dir, chat)
+    text = _run(lambda s: s.get(name, depth), config_path, data_dir, chat, create=False)
     if text is None:
         raise click.ClickException(f"no note named {name!r}")
     click.echo(text)
@@ -80,7 +100,7 @@ def get_command(name: str, depth: int, chat: str, config_path: Path | None, data
 def set_command(name: str, source: Any, chat: str, config_path: Path | None, data_dir: Path | None) -> None:
     """Create or replace a note."""
     content = (source or sys.stdin).read()
-    created = _run(lambda s: s.set(name, content), config_path, data_dir, chat)
+    created = _run(lambda s: s.set(name, content), config_path, data_dir, chat, create=True)
     click.echo(("created " if created else "replaced ") + name)
 
 
@@ -91,7 +111,7 @@ def set_command(name: str, source: Any, chat: str, config_path: Path | None, dat
 @runtime_options
 def rename_command(old: str, new: str, chat: str, config_path: Path | None, data_dir: Path | None) -> None:
     """Rename a note, rewriting every link to it; merges into NEW when it exists."""
-    result = _run(lambda s: s.rename(old, new), config_path, data_dir, chat)
+    result = _run(lambda s: s.rename(old, new), config_path, data_dir, chat, create=True)
     click.echo(
         f"{'merged' if result.merged else 'renamed'} {old} → {new}; "
         f"links rewritten in {result.rewritten} notes"
@@ -104,7 +124,7 @@ def rename_command(old: str, new: str, chat: str, config_path: Path | None, data
 @runtime_options
 def delete_command(name: str, chat: str, config_path: Path | None, data_dir: Path | None) -> None:
     """Delete a note."""
-    if not _run(lambda s: s.delete(name), config_path, data_dir, chat):
+    if not _run(lambda s: s.delete(name), config_path, data_dir, chat, create=True):
         raise click.ClickException(f"no note named {name!r}")
     click.echo(f"deleted {name}")
 
@@ -115,7 +135,7 @@ def delete_command(name: str, chat: str, config_path: Path | None, data_dir: Pat
 @runtime_options
 def hints_command(count: int, chat: str, config_path: Path | None, data_dir: Path | None) -> None:
     """The notes of highest weight."""
-    for score in _run(lambda s: s.hints(count), config_path, data_dir, chat):
+    for score in _run(lambda s: s.hints(count), config_path, data_dir, chat, create=False):
         click.echo(f"{score.weight:8.3f}  {score.name}")
 
 
@@ -133,7 +153,8 @@ def suggestions_command(
     threshold: float, max_notes: int, chat: str, config_path: Path | None, data_dir: Path | None
 ) -> None:
     """Notes of lowest value (weight per character), lowest first."""
-    for score in _run(lambda s: s.suggestions(threshold, max_notes), config_path, data_dir, chat):
+    scores = _run(lambda s: s.suggestions(threshold, max_notes), config_path, data_dir, chat, create=False)
+    for score in scores:
         click.echo(f"{score.value:10.6f}  {score.name}  (weight {score.weight:.3f}, {score.chars} chars)")
 
 

@@ -22,12 +22,16 @@ READ_ONLY = [
     ["jargon", "list"],
     ["jargon", "show", "1"],
     ["jargon", "export", "-"],
+    ["notes", "list", "--chat", "replay:g1"],
+    ["notes", "get", "爬山", "--chat", "replay:g1"],
+    ["notes", "list", "--chat", "global"],
 ]
 WRITING = [
     ["replay", "LOG", "--no-progress"],
     ["import", "replay", "LOG", "--no-progress"],
     ["people", "edit", "小红", "--name", "红", "--chat", "replay:g1"],
     ["jargon", "approve", "1"],
+    ["notes", "set", "爬山", "--chat", "global"],
 ]
 
 
@@ -60,6 +64,9 @@ def test_writing_commands_still_create_the_database(tmp_path: Path) -> None:
     result = invoke(["replay", "LOG", "--no-progress"], data, tmp_path)
     assert result.exit_code == 0, result.output
     assert (data / "qunyi.db").is_file()
+    notes = invoke(["notes", "set", "爬山", "--chat", "global"], tmp_path / "d2", tmp_path)
+    assert notes.exit_code == 0, notes.output
+    assert (tmp_path / "d2" / "qunyi.db").is_file()
 
 
 @pytest.mark.parametrize("args", READ_ONLY + WRITING, ids=" ".join)

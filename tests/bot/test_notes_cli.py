@@ -1,0 +1,60 @@
+"""`qunyi notes …`: `--chat` names a chat the way the other commands do, and writes where the bot reads."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from bot.cli.main import cli
+from memory.notes import NoteScopes
+from memory.service import MemoryService
+from memory.storage import Database
+from tests.conftest import make_message
+
+
+def record_chat(data: Path) -> str:
+    """Record one message of chat g1 on platform 'test'; return the key the bot files its notes under."""
+
+    async def record() -> str:
+        db = await Database.open(data)
+        try:
+            memory = MemoryService(db)
+            await memory.record(make_message(1, chat="g1"))
+            chat = await memory.find_chat("test:g1")
+            assert chat is not None
+            key = await memory.chat_key(chat.id)
+            assert key is not None
+            return key
+        finally:
+            await db.close()
+
+    return asyncio.run(record())
+
+
+def notes(data: Path, *args: str, stdin: bytes | str | None = None) -> Result:
+    return CliRunner().invoke(cli, ["notes", *args, "--data-dir", str(data)], input=stdin)
+
+
+def test_chat_is_resolved_to_the_key_the_bot_reads(tmp_path: Path) -> None:
+    data = tmp_path / "d"
+    key = record_chat(data)
+    written = notes(data, "set", "爬山", "--chat", "g1", stdin="周六去九溪")
+    assert written.exit_code == 0, written.output
+    assert asyncio.run(NoteScopes(data / "notes").for_chat(key).get("爬山")) == "周六去九溪"
+    for chat in ("test:g1", "g1", "1"):
+        shown = notes(data, "get", "爬山", "--chat", chat)
+        assert shown.exit_code == 0 and shown.output == "周六去九溪\n", (chat, shown.output)
+    assert notes(data, "set", "规矩", "--chat", "global", stdin="不刷屏").exit_code == 0
+    assert notes(data, "get", "规矩", "--chat", "global").output == "不刷屏\n"
+    assert asyncio.run(NoteScopes(data / "notes").global_scope().get("规矩")) == "不刷屏"
+
+
+def test_an_unknown_chat_is_refused(tmp_path: Path) -> None:
+    data = tmp_path / "d"
+    record_chat(data)
+    result = notes(data, "set", "爬山", "--chat", "nosuch:chat", stdin="x")
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    assert f"no chat 'nosuch:chat' in {data}" in result.output
+    assert not (data / "notes").exists()
