@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import click
 
@@ -52,6 +52,17 @@ def _run(
         raise click.ClickException(str(exc)) from None
 
 
+def _read_text(source: IO[bytes], where: str) -> str:
+    """The UTF-8 text of `source`; anything else is refused (a note must survive being written back)."""
+    data = source.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise click.ClickException(
+            f"{where} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); nothing changed"
+        ) from None
+
+
 chat_option = click.option(
     "--chat",
     required=True,
@@ -91,15 +102,20 @@ def get_command(name: str, depth: int, chat: str, config_path: Path | None, data
 @click.option(
     "--file",
     "source",
-    type=click.File("r", encoding="utf-8"),
+    type=click.File("rb"),
     default=None,
     help="Read content from a file (default: stdin).",
 )
 @chat_option
 @runtime_options
-def set_command(name: str, source: Any, chat: str, config_path: Path | None, data_dir: Path | None) -> None:
+def set_command(
+    name: str, source: IO[bytes] | None, chat: str, config_path: Path | None, data_dir: Path | None
+) -> None:
     """Create or replace a note."""
-    content = (source or sys.stdin).read()
+    if source is None:
+        content = _read_text(sys.stdin.buffer, "standard input")
+    else:
+        content = _read_text(source, source.name)
     created = _run(lambda s: s.set(name, content), config_path, data_dir, chat, create=True)
     click.echo(("created " if created else "replaced ") + name)
 

@@ -58,3 +58,18 @@ def test_an_unknown_chat_is_refused(tmp_path: Path) -> None:
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
     assert f"no chat 'nosuch:chat' in {data}" in result.output
     assert not (data / "notes").exists()
+
+
+def test_text_that_is_not_utf8_is_refused_and_the_note_kept(tmp_path: Path) -> None:
+    data = tmp_path / "d"
+    record_chat(data)
+    assert notes(data, "set", "爬山", "--chat", "g1", stdin="原来的").exit_code == 0
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"\xff\xfe")
+    from_file = notes(data, "set", "爬山", "--file", str(bad), "--chat", "g1")
+    assert from_file.exit_code == 1 and isinstance(from_file.exception, SystemExit), from_file.output
+    assert f"{bad} is not UTF-8 text (byte 0xff at offset 0); nothing changed" in from_file.output
+    from_stdin = notes(data, "set", "爬山", "--chat", "g1", stdin=b"ok \xff")
+    assert from_stdin.exit_code == 1 and isinstance(from_stdin.exception, SystemExit), from_stdin.output
+    assert "standard input is not UTF-8 text (byte 0xff at offset 3)" in from_stdin.output
+    assert notes(data, "get", "爬山", "--chat", "g1").output == "原来的\n"
