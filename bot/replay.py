@@ -11,8 +11,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from adapters.importers import ImportIssue, IssueKind
+from adapters.importers.base import id_clash
 from adapters.importers.replay_jsonl import iter_messages
 from bot.app import App
+from bot.reply.pipeline import ID_CLASH
 from memory.clock import ManualClock
 from memory.types import ChatKind, ChatMessage
 
@@ -115,6 +117,11 @@ async def replay(
             continue
         if outcome.recorded:
             report.recorded += 1
+        elif outcome.reason == ID_CLASH:
+            issue = id_clash(str(path), item)
+            report.problems.append(issue)
+            if on_problem:
+                on_problem(issue)
         else:
             report.duplicates += 1
         if outcome.reply:

@@ -18,19 +18,22 @@ from memory.types import ChatMessage
 
 @dataclass(frozen=True, slots=True)
 class Recorded:
-    """A message as stored: database ids and whether this call created it."""
+    """A message as stored: database ids and whether this call created it. `clash`: not created because
+    its id was already taken in the chat by a message with another text (the first is kept)."""
 
     message_id: int
     chat_id: int
     person_id: int
     created: bool
     message: ChatMessage
+    clash: bool = False
 
 
 @dataclass(slots=True)
 class BatchReport:
     created: int = 0
     duplicates: int = 0
+    clashes: list[ChatMessage] = field(default_factory=list)  # not recorded: their ids held other text
     recorded: list[Recorded] = field(default_factory=list)
 
 
@@ -130,6 +133,8 @@ class Ingestor:
                 report.recorded.append(recorded)
                 if recorded.created:
                     report.created += 1
+                elif recorded.clash:
+                    report.clashes.append(message)
                 else:
                     report.duplicates += 1
             await refresh_windows(session, [r.message_id for r in report.recorded if r.created])
@@ -139,13 +144,13 @@ class Ingestor:
         self, session: AsyncSession, chat_id: int, message: ChatMessage, searchable: bool
     ) -> Recorded:
         existing = await session.execute(
-            select(Message.id, Message.person_id).where(
+            select(Message.id, Message.person_id, Message.text).where(
                 Message.chat_id == chat_id, Message.platform_message_id == message.message_id
             )
         )
         row = existing.first()
         if row is not None:
-            return Recorded(row[0], chat_id, row[1] or 0, False, message)
+            return Recorded(row.id, chat_id, row.person_id or 0, False, message, row.text != message.text)
         person_id = await upsert_person(session, message)
         await upsert_member(session, chat_id, person_id, message)
         values = {

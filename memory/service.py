@@ -90,6 +90,7 @@ class MemoryService:
             report = await self.ingestor.record_many(chunk)
             total.created += report.created
             total.duplicates += report.duplicates
+            total.clashes.extend(report.clashes)
         return total
 
     async def chat(self, platform: str, platform_chat_id: str) -> ChatRef | None:

@@ -45,6 +45,15 @@ class ImportFileError(ValueError):
     """The file as a whole cannot be read as the format (not JSON, wrong shape, unreadable)."""
 
 
+def id_clash(source: str, message: ChatMessage) -> ImportIssue:
+    """The report of a message whose id its chat already holds with another text (the first is kept)."""
+    return ImportIssue(
+        source,
+        f"message {message.message_id}",
+        "its id is already taken in this chat by a message with other text; the first one is kept",
+    )
+
+
 def load_json(path: Path) -> Any:
     """Read a whole JSON file, raising `ImportFileError` with the position of a syntax error."""
     try:

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from adapters.importers import FORMATS, ImportFileError, ImportIssue, IssueKind, iter_import
+from adapters.importers.base import id_clash
 from bot.cli.options import async_command, open_app, open_config, runtime_options
 from bot.cli.printing import print_skipped
 from memory.types import ChatMessage
@@ -96,6 +97,9 @@ async def import_command(
                         skipped += 1
                 report = await app.memory.record_many(messages)
                 created += report.created
+                for clash in report.clashes:
+                    malformed += 1
+                    print_skipped(progress.console, id_clash(str(file), clash))
                 duplicates += report.duplicates
         for _ in range(max(catch_up_rounds, 0)):
             await app.runner.run_all()

@@ -25,6 +25,8 @@ from memory.types import ChatMessage
 
 log = logging.getLogger(__name__)
 
+ID_CLASH = "id clash"  # the outcome's reason when the id was taken by another text
+
 Send = Callable[..., Awaitable[ChatMessage]]
 
 
@@ -55,7 +57,7 @@ class ReplyPipeline:
     async def handle(self, message: ChatMessage, send: Send) -> Outcome:
         recorded = await self.memory.record(message)
         if not recorded.created:
-            return Outcome(False, reason="duplicate")
+            return Outcome(False, reason=ID_CLASH if recorded.clash else "duplicate")
         if message.is_bot:
             return Outcome(True, reason="own message")
         settings = self.settings()

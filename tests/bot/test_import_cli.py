@@ -93,3 +93,19 @@ def test_a_broken_utf16_qq_text_is_a_clear_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["import", "qq", str(path), "--data-dir", str(tmp_path / "d")])
     assert result.exit_code == 1
     assert "not UTF-16 text" in result.output and "Traceback" not in result.output
+
+
+def test_a_second_message_under_a_taken_id_is_reported_not_silently_dropped(tmp_path: Path) -> None:
+    base = {"chat": "g1", "message_id": "m1", "sender_name": "a", "time": "2026-03-01T20:00:00+08:00"}
+    records = [
+        {**base, "sender_id": "u1", "text": "周六去爬山"},
+        {**base, "sender_id": "u2", "text": "我带火锅底料"},
+    ]
+    log = tmp_path / "log.jsonl"
+    log.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n", encoding="utf-8")
+    for command in (["import", "replay"], ["replay"]):
+        data = ["--data-dir", str(tmp_path / command[0])]
+        result = CliRunner().invoke(cli, [*command, str(log), "--no-progress", *data])
+        assert result.exit_code == 0, result.output
+        output = " ".join(result.output.split())
+        assert "message m1: malformed: its id is" in output and "0 already known" in output, command

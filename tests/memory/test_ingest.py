@@ -86,3 +86,14 @@ async def test_binary_and_huge_text_are_stored_cleanly(memory: MemoryService) ->
 def test_chat_message_display_name_prefers_card() -> None:
     message = ChatMessage("p", "c", "m", "u", "t", T0, sender_name="nick", sender_card="card")
     assert message.display_name == "card"
+
+
+async def test_an_id_taken_by_another_text_is_reported_as_a_clash(memory: MemoryService) -> None:
+    await memory.record(make_message(1, text="周六去爬山"))
+    same = await memory.record(make_message(1, text="周六去爬山"))
+    other = await memory.record(make_message(1, sender="u2", text="我带火锅底料"))
+    assert not same.created and not same.clash
+    assert not other.created and other.clash
+    report = await memory.record_many([make_message(1, text="周六去爬山"), make_message(1, text="另一条")])
+    assert (report.created, report.duplicates, [m.text for m in report.clashes]) == (0, 1, ["另一条"])
+    assert await count(memory, Message) == 1
