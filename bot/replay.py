@@ -92,13 +92,17 @@ async def replay(
     sender = ReplaySender(clock, settings.bot.self_id, settings.bot.name, platform)
     report = ReplayReport()
     bot_id = settings.bot.self_id
+
+    def problem(issue: ImportIssue) -> None:
+        report.problems.append(issue)
+        if on_problem:
+            on_problem(issue)
+
     for item in iter_messages(path, platform=platform):
         if on_progress:
             on_progress()
         if isinstance(item, ImportIssue):
-            report.problems.append(item)
-            if on_problem:
-                on_problem(item)
+            problem(item)
             continue
         report.messages += 1
         item = as_seen_by_bot(item, bot_id)
@@ -108,20 +112,16 @@ async def replay(
             outcome = await app.pipeline.handle(item, sender.send)
         except Exception as exc:  # as the live bot does: log it and go on with the next message
             log.exception("handling message %s of %s failed", item.message_id, item.chat_id)
-            issue = ImportIssue(
-                str(path), f"message {item.message_id}", f"handling failed: {exc}", IssueKind.FAILED
+            problem(
+                ImportIssue(
+                    str(path), f"message {item.message_id}", f"handling failed: {exc}", IssueKind.FAILED
+                )
             )
-            report.problems.append(issue)
-            if on_problem:
-                on_problem(issue)
             continue
         if outcome.recorded:
             report.recorded += 1
         elif outcome.reason == ID_CLASH:
-            issue = id_clash(str(path), item)
-            report.problems.append(issue)
-            if on_problem:
-                on_problem(issue)
+            problem(id_clash(str(path), item))
         else:
             report.duplicates += 1
         if outcome.reply:

@@ -29,6 +29,11 @@ class ChatRef:
     platform_chat_id: str
     name: str
 
+    @property
+    def key(self) -> str:
+        """The stable `platform:id` key (names the chat's notes folder)."""
+        return f"{self.platform}:{self.platform_chat_id}"
+
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:

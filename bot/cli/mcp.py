@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from bot.cli.options import async_command, open_app, open_config, runtime_options
+from bot.cli.options import async_command, find_chat, open_app, open_config, runtime_options
 from bot.tools import ToolContext, build_registry
 from bot.tools.service_backend import ServiceMemoryTools
 
@@ -30,10 +30,9 @@ async def mcp_command(chat_key: str, write: bool, config_path: Path | None, data
     logging.getLogger().handlers[:] = [logging.StreamHandler(sys.stderr)]
     app = await open_app(config, data_dir, create=False)
     try:
-        chat = await app.memory.find_chat(chat_key)
-        if chat is None or app.memory.notes is None:
-            raise click.ClickException(f"no chat {chat_key!r} in {app.data_dir}")
-        key = f"{chat.platform}:{chat.platform_chat_id}"
+        chat = await find_chat(app.memory, chat_key, app.data_dir)
+        assert app.memory.notes is not None  # build_app always gives the memory its notes
+        key = chat.key
         ctx = ToolContext(
             chat=key,
             notes=app.memory.notes.for_chat(key),

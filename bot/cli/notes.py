@@ -27,12 +27,10 @@ async def _store(config_path: Path | None, data_dir: Path | None, chat: str, cre
     try:
         if chat == GLOBAL:
             return scopes.global_scope()
-        memory = MemoryService(db)
-        key = await memory.chat_key((await find_chat(memory, chat, directory)).id)
+        found = await find_chat(MemoryService(db), chat, directory)
     finally:
         await db.close()
-    assert key is not None
-    return scopes.for_chat(key)
+    return scopes.for_chat(found.key)
 
 
 def _run(

@@ -55,5 +55,4 @@ async def chat_of(request: web.Request, name: str = "chat_id") -> ChatRef:
 
 
 def chat_title(chat: ChatRef) -> str:
-    key = f"{chat.platform}:{chat.platform_chat_id}"
-    return f"{chat.name} ({key})" if chat.name else key
+    return f"{chat.name} ({chat.key})" if chat.name else chat.key

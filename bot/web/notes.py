@@ -24,7 +24,7 @@ async def _scope(request: web.Request) -> tuple[NoteStore, str, Safe]:
     if "chat_id" not in request.match_info:
         return notes.global_scope(), GLOBAL, h("<p>Notes shared by every chat.</p>")
     chat = await chat_of(request)
-    store = notes.for_chat(f"{chat.platform}:{chat.platform_chat_id}")
+    store = notes.for_chat(chat.key)
     return store, f"/chats/{chat.id}/notes", chat_nav(chat.id, chat_title(chat))
 
 
