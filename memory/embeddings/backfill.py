@@ -2,6 +2,9 @@
 for the current model, a bounded batch per call. Reading, embedding and writing are separate steps, so
 no write transaction waits on the model or the network.
 
+What is embedded is bounded (`FOCUS_CHARS`, `NEIGHBOUR_CHARS`), so one huge message can never make an
+endpoint refuse its batch over and over and stall the backfill behind it.
+
 A message is embedded with the turns around it (the previous and the next message of its chat, when
 they are close in time): a reply such as "the kids loved it!" means little alone. So a message waits
 for its next turn, or until it has settled (`SETTLE_SECONDS`) when none comes."""
@@ -20,10 +23,13 @@ from memory.messages import StoredMessage, by_ids, neighbours, turn_window, with
 from memory.ports import Embedder
 from memory.storage import Database
 from memory.storage.fts import searchable
+from memory.text.truncate import truncate
 
 log = logging.getLogger(__name__)
 
 SETTLE_SECONDS = 600.0
+FOCUS_CHARS = 2000
+NEIGHBOUR_CHARS = 500
 
 _MISSING_MESSAGES = text(
     f"SELECT m.id FROM messages m WHERE m.text != '' AND {searchable('m')} "
@@ -44,9 +50,18 @@ def message_document(speaker: str, body: str) -> str:
     return f"{speaker}: {body}" if speaker else body
 
 
-def windowed_document(turns: Iterable[StoredMessage]) -> str:
-    """What is embedded for a message: its turn window (`turn_window`), one turn a line."""
-    return "\n".join(message_document(m.speaker, m.text) for m in turns)
+def windowed_document(turns: Iterable[StoredMessage], focus: int | None = None) -> str:
+    """What is embedded for a message: its turn window (`turn_window`), one turn a line. The message
+    `focus` keeps up to `FOCUS_CHARS` characters, each other turn up to `NEIGHBOUR_CHARS`."""
+    return "\n".join(
+        truncate(message_document(m.speaker, m.text), FOCUS_CHARS if m.id == focus else NEIGHBOUR_CHARS)
+        for m in turns
+    )
+
+
+def history_document(theme: str, summary: str, keywords: str) -> str:
+    """What is embedded for a ChatHistory row, bounded like a message."""
+    return truncate(f"{theme}\n{summary}\n{keywords}", FOCUS_CHARS)
 
 
 @dataclass(slots=True)
@@ -76,13 +91,17 @@ async def backfill(
     if messages:
         times = {i: m.time.timestamp() for i, m in loaded.items()}
         windows = [turn_window(m.id, around.get(m.id, (None, None)), times) for m in messages]
-        vectors = await embedder.embed([windowed_document(loaded[i] for i in w) for w in windows])
+        documents = [
+            windowed_document((loaded[i] for i in window), m.id)
+            for m, window in zip(messages, windows, strict=True)
+        ]
+        vectors = await embedder.embed(documents)
         async with db.write() as session:
             report.messages = await save_vectors(
                 session, "message", embedder.model, [(r.id, r.chat_id) for r in messages], vectors
             )
     if histories:
-        docs = [f"{r.theme}\n{r.summary}\n{r.keywords}" for r in histories]
+        docs = [history_document(r.theme, r.summary, r.keywords) for r in histories]
         vectors = await embedder.embed(docs)
         async with db.write() as session:
             report.histories = await save_vectors(

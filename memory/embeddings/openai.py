@@ -2,12 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+import math
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import aiohttp
 
 from memory.embeddings.local import EmbedderUnavailable
+from memory.text.truncate import truncate
+
+REQUEST_CHARS = 60_000
+REQUEST_INPUTS = 512
+
+
+def request_batches(texts: Sequence[str]) -> Iterator[list[str]]:
+    """`texts` in order, split so that no request carries more than `REQUEST_INPUTS` texts or (unless
+    one text alone does) `REQUEST_CHARS` characters: endpoints cap a request as well as an input."""
+    batch: list[str] = []
+    size = 0
+    for text in texts:
+        if batch and (len(batch) == REQUEST_INPUTS or size + len(text) > REQUEST_CHARS):
+            yield batch
+            batch, size = [], 0
+        batch.append(text)
+        size += len(text)
+    if batch:
+        yield batch
 
 
 class OpenAIEmbedder:
@@ -25,28 +46,36 @@ class OpenAIEmbedder:
         self.dimension = 0
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        if not texts:
-            return []
+        vectors: list[list[float]] = []
+        for batch in request_batches(texts):
+            vectors.extend(await self._request(batch))
+        if vectors:
+            self.dimension = len(vectors[0])
+        return vectors
+
+    async def _request(self, texts: list[str]) -> list[list[float]]:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        payload = {"model": self.model, "input": list(texts)}
+        payload = {"model": self.model, "input": texts}
         try:
             async with (
                 aiohttp.ClientSession(timeout=self.timeout) as http,
                 http.post(self.url, json=payload, headers=headers) as response,
             ):
                 if response.status != 200:
-                    body = (await response.text())[:300]
+                    body = truncate(await response.text(errors="replace"), 300)
                     raise EmbedderUnavailable(f"{self.url} answered {response.status}: {body}")
-                data: dict[str, Any] = await response.json()
+                data: Any = await response.json(content_type=None)
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise EmbedderUnavailable(f"{self.url} unreachable: {exc!r}") from exc
+        except ValueError as exc:  # the body is not JSON
+            raise EmbedderUnavailable(f"{self.url} sent an answer that is not JSON: {exc}") from exc
         try:
             items = sorted(data["data"], key=lambda item: item.get("index", 0))
             vectors = [[float(x) for x in item["embedding"]] for item in items]
-        except (KeyError, TypeError, ValueError) as exc:
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise EmbedderUnavailable(f"{self.url} sent an unexpected answer: {exc!r}") from exc
         if len(vectors) != len(texts):
             raise EmbedderUnavailable(f"{self.url} sent {len(vectors)} vectors for {len(texts)} texts")
-        if vectors:
-            self.dimension = len(vectors[0])
+        if len({len(v) for v in vectors}) > 1 or not all(map(math.isfinite, itertools.chain(*vectors))):
+            raise EmbedderUnavailable(f"{self.url} sent vectors of unequal sizes or with non-finite values")
         return vectors

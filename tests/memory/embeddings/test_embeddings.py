@@ -153,13 +153,19 @@ async def test_a_message_is_embedded_with_the_close_turns_around_it(db: Database
 
 @pytest.fixture
 async def fake_openai() -> AsyncIterator[dict[str, object]]:
-    state: dict[str, object] = {"requests": [], "status": 200}
+    # Like real endpoints, it refuses an input or a request over its size limits.
+    state: dict[str, object] = {"requests": [], "status": 200, "input_chars": 10**9, "request_chars": 10**9}
 
     async def embeddings(request: web.Request) -> web.Response:
         body = await request.json()
         state["requests"].append((request.headers.get("Authorization"), body))  # type: ignore[union-attr]
         if state["status"] != 200:
             return web.Response(status=int(state["status"]), text="overloaded")  # type: ignore[arg-type]
+        sizes = [len(text) for text in body["input"]]
+        if max(sizes) > state["input_chars"] or sum(sizes) > state["request_chars"]:  # type: ignore[operator]
+            return web.Response(status=400, text="maximum context length exceeded")
+        if state.get("answer") is not None:
+            return web.Response(text=str(state["answer"]), content_type="application/json")
         data = [
             {"object": "embedding", "index": i, "embedding": [float(len(text)), 1.0, 0.0]}
             for i, text in enumerate(body["input"])
@@ -201,6 +207,30 @@ async def test_openai_embedder_errors_are_clear(fake_openai: dict[str, object]) 
         await OpenAIEmbedder("http://127.0.0.1:9/v1", "m", timeout_seconds=2).embed(["x"])
     with pytest.raises(ValueError, match="base_url"):
         make_embedder(EmbedderConfig("openai", "m", ""))
+    fake_openai["status"] = 200
+    for answer, error in [
+        ("not json", "not JSON"),
+        ('{"data": [[1.0, 2.0]]}', "unexpected answer"),
+        ('{"data": [{"index": 0, "embedding": [NaN, 1.0]}]}', "non-finite"),
+    ]:
+        fake_openai["answer"] = answer
+        with pytest.raises(EmbedderUnavailable, match=error):
+            await embedder.embed(["x"])
+
+
+async def test_a_huge_message_never_stalls_the_openai_backfill(
+    db: Database, fake_openai: dict[str, object]
+) -> None:
+    fake_openai["input_chars"] = 4000  # an endpoint's context limit
+    fake_openai["request_chars"] = 80_000  # and its limit on one request
+    memory = MemoryService(db)
+    await memory.record(make_message(1, text="爬山" * 20_000))
+    for n in range(2, 60):
+        await memory.record(make_message(n, text=f"第{n}条：周末去哪儿" + "玩" * 1500))
+    embedder = OpenAIEmbedder(str(fake_openai["base_url"]), "m")
+    report = await backfill_all(db, embedder, now=(T0 + timedelta(days=1)).timestamp())
+    assert report.messages == 59, "every message is embedded, the huge one too"
+    assert len(fake_openai["requests"]) > 1, "the batch went out in several requests"  # type: ignore[arg-type]
 
 
 def test_none_means_no_embedder() -> None:
