@@ -25,11 +25,13 @@ def clean_name(name: str) -> str:
     """Return the canonical form of `name` (surrounding whitespace dropped, Unicode NFC).
 
     Raises InvalidNoteName when the name is empty, too long, starts with a dot, contains `..`,
-    a path separator, `[` or `]`, or a control or line-break character.
+    a path separator, `[` or `]`, a control or line-break character, or a lone surrogate.
     """
     if not isinstance(name, str):
         raise InvalidNoteName(repr(name), "not a string")
     cleaned = unicodedata.normalize("NFC", name.strip())
+    if any(unicodedata.category(char) == "Cs" for char in cleaned):
+        raise InvalidNoteName(name, "not valid Unicode (a lone surrogate)")
     if not cleaned:
         raise InvalidNoteName(name, "empty")
     if len(cleaned) > MAX_NAME_CHARS or len(cleaned.encode("utf-8")) > MAX_NAME_BYTES:

@@ -148,7 +148,7 @@ class NoteStore:
         """
         name = clean_name(name)
         text = collapse(content)
-        _check_size(text)
+        _check_text(text)
 
         def change(entries: dict[str, _Entry]) -> bool:
             self._write(name, text)
@@ -164,7 +164,7 @@ class NoteStore:
         def change(entries: dict[str, _Entry]) -> None:
             current = entries[name].content if name in entries else ""
             merged = join_contents(current, addition)
-            _check_size(merged)
+            _check_text(merged)
             self._write(name, merged)
 
         await self._mutate(change)
@@ -201,7 +201,7 @@ class NoteStore:
             text = entries[old].content
             if merged:
                 text = join_contents(entries[new].content, text)
-            _check_size(text)
+            _check_text(text)
             self._write(new, rewrite_target(text, old, new))
             rewritten = []
             for other, entry in sorted(entries.items()):
@@ -340,6 +340,10 @@ class NoteStore:
         return scores
 
 
-def _check_size(text: str) -> None:
+def _check_text(text: str) -> None:
     if len(text) > MAX_NOTE_CHARS:
         raise NoteError(f"a note holds at most {MAX_NOTE_CHARS} characters (got {len(text)})")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise NoteError(f"note text is not valid Unicode (a lone surrogate at {exc.start})") from None

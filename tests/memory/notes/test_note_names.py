@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.notes import InvalidNoteName, NoteStore, clean_name
+from memory.notes import InvalidNoteName, NoteError, NoteStore, clean_name
 
 
 @pytest.mark.parametrize(
@@ -27,6 +27,7 @@ from memory.notes import InvalidNoteName, NoteStore, clean_name
         "[[link]]",
         "x" * 101,
         "长" * 80,  # 80 characters but 240 UTF-8 bytes
+        "lone\ud800surrogate",  # JSON "\ud800" from a model's tool call
     ],
 )
 def test_bad_names_are_refused(bad: str) -> None:
@@ -55,3 +56,13 @@ async def test_store_refuses_traversal_and_writes_nothing(tmp_path: Path, bad: s
     with pytest.raises(InvalidNoteName):
         await store.rename("x", bad)
     assert _files_under(tmp_path) == []
+
+
+async def test_note_text_with_a_lone_surrogate_is_refused_and_the_old_text_kept(tmp_path: Path) -> None:
+    store = NoteStore(tmp_path / "scope")
+    await store.set("规则", "旧的")
+    with pytest.raises(NoteError, match="lone surrogate"):
+        await store.set("规则", "新的\udc80")
+    with pytest.raises(NoteError, match="lone surrogate"):
+        await store.append("规则", "\ud800")
+    assert await store.get("规则") == "旧的"
