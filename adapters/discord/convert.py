@@ -3,6 +3,8 @@
 A guild text channel and each thread are separate chats (their ids differ). Raw mention markup
 (`<@id>`, `<@&role>`, `<#channel>`, `<:emoji:id>`) is rendered the way the client shows it, with user
 mentions kept as MENTION segments targeting the user id.
+A forwarded message keeps the text and media of the message it forwards (its mentions address no one);
+a poll is kept as `[poll: question]`, and a message that holds nothing but embeds as `[embed]`.
 """
 
 from __future__ import annotations
@@ -28,15 +30,24 @@ def message_to_chat(message: Message, *, bot_id: int) -> ChatMessage | None:
     """The neutral form of `message`, or None for system messages (joins, pins, thread starts…)."""
     if getattr(message.type, "name", str(message.type)) not in _CHAT_MESSAGE_TYPES:
         return None
-    words = _content_segments(message)
+    words = _content_segments(message, message.content or "")
+    mentions = mention_targets(words)
     media = _media(message)
+    for snapshot in getattr(message, "message_snapshots", None) or ():  # a forward
+        forwarded = _content_segments(message, snapshot.content or "")
+        words += tuple(Segment(SegmentKind.TEXT, s.text) if s.target else s for s in forwarded)
+        media += _media(snapshot)
+    poll = getattr(message, "poll", None)
+    if poll is not None:
+        media += (Segment(SegmentKind.OTHER, f"[poll: {poll.question}]"),)
+    if not words and not media and message.embeds:
+        media = (Segment(SegmentKind.OTHER, "[embed]"),)
     if not words and not media:
         return None
     author = message.author
     channel = message.channel
     is_private = str(getattr(channel, "type", "")) == "private"
     reply_to, reply_segment, replied_to_bot = _reply(message, bot_id)
-    mentions = mention_targets(words)
     is_bot = author.id == bot_id
     to_bot = not is_bot and (is_private or str(bot_id) in mentions or replied_to_bot)
     text = joined_text(words, media)
@@ -71,8 +82,8 @@ def _display(user: Any) -> str:
     return str(getattr(user, "display_name", None) or getattr(user, "name", "") or "")
 
 
-def _content_segments(message: Message) -> tuple[Segment, ...]:
-    content = message.content or ""
+def _content_segments(message: Message, content: str) -> tuple[Segment, ...]:
+    """`content` (the message's own, or a forwarded one) as segments, markup rendered via `message`."""
     users = {str(u.id): u for u in message.mentions}
     roles = {str(r.id): r.name for r in message.role_mentions}
     channels = {str(c.id): c.name for c in message.channel_mentions}
@@ -107,22 +118,23 @@ def _channel_name(message: Message, mentioned: dict[str, str], channel_id: str) 
     return str(getattr(found, "name", None) or "channel")
 
 
-def _media(message: Message) -> tuple[Segment, ...]:
+def _media(source: Any) -> tuple[Segment, ...]:
+    """The attachments and stickers of `source`: the message itself or a message it forwards."""
     segments: list[Segment] = []
-    for attachment in message.attachments:
+    for attachment in source.attachments:
         content_type = attachment.content_type or ""
         if content_type.startswith("image/") or attachment.filename.lower().endswith(_IMAGE_SUFFIXES):
             segments.append(Segment(SegmentKind.IMAGE, "[image]", attachment.url))
         else:
             segments.append(Segment(SegmentKind.FILE, f"[file: {attachment.filename}]", attachment.url))
-    for sticker in message.stickers:
+    for sticker in source.stickers:
         segments.append(Segment(SegmentKind.FACE, f"[sticker {sticker.name}]", str(sticker.id)))
     return tuple(segments)
 
 
 def _reply(message: Message, bot_id: int) -> tuple[str | None, Segment | None, bool]:
     reference = message.reference
-    if reference is None or reference.message_id is None:
+    if reference is None or reference.message_id is None or _is_forward(reference):
         return None, None, False
     target = str(reference.message_id)
     resolved = reference.resolved
@@ -130,3 +142,8 @@ def _reply(message: Message, bot_id: int) -> tuple[str | None, Segment | None, b
     quoted = getattr(resolved, "content", "") or ""
     segment = Segment(SegmentKind.REPLY, truncate(quoted, _QUOTE_CHARS) if quoted else "", target)
     return target, segment, author is not None and author.id == bot_id
+
+
+def _is_forward(reference: Any) -> bool:
+    kind = getattr(reference, "type", None)
+    return getattr(kind, "name", None) == "forward"

@@ -244,3 +244,38 @@ async def test_bot_own_message_and_system_messages(world: World) -> None:
     assert own is not None and own.is_bot and not own.to_bot
     assert message_to_chat(world.message(type=7, content=""), bot_id=BOT_ID) is None  # member join
     assert message_to_chat(world.message(content=""), bot_id=BOT_ID) is None  # nothing to keep
+
+
+async def test_embed_only_poll_and_forwarded_messages_are_kept(world: World) -> None:
+    """These arrive with empty `content`; they used to be dropped as if nothing had been said."""
+    embed = message_to_chat(
+        world.message(content="", embeds=[{"type": "rich", "title": "Raid tonight"}]), bot_id=BOT_ID
+    )
+    assert embed is not None and embed.text == "[embed]"
+    question = {"text": "周六还是周日？"}
+    answers = [{"answer_id": 1, "poll_media": {"text": "周六"}}]
+    expiry = "2026-03-02T12:00:00+00:00"
+    poll_data = {"question": question, "answers": answers, "expiry": expiry, "allow_multiselect": False}
+    poll = message_to_chat(world.message(content="", poll=poll_data | {"layout_type": 1}), bot_id=BOT_ID)
+    assert poll is not None and poll.text == "[poll: 周六还是周日？]"
+    snapshot = {
+        "type": 0,
+        "content": f"<@{BOT_ID}> 周六八点集合",
+        "embeds": [],
+        "attachments": [
+            {"id": "52", "filename": "map.png", "size": 1, "url": "https://cdn/map.png", "proxy_url": "p"}
+        ],
+        "timestamp": WHEN.isoformat(),
+        "edited_timestamp": None,
+    }
+    forward = message_to_chat(
+        world.message(
+            content="",
+            message_reference={"type": 1, "message_id": "777", "channel_id": "555", "guild_id": "1"},
+            message_snapshots=[{"message": snapshot}],
+        ),
+        bot_id=BOT_ID,
+    )
+    assert forward is not None and forward.text == f"@{BOT_ID} 周六八点集合 [image]"
+    assert forward.reply_to is None, "a forward is no reply to a message of this chat"
+    assert forward.mentions == () and not forward.to_bot, "a forwarded mention addresses no one"
