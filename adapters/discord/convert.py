@@ -2,7 +2,8 @@
 
 A guild text channel and each thread are separate chats (their ids differ). Raw mention markup
 (`<@id>`, `<@&role>`, `<#channel>`, `<:emoji:id>`) is rendered the way the client shows it, with user
-mentions kept as MENTION segments targeting the user id.
+mentions kept as MENTION segments targeting the user id. A mention of the bot's own role (the one
+Discord makes for it, offered next to the bot when members type `@`) counts as a mention of the bot.
 A forwarded message keeps the text and media of the message it forwards (its mentions address no one);
 a poll is kept as `[poll: question]`, and a message that holds nothing but embeds as `[embed]`.
 """
@@ -30,11 +31,11 @@ def message_to_chat(message: Message, *, bot_id: int) -> ChatMessage | None:
     """The neutral form of `message`, or None for system messages (joins, pins, thread starts…)."""
     if getattr(message.type, "name", str(message.type)) not in _CHAT_MESSAGE_TYPES:
         return None
-    words = _content_segments(message, message.content or "")
+    words = _content_segments(message, message.content or "", bot_id)
     mentions = mention_targets(words)
     media = _media(message)
     for snapshot in getattr(message, "message_snapshots", None) or ():  # a forward
-        forwarded = _content_segments(message, snapshot.content or "")
+        forwarded = _content_segments(message, snapshot.content or "", bot_id)
         words += tuple(Segment(SegmentKind.TEXT, s.text) if s.target else s for s in forwarded)
         media += _media(snapshot)
     poll = getattr(message, "poll", None)
@@ -82,10 +83,10 @@ def _display(user: Any) -> str:
     return str(getattr(user, "display_name", None) or getattr(user, "name", "") or "")
 
 
-def _content_segments(message: Message, content: str) -> tuple[Segment, ...]:
+def _content_segments(message: Message, content: str, bot_id: int) -> tuple[Segment, ...]:
     """`content` (the message's own, or a forwarded one) as segments, markup rendered via `message`."""
     users = {str(u.id): u for u in message.mentions}
-    roles = {str(r.id): r.name for r in message.role_mentions}
+    roles = {str(r.id): r for r in message.role_mentions}
     channels = {str(c.id): c.name for c in message.channel_mentions}
     segments: list[Segment] = []
     pos = 0
@@ -97,7 +98,7 @@ def _content_segments(message: Message, content: str) -> tuple[Segment, ...]:
             name = _display(users[uid]) if uid in users else uid
             segments.append(Segment(SegmentKind.MENTION, f"@{name}", uid))
         elif match.group("role"):
-            segments.append(Segment(SegmentKind.TEXT, f"@{roles.get(match.group('role'), 'role')}"))
+            segments.append(_role_segment(message, roles, match.group("role"), bot_id))
         elif match.group("channel"):
             segments.append(
                 Segment(SegmentKind.TEXT, f"#{_channel_name(message, channels, match.group('channel'))}")
@@ -108,6 +109,17 @@ def _content_segments(message: Message, content: str) -> tuple[Segment, ...]:
     if pos < len(content):
         segments.append(Segment(SegmentKind.TEXT, content[pos:]))
     return tuple(segments)
+
+
+def _role_segment(message: Message, mentioned: dict[str, Any], role_id: str, bot_id: int) -> Segment:
+    """`@role` as text, or a MENTION of the bot when the role is the one Discord manages for it."""
+    role = mentioned.get(role_id)
+    if role is None and message.guild is not None:
+        role = message.guild.get_role(int(role_id))
+    name = str(getattr(role, "name", None) or "role")
+    if getattr(getattr(role, "tags", None), "bot_id", None) == bot_id:
+        return Segment(SegmentKind.MENTION, f"@{name}", str(bot_id))
+    return Segment(SegmentKind.TEXT, f"@{name}")
 
 
 def _channel_name(message: Message, mentioned: dict[str, str], channel_id: str) -> str:

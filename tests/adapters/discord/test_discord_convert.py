@@ -279,3 +279,15 @@ async def test_embed_only_poll_and_forwarded_messages_are_kept(world: World) -> 
     assert forward is not None and forward.text == f"@{BOT_ID} 周六八点集合 [image]"
     assert forward.reply_to is None, "a forward is no reply to a message of this chat"
     assert forward.mentions == () and not forward.to_bot, "a forwarded mention addresses no one"
+
+
+async def test_a_mention_of_the_bots_own_role_addresses_the_bot(world: World) -> None:
+    """Typing `@qunyi` offers the bot and its managed role side by side; either one addresses it."""
+    role = {"id": "6", "name": "qunyi", "permissions": "0", "position": 2, "color": 0, "hoist": False}
+    tags = {"managed": True, "mentionable": False, "tags": {"bot_id": str(BOT_ID)}}
+    world.guild._add_role(discord.Role(guild=world.guild, state=world.state, data=role | tags))
+    msg = message_to_chat(
+        world.message(content="<@&6> 我们上次定的什么？ <@&5>", mention_roles=["6", "5"]), bot_id=BOT_ID
+    )
+    assert msg is not None and msg.text == "@qunyi 我们上次定的什么？ @raiders"
+    assert msg.mentions == (str(BOT_ID),) and msg.to_bot
