@@ -11,12 +11,15 @@ from adapters.base import Adapter, MessageHandler, SendError
 from adapters.discord.config import DiscordConfig
 from adapters.discord.convert import PLATFORM, message_to_chat
 from adapters.extras import require
+from memory.text import truncate
 from memory.types import ChatKind, ChatMessage
 
 if TYPE_CHECKING:
     import discord
 
 log = logging.getLogger(__name__)
+
+MAX_MESSAGE_CHARS = 2000  # Discord refuses longer content (it counts code points)
 
 
 class DiscordAdapter(Adapter):
@@ -91,9 +94,14 @@ class DiscordAdapter(Adapter):
         chat_kind: ChatKind = ChatKind.GROUP,
         reply_to: str | None = None,
     ) -> ChatMessage:
-        """Send `text` to a channel, thread or DM channel; @everyone and role pings are never sent."""
+        """Send `text` to a channel, thread or DM channel; @everyone and role pings are never sent.
+
+        Text over Discord's 2000-character cap is cut there, between whole characters, with `…`."""
         discord = self._discord
         client = self.client
+        if len(text) > MAX_MESSAGE_CHARS:
+            log.warning("reply to %s cut from %d to %d characters", chat_id, len(text), MAX_MESSAGE_CHARS)
+            text = truncate(text, MAX_MESSAGE_CHARS)
         try:
             channel = client.get_channel(int(chat_id)) or await client.fetch_channel(int(chat_id))
             reference = (

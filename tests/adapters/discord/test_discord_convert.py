@@ -1,9 +1,11 @@
-"""discord.py Message objects, built from gateway payloads on an offline ConnectionState, to ChatMessage."""
+"""discord.py Message objects, built from gateway payloads on an offline ConnectionState, to ChatMessage;
+and DiscordAdapter.send_text against that state with the HTTP call stubbed."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -13,6 +15,7 @@ discord = pytest.importorskip("discord", reason="the discord extra is not instal
 from discord.http import HTTPClient  # noqa: E402
 from discord.state import ConnectionState  # noqa: E402
 
+from adapters.discord import DiscordAdapter, DiscordConfig  # noqa: E402
 from adapters.discord.convert import message_to_chat  # noqa: E402
 from memory.types import ChatKind, SegmentKind  # noqa: E402
 
@@ -291,3 +294,28 @@ async def test_a_mention_of_the_bots_own_role_addresses_the_bot(world: World) ->
     )
     assert msg is not None and msg.text == "@qunyi 我们上次定的什么？ @raiders"
     assert msg.mentions == (str(BOT_ID),) and msg.to_bot
+
+
+async def test_a_reply_over_2000_characters_is_cut_to_fit_instead_of_refused(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sent: list[str] = []
+
+    async def send_message(channel_id: int, *, params: Any) -> dict[str, Any]:
+        content = params.payload["content"]
+        if len(content) > 2000:  # what Discord answers
+            raise discord.HTTPException(
+                SimpleNamespace(status=400, reason="Bad Request"), "Must be 2000 or fewer"
+            )
+        sent.append(content)
+        bot = user(BOT_ID, "qunyi", bot=True)
+        return World.payload(world.general) | {"id": snowflake(WHEN, 9), "content": content, "author": bot}
+
+    monkeypatch.setattr(world.state.http, "send_message", send_message)
+    adapter = DiscordAdapter(DiscordConfig(token="t"))
+    adapter._client = SimpleNamespace(get_channel=lambda _id: world.general, user=SimpleNamespace(id=BOT_ID))  # type: ignore[assignment]
+    text = "好" * 1998 + "👍🏽" + "后面的字"
+    reply = await adapter.send_text("10", text)
+    assert sent == [reply.text] and len(reply.text) <= 2000
+    assert reply.text == "好" * 1998 + "…", "cut between whole graphemes, never inside 👍🏽"
+    assert reply.is_bot
