@@ -7,7 +7,8 @@ Each entry is converted exactly as the live OneBot adapter converts an event.
 Text (消息管理器 → 导出消息记录 → .txt): sections headed `消息对象:<name>`, each message a header line
 `2017-02-25 10:40:20 【管理员】昵称(123456)` (or `昵称<email>`) followed by its lines. The text format has no
 message ids and no group number: ids are derived from the content (stable, so importing twice adds
-nothing) and the chat id is the `chat_id` argument, else the section's name.
+nothing) and the chat id is the `chat_id` argument, else the section's name. A file holding several
+chats (several `消息对象` sections) is refused with a `chat_id`, which could only name one of them.
 """
 
 from __future__ import annotations
@@ -140,6 +141,8 @@ def _iter_txt(
     path: Path, text: str, chat_id: str | None, self_id: str | None, tz: tzinfo, progress: Progress | None
 ) -> MessageIterator:
     lines = text.splitlines()
+    if chat_id is not None:
+        _check_single_chat(path, lines, chat_id)
     section_name = ""
     kind = ChatKind.GROUP
     seen: dict[str, int] = {}
@@ -191,6 +194,21 @@ def _iter_txt(
             )
         except InvalidMessage as exc:
             yield ImportIssue(str(path), location, str(exc))
+
+
+def _check_single_chat(path: Path, lines: list[str], chat_id: str) -> None:
+    """Refuse to put the messages of several chats (`消息对象` sections) under one `chat_id`."""
+    names = dict.fromkeys(
+        match.group("value").strip()
+        for line in lines
+        if (match := _SECTION.match(line.strip())) is not None and match.group("key") == "对象"
+    )
+    if len(names) > 1:
+        shown = ", ".join(list(names)[:3]) + (", …" if len(names) > 3 else "")
+        raise ImportFileError(
+            f"{path}: holds {len(names)} chats ({shown}) but one chat id {chat_id} was given; "
+            "import a file per chat, or leave the chat id out to name each chat after its 消息对象"
+        )
 
 
 def _blocks(

@@ -214,3 +214,17 @@ def test_qq_text_with_a_utf16_mark_but_broken_utf16_is_a_clear_error(tmp_path: P
     path.write_bytes(b"\xff\xfe\x31\x00\x32")  # a byte order mark, then an odd number of bytes
     with pytest.raises(ImportFileError, match="UTF-16 byte order mark but is not UTF-16 text"):
         list(iter_import("qq", path))
+
+
+def test_qq_text_holding_several_chats_is_refused_with_one_chat_id(tmp_path: Path) -> None:
+    """A group and a friend's private talk must not both land in the group named by --chat-id."""
+    friend = "消息分组:我的好友\n" + "=" * 64 + "\n消息对象:阿明\n" + "=" * 64 + "\n\n"
+    friend += "2017-02-26 10:41:30 阿明(30003)\n私下说的话\n"
+    path = tmp_path / "all.txt"
+    path.write_text(
+        (FIXTURES / "qq_manager.txt").read_text(encoding="utf-8") + "\n" + "=" * 64 + "\n" + friend
+    )
+    with pytest.raises(ImportFileError, match=r"holds 2 chats \(周末开黑群, 阿明\) but one chat id 123456"):
+        list(iter_import("qq", path, chat_id="123456"))
+    by_section = {(m.chat_id, m.chat_kind) for m in iter_import("qq", path) if isinstance(m, ChatMessage)}
+    assert by_section == {("周末开黑群", ChatKind.GROUP), ("阿明", ChatKind.PRIVATE)}
