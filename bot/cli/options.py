@@ -16,7 +16,7 @@ from bot.app import App, build_app, resolve_data_dir
 from bot.config import ConfigError, ConfigStore, Settings
 from memory.clock import Clock
 from memory.service import ChatRef, MemoryService
-from memory.storage import Database, DatabaseMissing, DatabaseUnavailable
+from memory.storage import Database, DatabaseLocked, DatabaseMissing, DatabaseUnavailable
 
 DEFAULT_CONFIG = Path("config.toml")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -105,8 +105,16 @@ def run_async(coroutine: Coroutine[Any, Any, Any]) -> Any:
 
 
 def async_command(function: Callable[..., Coroutine[Any, Any, Any]]) -> Callable[..., Any]:
+    """Run an async command; a database that stays locked ends it with a one-line error."""
+
     @wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return run_async(function(*args, **kwargs))
+        try:
+            return run_async(function(*args, **kwargs))
+        except DatabaseLocked as exc:
+            raise click.ClickException(
+                f"{exc}: another process (a running bot?) is writing to it; try again "
+                "(whatever was written before stays, and importing or replaying again adds only the rest)"
+            ) from None
 
     return wrapper

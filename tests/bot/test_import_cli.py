@@ -1,12 +1,14 @@
 """`qunyi import` for each format writes through the batch path; importing twice adds nothing."""
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from bot.cli.main import cli
+from memory.storage import DatabaseLocked
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "importers"
 CASES = [
@@ -109,3 +111,25 @@ def test_a_second_message_under_a_taken_id_is_reported_not_silently_dropped(tmp_
         assert result.exit_code == 0, result.output
         output = " ".join(result.output.split())
         assert "message m1: malformed: its id is" in output and "0 already known" in output, command
+
+
+def test_a_database_locked_by_another_process_is_a_clear_error(tmp_path: Path) -> None:
+    data = tmp_path / "d"
+    args = ["import", "replay", str(FIXTURES / "replay.jsonl"), "--data-dir", str(data), "--no-progress"]
+    config = tmp_path / "config.toml"
+    config.write_text("[storage]\nbusy_timeout_ms = 200\n", encoding="utf-8")
+    assert CliRunner().invoke(cli, [*args, "--config", str(config)]).exit_code == 0
+    extra = tmp_path / "more.jsonl"
+    line = {"chat": "g1", "message_id": "new", "sender_id": "u1", "sender_name": "a", "time": 1772367300}
+    extra.write_text(json.dumps(line | {"text": "后来的消息"}) + "\n", encoding="utf-8")
+    holder = sqlite3.connect(data / "qunyi.db", isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        locked_args = ["import", "replay", str(extra), "--data-dir", str(data), "--no-progress"]
+        result = CliRunner().invoke(cli, [*locked_args, "--config", str(config), "--catch-up-rounds", "0"])
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert result.exit_code == 1, result.output
+    assert "stayed locked" in result.output and "Traceback" not in result.output
+    assert not isinstance(result.exception, DatabaseLocked)
