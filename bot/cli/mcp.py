@@ -15,7 +15,12 @@ from bot.tools.service_backend import ServiceMemoryTools
 
 @click.command("mcp")
 @click.option("--chat", "chat_key", required=True, help="Chat as platform:id (e.g. replay:g1).")
-@click.option("--write", is_flag=True, help="Also offer the note-writing tools (read-only by default).")
+@click.option(
+    "--write",
+    is_flag=True,
+    help="Also offer the note-writing tools, and let recall count what it shows as recalled again "
+    "(by default nothing is written).",
+)
 @runtime_options
 @async_command
 async def mcp_command(chat_key: str, write: bool, config_path: Path | None, data_dir: Path | None) -> None:
@@ -36,7 +41,7 @@ async def mcp_command(chat_key: str, write: bool, config_path: Path | None, data
         ctx = ToolContext(
             chat=key,
             notes=app.memory.notes.for_chat(key),
-            memory=ServiceMemoryTools(app.memory),
+            memory=ServiceMemoryTools(app.memory, reinforce=write),
             writable=write,
         )
         await serve_stdio(build_registry(app.settings.tools.call_time_limit_seconds), ctx)

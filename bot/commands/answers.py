@@ -28,13 +28,15 @@ class Answer:
         return "\n".join(self.lines)
 
 
-async def recall(memory: MemoryService, chat_id: int, query: str, limit: int = 5) -> Answer:
-    """The hybrid recall over messages and topics of the chats this chat may read; shown topics are
-    reinforced (their `count` rises)."""
+async def recall(
+    memory: MemoryService, chat_id: int, query: str, limit: int = 5, *, reinforce_shown: bool = True
+) -> Answer:
+    """The hybrid recall over messages and topics of the chats this chat may read; unless `reinforce_shown`
+    is false (a read-only caller), shown topics are reinforced (their `count` rises)."""
     chat_ids = await memory.recaller.chats_for(chat_id)
     hits = await memory.recall(RecallQuery(query, chat_ids, memory.clock.now(), limit=limit))
     shown_topics = [hit.id for hit in hits if hit.kind == "history"]
-    if shown_topics:
+    if shown_topics and reinforce_shown:
         async with memory.db.write() as session:
             await reinforce(session, shown_topics)
     results: list[dict[str, Any]] = [

@@ -7,10 +7,13 @@ from memory.service import MemoryService
 
 
 class ServiceMemoryTools:
-    """Answers the model's memory look-ups for a chat given by its `platform:id` key."""
+    """Answers the model's memory look-ups for a chat given by its `platform:id` key.
 
-    def __init__(self, memory: MemoryService) -> None:
+    With `reinforce` false nothing is written: recalled topics are not counted as recalled again."""
+
+    def __init__(self, memory: MemoryService, *, reinforce: bool = True) -> None:
         self.memory = memory
+        self.reinforce = reinforce
 
     async def _chat_id(self, chat: str) -> int | None:
         found = await self.memory.find_chat(chat)
@@ -18,7 +21,9 @@ class ServiceMemoryTools:
 
     async def recall(self, chat: str, query: str, limit: int) -> str:
         chat_id = await self._chat_id(chat)
-        return "" if chat_id is None else (await answers.recall(self.memory, chat_id, query, limit)).text
+        if chat_id is None:
+            return ""
+        return (await answers.recall(self.memory, chat_id, query, limit, reinforce_shown=self.reinforce)).text
 
     async def person(self, chat: str, name: str) -> str:
         chat_id = await self._chat_id(chat)
