@@ -126,7 +126,8 @@ class ToolRegistry:
         """Like `call`, also saying whether the call succeeded (the MCP server marks errors)."""
         tool = self._tools.get(name)
         if tool is None:
-            return _error(f"unknown tool {name!r}; tools: {', '.join(self._tools)}")
+            offered = ", ".join(t.name for t in self.tools(ctx.writable))
+            return _error(f"unknown tool {name!r}; tools: {offered}")
         if tool.writes and not ctx.writable:
             return _error(f"{name} is not allowed here (read-only)")
         try:

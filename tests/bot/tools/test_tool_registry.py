@@ -113,6 +113,13 @@ async def test_read_only_context_refuses_writes(tmp_path: Path) -> None:
     )
 
 
+async def test_unknown_tool_error_names_only_the_tools_offered(tmp_path: Path) -> None:
+    """A read-only context neither lists nor suggests the write tools."""
+    ctx = ToolContext(chat="g1", notes=NoteStore(tmp_path), writable=False)
+    text = await build_registry().call("note_write", {}, ctx)
+    assert text == "error: unknown tool 'note_write'; tools: recall, person, jargon, note_get, note_hints"
+
+
 class _Args(BaseModel):
     pass
 
