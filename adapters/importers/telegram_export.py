@@ -1,4 +1,5 @@
-"""Telegram Desktop's JSON export (`result.json`): one chat, or the full account export with `chats.list`.
+"""Telegram Desktop's JSON export (`result.json`): one chat, or the full account export with `chats.list`
+(and `left_chats.list`, the groups and channels the account has left).
 
 Ids are mapped to what the Bot API uses, so imported history and live messages meet in the same chat and
 person: supergroups and channels get the `-100` prefix, basic groups a `-`, users (`from_id: "user42"`)
@@ -93,11 +94,21 @@ def iter_messages(
 def _chats(root: Any, path: Path) -> list[tuple[str, Mapping[str, Any]]]:
     if isinstance(root, Mapping) and isinstance(root.get("messages"), list):
         return [("", root)]
-    listing = root.get("chats") if isinstance(root, Mapping) else None
-    chats = listing.get("list") if isinstance(listing, Mapping) else None
-    if not isinstance(chats, list):
+    if not isinstance(root, Mapping) or not isinstance(_listing(root, "chats"), list):
         raise ImportFileError(f"{path}: not a Telegram Desktop export (no 'messages' and no 'chats.list')")
-    return [(f"chats.list[{i}].", c) for i, c in enumerate(chats) if isinstance(c, Mapping)]
+    return [
+        (f"{key}.list[{i}].", chat)
+        for key in ("chats", "left_chats")
+        for i, chat in enumerate(_listing(root, key) or [])
+        if isinstance(chat, Mapping)
+    ]
+
+
+def _listing(root: Mapping[str, Any], key: str) -> list[Any] | None:
+    """`root[key]["list"]` when it is a list (the full export's `chats` and `left_chats`)."""
+    section = root.get(key)
+    chats = section.get("list") if isinstance(section, Mapping) else None
+    return chats if isinstance(chats, list) else None
 
 
 def _chat_id(chat: Mapping[str, Any]) -> tuple[str, ChatKind]:

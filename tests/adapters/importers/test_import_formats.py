@@ -54,6 +54,22 @@ def test_telegram_full_account_export_maps_chat_ids() -> None:
     assert (group.chat_id, group.chat_kind) == ("-4444", ChatKind.GROUP)
 
 
+def test_telegram_full_export_imports_the_chats_the_account_has_left(tmp_path: Path) -> None:
+    """`left_chats.list` used to be passed over without a word."""
+    export = json.loads((FIXTURES / "telegram_full_export.json").read_text(encoding="utf-8"))
+    left = {"name": "旧群", "type": "private_supergroup", "id": 55, "messages": []}
+    message = {"id": 1, "type": "message", "date_unixtime": "1772366460", "from": "Bob", "from_id": "user2"}
+    left["messages"] = [message | {"text": "退群前的话"}, {"id": 2, "type": "message"}]
+    export["left_chats"] = {"about": "groups you left", "list": [left]}
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(export, ensure_ascii=False), encoding="utf-8")
+    items = list(iter_import("telegram", path, tz=CST))
+    [old] = [i for i in items if isinstance(i, ChatMessage) and i.chat_id == "-10055"]
+    assert old.text == "退群前的话" and old.chat_name == "旧群"
+    [issue] = [i for i in items if isinstance(i, ImportIssue)]
+    assert issue.location == "left_chats.list[0].messages[1] (id 2)"
+
+
 def test_discord_chat_exporter() -> None:
     messages, issues = run("discord", "discord_export.json", bot_id="800000000000000009")
     by_id = {m.message_id[-3:]: m for m in messages}
