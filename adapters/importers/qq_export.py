@@ -41,6 +41,8 @@ _HEADER = re.compile(
 )
 _SECTION = re.compile(r"^消息(?P<key>分组|对象)[:：](?P<value>.*)$")
 _PLACEHOLDER = re.compile(r"\[(图片|表情)\]")
+# The export's separator is a line of 64 '='; a short run of '=' is something a member wrote.
+_RULE = re.compile(r"^\s*={32,}\s*$")
 _NEUTRAL = {"图片": (SegmentKind.IMAGE, "[image]"), "表情": (SegmentKind.FACE, "[face]")}
 
 
@@ -223,7 +225,7 @@ def _blocks(
         stripped = line.rstrip("\r")
         header = _HEADER.match(stripped)
         section = _SECTION.match(stripped.strip())
-        if header is not None or section is not None or set(stripped.strip()) == {"="}:
+        if header is not None or section is not None or _RULE.match(stripped):
             if current is not None:
                 yield current
                 current = None

@@ -244,3 +244,13 @@ def test_qq_text_holding_several_chats_is_refused_with_one_chat_id(tmp_path: Pat
         list(iter_import("qq", path, chat_id="123456"))
     by_section = {(m.chat_id, m.chat_kind) for m in iter_import("qq", path) if isinstance(m, ChatMessage)}
     assert by_section == {("周末开黑群", ChatKind.GROUP), ("阿明", ChatKind.PRIVATE)}
+
+
+def test_qq_text_message_with_a_line_of_equals_signs_stays_whole(tmp_path: Path) -> None:
+    path = tmp_path / "eq.txt"
+    body = "2017-02-25 10:41:02 小红(20002)\n上半场\n=====\n下半场\n"
+    path.write_text("消息对象:周末开黑群\n" + "=" * 64 + "\n\n" + body, encoding="utf-8")
+    messages, issues = [], []
+    for item in iter_import("qq", path):
+        (messages if isinstance(item, ChatMessage) else issues).append(item)
+    assert [m.text for m in messages] == ["上半场\n=====\n下半场"] and not issues
