@@ -2,12 +2,39 @@
 
 from __future__ import annotations
 
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 
+from memory.text import truncate
 from memory.types import ChatKind, ChatMessage
 
 MessageHandler = Callable[[ChatMessage], Awaitable[None]]
+
+log = logging.getLogger(__name__)
+
+
+def _utf16_units(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def fit_message(text: str, limit: int, chat_id: str, *, utf16: bool = False) -> str:
+    """`text` as a platform takes it: when longer than `limit` (code points, or UTF-16 code units with
+    `utf16`), its start cut between whole graphemes and ended with `…`, and a warning logged. A platform
+    refuses an over-long message outright, which would lose the whole reply."""
+    size = _utf16_units if utf16 else len
+    if size(text) <= limit:
+        return text
+    low, high = 0, limit  # the most code points whose cut still fits
+    while low < high:
+        middle = (low + high + 1) // 2
+        if size(truncate(text, middle)) <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    cut = truncate(text, low)
+    log.warning("message to %s cut from %d to %d characters", chat_id, size(text), size(cut))
+    return cut
 
 
 class SendError(RuntimeError):

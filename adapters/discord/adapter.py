@@ -7,11 +7,10 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from adapters.base import Adapter, MessageHandler, SendError
+from adapters.base import Adapter, MessageHandler, SendError, fit_message
 from adapters.discord.config import DiscordConfig
 from adapters.discord.convert import PLATFORM, message_to_chat
 from adapters.extras import require
-from memory.text import truncate
 from memory.types import ChatKind, ChatMessage
 
 if TYPE_CHECKING:
@@ -99,9 +98,7 @@ class DiscordAdapter(Adapter):
         Text over Discord's 2000-character cap is cut there, between whole characters, with `…`."""
         discord = self._discord
         client = self.client
-        if len(text) > MAX_MESSAGE_CHARS:
-            log.warning("reply to %s cut from %d to %d characters", chat_id, len(text), MAX_MESSAGE_CHARS)
-            text = truncate(text, MAX_MESSAGE_CHARS)
+        text = fit_message(text, MAX_MESSAGE_CHARS, chat_id)
         try:
             channel = client.get_channel(int(chat_id)) or await client.fetch_channel(int(chat_id))
             reference = (

@@ -11,7 +11,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from adapters.base import Adapter, MessageHandler, SendError
+from adapters.base import Adapter, MessageHandler, SendError, fit_message
 from adapters.extras import require
 from adapters.telegram.config import TelegramConfig
 from adapters.telegram.convert import PLATFORM, message_to_chat
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 ALLOWED_UPDATES = ["message"]
+MAX_MESSAGE_UNITS = 4096  # Telegram refuses longer text (it counts UTF-16 code units)
 
 
 class TelegramAdapter(Adapter):
@@ -150,7 +151,8 @@ class TelegramAdapter(Adapter):
         chat_kind: ChatKind = ChatKind.GROUP,
         reply_to: str | None = None,
     ) -> ChatMessage:
-        """Send plain text (no parse mode) and return the message as Telegram stored it."""
+        """Send plain text (no parse mode) and return the message as Telegram stored it; text over
+        Telegram's 4096 UTF-16 code units is cut there, between whole characters, with `…`."""
         from aiogram.exceptions import TelegramAPIError, TelegramNetworkError
         from aiogram.types import ReplyParameters
 
@@ -158,7 +160,11 @@ class TelegramAdapter(Adapter):
             ReplyParameters(message_id=int(reply_to), allow_sending_without_reply=True) if reply_to else None
         )
         try:
-            sent = await self.bot.send_message(chat_id=int(chat_id), text=text, reply_parameters=reply)
+            sent = await self.bot.send_message(
+                chat_id=int(chat_id),
+                text=fit_message(text, MAX_MESSAGE_UNITS, chat_id, utf16=True),
+                reply_parameters=reply,
+            )
         except (TelegramAPIError, TelegramNetworkError) as exc:
             raise SendError(f"Telegram refused the message to {chat_id}: {exc}") from exc
         converted = message_to_chat(sent, bot_id=self._bot_id, bot_username=self._bot_username)

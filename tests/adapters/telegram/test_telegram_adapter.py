@@ -51,10 +51,11 @@ class FakeBotAPI:
                 await asyncio.sleep(0.05)
             return _ok(pending)
         if method == "sendMessage":
-            if params.get("text", "") == "":
+            text = params.get("text", "")
+            if text == "" or len(text.encode("utf-16-le")) // 2 > 4096:
+                description = "Bad Request: message text is " + ("empty" if text == "" else "too long")
                 return web.json_response(
-                    {"ok": False, "error_code": 400, "description": "Bad Request: message text is empty"},
-                    status=400,
+                    {"ok": False, "error_code": 400, "description": description}, status=400
                 )
             self.next_message_id += 1
             sent = {
@@ -111,6 +112,11 @@ async def test_polls_updates_and_replies(api: tuple[FakeBotAPI, str]) -> None:
         assert sent.text == "记下了：周六 20:00"
         with pytest.raises(SendError, match="empty"):
             await adapter.send_text(asked.chat_id, "")
+        long_reply = "好" * 3000 + "👍🏽" * 1000  # 5000 code points, 7000 UTF-16 code units
+        sent = await adapter.send_text(asked.chat_id, long_reply)
+        assert sent.text.endswith("…") and long_reply.startswith(sent.text[:-1])
+        assert 4000 < len(sent.text.encode("utf-16-le")) // 2 <= 4096
+        assert not sent.text[:-1].endswith("👍"), "no skin-tone modifier is cut off its emoji"
     finally:
         await adapter.stop()
     assert fake.calls[0][0] == "getMe"
