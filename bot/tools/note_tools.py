@@ -4,16 +4,20 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from bot.tools.registry import Tool, ToolContext
+from bot.tools.registry import MAX_RESULT_CHARS, Tool, ToolContext
 from memory.notes.names import MAX_NAME_CHARS
+from memory.text import truncate
 
 MAX_SET_CHARS = 8000
+# A page of a long note leaves room under the tool-result cap for the line saying how to read on.
+PAGE_CHARS = MAX_RESULT_CHARS - 200
 NoteName = Field(min_length=1, max_length=MAX_NAME_CHARS)
 
 
 class NoteGetArgs(BaseModel):
     name: str = NoteName
     depth: int = Field(default=0, ge=0, le=3)
+    offset: int = Field(default=0, ge=0)
 
 
 class NoteSetArgs(BaseModel):
@@ -31,8 +35,19 @@ class NoteHintsArgs(BaseModel):
 
 
 async def _get(ctx: ToolContext, args: NoteGetArgs) -> str:
+    """The note, or one page of it: a cut that said nothing would let a model write back half a note."""
     text = await ctx.notes.get(args.name, args.depth)
-    return f"(no note named {args.name.strip()} yet)" if text is None else text
+    if text is None:
+        return f"(no note named {args.name.strip()} yet)"
+    if args.offset == 0 and len(text) <= MAX_RESULT_CHARS:
+        return text
+    if args.offset >= len(text):
+        return f"(note {args.name.strip()} has only {len(text)} characters)"
+    page = truncate(text[args.offset :], PAGE_CHARS, ellipsis="")
+    end = args.offset + len(page)
+    if end >= len(text):
+        return page
+    return f"{page}\n[characters {args.offset}–{end} of {len(text)}; read on with offset={end}]"
 
 
 async def _set(ctx: ToolContext, args: NoteSetArgs) -> str:
@@ -52,7 +67,12 @@ async def _hints(ctx: ToolContext, args: NoteHintsArgs) -> str:
 
 
 NOTE_TOOLS = [
-    Tool("note_get", "Read a note. depth>0 expands ![[Name]] embeds.", NoteGetArgs, _get),
+    Tool(
+        "note_get",
+        "Read a note. depth>0 expands ![[Name]] embeds. A long note comes in pages: read on with offset.",
+        NoteGetArgs,
+        _get,
+    ),
     Tool(
         "note_set",
         "Create or replace a note. Link with [[Name]], embed with ![[Name]]. One topic per note.",

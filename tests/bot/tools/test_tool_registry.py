@@ -149,3 +149,22 @@ async def test_time_limit_and_handler_failures(ctx: ToolContext) -> None:
     assert len(long) == 4000 and long.endswith("…")
     with pytest.raises(ValueError):
         registry.add(Tool("slow", "dup", _Args, slow))
+
+
+async def test_a_long_note_is_read_in_pages_that_put_it_back_together(ctx: ToolContext) -> None:
+    registry = build_registry()
+    long_note = "".join(f"第{i}条：周六爬山👍🏽，记得带水。\n" for i in range(700))
+    assert len(long_note) > 10_000
+    await ctx.notes.set("长笔记", long_note)
+    pages, offset = [], 0
+    while True:
+        answer = await registry.call("note_get", {"name": "长笔记", "offset": offset}, ctx)
+        assert len(answer) <= 4000
+        page, _, more = answer.rpartition("\n[characters ")
+        if not more.endswith("]") or "read on with offset=" not in more:
+            pages.append(answer)
+            break
+        pages.append(page)
+        offset = int(more.rsplit("offset=", 1)[1].rstrip("]"))
+    assert len(pages) >= 3 and "".join(pages) == long_note, "the pages hold the whole note, nothing cut"
+    assert "only" in await registry.call("note_get", {"name": "长笔记", "offset": 10**6}, ctx)
