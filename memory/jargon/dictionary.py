@@ -295,17 +295,25 @@ async def explainable(session: AsyncSession, chat_id: int, scope: Scope) -> list
     return [v for v in (view(r) for r in (await session.scalars(query)).all()) if v.explainable]
 
 
+# Spreads (id, revision) pairs over a 31-bit range, so the fingerprint's sum moves when one entry
+# leaves the explainable set and another joins it in the same breath (count and revisions unchanged).
+_ROW_HASH = (Jargon.id * 1_000_003 + Jargon.revision * 7_919) % 2_147_483_647
+
+
 async def version(session: AsyncSession) -> tuple[int, int, int]:
     """A cheap fingerprint of the explainable entries: it changes whenever one is added, edited or
-    removed (by this process or another), and not when mining merely counts."""
+    removed (by this process or another), also when one is deleted and another approved between two
+    reads, and not when mining merely counts."""
     row = (
         await session.execute(
-            select(func.count(), func.coalesce(func.sum(Jargon.revision), 0), func.max(Jargon.id)).where(
-                Jargon.status.in_(EXPLAINABLE), Jargon.meaning != ""
-            )
+            select(
+                func.count(),
+                func.coalesce(func.sum(Jargon.revision), 0),
+                func.coalesce(func.sum(_ROW_HASH), 0),
+            ).where(Jargon.status.in_(EXPLAINABLE), Jargon.meaning != "")
         )
     ).one()
-    return int(row[0]), int(row[1]), int(row[2] or 0)
+    return int(row[0]), int(row[1]), int(row[2])
 
 
 def _changed(row: Jargon, now: float) -> None:

@@ -222,6 +222,26 @@ async def test_explainer_matches_chinese_and_latin_among_10000_entries(memory: M
     assert again[0].meaning == "永远滴神"  # the cached automaton is rebuilt after a change
 
 
+async def test_a_deleted_term_is_not_explained_after_another_is_approved_in_its_place(
+    memory: MemoryService,
+) -> None:
+    ids = await record(memory, 0, ["这个绝绝子", "yyds", "xswl"])
+    chat = await _chat_id(memory)
+    candidate = await mine(memory, chat, "绝绝子", ids[:1])
+    async with memory.db.write() as session:
+        deleted, _ = await dictionary.add_manual(session, "yyds", "永远的神", None, "admin", NOW)
+        await dictionary.add_manual(session, "xswl", "笑死我了", None, "admin", NOW)
+    explainer = JargonExplainer(memory.db)
+    assert [f.term for f in await explainer.explain(chat, ["yyds 绝绝子 xswl"])] == ["yyds", "xswl"]
+    # Another process (the console) deletes one explained term and approves another: the number of
+    # explainable entries, their revision sum and the highest id all stay the same.
+    async with memory.db.write() as session:
+        await dictionary.remove(session, [deleted.id], "admin", NOW)
+        await dictionary.decide(session, [candidate], "approve", "admin", NOW, meaning="太绝了")
+    found = await explainer.explain(chat, ["yyds 绝绝子 xswl"])
+    assert [(f.term, f.meaning) for f in found] == [("绝绝子", "太绝了"), ("xswl", "笑死我了")]
+
+
 async def test_odd_unicode_term_is_stored_and_matched(memory: MemoryService) -> None:
     ids = await record(memory, 0, ["今天 ｙｙｄｓ🐮 了", "yyds🐮!"])
     chat = await _chat_id(memory)
