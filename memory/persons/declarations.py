@@ -2,9 +2,9 @@
 (given by others to the person addressed, @-mentioned or replied to).
 
 Conservative by design: a candidate name must look like a name (no verbs, pronouns, time words or
-numbers by jieba's tags; not a stop word), sit at the end of its clause, and come from the speaker's own
-words (`speech.own_clauses`). "我是X" and "I'm X" are accepted only in an introduction or when X is
-tagged a person name, and with lower confidence.
+numbers by jieba's tags; not a stop word), sit at the end of its clause, come from the speaker's own
+words (`speech.own_clauses`), and not be refused ("别叫我X", "don't call me X"). "我是X" and "I'm X"
+are accepted only in an introduction or when X is tagged a person name, and with lower confidence.
 """
 
 from __future__ import annotations
@@ -63,6 +63,16 @@ _STOP_EN = frozenset(
     happy sad busy free ready new glad afraid not so very just also still going gonna""".split()
 )
 _TRAILING_PARTICLES = re.compile(r"[吧呀啊哦噢啦嘛哈~～!！]+$")
+# A refusal before the naming verb ("别叫我小红", "不要再喊我胖子", "讨厌别人叫我X", "don't call me
+# Bob", "never call me Bob"): the name is one the speaker does not want.
+_NEGATED_ZH = re.compile(
+    r"(?:(?<![特区级分告识离差类性])别(?![人的处])|不要|不准|不许|不用|不必|甭|勿|莫|不能|不可以|不想|不喜欢|讨厌|不让|不(?:再)?[叫喊称])"
+    r"[^，,。！？!?]{0,6}$"
+)
+_NEGATED_EN = re.compile(
+    r"(?i:\b(?:don['’]?t|do\s+not|never|stop|no\s+one|nobody|won['’]?t|shouldn['’]?t|can['’]?t)\b)"
+    r"(?:\s+\w+){0,3}\s*$"
+)
 
 
 class Target(StrEnum):
@@ -145,7 +155,8 @@ def extract_declarations(utterance: Utterance) -> list[Declaration]:
         body = clause.text
         for pattern, conf in (*_SELF_ZH, *_SELF_EN):
             for match in pattern.finditer(body):
-                add(utterance.speaker_id, Target.SELF, _candidate(match, clause), conf)
+                if not _negated(body, match):
+                    add(utterance.speaker_id, Target.SELF, _candidate(match, clause), conf)
         for match in _SELF_IS_ZH.finditer(body):
             got = _candidate(match, clause)
             if got and (intro or _is_person_name_tag(got[0])):
@@ -160,6 +171,8 @@ def extract_declarations(utterance: Utterance) -> list[Declaration]:
             for match in pattern.finditer(body):
                 if pattern is _OTHER_ADDRESSEE_ZH and _preceded_by_self_word(body, match.start()):
                     continue
+                if _negated(body, match):
+                    continue
                 add(addressee[0], addressee[1], _candidate(match, clause), 0.85)
     return sorted(found.values(), key=lambda d: d.span)
 
@@ -167,3 +180,10 @@ def extract_declarations(utterance: Utterance) -> list[Declaration]:
 def _preceded_by_self_word(body: str, start: int) -> bool:
     # "谁叫你…" / "叫你别…" are not namings; "谁" directly before 叫你 is a question or complaint.
     return body[max(0, start - 1) : start] == "谁"
+
+
+def _negated(body: str, match: re.Match[str]) -> bool:
+    """True when the naming is refused ("别叫我小红", "don't call me Bob"), judged on the clause up to
+    the name."""
+    before = body[: match.start("a")]
+    return _NEGATED_ZH.search(before) is not None or _NEGATED_EN.search(before) is not None

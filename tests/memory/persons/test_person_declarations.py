@@ -48,6 +48,21 @@ def test_non_declarations_are_ignored(say, text):
     assert extract_declarations(say(text)) == []
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["别叫我小红", "请不要再叫我胖子", "我讨厌别人叫我小胖", "Don't call me Bob", "please never call me Bob"],
+)
+def test_a_refused_name_is_not_declared(say, text):
+    assert extract_declarations(say(text)) == []
+    assert extract_declarations(say("以后别叫你小A", mentioned_ids=("alice",))) == []
+
+
+def test_a_refusal_does_not_hide_a_declaration_beside_it(say):
+    decls = extract_declarations(say("你们可以叫我小红，不要叫我红红"))
+    assert aliases(decls) == [("me", "小红", Target.SELF)]
+    assert aliases(extract_declarations(say("特别想让大家叫我小红"))) == [("me", "小红", Target.SELF)]
+
+
 def test_name_given_to_the_mentioned_person(say):
     decls = extract_declarations(say("@alice 以后就叫你小A吧", mentioned_ids=("alice",)))
     assert aliases(decls) == [("alice", "小A", Target.MENTIONED)]

@@ -106,6 +106,15 @@ async def test_self_declared_name_becomes_alias_name_and_timeline(chat, people: 
     assert [(t.text, t.message_ids) for t in record.timeline] == [("自称「老赵」", [said.message_id])]
 
 
+async def test_asking_not_to_be_called_a_name_does_not_rename_to_it(chat, people: PersonMemory) -> None:
+    g1 = chat()
+    said = await g1.say("u5", "别叫我胖子", card="赵一鸣")
+    record = await people.record(said.chat_id, said.person_id)
+    assert record is not None
+    assert record.name == "赵一鸣"
+    assert "胖子" not in record.view.aliases and record.timeline == []
+
+
 async def test_a_name_given_by_someone_else_goes_to_the_mentioned_person(chat, people: PersonMemory) -> None:
     g1 = chat()
     alice = await g1.say("alice", "大家好", card="Alice")
