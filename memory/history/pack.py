@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import Counter
 from collections.abc import Sequence
@@ -9,16 +10,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import delete, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.history import source
-from memory.history.digest import Digest, KeywordMethod, digest
+from memory.history.digest import Digest, KeywordMethod, digest, offline_digest
 from memory.history.source import SourceMessage
 from memory.models import ChatHistory, TopicCacheEntry
+from memory.models.recall import EmbeddingVector
 from memory.ports import LLMPort
 from memory.storage import Database
-from memory.storage.fts import index_rows
+from memory.storage.fts import index_rows, unindex_rows
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +84,46 @@ async def write_history(
     await session.flush()
     await index_rows(session, "chat_history_fts", [(row.id, index_body(row))])
     return row
+
+
+_BUILT_ON = text(
+    "SELECT DISTINCT h.id FROM chat_history h, json_each(h.source_message_ids) j WHERE j.value IN "
+    "(SELECT value FROM json_each(:ids))"
+)
+
+
+async def drop_sources(session: AsyncSession, message_ids: Sequence[int]) -> int:
+    """Take messages that are being deleted out of the ChatHistory rows packed from them (inside the
+    caller's transaction): each such row is rebuilt offline from the messages it keeps — verbatim text,
+    participants, time span, theme, keywords and summary, since any of them may quote the deleted
+    words — and re-indexed, its vector dropped for the backfill to redo; a row left with no message is
+    deleted. Returns how many rows changed."""
+    if not message_ids:
+        return 0
+    gone = set(message_ids)
+    ids = [int(r[0]) for r in await session.execute(_BUILT_ON, {"ids": json.dumps(sorted(gone))})]
+    rows = list((await session.scalars(select(ChatHistory).where(ChatHistory.id.in_(ids)))).all())
+    rebuilt: list[ChatHistory] = []
+    for row in rows:
+        kept = await source.by_ids(session, [i for i in row.source_message_ids if i not in gone])
+        if kept:
+            found = offline_digest(kept)
+            row.theme, row.keywords, row.summary = found.theme, list(found.keywords), found.summary
+            row.key_points, row.provenance = list(found.key_points), found.provenance
+            row.original_text, row.participants = original_text(kept), participants(kept)
+            row.start_time, row.end_time = min(m.time for m in kept), max(m.time for m in kept)
+            row.source_message_ids = [m.id for m in kept]
+            rebuilt.append(row)
+        else:
+            await session.delete(row)
+    changed = [row.id for row in rows]
+    await unindex_rows(session, "chat_history_fts", changed)
+    await session.execute(
+        delete(EmbeddingVector).where(EmbeddingVector.kind == "history", EmbeddingVector.ref_id.in_(changed))
+    )
+    await session.flush()
+    await index_rows(session, "chat_history_fts", [(r.id, index_body(r)) for r in rebuilt])
+    return len(rows)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,9 @@
 Forgetting (a member's request to be forgotten) deletes everything learnt about the person — facts,
 timeline, aliases, per-chat names and cards, their nickname — and records the request so kept
 messages are never consolidated into a profile again. Raw messages are deleted too only when
-`forget_removes_messages` is true (config `[persons]`); otherwise they stay, as the group's record.
+`forget_removes_messages` is true (config `[persons]`), and then the topics packed from them are
+rebuilt from the messages they keep (their verbatim text and summary would quote the deleted words);
+otherwise they stay, as the group's record.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from memory.history.pack import drop_sources
 from memory.models import (
     ChatHistory,
     ChatMember,
@@ -246,6 +249,7 @@ class PersonAdmin:
                 )
                 # Neighbouring turns were indexed and embedded with these words: redo them without.
                 touching = await windows_touching(session, ids)
+                await drop_sources(session, ids)
                 await unindex_rows(session, "messages_fts", ids)
                 await _drop_vectors(session, "message", touching)
                 await session.execute(delete(Message).where(Message.id.in_(ids)))

@@ -7,6 +7,9 @@ from datetime import timedelta
 import pytest
 
 from memory.embeddings import save_vectors
+from memory.history import source
+from memory.history.digest import Digest
+from memory.history.pack import write_history
 from memory.models import (
     ChatHistory,
     ChatMember,
@@ -113,3 +116,33 @@ async def test_forget_deletes_what_was_learnt_and_messages_only_if_asked(
         assert await _count(db, PersonFact, person_id=said.person_id) == 0
     assert await _count(db, PersonFact, person_id=other.person_id) == 0
     assert (await people.record(other.chat_id, other.person_id)) is not None
+
+
+async def test_forgetting_with_messages_rewrites_the_topics_that_quoted_them(
+    chat, people: PersonMemory, db: Database, memory: MemoryService
+) -> None:
+    g1 = chat()
+    theirs = await g1.say("u1", "我家煤球昨晚把外卖袋子撕了", card="阿红")
+    other = await g1.say("u2", "阿红你那猫成精了，周六爬山吗", card="莉莉")
+    alone = await g1.say("u1", "我住在西湖边的小区", card="阿红")
+    async with db.write() as session:
+        shared = await source.by_ids(session, [theirs.message_id, other.message_id])
+        quoted = Digest("煤球、外卖", ["煤球", "外卖"], "阿红: 我家煤球昨晚把外卖袋子撕了", [], "llm")
+        both = await write_history(session, theirs.chat_id, shared, quoted, T0)
+        only = await write_history(
+            session, theirs.chat_id, await source.by_ids(session, [alone.message_id]), quoted, T0
+        )
+        await save_vectors(session, "history", "m", [(both.id, both.chat_id)], [[1.0, 0.0]])
+    await people.admin.forget(theirs.person_id, remove_messages=True, now=T0 + timedelta(days=1))
+    async with db.read() as session:
+        kept = await session.get(ChatHistory, both.id)
+        assert await session.get(ChatHistory, only.id) is None, "a topic of their words only goes"
+    assert kept is not None
+    body = " ".join([kept.theme, *kept.keywords, kept.summary, *kept.key_points, kept.original_text])
+    assert "煤球" not in body and "西湖" not in body and "周六爬山" in kept.original_text
+    assert kept.source_message_ids == [other.message_id]
+    assert [p["person_id"] for p in kept.participants] == [other.person_id]
+    assert await _count(db, EmbeddingVector, kind="history") == 0, "its vector is redone by the backfill"
+    assert await memory.search([theirs.chat_id], "煤球") == []
+    assert await memory.search([theirs.chat_id], "西湖") == []
+    assert [h.id for h in await memory.search([theirs.chat_id], "爬山") if h.kind == "history"] == [both.id]
