@@ -11,7 +11,7 @@ otherwise they stay, as the group's record.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from sqlalchemy import delete, func, select, text, update
@@ -32,6 +32,7 @@ from memory.models import (
 )
 from memory.models.recall import EmbeddingVector, PreferenceDoc
 from memory.persons import store
+from memory.persons.facts import Fact, merge_facts
 from memory.persons.names import clean_name, name_key
 from memory.persons.naming import vet_suggested_name
 from memory.persons.observe import taken_names
@@ -39,6 +40,7 @@ from memory.recall.preferences import PREFERENCE_FTS
 from memory.storage import Database
 from memory.storage.fts import unindex_rows
 from memory.storage.sql import rows_changed
+from memory.text import normalize
 from memory.turn_windows import rebuild_windows, windows_touching
 
 
@@ -173,7 +175,8 @@ class PersonAdmin:
         """Merge `merged_id` into `survivor_id` (two accounts of one human, or a duplicate): its
         aliases, facts, timeline, memberships, names, messages, preference documents and places among
         topic participants move to the survivor, and the merged person row is deleted. Where both
-        have a name in a chat, the survivor's stays."""
+        have a name in a chat, the survivor's stays; facts are folded as if one person had stated them
+        (a value both hold is kept once, an older value of a single-valued key is superseded)."""
         if survivor_id == merged_id:
             raise PersonAdminError("cannot merge a person into themselves")
         async with self.db.write() as session:
@@ -181,6 +184,7 @@ class PersonAdmin:
             merged = await session.get(Person, merged_id)
             if survivor is None or merged is None:
                 raise PersonAdminError(f"no person {survivor_id if survivor is None else merged_id}")
+            await _fold_facts(session, survivor_id, merged_id)
             for table in (PersonFact, PersonTimelineEntry):
                 await session.execute(
                     update(table).where(table.person_id == merged_id).values(person_id=survivor_id)
@@ -301,6 +305,55 @@ async def _move_aliases(session: AsyncSession, survivor_id: int, merged_id: int)
         same.last_seen = max(same.last_seen, alias.last_seen)
         await session.delete(alias)
     await session.flush()
+
+
+async def _fold_facts(session: AsyncSession, survivor_id: int, merged_id: int) -> None:
+    """Fold the merged person's current facts into the survivor's, scope by scope, as if they had been
+    learnt by one person (`facts.merge_facts`): a value both hold is kept once (the survivor's row,
+    with the other's messages among its repeats), and of two values of a single-valued key the older
+    is superseded by the newer."""
+    rows = list(
+        (
+            await session.scalars(
+                select(PersonFact)
+                .where(PersonFact.person_id.in_([survivor_id, merged_id]), PersonFact.superseded_at.is_(None))
+                .order_by(PersonFact.time, PersonFact.id)
+            )
+        ).all()
+    )
+    scopes: dict[int | None, list[PersonFact]] = {}
+    for row in rows:
+        scopes.setdefault(row.chat_id, []).append(row)
+    for scoped in scopes.values():
+        held = {_fact_ident(store.to_fact(r)): r for r in scoped}
+        as_one = [(r, replace(store.to_fact(r), person_id=str(survivor_id))) for r in scoped]
+        result = merge_facts(
+            [f for r, f in as_one if r.person_id == survivor_id],
+            [f for r, f in as_one if r.person_id == merged_id],
+        )
+        kept = {_fact_ident(f): f for f in result.current}
+        for fact in result.superseded:
+            row = held[_fact_ident(fact)]
+            row.superseded_at = store.ts(fact.superseded_at or fact.time)
+            by = fact.superseded_by or ""
+            row.superseded_by = int(by) if by.isdigit() else None
+        retired = {_fact_ident(f) for f in result.superseded}
+        by_value = {(f.key, normalize(f.value)): held[ident] for ident, f in kept.items()}
+        for ident, row in held.items():
+            current = kept.get(ident)
+            if current is not None:
+                repeats = [int(k) for k in current.seen_keys if k.isdigit()]
+                row.seen_message_ids = list(dict.fromkeys([*(row.seen_message_ids or ()), *repeats]))
+            elif ident not in retired:
+                # The same value as a survivor's fact: it becomes one of that fact's repeats.
+                same = by_value[(row.key, normalize(row.value))]
+                same.seen_message_ids = list(dict.fromkeys([*same.seen_message_ids, *row.seen_message_ids]))
+                await session.delete(row)
+    await session.flush()
+
+
+def _fact_ident(fact: Fact) -> tuple[str, str, str]:
+    return (fact.message_key, fact.key, normalize(fact.value))
 
 
 async def _move_memberships(session: AsyncSession, survivor_id: int, merged_id: int) -> list[int]:

@@ -76,6 +76,28 @@ async def test_merge_moves_everything_to_the_survivor(
         await people.admin.merge(main.person_id, main.person_id)
 
 
+async def test_merge_keeps_a_fact_both_accounts_hold_once(chat, people: PersonMemory) -> None:
+    g1 = chat()
+    main = await g1.say("u1", "我住在杭州", card="阿红")
+    alt = await g1.say("u1-alt", "我住在杭州", card="阿红小号")
+    likes = await g1.say("u1", "我喜欢猫", card="阿红")
+    liked = [(await g1.say("u1-alt", "我喜欢猫", card="阿红小号")).message_id for _ in range(2)]
+    moved = await g1.say("u1-alt", "我住在上海", card="阿红小号")
+    await people.consolidator.run(T0)
+    await people.admin.merge(main.person_id, alt.person_id)
+    record = await people.record(main.chat_id, main.person_id)
+    assert record is not None
+    current = sorted((f.key, f.value, f.message_id, f.seen_message_ids) for f in record.facts)
+    assert current == [
+        ("likes", "猫", likes.message_id, liked),
+        ("location", "上海", moved.message_id, []),
+    ], "one fact per value; the other account's messages are its repeats"
+    assert {(f.key, f.value) for f in record.superseded} == {("location", "杭州")}
+    assert all(f.superseded_by == moved.message_id for f in record.superseded)
+    with pytest.raises(PersonAdminError):
+        await people.admin.merge(main.person_id, alt.person_id)
+
+
 @pytest.mark.parametrize("remove_messages", [False, True])
 async def test_forget_deletes_what_was_learnt_and_messages_only_if_asked(
     chat, people: PersonMemory, db: Database, memory: MemoryService, remove_messages: bool
