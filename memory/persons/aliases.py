@@ -359,10 +359,14 @@ def _is_latin(ch: str) -> bool:
 
 
 def _normalize_with_offsets(text: str) -> tuple[str, list[int]]:
-    """NFKC + casefold character by character, with the original index of every output character."""
+    """NFKC + casefold character by character, with the original index of every output character.
+    Invisible format characters (zero-width space and joiner, direction marks) are left out, as
+    `name_key` leaves them out of the names: "小\u200b红" is 小红."""
     out: list[str] = []
     origin: list[int] = []
     for index, ch in enumerate(text):
+        if unicodedata.category(ch) == "Cf":
+            continue
         for produced in unicodedata.normalize("NFKC", ch).casefold():
             out.append(produced)
             origin.append(index)

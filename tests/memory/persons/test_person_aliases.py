@@ -114,6 +114,15 @@ def test_spans_survive_full_width_text(index: AliasIndex):
     assert mention.person_id == "alice" and text[mention.span[0] : mention.span[1]] == "ＡＬＩＣＥ"
 
 
+def test_zero_width_characters_inside_a_name_do_not_hide_it(index: AliasIndex):
+    text = "今天小\u200b红和\u2060Ali\u200dce来了"
+    mentions = index.find_mentions(text)
+    assert [(m.person_id, text[m.span[0] : m.span[1]]) for m in mentions] == [
+        ("red", "小\u200b红"),
+        ("alice", "Ali\u200dce"),
+    ]
+
+
 def test_bad_entry_is_rejected():
     with pytest.raises(ValueError, match="person_id"):
         AliasIndex([("", "小红", "card", 1.0)])
