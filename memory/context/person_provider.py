@@ -69,6 +69,8 @@ class PersonCardProvider:
     async def section(self, request: ContextRequest) -> ContextSection | None:
         config = self.config()
         cards: list[str] = []
+        if config.max_cards <= 0:
+            return None
         wanted = await self.people(request)
         async with self.db.read() as session:
             for person_id in wanted:

@@ -3,11 +3,14 @@ CJK-safe cards; chat privacy."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import regex
 
 from bot.commands import answers
 from memory.ingest import Recorded
 from memory.persons.card import PersonView, render_card
+from memory.persons.config import PersonsConfig
 from memory.persons.service import PersonMemory
 from memory.service import MemoryService
 from tests.conftest import T0
@@ -77,6 +80,18 @@ async def test_the_transcript_uses_the_names_the_bot_uses(
     recent = _section(await _context(memory, said), "recent")
     assert "老赵: 以后叫我老赵就行" in recent
     assert "阿红: 好的老赵" in recent and "阿红｜前端:" not in recent
+
+
+async def test_max_cards_zero_shows_no_card(
+    chat, people: PersonMemory, memory: MemoryService, persons_config: PersonsConfig
+) -> None:
+    g1 = chat()
+    await g1.say("u1", "我住在杭州", card="阿红")
+    said = await g1.say("u2", "阿红周末去爬山吗", card="莉莉")
+    assert "【阿红】" in _section(await _context(memory, said), "persons")
+    people.cards.config = lambda: replace(persons_config, max_cards=0)
+    again = await g1.say("u2", "阿红在吗", card="莉莉")
+    assert 'section="persons"' not in await _context(memory, again)
 
 
 def test_cards_are_cut_between_whole_characters() -> None:
