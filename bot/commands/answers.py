@@ -105,10 +105,14 @@ async def who(memory: MemoryService, chat_id: int, name: str) -> Answer:
 
 
 async def what(memory: MemoryService, chat_id: int, term: str) -> Answer:
-    """The dictionary's meaning of `term` as this chat may see it, with this chat's evidence only."""
+    """The dictionary's meaning of `term` as this chat may see it, with this chat's evidence and count
+    only: a term with no meaning yet that this chat never used is not known here (another chat's
+    candidate stays that chat's business)."""
     async with memory.db.read() as session:
         entry = await dictionary.lookup(session, term, chat_id)
         shown = entry is not None and entry.status != "rejected"
+        here = (await dictionary.chat_counts(session, entry.id)).get(chat_id, 0) if shown and entry else 0
+        shown = shown and entry is not None and (bool(entry.meaning) or here > 0)
         examples = await dictionary.evidence(session, entry.id, chat_id, limit=2) if shown and entry else []
     data: dict[str, Any] = {"term": term, "chat_id": chat_id, "found": False, "meaning": None}
     if entry is None or not shown:
@@ -118,7 +122,7 @@ async def what(memory: MemoryService, chat_id: int, term: str) -> Answer:
         meaning=entry.meaning or None,
         is_jargon=entry.is_jargon,
         status=entry.status,
-        count=entry.count,
+        count=here,
         examples=[{"speaker": e.message.speaker, "text": e.message.text} for e in examples],
     )
     if entry.meaning:
@@ -126,6 +130,6 @@ async def what(memory: MemoryService, chat_id: int, term: str) -> Answer:
         if entry.status == "inferred":
             lines[0] += "(从聊天里推测的)"
     else:
-        lines = [f"「{entry.content}」在群里出现过 {entry.count} 次,还不知道是什么意思。"]
+        lines = [f"「{entry.content}」在群里出现过 {here} 次,还不知道是什么意思。"]
     lines += [f"- {e.message.speaker}: {truncate(e.message.text, MAX_ITEM_CHARS)}" for e in examples]
     return Answer(data, lines)

@@ -16,13 +16,20 @@ async def test_what_answers_with_meaning_and_own_chat_evidence(memory: MemorySer
     entry_id = await mine(memory, chat_a.id, "yyds", a_ids)
     await mine(memory, chat_b.id, "yyds", b_ids)
     unknown = await what(memory, chat_b.id, "YYDS")
-    assert unknown.data["found"] and unknown.data["meaning"] is None and "2 次" in unknown.text
+    assert unknown.data["found"] and unknown.data["meaning"] is None and "1 次" in unknown.text
+    assert unknown.data["count"] == 1, "this chat's own count, not the sum over chats"
+    elsewhere = await record(memory, 20, ["C群 只是路过"], chat="C")
+    chat_c = await memory.chat("test", "C")
+    assert elsewhere and chat_c is not None
+    assert not (await what(memory, chat_c.id, "yyds")).data["found"], "another chat's candidate stays hidden"
     async with memory.db.write() as session:
         await dictionary.decide(session, [entry_id], "approve", "admin", NOW, meaning="永远的神")
     answer = await what(memory, chat_b.id, "ＹＹＤＳ")
     assert answer.data["meaning"] == "永远的神" and "永远的神" in answer.text
     assert [e["text"] for e in answer.data["examples"]] == ["B群 yyds 啊"]
     assert "A群私聊" not in answer.text
+    shared = await what(memory, chat_c.id, "yyds")
+    assert shared.data["meaning"] == "永远的神" and shared.data["examples"] == [], "a shared meaning is shown"
     async with memory.db.write() as session:
         await dictionary.decide(session, [entry_id], "reject", "admin", NOW)
     assert not (await what(memory, chat_b.id, "yyds")).data["found"]
