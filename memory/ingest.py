@@ -67,6 +67,11 @@ _UPSERT_PERSON = text(
     "message_count = persons.message_count + 1 "
     "RETURNING id"
 )
+_MERGED_ACCOUNT = text(
+    "UPDATE persons SET first_seen = min(first_seen, :ts), last_seen = max(last_seen, :ts), "
+    "message_count = message_count + 1 WHERE id = (SELECT person_id FROM person_accounts "
+    "WHERE platform = :platform AND platform_user_id = :user) RETURNING id"
+)
 _UPSERT_MEMBER = text(
     "INSERT INTO chat_members (chat_id, person_id, card, first_seen, last_seen, message_count) "
     "VALUES (:chat_id, :person_id, :card, :ts, :ts, 1) "
@@ -92,6 +97,8 @@ async def upsert_chat(session: AsyncSession, message: ChatMessage) -> int:
 
 
 async def upsert_person(session: AsyncSession, message: ChatMessage) -> int:
+    """The sender's person id: the person an account was merged into, else the account's own person
+    (created on its first message)."""
     params = {
         "platform": message.platform,
         "user": message.sender_id,
@@ -99,6 +106,9 @@ async def upsert_person(session: AsyncSession, message: ChatMessage) -> int:
         "is_bot": message.is_bot,
         "ts": _ts(message),
     }
+    merged_into = (await session.execute(_MERGED_ACCOUNT, params)).scalar_one_or_none()
+    if merged_into is not None:
+        return int(merged_into)
     return int((await session.execute(_UPSERT_PERSON, params)).scalar_one())
 
 

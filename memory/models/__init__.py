@@ -7,7 +7,7 @@ from memory.models.jargon import Jargon, JargonChatCount, JargonEvidence, Jargon
 from memory.models.job_state import JobState
 from memory.models.llm_usage import LlmUsage
 from memory.models.message import Message
-from memory.models.person import Person
+from memory.models.person import Person, PersonAccount
 from memory.models.person_memory import (
     PersonAlias,
     PersonAliasVersion,
@@ -33,6 +33,7 @@ __all__ = [
     "LlmUsage",
     "Message",
     "Person",
+    "PersonAccount",
     "PersonAlias",
     "PersonAliasVersion",
     "PersonChatName",

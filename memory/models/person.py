@@ -1,8 +1,8 @@
-"""A person per platform account."""
+"""A person per platform account, and the accounts merged into a person."""
 
 from __future__ import annotations
 
-from sqlalchemy import Boolean, Float, Integer, String, UniqueConstraint
+from sqlalchemy import Boolean, Float, ForeignKey, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from memory.models.base import Base
@@ -21,3 +21,15 @@ class Person(Base):
     first_seen: Mapped[float] = mapped_column(Float)
     last_seen: Mapped[float] = mapped_column(Float)
     message_count: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class PersonAccount(Base):
+    """A platform account merged into another person (`qunyi people merge`): its messages and
+    mentions count as that person's from then on, so the merge outlives the account's next message."""
+
+    __tablename__ = "person_accounts"
+
+    platform: Mapped[str] = mapped_column(String(32), primary_key=True)
+    platform_user_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    person_id: Mapped[int] = mapped_column(ForeignKey("persons.id", ondelete="CASCADE"), index=True)
+    merged_at: Mapped[float] = mapped_column(Float)

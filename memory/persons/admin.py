@@ -10,6 +10,7 @@ otherwise they stay, as the group's record.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -24,6 +25,7 @@ from memory.models import (
     ChatMember,
     Message,
     Person,
+    PersonAccount,
     PersonAlias,
     PersonChatName,
     PersonFact,
@@ -174,9 +176,11 @@ class PersonAdmin:
     async def merge(self, survivor_id: int, merged_id: int) -> None:
         """Merge `merged_id` into `survivor_id` (two accounts of one human, or a duplicate): its
         aliases, facts, timeline, memberships, names, messages, preference documents and places among
-        topic participants move to the survivor, and the merged person row is deleted. Where both
-        have a name in a chat, the survivor's stays; facts are folded as if one person had stated them
-        (a value both hold is kept once, an older value of a single-valued key is superseded)."""
+        topic participants move to the survivor, and the merged person row is deleted; the account
+        stays routed to the survivor (`PersonAccount`), so its later messages and mentions are
+        theirs. Where both have a name in a chat, the survivor's stays; facts are folded as if one
+        person had stated them (a value both hold is kept once, an older value of a single-valued key
+        is superseded)."""
         if survivor_id == merged_id:
             raise PersonAdminError("cannot merge a person into themselves")
         async with self.db.write() as session:
@@ -206,6 +210,7 @@ class PersonAdmin:
                 )
                 .values(person_id=survivor_id)
             )
+            await _move_accounts(session, survivor, merged)
             survivor.first_seen = min(survivor.first_seen, merged.first_seen)
             survivor.last_seen = max(survivor.last_seen, merged.last_seen)
             survivor.message_count += merged.message_count
@@ -354,6 +359,25 @@ async def _fold_facts(session: AsyncSession, survivor_id: int, merged_id: int) -
 
 def _fact_ident(fact: Fact) -> tuple[str, str, str]:
     return (fact.message_key, fact.key, normalize(fact.value))
+
+
+async def _move_accounts(session: AsyncSession, survivor: Person, merged: Person) -> None:
+    """Route the merged account, and any accounts merged into it before, to the survivor."""
+    await session.execute(
+        update(PersonAccount).where(PersonAccount.person_id == merged.id).values(person_id=survivor.id)
+    )
+    stmt = insert(PersonAccount).values(
+        platform=merged.platform,
+        platform_user_id=merged.platform_user_id,
+        person_id=survivor.id,
+        merged_at=time.time(),
+    )
+    await session.execute(
+        stmt.on_conflict_do_update(
+            index_elements=[PersonAccount.platform, PersonAccount.platform_user_id],
+            set_={"person_id": stmt.excluded.person_id, "merged_at": stmt.excluded.merged_at},
+        )
+    )
 
 
 async def _move_memberships(session: AsyncSession, survivor_id: int, merged_id: int) -> list[int]:

@@ -24,6 +24,7 @@ from memory.models import (
     ChatMember,
     Message,
     Person,
+    PersonAccount,
     PersonAlias,
     PersonAliasVersion,
     PersonChatName,
@@ -206,16 +207,18 @@ async def set_person_name(
 
 
 async def person_ids_for(session: AsyncSession, platform: str, user_ids: Iterable[str]) -> dict[str, int]:
-    """Platform user id → person id, for the ids that are known."""
+    """Platform user id → person id, for the ids that are known (an account merged into another
+    person maps to that person)."""
     wanted = list(dict.fromkeys(user_ids))
     if not wanted:
         return {}
-    rows = await session.execute(
-        select(Person.platform_user_id, Person.id).where(
-            Person.platform == platform, Person.platform_user_id.in_(wanted)
-        )
+    own = select(Person.platform_user_id, Person.id).where(
+        Person.platform == platform, Person.platform_user_id.in_(wanted)
     )
-    return dict(rows.all())
+    merged = select(PersonAccount.platform_user_id, PersonAccount.person_id).where(
+        PersonAccount.platform == platform, PersonAccount.platform_user_id.in_(wanted)
+    )
+    return {user: int(person) for user, person in (await session.execute(own.union_all(merged))).all()}
 
 
 async def senders_of(

@@ -22,6 +22,7 @@ from memory.models import (
     PersonTimelineEntry,
 )
 from memory.models.recall import EmbeddingVector
+from memory.persons import store
 from memory.persons.admin import PersonAdminError
 from memory.persons.service import PersonMemory
 from memory.service import MemoryService
@@ -96,6 +97,28 @@ async def test_merge_keeps_a_fact_both_accounts_hold_once(chat, people: PersonMe
     assert all(f.superseded_by == moved.message_id for f in record.superseded)
     with pytest.raises(PersonAdminError):
         await people.admin.merge(main.person_id, alt.person_id)
+
+
+async def test_a_merge_outlives_the_merged_accounts_next_message(
+    chat, people: PersonMemory, db: Database
+) -> None:
+    g1 = chat()
+    main = await g1.say("u1", "我住在杭州", card="阿红")
+    alt = await g1.say("u1-alt", "我喜欢猫", card="阿红小号")
+    third = await g1.say("u1-old", "旧号", card="阿红旧号")
+    await people.admin.merge(alt.person_id, third.person_id)  # u1-old into u1-alt first
+    await people.admin.merge(main.person_id, alt.person_id)
+    again = [await g1.say(user, "我又来了", card="阿红小号") for user in ("u1-alt", "u1-old")]
+    assert [r.person_id for r in again] == [main.person_id] * 2, "both old accounts now speak as the survivor"
+    assert await _count(db, Person) == 1, "no fresh person for a merged account"
+    record = await people.record(main.chat_id, main.person_id)
+    assert record is not None and record.message_count == 5
+    async with db.read() as session:
+        assert await store.person_ids_for(session, "test", ["u1-alt", "u1-old", "u1"]) == {
+            "u1-alt": main.person_id,
+            "u1-old": main.person_id,
+            "u1": main.person_id,
+        }, "@-mentions of a merged account reach the survivor"
 
 
 @pytest.mark.parametrize("remove_messages", [False, True])
