@@ -62,6 +62,51 @@ class BadAnswer(ValueError):
     """The server answered, but the answer is unusable (no JSON, wrong shape, empty)."""
 
 
+class _ToolFunction(BaseModel):
+    name: str
+    arguments: str | None = None
+
+
+class _ToolCallShape(BaseModel):
+    id: str | None = None
+    function: _ToolFunction | None = None
+
+
+class _MessageShape(BaseModel):
+    content: str | None = None
+    tool_calls: list[_ToolCallShape] | None = None
+
+
+class _ChoiceShape(BaseModel):
+    message: _MessageShape
+    finish_reason: str | None = None
+
+
+class _UsageShape(BaseModel):
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class _CompletionShape(BaseModel):
+    """The parts of a chat completion the gateway reads (the `openai` client does not validate)."""
+
+    choices: list[_ChoiceShape]
+    model: str | None = None
+    usage: _UsageShape | None = None
+
+
+def _malformed(response: object) -> str | None:
+    """Why a 200 body cannot be read as a chat completion (an HTML page from a proxy, `{}`, a
+    choice without a message, usage that is not a number…), or None when it can."""
+    if not isinstance(response, ChatCompletion):
+        return f"the body is not a chat completion: {truncate(repr(response), 120)}"
+    try:
+        _CompletionShape.model_validate(response.model_dump(warnings=False))
+    except ValidationError as exc:
+        return "the body is not a chat completion (" + _describe_validation(exc) + ")"
+    return None
+
+
 def _text_of(content: Any) -> str:
     """Text of a message `content`: a string, or the text parts of a multimodal list."""
     if isinstance(content, str):
@@ -319,11 +364,17 @@ class LLMGateway:
                     else f"connection failed: {exc}"
                 )
                 await self._record(resolved, 0, 0, failure)
-            except openai.OpenAIError as exc:
-                failure = f"unusable response: {exc}"
+            except (openai.OpenAIError, json.JSONDecodeError) as exc:
+                body = "the body is not JSON: " if isinstance(exc, json.JSONDecodeError) else ""
+                failure = f"unusable response: {body}{exc}"
                 await self._record(resolved, 0, 0, failure)
                 raise LLMUnavailable(task, failure) from exc
             else:
+                problem = _malformed(response)
+                if problem is not None:
+                    failure = f"unusable response: {truncate(problem, _ERROR_CHARS)}"
+                    await self._record(resolved, 0, 0, failure)
+                    raise LLMUnavailable(task, failure)
                 try:
                     parsed = parse(response)
                 except BadAnswer as exc:

@@ -55,7 +55,16 @@ class Delay:
     then: Answer | Fail = Answer("late answer")
 
 
-Behaviour = Answer | Fail | Delay
+@dataclass(frozen=True)
+class Raw:
+    """A body sent as is (status 200 unless told): a proxy's HTML page, `{}`, JSON that is no completion."""
+
+    body: str
+    content_type: str = "application/json"
+    status: int = 200
+
+
+Behaviour = Answer | Fail | Delay | Raw
 
 
 def answer_json(value: Any, **kwargs: Any) -> Answer:
@@ -199,6 +208,10 @@ class FakeOpenAI:
             if behaviour.retry_after is not None:
                 headers["Retry-After"] = f"{behaviour.retry_after:g}"
             return _error(behaviour.status, behaviour.message, headers)
+        if isinstance(behaviour, Raw):
+            return web.Response(
+                text=behaviour.body, content_type=behaviour.content_type, status=behaviour.status
+            )
         return web.json_response(self._completion(body, behaviour))
 
     def _completion(self, body: dict[str, Any], answer: Answer) -> dict[str, Any]:

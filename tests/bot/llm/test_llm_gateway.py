@@ -19,7 +19,7 @@ from memory.clock import ManualClock
 from memory.models import LlmUsage
 from memory.ports import LLMUnavailable
 from memory.storage.database import Database
-from tests.fakes.openai_server import Answer, Delay, Fail, FakeOpenAI, answer_json, tool_call
+from tests.fakes.openai_server import Answer, Delay, Fail, FakeOpenAI, Raw, answer_json, tool_call
 
 
 class Topic(BaseModel):
@@ -190,6 +190,44 @@ async def test_client_errors_are_not_retried(
         await make_gateway().complete_text("reply", ASK)
     assert info.value.reason.startswith("HTTP 401")
     assert len(fake_llm.chat_requests) == 1 and sleeps == []
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (Raw("<html>proxy error</html>", content_type="text/html"), "not a chat completion: '<html>"),
+        (Raw("{not json"), "the body is not JSON"),
+        (Raw("{}"), "choices"),
+        (Raw('{"error": {"message": "quota"}}'), "choices"),
+        (Raw('[{"choices": []}]'), "not a chat completion: ["),
+        (Raw('{"choices": [{"index": 0, "message": null}]}'), "choices.0.message"),
+        (Raw('{"choices": [{"message": {"content": 5}}]}'), "choices.0.message.content"),
+        (Raw('{"choices": [{"message": {"content": "hi"}}], "usage": {"prompt_tokens": "x"}}'), "usage"),
+    ],
+)
+async def test_a_body_that_is_no_chat_completion_is_unavailable(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, db: Database, body: Raw, reason: str
+) -> None:
+    gateway = make_gateway()
+    for call in (
+        lambda: gateway.complete_json("topic", ASK, Topic),
+        lambda: gateway.complete_text("summary", ASK),
+        lambda: gateway.chat("reply", ASK),
+    ):
+        fake_llm.script(body)
+        with pytest.raises(LLMUnavailable) as info:
+            await call()
+        assert info.value.reason.startswith("unusable response:") and reason in info.value.reason
+    assert len(fake_llm.chat_requests) == 3, "neither retried nor sent for repair"
+    assert [row.ok for row in await usage_rows(db)] == [False, False, False]
+
+
+async def test_a_sparse_completion_without_metadata_is_still_read(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory
+) -> None:
+    """Servers that leave out id, created, model, index or finish_reason are not refused."""
+    fake_llm.script(Raw('{"choices": [{"message": {"content": "你好"}}]}'))
+    assert await make_gateway().complete_text("reply", ASK) == "你好"
 
 
 async def test_rejected_response_format_falls_back_and_is_remembered(

@@ -14,7 +14,7 @@ from memory.models import TopicCacheEntry
 from memory.service import MemoryService
 from memory.topics.check import TopicCheck
 from tests.conftest import T0, make_message
-from tests.fakes.openai_server import Answer, FakeOpenAI, answer_json
+from tests.fakes.openai_server import Answer, FakeOpenAI, Raw, answer_json
 from tests.memory.topics.test_check import SMALL
 
 LLM_CHECK = dataclasses.replace(SMALL, use_llm=True)
@@ -83,5 +83,20 @@ async def test_budget_cap_makes_the_job_fall_back_offline(
     finally:
         await llm.close()
     assert fake_llm.chat_requests == [], "over budget: no request is sent"
+    assert report.path == ["count:offline"]
+    assert sum(len(ids) for ids in (await titles(memory)).values()) == 5
+
+
+async def test_an_endpoint_answering_no_completion_falls_back_offline(
+    memory: MemoryService, clock, fake_llm: FakeOpenAI
+) -> None:
+    """A proxy's HTML page under status 200 is no answer: the batch is placed offline, not lost."""
+    await memory.record_many([make_message(n, text=f"爬山 {n}") for n in range(1, 6)])
+    fake_llm.script(Raw("<html>502 bad gateway</html>", content_type="text/html"))
+    llm = gateway(fake_llm, memory, clock)
+    try:
+        report = await TopicCheck(memory.db, LLM_CHECK, llm).run_chat(1, T0 + timedelta(hours=1))
+    finally:
+        await llm.close()
     assert report.path == ["count:offline"]
     assert sum(len(ids) for ids in (await titles(memory)).values()) == 5
