@@ -161,9 +161,15 @@ class JargonMiningJob:
         if not settings.enabled:
             return report
         stamp = now.timestamp()
-        for chat_id, cursor in await self._due_chats(stamp, settings):
-            mined = await self.mine_chat(chat_id, cursor, stamp, settings, report)
-            report.candidates += mined
+        try:
+            for chat_id, cursor in await self._due_chats(stamp, settings):
+                mined = await self.mine_chat(chat_id, cursor, stamp, settings, report)
+                report.candidates += mined
+        except BaseException:
+            # A chat that was due is still due: the next tick must not take "no new message" for
+            # "nothing to do" (a locked database would otherwise leave it unmined until new traffic).
+            self._seen_top = -1
+            raise
         if self.llm is not None and self.llm.available("jargon"):
             report.inferred = await run_inference(
                 self.db, self.llm, settings.thresholds, stamp, limit=settings.inferences_per_run

@@ -4,7 +4,9 @@ LLM extraction with fallback, inference after mining."""
 from __future__ import annotations
 
 import dataclasses
+import sqlite3
 from datetime import timedelta
+from pathlib import Path
 
 from sqlalchemy import select
 
@@ -17,7 +19,9 @@ from memory.models import JobState
 from memory.persons.config import PersonsConfig
 from memory.persons.service import PersonMemory
 from memory.service import MemoryService
+from memory.storage import Database
 from tasks.jargon_mining import JOB_NAME, JargonMiningJob, MiningSettings, name_variants
+from tasks.runner import JobRunner
 from tests.conftest import T0, make_message
 from tests.fakes.openai_server import FakeOpenAI, answer_json
 
@@ -198,3 +202,27 @@ async def test_self_declared_aliases_are_not_mined(memory: MemoryService) -> Non
     job = JargonMiningJob(memory.db, lambda: SETTINGS)
     await job.run(T0 + timedelta(hours=1))
     assert "老赵" not in await _entries(memory)
+
+
+async def test_a_run_that_failed_on_a_locked_database_is_retried_without_new_messages(
+    memory: MemoryService, tmp_path: Path, clock: ManualClock
+) -> None:
+    """Another process holding the write lock fails one run; the next tick mines the chat anyway."""
+    impatient = await Database.open(tmp_path / "data", busy_timeout_ms=50)
+    job = JargonMiningJob(impatient, lambda: SETTINGS)
+    runner = JobRunner(clock)
+    runner.register(job.spec())
+    await _record(memory, 0, LINES)
+    other = sqlite3.connect(memory.db.path, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        await runner.run_job(JOB_NAME)
+        other.execute("COMMIT")
+        assert runner.failures[JOB_NAME] == 1 and await _entries(memory) == {}
+        clock.advance(timedelta(seconds=5))
+        await runner.run_job(JOB_NAME)
+    finally:
+        other.close()
+        await impatient.close()
+    assert runner.failures[JOB_NAME] == 1
+    assert (await _entries(memory)).get("绝绝子") == 5
