@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import text
+from sqlalchemy import JSON, Integer, String, text
 
 from memory.embeddings.store import save_vectors
 from memory.messages import StoredMessage, by_ids, neighbours, turn_window, with_neighbours
@@ -42,7 +42,7 @@ _MISSING_HISTORY = text(
     "SELECT h.id, h.chat_id, h.theme, h.summary, h.keywords FROM chat_history h "
     "WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.kind = 'history' AND e.ref_id = h.id "
     "AND e.model = :model) ORDER BY h.id LIMIT :limit"
-)
+).columns(id=Integer, chat_id=Integer, theme=String, summary=String, keywords=JSON)
 
 
 def message_document(speaker: str, body: str) -> str:
@@ -59,9 +59,10 @@ def windowed_document(turns: Iterable[StoredMessage], focus: int | None = None) 
     )
 
 
-def history_document(theme: str, summary: str, keywords: str) -> str:
-    """What is embedded for a ChatHistory row, bounded like a message."""
-    return truncate(f"{theme}\n{summary}\n{keywords}", FOCUS_CHARS)
+def history_document(theme: str, summary: str, keywords: Iterable[str]) -> str:
+    """What is embedded for a ChatHistory row: its theme, summary and keywords, as text, bounded like
+    a message."""
+    return truncate("\n".join([theme, summary, " ".join(str(k) for k in keywords)]), FOCUS_CHARS)
 
 
 @dataclass(slots=True)
@@ -101,7 +102,7 @@ async def backfill(
                 session, "message", embedder.model, [(r.id, r.chat_id) for r in messages], vectors
             )
     if histories:
-        docs = [history_document(r.theme, r.summary, r.keywords) for r in histories]
+        docs = [history_document(r.theme, r.summary, r.keywords or ()) for r in histories]
         vectors = await embedder.embed(docs)
         async with db.write() as session:
             report.histories = await save_vectors(

@@ -13,7 +13,7 @@ from memory.embeddings.backfill import backfill, backfill_all
 from memory.embeddings.local import EmbedderUnavailable, LocalEmbedder
 from memory.embeddings.openai import OpenAIEmbedder
 from memory.embeddings.vectors import from_blob, normalized, to_blob
-from memory.models import EmbeddingVector
+from memory.models import ChatHistory, EmbeddingVector
 from memory.recall import RecallQuery, RecallSettings
 from memory.recall.setup import attach_recall
 from memory.service import MemoryService
@@ -263,3 +263,29 @@ async def test_local_embedder_missing_model_is_a_clear_error(tmp_path) -> None:
     pytest.importorskip("sentence_transformers", reason="needs the local-embed extra (sentence-transformers)")
     with pytest.raises(EmbedderUnavailable, match="not on this machine"):
         await LocalEmbedder(str(tmp_path / "no-such-model")).embed(["x"])
+
+
+async def test_a_topic_is_embedded_with_its_keywords_as_text(db: Database, memory: MemoryService) -> None:
+    """Keywords reach the model as words ("爬山 周末"), not as escaped JSON ("\\u722c\\u5c71")."""
+    await memory.record(make_message(1, text="周六去香山吗"))
+    chat = await memory.chat("test", "g1")
+    assert chat is not None
+    async with db.write() as session:
+        session.add(
+            ChatHistory(
+                chat_id=chat.id,
+                theme="周末安排",
+                keywords=["爬山", "周末"],
+                summary="大家约了周六去香山",
+                key_points=[],
+                original_text="",
+                participants=[],
+                start_time=T0.timestamp(),
+                end_time=T0.timestamp(),
+                source_message_ids=[],
+                created_at=T0.timestamp(),
+            )
+        )
+    embedder = TopicEmbedder()
+    assert (await backfill(db, embedder, now=(T0 + timedelta(days=1)).timestamp())).histories == 1
+    assert embedder.calls[-1] == ["周末安排\n大家约了周六去香山\n爬山 周末"]
