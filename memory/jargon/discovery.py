@@ -72,13 +72,32 @@ def _next_end(text: str, j: int) -> int:
     return j + 2 if j < len(text) - 1 and text[j] == " " else j + 1
 
 
-def _spans(text: str, stats: HistoryStats, params: DiscoveryParams) -> set[str]:
-    """Frequent, right-closed strings of one normalised window text (see module docstring)."""
+def _spans(
+    text: str, stats: HistoryStats, params: DiscoveryParams, seen: set[tuple[object, ...]] | None = None
+) -> set[str]:
+    """Frequent, right-closed strings of one normalised window text (see module docstring).
+
+    What a start position yields depends only on the characters from one before it to `max_len`
+    after it and on how far the run and the text go on, so a position whose surroundings were
+    already looked at (in `seen`, which may be shared by the texts of one window) is skipped: a
+    flood of "哈哈哈…" or of one pasted line costs no more than one copy of it."""
     found: set[str] = set()
+    seen = set() if seen is None else seen
+    reach = params.max_len + 2
     for run_start, run_end in word_runs(text):
         for i in range(run_start, run_end):
             if text[i] == " " or (i > run_start and is_latin(text[i]) and is_latin(text[i - 1])):
                 continue
+            context = (
+                i > 0,
+                i > run_start,
+                text[max(i - 1, 0) : i + params.max_len + 1],
+                min(run_end - i, reach),
+                min(len(text) - i, reach),
+            )
+            if context in seen:
+                continue
+            seen.add(context)
             counts: dict[int, int] = {}
             j = i + 1
             while j <= min(run_end, i + params.max_len):
@@ -170,8 +189,9 @@ def discover_in(
     usable = usable_messages(window)
     mapped = [(m, normalize_mapped(mask_mentions(m.text))) for m in usable]
     strings: set[str] = set()
+    seen: set[tuple[object, ...]] = set()
     for _, text in mapped:
-        strings |= _spans(text.text, stats, params)
+        strings |= _spans(text.text, stats, params, seen)
     candidates: list[Candidate] = []
     for s in sorted(strings):
         scored = score_string(s, stats, params, background)

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from memory.jargon.discovery import Discoverer, DiscoveryParams, discover
+from memory.jargon.stats import HistoryStats
 from memory.jargon.types import MinerMessage
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "jargon"
@@ -107,3 +108,24 @@ def test_history_is_bounded() -> None:
 def test_degenerate_windows_yield_nothing(text: str) -> None:
     messages = [*chat([]), MinerMessage("x", text, "alice")]
     assert discover(messages[-1:], messages) == []
+
+
+def test_a_flood_of_repeated_text_is_scanned_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Long spam ("哈哈笑死" pasted thousands of times, by several people) would cost a scan of the
+    whole history at every position and every length — minutes on the bot's event loop. Positions
+    with the same surroundings are looked at once, and the in-joke next to the flood is still found."""
+    flood = [MinerMessage(f"s{i}", "哈哈笑死" * 500 + str(i), SPEAKERS[i % 4]) for i in range(5)]
+    messages = chat(IN_GROUP, every=12)
+    window = [*messages[-30:], *flood]
+    scans = 0
+    original = HistoryStats.count
+
+    def counted(self: HistoryStats, s: str) -> int:
+        nonlocal scans
+        scans += len(s) > self.index_n
+        return original(self, s)
+
+    monkeypatch.setattr(HistoryStats, "count", counted)
+    found = {c.content for c in discover(window, messages)}
+    assert "蚌埠住了" in found
+    assert scans < 2_000, f"{scans} scans of the history"
