@@ -147,7 +147,8 @@ class JargonMiningJob:
             state = states.get(chat_id)
             if count < settings.min_new_messages:
                 continue
-            if state is not None and now - state.last_run < settings.cooldown_seconds:
+            # A clock set back (last_run in the future) does not stop mining until it catches up.
+            if state is not None and 0 <= now - state.last_run < settings.cooldown_seconds:
                 self._cooling[chat_id] = state.last_run + settings.cooldown_seconds
                 continue
             due.append((chat_id, state.cursor if state else 0))

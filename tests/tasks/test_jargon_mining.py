@@ -226,3 +226,14 @@ async def test_a_run_that_failed_on_a_locked_database_is_retried_without_new_mes
         await impatient.close()
     assert runner.failures[JOB_NAME] == 1
     assert (await _entries(memory)).get("绝绝子") == 5
+
+
+async def test_a_clock_set_back_does_not_pause_mining(memory: MemoryService) -> None:
+    """After the system clock is set back an hour, the chat's last run lies in the future; the
+    cooldown counts from now, not from that future time."""
+    job = JargonMiningJob(memory.db, lambda: SETTINGS)
+    await _record(memory, 0, LINES)
+    assert (await job.run(T0 + timedelta(hours=1))).chats == 1
+    await _record(memory, 10, LINES)
+    assert (await job.run(T0)).chats == 1
+    assert (await _entries(memory))["绝绝子"] == 10
