@@ -24,7 +24,7 @@ from memory.jargon.types import Candidate
 from memory.messages import StoredMessage
 from memory.models import Jargon, JargonChatCount, JargonEvidence, JargonReview
 from memory.models.jargon import STATUSES
-from memory.text import normalize
+from memory.text import normalize, truncate
 
 Scope = Literal["global", "chat"]
 Decision = Literal["approve", "reject"]
@@ -521,7 +521,7 @@ async def apply_inference(
         return False
     row.last_inference_count = threshold
     if meaning is not None:
-        row.meaning = meaning[:MAX_MEANING_CHARS]
+        row.meaning = truncate(meaning, MAX_MEANING_CHARS)
         row.is_jargon = is_jargon
         row.status = "inferred"
         row.provenance = "inferred"

@@ -347,3 +347,17 @@ def test_csv_rows_that_cannot_be_read_are_reported_and_the_others_load() -> None
 def test_csv_header_with_an_unclosed_quote_is_a_clear_error() -> None:
     with pytest.raises(dictionary.JargonError, match="header row cannot be read: the quote opened"):
         transfer.parse('"content,meaning\na,b\n', "csv")
+
+
+async def test_an_overlong_inferred_meaning_is_cut_on_a_grapheme_boundary(memory: MemoryService) -> None:
+    """A model's meaning over MAX_MEANING_CHARS is shortened without splitting a family emoji."""
+    ids = await record(memory, 0, ["yyds 冲", "真的yyds"])
+    entry = await mine(memory, await _chat_id(memory), "yyds", ids)
+    family = "👨\u200d👩\u200d👧"
+    meaning = "永" * (dictionary.MAX_MEANING_CHARS - 3) + family + "远的神"
+    async with memory.db.write() as session:
+        assert await dictionary.apply_inference(session, entry, 2, 0, meaning, True, NOW)
+    async with memory.db.read() as session:
+        stored = await dictionary.get(session, entry)
+    assert stored is not None and len(stored.meaning) <= dictionary.MAX_MEANING_CHARS
+    assert stored.meaning.endswith("永…"), "the emoji goes whole, not as a dangling 👨 + joiner"
