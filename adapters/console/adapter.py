@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import sys
+import threading
 from collections.abc import Callable
 from datetime import datetime
 from typing import TextIO
@@ -13,10 +15,12 @@ from adapters.base import Adapter, MessageHandler
 from memory.types import ChatKind, ChatMessage, InvalidMessage
 
 HELP = "Type to chat. /as <name> switches speaker, @<bot name> addresses the bot, /quit leaves."
+STOP_GRACE_SECONDS = 30.0  # how long `stop` lets the line being handled finish before cancelling it
 
 
 class ConsoleAdapter(Adapter):
-    """One terminal group chat. `feed_line` is the test seam; `start` reads stdin until EOF or /quit."""
+    """One terminal group chat. `feed_line` is the test seam; `start` reads `source` (stdin) until EOF or
+    /quit."""
 
     platform = "console"
 
@@ -29,6 +33,7 @@ class ConsoleAdapter(Adapter):
         bot_name: str,
         now: Callable[[], datetime],
         output: TextIO | None = None,
+        source: TextIO | None = None,
     ) -> None:
         self.chat_id = chat_id
         self.chat_name = chat_name
@@ -37,9 +42,11 @@ class ConsoleAdapter(Adapter):
         self.bot_name = bot_name
         self.now = now
         self.output = output or sys.stdout
+        self.source = source or sys.stdin
         self._ids = itertools.count(1)
         self._handler: MessageHandler | None = None
         self._reader: asyncio.Task[None] | None = None
+        self._lines: asyncio.Queue[str | None] = asyncio.Queue()
         self.finished = asyncio.Event()
 
     def _print(self, line: str) -> None:
@@ -78,10 +85,22 @@ class ConsoleAdapter(Adapter):
             return
         await self._handler(message)
 
-    async def _read_stdin(self) -> None:
+    def _pump_input(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The reading thread: a daemon, so a `readline` still blocked at exit never holds the process
+        (an executor thread would keep Ctrl+C or SIGTERM waiting until Enter is pressed)."""
+        try:
+            for line in iter(self.source.readline, ""):
+                loop.call_soon_threadsafe(self._lines.put_nowait, line)
+        except (OSError, ValueError):  # input closed under us
+            pass
+        finally:
+            with contextlib.suppress(RuntimeError):  # the loop is already closed
+                loop.call_soon_threadsafe(self._lines.put_nowait, None)
+
+    async def _read_input(self) -> None:
         while not self.finished.is_set():
-            line = await asyncio.to_thread(sys.stdin.readline)
-            if not line:
+            line = await self._lines.get()
+            if line is None:
                 break
             await self.feed_line(line)
         self.finished.set()
@@ -89,9 +108,20 @@ class ConsoleAdapter(Adapter):
     async def start(self, handler: MessageHandler) -> None:
         self._handler = handler
         self._print(HELP)
-        self._reader = asyncio.create_task(self._read_stdin())
+        loop = asyncio.get_running_loop()
+        threading.Thread(target=self._pump_input, args=(loop,), name="console-input", daemon=True).start()
+        self._reader = asyncio.create_task(self._read_input())
 
     async def stop(self) -> None:
+        """Stop reading; the lines already typed are handled first (for up to STOP_GRACE_SECONDS)."""
+        self._lines.put_nowait(None)
+        reader, self._reader = self._reader, None
+        if reader is not None and not reader.done():
+            _done, pending = await asyncio.wait({reader}, timeout=STOP_GRACE_SECONDS)
+            for task in pending:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         self.finished.set()
 
     async def send_text(

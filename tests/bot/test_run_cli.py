@@ -1,0 +1,78 @@
+"""`qunyi run` as a process: shutdown on SIGTERM with the console's input still open, lines typed
+just before it kept."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import IO
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _start(data: Path, config: Path, output: IO[str]) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "bot.cli.main", "run", "--config", str(config), "--data-dir", str(data)],
+        stdin=subprocess.PIPE,
+        stdout=output,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
+
+
+def _wait_for(path: Path, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.1)
+
+
+def _texts(database: Path) -> list[str]:
+    with sqlite3.connect(database) as db:
+        return [row[0] for row in db.execute("SELECT text FROM messages ORDER BY id")]
+
+
+def _wait_for_texts(database: Path, count: int, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while len(_texts(database)) < count:
+        assert time.monotonic() < deadline, f"{count} messages never recorded"
+        time.sleep(0.1)
+
+
+def test_sigterm_stops_the_console_bot_while_its_input_stays_open(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[logging]\nlevel = "WARNING"\n', encoding="utf-8")
+    data = tmp_path / "data"
+    log = tmp_path / "out.txt"
+    with log.open("w", encoding="utf-8") as out:
+        bot = _start(data, config, out)
+    try:
+        _wait_for(data / "qunyi.pid")
+        assert bot.stdin is not None
+        bot.stdin.write("周六去西湖边爬山\n")
+        bot.stdin.flush()
+        _wait_for_texts(data / "qunyi.db", 1)  # the console now waits for its next line
+        bot.stdin.write("last words\n")
+        bot.stdin.flush()
+        time.sleep(0.3)
+        bot.send_signal(signal.SIGTERM)
+        bot.wait(timeout=30)  # the input pipe is still open: no end of input stops it
+    finally:
+        if bot.poll() is None:
+            bot.kill()
+            bot.wait()
+        assert bot.stdin is not None
+        bot.stdin.close()
+    output = log.read_text(encoding="utf-8")
+    assert bot.returncode == 0, output
+    assert "Traceback" not in output
+    assert not (data / "qunyi.pid").exists()
+    assert _texts(data / "qunyi.db") == ["周六去西湖边爬山", "last words"]
