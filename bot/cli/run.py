@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import logging
 import os
 import signal
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -18,14 +20,46 @@ from rich.text import Text
 from adapters.base import Adapter
 from adapters.console import ConsoleAdapter
 from bot.adapters_factory import build_adapters
-from bot.app import resolve_data_dir
+from bot.app import App, resolve_data_dir
 from bot.cli.options import async_command, open_app, open_config, runtime_options
 from bot.cli.printing import print_literal, print_skipped
+from bot.config import ConfigStore
 from bot.replay import count_lines, replay, replay_clock
 from bot.summary import summarize
 from memory.types import ChatMessage
 
 PID_FILE = "qunyi.pid"
+
+
+@contextlib.contextmanager
+def pid_lock(data_dir: Path) -> Iterator[None]:
+    """Hold `<data_dir>/qunyi.pid` (our pid, locked) while the bot runs; removed at the end.
+
+    A second bot on the same data directory is refused instead of overwriting the file (and removing
+    it when it stops, which left `qunyi reload` unable to find the bot still running). The lock goes
+    with the process, so the file of a bot that was killed does not block the next start."""
+    path = data_dir / PID_FILE
+    handle = path.open("a+", encoding="utf-8")
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            pid = handle.read().strip() or "?"
+            raise click.ClickException(
+                f"another bot (pid {pid}) is already running on {data_dir}; stop it first"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        try:
+            yield
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+    finally:
+        handle.close()
 
 
 @click.command("run")
@@ -36,13 +70,20 @@ async def run_command(config_path: Path | None, data_dir: Path | None) -> None:
     config = open_config(config_path)
     app = await open_app(config, data_dir, create=True, watch_config=True)
     adapters = build_adapters(app)
+    try:
+        with pid_lock(app.data_dir):
+            await _serve(app, config, adapters)
+    finally:
+        await app.close()
+
+
+async def _serve(app: App, config: ConfigStore, adapters: list[Adapter]) -> None:
+    """Run the jobs and the adapters until a signal, or the console's end of input."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     loop.add_signal_handler(signal.SIGHUP, config.reload)
-    pid_file = app.data_dir / PID_FILE
-    pid_file.write_text(str(os.getpid()))
     app.runner.start()
     waits = [asyncio.create_task(stop.wait())]
     try:
@@ -54,7 +95,11 @@ async def run_command(config_path: Path | None, data_dir: Path | None) -> None:
                 except Exception:
                     logging.getLogger(__name__).exception("handling a %s message failed", adapter.platform)
 
-            await adapter.start(on_message)
+            try:
+                await adapter.start(on_message)
+            except Exception as exc:
+                logging.getLogger(__name__).debug("starting %s failed", adapter.platform, exc_info=True)
+                raise click.ClickException(f"cannot start the {adapter.platform} adapter: {exc}") from None
             if isinstance(adapter, ConsoleAdapter):
                 waits.append(asyncio.create_task(adapter.finished.wait()))
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
@@ -64,9 +109,6 @@ async def run_command(config_path: Path | None, data_dir: Path | None) -> None:
         for adapter in adapters:
             with contextlib.suppress(Exception):
                 await adapter.stop()
-        await app.close()
-        with contextlib.suppress(FileNotFoundError):
-            pid_file.unlink()
 
 
 @click.command("replay")

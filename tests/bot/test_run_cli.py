@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -25,6 +26,19 @@ def _start(data: Path, config: Path, output: IO[str]) -> subprocess.Popen[str]:
         text=True,
         env=env,
         cwd=ROOT,
+    )
+
+
+def _run_once(data: Path, config: Path) -> subprocess.CompletedProcess[str]:
+    """`qunyi run` with no input, to its end."""
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli.main", "run", "--config", str(config), "--data-dir", str(data)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+        timeout=60,
     )
 
 
@@ -76,3 +90,49 @@ def test_sigterm_stops_the_console_bot_while_its_input_stays_open(tmp_path: Path
     assert "Traceback" not in output
     assert not (data / "qunyi.pid").exists()
     assert _texts(data / "qunyi.db") == ["周六去西湖边爬山", "last words"]
+
+
+def test_a_second_bot_on_the_same_data_dir_is_refused_and_keeps_the_first_ones_pid_file(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[logging]\nlevel = "WARNING"\n', encoding="utf-8")
+    data = tmp_path / "data"
+    with (tmp_path / "first.txt").open("w", encoding="utf-8") as out:
+        first = _start(data, config, out)
+    try:
+        _wait_for(data / "qunyi.pid")
+        pid_file = data / "qunyi.pid"
+        deadline = time.monotonic() + 10
+        while pid_file.read_text() != str(first.pid):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        second = _run_once(data, config)
+        assert second.returncode == 1
+        assert f"another bot (pid {first.pid}) is already running" in second.stderr
+        assert "Traceback" not in second.stderr
+        assert pid_file.read_text() == str(first.pid)
+    finally:
+        first.send_signal(signal.SIGTERM)
+        first.wait(timeout=30)
+        assert first.stdin is not None
+        first.stdin.close()
+    assert first.returncode == 0
+    assert not (data / "qunyi.pid").exists()
+
+
+def test_an_adapter_that_cannot_start_is_a_clear_error(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = tmp_path / "config.toml"
+        config.write_text(
+            f'[adapters]\nenabled = ["onebot_v11"]\n[adapters.onebot_v11]\nport = {port}\n',
+            encoding="utf-8",
+        )
+        result = _run_once(tmp_path, config)
+    assert result.returncode == 1
+    assert "Error: cannot start the qq adapter" in result.stderr and "address already in use" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "qunyi.pid").exists()
