@@ -90,10 +90,12 @@ def _is_text(annotation: Any) -> bool:
     return annotation is str
 
 
-def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
+def _env_overrides(env: Mapping[str, str]) -> tuple[dict[str, Any], dict[tuple[str, ...], str]]:
     """QUNYI__LLM__API_KEY=… sets [llm] api_key. A string setting takes the value as written (a numeric
-    QQ id or token stays a string); any other parses it as a TOML literal, else keeps the string."""
+    QQ id or token stays a string); any other parses it as a TOML literal, else keeps the string.
+    Returns the tree of values and, per key path set, the variable that set it."""
     tree: dict[str, Any] = {}
+    variables: dict[tuple[str, ...], str] = {}
     for name, raw in env.items():
         if not name.startswith(ENV_PREFIX):
             continue
@@ -110,7 +112,16 @@ def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
         for part in path[:-1]:
             node = node.setdefault(part, {})
         node[path[-1]] = value
-    return tree
+        variables[tuple(path)] = name
+    return tree, variables
+
+
+def _set_by(variables: Mapping[tuple[str, ...], str], loc: tuple[str, ...]) -> str | None:
+    """The environment variable that set the value at `loc` (or a table holding it), if one did."""
+    for end in range(len(loc), 0, -1):
+        if loc[:end] in variables:
+            return variables[loc[:end]]
+    return None
 
 
 def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -128,7 +139,8 @@ def parse_settings(text: str, source: str, env: Mapping[str, str] | None = None)
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: not valid TOML: {exc}") from exc
-    data = _merge(data, _env_overrides(os.environ if env is None else env))
+    overrides, variables = _env_overrides(os.environ if env is None else env)
+    data = _merge(data, overrides)
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
@@ -140,7 +152,11 @@ def parse_settings(text: str, source: str, env: Mapping[str, str] | None = None)
                 loc = loc[:-1]
             key = ".".join(loc)
             line = _locate(lines, loc)
-            where = f"{source}:{line}" if line else f"{source} (or a QUNYI__ environment variable)"
+            variable = _set_by(variables, loc)
+            if variable is not None:  # the file's line (if any) holds a value the variable replaced
+                where = f"environment variable {variable}"
+            else:
+                where = f"{source}:{line}" if line else f"{source} (or a QUNYI__ environment variable)"
             message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
             problems.append(f"{where}: {key}: {message}")
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems)) from None

@@ -106,3 +106,16 @@ def test_bad_reload_keeps_old_settings(tmp_path: Path) -> None:
 
 def test_shipped_config_is_the_default() -> None:
     assert load_settings(REPO_CONFIG, env={}) == load_settings(None, env={})
+
+
+def test_a_bad_environment_value_is_blamed_on_its_variable_not_on_the_files_line() -> None:
+    text = "[reply]\nprobability = 0.0\n[bot]\nname = 'ok'\n"
+    env = {"QUNYI__REPLY__PROBABILITY": "lots", "QUNYI__BOT__ALIASES": "x"}
+    with pytest.raises(ConfigError) as caught:
+        parse_settings(text, "cfg.toml", env=env)
+    message = str(caught.value)
+    assert "environment variable QUNYI__REPLY__PROBABILITY: reply.probability" in message
+    assert "environment variable QUNYI__BOT__ALIASES: bot.aliases" in message
+    assert "cfg.toml:2" not in message
+    with pytest.raises(ConfigError, match=r"cfg\.toml:2: reply\.probability"):
+        parse_settings("[reply]\nprobability = 7\n", "cfg.toml", env={"QUNYI__BOT__NAME": "x"})
