@@ -34,9 +34,35 @@ from tasks.person_consolidation import person_consolidation_job
 
 log = logging.getLogger(__name__)
 
+WATCH_OFF_SECONDS = 60.0  # the config watch job's turn while `config_watch_seconds = 0` (it does nothing)
+
+
+# Settings a running bot reads once at start: a reload that changes them says a restart is needed.
+RESTART_ONLY = (
+    "storage",
+    "adapters",
+    "recall.embedder",
+    "recall.model",
+    "recall.base_url",
+    "recall.api_key_env",
+    "recall.embed_timeout_seconds",
+)
+
 
 def resolve_data_dir(settings: Settings, override: Path | None) -> Path:
     return override if override is not None else Path(settings.storage.data_dir)
+
+
+def _setting(settings: Settings, dotted: str) -> object:
+    value: object = settings
+    for part in dotted.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def restart_needed(old: Settings, new: Settings) -> list[str]:
+    """The RESTART_ONLY settings that differ between `old` and `new`."""
+    return [name for name in RESTART_ONLY if _setting(old, name) != _setting(new, name)]
 
 
 @dataclass(slots=True)
@@ -159,9 +185,8 @@ async def build_app(
     db = await Database.open(directory, settings.storage.busy_timeout_ms, create=create)
     notes = NoteScopes(directory / "notes")
     memory = MemoryService(db, clock, _context_settings(settings), notes=notes)
-    memory.context_providers.append(
-        NoteHintsProvider(notes, memory.chat_key, settings.notes.hints, settings.notes.hints_tokens)
-    )
+    note_hints = NoteHintsProvider(notes, memory.chat_key, settings.notes.hints, settings.notes.hints_tokens)
+    memory.context_providers.append(note_hints)
     llm = build_gateway(settings.llm, db, clock)
     embedder = make_embedder(embedder_config(settings))
     explainer = JargonExplainer(db, settings.jargon.scope)
@@ -194,8 +219,10 @@ async def build_app(
     )
     app = App(config, directory, clock, db, memory, runner, pipeline, llm, persons)
 
-    def on_reload(_old: Settings, new: Settings) -> None:
+    def on_reload(old: Settings, new: Settings) -> None:
         memory.context_settings = _context_settings(new)
+        note_hints.count = new.notes.hints
+        note_hints.budget_tokens = new.notes.hints_tokens
         recaller.settings = recall_settings(new)
         recaller.scope = recall_scope(new)
         _configure_recall_context(memory, new)
@@ -203,19 +230,21 @@ async def build_app(
         explainer.scope = new.jargon.scope
         jargon_provider.budget_tokens = new.jargon.context_tokens
         runner.reschedule()
+        if new.logging.level != old.logging.level:
+            logging.getLogger().setLevel(new.logging.level)
+        if changed := restart_needed(old, new):
+            log.warning("config reloaded, but %s take effect only after a restart", ", ".join(changed))
 
     config.subscribe(on_reload)
     register_history_jobs(runner, db, lambda: config.current, llm)
-    if watch_config and config.path is not None and settings.scheduler.config_watch_seconds > 0:
+    if watch_config and config.path is not None:
 
         async def reload_config(_now: object) -> None:
-            config.reload_if_changed()
+            if config.current.scheduler.config_watch_seconds > 0:
+                config.reload_if_changed()
 
-        runner.register(
-            JobSpec(
-                "config_watch",
-                lambda: timedelta(seconds=config.current.scheduler.config_watch_seconds),
-                reload_config,
-            )
-        )
+        def watch_interval() -> timedelta:  # when off, a reload (SIGHUP) may still turn it back on
+            return timedelta(seconds=config.current.scheduler.config_watch_seconds or WATCH_OFF_SECONDS)
+
+        runner.register(JobSpec("config_watch", watch_interval, reload_config))
     return app

@@ -1,0 +1,91 @@
+"""A running app and config reloads: what follows the new file, and what says it needs a restart."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import pytest
+
+from bot.app import build_app
+from bot.config import ConfigStore
+from memory.clock import ManualClock
+from tests.conftest import T0, make_message
+
+
+async def test_note_hints_follow_a_reload(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[notes]\nhints = 5\n", encoding="utf-8")
+    store = ConfigStore.load(config)
+    app = await build_app(store, tmp_path / "data", ManualClock(T0), watch_config=False)
+    try:
+        await app.memory.record(make_message(1, text="周六去西湖边爬山"))
+        assert app.memory.notes is not None
+        await app.memory.notes.for_chat("test:g1").set("爬山计划", "周六 西湖")
+        stored = (await app.memory.recent(1, 1))[-1]
+
+        async def sections() -> set[str]:
+            context = await app.memory.context_for_reply(1, stored)
+            return {section.name for section in context.sections}
+
+        before = await sections()
+        config.write_text("[notes]\nhints = 0\n", encoding="utf-8")
+        assert store.reload()
+        after = await sections()
+    finally:
+        await app.close()
+    assert "notes" in before
+    assert "notes" not in after
+
+
+async def test_a_reload_changing_start_only_settings_says_a_restart_is_needed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[reply]\nprobability = 0.0\n", encoding="utf-8")
+    store = ConfigStore.load(config)
+    app = await build_app(store, tmp_path / "data", ManualClock(T0), watch_config=False)
+    try:
+        with caplog.at_level(logging.WARNING, logger="bot.app"):
+            config.write_text("[reply]\nprobability = 0.5\n", encoding="utf-8")
+            assert store.reload()
+            assert not [r for r in caplog.records if "restart" in r.getMessage()]
+            config.write_text(
+                '[storage]\ndata_dir = "elsewhere"\n[adapters]\nenabled = ["onebot_v11"]\n'
+                '[recall]\nembedder = "local"\n',
+                encoding="utf-8",
+            )
+            assert store.reload()
+    finally:
+        await app.close()
+    warnings = [r.getMessage() for r in caplog.records if "restart" in r.getMessage()]
+    assert warnings == [
+        "config reloaded, but storage, adapters, recall.embedder take effect only after a restart"
+    ]
+
+
+async def test_config_watching_turned_off_at_start_can_be_turned_on_by_a_reload(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[scheduler]\nconfig_watch_seconds = 0\n", encoding="utf-8")
+    store = ConfigStore.load(config)
+    app = await build_app(store, tmp_path / "data", ManualClock(T0), watch_config=True)
+
+    def write(watch: int, probability: float, mtime: int) -> None:
+        config.write_text(
+            f"[scheduler]\nconfig_watch_seconds = {watch}\n[reply]\nprobability = {probability}\n",
+            encoding="utf-8",
+        )
+        os.utime(config, (mtime, mtime))
+
+    try:
+        write(0, 0.5, 1)
+        await app.runner.run_job("config_watch")
+        assert store.current.reply.probability == 0.0, "watching is off: the change waits"
+        write(5, 0.5, 2)
+        assert store.reload()  # SIGHUP / `qunyi reload`
+        write(5, 0.75, 3)
+        await app.runner.run_job("config_watch")
+        assert store.current.reply.probability == 0.75, "watching is on now"
+    finally:
+        await app.close()
