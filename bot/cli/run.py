@@ -29,6 +29,14 @@ from bot.summary import summarize
 from memory.types import ChatMessage
 
 PID_FILE = "qunyi.pid"
+MAX_SETTLE_MINUTES = 7 * 24 * 60  # replay steps the daemons every 5 simulated minutes: a week is ~2000 steps
+
+
+def _platform_name(value: str) -> str:
+    """`--platform`: a non-empty name (every message of the log is recorded under it)."""
+    if not value.strip():
+        raise click.BadParameter("must not be empty")
+    return value
 
 
 @contextlib.contextmanager
@@ -113,9 +121,19 @@ async def _serve(app: App, config: ConfigStore, adapters: list[Adapter]) -> None
 
 @click.command("replay")
 @click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--platform", default="replay", show_default=True, help="Platform name recorded for the log.")
 @click.option(
-    "--settle-minutes", default=60, show_default=True, help="Simulated time the daemons run after the log."
+    "--platform",
+    default="replay",
+    show_default=True,
+    callback=lambda _ctx, _param, value: _platform_name(value),
+    help="Platform name recorded for the log.",
+)
+@click.option(
+    "--settle-minutes",
+    default=60,
+    show_default=True,
+    type=click.IntRange(0, MAX_SETTLE_MINUTES),
+    help="Simulated time the daemons run after the log (at most a week).",
 )
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @runtime_options

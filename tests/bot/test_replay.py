@@ -1,6 +1,7 @@
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from sqlalchemy import func, select
 
@@ -147,3 +148,24 @@ def test_replay_prints_chat_names_and_bad_lines_literally(tmp_path: Path) -> Non
     assert "摸鱼[/]群 (replay:g7)" in result.output
     assert "[b]技术群[/b] :fire: (replay:g8)" in result.output
     assert "got '[/]'" in result.output
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "error"),
+    [
+        ("--settle-minutes", "-5", "-5 is not in the range 0<=x<=10080"),
+        ("--settle-minutes", "99999999999", "is not in the range 0<=x<=10080"),
+        ("--platform", " ", "Invalid value for '--platform': must not be empty"),
+    ],
+)
+def test_replay_refuses_odd_options_before_reading_the_log(
+    tmp_path: Path, option: str, value: str, error: str
+) -> None:
+    log = write_log(tmp_path / "log.jsonl")
+    data = tmp_path / "d"
+    result = CliRunner().invoke(
+        cli, ["replay", str(log), "--data-dir", str(data), "--no-progress", option, value]
+    )
+    assert result.exit_code == 2
+    assert error in result.output
+    assert not data.exists()
