@@ -55,7 +55,7 @@ async def run_bench(
     recall_times.sort()
     return {
         "messages": report.recorded,
-        "chats": chats,
+        "chats": len(chat_ids),
         "replay_seconds": round(replay_seconds, 2),
         "messages_per_second": round(report.recorded / replay_seconds, 1) if replay_seconds else None,
         "job_runs": report.job_runs,

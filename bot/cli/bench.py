@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from bot.bench import run_bench
-from bot.cli.options import async_command, open_config, runtime_options
+from bot.cli.options import async_command, database_errors, open_config, runtime_options
 
 
 @click.command("bench")
@@ -24,7 +24,13 @@ async def bench_command(
     """Replay a generated log (daemons in simulated time), then time recall and context building.
 
     Uses a temporary folder unless --data-dir keeps the log and database there."""
-    report = await run_bench(open_config(config_path), messages, chats, seed, data_dir)
+    config = open_config(config_path)
+    with database_errors():
+        try:
+            report = await run_bench(config, messages, chats, seed, data_dir)
+        except OSError as exc:  # --data-dir names a file, or a folder that cannot be written
+            reason = exc.strerror or str(exc)
+            raise click.ClickException(f"cannot use {data_dir} for the bench: {reason}") from None
     if as_json:
         click.echo(json.dumps(report, ensure_ascii=False, indent=2))
         return

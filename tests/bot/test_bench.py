@@ -14,3 +14,16 @@ def test_bench_reports_throughput_and_latency(tmp_path: Path) -> None:
     assert report["messages"] == 120 and report["rows"]["messages"] >= 120
     assert report["messages_per_second"] > 0 and report["recall_ms_median"] >= 0
     assert (tmp_path / "b" / "bench.jsonl").is_file()
+
+
+def test_bench_counts_the_chats_it_made_and_refuses_an_unusable_data_dir(tmp_path: Path) -> None:
+    args = ["bench", "--messages", "1", "--chats", "5", "--json", "--data-dir", str(tmp_path / "b")]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["chats"] == report["rows"]["chats"] == 1
+    (tmp_path / "file").write_text("not a folder", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["bench", "--messages", "5", "--data-dir", str(tmp_path / "file" / "x")])
+    assert result.exit_code == 1
+    assert "Error: cannot use" in result.output and "Not a directory" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
