@@ -54,6 +54,7 @@ log = logging.getLogger(__name__)
 _CACHE_SIZE = 4096
 _QUOTE_CHARS = 60
 _CLOSE_TIMEOUT = 2.0
+_DRAIN_TIMEOUT = 30.0  # how long `stop` lets the events already received be handled
 
 
 @dataclass(eq=False)
@@ -125,7 +126,11 @@ class OneBotAdapter(Adapter):
             self._spawn(self._forward_loop())
 
     async def stop(self) -> None:
-        """Close every connection, fail pending actions, stop the server or the dialling loop."""
+        """Handle the events already received (up to _DRAIN_TIMEOUT, the connections still open so
+        replies go out), then close every connection, fail pending actions, stop the server or the
+        dialling loop."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._queue.join(), _DRAIN_TIMEOUT)
         self._stopping = True
         for conn in list(self._conns):
             await self._close(conn, WSCloseCode.GOING_AWAY, b"qunyi stopping")
@@ -345,6 +350,8 @@ class OneBotAdapter(Adapter):
                 await self._dispatch(conn, data)
             except Exception:
                 log.exception("handling a OneBot event failed: %.300s", json.dumps(data, ensure_ascii=False))
+            finally:
+                self._queue.task_done()
 
     async def _dispatch(self, conn: _Connection, data: dict[str, Any]) -> None:
         kind = post_type(data)

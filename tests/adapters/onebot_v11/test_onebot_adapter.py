@@ -11,7 +11,7 @@ from aiohttp import WSCloseCode, web
 from conftest import SELF_ID, TOKEN, ConnectPeer, Inbox, fixture, ok
 
 from adapters.onebot_v11 import ActionFailed, ActionTimeout, NotConnected, OneBotAdapter, OneBotConfig
-from memory.types import ChatKind, SegmentKind
+from memory.types import ChatKind, ChatMessage, SegmentKind
 
 Reverse = tuple[OneBotAdapter, Inbox, str]
 
@@ -264,3 +264,24 @@ async def test_forward_mode_reconnects_after_a_dropped_connection(
     finally:
         await adapter.stop()
         await runner.cleanup()
+
+
+async def test_messages_received_just_before_stop_are_all_handled(
+    reverse: Reverse, connect_peer: ConnectPeer
+) -> None:
+    adapter, inbox, _ = reverse
+    handled: list[str] = []
+
+    async def slow(message: ChatMessage) -> None:
+        await asyncio.sleep(0.05)  # recording, and perhaps replying, takes a moment
+        handled.append(message.message_id)
+        await inbox(message)
+
+    adapter._handler = slow
+    peer = await connect_peer()
+    event = fixture("group_message_array.json")
+    for n in range(6):
+        await peer.send(event | {"message_id": 1000 + n})
+    await inbox.get()  # the first is being handled when the bot is told to stop
+    await adapter.stop()
+    assert handled == [str(1000 + n) for n in range(6)]
