@@ -99,7 +99,7 @@ async def _serve(app: App, config: ConfigStore, adapters: list[Adapter]) -> None
 
             async def on_message(message: ChatMessage, adapter: Adapter = adapter) -> None:
                 try:
-                    await app.pipeline.handle(message, adapter.send_text)
+                    await app.pipeline.handle_live(message, adapter.send_text, stop)
                 except Exception:
                     logging.getLogger(__name__).exception("handling a %s message failed", adapter.platform)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import random
 from collections.abc import Awaitable, Callable
@@ -21,11 +23,13 @@ from memory import messages
 from memory.models import Message
 from memory.ports import LLMUnavailable
 from memory.service import MemoryService
+from memory.storage import DatabaseLocked
 from memory.types import ChatMessage
 
 log = logging.getLogger(__name__)
 
 ID_CLASH = "id clash"  # the outcome's reason when the id was taken by another text
+LOCKED_RETRY_SECONDS = 1.0  # pause before a message that met a locked database is tried again
 
 Send = Callable[..., Awaitable[ChatMessage]]
 
@@ -92,6 +96,23 @@ class ReplyPipeline:
             return Outcome(True, reason=f"{decision.reason}; empty reply")
         await self._send(message, text, send)
         return Outcome(True, text, decision.reason)
+
+    async def handle_live(self, message: ChatMessage, send: Send, stopping: asyncio.Event) -> Outcome | None:
+        """`handle` for a live adapter, which cannot fetch a message again: while another process
+        holds the database past its busy timeout, the message waits and is tried again (recording is
+        idempotent) until it is stored or the bot is stopping. None when it could not be handled."""
+        while True:
+            try:
+                return await self.handle(message, send)
+            except DatabaseLocked as exc:
+                if stopping.is_set():
+                    log.error("message %s of %s not recorded: %s", message.message_id, message.chat_id, exc)
+                    return None
+                log.warning(
+                    "%s; message %s of %s will be tried again", exc, message.message_id, message.chat_id
+                )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stopping.wait(), LOCKED_RETRY_SECONDS)
 
     async def _answer(
         self, llm: LLMGateway, chat_id: int, prompt: list[dict[str, Any]], settings: Settings
