@@ -122,7 +122,9 @@ def _mask_quotes(text: str, mask: list[bool]) -> None:
 
 def _mask_reported(text: str, mask: list[bool]) -> None:
     """Mask from a reporting verb to the end of its sentence unless the reporter is the speaker."""
-    tokens = [(tok, start, end) for tok, start, end in jieba.tokenize(text) if tok.strip()]
+    # Without the HMM: its Viterbi pass is quadratic in a run of unknown characters (a 100 000-character
+    # flood took half a minute to record), and report verbs and pronouns are dictionary words anyway.
+    tokens = [(tok, start, end) for tok, start, end in jieba.tokenize(text, HMM=False) if tok.strip()]
     for index, (tok, start, _) in enumerate(tokens):
         if tok not in _REPORT_VERBS_ZH:
             continue

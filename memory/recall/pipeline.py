@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -41,6 +41,7 @@ from memory.recall.signals import QuestionSignals, apply_signals
 from memory.recall.timeexpr import in_zone, parse_time_hints
 from memory.storage import Database
 from memory.storage.fts import indexed_tokens, phrase_expression
+from memory.text import truncate
 from memory.turn_windows import WINDOWS_FTS
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,10 @@ log = logging.getLogger(__name__)
 Key = tuple[str, int]
 Ranking = tuple[str, float, Sequence[tuple[Key, float]]]
 SPREAD_FROM = 50
+# The longest question recall reads, in characters: a question is short, and every step (names, time
+# words, keywords, jieba) costs time on the event loop in proportion to it; a pasted article or a
+# flood message would otherwise hold the bot for a minute.
+MAX_QUESTION_CHARS = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +99,8 @@ class Recaller:
         """The best `query.limit` memories for the question, inside its scope, best first."""
         if not query.chat_ids or query.limit <= 0:
             return []
+        if len(query.text) > MAX_QUESTION_CHARS:
+            query = replace(query, text=truncate(query.text, MAX_QUESTION_CHARS, ellipsis=""))
         query_vector = await self._embed_question(query.text)
         async with self.db.read() as session:
             plan = await self._plan(session, query)
