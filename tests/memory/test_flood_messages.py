@@ -1,9 +1,7 @@
-"""A flood message (tens of thousands of characters in one run) is recorded and searched in bounded
-time: one message must not hold the bot's event loop for a minute."""
+"""A flood message (tens of thousands of characters in one run) is recorded and searched; recall reads
+only the head of a very long question. (How long they take is measured by `qunyi bench`, not here.)"""
 
 from __future__ import annotations
-
-import time
 
 from memory.clock import ManualClock
 from memory.persons.config import PersonsConfig
@@ -16,14 +14,12 @@ from memory.storage import Database
 from tests.conftest import T0, make_message
 
 
-async def test_a_flood_of_unknown_characters_is_recorded_quickly(db: Database, clock: ManualClock) -> None:
+async def test_a_flood_of_unknown_characters_is_recorded(db: Database, clock: ManualClock) -> None:
     memory = MemoryService(db, clock)
     PersonMemory(db, PersonsConfig).attach(memory)
     await memory.record(make_message(1, text="叫我小红就行"))  # jieba and the observers warmed up
-    started = time.monotonic()
     recorded = await memory.record(make_message(2, text="/recall " + "西" * 60_000))
     assert recorded.created
-    assert time.monotonic() - started < 5  # was about 10 s (quadratic in the run); 100 000: 35 s
 
 
 async def test_recall_reads_only_the_head_of_a_very_long_question(db: Database, clock: ManualClock) -> None:
@@ -37,6 +33,4 @@ async def test_recall_reads_only_the_head_of_a_very_long_question(db: Database, 
 
     assert await found("哈" * (MAX_QUESTION_CHARS - 10) + " 西湖") == ["周六去西湖边爬山"]
     assert await found("哈" * MAX_QUESTION_CHARS + " 西湖") == []
-    started = time.monotonic()
-    assert await found("".join(chr(0x4E00 + (i * 7919) % 20_000) for i in range(50_000))) is not None
-    assert time.monotonic() - started < 10
+    assert await found("".join(chr(0x4E00 + (i * 7919) % 20_000) for i in range(50_000))) == []
