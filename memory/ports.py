@@ -22,6 +22,11 @@ class LLMUnavailable(Exception):
         self.reason = reason
 
 
+class LLMBadAnswer(LLMUnavailable):
+    """The model answered this request, but not usably (no valid JSON even after a repair, an empty
+    answer). Asking again about the same thing is unlikely to help; other requests may well work."""
+
+
 class LLMPort(Protocol):
     """What memory/ asks of a language model. Tasks: reply, topic, summary, jargon, person."""
 

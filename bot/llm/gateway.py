@@ -25,7 +25,7 @@ from bot.llm.retry import backoff_delay, is_retryable_status, retry_after_second
 from bot.llm.settings import LLMSettings, ResolvedTask
 from bot.llm.usage import TaskUsage, UsageLedger
 from memory.clock import Clock
-from memory.ports import LLMUnavailable
+from memory.ports import LLMBadAnswer, LLMUnavailable
 from memory.storage.database import Database
 from memory.text import estimate_tokens, truncate
 
@@ -434,7 +434,7 @@ class LLMGateway:
             try:
                 return await self._request(resolved, repair, parse, json_mode=True)
             except BadAnswer as second:
-                raise LLMUnavailable(
+                raise LLMBadAnswer(
                     task, f"invalid JSON after repair: {truncate(str(second), _ERROR_CHARS)}"
                 ) from None
 
@@ -451,7 +451,7 @@ class LLMGateway:
         try:
             return await self._request(resolved, messages, parse)
         except BadAnswer as exc:
-            raise LLMUnavailable(task, str(exc)) from None
+            raise LLMBadAnswer(task, str(exc)) from None
 
     async def chat(
         self,

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from memory.jargon import dictionary
 from memory.jargon.dictionary import Evidence
-from memory.ports import LLMPort, LLMUnavailable
+from memory.ports import LLMBadAnswer, LLMPort, LLMUnavailable
 from memory.storage import Database
 from memory.text import truncate
 
@@ -129,7 +129,8 @@ async def run_inference(
 
     The model is called outside any write transaction; each result is stored in its own short one,
     and only if the entry did not change meanwhile. Stops at the first LLMUnavailable: the entries
-    stay due and the next run (which looks at every due entry) tries again.
+    stay due and the next run (which looks at every due entry) tries again. An entry the model
+    answers unusably (LLMBadAnswer) has its threshold used up, as when the evidence says nothing.
     """
     async with db.read() as session:
         due = await dictionary.due_for_inference(session, thresholds, ids, limit)
@@ -141,6 +142,11 @@ async def run_inference(
             items = await dictionary.evidence(session, entry.id, None, limit=max_evidence)
         try:
             result = await infer(llm, entry.content, items, entry.meaning)
+        except LLMBadAnswer as exc:
+            # This term gets no usable answer: its threshold is used up as if the evidence said
+            # nothing, so it cannot hold up the entries behind it on every run.
+            log.info("jargon inference for %r gave no usable answer: %s", entry.content, exc.reason)
+            result = Inference(None, None)
         except LLMUnavailable as exc:
             log.info("jargon inference skipped: %s", exc.reason)
             break

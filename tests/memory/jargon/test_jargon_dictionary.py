@@ -361,3 +361,22 @@ async def test_an_overlong_inferred_meaning_is_cut_on_a_grapheme_boundary(memory
         stored = await dictionary.get(session, entry)
     assert stored is not None and len(stored.meaning) <= dictionary.MAX_MEANING_CHARS
     assert stored.meaning.endswith("永…"), "the emoji goes whole, not as a dangling 👨 + joiner"
+
+
+async def test_a_term_the_model_cannot_answer_does_not_hold_up_the_others(
+    memory: MemoryService, llm: LLMGateway, fake_llm: FakeOpenAI
+) -> None:
+    stuck_ids = await record(memory, 0, ["绝绝子 冲", "真的绝绝子"])
+    other_ids = await record(memory, 50, ["yyds 冲", "真的yyds"])
+    chat = await _chat_id(memory)
+    stuck = await mine(memory, chat, "绝绝子", stuck_ids)
+    other = await mine(memory, chat, "yyds", other_ids)
+    every_step = {"no_information": False, "meaning": "永远的神", "same": False}
+    fake_llm.default = lambda body: (
+        "这个我不回答" if "「绝绝子」" in json.dumps(body, ensure_ascii=False) else answer_json(every_step)
+    )
+    assert await run_inference(memory.db, llm, THRESHOLDS, NOW) == 2
+    async with memory.db.read() as session:
+        a, b = [await dictionary.get(session, i) for i in (stuck, other)]
+    assert a is not None and (a.meaning, a.status, a.last_inference_count) == ("", "candidate", 2)
+    assert b is not None and (b.meaning, b.status) == ("永远的神", "inferred"), "the next entry is inferred"
