@@ -16,6 +16,7 @@ from adapters.importers.replay_jsonl import iter_messages
 from bot.app import App
 from bot.reply.pipeline import ID_CLASH
 from memory.clock import ManualClock
+from memory.storage import DatabaseLocked
 from memory.types import ChatKind, ChatMessage
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,8 @@ async def replay(
         await app.runner.run_due(clock.now())
         try:
             outcome = await app.pipeline.handle(item, sender.send)
+        except DatabaseLocked:
+            raise  # every later message would meet the same lock: stop, replaying again adds the rest
         except Exception as exc:  # as the live bot does: log it and go on with the next message
             log.exception("handling message %s of %s failed", item.message_id, item.chat_id)
             problem(

@@ -1,4 +1,5 @@
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from bot.replay import replay
 from bot.reply.pipeline import Outcome, Send
 from memory.clock import ManualClock
 from memory.models import Message
+from memory.storage import DatabaseLocked
 from memory.types import ChatMessage
 from tests.conftest import T0
 
@@ -81,6 +83,28 @@ def test_replay_cli_prints_summary(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "3 messages recorded" in result.output
     assert "莉莉 (also Lily)" in result.output
+
+
+def test_a_database_locked_by_another_process_stops_the_replay_with_one_line(tmp_path: Path) -> None:
+    data = tmp_path / "d"
+    config = tmp_path / "config.toml"
+    config.write_text("[storage]\nbusy_timeout_ms = 200\n", encoding="utf-8")
+    options = ["--data-dir", str(data), "--config", str(config), "--no-progress", "--settle-minutes", "0"]
+    first = write_log(tmp_path / "first.jsonl")
+    assert CliRunner().invoke(cli, ["replay", str(first), *options]).exit_code == 0
+    more = tmp_path / "more.jsonl"
+    line = {"chat": "g1", "message_id": "later", "sender_id": "u1", "sender_name": "a", "time": 1772367300}
+    more.write_text(json.dumps(line | {"text": "后来的消息"}) + "\n", encoding="utf-8")
+    holder = sqlite3.connect(data / "qunyi.db", isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        result = CliRunner().invoke(cli, ["replay", str(more), *options])
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert result.exit_code == 1, result.output
+    assert "stayed locked" in result.output and "lines skipped" not in result.output
+    assert not isinstance(result.exception, DatabaseLocked)
 
 
 def test_memory_commands_cli(tmp_path: Path) -> None:
