@@ -16,8 +16,14 @@ from bot.config import ConfigStore
 from bot.replay import replay, replay_clock
 from bot.samplegen import generate
 from memory.models import Chat
+from memory.storage.database import DB_FILENAME
 
 QUERIES = ("周末去哪里爬山", "deploy 失败", "火锅", "生日礼物", "who is coming on Saturday", "上周三说了什么")
+
+
+def bench_database(data_dir: Path) -> Path:
+    """Where a bench run keeps its database inside `--data-dir`."""
+    return data_dir / "data" / DB_FILENAME
 
 
 async def run_bench(
@@ -31,7 +37,7 @@ async def run_bench(
         rows = generate(messages, chats, seed=seed)
         log.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
         clock = replay_clock()
-        app = await build_app(config, where / "data", clock, watch_config=False)
+        app = await build_app(config, bench_database(where).parent, clock, watch_config=False)
         try:
             started = time.perf_counter()
             report = await replay(app, clock, log)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from bot.bench import run_bench
+from bot.bench import bench_database, run_bench
 from bot.cli.options import async_command, database_errors, open_config, runtime_options
 
 
@@ -23,8 +23,13 @@ async def bench_command(
 ) -> None:
     """Replay a generated log (daemons in simulated time), then time recall and context building.
 
-    Uses a temporary folder unless --data-dir keeps the log and database there."""
+    Uses a temporary folder unless --data-dir keeps the log and database there; that folder must not
+    hold a database yet (a second run would only meet duplicates and measure nothing)."""
     config = open_config(config_path)
+    if data_dir is not None and bench_database(data_dir).exists():
+        raise click.ClickException(
+            f"{data_dir} already holds a database; the bench needs a new folder (or none: a temporary one)"
+        )
     with database_errors():
         try:
             report = await run_bench(config, messages, chats, seed, data_dir)

@@ -14,6 +14,8 @@ def test_bench_reports_throughput_and_latency(tmp_path: Path) -> None:
     assert report["messages"] == 120 and report["rows"]["messages"] >= 120
     assert report["messages_per_second"] > 0 and report["recall_ms_median"] >= 0
     assert (tmp_path / "b" / "bench.jsonl").is_file()
+    again = CliRunner().invoke(cli, args)
+    assert again.exit_code == 1 and "already holds a database" in again.output, "a rerun measures nothing"
 
 
 def test_bench_counts_the_chats_it_made_and_refuses_an_unusable_data_dir(tmp_path: Path) -> None:
