@@ -34,6 +34,11 @@ class Stage:
     min_age: timedelta
     share: float
 
+    def takes(self, row: Row, now: datetime) -> bool:
+        """Whether `row` is in this stage's cohort at `now`: at the stage before, and old enough."""
+        cutoff = now.timestamp() - self.min_age.total_seconds()
+        return row.forget_times == self.number - 1 and row.end_time < cutoff
+
 
 MAIBOT_STAGES: tuple[Stage, ...] = (
     Stage(1, timedelta(minutes=30), 0.25),
@@ -98,6 +103,19 @@ class StagePlan:
     def deleted(self) -> list[int]:
         return [*self.deleted_low, *self.deleted_high]
 
+    def restricted(self, rows: Sequence[Row], now: datetime) -> StagePlan:
+        """This decision as it touches `rows` only (some of the rows it was made over): their part of
+        the cohort, and which of them go and move on."""
+        ids = {r.id for r in rows}
+        return StagePlan(
+            self.stage,
+            sum(1 for r in rows if self.stage.takes(r, now)),
+            [i for i in self.deleted_low if i in ids],
+            [i for i in self.deleted_high if i in ids],
+            [i for i in self.promoted if i in ids],
+            self.waiting,
+        )
+
 
 def tie_key(seed: int, stage: int, row_id: int) -> bytes:
     """A seeded pseudo-random order for rows of equal count, stable across runs."""
@@ -106,8 +124,7 @@ def tie_key(seed: int, stage: int, row_id: int) -> bytes:
 
 def plan_stage(policy: ForgetPolicy, stage: Stage, rows: Iterable[Row], now: datetime) -> StagePlan:
     """Select the stage's cohort from `rows` and decide it (pure: nothing is changed)."""
-    cutoff = now.timestamp() - stage.min_age.total_seconds()
-    cohort = [r for r in rows if r.forget_times == stage.number - 1 and r.end_time < cutoff]
+    cohort = [r for r in rows if stage.takes(r, now)]
     plan = StagePlan(stage, len(cohort))
     k = policy.per_end(stage, len(cohort))
     if k is None:

@@ -45,23 +45,28 @@ class ForgetReport:
     promoted: dict[int, int] = field(default_factory=dict)  # stage → rows moved to it
 
 
-async def _rows(session: AsyncSession, policy: ForgetPolicy, chat_id: int | None) -> list[tuple[int, Row]]:
+async def _rows(session: AsyncSession, policy: ForgetPolicy) -> list[tuple[int, Row]]:
     query = select(
         ChatHistory.chat_id, ChatHistory.id, ChatHistory.count, ChatHistory.end_time, ChatHistory.forget_times
     ).where(ChatHistory.forget_times < len(policy.stages))
-    if chat_id is not None:
-        query = query.where(ChatHistory.chat_id == chat_id)
     return [(int(c), Row(int(i), int(n), float(e), int(f))) for c, i, n, e, f in await session.execute(query)]
 
 
 def _plan(
-    policy: ForgetPolicy, rows: Sequence[tuple[int, Row]], now: datetime, scope: Scope
+    policy: ForgetPolicy, rows: Sequence[tuple[int, Row]], now: datetime, scope: Scope, chat_id: int | None
 ) -> list[StagePlan]:
+    """The pass's plans. In "global" scope cohorts span every chat, so a pass restricted to one chat
+    decides over all rows and keeps only that chat's part (what the full pass would do to it)."""
     if scope == "global":
-        return plan_pass(policy, [r for _, r in rows], now)
+        plans = plan_pass(policy, [r for _, r in rows], now)
+        if chat_id is None:
+            return plans
+        mine = [r for c, r in rows if c == chat_id]
+        return [plan.restricted(mine, now) for plan in plans]
     by_chat: dict[int, list[Row]] = defaultdict(list)
     for chat, row in rows:
-        by_chat[chat].append(row)
+        if chat_id is None or chat == chat_id:
+            by_chat[chat].append(row)
     return [plan for chat in sorted(by_chat) for plan in plan_pass(policy, by_chat[chat], now)]
 
 
@@ -89,16 +94,17 @@ async def forget_pass(
     dry_run: bool = False,
 ) -> ForgetReport:
     """Run (or, with `dry_run`, only plan) one pass. `scope` "chat" forms cohorts per chat;
-    `chat_id` restricts the pass to one chat's rows."""
+    `chat_id` restricts the pass to one chat's rows: it deletes and promotes exactly what the full
+    pass would do to them (in "global" scope their cohorts still span every chat)."""
     report = ForgetReport(dry_run)
     if dry_run:
         async with db.read() as session:
-            report.plans = _plan(policy, await _rows(session, policy, chat_id), now, scope)
+            report.plans = _plan(policy, await _rows(session, policy), now, scope, chat_id)
             report.forgotten = await _describe(session, report.plans)
         report.promoted = _promotions(report.plans)
         return report
     async with db.write() as session:
-        report.plans = _plan(policy, await _rows(session, policy, chat_id), now, scope)
+        report.plans = _plan(policy, await _rows(session, policy), now, scope, chat_id)
         report.forgotten = await _describe(session, report.plans)
         await _apply(session, report, now)
     report.promoted = _promotions(report.plans)

@@ -193,3 +193,22 @@ async def test_chat_scope_forms_cohorts_per_chat(memory: MemoryService) -> None:
         db, NOW, ForgetPolicy(small_cohort="round_up"), "chat", chat_id=2, dry_run=True
     )
     assert {f.chat_id for f in only_b.forgotten} == {2}
+
+
+async def test_a_pass_for_one_chat_does_to_it_what_the_global_pass_would(memory: MemoryService) -> None:
+    db = memory.db
+    await memory.record_many([make_message(1, chat="a"), make_message(2, chat="b")])
+    a = await seed_history(db, 1, [0, 1, 2, 3], timedelta(hours=1))
+    await seed_history(db, 2, [10, 11, 12, 13], timedelta(hours=1))
+    # Across both chats (8 rows, 2 per end) chat a holds the two lowest counts and none of the highest.
+    full = await forget_pass(db, NOW, ForgetPolicy(), "global", dry_run=True)
+    only_a = await forget_pass(db, NOW, ForgetPolicy(), "global", chat_id=1, dry_run=True)
+    assert sorted(f.id for f in only_a.forgotten) == [f.id for f in full.forgotten if f.chat_id == 1]
+    assert sorted(f.id for f in only_a.forgotten) == a[:2]
+    stage1 = next(p for p in only_a.plans if p.stage.number == 1)
+    assert (stage1.cohort, sorted(stage1.promoted)) == (4, a[2:])
+    real = await forget_pass(db, NOW, ForgetPolicy(), "global", chat_id=1)
+    assert [f.id for f in real.forgotten] == [f.id for f in only_a.forgotten]
+    async with db.read() as session:
+        rows = dict((await session.execute(select(ChatHistory.id, ChatHistory.forget_times))).all())
+    assert rows == {a[2]: 1, a[3]: 1, **{i: 0 for i in range(5, 9)}}, "chat b's rows are left alone"
