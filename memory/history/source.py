@@ -8,16 +8,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any, TypeAlias, cast
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import Boolean, Select, func, literal_column, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.models import Message, Person, PersonChatName
+from memory.storage.fts import searchable
 from memory.text import normalize
 
 
 @dataclass(frozen=True, slots=True)
 class SourceMessage:
-    """One raw message with what topic work needs: who (platform id, person id, names) and when."""
+    """One raw message with what topic work needs: who (platform id, person id, names) and when.
+    `searchable` is false for what the full-text index leaves out: members' memory commands and the
+    bot's answers to them (which quote recalled memories)."""
 
     id: int
     chat_id: int
@@ -31,6 +34,7 @@ class SourceMessage:
     reply_to: str | None
     mentions: tuple[str, ...]
     is_bot: bool
+    searchable: bool = True
 
     @property
     def display_name(self) -> str:
@@ -65,11 +69,12 @@ _COLUMNS = (
     Person.platform_user_id,
     PersonChatName.person_name,
     Person.nickname,
+    literal_column(searchable(Message.__tablename__), Boolean),
 )
 
 
 def _source(row: Any) -> SourceMessage:
-    message, user_id, chat_name, nickname = row
+    message, user_id, chat_name, nickname, indexed = row
     known = (chat_name, message.sender_card, message.sender_name, nickname)
     names = tuple(dict.fromkeys(n for n in known if n))
     return SourceMessage(
@@ -85,10 +90,11 @@ def _source(row: Any) -> SourceMessage:
         reply_to=message.reply_to,
         mentions=tuple(message.mentions or ()),
         is_bot=message.is_bot,
+        searchable=bool(indexed),
     )
 
 
-NamedRows: TypeAlias = Select[Message, str | None, str | None, str | None]
+NamedRows: TypeAlias = Select[Message, str | None, str | None, str | None, bool]
 
 
 def _query() -> NamedRows:

@@ -8,6 +8,8 @@ and whenever the LLM fails or answers with nothing usable — offline: the onlin
 known thread id, by term similarity to a cached topic, by adjacency (short threads join the topic of
 the message just before them) or as new topics; near-duplicate titles merge. The disentangler runs on
 every batch (also on the LLM path) so its per-chat state, kept in `job_state.data`, stays continuous.
+Messages the full-text index leaves out — members' memory commands and the bot's answers to them,
+which quote recalled memories — are passed over: packed, they would echo back in recall.
 
 One batch is one write transaction: cache updates, the disentangler state and the cursor commit
 together, so a crash repeats the batch from the old cursor and state. LLM calls happen outside
@@ -27,7 +29,6 @@ from pydantic import BaseModel, Field
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memory.commands import is_memory_command
 from memory.history import source, terms
 from memory.history.digest import speaker_line, theme_from
 from memory.history.pack import Packed, PackOptions, pack_entry
@@ -354,7 +355,7 @@ class TopicCheck:
             entries = await cache.entries(session, chat_id)
             recent = {e.id: await source.by_ids(session, e.message_ids[-2:]) for e in entries}
         disentangler = Disentangler(settings.disentangle, data.get("disentangler"))
-        usable = [m for m in batch if not is_memory_command(m.text)]
+        usable = [m for m in batch if m.searchable]
         threaded = split_threads(disentangler, usable)
         slots = slots_of(entries)
         path = "skipped"

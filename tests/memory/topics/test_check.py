@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
 
+from bot.app import build_app
+from bot.config import ConfigStore
+from bot.config.settings import Settings
 from memory.clock import ManualClock
 from memory.history.pack import PackOptions
-from memory.models import ChatHistory, JobState, TopicCacheEntry
+from memory.models import ChatHistory, JobState, Message, TopicCacheEntry
 from memory.ports import LLMUnavailable, Model
 from memory.service import MemoryService
 from memory.storage import Database
 from memory.topics.cache import PackRules
 from memory.topics.check import JOB, TopicCheck, TopicCheckSettings
+from memory.types import ChatMessage
 from tests.conftest import T0, make_message
 
 SMALL = TopicCheckSettings(
@@ -246,3 +251,35 @@ async def test_run_covers_every_chat_with_new_messages(memory: MemoryService) ->
     await memory.record_many([*chain(1, 5, "火锅", chat="a"), *chain(1, 5, "爬山", chat="b")])
     reports = await TopicCheck(memory.db, SMALL).run(T0 + timedelta(hours=1))
     assert sorted((r.chat_id, r.batches) for r in reports) == [(1, 1), (2, 1)]
+
+
+async def test_memory_commands_and_the_bots_answers_never_become_topics(tmp_path: Path) -> None:
+    """The answers quote recalled memories (with global recall, other chats' too): packed into a topic
+    they would come back in recall as this chat's own memory."""
+    app = await build_app(ConfigStore(Settings(), None), tmp_path / "data", ManualClock(T0))
+    answers: list[int] = []
+
+    async def send(_chat: str, text: str, **_kwargs: Any) -> ChatMessage:
+        answers.append(100 + len(answers))
+        return make_message(answers[-1], sender="bot", text=text, is_bot=True)
+
+    try:
+        await app.pipeline.handle(make_message(0, text="周六去西湖边爬山，带上烧烤架"), send)
+        for n in range(1, 8):
+            await app.pipeline.handle(make_message(n, sender=f"u{n % 3}", text="/recall 西湖 烧烤架"), send)
+        assert len(answers) == 7
+        check = TopicCheck(app.db, replace(SMALL, pack=PackRules(idle_checks=1, max_fragments=1)))
+        await check.run_chat(1, T0 + timedelta(hours=2), force=True)
+        await app.memory.record(make_message(50, text="晚上吃什么"))
+        await check.run_chat(1, T0 + timedelta(hours=3), force=True)
+        rows = await history_rows(app.db)
+        used = {i for row in rows for i in row.source_message_ids}
+        used |= {i for e in await cached(app.db) for i in e.message_ids}
+        async with app.db.read() as session:
+            talk = (Message.text == "周六去西湖边爬山，带上烧烤架") | (Message.text == "晚上吃什么")
+            members = set((await session.scalars(select(Message.id).where(talk))).all())
+        assert used == members, "only member talk is in topics"
+        hits = await app.memory.search([1], "烧烤架")
+        assert hits and not [h for h in hits if "我记得" in h.text], "no answer echoes back in recall"
+    finally:
+        await app.close()
