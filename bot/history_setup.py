@@ -28,6 +28,7 @@ def topic_check_settings(settings: Settings) -> TopicCheckSettings:
         title_merge_ratio=t.title_merge_ratio,
         reuse_similarity=t.reuse_similarity,
         attach_gap=timedelta(minutes=t.attach_gap_minutes),
+        reuse_gap=timedelta(minutes=t.reuse_max_gap_minutes),
         short_thread=t.short_thread,
         use_llm=t.llm_topics,
         max_batches_per_run=t.max_batches_per_run,

@@ -238,6 +238,7 @@ class TopicsSettings(Section):
     title_merge_ratio: float = Field(0.9, ge=0.5, le=1.0)
     reuse_similarity: float = Field(0.3, ge=0.0, le=1.0)
     attach_gap_minutes: float = Field(10.0, ge=0.0, le=1440.0)
+    reuse_max_gap_minutes: float = Field(1440.0, gt=0.0, le=525_600.0)
     short_thread: int = Field(3, ge=1, le=100)
     min_topic_messages: int = Field(2, ge=1, le=100)
     keywords: Literal["tfidf", "textrank"] = "tfidf"

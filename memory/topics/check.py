@@ -63,6 +63,7 @@ class TopicCheckSettings:
     title_merge_ratio: float = 0.9
     reuse_similarity: float = 0.3
     attach_gap: timedelta = timedelta(minutes=10)
+    reuse_gap: timedelta = timedelta(days=1)
     short_thread: int = 3
     use_llm: bool = False
     max_batches_per_run: int = 4
@@ -96,6 +97,8 @@ class Slot:
     terms: TermWeights
     threads: set[str]
     provenance: str
+    first: float | None = None
+    last: float | None = None
     messages: list[SourceMessage] = field(default_factory=list)
     added_threads: set[str] = field(default_factory=set)
     added_terms: TermWeights = field(default_factory=dict)
@@ -104,6 +107,17 @@ class Slot:
         self.messages.extend(messages)
         self.terms = terms.merge(self.terms, weights)
         self.added_terms = terms.merge(self.added_terms, weights)
+        for m in messages:
+            self.first = m.time if self.first is None else min(self.first, m.time)
+            self.last = m.time if self.last is None else max(self.last, m.time)
+
+    def near(self, messages: Sequence[SourceMessage], gap: timedelta) -> bool:
+        """Whether `messages` lie within `gap` of the topic's own messages (true of an empty topic)."""
+        if self.first is None or self.last is None or not messages:
+            return True
+        limit = gap.total_seconds()
+        start, end = min(m.time for m in messages), max(m.time for m in messages)
+        return start - self.last <= limit and self.first - end <= limit
 
     def claim(self, thread: str) -> None:
         self.threads.add(thread)
@@ -111,7 +125,18 @@ class Slot:
 
 
 def slots_of(entries: Sequence[TopicCacheEntry]) -> list[Slot]:
-    return [Slot(e.id, e.title, dict(e.terms or {}), set(e.thread_keys), e.provenance) for e in entries]
+    return [
+        Slot(
+            e.id,
+            e.title,
+            dict(e.terms or {}),
+            set(e.thread_keys),
+            e.provenance,
+            e.first_time if e.message_ids else None,
+            e.last_time if e.message_ids else None,
+        )
+        for e in entries
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +173,9 @@ def place_offline(
     slots: list[Slot],
     settings: TopicCheckSettings,
 ) -> None:
-    """Place thread groups on slots (adding new slots to `slots`), in order of first message."""
+    """Place thread groups on slots (adding new slots to `slots`), in order of first message. A thread
+    joins a topic by similar terms or title only within `reuse_gap` of its messages (old history
+    imported after live messages stays out of today's topics)."""
     by_thread = {t: s for s in slots for t in s.threads}
     slot_of_message: dict[int, Slot] = {}
     previous = {b.id: a for a, b in itertools.pairwise(order)}
@@ -156,19 +183,24 @@ def place_offline(
     for thread, messages in sorted(groups.items(), key=lambda kv: (kv[1][0].time, kv[1][0].id)):
         weights = terms.weigh((m.text for m in messages), names)
         slot = by_thread.get(thread)
+        near = [s for s in slots if s.near(messages, settings.reuse_gap)]
         if slot is None and weights:
-            scored = [(terms.cosine(weights, s.terms), -i, s) for i, s in enumerate(slots)]
+            scored = [(terms.cosine(weights, s.terms), -i, s) for i, s in enumerate(near)]
             best = max(scored, default=None, key=lambda x: (x[0], x[1]))
             if best is not None and best[0] >= settings.reuse_similarity:
                 slot = best[2]
         if slot is None and len(messages) < settings.short_thread:
             before = previous.get(messages[0].id)
             gap = settings.attach_gap.total_seconds()
-            if before is not None and before.id in slot_of_message and messages[0].time - before.time <= gap:
+            if (
+                before is not None
+                and before.id in slot_of_message
+                and abs(messages[0].time - before.time) <= gap
+            ):
                 slot = slot_of_message[before.id]
         if slot is None:
             title = theme_from(terms.top(weights, 3))
-            slot = most_similar(title, [(s, s.title) for s in slots], settings.title_merge_ratio)
+            slot = most_similar(title, [(s, s.title) for s in near], settings.title_merge_ratio)
             if slot is None:
                 slot = Slot(None, title, {}, set(), "offline")
                 slots.append(slot)
@@ -251,12 +283,13 @@ def place_llm(
     slots: list[Slot],
     settings: TopicCheckSettings,
 ) -> None:
-    """Place the LLM's topics on slots by title (near-duplicates merge); messages it left out are
-    placed offline; each thread is claimed by the slot holding most of its messages."""
+    """Place the LLM's topics on slots by title (near-duplicates within `reuse_gap` merge); messages it
+    left out are placed offline; each thread is claimed by the slot holding most of its messages."""
     slot_of_message: dict[int, Slot] = {}
     names = speaker_names(order)
     for title, messages in assigned:
-        slot = most_similar(title, [(s, s.title) for s in slots], settings.title_merge_ratio)
+        near = [(s, s.title) for s in slots if s.near(messages, settings.reuse_gap)]
+        slot = most_similar(title, near, settings.title_merge_ratio)
         if slot is None:
             slot = Slot(None, title, {}, set(), "llm")
             slots.append(slot)

@@ -97,8 +97,9 @@ class Disentangler:
         On a tie ``decide`` keeps the earliest option: a new thread, then the oldest message.
         """
         incoming = self._analyse(message)
-        horizon = incoming.t - self.params.max_gap_minutes * 60.0
-        window = [e for e in self._window if e.t >= horizon]
+        gap = self.params.max_gap_minutes * 60.0
+        # Both ways: history imported after live messages is older than the window it meets.
+        window = [e for e in self._window if incoming.t - gap <= e.t <= incoming.t + gap]
         w = self._weights
         new_feats = new_thread_features(incoming, window)
         out = [

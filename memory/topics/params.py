@@ -11,7 +11,8 @@ class DisentangleParams:
 
     - ``max_candidates``: how many earlier non-system messages a new message may link to (the window);
       the saved state holds about this many messages.
-    - ``max_gap_minutes``: earlier messages older than this are never link candidates.
+    - ``max_gap_minutes``: earlier messages more than this apart in time (older, or newer when
+      history arrives out of order) are never link candidates.
     - ``reply_memory``: how many recent message keys keep their thread for explicit reply links that
       reach past the window (a key and a thread id each).
     - ``idf_vocab``: at most this many words keep document frequencies (rarest pruned first).

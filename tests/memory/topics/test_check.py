@@ -283,3 +283,27 @@ async def test_memory_commands_and_the_bots_answers_never_become_topics(tmp_path
         assert hits and not [h for h in hits if "我记得" in h.text], "no answer echoes back in recall"
     finally:
         await app.close()
+
+
+async def test_old_history_imported_after_live_talk_gets_topics_of_its_own_time(
+    memory: MemoryService,
+) -> None:
+    check = TopicCheck(
+        memory.db, replace(SMALL, batch_size=10, pack=PackRules(idle_checks=2, max_fragments=5))
+    )
+    await memory.record_many(chain(0, 10, "周末去九溪爬山 带水"))
+    await check.run_chat(1, T0 + timedelta(minutes=20))
+    month_ago = T0 - timedelta(days=60)
+    await memory.record_many(
+        [
+            make_message(100 + n, text=f"周末去九溪爬山 {n}", time=month_ago + timedelta(minutes=n))
+            for n in range(10)
+        ]
+    )
+    await check.run_chat(1, T0 + timedelta(minutes=40))
+    entries = await cached(memory.db)
+    spans = sorted((e.first_time, e.last_time) for e in entries)
+    assert len(entries) == 2 and all(last - first < 3600 for first, last in spans), (
+        "no topic spans the months"
+    )
+    assert spans[0][0] == month_ago.timestamp() and spans[1][0] == T0.timestamp()

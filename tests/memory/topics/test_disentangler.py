@@ -173,3 +173,12 @@ def test_malformed_state_is_a_clear_error() -> None:
 def test_find_names(text: str, start: set[str], anywhere: set[str]) -> None:
     names = {"ud": "ud", "小明": "xm", "me": "me"}
     assert find_names(text, names, skip="me", min_chars=2) == (start, anywhere)
+
+
+def test_old_history_arriving_after_live_messages_never_links_to_them() -> None:
+    """An import of last month's log after today's talk: the old lines are far older than the window."""
+    live = [msg(f"live{i}", i, f"u{i % 3}", f"周末去九溪爬山 带水 {i}") for i in range(6)]
+    month_ago = -30 * 24 * 60
+    old = [msg(f"old{i}", month_ago + i, f"u{i % 3}", f"周末去九溪爬山 {i}") for i in range(6)]
+    threads = run(Disentangler(), [*live, *old])
+    assert not {threads[m.key] for m in old} & {threads[m.key] for m in live}
