@@ -3,9 +3,10 @@
 Forgetting (a member's request to be forgotten) deletes everything learnt about the person — facts,
 timeline, aliases, per-chat names and cards, their nickname — and records the request so kept
 messages are never consolidated into a profile again. Raw messages are deleted too only when
-`forget_removes_messages` is true (config `[persons]`), and then the topics packed from them are
-rebuilt from the messages they keep (their verbatim text and summary would quote the deleted words);
-otherwise they stay, as the group's record.
+`forget_removes_messages` is true (config `[persons]`), and then the topics packed from them, and
+those still collecting in the topic cache, are rebuilt from the messages they keep (their verbatim
+text, summary, title and terms would quote the deleted words); otherwise they stay, as the group's
+record.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from memory.storage import Database
 from memory.storage.fts import unindex_rows
 from memory.storage.sql import rows_changed
 from memory.text import normalize
+from memory.topics import cache as topic_cache
 from memory.turn_windows import rebuild_windows, windows_touching
 
 
@@ -259,6 +261,7 @@ class PersonAdmin:
                 # Neighbouring turns were indexed and embedded with these words: redo them without.
                 touching = await windows_touching(session, ids)
                 await drop_sources(session, ids)
+                await topic_cache.drop_messages(session, ids)
                 await unindex_rows(session, "messages_fts", ids)
                 await _drop_vectors(session, "message", touching)
                 await session.execute(delete(Message).where(Message.id.in_(ids)))

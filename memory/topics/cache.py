@@ -2,8 +2,8 @@
 
 A topic gains one *fragment* per topic check that adds messages to it; a check that adds nothing
 raises its `no_update_checks`. It is ready to pack after `idle_checks` checks without news or with
-more than `max_fragments` fragments. Rows leave the cache only in the transaction that commits their
-ChatHistory row (memory.history.pack).
+more than `max_fragments` fragments. Rows leave the cache in the transaction that commits their
+ChatHistory row (memory.history.pack), or when every message they hold is deleted (`drop_messages`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memory.history import terms
-from memory.history.source import SourceMessage
+from memory.history import source, terms
+from memory.history.digest import theme_from
+from memory.history.source import SourceMessage, speaker_names
 from memory.models import TopicCacheEntry
 
 STORED_TERMS = 40
@@ -96,3 +97,26 @@ def mark_idle(entries_: Iterable[TopicCacheEntry], updated: set[int]) -> None:
     for entry in entries_:
         if entry.id not in updated:
             entry.no_update_checks += 1
+
+
+async def drop_messages(session: AsyncSession, message_ids: Sequence[int]) -> int:
+    """Take messages that are being deleted out of the cached topics holding them (inside the caller's
+    transaction): each topic keeps its other messages, and its terms, title, participants and time span
+    are redone offline from them, since any of them may quote or name what is deleted; a topic left
+    with no message is deleted. Returns how many topics changed."""
+    gone = set(message_ids)
+    if not gone:
+        return 0
+    touched = [e for e in (await session.scalars(select(TopicCacheEntry))).all() if gone & set(e.message_ids)]
+    for entry in touched:
+        kept = await source.by_ids(session, [i for i in entry.message_ids if i not in gone])
+        if not kept:
+            await session.delete(entry)
+            continue
+        entry.message_ids = [i for i in entry.message_ids if i not in gone]
+        entry.participants = list(dict.fromkeys(m.person_id for m in kept if m.person_id is not None))
+        entry.first_time = min(m.time for m in kept)
+        entry.last_time = max(m.time for m in kept)
+        entry.terms = terms.trimmed(terms.weigh((m.text for m in kept), speaker_names(kept)), STORED_TERMS)
+        entry.title, entry.provenance = theme_from(terms.top(entry.terms, 3)), "offline"
+    return len(touched)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -10,6 +11,7 @@ from memory.embeddings import save_vectors
 from memory.history import source
 from memory.history.digest import Digest
 from memory.history.pack import write_history
+from memory.history.view import topic_views
 from memory.models import (
     ChatHistory,
     ChatMember,
@@ -20,6 +22,7 @@ from memory.models import (
     PersonChatName,
     PersonFact,
     PersonTimelineEntry,
+    TopicCacheEntry,
 )
 from memory.models.recall import EmbeddingVector
 from memory.persons import store
@@ -28,6 +31,7 @@ from memory.persons.service import PersonMemory
 from memory.service import MemoryService
 from memory.storage import Database
 from memory.storage.fts import indexed_tokens
+from memory.topics import cache
 from memory.turn_windows import WINDOWS_FTS
 from tests.conftest import T0
 from tests.memory.persons.people_fixtures import count_rows as _count
@@ -161,6 +165,36 @@ async def test_forget_deletes_what_was_learnt_and_messages_only_if_asked(
         assert await _count(db, PersonFact, person_id=said.person_id) == 0
     assert await _count(db, PersonFact, person_id=other.person_id) == 0
     assert (await people.record(other.chat_id, other.person_id)) is not None
+
+
+async def test_forgetting_with_messages_rewrites_the_topics_still_collecting(
+    chat, people: PersonMemory, db: Database, memory: MemoryService
+) -> None:
+    g1 = chat()
+    theirs = [await g1.say("u1", f"我家煤球昨晚把外卖袋子撕了 {n}", card="阿红") for n in range(3)]
+    others = [await g1.say("u2", f"周六去九溪爬山 {n}", card="莉莉") for n in range(2)]
+    alone = [await g1.say("u1", "煤球 猫粮 宠物医院", card="阿红", minutes=300 + n) for n in range(2)]
+    async with db.write() as session:
+        both = cache.new_entry(theirs[0].chat_id, "煤球、外卖", T0)
+        only = cache.new_entry(theirs[0].chat_id, "煤球、猫粮", T0, "llm")
+        session.add_all([both, only])
+        await session.flush()
+        sources = await source.by_ids(session, [r.message_id for r in [*theirs, *others]])
+        cache.add_fragment(both, sources, ["t1"], T0)
+        cache.add_fragment(only, await source.by_ids(session, [r.message_id for r in alone]), ["t2"], T0)
+        both_id, only_id = both.id, only.id
+    assert "煤球" in both.terms
+    await people.admin.forget(theirs[0].person_id, remove_messages=True, now=T0 + timedelta(days=1))
+    async with db.read() as session:
+        kept = await session.get(TopicCacheEntry, both_id)
+        assert await session.get(TopicCacheEntry, only_id) is None, "a topic of their words only goes"
+        views = await topic_views(session, theirs[0].chat_id)
+    assert kept is not None and kept.message_ids == [r.message_id for r in others]
+    assert kept.participants == [others[0].person_id]
+    assert "煤球" not in kept.title and not {"煤球", "外卖"} & set(kept.terms) and "爬山" in kept.terms
+    assert kept.first_time < kept.last_time == others[-1].message.time.timestamp()
+    shown = json.dumps([v.to_json() for v in views], ensure_ascii=False)
+    assert "煤球" not in shown and "外卖" not in shown, "qunyi topics and the web page show nothing of theirs"
 
 
 async def test_forgetting_with_messages_rewrites_the_topics_that_quoted_them(
