@@ -12,6 +12,7 @@ from memory import messages
 from memory.clock import Clock, SystemClock
 from memory.context import ContextBuilder, ContextProvider, ContextRequest, ReplyContext
 from memory.context.recent import RecentWindowProvider
+from memory.history.reinforce import reinforce
 from memory.ingest import BatchReport, Ingestor, Recorded
 from memory.models import Chat, ChatMember, Message, Person
 from memory.notes import NoteScopes
@@ -154,14 +155,20 @@ class MemoryService:
         self, chat_id: int, message: messages.StoredMessage | None, query: str | None = None
     ) -> ReplyContext:
         """The pre-reply context, with no LLM call. Recall searches for `query`, by default the
-        message's text (the reply path passes it without the bot's own name)."""
+        message's text (the reply path passes it without the bot's own name). The ChatHistory rows it
+        shows, after every budget, are reinforced once (`count` + 1); rows cut for room are not."""
         before = message.id + 1 if message is not None else None
         recent = await self.recent(chat_id, self.context_settings.recent_messages, before)
         if query is None:
             query = message.text if message is not None else ""
         request = ContextRequest(chat_id, message, recent, self.clock.now(), query)
         builder = ContextBuilder(self.context_providers, self.context_settings.total_tokens)
-        return await builder.build(request)
+        context = await builder.build(request)
+        topics = context.shown("history")
+        if topics:
+            async with self.db.write() as session:
+                await reinforce(session, topics)
+        return context
 
     async def stats(self) -> dict[str, int]:
         """Row counts for summaries and `qunyi doctor`."""

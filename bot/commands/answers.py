@@ -29,16 +29,26 @@ class Answer:
 
 
 async def recall(
-    memory: MemoryService, chat_id: int, query: str, limit: int = 5, *, reinforce_shown: bool = True
+    memory: MemoryService,
+    chat_id: int,
+    query: str,
+    limit: int = 5,
+    *,
+    reinforce_shown: bool = True,
+    counted: set[int] | None = None,
 ) -> Answer:
     """The hybrid recall over messages and topics of the chats this chat may read; unless `reinforce_shown`
-    is false (a read-only caller), shown topics are reinforced (their `count` rises)."""
+    is false (a read-only caller), shown topics are reinforced (their `count` rises). `counted` holds
+    the topics already reinforced in the same exchange (a reply and its tool calls): they are not
+    counted again, and the topics reinforced now are added to it."""
     chat_ids = await memory.recaller.chats_for(chat_id)
     hits = await memory.recall(RecallQuery(query, chat_ids, memory.clock.now(), limit=limit))
-    shown_topics = [hit.id for hit in hits if hit.kind == "history"]
+    shown_topics = [hit.id for hit in hits if hit.kind == "history" and hit.id not in (counted or ())]
     if shown_topics and reinforce_shown:
         async with memory.db.write() as session:
             await reinforce(session, shown_topics)
+        if counted is not None:
+            counted.update(shown_topics)
     results: list[dict[str, Any]] = [
         {
             "kind": hit.kind,

@@ -87,7 +87,9 @@ class ReplyPipeline:
         context = await self.memory.context_for_reply(recorded.chat_id, stored, question)
         prompt = reply_messages(settings.bot.name, context, message)
         try:
-            text = await self._answer(self.llm, recorded.chat_id, prompt, settings)
+            text = await self._answer(
+                self.llm, recorded.chat_id, prompt, settings, set(context.shown("history"))
+            )
         except LLMUnavailable as exc:
             log.warning("no reply: %s", exc.reason)
             return Outcome(True, reason=f"{decision.reason}; {exc.reason}")
@@ -115,8 +117,15 @@ class ReplyPipeline:
                 await asyncio.wait_for(stopping.wait(), LOCKED_RETRY_SECONDS)
 
     async def _answer(
-        self, llm: LLMGateway, chat_id: int, prompt: list[dict[str, Any]], settings: Settings
+        self,
+        llm: LLMGateway,
+        chat_id: int,
+        prompt: list[dict[str, Any]],
+        settings: Settings,
+        counted: set[int],
     ) -> str:
+        """The reply text, with tool rounds when enabled; `counted` are the topics the context
+        reinforced already, which the model's own recalls do not count again."""
         key = await self.memory.chat_key(chat_id)
         if (
             not settings.tools.enabled
@@ -130,7 +139,10 @@ class ReplyPipeline:
             return (await llm.chat("reply", history, tools)).as_message()
 
         ctx = ToolContext(
-            key, self.memory.notes.for_chat(key), ServiceMemoryTools(self.memory), writable=True
+            key,
+            self.memory.notes.for_chat(key),
+            ServiceMemoryTools(self.memory, counted=counted),
+            writable=True,
         )
         registry = build_registry(settings.tools.call_time_limit_seconds)
         result = await run_with_tools(

@@ -9,11 +9,16 @@ from memory.service import MemoryService
 class ServiceMemoryTools:
     """Answers the model's memory look-ups for a chat given by its `platform:id` key.
 
-    With `reinforce` false nothing is written: recalled topics are not counted as recalled again."""
+    With `reinforce` false nothing is written: recalled topics are not counted as recalled again.
+    `counted` holds the topics already reinforced in this exchange (the reply context's): each topic
+    counts at most once however many recalls show it."""
 
-    def __init__(self, memory: MemoryService, *, reinforce: bool = True) -> None:
+    def __init__(
+        self, memory: MemoryService, *, reinforce: bool = True, counted: set[int] | None = None
+    ) -> None:
         self.memory = memory
         self.reinforce = reinforce
+        self.counted = counted
 
     async def _chat_id(self, chat: str) -> int | None:
         found = await self.memory.find_chat(chat)
@@ -23,7 +28,11 @@ class ServiceMemoryTools:
         chat_id = await self._chat_id(chat)
         if chat_id is None:
             return ""
-        return (await answers.recall(self.memory, chat_id, query, limit, reinforce_shown=self.reinforce)).text
+        return (
+            await answers.recall(
+                self.memory, chat_id, query, limit, reinforce_shown=self.reinforce, counted=self.counted
+            )
+        ).text
 
     async def person(self, chat: str, name: str) -> str:
         chat_id = await self._chat_id(chat)

@@ -30,7 +30,8 @@ class ContextRequest:
 
 @dataclass(slots=True)
 class ContextSection:
-    """One block of context. `lines` are in priority order; the builder cuts from the end."""
+    """One block of context. `lines` are in priority order; the builder cuts from the end. `keys`
+    name the memory behind each line (`("history", id)`, …) when the lines are recalled memories."""
 
     name: str
     title: str
@@ -38,6 +39,7 @@ class ContextSection:
     budget_tokens: int
     priority: int = 50
     show_reversed: bool = False
+    keys: list[tuple[str, int]] = field(default_factory=list)
 
 
 class ContextProvider(Protocol):
@@ -51,6 +53,11 @@ class ReplyContext:
     sections: list[ContextSection] = field(default_factory=list)
     text: str = ""
     tokens: int = 0
+
+    def shown(self, kind: str) -> list[int]:
+        """Ids of the memories of `kind` whose lines made it into the context (each once, in order)."""
+        ids = (i for s in self.sections for k, i in s.keys[: len(s.lines)] if k == kind)
+        return list(dict.fromkeys(ids))
 
 
 class ContextBuilder:

@@ -1,11 +1,11 @@
 """The recalled-memories section of the reply context: hybrid recall on the message being answered,
 minus what the recent window already shows (also as a copy merged into a recalled duplicate).
-Recalled ChatHistory rows are reinforced (`count` + 1)."""
+Each line names its memory (`keys`), so that the ChatHistory rows the context really shows, after
+the budgets, are the ones reinforced (`MemoryService.context_for_reply`)."""
 
 from __future__ import annotations
 
 from memory.context.builder import ContextRequest, ContextSection
-from memory.history.reinforce import reinforce
 from memory.recall.pipeline import Recaller
 from memory.recall.query import RecallHit, RecallQuery
 
@@ -46,10 +46,11 @@ class RecallProvider:
         ][: self.limit]
         if not hits:
             return None
-        history_ids = [hit.id for hit in hits if hit.kind == "history"]
-        if history_ids:
-            async with self.recaller.db.write() as session:
-                await reinforce(session, history_ids)
         return ContextSection(
-            "recall", "Recalled memories", [memory_line(hit) for hit in hits], self.budget_tokens, PRIORITY
+            "recall",
+            "Recalled memories",
+            [memory_line(hit) for hit in hits],
+            self.budget_tokens,
+            PRIORITY,
+            keys=[hit.key for hit in hits],
         )

@@ -1,6 +1,7 @@
 """The reply model calls note_set, then recall, and its answer uses both — real client, fake server."""
 
 import json
+from datetime import timedelta
 from pathlib import Path
 
 from bot.app import build_app
@@ -9,8 +10,10 @@ from bot.config.settings import Settings
 from bot.llm import LLMSettings
 from bot.reply.policy import without_bot_names
 from memory.clock import ManualClock
+from memory.models import ChatHistory
 from tests.conftest import T0, make_message
 from tests.fakes.openai_server import Answer, FakeOpenAI, tool_call
+from tests.memory.recall.conftest import add_history
 
 
 def llm_settings(base_url: str) -> Settings:
@@ -102,3 +105,32 @@ async def test_recall_before_a_reply_is_not_led_by_the_bots_name(
     system = json.dumps(fake_llm.chat_requests[-1].messages, ensure_ascii=False)
     assert "周五晚上开炉" in system
     assert "交周报" not in system, "sharing only the bot's name is no reason to recall a message"
+
+
+async def test_a_topic_counts_once_per_reply_however_often_the_model_recalls_it(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    clock = ManualClock(T0 + timedelta(days=3))
+    app = await build_app(ConfigStore(llm_settings(fake_llm.base_url), None), tmp_path / "data", clock)
+
+    async def send(chat_id, text, *, chat_kind, reply_to):
+        return make_message(900, text=text, sender="bot", is_bot=True, reply_to=reply_to)
+
+    fake_llm.script(
+        Answer(None, tool_calls=[tool_call("recall", {"query": "开炉"}, "c1")]),
+        Answer(None, tool_calls=[tool_call("recall", {"query": "开炉 老地方"}, "c2")]),
+        Answer("周五"),
+    )
+    try:
+        await app.memory.record(make_message(1, text="周五晚上开炉，老地方"))
+        async with app.memory.db.write() as session:
+            topic = await add_history(session, 1, "开炉聚餐", "周五晚上开炉，老地方火锅", T0, T0, [1])
+        question = make_message(50, sender="u2", text="@群忆 开炉是哪天", to_bot=True, time=clock.now())
+        await app.pipeline.handle(question, send)
+        async with app.memory.db.read() as session:
+            count = (await session.get_one(ChatHistory, topic)).count
+    finally:
+        await app.close()
+    assert "开炉聚餐" in fake_llm.chat_requests[0].messages[1]["content"], "the context showed the topic"
+    assert all("开炉聚餐" in m["content"] for m in fake_llm.chat_requests[2].messages if m["role"] == "tool")
+    assert count == 1

@@ -1,9 +1,13 @@
+from sqlalchemy import select
+
 from memory.clock import ManualClock
+from memory.models import ChatHistory
 from memory.recall.setup import attach_recall
 from memory.service import ContextSettings, MemoryService
 from memory.storage import Database
 from memory.text import estimate_tokens
-from tests.conftest import make_message
+from tests.conftest import T0, make_message
+from tests.memory.recall.conftest import add_history
 
 
 async def test_recalled_memories_stay_under_budget_with_long_chinese_text(
@@ -67,3 +71,23 @@ async def test_a_copy_in_the_recent_window_keeps_its_duplicates_out_of_recall(
     await memory.record(make_message(16, text="火锅底料哪家好吃？"))
     context = await memory.context_for_reply(1, (await memory.recent(1, 1))[-1])
     assert context.text.count(said) == 1, context.text
+
+
+async def test_only_the_topics_the_context_shows_are_reinforced(db: Database, clock: ManualClock) -> None:
+    memory = MemoryService(db, clock, ContextSettings(recent_messages=1))
+    attach_recall(memory, context_tokens=60, context_limit=8)
+    await memory.record(make_message(1, text="火锅 闲聊"))
+    async with db.write() as session:
+        topics = [
+            await add_history(
+                session, 1, f"火锅聚餐{i}", f"大家讨论去哪家火锅店{i}，" * 5, T0, T0, [1], ["火锅"]
+            )
+            for i in range(4)
+        ]
+    await memory.record(make_message(9, text="上次火锅在哪吃的"))
+    context = await memory.context_for_reply(1, (await memory.recent(1, 1))[-1])
+    shown = context.shown("history")
+    assert len(shown) == 1, "the recall budget holds one topic line"
+    async with db.read() as session:
+        counts = dict((await session.execute(select(ChatHistory.id, ChatHistory.count))).all())
+    assert counts == {t: int(t in shown) for t in topics}, "a topic cut for room was not used"
