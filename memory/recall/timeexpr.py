@@ -258,14 +258,33 @@ def _opt_int(value: str | None) -> int | None:
     return int(value) if value else None
 
 
+# Words that end in the first character of a time word and are no time: 马上/早上/加上 + 周末 is
+# "soon/morning/plus the weekend", 以前/之前 + 天天/天气/年轻 is "before/used to", 如今 + 天气 "nowadays".
+_NOT_SHANG = r"(?<![马早晚加算赶碰遇路网线楼身手桌床])"
+_NOT_QIAN = r"(?<![以之提目眼面当空先向往事生])"
+_NOT_JIN = r"(?<![如])"
+_CN_MONTH_DAY = r"(\d{1,2}|[一二三四五六七八九十]{1,3})月(?:份)?(?:(\d{1,2})[日号])?"
+_YEARS_BACK = {"今年": 0, "去年": 1, "前年": 2}
+
+
+def _month_day(now: datetime, month: str, day: str | None, year: int | None) -> Window | None:
+    """A Chinese "M月" or "M月D日" of `year` (None: the latest such month not after `now`)."""
+    number = parse_cn_number(month) or 0
+    return _absolute_day(now, number, int(day), year) if day else _absolute_month(now, number, year)
+
+
 _RULES: list[Rule] = [
-    # Chinese, longest forms first.
-    (re.compile(r"大前天"), lambda m, now: _days_window(now, 3, 1)),
-    (re.compile(r"前天"), lambda m, now: _days_window(now, 2, 1)),
-    (re.compile(r"昨天|昨日|昨晚|昨儿|昨夜"), lambda m, now: _days_window(now, 1, 1)),
-    (re.compile(r"今天|今日|今早|今晚|今儿"), lambda m, now: _days_window(now, 0, 1)),
+    # Chinese.
     (
-        re.compile(r"(上上|上|这|本)个?" + _WEEK_CN + r"([一二三四五六日天末])"),
+        re.compile(_NOT_QIAN + r"(今年|去年|前年)的?" + _CN_MONTH_DAY),
+        lambda m, now: _month_day(now, m.group(2), m.group(3), now.year - _YEARS_BACK[m.group(1)]),
+    ),
+    (re.compile(r"大前天"), lambda m, now: _days_window(now, 3, 1)),
+    (re.compile(_NOT_QIAN + r"前天"), lambda m, now: _days_window(now, 2, 1)),
+    (re.compile(r"昨天|昨日|昨晚|昨儿|昨夜"), lambda m, now: _days_window(now, 1, 1)),
+    (re.compile(_NOT_JIN + r"(?:今天|今日|今早|今晚|今儿)"), lambda m, now: _days_window(now, 0, 1)),
+    (
+        re.compile(_NOT_SHANG + r"(上上|上|这|本)个?" + _WEEK_CN + r"([一二三四五六日天末])"),
         lambda m, now: (
             _weekend(now, {"上上": 2, "上": 1}.get(m.group(1), 0))
             if m.group(2) == "末"
@@ -273,7 +292,7 @@ _RULES: list[Rule] = [
         ),
     ),
     (
-        re.compile(r"(上上|上|这|本)个?" + _WEEK_CN),
+        re.compile(_NOT_SHANG + r"(上上|上|这|本)个?" + _WEEK_CN),
         lambda m, now: (
             _week_start(now, {"上上": 2, "上": 1}.get(m.group(1), 0)),
             _week_start(now, {"上上": 2, "上": 1}.get(m.group(1), 0) - 1),
@@ -286,32 +305,26 @@ _RULES: list[Rule] = [
     ),
     (re.compile(_CN_NUM + r"(?:天|日)(?:以)?前"), _with_count(_n_days_ago, _cn_count)),
     (re.compile(_CN_NUM + r"个?(?:周|星期|礼拜)(?:以)?前"), _with_count(_weeks_ago, _cn_count)),
-    (re.compile(r"上上个?月"), lambda m, now: _month(now, 2)),
-    (re.compile(r"上个?月"), lambda m, now: _month(now, 1)),
+    (re.compile(_NOT_SHANG + r"上上个?月"), lambda m, now: _month(now, 2)),
+    (re.compile(_NOT_SHANG + r"上个?月"), lambda m, now: _month(now, 1)),
     (re.compile(r"(?:这|本)个?月"), lambda m, now: _month(now, 0)),
     (re.compile(r"半年(?:以)?前"), lambda m, now: _months_ago(now, 6)),
     (re.compile(_CN_NUM + r"个月(?:以)?前"), _with_count(_months_ago, _cn_count)),
     (re.compile(_CN_NUM + r"年(?:以)?前"), _with_count(lambda now, n: _year(now, n), _cn_count)),
-    (re.compile(r"前年"), lambda m, now: _year(now, 2)),
+    (re.compile(_NOT_QIAN + r"前年"), lambda m, now: _year(now, 2)),
     (re.compile(r"去年"), lambda m, now: _year(now, 1)),
-    (re.compile(r"今年"), lambda m, now: _year(now, 0)),
+    (re.compile(_NOT_JIN + r"今年"), lambda m, now: _year(now, 0)),
     (
-        re.compile(
-            r"(\d{4}|[〇零一二三四五六七八九]{4})年(\d{1,2}|[一二三四五六七八九十]{1,3})月(?:份)?(?:(\d{1,2})[日号])?"
-        ),
-        lambda m, now: (
-            _absolute_day(now, parse_cn_number(m.group(2)) or 0, int(m.group(3)), _cn_year(m.group(1)))
-            if m.group(3)
-            else _absolute_month(now, parse_cn_number(m.group(2)) or 0, _cn_year(m.group(1)))
-        ),
+        re.compile(r"(\d{4}|[〇零一二三四五六七八九]{4})年" + _CN_MONTH_DAY),
+        lambda m, now: _month_day(now, m.group(2), m.group(3), _cn_year(m.group(1))),
     ),
     (
-        re.compile(r"(?<![\d个])(\d{1,2}|[一二三四五六七八九十]{1,3})月(?:份)?(?:(\d{1,2})[日号])?"),
-        lambda m, now: (
-            _absolute_day(now, parse_cn_number(m.group(1)) or 0, int(m.group(2)), None)
-            if m.group(2)
-            else _absolute_month(now, parse_cn_number(m.group(1)) or 0, None)
-        ),
+        re.compile(r"(?<![\d/-])((?:19|20)\d{2})([-/])(\d{1,2})\2(\d{1,2})(?![\d/-])"),
+        lambda m, now: _absolute_day(now, int(m.group(3)), int(m.group(4)), int(m.group(1))),
+    ),
+    (
+        re.compile(r"(?<![\d个])" + _CN_MONTH_DAY),
+        lambda m, now: _month_day(now, m.group(1), m.group(2), None),
     ),
     (
         re.compile(r"(\d{4}|[〇零一二三四五六七八九]{4})年(?!前|以前)"),
@@ -389,24 +402,23 @@ def in_zone(now: datetime, zone: str | None) -> datetime:
 
 
 def parse_time_hints(text: str, now: datetime) -> list[TimeHint]:
-    """Every relative time expression in `text`, left to right, non-overlapping (longest rule first).
+    """Every relative time expression in `text`, left to right, non-overlapping: where expressions
+    overlap, the longest wins, then the one starting first ("三天前天气" is 三天前, not 前天).
 
     `now` must be timezone-aware; days and weeks are counted in its timezone.
     """
     if now.tzinfo is None:
         raise ValueError("parse_time_hints needs a timezone-aware `now`")
-    taken: list[tuple[int, int]] = []
+    found = [(m, make) for pattern, make in _RULES for m in pattern.finditer(text)]
+    found.sort(key=lambda item: (-len(item[0].group(0)), item[0].start()))  # stable: rule order next
     hints: list[TimeHint] = []
-    for pattern, make in _RULES:
-        for m in pattern.finditer(text):
-            if any(m.start() < end and start < m.end() for start, end in taken):
-                continue
-            try:
-                window = make(m, now)
-            except (ValueError, OverflowError):  # "3000年前", "10**20 days ago": off the calendar
-                continue
-            if window is None:
-                continue
-            taken.append(m.span())
+    for m, make in found:
+        if any(m.start() < h.span[1] and h.span[0] < m.end() for h in hints):
+            continue
+        try:
+            window = make(m, now)
+        except (ValueError, OverflowError):  # "3000年前", "10**20 days ago": off the calendar
+            continue
+        if window is not None:
             hints.append(TimeHint(window[0], window[1], window[2], m.span(), m.group(0)))
     return sorted(hints, key=lambda h: h.span)

@@ -37,6 +37,14 @@ def window(text: str, now: datetime = NOW) -> tuple[str, str, str]:
         ("last Wednesday", ("last Wednesday", "2026-03-04", "2026-03-05")),
         ("camping in June", ("June", "2025-06-01", "2025-07-01")),
         ("on 8 May, 2023", ("8 May, 2023", "2023-05-08", "2023-05-09")),
+        ("去年3月的聚会", ("去年3月", "2025-03-01", "2025-04-01")),
+        ("去年的五月份", ("去年的五月份", "2025-05-01", "2025-06-01")),
+        ("前年12月24号", ("前年12月24号", "2024-12-24", "2024-12-25")),
+        ("今年1月", ("今年1月", "2026-01-01", "2026-02-01")),
+        ("2026-03-05 那天", ("2026-03-05", "2026-03-05", "2026-03-06")),
+        ("what happened on 2025/12/31", ("2025/12/31", "2025-12-31", "2026-01-01")),
+        ("三天前天气很好", ("三天前", "2026-03-09", "2026-03-10")),
+        ("两年前天天加班", ("两年前", "2024-01-01", "2025-01-01")),
     ],
 )
 def test_expressions_become_windows(text: str, expected: tuple[str, str, str]) -> None:
@@ -67,6 +75,24 @@ def test_days_follow_the_question_timezone() -> None:
 def test_plain_words_are_not_times() -> None:
     assert parse_time_hints("May I ask what you like", NOW) == []
     assert parse_time_hints("我们周末一起爬山吧", NOW) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "马上周末了去哪玩",
+        "早上周会说了啥",
+        "加上周末两天",
+        "马上个月底了",
+        "以前天天打游戏",
+        "之前天气不好",
+        "目前天气",
+        "以前年轻的时候",
+        "如今天气真热",
+    ],
+)
+def test_words_that_run_into_a_time_word_are_no_time(text: str) -> None:
+    assert parse_time_hints(text, NOW) == []
 
 
 def test_chinese_numerals() -> None:
