@@ -154,7 +154,11 @@ class Recaller:
         people_list = await self.resolver.people(session, query.chat_ids)
         people = {p.person_id: p for p in people_list}
         named: list[NamedPerson] = self.resolver.named_in(people_list, query.text)
-        hints = parse_time_hints(query.text, in_zone(query.now, self.settings.timezone))
+        hints = [
+            hint
+            for hint in parse_time_hints(query.text, in_zone(query.now, self.settings.timezone))
+            if not any(_inside(hint.span, n.span) for n in named)  # 周一 of the name 周一鸣
+        ]
         quotes = extract_quotes(query.text)
         stripped = remove_spans(query.text, [n.span for n in named] + [h.span for h in hints])
         keywords: list[Keyword] = query_keywords(stripped, self.settings.stems)
@@ -281,6 +285,11 @@ class Recaller:
             keys.update(("message", m) for hit in loaded.values() for m in hit.source_message_ids)
         keys.update(key for key, _ in await cand.lexical_messages(session, scope, match, 5000))
         return keys
+
+
+def _inside(inner: tuple[int, int], outer: tuple[int, int]) -> bool:
+    """Whether span `inner` lies within the longer span `outer`."""
+    return outer[0] <= inner[0] and inner[1] <= outer[1] and outer[1] - outer[0] > inner[1] - inner[0]
 
 
 def _rank_fusion(rankings: Sequence[Ranking], k: float) -> dict[Key, float]:

@@ -292,3 +292,20 @@ async def test_relative_days_follow_the_configured_time_zone(recall_memory: Memo
     assert (await ask(recall_memory, 1, "上周三我们吃了什么", server_clock))[0] == "我们吃了烤鸭"
     recall_memory.recaller.settings = RecallSettings(timezone="UTC")
     assert (await ask(recall_memory, 1, "上周三我们吃了什么", server_clock))[0] == "我们吃了披萨"
+
+
+async def test_a_name_that_starts_with_a_weekday_is_no_time(recall_memory: MemoryService) -> None:
+    now = datetime(2026, 3, 12, 15, 0, tzinfo=UTC)  # Thursday
+    monday = datetime(2026, 3, 9, 10, 0, tzinfo=UTC)
+    await recall_memory.record(
+        make_message(
+            1, sender="zhou", sender_name="周一鸣", text="我推荐那家川菜馆", time=now - timedelta(days=20)
+        )
+    )
+    for n in range(2, 6):
+        await recall_memory.record(make_message(n, sender="li", text=f"川菜馆 {n}", time=monday))
+    hits = await recall_memory.recall(RecallQuery("周一鸣推荐的川菜馆", (1,), now))
+    assert hits[0].text == "我推荐那家川菜馆"
+    assert all("time" not in hit.signals and "time_window" not in hit.found_by for hit in hits), (
+        "周一 of the name 周一鸣 is not Monday"
+    )
