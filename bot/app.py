@@ -92,7 +92,10 @@ class App:
 def _context_settings(settings: Settings) -> ContextSettings:
     c = settings.context
     return ContextSettings(
-        total_tokens=c.total_tokens, recent_messages=c.recent_messages, recent_tokens=c.recent_tokens
+        total_tokens=c.total_tokens,
+        recent_messages=c.recent_messages,
+        recent_tokens=c.recent_tokens,
+        timezone=settings.bot.timezone,
     )
 
 

@@ -17,6 +17,7 @@ from memory.ingest import BatchReport, Ingestor, Recorded
 from memory.models import Chat, ChatMember, Message, Person
 from memory.notes import NoteScopes
 from memory.recall import Recaller, RecallHit, RecallQuery
+from memory.recall.timeexpr import in_zone
 from memory.storage import Database
 from memory.types import ChatMessage
 
@@ -49,9 +50,13 @@ class SearchHit:
 
 @dataclass(frozen=True, slots=True)
 class ContextSettings:
+    """Context budgets, and the time zone the context shows times in (`timezone`: None keeps the
+    clock's own offset, "local" is the machine's, anything else an IANA name)."""
+
     total_tokens: int = 2000
     recent_messages: int = 20
     recent_tokens: int = 800
+    timezone: str | None = None
 
 
 class MemoryService:
@@ -161,7 +166,11 @@ class MemoryService:
         recent = await self.recent(chat_id, self.context_settings.recent_messages, before)
         if query is None:
             query = message.text if message is not None else ""
-        request = ContextRequest(chat_id, message, recent, self.clock.now(), query)
+        now = self.clock.now()
+        zone = self.context_settings.timezone
+        request = ContextRequest(
+            chat_id, message, recent, now, query, in_zone(now, zone).tzinfo if zone else None
+        )
         builder = ContextBuilder(self.context_providers, self.context_settings.total_tokens)
         context = await builder.build(request)
         topics = context.shown("history")

@@ -10,6 +10,7 @@ from memory.jargon import dictionary
 from memory.persons.card import render_card
 from memory.persons.service import persons_of
 from memory.recall import RecallQuery
+from memory.recall.timeexpr import in_zone
 from memory.service import MemoryService
 from memory.text import truncate
 
@@ -65,8 +66,9 @@ async def recall(
         for hit in hits
     ]
     lines = [f"关于「{query}」我记得:" if results else f"关于「{query}」我什么也没记住。"]
-    for item in results:
-        when = item["time"][:16].replace("T", " ")
+    zone = memory.recaller.settings.timezone  # the chat text shows times where members count days
+    for hit, item in zip(hits, results, strict=True):
+        when = f"{in_zone(hit.time, zone):%Y-%m-%d %H:%M}"
         if item["kind"] == "history":
             lines.append(f"- [话题 {when[:10]}] {item['theme']}: {truncate(item['text'], MAX_ITEM_CHARS)}")
         else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import Protocol
 
 from memory.context.render import fit_lines, neutralize, render_section
@@ -19,13 +19,15 @@ SEPARATOR = "\n\n"  # between sections
 
 @dataclass(frozen=True, slots=True)
 class ContextRequest:
-    """What a provider gets: the chat, the message being answered, the recent window, the time."""
+    """What a provider gets: the chat, the message being answered, the recent window, the time, the
+    text to recall for, and the time zone to show times in (None: each memory's own offset)."""
 
     chat_id: int
     message: StoredMessage | None
     recent: Sequence[StoredMessage]
     now: datetime
     query: str = ""
+    zone: tzinfo | None = None
 
 
 @dataclass(slots=True)

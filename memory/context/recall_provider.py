@@ -5,6 +5,8 @@ the budgets, are the ones reinforced (`MemoryService.context_for_reply`)."""
 
 from __future__ import annotations
 
+from datetime import tzinfo
+
 from memory.context.builder import ContextRequest, ContextSection
 from memory.recall.pipeline import Recaller
 from memory.recall.query import RecallHit, RecallQuery
@@ -12,12 +14,14 @@ from memory.recall.query import RecallHit, RecallQuery
 PRIORITY = 60
 
 
-def memory_line(hit: RecallHit) -> str:
-    """One recalled memory as a context line, with the speaker's alias and the date."""
+def memory_line(hit: RecallHit, zone: tzinfo | None = None) -> str:
+    """One recalled memory as a context line, with the speaker's alias and the date (in `zone`, by
+    default the offset the memory carries)."""
+    when = hit.time.astimezone(zone or hit.time.tzinfo)
     if hit.kind == "history":
         who = f" ({hit.speaker})" if hit.speaker else ""
-        return f"[topic {hit.time:%Y-%m-%d}] {hit.theme}{who}: {hit.text}"
-    return f"[{hit.time:%Y-%m-%d %H:%M}] {hit.speaker}: {hit.text}"
+        return f"[topic {when:%Y-%m-%d}] {hit.theme}{who}: {hit.text}"
+    return f"[{when:%Y-%m-%d %H:%M}] {hit.speaker}: {hit.text}"
 
 
 class RecallProvider:
@@ -49,7 +53,7 @@ class RecallProvider:
         return ContextSection(
             "recall",
             "Recalled memories",
-            [memory_line(hit) for hit in hits],
+            [memory_line(hit, request.zone) for hit in hits],
             self.budget_tokens,
             PRIORITY,
             keys=[hit.key for hit in hits],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import tzinfo
 
 from memory.context.builder import ContextRequest, ContextSection
 from memory.messages import StoredMessage
@@ -11,9 +12,10 @@ from memory.messages import StoredMessage
 SpeakerNames = Callable[[int, Sequence[int]], Awaitable[dict[int, str]]]
 
 
-def transcript_line(message: StoredMessage, speaker: str | None = None) -> str:
-    """One transcript line; `speaker` (the person_name) replaces the raw card/nickname when given."""
-    stamp = message.time.strftime("%m-%d %H:%M")
+def transcript_line(message: StoredMessage, speaker: str | None = None, zone: tzinfo | None = None) -> str:
+    """One transcript line; `speaker` (the person_name) replaces the raw card/nickname when given.
+    The time is shown in `zone` (by default the offset the message was stored with)."""
+    stamp = message.time.astimezone(zone or message.time.tzinfo).strftime("%m-%d %H:%M")
     return f"[{stamp}] {speaker or message.speaker}: {message.text}"
 
 
@@ -34,7 +36,7 @@ class RecentWindowProvider:
             ids = list({m.person_id for m in request.recent if m.person_id is not None})
             names = await self.speaker_names(request.chat_id, ids)
         newest_first = [
-            transcript_line(m, names.get(m.person_id) if m.person_id is not None else None)
+            transcript_line(m, names.get(m.person_id) if m.person_id is not None else None, request.zone)
             for m in reversed(request.recent)
         ]
         return ContextSection(

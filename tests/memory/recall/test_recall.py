@@ -309,3 +309,25 @@ async def test_a_name_that_starts_with_a_weekday_is_no_time(recall_memory: Memor
     assert all("time" not in hit.signals and "time_window" not in hit.found_by for hit in hits), (
         "周一 of the name 周一鸣 is not Monday"
     )
+
+
+async def test_the_context_and_recall_show_times_in_the_configured_zone(tmp_path: Path) -> None:
+    settings = Settings.model_validate({"bot": {"timezone": "Asia/Shanghai"}})
+    now = datetime(2026, 3, 6, 4, 0, tzinfo=UTC)  # noon on 6 March in Beijing
+    app = await build_app(ConfigStore(settings, None), tmp_path / "data", ManualClock(now))
+    late_dinner = datetime(2026, 3, 4, 17, 0, tzinfo=UTC)  # 01:00 on 5 March in Beijing, stored in UTC
+    try:
+        memory = app.memory
+        await memory.record(make_message(1, text="我们在老地方吃了烤鸭", time=late_dinner))
+        async with memory.db.write() as session:
+            await add_history(session, 1, "烤鸭聚餐", "在老地方吃烤鸭", late_dinner, late_dinner, [1])
+        await memory.record(make_message(2, text="昨天吃的什么烤鸭", time=now))
+        context = await memory.context_for_reply(1, (await memory.recent(1, 1))[-1])
+        answer = await answers.recall(memory, 1, "烤鸭")
+    finally:
+        await app.close()
+    assert "[03-05 01:00] name-u1: 我们在老地方吃了烤鸭" in context.text
+    assert "[topic 2026-03-05] 烤鸭聚餐" in context.text
+    assert "[03-06 12:00] name-u1: 昨天吃的什么烤鸭" in context.text
+    assert "- [2026-03-05 01:00] name-u1: 我们在老地方吃了烤鸭" in answer.lines
+    assert "- [话题 2026-03-05] 烤鸭聚餐: 在老地方吃烤鸭" in answer.lines
