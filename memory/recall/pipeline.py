@@ -154,12 +154,14 @@ class Recaller:
         people_list = await self.resolver.people(session, query.chat_ids)
         people = {p.person_id: p for p in people_list}
         named: list[NamedPerson] = self.resolver.named_in(people_list, query.text)
+        quotes = extract_quotes(query.text)
+        # A time word inside a name (周一 of 周一鸣) or a quoted phrase ("昨天的我") is no time.
+        verbatim = [n.span for n in named] + [q.span for q in quotes]
         hints = [
             hint
             for hint in parse_time_hints(query.text, in_zone(query.now, self.settings.timezone))
-            if not any(_inside(hint.span, n.span) for n in named)  # 周一 of the name 周一鸣
+            if not any(_inside(hint.span, span) for span in verbatim)
         ]
-        quotes = extract_quotes(query.text)
         stripped = remove_spans(query.text, [n.span for n in named] + [h.span for h in hints])
         keywords: list[Keyword] = query_keywords(stripped, self.settings.stems)
         person_only: tuple[int, ...] = ()

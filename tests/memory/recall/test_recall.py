@@ -331,3 +331,16 @@ async def test_the_context_and_recall_show_times_in_the_configured_zone(tmp_path
     assert "[03-06 12:00] name-u1: 昨天吃的什么烤鸭" in context.text
     assert "- [2026-03-05 01:00] name-u1: 我们在老地方吃了烤鸭" in answer.lines
     assert "- [话题 2026-03-05] 烤鸭聚餐: 在老地方吃烤鸭" in answer.lines
+
+
+async def test_a_time_word_inside_a_quote_is_no_time(recall_memory: MemoryService) -> None:
+    now = datetime(2026, 3, 12, 15, 0, tzinfo=UTC)
+    said = "昨天的我已经死了，今天的我是新的"
+    await recall_memory.record(make_message(1, sender="a", text=said, time=now - timedelta(days=60)))
+    for n in range(2, 8):
+        await recall_memory.record(
+            make_message(n, sender="b", text=f"我昨天买了{n}个苹果", time=now - timedelta(days=1, minutes=n))
+        )
+    hits = await recall_memory.recall(RecallQuery("谁说过“昨天的我”", (1,), now))
+    assert hits[0].text == said
+    assert not any("time" in hit.signals or "time_window" in hit.found_by for hit in hits)
