@@ -64,6 +64,7 @@ async def load_hits(
                 count=row.count,
                 source_message_ids=tuple(row.source_message_ids or ()),
                 document=_history_document(row),
+                started=datetime.fromtimestamp(row.start_time, UTC),
             )
     return hits
 
@@ -80,11 +81,15 @@ def in_scope(
     """Whether a hit respects the query's chats, time range, people and topic."""
     if hit.chat_id not in query.chat_ids:
         return False
-    if query.time_range is not None:
-        if hit.kind == "message" and not query.time_range.contains(hit.time):
+    span = query.time_range
+    if span is not None:
+        if hit.kind == "message" and not span.contains(hit.time):
             return False
-        if hit.kind == "history" and query.time_range.start is not None and hit.time < query.time_range.start:
-            return False
+        if hit.kind == "history":  # a topic overlapping the range, as the full-text lists select them
+            if span.start is not None and hit.time < span.start:
+                return False
+            if span.end is not None and hit.started is not None and hit.started >= span.end:
+                return False
     if query.person_ids:
         wanted = set(query.person_ids)
         uids = {platform_ids[p] for p in wanted if p in platform_ids}

@@ -47,6 +47,7 @@ class RecallHit:
     factor (for admins and tuning); `found_by` names the candidate lists that found it, with its rank
     (from 1) in each (empty for a turn that only borrowed a neighbour's score); `duplicates` are the
     ids of other rows with the same content that were merged into this one and reinforced it.
+    `time` is when the memory was said, for a ChatHistory row when its topic ended (`started`: began).
     """
 
     kind: HitKind
@@ -66,6 +67,7 @@ class RecallHit:
     duplicates: list[int] = field(default_factory=list)
     signals: dict[str, float] = field(default_factory=dict)
     found_by: dict[str, int] = field(default_factory=dict)
+    started: datetime | None = None
 
     @property
     def key(self) -> tuple[str, int]:

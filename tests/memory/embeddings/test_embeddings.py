@@ -14,12 +14,13 @@ from memory.embeddings.local import EmbedderUnavailable, LocalEmbedder
 from memory.embeddings.openai import OpenAIEmbedder
 from memory.embeddings.vectors import from_blob, normalized, to_blob
 from memory.models import ChatHistory, EmbeddingVector
-from memory.recall import RecallQuery, RecallSettings
+from memory.recall import RecallQuery, RecallSettings, TimeRange
 from memory.recall.setup import attach_recall
 from memory.service import MemoryService
 from memory.storage import Database
 from tasks.embedding_backfill import JOB_NAME, embedding_backfill_job
 from tests.conftest import T0, make_message
+from tests.memory.recall.conftest import add_history
 
 TOPICS = ("hike", "food", "code")
 
@@ -289,3 +290,20 @@ async def test_a_topic_is_embedded_with_its_keywords_as_text(db: Database, memor
     embedder = TopicEmbedder()
     assert (await backfill(db, embedder, now=(T0 + timedelta(days=1)).timestamp())).histories == 1
     assert embedder.calls[-1] == ["周末安排\n大家约了周六去香山\n爬山 周末"]
+
+
+async def test_dense_recall_keeps_to_the_time_range(db: Database) -> None:
+    memory = MemoryService(db)
+    embedder = TopicEmbedder()
+    attach_recall(memory, RecallSettings(), embedder)
+    later = T0 + timedelta(days=20)
+    await memory.record(make_message(1, text="mountain trail", time=later))
+    async with db.write() as session:
+        await add_history(session, 1, "hike plan", "mountain trail", later, later + timedelta(hours=1), [1])
+    await backfill_all(db, embedder)
+    anytime = await memory.recall(RecallQuery("hike", (1,), later))
+    assert {hit.kind for hit in anytime} == {"message", "history"}, "dense recall finds both"
+    early = TimeRange(T0, T0 + timedelta(days=5))
+    assert await memory.recall(RecallQuery("hike", (1,), later, time_range=early)) == [], (
+        "a topic that began after the range is outside it"
+    )
