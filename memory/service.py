@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from memory import messages
 from memory.clock import Clock, SystemClock
 from memory.context import ContextBuilder, ContextProvider, ContextRequest, ReplyContext
-from memory.context.recent import RecentWindowProvider
+from memory.context.recent import RecentWindowProvider, fitting_window
 from memory.history.reinforce import reinforce
 from memory.ingest import BatchReport, Ingestor, Recorded
 from memory.models import Chat, ChatMember, Message, Person
@@ -160,18 +160,19 @@ class MemoryService:
         self, chat_id: int, message: messages.StoredMessage | None, query: str | None = None
     ) -> ReplyContext:
         """The pre-reply context, with no LLM call. Recall searches for `query`, by default the
-        message's text (the reply path passes it without the bot's own name). The ChatHistory rows it
+        message's text (the reply path passes it without the bot's own name). The recent window is
+        the newest messages that fit its budget; recall leaves out only those. The ChatHistory rows it
         shows, after every budget, are reinforced once (`count` + 1); rows cut for room are not."""
         before = message.id + 1 if message is not None else None
-        recent = await self.recent(chat_id, self.context_settings.recent_messages, before)
+        settings = self.context_settings
+        window = await self.recent(chat_id, settings.recent_messages, before)
+        recent = fitting_window(window, settings.recent_tokens)
         if query is None:
             query = message.text if message is not None else ""
         now = self.clock.now()
-        zone = self.context_settings.timezone
-        request = ContextRequest(
-            chat_id, message, recent, now, query, in_zone(now, zone).tzinfo if zone else None
-        )
-        builder = ContextBuilder(self.context_providers, self.context_settings.total_tokens)
+        zone = in_zone(now, settings.timezone).tzinfo if settings.timezone else None
+        request = ContextRequest(chat_id, message, recent, now, query, zone)
+        builder = ContextBuilder(self.context_providers, settings.total_tokens)
         context = await builder.build(request)
         topics = context.shown("history")
         if topics:

@@ -6,10 +6,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import tzinfo
 
 from memory.context.builder import ContextRequest, ContextSection
+from memory.context.render import fit_lines, neutralize, render_section
 from memory.messages import StoredMessage
+from memory.text import estimate_tokens
 
 # (chat_id, person ids) → the names the bot uses for them in that chat (person_name).
 SpeakerNames = Callable[[int, Sequence[int]], Awaitable[dict[int, str]]]
+TITLE = "Recent messages"
 
 
 def transcript_line(message: StoredMessage, speaker: str | None = None, zone: tzinfo | None = None) -> str:
@@ -17,6 +20,15 @@ def transcript_line(message: StoredMessage, speaker: str | None = None, zone: tz
     The time is shown in `zone` (by default the offset the message was stored with)."""
     stamp = message.time.astimezone(zone or message.time.tzinfo).strftime("%m-%d %H:%M")
     return f"[{stamp}] {speaker or message.speaker}: {message.text}"
+
+
+def fitting_window(messages: Sequence[StoredMessage], budget_tokens: int) -> list[StoredMessage]:
+    """The newest of `messages` (oldest first) whose lines a recent window of `budget_tokens` shows
+    (the oldest of them perhaps cut), oldest first: recall may bring back the others."""
+    lines = [neutralize(transcript_line(m)) for m in reversed(messages)]
+    frame = estimate_tokens(render_section("recent", TITLE, []))
+    shown = len(fit_lines(lines, budget_tokens - frame))
+    return list(messages[len(messages) - shown :]) if shown else []
 
 
 class RecentWindowProvider:
@@ -40,5 +52,5 @@ class RecentWindowProvider:
             for m in reversed(request.recent)
         ]
         return ContextSection(
-            "recent", "Recent messages", newest_first, self.budget_tokens, priority=90, show_reversed=True
+            "recent", TITLE, newest_first, self.budget_tokens, priority=90, show_reversed=True
         )

@@ -91,3 +91,19 @@ async def test_only_the_topics_the_context_shows_are_reinforced(db: Database, cl
     async with db.read() as session:
         counts = dict((await session.execute(select(ChatHistory.id, ChatHistory.count))).all())
     assert counts == {t: int(t in shown) for t in topics}, "a topic cut for room was not used"
+
+
+async def test_a_message_the_recent_window_has_no_room_for_can_be_recalled(
+    db: Database, clock: ManualClock
+) -> None:
+    memory = MemoryService(db, clock, ContextSettings(recent_messages=20, recent_tokens=300))
+    attach_recall(memory)
+    await memory.record(make_message(1, text="烤鸭店在王府井东街八号"))
+    for n in range(2, 20):
+        await memory.record(make_message(n, text=f"{n} " + "今天天气不错我们聊聊别的事情吧" * 4))
+    await memory.record(make_message(20, text="烤鸭店在哪来着"))
+    context = await memory.context_for_reply(1, (await memory.recent(1, 1))[-1])
+    recent = next(s for s in context.sections if s.name == "recent")
+    assert len(recent.lines) < 20, "the window's budget holds only the newest messages"
+    assert "王府井东街八号" in context.text, "what the window could not show is recalled"
+    assert context.text.count("王府井东街八号") == 1
