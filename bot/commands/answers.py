@@ -37,12 +37,14 @@ async def recall(
     *,
     reinforce_shown: bool = True,
     counted: set[int] | None = None,
+    asker: int | None = None,
 ) -> Answer:
     """The hybrid recall over messages and topics of the chats this chat may read; unless `reinforce_shown`
     is false (a read-only caller), shown topics are reinforced (their `count` rises). `counted` holds
     the topics already reinforced in the same exchange (a reply and its tool calls): they are not
-    counted again, and the topics reinforced now are added to it."""
-    chat_ids = await memory.recaller.chats_for(chat_id)
+    counted again, and the topics reinforced now are added to it. `asker` is the person asking, for
+    the chats `[recall] per_person_cross_chat` opens to them."""
+    chat_ids = await memory.recaller.chats_for(chat_id, asker)
     hits = await memory.recall(RecallQuery(query, chat_ids, memory.clock.now(), limit=limit))
     shown_topics = [hit.id for hit in hits if hit.kind == "history" and hit.id not in (counted or ())]
     if shown_topics and reinforce_shown:

@@ -15,16 +15,19 @@ HANDLERS: dict[str, Handler] = {"recall": answers.recall, "who": answers.who, "w
 
 
 async def dispatch(
-    memory: MemoryService, chat_id: int, text: str, *, to_bot: bool = False
+    memory: MemoryService, chat_id: int, text: str, *, to_bot: bool = False, asker: int | None = None
 ) -> answers.Answer | None:
     """The answer for a memory command, or None when the text is not one for this bot.
 
     A command addressed by a mention or an @suffix is this bot's only when the message is addressed to
-    it (`to_bot`); `/recall@other_bot …` belongs to another bot.
+    it (`to_bot`); `/recall@other_bot …` belongs to another bot. `asker` (the sender's person id)
+    decides which chats `/recall` may read.
     """
     command = commands.parse(text)
     if command is None or (command.addressed and not to_bot):
         return None
     if not command.argument:
         return answers.Answer({"error": "missing argument"}, [USAGE])
+    if command.name == "recall":
+        return await answers.recall(memory, chat_id, command.argument, asker=asker)
     return await HANDLERS[command.name](memory, chat_id, command.argument)

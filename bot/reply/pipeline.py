@@ -66,7 +66,13 @@ class ReplyPipeline:
             return Outcome(True, reason="own message")
         settings = self.settings()
         if settings.reply.commands:
-            answer = await dispatch(self.memory, recorded.chat_id, message.text, to_bot=message.to_bot)
+            answer = await dispatch(
+                self.memory,
+                recorded.chat_id,
+                message.text,
+                to_bot=message.to_bot,
+                asker=recorded.person_id or None,
+            )
             if answer is not None:
                 await self._send(message, answer.text, send, searchable=False)
                 return Outcome(True, answer.text, "command")
@@ -88,7 +94,12 @@ class ReplyPipeline:
         prompt = reply_messages(settings.bot.name, context, message)
         try:
             text = await self._answer(
-                self.llm, recorded.chat_id, prompt, settings, set(context.shown("history"))
+                self.llm,
+                recorded.chat_id,
+                prompt,
+                settings,
+                set(context.shown("history")),
+                recorded.person_id or None,
             )
         except LLMUnavailable as exc:
             log.warning("no reply: %s", exc.reason)
@@ -123,9 +134,11 @@ class ReplyPipeline:
         prompt: list[dict[str, Any]],
         settings: Settings,
         counted: set[int],
+        asker: int | None,
     ) -> str:
         """The reply text, with tool rounds when enabled; `counted` are the topics the context
-        reinforced already, which the model's own recalls do not count again."""
+        reinforced already, which the model's own recalls do not count again; `asker` is the person
+        answered, whose cross-chat permission the model's recalls follow."""
         key = await self.memory.chat_key(chat_id)
         if (
             not settings.tools.enabled
@@ -141,7 +154,7 @@ class ReplyPipeline:
         ctx = ToolContext(
             key,
             self.memory.notes.for_chat(key),
-            ServiceMemoryTools(self.memory, counted=counted),
+            ServiceMemoryTools(self.memory, counted=counted, asker=asker),
             writable=True,
         )
         registry = build_registry(settings.tools.call_time_limit_seconds)

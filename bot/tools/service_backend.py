@@ -11,14 +11,21 @@ class ServiceMemoryTools:
 
     With `reinforce` false nothing is written: recalled topics are not counted as recalled again.
     `counted` holds the topics already reinforced in this exchange (the reply context's): each topic
-    counts at most once however many recalls show it."""
+    counts at most once however many recalls show it. `asker` is the person the bot is answering, for
+    the chats `[recall] per_person_cross_chat` opens to them."""
 
     def __init__(
-        self, memory: MemoryService, *, reinforce: bool = True, counted: set[int] | None = None
+        self,
+        memory: MemoryService,
+        *,
+        reinforce: bool = True,
+        counted: set[int] | None = None,
+        asker: int | None = None,
     ) -> None:
         self.memory = memory
         self.reinforce = reinforce
         self.counted = counted
+        self.asker = asker
 
     async def _chat_id(self, chat: str) -> int | None:
         found = await self.memory.find_chat(chat)
@@ -30,7 +37,13 @@ class ServiceMemoryTools:
             return ""
         return (
             await answers.recall(
-                self.memory, chat_id, query, limit, reinforce_shown=self.reinforce, counted=self.counted
+                self.memory,
+                chat_id,
+                query,
+                limit,
+                reinforce_shown=self.reinforce,
+                counted=self.counted,
+                asker=self.asker,
             )
         ).text
 

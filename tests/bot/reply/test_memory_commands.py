@@ -10,8 +10,10 @@ import pytest
 from bot.app import build_app
 from bot.config import ConfigStore
 from bot.config.settings import Settings
+from bot.tools.service_backend import ServiceMemoryTools
 from memory import commands
 from memory.clock import ManualClock
+from memory.persons.store import person_ids_for
 from memory.types import ChatMessage
 from tests.conftest import T0, make_message
 
@@ -61,3 +63,32 @@ async def test_addressed_commands_are_answered_only_when_addressed_to_the_bot(tm
     assert telegram.reason == "command" and qq.reason == "command"
     assert other.reason != "command" and other.reply is None
     assert len(sent) == 2 and all("西湖边爬山" in text for text in sent)
+
+
+async def test_recall_in_chat_opens_other_chats_only_to_the_people_listed(tmp_path: Path) -> None:
+    settings = Settings.model_validate({"recall": {"per_person_cross_chat": ["test:alice"]}})
+    app = await build_app(ConfigStore(settings, None), tmp_path / "data", ManualClock(T0))
+    sent: list[str] = []
+
+    async def send(_chat: str, text: str, **_kwargs: Any) -> ChatMessage:
+        sent.append(text)
+        return make_message(100 + len(sent), chat=_chat, sender="bot", text=text, is_bot=True)
+
+    try:
+        await app.pipeline.handle(make_message(1, chat="g2", sender="alice", text="周六去西湖边爬山"), send)
+        await app.pipeline.handle(make_message(2, chat="g1", sender="bob", text="大家好"), send)
+        alice = await app.pipeline.handle(
+            make_message(3, chat="g1", sender="alice", text="/recall 西湖"), send
+        )
+        bob = await app.pipeline.handle(make_message(4, chat="g1", sender="bob", text="/recall 西湖"), send)
+        async with app.db.read() as session:
+            asker = (await person_ids_for(session, "test", ["alice"]))["alice"]
+        as_alice = await ServiceMemoryTools(app.memory, asker=asker).recall("test:g1", "西湖", 5)
+        anonymous = await ServiceMemoryTools(app.memory).recall("test:g1", "西湖", 5)
+    finally:
+        await app.close()
+    assert alice.reply is not None and "西湖边爬山" in alice.reply, "alice may read the chats she is in"
+    assert bob.reply is not None and "西湖边爬山" not in bob.reply, "bob reads only this chat"
+    assert "西湖边爬山" in as_alice and "西湖边爬山" not in anonymous, (
+        "the model's recall tool follows the asker"
+    )
