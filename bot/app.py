@@ -108,6 +108,7 @@ def recall_settings(settings: Settings) -> RecallSettings:
         stems=r.stems,
         rerank=r.rerank,
         rerank_top=r.rerank_top,
+        rerank_timeout_seconds=r.rerank_timeout_seconds,
         query_embed_timeout_seconds=r.query_embed_timeout_seconds,
         weights=RecallWeights(**r.weights.model_dump()),
         timezone=settings.bot.timezone,

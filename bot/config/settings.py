@@ -109,6 +109,7 @@ class RecallSettings(Section):
     stems: bool = True
     rerank: bool = False
     rerank_top: int = Field(20, ge=2, le=100)
+    rerank_timeout_seconds: float = Field(10.0, gt=0.0, le=300.0)
     weights: RecallWeightsSettings = RecallWeightsSettings()
 
 

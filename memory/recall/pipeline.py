@@ -135,7 +135,9 @@ class Recaller:
         hits.sort(key=lambda h: (-h.score, h.kind, h.id))
         hits = hits[: query.limit]
         if self.settings.rerank and self.llm is not None:
-            hits = await rerank(self.llm, query.text, hits, self.settings.rerank_top)
+            hits = await rerank(
+                self.llm, query.text, hits, self.settings.rerank_top, self.settings.rerank_timeout_seconds
+            )
         return hits
 
     async def _embed_question(self, text: str) -> list[float] | None:

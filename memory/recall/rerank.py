@@ -6,6 +6,7 @@ original order.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 
@@ -42,15 +43,23 @@ def _messages(question: str, hits: Sequence[RecallHit]) -> list[dict[str, str]]:
     ]
 
 
-async def rerank(llm: LLMPort, question: str, hits: list[RecallHit], top: int) -> list[RecallHit]:
-    """The first `top` hits reordered by the model; the rest keep their places after them."""
+async def rerank(
+    llm: LLMPort, question: str, hits: list[RecallHit], top: int, timeout_seconds: float = 10.0
+) -> list[RecallHit]:
+    """The first `top` hits reordered by the model; the rest keep their places after them. A model
+    that has not answered within `timeout_seconds` (retries included) leaves the order as it is."""
     head, tail = hits[:top], hits[top:]
     if len(head) < 2 or not llm.available(TASK):
         return hits
     try:
-        answer = await llm.complete_json(TASK, _messages(question, head), RerankAnswer)
+        answer = await asyncio.wait_for(
+            llm.complete_json(TASK, _messages(question, head), RerankAnswer), timeout_seconds
+        )
     except LLMUnavailable as exc:
         log.info("rerank skipped: %s", exc.reason)
+        return hits
+    except TimeoutError:
+        log.info("rerank skipped: no answer within %.1fs", timeout_seconds)
         return hits
     seen: set[int] = set()
     ordered = []

@@ -47,6 +47,7 @@ class RecallSettings:
     stems: bool = True
     rerank: bool = False
     rerank_top: int = 20
+    rerank_timeout_seconds: float = 10.0
     query_embed_timeout_seconds: float = 2.0
     weights: RecallWeights = field(default_factory=RecallWeights)
     timezone: str | None = None

@@ -1,3 +1,4 @@
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,12 +17,15 @@ class FakeLLM:
     def __init__(self, order: list[int] | None) -> None:
         self.order = order
         self.prompts: list[str] = []
+        self.hang = False
 
     def available(self, task: str) -> bool:
         return True
 
     async def complete_json(self, task: str, messages: Sequence[dict[str, Any]], schema: type) -> Any:
         self.prompts.append(messages[-1]["content"])
+        if self.hang:
+            await asyncio.Event().wait()  # an endpoint that never answers
         if self.order is None:
             raise LLMUnavailable(task, "down")
         assert schema is RerankAnswer
@@ -51,3 +55,7 @@ async def test_rerank_is_off_by_default_and_reorders_when_on(db: Database) -> No
     assert llm.prompts[0].startswith("Question: 火锅")
     llm.order = None
     assert await recall_ids(memory) == plain, "a failed rerank keeps recall's order"
+
+    llm.order, llm.hang = [3, 1], True
+    memory.recaller.settings = RecallSettings(rerank=True, rerank_timeout_seconds=0.2)
+    assert await recall_ids(memory) == plain, "a rerank that does not answer in time keeps recall's order"
