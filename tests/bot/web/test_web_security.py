@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import socket
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
 from pydantic import ValidationError
@@ -74,3 +77,14 @@ def test_a_non_loopback_host_is_refused_without_allow_remote() -> None:
     assert WebSettings().host == "127.0.0.1" and WebSettings().port == 8765
     result = CliRunner().invoke(cli, ["web", "--host", "192.168.1.5"])
     assert result.exit_code != 0 and "not a loopback address" in result.output
+
+
+def test_a_port_in_use_is_a_one_line_error(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = CliRunner().invoke(cli, ["web", "--port", str(port), "--data-dir", str(tmp_path / "data")])
+    assert result.exit_code == 1
+    assert isinstance(result.exception, SystemExit), result.exception
+    assert f"cannot listen on 127.0.0.1:{port}" in result.output
