@@ -49,6 +49,14 @@ RESTART_ONLY = (
 )
 
 
+def set_log_level(level: str) -> None:
+    """Apply `[logging] level`. APScheduler logs every run of every job at INFO (several lines every few
+    seconds, which would bury the console adapter's chat); it speaks from WARNING up unless the level is
+    DEBUG."""
+    logging.getLogger().setLevel(level)
+    logging.getLogger("apscheduler").setLevel(logging.DEBUG if level == "DEBUG" else logging.WARNING)
+
+
 def resolve_data_dir(settings: Settings, override: Path | None) -> Path:
     return override if override is not None else Path(settings.storage.data_dir)
 
@@ -235,7 +243,7 @@ async def build_app(
         jargon_provider.budget_tokens = new.jargon.context_tokens
         runner.reschedule()
         if new.logging.level != old.logging.level:
-            logging.getLogger().setLevel(new.logging.level)
+            set_log_level(new.logging.level)
         if changed := restart_needed(old, new):
             log.warning("config reloaded, but %s take effect only after a restart", ", ".join(changed))
 

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-from bot.app import App, build_app, resolve_data_dir
+from bot.app import App, build_app, resolve_data_dir, set_log_level
 from bot.config import ConfigError, ConfigStore, Settings
 from memory.clock import Clock
 from memory.service import ChatRef, MemoryService
@@ -50,6 +50,7 @@ def open_config(config_path: Path | None) -> ConfigStore:
     logging.basicConfig(
         level=store.current.logging.level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    set_log_level(store.current.logging.level)
     logging.getLogger("alembic").setLevel(logging.WARNING)
     return store
 

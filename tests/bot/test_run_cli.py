@@ -136,3 +136,31 @@ def test_an_adapter_that_cannot_start_is_a_clear_error(tmp_path: Path) -> None:
     assert "Error: cannot start the qq adapter" in result.stderr and "address already in use" in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "qunyi.pid").exists()
+
+
+def test_the_scheduler_does_not_log_every_job_run_into_the_console_chat(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(
+        '[logging]\nlevel = "INFO"\n[scheduler]\nconfig_watch_seconds = 0.2\n', encoding="utf-8"
+    )
+    data = tmp_path / "data"
+    log = tmp_path / "out.txt"
+    with log.open("w", encoding="utf-8") as out:
+        bot = _start(data, config, out)
+    try:
+        _wait_for(data / "qunyi.pid")
+        time.sleep(1.5)  # several turns of the config watch job
+        assert bot.stdin is not None
+        bot.stdin.write("/quit\n")
+        bot.stdin.flush()
+        bot.wait(timeout=30)
+    finally:
+        if bot.poll() is None:
+            bot.kill()
+            bot.wait()
+        assert bot.stdin is not None
+        bot.stdin.close()
+    output = log.read_text(encoding="utf-8")
+    assert bot.returncode == 0, output
+    assert "Type to chat" in output
+    assert "apscheduler" not in output, output
