@@ -115,6 +115,12 @@ class MemoryService:
 
     async def find_chat(self, key: str) -> ChatRef | None:
         """A chat by `platform:id`, by platform id alone when unambiguous, or by its database id."""
+        found = await self.chats_matching(key, limit=2)
+        return found[0] if len(found) == 1 else None
+
+    async def chats_matching(self, key: str, limit: int = 5) -> list[ChatRef]:
+        """The chats (at most `limit`, by id) that `key` may name as `find_chat` reads it: several when
+        the platform id alone is used on more than one platform."""
         platform, _, ident = key.rpartition(":")
         wanted = Chat.platform_chat_id == ident
         if platform:
@@ -122,11 +128,8 @@ class MemoryService:
         if key.isdigit():
             wanted |= Chat.id == int(key)
         async with self.db.read() as session:
-            rows = (await session.scalars(select(Chat).where(wanted).limit(2))).all()
-        if len(rows) != 1:
-            return None
-        row = rows[0]
-        return ChatRef(row.id, row.platform, row.platform_chat_id, row.name)
+            rows = (await session.scalars(select(Chat).where(wanted).order_by(Chat.id).limit(limit))).all()
+        return [ChatRef(row.id, row.platform, row.platform_chat_id, row.name) for row in rows]
 
     async def chat_key(self, chat_id: int) -> str | None:
         """The stable `platform:id` key of a chat (names its notes folder)."""

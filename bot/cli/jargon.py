@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-from bot.cli.options import open_config, open_database, run_async, runtime_options
+from bot.cli.options import chat_not_found, open_config, open_database, run_async, runtime_options
 from memory.jargon import dictionary, transfer
 from memory.jargon.dictionary import Decision, EntryView, JargonError
 from memory.models.jargon import STATUSES
@@ -55,10 +55,10 @@ async def _chat_id(memory: MemoryService, key: str | None) -> int | None:
     """None for no chat / 'global'; else the chat's database id (a clear error when unknown)."""
     if key is None or key == GLOBAL:
         return None
-    chat = await memory.find_chat(key)
-    if chat is None:
-        raise JargonError(f"no chat {key!r} (use platform:id, e.g. replay:g1)")
-    return chat.id
+    found = await memory.chats_matching(key)
+    if len(found) != 1:
+        raise JargonError(chat_not_found(key, found))
+    return found[0].id
 
 
 def _line(e: EntryView) -> str:

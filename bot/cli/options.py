@@ -95,10 +95,18 @@ async def open_database(settings: Settings, data_dir: Path | None, *, create: bo
 
 async def find_chat(memory: MemoryService, key: str, data_dir: Path) -> ChatRef:
     """The chat `--chat` names (`platform:id`, or the id alone when only one platform has it)."""
-    chat = await memory.find_chat(key)
-    if chat is None:
-        raise click.ClickException(f"no chat {key!r} in {data_dir} (use platform:id, e.g. replay:g1)")
-    return chat
+    found = await memory.chats_matching(key)
+    if len(found) != 1:
+        raise click.ClickException(chat_not_found(key, found, f" in {data_dir}"))
+    return found[0]
+
+
+def chat_not_found(key: str, found: list[ChatRef], where: str = "") -> str:
+    """Why `key` names no single chat: none has it, or it is ambiguous (the candidates' keys listed)."""
+    if found:
+        keys = ", ".join(chat.key for chat in found)
+        return f"{key!r} names several chats{where} ({keys}); use platform:id"
+    return f"no chat {key!r}{where} (use platform:id, e.g. replay:g1)"
 
 
 def run_async(coroutine: Coroutine[Any, Any, Any]) -> Any:

@@ -87,3 +87,34 @@ def test_a_data_dir_that_cannot_be_made_is_a_clean_error(tmp_path: Path) -> None
     result = invoke(["replay", "LOG", "--no-progress"], blocker / "d", tmp_path)
     assert result.exit_code == 1 and no_traceback(result), result.output
     assert f"cannot create the folder {blocker / 'd'}" in result.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["recall", "爬山", "--chat", "g1"],
+        ["people", "list", "--chat", "g1"],
+        ["jargon", "list", "--chat", "g1"],
+        ["notes", "list", "--chat", "g1"],
+    ],
+    ids=" ".join,
+)
+def test_a_chat_id_used_on_two_platforms_is_reported_as_ambiguous(args: list[str], tmp_path: Path) -> None:
+    log = tmp_path / "two.jsonl"
+    line = (
+        '{"chat": "g1", "message_id": "m1", "sender_id": "u1", "sender_name": "小红", '
+        '"time": "2026-03-01T20:15:00+08:00", "text": "周六去爬山吗"}\n'
+    )
+    log.write_text(line, encoding="utf-8")
+    data = tmp_path / "d"
+    for platform in ("replay", "qq"):
+        replayed = CliRunner().invoke(
+            cli, ["replay", str(log), "--platform", platform, "--no-progress", "--data-dir", str(data)]
+        )
+        assert replayed.exit_code == 0, replayed.output
+    result = invoke(args, data, tmp_path)
+    assert result.exit_code == 1 and no_traceback(result), result.output
+    assert "'g1' names several chats" in result.output
+    assert "(replay:g1, qq:g1); use platform:id" in result.output
+    exact = invoke([*args[:-1], "qq:g1"], data, tmp_path)
+    assert exact.exit_code == 0, exact.output
