@@ -178,7 +178,8 @@ def show_command(
             mark = "»" if m["id"] == item["message_id"] else " "
             click.echo(f"{mark} {m['speaker']}: {truncate(m['text'], 120)}")
     for review in data["reviews"]:
-        click.echo(f"[{review['action']} by {review['actor']} at {review['time']:.0f}]")
+        at = time.strftime("%Y-%m-%d %H:%M", time.localtime(review["time"]))
+        click.echo(f"[{review['action']} by {review['actor']} at {at}]")
 
 
 def _decide(action_name: Decision) -> click.Command:

@@ -19,6 +19,7 @@ from bot.web.context import CSRF_KEY
 from bot.web.security import CSRF_FIELD
 
 Cell = Any
+LONG_CELL = 40  # characters of plain text beyond which a cell may wrap inside words
 
 
 class Safe(str):
@@ -62,9 +63,16 @@ def when(value: float | datetime | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M")
 
 
+def _cell(value: Cell) -> Safe:
+    """A table cell; long text (a pasted URL, a summary) may break anywhere rather than widen the page."""
+    if not isinstance(value, Safe) and len(str(value)) > LONG_CELL:
+        return h('<td class="long">{}</td>', value)
+    return h("<td>{}</td>", value)
+
+
 def table(headers: Sequence[str], rows: Iterable[Sequence[Cell]], empty: str = "nothing here") -> Safe:
     """A table; cells are escaped unless `Safe`."""
-    body = [join(h("<td>{}</td>", cell) for cell in row) for row in rows]
+    body = [join(_cell(cell) for cell in row) for row in rows]
     if not body:
         return h('<p class="muted">{}</p>', empty)
     head = join(h("<th>{}</th>", name) for name in headers)
@@ -127,6 +135,7 @@ header{background:#234;color:#fff;padding:.5em 1em}
 header a{color:#fff;margin-right:1.2em;text-decoration:none}header b{margin-right:2em}
 main{padding:1em 1.5em;max-width:1200px}table{border-collapse:collapse;margin:.5em 0;background:#fff}
 td,th{border:1px solid #ddd;padding:.3em .5em;vertical-align:top;text-align:left}th{background:#eef}
+p,pre,li,td.long,.hit{overflow-wrap:anywhere}td.long{min-width:12em}
 .muted{color:#888}.flash{background:#efe;border:1px solid #9c9;padding:.4em .8em}
 .error{background:#fee;border:1px solid #c99;padding:.4em .8em;white-space:pre-wrap}
 form.inline{display:inline-block;margin:.2em .4em .2em 0}form.block{margin:.6em 0}button{cursor:pointer}

@@ -26,6 +26,7 @@ from bot.web.html import (
     table,
     text_input,
     url,
+    when,
 )
 from bot.web.overview import message_table
 from memory import untrusted_json
@@ -283,7 +284,7 @@ async def jargon_show(request: web.Request) -> web.Response:
         )
     )
     review_rows = [
-        [r["action"], r["actor"], f"{r['time']:.0f}", json.dumps(r["new"], ensure_ascii=False)] for r in trail
+        [r["action"], r["actor"], when(r["time"]), json.dumps(r["new"], ensure_ascii=False)] for r in trail
     ]
     body = h(
         "{}<h2>Actions</h2>{}<h2>Counts per chat</h2>{}<h2>Evidence</h2>{}<h2>Review trail</h2>{}",

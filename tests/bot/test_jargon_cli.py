@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -93,3 +94,13 @@ def test_import_reports_a_row_too_big_or_an_unclosed_quote_and_loads_the_others(
     assert "row 3: the quote opened in the row on line 4 is never closed" in result.output
     listed = json.loads(_cli(data, "list", "--json"))
     assert {e["content"]: e["meaning"] for e in listed} == {"开炉": "吃火锅", "摸鱼": "上班偷懒"}
+
+
+def test_show_prints_the_review_trail_with_readable_times(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    xswl, _ = _seed(data)
+    _cli(data, "approve", str(xswl), "--meaning", "笑死我了", "--by", "alice")
+    shown = _cli(data, "show", str(xswl))
+    trail = json.loads(_cli(data, "show", str(xswl), "--json"))["reviews"]
+    at = time.strftime("%Y-%m-%d %H:%M", time.localtime(trail[0]["time"]))
+    assert f"[approve by alice at {at}]" in shown

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from bot.web.html import when
 from memory.jargon import dictionary
 from memory.models import ChatHistory
 from memory.storage.fts import index_rows
@@ -326,3 +327,18 @@ async def test_json_api_refuses_out_of_range_and_malformed_input_with_json_error
     for wildcard in ("%", "_"):
         listed = await (await console.client.get(f"/api/jargon?search={wildcard}", headers=headers)).json()
         assert listed["entries"] == [], f"{wildcard!r} is a character, not a wildcard"
+
+
+async def test_long_text_wraps_and_the_review_trail_shows_readable_times(console: Console) -> None:
+    xswl, _ = await _entries(console)
+    csrf = await console.login()
+    url = "https://example.com/" + "a" * 200
+    await console.client.post(f"/jargon/{xswl}/approve", data={"_csrf": csrf, "meaning": url})
+    shown = await (await console.client.get(f"/jargon/{xswl}")).text()
+    assert f'<td class="long">{url}</td>' in shown, "a long meaning may wrap inside its cell"
+    assert "td.long{min-width:12em}" in shown and "td.long,.hit{overflow-wrap:anywhere}" in shown
+    assert '<td class="long">approved</td>' not in shown and "<td>approved</td>" in shown
+    async with console.app.db.read() as session:
+        trail = await dictionary.reviews(session, xswl)
+    assert f"<td>{when(trail[-1]['time'])}</td>" in shown
+    assert f"{trail[-1]['time']:.0f}" not in shown
