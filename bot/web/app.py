@@ -89,15 +89,20 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
 
 @web.middleware
 async def user_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """A refused request to a service function is a 400 with its message."""
+    """A refused request to a service function is a 400 with its message; any other client error (an
+    unknown chat, page or person) is an error page too, or a JSON error under /api/."""
     try:
         return await handler(request)
     except USER_ERRORS as exc:
         return _refuse(request, 404 if isinstance(exc, JargonNotFound) else 400, str(exc))
     except web.HTTPClientError as exc:
-        if request.path.startswith("/api/") and exc.text:
+        if not exc.text:
+            raise
+        if request.path.startswith("/api/"):
             return web.json_response({"error": exc.text}, status=exc.status, headers=_allow(exc))
-        raise
+        response = error_page(request, exc.status, exc.text)
+        response.headers.update(_allow(exc))
+        return response
 
 
 def _allow(exc: web.HTTPClientError) -> dict[str, str]:

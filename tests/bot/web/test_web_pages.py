@@ -342,3 +342,20 @@ async def test_long_text_wraps_and_the_review_trail_shows_readable_times(console
         trail = await dictionary.reviews(session, xswl)
     assert f"<td>{when(trail[-1]['time'])}</td>" in shown
     assert f"{trail[-1]['time']:.0f}" not in shown
+
+
+async def test_client_errors_are_pages_with_the_console_around_them(console: Console) -> None:
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    for path, status, message in (
+        ("/chats/999/topics", 404, "no chat 999"),
+        ("/chats/1/notes/missing", 404, "no chat 1"),
+        ("/jargon?min_count=abc", 400, "min_count must be a whole number"),
+        ("/no-such-page", 404, "Not Found"),
+    ):
+        response = await console.client.get(path, headers=headers)
+        body = await response.text()
+        assert response.status == status, path
+        assert response.content_type == "text/html", path
+        assert message in body and "Qunyi admin" in body, path
+    wrong_method = await console.client.put("/jargon", headers=headers)
+    assert wrong_method.status == 405 and "GET" in wrong_method.headers["Allow"]
