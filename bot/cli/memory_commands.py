@@ -29,10 +29,13 @@ def _make(name: str, handler: Handler, argument: str, help_text: str) -> click.C
         data_dir: Path | None,
         **words: tuple[str, ...],
     ) -> None:
+        text = " ".join(words[argument]).strip()
+        if not text:
+            raise click.UsageError(f"{argument.upper()} is empty")
         app = await open_app(open_config(config_path), data_dir, create=False)
         try:
             chat = await find_chat(app.memory, chat_key, app.data_dir)
-            answer = await handler(app.memory, chat.id, " ".join(words[argument]))
+            answer = await handler(app.memory, chat.id, text)
         finally:
             await app.close()
         click.echo(json.dumps(answer.data, ensure_ascii=False, indent=2) if as_json else answer.text)

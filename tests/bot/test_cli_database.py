@@ -118,3 +118,10 @@ def test_a_chat_id_used_on_two_platforms_is_reported_as_ambiguous(args: list[str
     assert "(replay:g1, qq:g1); use platform:id" in result.output
     exact = invoke([*args[:-1], "qq:g1"], data, tmp_path)
     assert exact.exit_code == 0, exact.output
+
+
+@pytest.mark.parametrize("command", ["recall", "who", "what"])
+def test_an_empty_query_is_a_usage_error(command: str, tmp_path: Path) -> None:
+    result = invoke([command, " ", "--chat", "replay:g1"], tmp_path / "d", tmp_path)
+    assert result.exit_code == 2 and no_traceback(result), result.output
+    assert "is empty" in result.output.splitlines()[-1]
