@@ -122,7 +122,7 @@ def _string(record: Mapping[str, Any], key: str) -> str:
 
 def _reason(exc: ValueError) -> str:
     if isinstance(exc, json.JSONDecodeError):
-        return f"not JSON: {exc.msg} at column {exc.colno}"
+        return f"not JSON: {exc.msg.removesuffix(' at')} at column {exc.colno}"
     if isinstance(exc, UnicodeDecodeError):
         return f"not UTF-8 at byte {exc.start}"
     if isinstance(exc, InvalidMessage):

@@ -126,9 +126,10 @@ def set_command(
 def rename_command(old: str, new: str, chat: str, config_path: Path | None, data_dir: Path | None) -> None:
     """Rename a note, rewriting every link to it; merges into NEW when it exists."""
     result = _run(lambda s: s.rename(old, new), config_path, data_dir, chat, create=True)
+    where = f" ({', '.join(result.rewritten)})" if result.rewritten else ""
     click.echo(
         f"{'merged' if result.merged else 'renamed'} {old} → {new}; "
-        f"links rewritten in {result.rewritten} notes"
+        f"links rewritten in {len(result.rewritten)} notes{where}"
     )
 
 

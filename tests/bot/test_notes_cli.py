@@ -73,3 +73,12 @@ def test_text_that_is_not_utf8_is_refused_and_the_note_kept(tmp_path: Path) -> N
     assert from_stdin.exit_code == 1 and isinstance(from_stdin.exception, SystemExit), from_stdin.output
     assert "standard input is not UTF-8 text (byte 0xff at offset 3)" in from_stdin.output
     assert notes(data, "get", "爬山", "--chat", "g1").output == "原来的\n"
+
+
+def test_rename_says_which_notes_had_their_links_rewritten(tmp_path: Path) -> None:
+    data = tmp_path / "d"
+    assert notes(data, "set", "爬山计划", "--chat", "global", stdin="见 [[煤球]]").exit_code == 0
+    assert notes(data, "set", "煤球", "--chat", "global", stdin="阿红的猫").exit_code == 0
+    renamed = notes(data, "rename", "煤球", "黑猫", "--chat", "global")
+    assert renamed.exit_code == 0, renamed.output
+    assert renamed.output == "renamed 煤球 → 黑猫; links rewritten in 1 notes (爬山计划)\n"

@@ -142,7 +142,7 @@ def test_replay_jsonl() -> None:
     assert second.time == datetime.fromtimestamp(1772367360, UTC)
     assert third.sender_id == "3" and third.time == datetime(2026, 3, 1, 12, 20, tzinfo=UTC)
     assert [i.location for i in issues] == ["line 4", "line 5", "line 6"]
-    assert "not JSON" in issues[0].reason
+    assert issues[0].reason == "not JSON: Unterminated string starting at column 121"
     assert "sender_name" in issues[1].reason
     assert "no UTC offset" in issues[2].reason
 
