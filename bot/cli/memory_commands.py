@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 
 import click
@@ -44,7 +45,9 @@ def _make(name: str, handler: Handler, argument: str, help_text: str) -> click.C
 
 
 COMMANDS = [
-    _make("recall", answers.recall, "query", "Search a chat's memory."),
+    # An admin looking is not the group remembering: the CLI's recall counts nothing as recalled
+    # again, so inspecting memory never changes what forgetting keeps.
+    _make("recall", partial(answers.recall, reinforce_shown=False), "query", "Search a chat's memory."),
     _make("who", answers.who, "name", "Who a name refers to in a chat."),
     _make("what", answers.what, "term", "What a group term means."),
 ]

@@ -3,12 +3,18 @@ error (never a traceback), and read-only commands create nothing."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import sqlite3
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
 from bot.cli.main import cli
+from memory.storage import Database
+from tests.conftest import T0
+from tests.memory.recall.conftest import add_history
 
 READ_ONLY = [
     ["forget", "--dry-run"],
@@ -125,3 +131,32 @@ def test_an_empty_query_is_a_usage_error(command: str, tmp_path: Path) -> None:
     result = invoke([command, " ", "--chat", "replay:g1"], tmp_path / "d", tmp_path)
     assert result.exit_code == 2 and no_traceback(result), result.output
     assert "is empty" in result.output.splitlines()[-1]
+
+
+def test_an_admin_recall_counts_nothing_as_recalled(tmp_path: Path) -> None:
+    """`qunyi recall` shows what /recall shows, but inspecting memory must not change what forgetting
+    keeps: the topics it shows keep their count."""
+    data = tmp_path / "d"
+    log = tmp_path / "one.jsonl"
+    log.write_text(
+        '{"chat": "g1", "message_id": "m1", "sender_id": "u1", "sender_name": "小红", '
+        '"time": "2026-03-01T20:15:00+08:00", "text": "周六去爬山吗"}\n',
+        encoding="utf-8",
+    )
+    replayed = CliRunner().invoke(cli, ["replay", str(log), "--no-progress", "--data-dir", str(data)])
+    assert replayed.exit_code == 0, replayed.output
+
+    async def add_topic() -> int:
+        db = await Database.open(data)
+        try:
+            async with db.write() as session:
+                return await add_history(session, 1, "周末爬山", "小红约周六爬山", T0, T0, [1], ["爬山"])
+        finally:
+            await db.close()
+
+    topic = asyncio.run(add_topic())
+    result = invoke(["recall", "爬山", "--chat", "replay:g1", "--json"], data, tmp_path)
+    assert result.exit_code == 0, result.output
+    assert topic in [r["id"] for r in json.loads(result.output)["results"] if r["kind"] == "history"]
+    with sqlite3.connect(data / "qunyi.db") as connection:
+        assert connection.execute("SELECT count FROM chat_history WHERE id = ?", (topic,)).fetchone() == (0,)
