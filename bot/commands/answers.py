@@ -144,6 +144,6 @@ async def what(memory: MemoryService, chat_id: int, term: str) -> Answer:
         if entry.status == "inferred":
             lines[0] += "(从聊天里推测的)"
     else:
-        lines = [f"「{entry.content}」在群里出现过 {here} 次,还不知道是什么意思。"]
+        lines = [f"「{entry.content}」在群里出现过 {here} 次，还不知道是什么意思。"]
     lines += [f"- {e.message.speaker}: {truncate(e.message.text, MAX_ITEM_CHARS)}" for e in examples]
     return Answer(data, lines)
