@@ -1,9 +1,11 @@
-"""Shared fixtures: a real SQLite database in a temporary folder, message factories, and `fake_llm`,
-a fake OpenAI-compatible server on loopback."""
+"""Shared fixtures: a real SQLite database in a temporary folder, message factories, `fake_llm`, a
+fake OpenAI-compatible server on loopback, and `database_locked`, another process's writer."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import sqlite3
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -57,3 +59,15 @@ async def fake_llm() -> AsyncIterator[FakeOpenAI]:
     """A started FakeOpenAI; point clients at `fake_llm.base_url`."""
     async with FakeOpenAI() as server:
         yield server
+
+
+@contextmanager
+def database_locked(path: Path) -> Iterator[None]:
+    """Another process's writer holding the database file at `path` until the block ends."""
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        yield
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()

@@ -1,7 +1,6 @@
 """`qunyi import` for each format writes through the batch path; importing twice adds nothing."""
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -9,6 +8,7 @@ from click.testing import CliRunner
 
 from bot.cli.main import cli
 from memory.storage import DatabaseLocked
+from tests.conftest import database_locked
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "importers"
 CASES = [
@@ -122,14 +122,9 @@ def test_a_database_locked_by_another_process_is_a_clear_error(tmp_path: Path) -
     extra = tmp_path / "more.jsonl"
     line = {"chat": "g1", "message_id": "new", "sender_id": "u1", "sender_name": "a", "time": 1772367300}
     extra.write_text(json.dumps(line | {"text": "后来的消息"}) + "\n", encoding="utf-8")
-    holder = sqlite3.connect(data / "qunyi.db", isolation_level=None)
-    try:
-        holder.execute("BEGIN EXCLUSIVE")
-        locked_args = ["import", "replay", str(extra), "--data-dir", str(data), "--no-progress"]
+    locked_args = ["import", "replay", str(extra), "--data-dir", str(data), "--no-progress"]
+    with database_locked(data / "qunyi.db"):
         result = CliRunner().invoke(cli, [*locked_args, "--config", str(config), "--catch-up-rounds", "0"])
-    finally:
-        holder.execute("ROLLBACK")
-        holder.close()
     assert result.exit_code == 1, result.output
     assert "stayed locked" in result.output and "Traceback" not in result.output
     assert not isinstance(result.exception, DatabaseLocked)

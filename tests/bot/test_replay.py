@@ -1,5 +1,4 @@
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from memory.clock import ManualClock
 from memory.models import Message
 from memory.storage import DatabaseLocked
 from memory.types import ChatMessage
-from tests.conftest import T0
+from tests.conftest import T0, database_locked
 
 LINES = [
     {
@@ -95,13 +94,8 @@ def test_a_database_locked_by_another_process_stops_the_replay_with_one_line(tmp
     more = tmp_path / "more.jsonl"
     line = {"chat": "g1", "message_id": "later", "sender_id": "u1", "sender_name": "a", "time": 1772367300}
     more.write_text(json.dumps(line | {"text": "后来的消息"}) + "\n", encoding="utf-8")
-    holder = sqlite3.connect(data / "qunyi.db", isolation_level=None)
-    try:
-        holder.execute("BEGIN EXCLUSIVE")
+    with database_locked(data / "qunyi.db"):
         result = CliRunner().invoke(cli, ["replay", str(more), *options])
-    finally:
-        holder.execute("ROLLBACK")
-        holder.close()
     assert result.exit_code == 1, result.output
     assert "stayed locked" in result.output and "lines skipped" not in result.output
     assert not isinstance(result.exception, DatabaseLocked)

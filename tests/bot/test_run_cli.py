@@ -10,6 +10,8 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
@@ -27,6 +29,21 @@ def _start(data: Path, config: Path, output: IO[str]) -> subprocess.Popen[str]:
         env=env,
         cwd=ROOT,
     )
+
+
+@contextmanager
+def _console_bot(data: Path, config: Path, log: Path) -> Iterator[subprocess.Popen[str]]:
+    """A running console bot writing to `log`; killed at the end if the test did not stop it."""
+    with log.open("w", encoding="utf-8") as out:
+        bot = _start(data, config, out)
+    try:
+        yield bot
+    finally:
+        if bot.poll() is None:
+            bot.kill()
+            bot.wait()
+        assert bot.stdin is not None
+        bot.stdin.close()
 
 
 def _run_once(data: Path, config: Path) -> subprocess.CompletedProcess[str]:
@@ -66,9 +83,7 @@ def test_sigterm_stops_the_console_bot_while_its_input_stays_open(tmp_path: Path
     config.write_text('[logging]\nlevel = "WARNING"\n', encoding="utf-8")
     data = tmp_path / "data"
     log = tmp_path / "out.txt"
-    with log.open("w", encoding="utf-8") as out:
-        bot = _start(data, config, out)
-    try:
+    with _console_bot(data, config, log) as bot:
         _wait_for(data / "qunyi.pid")
         assert bot.stdin is not None
         bot.stdin.write("周六去西湖边爬山\n")
@@ -79,12 +94,6 @@ def test_sigterm_stops_the_console_bot_while_its_input_stays_open(tmp_path: Path
         time.sleep(0.3)
         bot.send_signal(signal.SIGTERM)
         bot.wait(timeout=30)  # the input pipe is still open: no end of input stops it
-    finally:
-        if bot.poll() is None:
-            bot.kill()
-            bot.wait()
-        assert bot.stdin is not None
-        bot.stdin.close()
     output = log.read_text(encoding="utf-8")
     assert bot.returncode == 0, output
     assert "Traceback" not in output
@@ -145,21 +154,13 @@ def test_the_scheduler_does_not_log_every_job_run_into_the_console_chat(tmp_path
     )
     data = tmp_path / "data"
     log = tmp_path / "out.txt"
-    with log.open("w", encoding="utf-8") as out:
-        bot = _start(data, config, out)
-    try:
+    with _console_bot(data, config, log) as bot:
         _wait_for(data / "qunyi.pid")
         time.sleep(1.5)  # several turns of the config watch job
         assert bot.stdin is not None
         bot.stdin.write("/quit\n")
         bot.stdin.flush()
         bot.wait(timeout=30)
-    finally:
-        if bot.poll() is None:
-            bot.kill()
-            bot.wait()
-        assert bot.stdin is not None
-        bot.stdin.close()
     output = log.read_text(encoding="utf-8")
     assert bot.returncode == 0, output
     assert "Type to chat" in output

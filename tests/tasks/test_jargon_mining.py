@@ -4,7 +4,6 @@ LLM extraction with fallback, inference after mining."""
 from __future__ import annotations
 
 import dataclasses
-import sqlite3
 from datetime import timedelta
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from memory.service import MemoryService
 from memory.storage import Database
 from tasks.jargon_mining import JOB_NAME, JargonMiningJob, MiningSettings, name_variants
 from tasks.runner import JobRunner
-from tests.conftest import T0, make_message
+from tests.conftest import T0, database_locked, make_message
 from tests.fakes.openai_server import FakeOpenAI, answer_json
 
 SETTINGS = MiningSettings(discovery=DiscoveryParams(min_lift=0.0, min_df=2))
@@ -213,16 +212,13 @@ async def test_a_run_that_failed_on_a_locked_database_is_retried_without_new_mes
     runner = JobRunner(clock)
     runner.register(job.spec())
     await _record(memory, 0, LINES)
-    other = sqlite3.connect(memory.db.path, isolation_level=None)
     try:
-        other.execute("BEGIN IMMEDIATE")
-        await runner.run_job(JOB_NAME)
-        other.execute("COMMIT")
+        with database_locked(memory.db.path):
+            await runner.run_job(JOB_NAME)
         assert runner.failures[JOB_NAME] == 1 and await _entries(memory) == {}
         clock.advance(timedelta(seconds=5))
         await runner.run_job(JOB_NAME)
     finally:
-        other.close()
         await impatient.close()
     assert runner.failures[JOB_NAME] == 1
     assert (await _entries(memory)).get("绝绝子") == 5
