@@ -25,9 +25,9 @@ MAX_DEPTH = 5
 CYCLE_NOTE = "(cycle: {name} is already expanded above)"
 MISSING_NOTE = "(no note named {name} yet)"
 
-# One expanded block, outermost first; the backreference pairs a start with its own end marker.
-# A name never nests inside itself (cycles are cut), so the first matching end closes the block.
-_BLOCK = re.compile(r"!\[\[(?P<name>[^\[\]\n]+)\]\]start\n.*?\n!\[\[(?P=name)\]\]end", re.DOTALL)
+# The start and end markers of an expanded block. A name can nest inside itself (the marker of a
+# cut cycle sits inside the block of the note it points back to), so blocks are paired by nesting.
+_MARKER = re.compile(r"!\[\[(?P<start>[^\[\]\n]+)\]\]start\n|\n!\[\[(?P<end>[^\[\]\n]+)\]\]end")
 
 Lookup = Callable[[str], str | None]
 
@@ -69,10 +69,27 @@ def collapse(text: str) -> str:
     """Undo `expand`: replace every expanded block by its plain `![[Name]]` embed.
 
     Applied on write, so a model that reads an expanded note and writes it back does not copy the
-    embedded notes into it.
+    embedded notes into it. Markers are paired as nested brackets; a marker left without its partner
+    (e.g. after an edit) stays as text.
     """
-    previous = None
-    while previous != text:
-        previous = text
-        text = _BLOCK.sub(lambda m: f"![[{m['name']}]]", text)
-    return text
+    open_blocks: list[tuple[str, int]] = []
+    blocks: list[tuple[int, int, str]] = []
+    for marker in _MARKER.finditer(text):
+        if marker["start"] is not None:
+            open_blocks.append((marker["start"], marker.start()))
+            continue
+        names = [name for name, _ in open_blocks]
+        if marker["end"] not in names:
+            continue
+        level = len(names) - 1 - names[::-1].index(marker["end"])
+        blocks.append((open_blocks[level][1], marker.end(), marker["end"]))
+        del open_blocks[level:]
+    parts: list[str] = []
+    position = 0
+    for begin, end, name in sorted(blocks):
+        if begin < position:  # inside a block already collapsed
+            continue
+        parts.append(f"{text[position:begin]}![[{name}]]")
+        position = end
+    parts.append(text[position:])
+    return "".join(parts)

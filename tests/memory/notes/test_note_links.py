@@ -24,3 +24,17 @@ def test_collapse_undoes_nested_expansion() -> None:
     expanded = expand("A", "a ![[B]] end", 2, notes.get)
     assert "![[C]]start" in expanded
     assert collapse(expanded) == "a ![[B]] end"
+
+
+def test_collapse_undoes_a_cycle_marker_inside_a_block_of_the_same_name() -> None:
+    # A → B → C → B: the cut cycle's B block sits inside B's own block.
+    notes = {"B": "b ![[C]] b", "C": "c ![[B]] c"}
+    expanded = expand("A", "top ![[B]] end", 3, notes.get)
+    assert expanded.count("![[B]]start") == 2
+    assert collapse(expanded) == "top ![[B]] end"
+
+
+def test_collapse_leaves_an_unpaired_marker_as_text() -> None:
+    notes = {"B": "b"}
+    expanded = expand("A", "![[X]]start\nx ![[B]] y", 1, notes.get)
+    assert collapse(expanded) == "![[X]]start\nx ![[B]] y"
