@@ -9,6 +9,9 @@ note writes are small and rare.
 
 The index (content and link targets per note) is refreshed from the folder on every operation,
 re-reading only files whose (mtime, size, inode) changed, so notes edited by hand are picked up.
+A file that is not UTF-8 (e.g. saved as GBK by an editor) is shown with replacement characters, but
+no operation rewrites it from that text (rename, append, extract refuse with a NoteError), so its
+bytes are never lost; `set` may still replace it whole.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ class _Entry:
     stamp: tuple[int, int, int]
     content: str
     targets: frozenset[str]
+    # Why the file cannot be rewritten from `content` (not UTF-8: undecodable bytes were replaced).
+    unreadable: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +167,7 @@ class NoteStore:
         addition = collapse(text)
 
         def change(entries: dict[str, _Entry]) -> None:
-            current = entries[name].content if name in entries else ""
+            current = _editable(entries, name) if name in entries else ""
             merged = join_contents(current, addition)
             _check_text(merged)
             self._write(name, merged)
@@ -198,19 +203,17 @@ class NoteStore:
             if old == new:
                 return RenameResult(old, new, merged=False, rewritten=())
             merged = new in entries
-            text = entries[old].content
+            others = [o for o, e in sorted(entries.items()) if o not in (old, new) and old in e.targets]
+            text = _editable(entries, old)
             if merged:
-                text = join_contents(entries[new].content, text)
+                text = join_contents(_editable(entries, new), text)
             _check_text(text)
+            contents = {other: _editable(entries, other) for other in others}
             self._write(new, rewrite_target(text, old, new))
-            rewritten = []
-            for other, entry in sorted(entries.items()):
-                if other in (old, new) or old not in entry.targets:
-                    continue
-                self._write(other, rewrite_target(entry.content, old, new))
-                rewritten.append(other)
+            for other in others:
+                self._write(other, rewrite_target(contents[other], old, new))
             self._path(old).unlink(missing_ok=True)
-            return RenameResult(old, new, merged, tuple(rewritten))
+            return RenameResult(old, new, merged, tuple(others))
 
         return await self._mutate(change)
 
@@ -230,10 +233,10 @@ class NoteStore:
         def change(entries: dict[str, _Entry]) -> None:
             if source not in entries:
                 raise NoteNotFound(source)
-            content = entries[source].content
+            content = _editable(entries, source)
             if passage not in content:
                 raise PassageNotFound(source)
-            existing = entries[new].content if new in entries else ""
+            existing = _editable(entries, new) if new in entries else ""
             self._write(new, join_contents(existing, passage))
             self._write(source, content.replace(passage, f"[[{new}]]", 1))
 
@@ -301,12 +304,13 @@ class NoteStore:
                 if entry is not None and entry.stamp == stamp:
                     continue
                 try:
-                    content = (self.root / f"{name}{SUFFIX}").read_text(encoding="utf-8", errors="replace")
+                    data = (self.root / f"{name}{SUFFIX}").read_bytes()
                 except FileNotFoundError:  # removed between scan and read
                     self._entries.pop(name, None)
                     changed = True
                     continue
-                self._entries[name] = _Entry(stamp, content, link_targets(content))
+                content, unreadable = _decode(data)
+                self._entries[name] = _Entry(stamp, content, link_targets(content), unreadable)
                 changed = True
             if changed:
                 self._version += 1
@@ -338,6 +342,28 @@ class NoteStore:
         with self._index_lock:
             self._scores = (version, scores)
         return scores
+
+
+def _decode(data: bytes) -> tuple[str, str | None]:
+    """A note file's text (line breaks as `\n`, a UTF-8 BOM dropped) and, when it is not UTF-8, why."""
+    try:
+        text, unreadable = data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8-sig", errors="replace")
+        unreadable = f"is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+    return text.replace("\r\n", "\n").replace("\r", "\n"), unreadable
+
+
+def _editable(entries: dict[str, _Entry], name: str) -> str:
+    """The content of note `name`, refusing a file that could not be read as UTF-8: writing the
+    replacement characters back would destroy its original text."""
+    entry = entries[name]
+    if entry.unreadable:
+        raise NoteError(
+            f"note {name!r} {entry.unreadable}; save its file as UTF-8 or replace it with set; "
+            "nothing changed"
+        )
+    return entry.content
 
 
 def _check_text(text: str) -> None:

@@ -149,3 +149,31 @@ async def test_scopes_keep_chats_apart(tmp_path: Path) -> None:
     await one.set("n", "for chat 1")
     assert await other.get("n") is None
     assert await shared.list() == []
+
+
+async def test_a_note_file_not_in_utf8_is_never_rewritten_from_its_garbled_text(store: NoteStore) -> None:
+    await store.set("plan", "明天爬山")
+    gbk = "会议记录 [[plan]] 明天".encode("gbk")
+    (store.root / "会议.md").write_bytes(gbk)
+    assert "[[plan]]" in (await store.get("会议") or "")
+    with pytest.raises(NoteError, match="'会议' is not UTF-8"):
+        await store.rename("plan", "计划")
+    with pytest.raises(NoteError, match="not UTF-8"):
+        await store.rename("会议", "meeting")
+    with pytest.raises(NoteError, match="not UTF-8"):
+        await store.append("会议", "more")
+    with pytest.raises(NoteError, match="not UTF-8"):
+        await store.extract("会议", "[[plan]]", "x")
+    with pytest.raises(NoteError, match="not UTF-8"):
+        await store.extract("plan", "明天", "会议")
+    assert (store.root / "会议.md").read_bytes() == gbk
+    assert await store.list() == ["plan", "会议"]
+    assert await store.get("plan") == "明天爬山"
+    assert await store.set("会议", "重写 [[plan]]") is False  # replacing it whole is allowed
+    assert (await store.rename("plan", "计划")).rewritten == ("会议",)
+
+
+async def test_a_hand_saved_bom_and_crlf_are_not_part_of_the_text(store: NoteStore) -> None:
+    store.root.mkdir(parents=True)
+    (store.root / "规则.md").write_bytes("\ufeff不许刷屏\r\n[[群主]]\r\n".encode())
+    assert await store.get("规则") == "不许刷屏\n[[群主]]\n"
