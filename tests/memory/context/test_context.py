@@ -1,4 +1,5 @@
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -7,7 +8,9 @@ from bot.app import build_app
 from bot.config import ConfigStore
 from memory.clock import ManualClock
 from memory.context.builder import ContextBuilder, ContextRequest, ContextSection
+from memory.context.notes_provider import NoteHintsProvider
 from memory.context.render import fit_lines, render_section
+from memory.notes import NoteScopes
 from memory.service import ContextSettings, MemoryService
 from memory.storage import Database
 from memory.text import estimate_tokens
@@ -109,3 +112,22 @@ async def test_a_config_reload_resizes_the_recent_window(tmp_path: Path) -> None
         await app.close()
     assert before[0] == 800 and before[1] > 400
     assert after[0] == 100 and after[1] <= 100
+
+
+async def test_note_hints_name_whole_notes_within_the_budget(tmp_path: Path) -> None:
+    scopes = NoteScopes(tmp_path)
+    names = ["周末爬山活动的集合地点", "小明的生日和喜欢的礼物清单", "新人入群欢迎词模板草稿"]
+    names.append("服务器维护时间安排表")
+    for name in names:
+        await scopes.for_chat("qq:1").set(name, "x")
+
+    async def key_of(chat_id: int) -> str:
+        return "qq:1"
+
+    builder = ContextBuilder([NoteHintsProvider(scopes, key_of, 5, 80)], 2000)
+    context = await builder.build(ContextRequest(1, None, [], T0))
+    assert 0 < context.tokens
+    line = context.text.splitlines()[2]
+    shown = re.findall(r"\[\[([^\]]*)\]\]", line)
+    assert 0 < len(shown) < len(names) and set(shown) <= set(names)
+    assert line == " ".join(f"[[{name}]]" for name in shown)
