@@ -333,6 +333,8 @@ def merge_facts(existing: Iterable[Fact], new: Iterable[Fact]) -> MergeResult:
     """Merge `new` facts into a person's `existing` current facts, in time order, in O(n) per key.
 
     - the same value again: the existing fact stays and records the message in `seen_keys`;
+    - a single-valued key read twice from one message (offline "杭州滨江", the model "杭州"): the
+      first reading stays, the other is dropped — one statement is never a change;
     - a single-valued key (location, job, age, favorite:…) with a new value: the old fact is
       superseded (kept, with `superseded_at`/`superseded_by`); a new fact older than the current one
       goes straight to the history instead;
@@ -361,6 +363,8 @@ def merge_facts(existing: Iterable[Fact], new: Iterable[Fact]) -> MergeResult:
             for held in [h for h in other if _same_value(h, fact)]:
                 other.remove(held)
                 superseded.append(_retire(held, fact))
+        if fact.is_single_valued and any(held.message_key == fact.message_key for held in bucket):
+            continue  # another reading of the same statement (offline and model), not a change
         if fact.is_single_valued and bucket:
             newest = max(bucket, key=lambda f: f.time)
             if newest.time > fact.time:

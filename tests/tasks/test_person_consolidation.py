@@ -189,3 +189,16 @@ async def test_llm_unavailable_falls_back_to_the_offline_path(memory: MemoryServ
     report = await people.consolidator.run(T0)
     assert (report.llm_calls, report.llm_fallbacks, report.facts_added) == (0, 1, 1)
     assert [f.value for f in await _facts(db, said.person_id)] == ["杭州"]
+
+
+async def test_the_model_and_the_offline_path_reading_one_message_differently_is_no_change(
+    memory: MemoryService, db: Database
+) -> None:
+    said = await Chat(memory).say("u1", "我现在住在杭州滨江", card="阿红")
+    llm = FakeLLM({"facts": [{"message_id": said.message_id, "key": "location", "value": "杭州"}]})
+    people = _attach(memory, db, llm)
+    report = await people.consolidator.run(T0)
+    assert report.facts_superseded == 0
+    assert [(f.value, f.superseded_at) for f in await _facts(db, said.person_id)] == [("杭州滨江", None)]
+    record = await people.record(said.chat_id, said.person_id)
+    assert record is not None and record.timeline == []
