@@ -308,6 +308,9 @@ def extract_facts(utterance: Utterance, aliases: AliasIndex | None = None) -> li
             continue
         carried = False
         for clause in sub_clauses(sentence):
+            if clause.question:
+                carried = False
+                continue
             found, carried = _self_facts(clause, utterance, carried)
             if not found and aliases is not None:
                 found = _third_person_facts(clause, utterance, aliases)

@@ -216,11 +216,15 @@ def _split_latin_periods(text: str, base: int) -> list[tuple[int, str]]:
 
 # A Latin colon splits only before a space, so "CS:GO" and "10:30" stay whole.
 _SUB_CLAUSE_BREAK = re.compile(r"[，,、：…⋯]|:(?=\s|$)")
+# An A-not-A question ("我是不是程序员", "住不住杭州", "有没有养猫") or 是否; 动不动 ("at every turn") is
+# no question.
+_A_NOT_A = re.compile(r"(?!动不动)([\u4e00-\u9fff])[不没]\1|是否")
 
 
 def sub_clauses(clause: Clause) -> list[Clause]:
     """A sentence cut at commas and colons ("大家好，我是阿飞，请多关照" → three parts); every part
-    inherits the sentence's question flag."""
+    inherits the sentence's question flag, and a part asking an A-not-A question ("我是不是程序员",
+    which needs no question mark) is a question by itself."""
     parts: list[Clause] = []
     start = 0
     for end in [m.start() for m in _SUB_CLAUSE_BREAK.finditer(clause.text)] + [len(clause.text)]:
@@ -228,6 +232,6 @@ def sub_clauses(clause: Clause) -> list[Clause]:
         stripped = piece.strip()
         if stripped:
             offset = clause.start + start + (len(piece) - len(piece.lstrip()))
-            parts.append(Clause(stripped, offset, clause.question))
+            parts.append(Clause(stripped, offset, clause.question or _A_NOT_A.search(stripped) is not None))
         start = end + 1
     return parts

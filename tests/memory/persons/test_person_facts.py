@@ -91,10 +91,18 @@ def test_quoted_or_reported_words_are_not_facts_about_the_quoter(say, text):
         "I like you",
         "我不住在北京",
         "I don't live in Paris",
+        "我是不是杭州人",
+        "我是不是程序员",
+        "我在不在腾讯工作",
+        "我是否住在杭州",
     ],
 )
 def test_other_subjects_questions_and_negations_give_nothing(say, text):
     assert extract_facts(say(text)) == []
+
+
+def test_an_a_not_a_question_is_a_question_only_in_its_own_clause(say):
+    assert facts_of(say("我住在杭州，你是不是也住杭州")) == [("me", "location", "杭州")]
 
 
 def test_forwarded_message_gives_nothing(say):
