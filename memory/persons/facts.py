@@ -169,9 +169,17 @@ _REFUSED_VALUES = frozenset(
     "what where who which me us".split()
 )
 _INTERROGATIVE = re.compile(r"什么|哪|谁|几[个岁点]|多少|吗|(?i:\b(?:what|where|who|which)\b)")
-_TRAILING_ZH = re.compile(r"[了呢啊呀哦吧的哈嘛啦~～\s]+$")
+_TRAILING_ZH = re.compile(r"[了呢啊呀哦吧的哈嘿嘻呵嘛啦~～\s]+$")
 _TRAILING_EN = re.compile(
-    r"(?i:\s+(?:too|as\s+well|a\s+lot|so\s+much|very\s+much|lol|haha|now|these\s+days|anyway))+$"
+    r"(?i:\s+(?:too|as\s+well|a\s+lot|so\s+much|very\s+much|lol|haha|right\s+now|now|these\s+days|"
+    r"anyway|originally|at\s+the\s+moment))+$"
+)
+# What trails a statement without being part of the value: emoji, QQ face codes ("[doge]"), laughter
+# ("hhh", "233"), and how long it has been so ("三年", "好几个月").
+_TRAILING_NOISE = re.compile(
+    r"(?:[\s\u200d\ufe0e\ufe0f\u20e3\U0001f3fb-\U0001f3ff]"
+    r"|[\u2190-\u2bff\U0001f000-\U0001faff]|\[[^\[\]\s]{1,8}\]|(?i:h{3,}|(?<!\d)2333*|xswl)"
+    r"|(?:\d+|[一二三四五六七八九十两几好多半]+)个?多?(?:年|月|天|周|星期|礼拜)多?(?:了|啦)?)+$"
 )
 # "I love that you chose pottery", "我喜欢你的头像": reactions to someone else, not a trait.
 _REACTION = re.compile(
@@ -180,13 +188,19 @@ _REACTION = re.compile(
 )
 _CUT_AT = re.compile(
     r"但是|但|因为|所以|不过|\s[-–—]+\s|(?i:\s+(?:but|because|although|though|so|and\s+then|as\s+an?|before|"
-    r"for\s+(?:\w+\s+)?(?:years?|months?|weeks?))(?:\s+|$))"
+    r"for\s+(?:\w+\s+)?(?:years?|months?|weeks?)|since|with\s+(?:my|our)|in\s+\d{4}|"
+    r"(?:last|this|next)\s+(?:year|month|week)|\w+\s+(?:years?|months?|weeks?|days?)\s+ago)(?:\s+|$))"
 )
 
 
 def _clean_value(raw: str) -> str | None:
     value = _CUT_AT.split(raw, maxsplit=1)[0]
-    value = _TRAILING_EN.sub("", _TRAILING_ZH.sub("", value)).strip(" ,.;:!~\"'“”「」")
+    while True:
+        trimmed = _TRAILING_NOISE.sub("", value)
+        trimmed = _TRAILING_EN.sub("", _TRAILING_ZH.sub("", trimmed)).strip(" ,.;:!~\"'“”「」")
+        if trimmed == value:
+            break
+        value = trimmed
     if not value or len(value) > MAX_VALUE_CHARS or normalize(value) in _REFUSED_VALUES:
         return None
     if _REACTION.match(value):

@@ -36,6 +36,20 @@ def facts_of(utterance, aliases=None):
         ("I don't like cilantro", "dislikes", "cilantro"),
         ("I'm 30", "age", "30"),
         ("I'm German, we drink tea without sugar lol", "nationality", "German"),
+        # what trails the value is not part of it: emoji, face codes, laughter, durations, times
+        ("我住在杭州😂", "location", "杭州"),
+        ("我住在杭州[doge]", "location", "杭州"),
+        ("我住在杭州嘿嘿👍🏻", "location", "杭州"),
+        ("我住在杭州hhh", "location", "杭州"),
+        ("我搬到上海三年了", "location", "上海"),
+        ("我住在杭州好几年了", "location", "杭州"),
+        ("我喜欢猫❤️", "likes", "猫"),
+        ("I like C++", "likes", "C++"),
+        ("I moved to Paris last year", "location", "Paris"),
+        ("I moved to Berlin two years ago", "location", "Berlin"),
+        ("I live in Paris with my wife", "location", "Paris"),
+        ("I work at Google since 2020", "workplace", "Google"),
+        ("I live in Paris right now", "location", "Paris"),
     ],
 )
 def test_self_statements(say, text, key, value):
