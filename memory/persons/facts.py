@@ -213,7 +213,8 @@ def _clean_value(raw: str) -> str | None:
 def _fact_from(
     match: re.Match[str], key: str, offset: int, utterance: Utterance, person_id: str, source: str
 ) -> Fact | None:
-    value = _clean_value(match.group("v"))
+    raw = match.group("v")
+    value = _clean_value(raw)
     if value is None:
         return None
     if key == "favorite":
@@ -222,7 +223,7 @@ def _fact_from(
         return None
     if key == "hometown" and match.re.pattern.endswith("人$") and not _is_place(value):
         return None
-    start = offset + match.start("v")
+    start = offset + match.start("v") + raw.find(value)  # past what was stripped in front
     span = (start, start + len(value))
     confidence = 0.8 if source == "self" else 0.6
     return Fact(

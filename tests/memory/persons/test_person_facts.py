@@ -50,6 +50,10 @@ def facts_of(utterance, aliases=None):
         ("I live in Paris with my wife", "location", "Paris"),
         ("I work at Google since 2020", "workplace", "Google"),
         ("I live in Paris right now", "location", "Paris"),
+        # the span (the evidence) is the value even when something was stripped in front of it
+        ("我住在 杭州", "location", "杭州"),
+        ("我喜欢“猫”", "likes", "猫"),
+        ('I live in "Paris"', "location", "Paris"),
     ],
 )
 def test_self_statements(say, text, key, value):
