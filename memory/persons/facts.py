@@ -3,7 +3,7 @@
 Only the speaker's own words count (`speech.own_clauses`: quotes, forwards and reported speech are
 blanked), and only statements whose subject is the speaker (我… / I …) or, with an `AliasIndex`, a
 clearly named third person at the start of the clause ("小红住在北京", "Bob lives in Paris").
-Pronoun subjects (他/她/he/she), questions, negations and hypotheticals yield nothing.
+Pronoun subjects (他/她/he/she), questions, negations, hypotheticals and jokes yield nothing.
 The preference, habit and "I used to" patterns follow seed 000 (MemPalace's preference extraction).
 """
 
@@ -314,11 +314,22 @@ def _third_person_facts(clause: Clause, utterance: Utterance, aliases: AliasInde
     return []
 
 
+# "…开玩笑的", "骗你的", "just kidding": the message takes back what it says (not "我不是开玩笑的").
+_JOKING = re.compile(
+    r"(?<!不是)(?<!没)(?<!没有)(?:开玩笑(?:的|啦|呢|哈|而已)|开个玩笑)|逗你们?玩|骗你们?的|说着玩的?"
+    r"|(?i:\bj/?k\b|just\s+(?:kidding|joking))"
+)
+
+
 def extract_facts(utterance: Utterance, aliases: AliasIndex | None = None) -> list[Fact]:
     """Facts stated in one message: the speaker about themselves, and, when `aliases` is given, about
-    a clearly named other person of the chat. Each fact keeps the message key, time and span."""
+    a clearly named other person of the chat. Each fact keeps the message key, time and span. A
+    message that says it is joking ("…开玩笑的", "just kidding") states nothing."""
     facts: list[Fact] = []
-    for sentence in own_clauses(utterance):
+    sentences = own_clauses(utterance)
+    if any(_JOKING.search(sentence.text) for sentence in sentences):
+        return []
+    for sentence in sentences:
         if sentence.question:
             continue
         carried = False

@@ -119,6 +119,19 @@ def test_other_subjects_questions_and_negations_give_nothing(say, text):
     assert extract_facts(say(text)) == []
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["我住在杭州哈哈哈开玩笑的", "我是医生，骗你们的", "I'm from Paris, just kidding", "I live in Rome jk"],
+)
+def test_a_message_that_says_it_is_joking_states_nothing(say, text):
+    assert extract_facts(say(text)) == []
+
+
+def test_saying_it_is_no_joke_keeps_the_fact(say):
+    assert facts_of(say("我不是开玩笑的，我住在杭州")) == [("me", "location", "杭州")]
+    assert facts_of(say("I'm not kidding, I live in Paris")) == [("me", "location", "Paris")]
+
+
 def test_an_a_not_a_question_is_a_question_only_in_its_own_clause(say):
     assert facts_of(say("我住在杭州，你是不是也住杭州")) == [("me", "location", "杭州")]
 
