@@ -9,6 +9,7 @@ from sqlalchemy import insert, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.commands import is_memory_command
+from memory.message_ids import next_message_id
 from memory.models import Message
 from memory.storage import Database
 from memory.storage.fts import index_rows
@@ -178,7 +179,8 @@ class Ingestor:
             "is_bot": message.is_bot,
             "to_bot": message.to_bot,
         }
-        message_id = int((await session.execute(insert(Message).returning(Message.id), values)).scalar_one())
+        stmt = insert(Message).values(id=next_message_id(), **values).returning(Message.id)
+        message_id = int((await session.execute(stmt)).scalar_one())
         if searchable and not is_memory_command(message.text):
             await index_rows(session, "messages_fts", [(message_id, message.text)])
         recorded = Recorded(message_id, chat_id, person_id, True, message)

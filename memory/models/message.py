@@ -31,3 +31,12 @@ class Message(Base):
     utc_offset_minutes: Mapped[int] = mapped_column(Integer, default=0)
     is_bot: Mapped[bool] = mapped_column(Boolean, default=False)
     to_bot: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class IdFloor(Base):
+    """The highest id ever used in a table whose rows can be deleted (`memory.message_ids`)."""
+
+    __tablename__ = "id_floors"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    value: Mapped[int] = mapped_column(Integer)

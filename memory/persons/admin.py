@@ -21,6 +21,7 @@ from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.history.pack import drop_sources
+from memory.message_ids import retire_ids
 from memory.models import (
     ChatHistory,
     ChatMember,
@@ -264,6 +265,7 @@ class PersonAdmin:
                 await topic_cache.drop_messages(session, ids)
                 await unindex_rows(session, "messages_fts", ids)
                 await _drop_vectors(session, "message", touching)
+                await retire_ids(session)
                 await session.execute(delete(Message).where(Message.id.in_(ids)))
                 await rebuild_windows(session, touching)
                 removed = len(ids)

@@ -225,3 +225,19 @@ async def test_forgetting_with_messages_rewrites_the_topics_that_quoted_them(
     assert await memory.search([theirs.chat_id], "煤球") == []
     assert await memory.search([theirs.chat_id], "西湖") == []
     assert [h.id for h in await memory.search([theirs.chat_id], "爬山") if h.kind == "history"] == [both.id]
+
+
+async def test_a_message_after_forgetting_the_newest_messages_is_not_passed_over(
+    chat, people: PersonMemory
+) -> None:
+    """The jobs read new messages by id; a message must never take the id of one deleted."""
+    g1 = chat()
+    await g1.say("u1", "大家好", card="阿红")
+    gone = await g1.say("u2", "我住在北京", card="莉莉")
+    await people.consolidator.run(T0)
+    await people.admin.forget(gone.person_id, remove_messages=True, now=T0 + timedelta(days=1))
+    later = await g1.say("u1", "我住在杭州", card="阿红")
+    assert later.message_id > gone.message_id, "a deleted message's id is never handed out again"
+    await people.consolidator.run(T0 + timedelta(days=1))
+    record = await people.record(later.chat_id, later.person_id)
+    assert record is not None and record.view.attributes == {"location": "杭州"}
