@@ -6,6 +6,12 @@ per conversation, one message per turn, time = its session's date, an image turn
 answered by the production recall (query time one day after the last session, scope = that chat) as a
 ranked list of messages, and scored against the evidence dia_ids.
 
+Evidence ids are read leniently ('D1:3', 'D1: 3', 'D:11:26', 'D01:03', several in one string); ids
+that name no turn of the conversation are dropped, and a question left without evidence is not
+scored (nothing can be retrieved for it). A recalled message that merged duplicates (same content)
+stands for all of their turns at its rank. The ranking is as deep as recall's candidate pool, so
+that its first 10 distinct sessions are there whenever recall found them.
+
 Metrics (k = 5, 10): `turn_recall_all@k` / `turn_recall_any@k` — categories 1–4, questions with
 evidence: share whose evidence turns are all (any) in the top k messages; `session_frac@10` — every
 question with evidence: mean share of its evidence sessions among the first 10 distinct sessions of
@@ -40,7 +46,7 @@ from memory.types import ChatMessage
 PLATFORM = "locomo"
 RANKING_DEPTH = 100
 TURN_CATEGORIES = (1, 2, 3, 4)
-_DIA = re.compile(r"D(\d+):(\d+)")
+_DIA = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
 _SESSION_KEY = re.compile(r"session_(\d+)$")
 
 
@@ -79,8 +85,10 @@ def parse_session_time(value: str) -> datetime:
 
 
 def evidence_ids(raw: Iterable[str]) -> tuple[str, ...]:
-    """Evidence dia_ids, tolerating entries like 'D8:6; D9:17' that hold several."""
-    return tuple(f"D{s}:{t}" for item in raw for s, t in _DIA.findall(str(item)))
+    """Evidence dia_ids, tolerating entries like 'D8:6; D9:17' that hold several, stray spaces or
+    colons ('D1: 3', 'D:11:26') and leading zeros; each id once, in order."""
+    found = (f"D{int(s)}:{int(t)}" for item in raw for s, t in _DIA.findall(str(item)))
+    return tuple(dict.fromkeys(found))
 
 
 def load_conversations(path: Path) -> list[Conversation]:
@@ -108,10 +116,10 @@ def _conversation(item: dict[str, Any], position: int) -> Conversation:
             if turn.get("blip_caption"):
                 body = f"{body} [image: {turn['blip_caption']}]".strip()
             out.turns.append(Turn(turn["dia_id"], turn["speaker"], body, when))
+    turns = {t.dia_id for t in out.turns}
     for qa in item.get("qa", []):
-        out.questions.append(
-            Question(str(qa["question"]), int(qa["category"]), evidence_ids(qa.get("evidence", [])))
-        )
+        evidence = tuple(d for d in evidence_ids(qa.get("evidence", [])) if d in turns)
+        out.questions.append(Question(str(qa["question"]), int(qa["category"]), evidence))
     return out
 
 
@@ -119,16 +127,18 @@ def session_of(dia_id: str) -> int:
     return int(_DIA.match(dia_id).group(1))  # type: ignore[union-attr]
 
 
-def score_ranking(ranking: Sequence[str], evidence: Sequence[str]) -> dict[str, float]:
-    """One question's scores for a ranked list of dia_ids."""
+def score_ranking(ranking: Sequence[str | Sequence[str]], evidence: Sequence[str]) -> dict[str, float]:
+    """One question's scores for a ranked list of messages, each a dia_id or the dia_ids of the
+    turns it stands for (a merged duplicate: its own turn first)."""
+    groups = [(item,) if isinstance(item, str) else tuple(item) for item in ranking]
     gold = set(evidence)
     scores = {}
     for k in (5, 10):
-        top = set(ranking[:k])
+        top = {dia for group in groups[:k] for dia in group}
         scores[f"turn_recall_all@{k}"] = float(gold <= top)
         scores[f"turn_recall_any@{k}"] = float(bool(gold & top))
     sessions: list[int] = []
-    for dia in ranking:
+    for dia in (dia for group in groups for dia in group):
         s = session_of(dia)
         if s not in sessions:
             sessions.append(s)
@@ -180,16 +190,26 @@ def to_message(sample_id: str, turn: Turn) -> ChatMessage:
     )
 
 
-Ranker = Callable[[MemoryService, int, Question, datetime], Any]
+def _turns(ranked: Sequence[tuple[int, ...]], dia_of: dict[int, str]) -> list[tuple[str, ...]]:
+    """Ranked message ids (each with its merged duplicates) as the dia_ids of their turns."""
+    groups = [tuple(dia_of[i] for i in ids if i in dia_of) for ids in ranked]
+    return [g for g in groups if g]
 
 
-async def _hybrid(memory: MemoryService, chat_id: int, question: Question, now: datetime) -> list[int]:
-    hits = await memory.recall(RecallQuery(question.text, (chat_id,), now, limit=RANKING_DEPTH))
-    return [h.id for h in hits if h.kind == "message"]
+Ranker = Callable[[MemoryService, int, Question, datetime, int], Any]
 
 
-async def _bm25(memory: MemoryService, chat_id: int, question: Question, now: datetime) -> list[int]:
-    return [m.id for m, _ in await search_messages(memory.db, [chat_id], question.text, RANKING_DEPTH)]
+async def _hybrid(
+    memory: MemoryService, chat_id: int, question: Question, now: datetime, depth: int
+) -> list[tuple[int, ...]]:
+    hits = await memory.recall(RecallQuery(question.text, (chat_id,), now, limit=depth))
+    return [(h.id, *h.duplicates) for h in hits if h.kind == "message"]
+
+
+async def _bm25(
+    memory: MemoryService, chat_id: int, question: Question, now: datetime, depth: int
+) -> list[tuple[int, ...]]:
+    return [(m.id,) for m, _ in await search_messages(memory.db, [chat_id], question.text, depth)]
 
 
 async def evaluate(
@@ -203,6 +223,9 @@ async def evaluate(
     # LoCoMo's times name no zone and are read as UTC: days are counted in that same zone, whatever
     # the machine's, so that the numbers do not depend on where the eval runs.
     settings = dataclasses.replace(settings or RecallSettings(), timezone=None)
+    # Recall keeps its candidate pool whatever the limit up to that size, so a ranking this deep has
+    # the same top as production's and reaches as many sessions as recall found.
+    depth = max(RANKING_DEPTH, settings.candidates)
     started = time.perf_counter()
     rows: list[tuple[int, dict[str, float]]] = []
     base_rows: list[tuple[int, dict[str, float]]] = []
@@ -231,12 +254,10 @@ async def evaluate(
                 for question in conv.questions:
                     if not question.evidence:
                         continue
-                    ranked = [dia_of[i] for i in await _hybrid(memory, chat_id, question, now) if i in dia_of]
+                    ranked = _turns(await _hybrid(memory, chat_id, question, now, depth), dia_of)
                     mine.append((question.category, score_ranking(ranked, question.evidence)))
                     if baseline:
-                        plain = [
-                            dia_of[i] for i in await _bm25(memory, chat_id, question, now) if i in dia_of
-                        ]
+                        plain = _turns(await _bm25(memory, chat_id, question, now, depth), dia_of)
                         base_rows.append((question.category, score_ranking(plain, question.evidence)))
                 rows.extend(mine)
                 per_conversation[conv.sample_id] = {

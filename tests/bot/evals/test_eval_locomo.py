@@ -1,5 +1,6 @@
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -128,3 +129,91 @@ def test_dev_split_loads_when_present() -> None:
     conversations = load_conversations(DEV)
     assert len(conversations) == 5
     assert sum(len(c.questions) for c in conversations) == 999
+
+
+def _write(tmp_path: Path, conversation: dict[str, object], qa: list[dict[str, object]]) -> Path:
+    path = tmp_path / "hand.json"
+    path.write_text(json.dumps([{"sample_id": "hand", "conversation": conversation, "qa": qa}]), "utf-8")
+    return path
+
+
+def _report(path: Path) -> dict[str, Any]:
+    result = CliRunner().invoke(cli, ["eval", "locomo", "--data", str(path), "--embedder", "none", "--json"])
+    assert result.exit_code == 0, result.output
+    report: dict[str, Any] = json.loads(result.output)
+    return report
+
+
+def test_odd_evidence_ids_are_read_and_ids_of_no_turn_dropped(tmp_path: Path) -> None:
+    assert evidence_ids(["D:11:26", "D1: 3", "D", "D01:03", "D1:3"]) == ("D11:26", "D1:3")
+    conversation = {
+        "speaker_a": "Ana",
+        "speaker_b": "Ben",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            {"speaker": "Ana", "dia_id": "D1:1", "text": "My puppy Biscuit chewed my slippers."},
+            {"speaker": "Ben", "dia_id": "D1:2", "text": "Biscuit is a corgi, right?"},
+        ],
+        "session_2_date_time": "10:00 am on 20 June, 2023",
+        "session_2": [
+            {"speaker": "Ben", "dia_id": "D2:1", "text": "I bought a violin in Vienna."},
+            {"speaker": "Ana", "dia_id": "D2:2", "text": "I repaint furniture with turquoise paint."},
+        ],
+    }
+    qa = [
+        {"question": "What did Biscuit chew?", "evidence": ["D1:1"], "category": 4},
+        {"question": "What breed is Biscuit, a corgi?", "evidence": ["D1:2; D9:9"], "category": 1},
+        {"question": "When was the party?", "evidence": ["D9:9"], "category": 2},
+        {"question": "Where did Ben buy the violin?", "evidence": ["D2:1"], "category": 5},
+        {"question": "What colour is the furniture paint?", "evidence": ["D:2:2"], "category": 3},
+    ]
+    (conv,) = load_conversations(_write(tmp_path, conversation, qa))
+    assert [q.evidence for q in conv.questions] == [("D1:1",), ("D1:2",), (), ("D2:1",), ("D2:2",)]
+    report = _report(_write(tmp_path, conversation, qa))
+    # By hand: four turns, so every recalled evidence turn is in the top 5. The question whose only
+    # id names no turn is not scored; 'D:11:26'-style ids count; category 5 only in session_frac.
+    assert report["n_questions"] == 4 and report["n_turn_questions"] == 3
+    for key in ("turn_recall_all@5", "turn_recall_all@10", "turn_recall_any@10", "session_frac@10"):
+        assert report[key] == 1.0, key
+    assert set(report["per_category"]) == {"1", "3", "4", "5"}
+    assert report["per_category"]["5"] == {"n_questions": 1, "session_frac@10": 1.0}
+
+
+def test_a_merged_duplicate_stands_for_its_turns() -> None:
+    scores = score_ranking([("D1:1", "D3:2"), "D2:1"], ["D3:2"])
+    assert scores["turn_recall_all@5"] == 1.0 and scores["session_frac@10"] == 1.0
+
+
+def test_the_same_sentence_said_twice_is_found_for_either_turn(tmp_path: Path) -> None:
+    said = "I signed up for pottery classes at the community center."
+    conversation = {
+        "speaker_a": "Ana",
+        "speaker_b": "Ben",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [{"speaker": "Ana", "dia_id": "D1:1", "text": said}],
+        "session_2_date_time": "10:00 am on 20 June, 2023",
+        "session_2": [{"speaker": "Ana", "dia_id": "D2:1", "text": said}],
+    }
+    qa = [
+        {"question": "Which classes did Ana sign up for?", "evidence": ["D1:1"], "category": 4},
+        {"question": "Which classes did Ana sign up for?", "evidence": ["D2:1"], "category": 4},
+    ]
+    report = _report(_write(tmp_path, conversation, qa))
+    assert report["turn_recall_all@5"] == 1.0, "recall merges the two; the merged hit is both turns"
+
+
+def test_the_ranking_reaches_ten_sessions_past_a_hundred_messages(tmp_path: Path) -> None:
+    conversation: dict[str, object] = {"speaker_a": "Ana", "speaker_b": "Ben"}
+    for n in range(1, 6):
+        conversation[f"session_{n}_date_time"] = f"10:00 am on {n} May, 2023"
+        conversation[f"session_{n}"] = [
+            {"speaker": "Ana", "dia_id": f"D{n}:1", "text": f"Pottery lesson {n} was about glazes."}
+        ]
+    conversation["session_6_date_time"] = "10:00 am on 1 June, 2023"
+    conversation["session_6"] = [
+        {"speaker": "Ben", "dia_id": f"D6:{i}", "text": f"Pottery chat number {i} about my pottery wheel."}
+        for i in range(1, 151)
+    ]
+    qa = [{"question": "What was pottery about?", "evidence": ["D1:1"], "category": 3}]
+    report = _report(_write(tmp_path, conversation, qa))
+    assert report["session_frac@10"] == 1.0, "six sessions in all: each is among the first ten"
