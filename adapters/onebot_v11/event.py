@@ -79,6 +79,7 @@ class MessageEvent:
     sender: Mapping[str, Any] = field(default_factory=dict)
     anonymous: Mapping[str, Any] | None = None
     self_sent: bool = False
+    target_id: str | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MessageEvent:
@@ -112,29 +113,36 @@ class MessageEvent:
         if message is None:
             message = data.get("raw_message", "")
         anonymous = data.get("anonymous") if isinstance(data.get("anonymous"), Mapping) else None
+        self_id = as_id(data.get("self_id"))
+        self_sent = data.get("post_type") == "message_sent"
+        # the other party of a private message the bot sent: top level (NapCat, go-cqhttp), or in sender
+        target_id = as_id(data.get("target_id")) or as_id(sender.get("target_id"))
+        if message_type == "private" and (self_sent or user_id == self_id) and target_id is None:
+            raise InvalidMessage("a private message sent by the bot names no target_id (whom it went to)")
         return cls(
             message_type=message_type,
             message_id=message_id,
             user_id=user_id,
             time=when,
             message=normalize_message(message),
-            self_id=as_id(data.get("self_id")),
+            self_id=self_id,
             group_id=group_id,
             group_name=str(data.get("group_name") or ""),
             sender=sender,
             anonymous=anonymous,
-            self_sent=data.get("post_type") == "message_sent",
+            self_sent=self_sent,
+            target_id=target_id,
         )
 
     @property
     def chat_id(self) -> str:
-        """The group number for group messages, the other party's QQ for private ones."""
+        """The group number for group messages, the other party's QQ for private ones (for a private
+        message the bot sent, the `target_id` it went to, never the bot's own QQ)."""
         if self.message_type == "group":
             assert self.group_id is not None
             return self.group_id
-        if self.self_sent:
-            target = as_id(self.sender.get("target_id")) if self.sender else None
-            return target or self.user_id
+        if self.target_id is not None and (self.self_sent or self.user_id == self.self_id):
+            return self.target_id
         return self.user_id
 
     @property

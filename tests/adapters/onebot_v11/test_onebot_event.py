@@ -98,3 +98,21 @@ def test_action_responses_are_told_apart_from_events() -> None:
 )
 def test_heartbeat_interval_is_a_positive_number_up_to_a_day(interval: object, expected: int | None) -> None:
     assert MetaEvent.from_dict(load("heartbeat.json") | {"interval": interval}).interval_ms == expected
+
+
+def test_private_message_the_bot_sent_belongs_to_the_chat_with_its_target() -> None:
+    # NapCat and go-cqhttp put target_id at the top level of a private message_sent event.
+    sent = load("private_message.json") | {
+        "post_type": "message_sent",
+        "message_sent_type": "self",
+        "user_id": 10001,
+        "target_id": 20002,
+        "sender": {"user_id": 10001, "nickname": "群忆"},
+    }
+    msg = to_chat_message(MessageEvent.from_dict(sent))
+    assert (msg.chat_id, msg.sender_id, msg.is_bot) == ("20002", "10001", True)
+    in_sender = sent | {"target_id": None, "sender": {"user_id": 10001, "target_id": 20002}}
+    assert to_chat_message(MessageEvent.from_dict(in_sender)).chat_id == "20002"
+    # Without a target the chat is unknown: skipped, never recorded in a chat named after the bot.
+    with pytest.raises(InvalidMessage, match="target_id"):
+        MessageEvent.from_dict(sent | {"target_id": None})
