@@ -94,7 +94,7 @@ class OneBotAdapter(Adapter):
         self._bound_port: int | None = None
         self._stopping = False
         self._connected = asyncio.Event()
-        self._replies: _LRU = _LRU()  # message id -> ReplyInfo, for reply targets seen or sent
+        self._replies: _LRU = _LRU()  # _reply_key -> ReplyInfo, for reply targets seen or sent
         self._names: _LRU = _LRU()  # "chat:user" -> display name, for @ segments without a name
         self._chat_owner: _LRU = _LRU()  # chat id -> self id that saw it, to answer through the same bot
 
@@ -370,7 +370,8 @@ class OneBotAdapter(Adapter):
         reply = None
         target = reply_target(event.message)
         if target is not None:
-            reply = await self._resolve_reply(conn, target)
+            key = _reply_key(event.chat_kind, event.chat_id, target)
+            reply = await self._resolve_reply(conn, key, target)
         names = self._names_for(event.chat_id)
         if self_id is not None and conn.nickname:
             names.setdefault(self_id, conn.nickname)
@@ -386,11 +387,12 @@ class OneBotAdapter(Adapter):
         return {k[len(prefix) :]: v for k, v in self._names.items() if k.startswith(prefix)}
 
     def _remember(self, message: ChatMessage) -> None:
-        self._replies.remember(message.message_id, ReplyInfo(message.sender_id, _quote(message.text)))
+        key = _reply_key(message.chat_kind, message.chat_id, message.message_id)
+        self._replies.remember(key, ReplyInfo(message.sender_id, _quote(message.text)))
         self._names.remember(f"{message.chat_id}:{message.sender_id}", message.display_name)
 
-    async def _resolve_reply(self, conn: _Connection, target: str) -> ReplyInfo | None:
-        known = self._replies.get(target)
+    async def _resolve_reply(self, conn: _Connection, key: str, target: str) -> ReplyInfo | None:
+        known = self._replies.get(key)
         if known is not None:
             return known
         if not self.config.resolve_replies:
@@ -411,7 +413,7 @@ class OneBotAdapter(Adapter):
         except InvalidMessage:
             text = ""
         info = ReplyInfo(sender_id, _quote(text))
-        self._replies.remember(target, info)
+        self._replies.remember(key, info)
         return info
 
     # -- actions -----------------------------------------------------------------------------------
@@ -522,6 +524,12 @@ def _bearer(header: str | None) -> str | None:
     if scheme.lower() in ("bearer", "token") and value.strip():
         return value.strip()
     return None
+
+
+def _reply_key(kind: ChatKind, chat_id: str, message_id: str) -> str:
+    """The reply cache key: a message id names a message only within its chat (implementations number
+    messages per chat or per account, so the same id recurs in other chats)."""
+    return f"{kind.value}:{chat_id}:{message_id}"
 
 
 def _quote(text: str) -> str:

@@ -285,3 +285,23 @@ async def test_messages_received_just_before_stop_are_all_handled(
     await inbox.get()  # the first is being handled when the bot is told to stop
     await adapter.stop()
     assert handled == [str(1000 + n) for n in range(6)]
+
+
+async def test_reply_quote_never_comes_from_another_chat(reverse: Reverse, connect_peer: ConnectPeer) -> None:
+    _, inbox, _ = reverse
+    peer = await connect_peer()
+    peer.responders["get_msg"] = lambda params: ok(fixture("get_msg_bot_message.json"))
+    # Another group has a message with the id the reply below points to (ids recur across chats).
+    elsewhere = fixture("group_message_array.json") | {
+        "group_id": 999999,
+        "message_id": -1234,
+        "message": [{"type": "text", "data": {"text": "别的群的私事"}}],
+    }
+    await peer.send(elsewhere)
+    assert (await inbox.get()).chat_id == "999999"
+    await peer.send(fixture("group_message_reply.json"))
+    request = await peer.next_action("get_msg")
+    assert request["params"] == {"message_id": -1234}
+    msg = await inbox.get()
+    assert msg.chat_id == "123456" and msg.to_bot
+    assert msg.segments[0].text == "周六晚上八点集合"
