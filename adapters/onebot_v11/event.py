@@ -53,6 +53,7 @@ class MetaEvent:
 
 
 _MAX_INTERVAL_MS = 86_400_000
+_MS_THRESHOLD = 100_000_000_000  # unix seconds past this (year 5138) are read as milliseconds
 
 
 def _interval_ms(value: Any) -> int | None:
@@ -105,6 +106,8 @@ class MessageEvent:
         raw_time = data.get("time")
         if isinstance(raw_time, bool) or not isinstance(raw_time, int | float):
             raise InvalidMessage(f"time must be unix seconds, got {raw_time!r}")
+        if raw_time > _MS_THRESHOLD:  # NapCat falls back to Date.now(), in milliseconds
+            raw_time = raw_time / 1000
         try:
             when = datetime.fromtimestamp(raw_time, UTC)
         except (OverflowError, OSError, ValueError) as exc:

@@ -116,3 +116,11 @@ def test_private_message_the_bot_sent_belongs_to_the_chat_with_its_target() -> N
     # Without a target the chat is unknown: skipped, never recorded in a chat named after the bot.
     with pytest.raises(InvalidMessage, match="target_id"):
         MessageEvent.from_dict(sent | {"target_id": None})
+
+
+def test_time_in_milliseconds_is_read_as_such() -> None:
+    # NapCat sends Date.now() (milliseconds) when a message has no time of its own.
+    event = MessageEvent.from_dict(load("group_message_array.json") | {"time": 1709294160123})
+    assert event.time == datetime.fromtimestamp(1709294160.123, UTC)
+    with pytest.raises(InvalidMessage, match="time"):
+        MessageEvent.from_dict(load("group_message_array.json") | {"time": 10**20})
