@@ -112,6 +112,14 @@ class RecallSettings(Section):
     rerank_timeout_seconds: float = Field(10.0, gt=0.0, le=300.0)
     weights: RecallWeightsSettings = RecallWeightsSettings()
 
+    @model_validator(mode="after")
+    def _openai_endpoint(self) -> RecallSettings:
+        if self.embedder == "openai":
+            missing = [key for key in ("base_url", "model") if not getattr(self, key).strip()]
+            if missing:
+                raise ValueError(f'embedder = "openai" needs {" and ".join(missing)}')
+        return self
+
 
 class NotesSettings(Section):
     hints: int = Field(5, ge=0, le=50)

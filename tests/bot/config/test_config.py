@@ -119,3 +119,13 @@ def test_a_bad_environment_value_is_blamed_on_its_variable_not_on_the_files_line
     assert "cfg.toml:2" not in message
     with pytest.raises(ConfigError, match=r"cfg\.toml:2: reply\.probability"):
         parse_settings("[reply]\nprobability = 7\n", "cfg.toml", env={"QUNYI__BOT__NAME": "x"})
+
+
+def test_an_openai_embedder_without_its_endpoint_is_a_config_error_not_a_traceback() -> None:
+    expected = r'cfg\.toml:1: recall: .*embedder = "openai" needs base_url and model'
+    with pytest.raises(ConfigError, match=expected):
+        parse_settings('[recall]\nembedder = "openai"\n', "cfg.toml", env={})
+    with pytest.raises(ConfigError, match=r"needs model"):
+        parse_settings('[recall]\nembedder = "openai"\nbase_url = "http://127.0.0.1:1/v1"\n', "c", env={})
+    text = '[recall]\nembedder = "openai"\nbase_url = "http://127.0.0.1:1/v1"\nmodel = "m"\n'
+    assert parse_settings(text, "c", env={}).recall.model == "m"
