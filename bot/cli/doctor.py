@@ -14,8 +14,9 @@ from sqlalchemy import text
 
 from bot.app import App, build_app
 from bot.cli.options import async_command, missing_database, open_config, runtime_options
-from bot.config import ConfigStore
+from bot.config import ConfigStore, Settings
 from bot.tools import build_registry, tool_definition_tokens
+from memory.embeddings.local import DEFAULT_MODEL, LocalEmbedder
 from memory.storage import DatabaseMissing, DatabaseUnavailable
 
 
@@ -55,6 +56,7 @@ async def run_checks(app: App) -> list[Check]:
     except Exception as exc:
         checks.append(Check("database", "fail", f"{app.db.path}: {exc}"))
     checks.extend(await llm_checks(app))
+    checks.append(await embedder_check(app.settings))
     checks.append(_tools_check())
     return checks
 
@@ -85,6 +87,24 @@ async def endpoint_reachable(base_url: str, limit_seconds: float = 5.0) -> str |
             return None if response.status < 500 else f"HTTP {response.status}"
     except (aiohttp.ClientError, TimeoutError) as exc:
         return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+async def embedder_check(settings: Settings) -> Check:
+    """The `[recall]` embedder: its package and model on this machine, or its endpoint reachable."""
+    recall = settings.recall
+    if recall.embedder == "none":
+        return Check("embedder", "info", "none: recall is lexical only")
+    if recall.embedder == "local":
+        model = recall.model or DEFAULT_MODEL
+        problem = LocalEmbedder(model).unavailable_reason()
+    else:
+        model = f"{recall.model} @ {recall.base_url}"
+        unreachable = await endpoint_reachable(recall.base_url)
+        problem = f"endpoint unreachable: {unreachable}" if unreachable else None
+    detail = f"{recall.embedder} {model}"
+    if problem:
+        return Check("embedder", "fail", f"{detail} — {problem}; recall falls back to lexical only")
+    return Check("embedder", "ok", detail)
 
 
 async def llm_checks(app: App) -> list[Check]:
@@ -132,6 +152,7 @@ async def doctor_command(config_path: Path | None, data_dir: Path | None) -> Non
         app = await build_app(config, data_dir, watch_config=False, create=False)
     except DatabaseUnavailable as exc:
         checks = checks_without_database(config, exc)
+        checks.insert(-1, await embedder_check(config.current))
     else:
         try:
             checks = await run_checks(app)

@@ -8,6 +8,7 @@ the hub is kept offline, so a missing model is a clear error, never a download.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
 import threading
 from collections.abc import Sequence
@@ -48,6 +49,20 @@ class LocalEmbedder:
         if self.model in _BUNDLED_NAMES:
             return str(bundled_model_path())
         return self.model
+
+    def unavailable_reason(self) -> str | None:
+        """Why this embedder cannot run here (package or bundled model missing), found without loading
+        the model; None when it looks runnable. A model named from the Hugging Face cache is only found
+        missing on first use."""
+        if importlib.util.find_spec("sentence_transformers") is None:
+            return "sentence-transformers is not installed (local-embed extra)"
+        try:
+            source = self._source()
+        except EmbedderUnavailable as exc:
+            return str(exc)
+        if source.startswith((".", "/", "~")) and not Path(source).expanduser().is_dir():
+            return f"model folder {source!r} does not exist"
+        return None
 
     def _load(self) -> Any:
         with self._lock:

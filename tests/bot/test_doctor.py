@@ -1,11 +1,15 @@
 import asyncio
 import socket
+import sys
 from pathlib import Path
 
 from click.testing import CliRunner, Result
 
+from bot.cli.doctor import embedder_check
 from bot.cli.main import cli
+from bot.config.loader import parse_settings
 from memory.storage import Database
+from tests.fakes.openai_server import FakeOpenAI
 
 
 def free_port() -> int:
@@ -61,3 +65,40 @@ def test_doctor_reports_a_corrupt_database_as_a_failed_check(tmp_path: Path) -> 
     assert f"│ database         │ fail   │ cannot open {tmp_path / 'qunyi.db'}: file is not a database" in (
         result.output
     )
+
+
+def doctor_with(tmp_path: Path, config_text: str) -> Result:
+    config = tmp_path / "config.toml"
+    config.write_text(config_text, encoding="utf-8")
+    make_database(tmp_path / "d")
+    args = ["doctor", "--config", str(config), "--data-dir", str(tmp_path / "d")]
+    return CliRunner().invoke(cli, args, env={"COLUMNS": "250"})
+
+
+def test_doctor_says_a_local_embedder_misses_its_package(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    result = doctor_with(tmp_path, '[recall]\nembedder = "local"\n')
+    assert result.exit_code == 1, result.output
+    assert "embedder" in result.output and "sentence-transformers is not installed" in result.output
+
+
+def test_doctor_says_a_local_embedder_model_folder_is_missing(tmp_path: Path) -> None:
+    result = doctor_with(tmp_path, '[recall]\nembedder = "local"\nmodel = "./no-such-model"\n')
+    assert result.exit_code == 1, result.output
+    assert "'./no-such-model' does not exist" in result.output
+
+
+def test_doctor_checks_an_openai_embedder_endpoint(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    result = doctor_with(tmp_path, f'[recall]\nembedder = "openai"\nbase_url = "{url}"\nmodel = "e"\n')
+    assert result.exit_code == 1, result.output
+    assert "embedder" in result.output and "endpoint unreachable" in result.output
+
+
+async def test_an_openai_embedder_answering_passes_the_check(tmp_path: Path) -> None:
+    async with FakeOpenAI() as server:
+        text = f'[recall]\nembedder = "openai"\nbase_url = "{server.base_url}"\nmodel = "e"\n'
+        check = await embedder_check(parse_settings(text, "c", env={}))
+    assert check.status == "ok", check
+    none = await embedder_check(parse_settings("", "c", env={}))
+    assert none.status == "info" and "lexical" in none.detail
