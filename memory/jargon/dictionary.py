@@ -3,8 +3,10 @@ path and the admin console share.
 
 Every function takes an open session (the caller owns the transaction) and plain values. Terms are
 keyed by `memory.text.normalize` (NFKC + casefold) per scope: `chat_id` NULL is the global scope, a
-chat id is that chat's own dictionary. With scope "chat" a chat sees its own entries plus global ones
-an admin added; with scope "global" every chat sees the global entries.
+chat id is that chat's own dictionary. The scope setting says where mining stores a term (the chat's
+own dictionary, or the global one every chat shares); under either, a chat sees the global entries
+and its own (mined there, or added by an admin for that chat), never another chat's, and its own
+entry of a term, once explainable or rejected, hides the global entry of the same term.
 
 Admin decisions win: an approved or rejected entry, or one whose meaning was set by hand
 (provenance "manual"), is never changed by inference. Every admin action leaves a `jargon_reviews` row.
@@ -16,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, delete, func, or_, select
+from sqlalchemy import ColumnElement, and_, delete, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory import messages
@@ -105,6 +107,30 @@ def visible_in(scope: Scope, chat_id: int) -> ColumnElement[bool]:
     if scope == "global":
         return Jargon.chat_id.is_(None)
     return or_(Jargon.chat_id.is_(None), Jargon.chat_id == chat_id)
+
+
+# The rows that decide what a chat has explained: explainable ones, and rejected ones (a chat's own
+# rejected entry hides the global entry of the same term).
+_SHAPES_VOCABULARY = or_(
+    and_(Jargon.status.in_(EXPLAINABLE), Jargon.meaning != ""), Jargon.status == "rejected"
+)
+
+
+def _hides_global(entry: EntryView) -> bool:
+    """True when a chat's own `entry` stands for its term in that chat instead of the global entry."""
+    return entry.explainable or entry.status == "rejected"
+
+
+def _per_term(rows: Iterable[Jargon]) -> list[EntryView]:
+    """One entry per term among a chat's own and global rows: the chat's own when it hides the
+    global one, else the global one (an undecided own entry without a meaning only when alone)."""
+    chosen: dict[str, EntryView] = {}
+    for entry in sorted((view(r) for r in rows), key=lambda e: e.chat_id is None):
+        key = normalize(entry.content)
+        own = chosen.get(key)
+        if own is None or (entry.chat_id is None and not _hides_global(own)):
+            chosen[key] = entry
+    return list(chosen.values())
 
 
 def is_decided(row: Jargon) -> bool:
@@ -219,14 +245,15 @@ async def get(session: AsyncSession, jargon_id: int) -> EntryView | None:
 
 
 async def lookup(session: AsyncSession, term: str, chat_id: int) -> EntryView | None:
-    """The entry for `term` visible in `chat_id`: the chat's own before a global one. (Whatever the
-    scope setting, a chat never sees another chat's own entries.)"""
+    """The entry for `term` visible in `chat_id`: the chat's own when it is explainable or rejected,
+    else the global one, else the chat's own undecided one. (Whatever the scope setting, a chat never
+    sees another chat's own entries.)"""
     norm = normalize(term.strip())
     if not norm:
         return None
     query = select(Jargon).where(visible_in("chat", chat_id), Jargon.normalized == norm)
-    rows = sorted((await session.scalars(query)).all(), key=lambda r: r.chat_id is None)
-    return view(rows[0]) if rows else None
+    found = _per_term((await session.scalars(query)).all())
+    return found[0] if found else None
 
 
 async def list_entries(
@@ -287,12 +314,19 @@ async def evidence(
     return sorted(found, key=lambda e: -e.message.id)
 
 
-async def explainable(session: AsyncSession, chat_id: int, scope: Scope) -> list[EntryView]:
-    """Entries the reply path may explain in `chat_id`."""
-    query = select(Jargon).where(
-        visible_in(scope, chat_id), Jargon.status.in_(EXPLAINABLE), Jargon.meaning != ""
-    )
-    return [v for v in (view(r) for r in (await session.scalars(query)).all()) if v.explainable]
+async def explainable(session: AsyncSession, chat_id: int) -> list[EntryView]:
+    """Entries the reply path may explain in `chat_id`, one per term: the global ones and the chat's
+    own (under either scope setting), the chat's own entry of a term winning over the global one (a
+    rejected own entry leaves the term unexplained)."""
+    query = select(Jargon).where(visible_in("chat", chat_id), _SHAPES_VOCABULARY)
+    return [v for v in _per_term((await session.scalars(query)).all()) if v.explainable]
+
+
+async def has_own_vocabulary(session: AsyncSession, chat_id: int) -> bool:
+    """True when `chat_id` has own entries that change what it has explained (else it sees exactly
+    the global entries)."""
+    query = select(Jargon.id).where(Jargon.chat_id == chat_id, _SHAPES_VOCABULARY).limit(1)
+    return (await session.scalar(query)) is not None
 
 
 # Spreads (id, revision) pairs over a 31-bit range, so the fingerprint's sum moves when one entry
@@ -301,16 +335,16 @@ _ROW_HASH = (Jargon.id * 1_000_003 + Jargon.revision * 7_919) % 2_147_483_647
 
 
 async def version(session: AsyncSession) -> tuple[int, int, int]:
-    """A cheap fingerprint of the explainable entries: it changes whenever one is added, edited or
-    removed (by this process or another), also when one is deleted and another approved between two
-    reads, and not when mining merely counts."""
+    """A cheap fingerprint of the explainable and rejected entries: it changes whenever one is added,
+    edited or removed (by this process or another), also when one is deleted and another approved
+    between two reads, and not when mining merely counts."""
     row = (
         await session.execute(
             select(
                 func.count(),
                 func.coalesce(func.sum(Jargon.revision), 0),
                 func.coalesce(func.sum(_ROW_HASH), 0),
-            ).where(Jargon.status.in_(EXPLAINABLE), Jargon.meaning != "")
+            ).where(_SHAPES_VOCABULARY)
         )
     ).one()
     return int(row[0]), int(row[1]), int(row[2])

@@ -31,7 +31,7 @@ VocabularyScope = tuple[Scope, int | None]
 
 @dataclass(frozen=True, slots=True)
 class Vocabulary:
-    """Every explainable term a chat sees (one entry per spelling, the chat's own first), compiled
+    """Every explainable term a chat sees (one entry per term, the chat's own winning), compiled
     for matching. `scope` is whose terms these are (every chat's, or one chat's); `version` is the
     dictionary fingerprint they were read at, which changes whenever any term does."""
 
@@ -65,16 +65,16 @@ class JargonExplainer:
         self._cache: dict[VocabularyScope, Vocabulary] = {}
 
     async def vocabulary(self, chat_id: int) -> Vocabulary:
-        """The terms `chat_id` may have explained, rebuilt only when the dictionary changed."""
-        scope = (self.scope, dictionary.scope_chat(self.scope, chat_id))
+        """The terms `chat_id` may have explained, rebuilt only when the dictionary changed. Chats
+        with no own entries share one vocabulary of the global terms."""
         async with self.db.read() as session:
             version = await dictionary.version(session)
+            own = await dictionary.has_own_vocabulary(session, chat_id)
+            scope = (self.scope, chat_id if own else None)
             cached = self._cache.get(scope)
             if cached is not None and cached.version == version:
                 return cached
-            views = await dictionary.explainable(session, chat_id, self.scope)
-        # A chat's own entry wins over a global one with the same spelling.
-        views.sort(key=lambda e: e.chat_id is None)
+            views = await dictionary.explainable(session, chat_id)
         terms: dict[str, Explained] = {}
         for view in views:
             terms.setdefault(view.content, Explained(view.content, view.meaning, view.id))

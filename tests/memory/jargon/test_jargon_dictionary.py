@@ -110,7 +110,7 @@ async def test_similar_meanings_make_an_ordinary_word(
     await run_inference(memory.db, llm, THRESHOLDS, NOW)
     async with memory.db.read() as session:
         entry = await dictionary.get(session, entry_id)
-        explainable = await dictionary.explainable(session, await _chat_id(memory), "global")
+        explainable = await dictionary.explainable(session, await _chat_id(memory))
     assert entry is not None and entry.is_jargon is False and entry.status == "inferred"
     assert explainable == []  # an ordinary word is not explained before replies
 
@@ -380,3 +380,50 @@ async def test_a_term_the_model_cannot_answer_does_not_hold_up_the_others(
         a, b = [await dictionary.get(session, i) for i in (stuck, other)]
     assert a is not None and (a.meaning, a.status, a.last_inference_count) == ("", "candidate", 2)
     assert b is not None and (b.meaning, b.status) == ("永远的神", "inferred"), "the next entry is inferred"
+
+
+@pytest.mark.parametrize("scope", ["global", "chat"])
+async def test_a_chats_own_meaning_wins_over_the_global_one_under_either_scope(
+    memory: MemoryService, scope: dictionary.Scope
+) -> None:
+    """samples/README.md: 老地方 is the hotpot place in g1 and room 308 in g2. With g2's own entry,
+    g2's reply context and /what say room 308 (never the global meaning), also under scope "global";
+    g1 keeps the global meaning; g2's own extra term is explained in g2 only."""
+    await record(memory, 0, ["老地方见"], chat="g1")
+    await record(memory, 10, ["老地方见"], chat="g2")
+    g1, g2 = await _chat_id(memory, "g1"), await _chat_id(memory, "g2")
+    async with memory.db.write() as session:
+        await dictionary.add_manual(session, "老地方", "巴蜀老灶", None, "admin", NOW)
+        await dictionary.add_manual(session, "老地方", "308会议室", g2, "admin", NOW)
+        await dictionary.add_manual(session, "炼丹", "训练模型", g2, "admin", NOW)
+    explainer = JargonExplainer(memory.db, scope)
+    said = ["周四老地方炼丹"]
+    assert [(f.term, f.meaning) for f in await explainer.explain(g1, said)] == [("老地方", "巴蜀老灶")]
+    assert [(f.term, f.meaning) for f in await explainer.explain(g2, said)] == [
+        ("老地方", "308会议室"),
+        ("炼丹", "训练模型"),
+    ]
+    async with memory.db.read() as session:
+        assert (entry := await dictionary.lookup(session, "老地方", g2)) and entry.meaning == "308会议室"
+        assert (entry := await dictionary.lookup(session, "老地方", g1)) and entry.meaning == "巴蜀老灶"
+        assert await dictionary.lookup(session, "炼丹", g1) is None
+
+
+async def test_a_chats_rejected_own_entry_hides_the_global_meaning(memory: MemoryService) -> None:
+    """An admin rejecting a chat's own entry of a term means "not slang here": the global meaning is
+    then no longer explained in that chat (the vocabulary cache notices the rejection), as /what says."""
+    await record(memory, 0, ["老地方见"], chat="g1")
+    own_ids = await record(memory, 20, ["老地方 1", "老地方 2"], chat="g2")
+    g1, g2 = await _chat_id(memory, "g1"), await _chat_id(memory, "g2")
+    own = await mine(memory, g2, "老地方", own_ids, scope="chat")
+    async with memory.db.write() as session:
+        await dictionary.add_manual(session, "老地方", "巴蜀老灶", None, "admin", NOW)
+    explainer = JargonExplainer(memory.db, "chat")
+    assert [f.meaning for f in await explainer.explain(g2, ["老地方"])] == ["巴蜀老灶"]  # own is undecided
+    async with memory.db.write() as session:
+        await dictionary.decide(session, [own], "reject", "admin", NOW)
+    assert await explainer.explain(g2, ["老地方"]) == []
+    assert [f.meaning for f in await explainer.explain(g1, ["老地方"])] == ["巴蜀老灶"]
+    async with memory.db.read() as session:
+        entry = await dictionary.lookup(session, "老地方", g2)
+    assert entry is not None and entry.id == own and entry.status == "rejected"
