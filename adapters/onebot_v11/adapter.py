@@ -95,8 +95,8 @@ class OneBotAdapter(Adapter):
         self._stopping = False
         self._connected = asyncio.Event()
         self._replies: _LRU = _LRU()  # _reply_key -> ReplyInfo, for reply targets seen or sent
-        self._names: _LRU = _LRU()  # "chat:user" -> display name, for @ segments without a name
-        self._chat_owner: _LRU = _LRU()  # chat id -> self id that saw it, to answer through the same bot
+        self._names: _LRU = _LRU()  # "_chat_key:user" -> display name, for @ segments without a name
+        self._chat_owner: _LRU = _LRU()  # _chat_key -> self id that saw it, to answer through the same bot
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -372,24 +372,25 @@ class OneBotAdapter(Adapter):
         if target is not None:
             key = _reply_key(event.chat_kind, event.chat_id, target)
             reply = await self._resolve_reply(conn, key, target)
-        names = self._names_for(event.chat_id)
+        names = self._names_for(_chat_key(event.chat_kind, event.chat_id))
         if self_id is not None and conn.nickname:
             names.setdefault(self_id, conn.nickname)
         message = to_chat_message(event, self_id=self_id, reply=reply, names=names)
         self._remember(message)
         if self_id is not None:
-            self._chat_owner.remember(message.chat_id, self_id)
+            self._chat_owner.remember(_chat_key(message.chat_kind, message.chat_id), self_id)
         if self._handler is not None:
             await self._handler(message)
 
-    def _names_for(self, chat_id: str) -> dict[str, str]:
-        prefix = f"{chat_id}:"
+    def _names_for(self, chat: str) -> dict[str, str]:
+        prefix = f"{chat}:"
         return {k[len(prefix) :]: v for k, v in self._names.items() if k.startswith(prefix)}
 
     def _remember(self, message: ChatMessage) -> None:
         key = _reply_key(message.chat_kind, message.chat_id, message.message_id)
         self._replies.remember(key, ReplyInfo(message.sender_id, _quote(message.text)))
-        self._names.remember(f"{message.chat_id}:{message.sender_id}", message.display_name)
+        chat = _chat_key(message.chat_kind, message.chat_id)
+        self._names.remember(f"{chat}:{message.sender_id}", message.display_name)
 
     async def _resolve_reply(self, conn: _Connection, key: str, target: str) -> ReplyInfo | None:
         known = self._replies.get(key)
@@ -481,7 +482,7 @@ class OneBotAdapter(Adapter):
         """Send `text` (literally: no CQ codes are interpreted) and return the bot's stored message."""
         if chat_kind is ChatKind.CHANNEL:
             raise SendError("OneBot v11 has no channel chats; use group or private")
-        owner = self._chat_owner.get(chat_id)
+        owner = self._chat_owner.get(_chat_key(chat_kind, chat_id))
         conn = self._pick(owner if owner in self.self_ids else None)
         if conn.self_id is None:
             await self._learn_identity(conn)
@@ -526,10 +527,15 @@ def _bearer(header: str | None) -> str | None:
     return None
 
 
+def _chat_key(kind: ChatKind, chat_id: str) -> str:
+    """A chat in the adapter's caches: group 123 and the private chat with user 123 are two chats."""
+    return f"{kind.value}:{chat_id}"
+
+
 def _reply_key(kind: ChatKind, chat_id: str, message_id: str) -> str:
     """The reply cache key: a message id names a message only within its chat (implementations number
     messages per chat or per account, so the same id recurs in other chats)."""
-    return f"{kind.value}:{chat_id}:{message_id}"
+    return f"{_chat_key(kind, chat_id)}:{message_id}"
 
 
 def _quote(text: str) -> str:

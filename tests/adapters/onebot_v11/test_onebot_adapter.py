@@ -305,3 +305,26 @@ async def test_reply_quote_never_comes_from_another_chat(reverse: Reverse, conne
     msg = await inbox.get()
     assert msg.chat_id == "123456" and msg.to_bot
     assert msg.segments[0].text == "周六晚上八点集合"
+
+
+async def test_a_private_chat_and_a_group_of_the_same_number_share_no_names(
+    reverse: Reverse, connect_peer: ConnectPeer
+) -> None:
+    _, inbox, _ = reverse
+    peer = await connect_peer()
+    private = fixture("private_message.json") | {
+        "user_id": 30003,
+        "message_id": 7001,
+        "message": "私聊里说的",
+        "sender": {"user_id": 30003, "nickname": "私聊昵称"},
+    }
+    await peer.send(private)
+    assert (await inbox.get()).chat_id == "30003"
+    group = fixture("group_message_array.json") | {
+        "group_id": 30003,
+        "message_id": 7002,
+        "message": [{"type": "at", "data": {"qq": "30003"}}, {"type": "text", "data": {"text": " 在吗"}}],
+    }
+    await peer.send(group)
+    msg = await inbox.get()
+    assert msg.chat_id == "30003" and "私聊昵称" not in msg.text, "group 30003 is not user 30003"
