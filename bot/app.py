@@ -201,7 +201,7 @@ async def build_app(
     memory.context_providers.append(note_hints)
     llm = build_gateway(settings.llm, db, clock)
     embedder = make_embedder(embedder_config(settings))
-    explainer = JargonExplainer(db, settings.jargon.scope)
+    explainer = JargonExplainer(db)
     recaller = attach_recall(
         memory, recall_settings(settings), embedder, llm=llm, glossary=JargonGlossary(explainer)
     )
@@ -239,7 +239,6 @@ async def build_app(
         recaller.scope = recall_scope(new)
         _configure_recall_context(memory, new)
         llm.reconfigure(new.llm)
-        explainer.scope = new.jargon.scope
         jargon_provider.budget_tokens = new.jargon.context_tokens
         runner.reschedule()
         if new.logging.level != old.logging.level:

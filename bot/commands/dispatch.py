@@ -10,8 +10,9 @@ from memory.service import MemoryService
 
 USAGE = "用法: /recall <关键词> · /who <名字> · /what <词>"
 
+# /recall also needs the asker (see `dispatch`); these two answer from the chat alone.
 Handler = Callable[[MemoryService, int, str], Awaitable[answers.Answer]]
-HANDLERS: dict[str, Handler] = {"recall": answers.recall, "who": answers.who, "what": answers.what}
+HANDLERS: dict[str, Handler] = {"who": answers.who, "what": answers.what}
 
 
 async def dispatch(

@@ -12,7 +12,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from memory.jargon import dictionary
-from memory.jargon.dictionary import Scope
 from memory.jargon.matcher import JargonMatcher
 from memory.storage import Database
 
@@ -26,7 +25,9 @@ class Explained:
     jargon_id: int
 
 
-VocabularyScope = tuple[Scope, int | None]
+# Whose terms a vocabulary holds: None for the global ones every chat shares, a chat id for a chat
+# whose own entries change what it sees.
+VocabularyScope = int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,12 +57,11 @@ class Vocabulary:
 
 
 class JargonExplainer:
-    """Finds dictionary terms in texts for one chat at a time; `scope` is read on every call so a
-    config reload applies at once."""
+    """Finds dictionary terms in texts for one chat at a time. (The jargon scope setting decides only
+    where mining stores a term; what a chat sees is the same under either.)"""
 
-    def __init__(self, db: Database, scope: Scope | None = None) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
-        self.scope: Scope = scope or "global"
         self._cache: dict[VocabularyScope, Vocabulary] = {}
 
     async def vocabulary(self, chat_id: int) -> Vocabulary:
@@ -70,7 +70,7 @@ class JargonExplainer:
         async with self.db.read() as session:
             version = await dictionary.version(session)
             own = await dictionary.has_own_vocabulary(session, chat_id)
-            scope = (self.scope, chat_id if own else None)
+            scope = chat_id if own else None
             cached = self._cache.get(scope)
             if cached is not None and cached.version == version:
                 return cached

@@ -208,7 +208,7 @@ async def test_explainer_matches_chinese_and_latin_among_10000_entries(memory: M
     ]
     async with memory.db.write() as session:
         await session.execute(insert(Jargon), rows)
-    explainer = JargonExplainer(memory.db, "global")
+    explainer = JargonExplainer(memory.db)
     found = await explainer.explain(chat, ["这波YYDS, 真的蚌埠住了", "词00007 和 TK00008 都在", "book it"])
     assert [(f.term, f.meaning) for f in found] == [
         ("yyds", "永远的神"),
@@ -302,7 +302,7 @@ async def test_chat_scope_never_explains_another_chats_terms(memory: MemoryServi
     entry_id = await mine(memory, chat_a, "群A的梗", a_ids, scope="chat")
     async with memory.db.write() as session:
         await dictionary.decide(session, [entry_id], "approve", "admin", NOW, meaning="A群内部笑话")
-    explainer = JargonExplainer(memory.db, "chat")
+    explainer = JargonExplainer(memory.db)
     assert [f.term for f in await explainer.explain(chat_a, ["群A的梗"])] == ["群A的梗"]
     assert await explainer.explain(chat_b, ["群A的梗"]) == []
     async with memory.db.read() as session:
@@ -396,7 +396,7 @@ async def test_a_chats_own_meaning_wins_over_the_global_one_under_either_scope(
         await dictionary.add_manual(session, "老地方", "巴蜀老灶", None, "admin", NOW)
         await dictionary.add_manual(session, "老地方", "308会议室", g2, "admin", NOW)
         await dictionary.add_manual(session, "炼丹", "训练模型", g2, "admin", NOW)
-    explainer = JargonExplainer(memory.db, scope)
+    explainer = JargonExplainer(memory.db)
     said = ["周四老地方炼丹"]
     assert [(f.term, f.meaning) for f in await explainer.explain(g1, said)] == [("老地方", "巴蜀老灶")]
     assert [(f.term, f.meaning) for f in await explainer.explain(g2, said)] == [
@@ -418,7 +418,7 @@ async def test_a_chats_rejected_own_entry_hides_the_global_meaning(memory: Memor
     own = await mine(memory, g2, "老地方", own_ids, scope="chat")
     async with memory.db.write() as session:
         await dictionary.add_manual(session, "老地方", "巴蜀老灶", None, "admin", NOW)
-    explainer = JargonExplainer(memory.db, "chat")
+    explainer = JargonExplainer(memory.db)
     assert [f.meaning for f in await explainer.explain(g2, ["老地方"])] == ["巴蜀老灶"]  # own is undecided
     async with memory.db.write() as session:
         await dictionary.decide(session, [own], "reject", "admin", NOW)

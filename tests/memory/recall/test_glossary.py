@@ -25,7 +25,7 @@ async def corpus(memory: MemoryService, scope: Scope = "global") -> int:
         # hours apart: no turn window or context spread joins them
         await memory.record(make_message(n, text=text, time=T0 + timedelta(hours=3 * n)))
     await memory.record(make_message(99, chat="g2", text="g2 的消息"))
-    memory.recaller.glossary = JargonGlossary(JargonExplainer(memory.db, scope))
+    memory.recaller.glossary = JargonGlossary(JargonExplainer(memory.db))
     with_weights(memory, context_spread=0.0, window=0.0)  # neighbours would lend their scores
     chat = await memory.chat("test", "g1")
     assert chat is not None
