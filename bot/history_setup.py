@@ -23,6 +23,7 @@ def topic_check_settings(settings: Settings) -> TopicCheckSettings:
         batch_size=t.batch_size,
         max_wait=timedelta(minutes=t.max_wait_minutes),
         min_messages=t.min_messages,
+        quiet_after=timedelta(minutes=t.pack_after_quiet_minutes) if t.pack_after_quiet_minutes else None,
         keep_batches_without_bot=t.keep_batches_without_bot,
         pack=PackRules(idle_checks=t.pack_after_idle_checks, max_fragments=t.pack_after_fragments),
         title_merge_ratio=t.title_merge_ratio,

@@ -241,6 +241,7 @@ class TopicsSettings(Section):
     batch_size: int = Field(80, ge=2, le=1000)
     max_wait_minutes: float = Field(480.0, gt=0.0, le=100_000.0)
     min_messages: int = Field(20, ge=1, le=1000)
+    pack_after_quiet_minutes: float = Field(1440.0, ge=0.0, le=525_600.0)
     keep_batches_without_bot: bool = True
     pack_after_idle_checks: int = Field(3, ge=1, le=100)
     pack_after_fragments: int = Field(5, ge=1, le=100)

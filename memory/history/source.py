@@ -134,6 +134,12 @@ async def pending_stats(session: AsyncSession, chat_id: int, cursor: int) -> tup
     return int(row[0]), (float(row[1]) if row[1] is not None else None)
 
 
+async def newest_time(session: AsyncSession, chat_id: int) -> float | None:
+    """The time of a chat's newest message, or None when it has none."""
+    newest = await session.scalar(select(func.max(Message.time)).where(Message.chat_id == chat_id))
+    return float(newest) if newest is not None else None
+
+
 async def chats_with_messages_after(session: AsyncSession, cursors: dict[int, int]) -> list[int]:
     """Chats that have a message beyond their cursor (chats without a cursor count from zero)."""
     rows = (

@@ -1,15 +1,17 @@
 """The topic check: a chat's new messages, in batches, assigned to cached topics (new or reused).
 
-Per chat, a check runs when `batch_size` messages wait, or when the oldest waiting message is
-`max_wait` old and at least `min_messages` wait. A batch is assigned to topics by the LLM (one call
+Per chat, a check runs when `batch_size` messages wait, or when the oldest waiting message is `max_wait`
+old and at least `min_messages` wait. A chat quiet for `quiet_after` (its newest message that old) has
+its last waiting messages checked whatever their number, and then all its cached topics packed, so the
+talk before a long silence still becomes ChatHistory. A batch is assigned to topics by the LLM (one call
 returning `[{topic, message_ids}]`, ids outside the batch dropped) when enabled and available, else —
 and whenever the LLM fails or answers with nothing usable — offline: the online thread disentangler
 (memory.topics.Disentangler) splits the batch into threads, and threads are placed on topics by their
-known thread id, by term similarity to a cached topic, by adjacency (short threads join the topic of
-the message just before them) or as new topics; near-duplicate titles merge. The disentangler runs on
-every batch (also on the LLM path) so its per-chat state, kept in `job_state.data`, stays continuous.
-Messages the full-text index leaves out — members' memory commands and the bot's answers to them,
-which quote recalled memories — are passed over: packed, they would echo back in recall.
+known thread id, by term similarity to a cached topic, by adjacency (short threads join the topic of the
+message just before them) or as new topics; near-duplicate titles merge. The disentangler runs on every
+batch (also on the LLM path) so its per-chat state, kept in `job_state.data`, stays continuous. Messages
+the full-text index leaves out — members' memory commands and the bot's answers to them, which quote
+recalled memories — are passed over: packed, they would echo back in recall.
 
 One batch is one write transaction: cache updates, the disentangler state and the cursor commit
 together, so a crash repeats the batch from the old cursor and state. LLM calls happen outside
@@ -48,7 +50,7 @@ log = logging.getLogger(__name__)
 
 JOB = "topic_check"
 TITLE_CHARS = 48
-Trigger = Literal["count", "time", "forced"]
+Trigger = Literal["count", "time", "forced", "quiet"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +60,7 @@ class TopicCheckSettings:
     batch_size: int = 80
     max_wait: timedelta = timedelta(hours=8)
     min_messages: int = 20
+    quiet_after: timedelta | None = timedelta(days=1)
     keep_batches_without_bot: bool = True
     pack: cache.PackRules = field(default_factory=cache.PackRules)
     title_merge_ratio: float = 0.9
@@ -367,21 +370,44 @@ class TopicCheck:
         `force` checks whatever waits (at least one message) regardless of the triggers."""
         settings = self.settings
         report = CheckReport(chat_id)
+        forced: Trigger | None = "forced" if force else None
         for _ in range(max(settings.max_batches_per_run, 1)):
-            if not await self._one_batch(chat_id, now, settings, report, force):
+            if not await self._one_batch(chat_id, now, settings, report, forced):
                 break
-        report.packed.extend(await self.pack_ready(chat_id, now, settings))
+        quiet = await self._quiet(chat_id, now, settings)
+        if quiet is not None and 0 < quiet <= settings.batch_size:
+            await self._one_batch(chat_id, now, settings, report, "quiet")
+            quiet = await self._quiet(chat_id, now, settings)
+        report.packed.extend(await self.pack_ready(chat_id, now, settings, everything=quiet == 0))
         return report
 
+    async def _quiet(self, chat_id: int, now: datetime, settings: TopicCheckSettings) -> int | None:
+        """How many messages still wait in a chat that has been quiet for `quiet_after`; None if it
+        has not (or the rule is off)."""
+        if settings.quiet_after is None:
+            return None
+        async with self.db.read() as session:
+            newest = await source.newest_time(session, chat_id)
+            if newest is None or now.timestamp() - newest < settings.quiet_after.total_seconds():
+                return None
+            state = await _job_state(session, chat_id)
+            pending, _ = await source.pending_stats(session, chat_id, state.cursor if state else 0)
+        return pending
+
     async def _one_batch(
-        self, chat_id: int, now: datetime, settings: TopicCheckSettings, report: CheckReport, force: bool
+        self,
+        chat_id: int,
+        now: datetime,
+        settings: TopicCheckSettings,
+        report: CheckReport,
+        force: Trigger | None,
     ) -> bool:
         async with self.db.read() as session:
             state = await _job_state(session, chat_id)
             cursor = state.cursor if state else 0
             data = dict(state.data) if state else {}
             pending, oldest = await source.pending_stats(session, chat_id, cursor)
-            why = trigger(pending, oldest, now, settings) or ("forced" if force and pending else None)
+            why = trigger(pending, oldest, now, settings) or (force if pending else None)
             if why is None:
                 return False
             batch = await source.after_cursor(session, chat_id, cursor, settings.batch_size)
@@ -472,12 +498,17 @@ class TopicCheck:
         return created, len(updated) - created
 
     async def pack_ready(
-        self, chat_id: int, now: datetime, settings: TopicCheckSettings | None = None
+        self,
+        chat_id: int,
+        now: datetime,
+        settings: TopicCheckSettings | None = None,
+        everything: bool = False,
     ) -> list[Packed]:
-        """Pack every ready topic of a chat, one transaction each."""
+        """Pack every ready topic of a chat (every cached one with `everything`), one transaction each."""
         settings = settings or self.settings
         async with self.db.read() as session:
-            ready = [e.id for e in await cache.entries(session, chat_id) if settings.pack.reason(e)]
+            entries = await cache.entries(session, chat_id)
+            ready = [e.id for e in entries if everything or settings.pack.reason(e)]
         packed = []
         for entry_id in ready:
             done = await pack_entry(self.db, entry_id, now, self.llm, settings.pack_options)

@@ -307,3 +307,44 @@ async def test_old_history_imported_after_live_talk_gets_topics_of_its_own_time(
         "no topic spans the months"
     )
     assert spans[0][0] == month_ago.timestamp() and spans[1][0] == T0.timestamp()
+
+
+async def test_a_quiet_chat_checks_its_last_few_messages_and_packs_every_cached_topic(
+    memory: MemoryService,
+) -> None:
+    check = TopicCheck(memory.db, SMALL)
+    await memory.record_many(chain(1, 5, "周六去九溪十八涧爬山 龙井村吃饭"))
+    await check.run_chat(1, T0 + timedelta(hours=1))
+    await memory.record_many(chain(10, 2, "煤球 猫咪 吐毛球"))  # fewer than min_messages
+    later = await check.run_chat(1, T0 + timedelta(hours=23))
+    assert later.batches == 0 and later.packed == [] and len(await cached(memory.db)) == 1
+
+    report = await check.run_chat(1, T0 + timedelta(hours=25))
+    assert report.path == ["quiet:offline"] and report.messages == 2
+    assert await cached(memory.db) == []
+    packed = sorted(i for row in await history_rows(memory.db) for i in row.source_message_ids)
+    assert packed == list(range(1, 8))
+
+
+async def test_the_quiet_rule_can_be_turned_off(memory: MemoryService) -> None:
+    check = TopicCheck(memory.db, replace(SMALL, quiet_after=None))
+    await memory.record_many(chain(1, 5, "周六去九溪十八涧爬山 龙井村吃饭"))
+    await check.run_chat(1, T0 + timedelta(hours=1))
+    report = await check.run_chat(1, T0 + timedelta(days=30))
+    assert report.packed == [] and len(await cached(memory.db)) == 1
+
+
+async def test_a_backlog_of_old_messages_is_not_flushed_before_it_is_all_checked(
+    memory: MemoryService,
+) -> None:
+    """Imported history is old at once; its topics may go on across batches until the backlog is done."""
+    check = TopicCheck(memory.db, replace(SMALL, max_batches_per_run=1))
+    await memory.record_many(chain(1, 12, "周六去九溪十八涧爬山 龙井村吃饭"))
+    first = await check.run_chat(1, T0 + timedelta(days=3))
+    assert first.path == ["count:offline"] and first.packed == []
+    assert [len(e.message_ids) for e in await cached(memory.db)] == [5]
+    second = await check.run_chat(1, T0 + timedelta(days=3))
+    assert second.path == ["count:offline", "quiet:offline"] and second.messages == 7
+    assert await cached(memory.db) == []
+    [row] = await history_rows(memory.db)
+    assert row.source_message_ids == list(range(1, 13))
