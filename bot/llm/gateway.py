@@ -196,6 +196,7 @@ class LLMGateway:
         self._semaphore = asyncio.Semaphore(settings.concurrency)
         self._clients: dict[tuple[str, str], openai.AsyncOpenAI] = {}
         self._blocked: dict[str, tuple[str, float]] = {}
+        self._in_flight: dict[str, int] = {}
         self._warned: set[str] = set()
         self._no_json_mode: set[tuple[str, str]] = set()
 
@@ -244,8 +245,8 @@ class LLMGateway:
         for task in self.settings.tasks:
             await self._check_budget(task)
 
-    async def _check_budget(self, task: str) -> str | None:
-        reason = await self.ledger.over_budget(task)
+    async def _check_budget(self, task: str, in_flight: int = 0) -> str | None:
+        reason = await self.ledger.over_budget(task, in_flight)
         if reason is None:
             self._blocked.pop(task, None)
             self._warned.discard(task)
@@ -318,12 +319,42 @@ class LLMGateway:
     ) -> Parsed:
         """One logical request: budget check, retries, token accounting, then `parse` on the answer.
 
+        The request holds a reservation of its most tokens (prompt estimate + `max_tokens`) while in
+        flight, and the budget check counts the reservations made before it: concurrent requests of a
+        task cannot all pass a check before any of them is recorded, so a cap is overshot by at most one
+        request, as without concurrency.
+
         Raises LLMUnavailable for every failure except BadAnswer from `parse`, which is re-raised.
         """
         task = resolved.task
-        reason = await self._check_budget(task)
-        if reason:
-            raise LLMUnavailable(task, f"over budget: {reason}")
+        reservation = _estimate_prompt(messages, tools) + resolved.max_tokens
+        ahead = self._in_flight.get(task, 0)
+        self._in_flight[task] = ahead + reservation
+        try:
+            reason = await self._check_budget(task, ahead)
+            if reason:
+                raise LLMUnavailable(task, f"over budget: {reason}")
+            return await self._attempts(
+                resolved, messages, parse, json_mode=json_mode, tools=tools, tool_choice=tool_choice
+            )
+        finally:
+            left = self._in_flight[task] - reservation
+            if left:
+                self._in_flight[task] = left
+            else:
+                del self._in_flight[task]
+
+    async def _attempts(
+        self,
+        resolved: ResolvedTask,
+        messages: Sequence[Mapping[str, Any]],
+        parse: Callable[[ChatCompletion], Parsed],
+        *,
+        json_mode: bool,
+        tools: Sequence[Any] | None,
+        tool_choice: Any,
+    ) -> Parsed:
+        task = resolved.task
         client = self._client(resolved)
         format_key = (resolved.base_url, resolved.model)
         use_json = json_mode and resolved.json_mode and format_key not in self._no_json_mode

@@ -31,9 +31,10 @@ class TaskUsage(TypedDict):
     blocked_reason: str | None
 
 
-def _over(task: str, used: int, cap: int | None, window: str) -> str | None:
-    if cap is not None and used >= cap:
-        return f"{task}: {used:,} tokens in the last {window}, cap {cap:,}"
+def _over(task: str, used: int, cap: int | None, window: str, in_flight: int = 0) -> str | None:
+    if cap is not None and used + in_flight >= cap:
+        pending = f" and {in_flight:,} reserved by requests in flight" if in_flight else ""
+        return f"{task}: {used:,} tokens in the last {window}{pending}, cap {cap:,}"
     return None
 
 
@@ -79,18 +80,20 @@ class UsageLedger:
         async with self.db.read() as session:
             return int((await session.execute(query)).scalar_one())
 
-    async def over_budget(self, task: str) -> str | None:
-        """A reason such as "jargon: 200,513 tokens in the last hour, cap 200,000", or None."""
+    async def over_budget(self, task: str, in_flight: int = 0) -> str | None:
+        """A reason such as "jargon: 200,513 tokens in the last hour, cap 200,000", or None.
+        `in_flight`: tokens reserved by requests not recorded yet, counted as spent."""
         budget = self.budgets.get(task)
         if budget is None:
             return None
         now = self.clock.now()
         if budget.tokens_per_hour is not None:
-            reason = _over(task, await self.used(task, now - HOUR), budget.tokens_per_hour, "hour")
+            used = await self.used(task, now - HOUR)
+            reason = _over(task, used, budget.tokens_per_hour, "hour", in_flight)
             if reason:
                 return reason
         if budget.tokens_per_day is not None:
-            return _over(task, await self.used(task, now - DAY), budget.tokens_per_day, "day")
+            return _over(task, await self.used(task, now - DAY), budget.tokens_per_day, "day", in_flight)
         return None
 
     async def summary(self) -> dict[str, TaskUsage]:

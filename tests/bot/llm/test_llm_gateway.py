@@ -336,6 +336,32 @@ async def test_budget_cap_makes_the_job_fall_back_offline(
     assert (await mine_jargon_job(gateway, ["yyds"]))[0] == "llm"
 
 
+async def test_concurrent_requests_cannot_all_pass_the_budget_check(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, db: Database
+) -> None:
+    """Each answer costs 120 tokens; four at once against a cap of 300 used to send all four (480)."""
+    fake_llm.default = lambda _body: Delay(0.3, Answer('{"title": "爬山", "keywords": []}', usage=(80, 40)))
+    gateway = make_gateway(
+        tasks={"topic": TaskModel(max_tokens=50)}, budgets={"topic": Budget(tokens_per_hour=300)}
+    )
+
+    async def ask() -> str:
+        try:
+            return (await gateway.complete_json("topic", ASK, Topic)).title
+        except LLMUnavailable as exc:
+            return exc.reason
+
+    answers = await asyncio.gather(*(ask() for _ in range(4)))
+    async with db.read() as session:
+        rows = (await session.scalars(select(LlmUsage))).all()
+    spent = sum(r.prompt_tokens + r.completion_tokens for r in rows)
+    assert spent <= 300 + 120, "the cap is overshot by at most one request"
+    assert answers.count("爬山") == len(fake_llm.chat_requests) >= 1
+    refused = [a for a in answers if a != "爬山"]
+    assert refused and all("reserved by requests in flight" in a for a in refused)
+    assert gateway._in_flight == {}, "every reservation is released"
+
+
 async def test_refresh_picks_up_spending_recorded_elsewhere(make_gateway: GatewayFactory) -> None:
     gateway = make_gateway(budgets={"person": Budget(tokens_per_day=10)})
     assert gateway.available("person")
