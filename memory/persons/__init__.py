@@ -6,7 +6,15 @@ No storage here: callers pass plain values in and get results out (the DB layer 
 from memory.persons.aliases import AliasEntry, AliasIndex, How, Match, Mention, Resolution
 from memory.persons.card import PersonView, TimelineEntry, render_card
 from memory.persons.declarations import Declaration, Target, extract_declarations
-from memory.persons.facts import Fact, MergeResult, attributes_of, extract_facts, merge_facts
+from memory.persons.facts import (
+    Fact,
+    MergeResult,
+    Retraction,
+    attributes_of,
+    extract_facts,
+    extract_statements,
+    merge_facts,
+)
 from memory.persons.naming import choose_person_name, vet_suggested_name
 from memory.persons.pronouns import Gender, PronounRef, RecentPerson, resolve_pronoun, resolve_pronouns
 from memory.persons.speech import Utterance, own_text
@@ -25,6 +33,7 @@ __all__ = [
     "PronounRef",
     "RecentPerson",
     "Resolution",
+    "Retraction",
     "Target",
     "TimelineEntry",
     "Utterance",
@@ -32,6 +41,7 @@ __all__ = [
     "choose_person_name",
     "extract_declarations",
     "extract_facts",
+    "extract_statements",
     "merge_facts",
     "own_text",
     "render_card",

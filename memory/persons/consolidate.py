@@ -29,7 +29,7 @@ from memory.models import Chat, JobState, Message, PersonFact, PersonForgotten
 from memory.persons import store
 from memory.persons.card import DEFAULT_LABELS
 from memory.persons.config import PersonsConfig
-from memory.persons.facts import FAVORITE_PREFIX, Fact, extract_facts, merge_facts
+from memory.persons.facts import FAVORITE_PREFIX, Fact, Retraction, Statement, extract_statements, merge_facts
 from memory.persons.resolver import PersonResolver
 from memory.persons.speech import Utterance, own_text
 from memory.ports import LLMPort, LLMUnavailable
@@ -147,9 +147,9 @@ class PersonConsolidator:
                 return report
             items = await _items(session, chat_id, rows)
         index = await self.resolver.index(chat_id)
-        found: list[Fact] = []
+        found: list[Statement] = []
         for item in items:
-            found.extend(extract_facts(item.utterance, index))
+            found.extend(extract_statements(item.utterance, index))
         events: list[tuple[_Item, str]] = []
         if config.use_llm and self.llm is not None and items:
             llm_facts, events = await self._ask_llm(items, report)
@@ -170,9 +170,9 @@ class PersonConsolidator:
         return report
 
     async def _apply(
-        self, session: AsyncSession, chat_id: int, found: Sequence[Fact], report: ConsolidationReport
+        self, session: AsyncSession, chat_id: int, found: Sequence[Statement], report: ConsolidationReport
     ) -> None:
-        by_person: dict[int, list[Fact]] = defaultdict(list)
+        by_person: dict[int, list[Statement]] = defaultdict(list)
         for fact in found:
             by_person[int(fact.person_id)].append(fact)
         if not by_person:
@@ -191,6 +191,7 @@ class PersonConsolidator:
         held: dict[tuple[str, str, str], PersonFact] = {_ident(store.to_fact(r)): r for r in rows}
         for person_id, new in by_person.items():
             existing = [store.to_fact(r) for r in rows if r.person_id == person_id]
+            retractions = {r.message_key: r for r in new if isinstance(r, Retraction)}
             result = merge_facts(existing, new)
             for fact in result.current:
                 row = held.get(_ident(fact))
@@ -209,8 +210,10 @@ class PersonConsolidator:
                     row.superseded_at = store.ts(fact.superseded_at or fact.time)
                     row.superseded_by = _message_id(fact.superseded_by)
                 report.facts_superseded += 1
-                newer = _newer(fact, result.current)
-                if newer is not None and newer.time >= fact.time:
+                newer: Fact | Retraction | None = _newer(fact, result.current)
+                if newer is None or newer.time < fact.time:
+                    newer = retractions.get(fact.superseded_by or "")
+                if newer is not None:
                     await store.add_timeline(
                         session,
                         person_id,
@@ -380,7 +383,9 @@ def _label(key: str) -> str:
     return DEFAULT_LABELS.get(key, key)
 
 
-def _change_text(old: Fact, new: Fact) -> str:
+def _change_text(old: Fact, new: Fact | Retraction) -> str:
+    if isinstance(new, Retraction):
+        return f"{_label(old.key)}：{old.value} → 不再"
     if old.key == new.key:
         return f"{_label(old.key)}：{old.value} → {new.value}"
     return f"{_label(old.key)} {old.value} → {_label(new.key)} {new.value}"

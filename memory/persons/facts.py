@@ -3,7 +3,9 @@
 Only the speaker's own words count (`speech.own_clauses`: quotes, forwards and reported speech are
 blanked), and only statements whose subject is the speaker (我… / I …) or, with an `AliasIndex`, a
 clearly named third person at the start of the clause ("小红住在北京", "Bob lives in Paris").
-Pronoun subjects (他/她/he/she), questions, negations, hypotheticals and jokes yield nothing.
+Pronoun subjects (他/她/he/she), questions, hypotheticals and jokes yield nothing. A negation yields
+no fact; when it takes something back ("我不住杭州了", "我从腾讯离职了", "I no longer work at Google") it
+yields a `Retraction`, which retires the matching current fact when merged.
 The preference, habit and "I used to" patterns follow seed 000 (MemPalace's preference extraction).
 """
 
@@ -52,6 +54,30 @@ class Fact:
         return self.key in SINGLE_VALUED or self.key.startswith(FAVORITE_PREFIX)
 
 
+@dataclass(frozen=True, slots=True)
+class Retraction:
+    """A statement that something no longer holds: it retires the person's current facts of one of
+    `keys` whose value overlaps `value` (any value when None) and that were learnt before it."""
+
+    person_id: str
+    keys: tuple[str, ...]
+    value: str | None
+    message_key: str
+    time: datetime
+
+    def retires(self, fact: Fact) -> bool:
+        """Whether `fact` is what this statement takes back (never a fact of the same message)."""
+        if fact.key not in self.keys or fact.message_key == self.message_key or fact.time > self.time:
+            return False
+        if self.value is None:
+            return True
+        held, said = normalize(fact.value), normalize(self.value)
+        return said in held or held in said
+
+
+Statement = Fact | Retraction
+
+
 # ---- patterns -------------------------------------------------------------------------------------
 
 _ZH_LEAD = r"^(?:(?:其实|对了|顺便说一下|说实话|说真的|嗯|啊|哦|噢|唉|哎|诶|哈哈+|现在|目前|我跟你们?说)\s*)*"
@@ -91,6 +117,29 @@ _ZH_PREDICATES: list[tuple[str, re.Pattern[str]]] = [
         ("habit", r"(?P<v>(?:每周|每个?周末|周[一二三四五六日天])[^，,]{0,6}?(?:固定|都|会)[^，,]{1,20})"),
         ("past_habit", r"(?:以前|过去|小时候)(?:经常|常常|总是|常|老是)(?P<v>.+)"),
         ("pets", r"养了?(?:一只|一条|两只|三只|一个|只|条)?(?P<v>.+)"),
+    ]
+]
+
+_PLACES = ("location", "workplace", "school")
+# Negations that take something back, read after the subject like the predicates above; "v" is optional
+# where the statement names nothing ("我离职了": whatever workplace was held).
+_ZH_RETRACTIONS: list[tuple[tuple[str, ...], re.Pattern[str]]] = [
+    (keys, re.compile(pattern))
+    for keys, pattern in [
+        (("location",), r"(?:不|没|没有)再?(?:住在?|定居在|生活在)(?P<v>.+)"),
+        (("location",), r"(?:不|没|没有)再?在(?P<v>.{1,20}?)(?:住|生活)(?:了|啦)?$"),
+        (("workplace",), r"(?:不|没|没有)再?在(?P<v>.{1,20}?)(?:工作|上班|实习)(?:了|啦)?$"),
+        (("workplace",), r"(?:从(?P<v>.{1,20}?))?(?:离职|辞职)(?:了|啦)$"),
+        (("school",), r"(?:不|没|没有)再?在(?P<v>.{1,20}?)(?:上学|读书|念书)(?:了|啦)?$"),
+        (("school",), r"(?:从(?P<v>.{1,20}?))?毕业(?:了|啦)$"),
+        (
+            ("job",),
+            r"(?:不|没)再?(?:当|做|是|干)" + _JOB_COUNTER + r"(?P<v>.{0,8}?" + _JOB_SUFFIX + r")(?:了|啦)?$",
+        ),
+        (("job", "workplace"), r"退休(?:了|啦)$"),
+        (("hometown",), r"不是(?P<v>[\u4e00-\u9fff]{2,6})人$"),
+        (("pets",), r"(?:不|没|没有)再?养(?P<v>.+?)(?:了|啦)$"),
+        (_PLACES, r"(?:离开|搬离|搬出)了?(?P<v>.{1,20}?)(?:了|啦)?$"),
     ]
 ]
 
@@ -143,10 +192,27 @@ _EN_PREDICATES: list[tuple[str, str]] = [
         r"birds?|fish|turtles?|puppy|puppies|kittens?))\b",
     ),
 ]
-_EN_SELF: list[tuple[str, re.Pattern[str]]] = [
-    (key, re.compile(_EN_LEAD + r"I(?=\s|')" + (r"\s+" if not p.startswith("(?:'m") else "") + p, re.I))
-    for key, p in _EN_PREDICATES
+_EN_NOT = r"(?:don't|dont|do\s+not|no\s+longer|don't\s+really)\s+"
+_EN_RETRACTIONS: list[tuple[tuple[str, ...], str]] = [
+    (("location",), _EN_NOT + r"(?:live|reside)\s+in\s+(?P<v>.+)"),
+    (("location",), r"(?:'m|\s+am)\s+(?:not|no\s+longer)\s+(?:living|based|staying)\s+in\s+(?P<v>.+)"),
+    (("workplace",), _EN_NOT + r"work\s+(?:at|for)\s+(?P<v>.+)"),
+    (("workplace",), r"(?:quit|left)\s+my\s+job(?:\s+at\s+(?P<v>.+))?$"),
+    (("job",), r"(?:'m|\s+am)\s+(?:not|no\s+longer)\s+an?\s+(?P<v>(?:[\w-]+\s+){0,2}" + _EN_JOBS + r")\b"),
+    (("job", "workplace"), r"(?:'ve|\s+have)?\s*retired$"),
+    (("school",), r"graduated(?:\s+from\s+(?P<v>.+))?$"),
+    (_PLACES, r"(?:left|moved\s+(?:out\s+of|away\s+from))\s+(?P<v>.+)"),
 ]
+
+
+def _en_self(pattern: str) -> re.Pattern[str]:
+    """`pattern` read after "I" at the start of a clause ("'m …" patterns follow it directly)."""
+    joint = "" if pattern.startswith(("(?:'m", "(?:'ve")) else r"\s+"
+    return re.compile(_EN_LEAD + r"I(?=\s|')" + joint + pattern, re.I)
+
+
+_EN_SELF: list[tuple[str, re.Pattern[str]]] = [(key, _en_self(p)) for key, p in _EN_PREDICATES]
+_EN_SELF_RETRACTIONS = [(keys, _en_self(p)) for keys, p in _EN_RETRACTIONS]
 _EN_FAVORITE = re.compile(r"\bmy\s+fav(?:ou?rite)?\s+(?P<k>[a-z][a-z ]{0,20}?)\s+is\s+(?P<v>.+)", re.I)
 # A named third person: the same meanings with English third-person verb forms.
 _EN_THIRD: list[tuple[str, re.Pattern[str]]] = [
@@ -172,7 +238,7 @@ _INTERROGATIVE = re.compile(r"什么|哪|谁|几[个岁点]|多少|吗|(?i:\b(?:
 _TRAILING_ZH = re.compile(r"[了呢啊呀哦吧的哈嘿嘻呵嘛啦~～\s]+$")
 _TRAILING_EN = re.compile(
     r"(?i:\s+(?:too|as\s+well|a\s+lot|so\s+much|very\s+much|lol|haha|right\s+now|now|these\s+days|"
-    r"anyway|originally|at\s+the\s+moment))+$"
+    r"anyway|any\s*more|originally|at\s+the\s+moment))+$"
 )
 # What trails a statement without being part of the value: emoji, QQ face codes ("[doge]"), laughter
 # ("hhh", "233"), and how long it has been so ("三年", "好几个月").
@@ -239,6 +305,24 @@ def _fact_from(
     )
 
 
+def _retraction_from(
+    match: re.Match[str], keys: tuple[str, ...], utterance: Utterance, person_id: str
+) -> Retraction | None:
+    raw = match.groupdict().get("v")
+    value = _clean_value(raw) if raw else None
+    if raw and value is None:
+        return None
+    return Retraction(person_id, keys, value, utterance.key, utterance.time)
+
+
+def _zh_retraction(text: str, utterance: Utterance, person_id: str) -> Retraction | None:
+    for keys, pattern in _ZH_RETRACTIONS:
+        found = pattern.match(text)
+        if found:
+            return _retraction_from(found, keys, utterance, person_id)
+    return None
+
+
 def _is_place(word: str) -> bool:
     return any(flag.startswith("ns") for _, flag in pos_tags(word))
 
@@ -255,41 +339,53 @@ _ZH_SUBJECT = re.compile(_ZH_LEAD + _ZH_SELF + r"(?P<adv>" + _ZH_ADV + r")")
 _ZH_CARRY = re.compile(_ZH_LEAD + r"(?:也|还|而且|并且|同时|但是|但|可是|不过)?" + _ZH_ADV)
 
 
-def _self_facts(clause: Clause, utterance: Utterance, carried: bool) -> tuple[list[Fact], bool]:
-    """Facts of one clause with the speaker as subject; the bool says whether the subject carries to
-    the next comma-clause ("我住在北京，在腾讯工作")."""
+def _self_facts(clause: Clause, utterance: Utterance, carried: bool) -> tuple[list[Statement], bool]:
+    """Statements of one clause with the speaker as subject; the bool says whether the subject carries
+    to the next comma-clause ("我住在北京，在腾讯工作")."""
     text = clause.text
+    speaker = utterance.speaker_id
     subject = _ZH_SUBJECT.match(text)
     if subject is None and carried:
         subject = _ZH_CARRY.match(text)
     if subject is not None:
-        got = _zh_predicate(text[subject.end() :])
+        rest = text[subject.end() :]
+        got = _zh_predicate(rest)
         if got:
             key, found = got
-            start = clause.start + subject.end()
-            fact = _fact_from(found, key, start, utterance, utterance.speaker_id, "self")
+            fact = _fact_from(found, key, clause.start + subject.end(), utterance, speaker, "self")
             return ([fact] if fact else []), True
+        retraction = _zh_retraction(rest, utterance, speaker)
+        if retraction is not None:
+            return [retraction], True
         if _ZH_SUBJECT.match(text):
             return [], True
-    facts: list[Fact] = []
+    found_: list[Statement] = []
     for key, pattern in _EN_SELF:
         matched = pattern.search(text)
         if matched:
-            fact = _fact_from(matched, key, clause.start, utterance, utterance.speaker_id, "self")
+            fact = _fact_from(matched, key, clause.start, utterance, speaker, "self")
             if fact:
-                facts.append(fact)
+                found_.append(fact)
                 break
     favorite = _EN_FAVORITE.search(text)
     if favorite:
-        fact = _fact_from(favorite, "favorite", clause.start, utterance, utterance.speaker_id, "self")
+        fact = _fact_from(favorite, "favorite", clause.start, utterance, speaker, "self")
         if fact:
-            facts.append(fact)
-    return facts, bool(facts)
+            found_.append(fact)
+    if not found_:
+        for keys, pattern in _EN_SELF_RETRACTIONS:
+            matched = pattern.search(text)
+            if matched:
+                retraction = _retraction_from(matched, keys, utterance, speaker)
+                if retraction is not None:
+                    found_.append(retraction)
+                    break
+    return found_, bool(found_)
 
 
-def _third_person_facts(clause: Clause, utterance: Utterance, aliases: AliasIndex) -> list[Fact]:
-    """Facts about a clearly named person (not the speaker) who opens the clause: "小红住在北京",
-    "Bob works at Google"."""
+def _third_person_facts(clause: Clause, utterance: Utterance, aliases: AliasIndex) -> list[Statement]:
+    """Statements about a clearly named person (not the speaker) who opens the clause: "小红住在北京",
+    "Bob works at Google", "小红不在腾讯上班了"."""
     mentions = aliases.find_mentions(clause.text, min_confidence=THIRD_PERSON_MIN_CONFIDENCE)
     if not mentions:
         return []
@@ -306,6 +402,9 @@ def _third_person_facts(clause: Clause, utterance: Utterance, aliases: AliasInde
     if got:
         fact = _fact_from(got[1], got[0], offset + skip, utterance, first.person_id, "stated")
         return [fact] if fact else []
+    retraction = _zh_retraction(rest[skip:], utterance, first.person_id)
+    if retraction is not None:
+        return [retraction]
     for key, pattern in _EN_THIRD:
         found = pattern.match(rest)
         if found:
@@ -325,7 +424,12 @@ def extract_facts(utterance: Utterance, aliases: AliasIndex | None = None) -> li
     """Facts stated in one message: the speaker about themselves, and, when `aliases` is given, about
     a clearly named other person of the chat. Each fact keeps the message key, time and span. A
     message that says it is joking ("…开玩笑的", "just kidding") states nothing."""
-    facts: list[Fact] = []
+    return [s for s in extract_statements(utterance, aliases) if isinstance(s, Fact)]
+
+
+def extract_statements(utterance: Utterance, aliases: AliasIndex | None = None) -> list[Statement]:
+    """What `extract_facts` finds, and the retractions of the same message ("我不住杭州了")."""
+    facts: list[Statement] = []
     sentences = own_clauses(utterance)
     if any(_JOKING.search(sentence.text) for sentence in sentences):
         return []
@@ -358,7 +462,7 @@ def _same_value(a: Fact, b: Fact) -> bool:
     return normalize(a.value) == normalize(b.value)
 
 
-def merge_facts(existing: Iterable[Fact], new: Iterable[Fact]) -> MergeResult:
+def merge_facts(existing: Iterable[Fact], new: Iterable[Statement]) -> MergeResult:
     """Merge `new` facts into a person's `existing` current facts, in time order, in O(n) per key.
 
     - the same value again: the existing fact stays and records the message in `seen_keys`;
@@ -368,17 +472,25 @@ def merge_facts(existing: Iterable[Fact], new: Iterable[Fact]) -> MergeResult:
       superseded (kept, with `superseded_at`/`superseded_by`); a new fact older than the current one
       goes straight to the history instead;
     - multi-valued keys (likes, habits, pets) accumulate, except that liking something supersedes
-      disliking it and the reverse.
+      disliking it and the reverse;
+    - a retraction supersedes the earlier current facts it takes back, and is not kept itself.
     Facts in `existing` that are already superseded pass through to `superseded` unchanged.
     """
     buckets: dict[tuple[str, str], list[Fact]] = {}
     superseded: list[Fact] = []
-    for fact in existing:
-        if fact.superseded_at is not None:
-            superseded.append(fact)
+    for old in existing:
+        if old.superseded_at is not None:
+            superseded.append(old)
         else:
-            buckets.setdefault((fact.person_id, fact.key), []).append(fact)
+            buckets.setdefault((old.person_id, old.key), []).append(old)
     for fact in sorted(new, key=lambda f: f.time):
+        if isinstance(fact, Retraction):
+            for key in fact.keys:
+                taken_back = buckets.get((fact.person_id, key), [])
+                for gone in [h for h in taken_back if fact.retires(h)]:
+                    taken_back.remove(gone)
+                    superseded.append(replace(gone, superseded_at=fact.time, superseded_by=fact.message_key))
+            continue
         bucket = buckets.setdefault((fact.person_id, fact.key), [])
         same = next((i for i, held in enumerate(bucket) if _same_value(held, fact)), None)
         if same is not None:

@@ -105,6 +105,28 @@ async def test_superseded_facts_are_kept_with_the_change_on_the_timeline(
     ]
 
 
+async def test_taking_a_fact_back_retires_it_with_the_change_on_the_timeline(
+    memory: MemoryService, db: Database
+) -> None:
+    people = _attach(memory, db)
+    g1 = Chat(memory)
+    lived = await g1.say("u3", "我住在杭州滨江，在网易上班", card="浩子")
+    await people.consolidator.run(T0)
+    moved = await g1.say("u3", "我现在不住杭州了", card="浩子")
+    await g1.say("u3", "I left my keys at home lol", card="浩子")
+    await people.consolidator.run(T0)
+    rows = sorted(await _facts(db, lived.person_id), key=lambda f: f.id)
+    assert [(f.key, f.value, f.superseded_by) for f in rows] == [
+        ("location", "杭州滨江", moved.message_id),
+        ("workplace", "网易", None),
+    ]
+    record = await people.record(lived.chat_id, lived.person_id)
+    assert record is not None and record.view.attributes == {"workplace": "网易"}
+    assert [(t.kind, t.text, t.message_ids) for t in record.timeline] == [
+        ("change", "住在：杭州滨江 → 不再", [lived.message_id, moved.message_id])
+    ]
+
+
 async def test_consolidation_is_incremental_and_bounded(
     memory: MemoryService, db: Database, clock: ManualClock
 ) -> None:

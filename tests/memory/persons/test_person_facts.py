@@ -3,7 +3,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memory.persons.aliases import AliasIndex
-from memory.persons.facts import Fact, attributes_of, extract_facts, merge_facts
+from memory.persons.facts import (
+    Fact,
+    Retraction,
+    attributes_of,
+    extract_facts,
+    extract_statements,
+    merge_facts,
+)
 from memory.persons.speech import Utterance
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
@@ -213,3 +220,81 @@ def test_a_nationality_is_not_a_job_or_a_language_class(say):
     assert facts_of(say("I'm a German teacher")) == [("me", "job", "German teacher")]
     assert facts_of(say("I am Japanese")) == [("me", "nationality", "Japanese")]
     assert facts_of(say("I'm Chinese food obsessed")) == []
+
+
+PLACES = ("location", "workplace", "school")
+
+
+@pytest.mark.parametrize(
+    ("text", "keys", "value"),
+    [
+        ("我不住杭州了", ("location",), "杭州"),
+        ("我现在不住在杭州了", ("location",), "杭州"),
+        ("我已经不在杭州住了", ("location",), "杭州"),
+        ("我不在腾讯上班了", ("workplace",), "腾讯"),
+        ("我从腾讯离职了", ("workplace",), "腾讯"),
+        ("我离职了", ("workplace",), None),
+        ("我已经毕业了", ("school",), None),
+        ("我不当老师了", ("job",), "老师"),
+        ("我不是杭州人", ("hometown",), "杭州"),
+        ("我不养猫了", ("pets",), "猫"),
+        ("我离开北京了", PLACES, "北京"),
+        ("我退休了", ("job", "workplace"), None),
+        ("I don't live in Berlin anymore", ("location",), "Berlin"),
+        ("I no longer work at Google.", ("workplace",), "Google"),
+        ("I quit my job", ("workplace",), None),
+        ("I'm no longer a teacher", ("job",), "teacher"),
+        ("I left Google last year", PLACES, "Google"),
+        ("I retired", ("job", "workplace"), None),
+        ("I graduated from MIT", ("school",), "MIT"),
+    ],
+)
+def test_taking_something_back_is_a_retraction_not_a_fact(say, text, keys, value):
+    utterance = say(text)
+    assert extract_facts(utterance) == []
+    assert [(r.keys, r.value) for r in extract_statements(utterance)] == [(keys, value)]
+
+
+@pytest.mark.parametrize("text", ["我不住杭州吗", "他不住杭州了", "我不住杭州了，开玩笑的", "> 我不住杭州了"])
+def test_questions_others_jokes_and_quotes_retract_nothing(say, text):
+    assert extract_statements(say(text)) == []
+
+
+def test_a_named_person_can_be_taken_back_too():
+    aliases = AliasIndex([("red", "小红", "card", 1.0)])
+    said = Utterance("k1", "me", "小红不在腾讯上班了", T0)
+    assert [(r.person_id, r.keys, r.value) for r in extract_statements(said, aliases)] == [
+        ("red", ("workplace",), "腾讯")
+    ]
+
+
+def retraction(keys: tuple[str, ...], value: str | None, days: int, msg: str) -> Retraction:
+    return Retraction("me", keys, value, msg, T0 + timedelta(days=days))
+
+
+def test_a_retraction_retires_the_fact_it_takes_back():
+    held = [fact("location", "杭州滨江", 0, "m1"), fact("workplace", "腾讯", 0, "m1")]
+    held.append(fact("pets", "狗", 0, "m1"))
+    current, superseded = merge_facts(held, [retraction(("location",), "杭州", 3, "m2")])
+    assert sorted(f.value for f in current) == ["狗", "腾讯"]
+    assert [(f.value, f.superseded_by, f.superseded_at) for f in superseded] == [
+        ("杭州滨江", "m2", T0 + timedelta(days=3))
+    ]
+    current, superseded = merge_facts(held, [retraction(("pets",), "猫", 3, "m2")])
+    assert len(current) == 3 and superseded == [], "a value never held retires nothing"
+    current, superseded = merge_facts(held, [retraction(PLACES, "腾讯", 3, "m2")])
+    assert [f.value for f in superseded] == ["腾讯"]
+
+
+def test_a_retraction_without_a_value_retires_its_keys_but_not_what_the_same_message_says():
+    held = [fact("workplace", "腾讯", 0, "m1")]
+    new = [retraction(("workplace",), None, 3, "m2"), fact("workplace", "阿里", 3, "m2")]
+    current, superseded = merge_facts(held, new)
+    assert [f.value for f in current] == ["阿里"] and [f.value for f in superseded] == ["腾讯"]
+
+
+def test_a_fact_learnt_after_a_retraction_stays():
+    current, superseded = merge_facts(
+        [], [retraction(("location",), "杭州", 1, "m1"), fact("location", "杭州", 2, "m2")]
+    )
+    assert [f.value for f in current] == ["杭州"] and superseded == []
