@@ -11,7 +11,9 @@ The index (content and link targets per note) is refreshed from the folder on ev
 re-reading only files whose (mtime, size, inode) changed, so notes edited by hand are picked up.
 A file that is not UTF-8 (e.g. saved as GBK by an editor) is shown with replacement characters, but
 no operation rewrites it from that text (rename, append, extract refuse with a NoteError), so its
-bytes are never lost; `set` may still replace it whole.
+bytes are never lost; `set` may still replace it whole. A file whose name is in another Unicode form
+of a valid name (NFD, as macOS writes them) is read under the NFC name and renamed to it at the next
+change, so it is neither skipped nor doubled by a write.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import logging
 import os
 import tempfile
 import threading
+import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -258,6 +261,7 @@ class NoteStore:
     def _mutate_sync(self, change: Callable[[dict[str, _Entry]], T]) -> T:
         self.root.mkdir(parents=True, exist_ok=True)
         with self._folder_lock():
+            self._canonical_file_names()
             try:
                 return change(self._refresh())
             finally:
@@ -292,8 +296,10 @@ class NoteStore:
     def _refresh_versioned(self) -> tuple[dict[str, _Entry], int]:
         with self._index_lock:
             seen: dict[str, tuple[int, int, int]] = {}
-            for path, stamp in self._scan():
-                seen[path.name[: -len(SUFFIX)]] = stamp
+            paths: dict[str, Path] = {}
+            for name, path, stamp in self._scan():
+                if name not in seen or path.name == f"{name}{SUFFIX}":  # the canonical file wins
+                    seen[name], paths[name] = stamp, path
             changed = False
             for name in list(self._entries):
                 if name not in seen:
@@ -304,7 +310,7 @@ class NoteStore:
                 if entry is not None and entry.stamp == stamp:
                     continue
                 try:
-                    data = (self.root / f"{name}{SUFFIX}").read_bytes()
+                    data = paths[name].read_bytes()
                 except FileNotFoundError:  # removed between scan and read
                     self._entries.pop(name, None)
                     changed = True
@@ -316,13 +322,17 @@ class NoteStore:
                 self._version += 1
             return dict(self._entries), self._version
 
-    def _scan(self) -> Iterator[tuple[Path, tuple[int, int, int]]]:
+    def _scan(self) -> Iterator[tuple[str, Path, tuple[int, int, int]]]:
+        """(note name, file, stamp) of every note file; the name is NFC whatever the file's form."""
         try:
             listing = list(os.scandir(self.root))
         except FileNotFoundError:
             return
         for item in listing:
-            if not item.name.endswith(SUFFIX) or not is_valid_name(item.name[: -len(SUFFIX)]):
+            if not item.name.endswith(SUFFIX):
+                continue
+            name = unicodedata.normalize("NFC", item.name[: -len(SUFFIX)])
+            if not is_valid_name(name):
                 continue
             try:
                 if not item.is_file():
@@ -330,7 +340,16 @@ class NoteStore:
                 st = item.stat()
             except FileNotFoundError:
                 continue
-            yield Path(item.path), (st.st_mtime_ns, st.st_size, st.st_ino)
+            yield name, Path(item.path), (st.st_mtime_ns, st.st_size, st.st_ino)
+
+    def _canonical_file_names(self) -> None:
+        """Rename note files named in another Unicode form to their NFC name (under the folder lock),
+        unless a file of that name exists: then both stay and the NFC one is the note."""
+        for name, path, _stamp in list(self._scan()):
+            target = self.root / f"{name}{SUFFIX}"
+            if path.name != target.name and not target.exists():
+                os.replace(path, target)
+                log.info("note file %r renamed to its NFC form %r", path.name, target.name)
 
     def _current_scores(self) -> Scores:
         entries, version = self._refresh_versioned()

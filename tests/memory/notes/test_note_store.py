@@ -177,3 +177,23 @@ async def test_a_hand_saved_bom_and_crlf_are_not_part_of_the_text(store: NoteSto
     store.root.mkdir(parents=True)
     (store.root / "规则.md").write_bytes("\ufeff不许刷屏\r\n[[群主]]\r\n".encode())
     assert await store.get("规则") == "不许刷屏\n[[群主]]\n"
+
+
+async def test_a_note_file_named_in_nfd_is_read_and_then_renamed_to_nfc(store: NoteStore) -> None:
+    """macOS writes "Café" decomposed (e + U+0301): such a file was skipped, and a write made a twin."""
+    store.root.mkdir(parents=True)
+    (store.root / "Cafe\u0301.md").write_text("menu [[规则]]", encoding="utf-8")
+    assert await store.list() == ["Café"]
+    assert await store.get("Café") == "menu [[规则]]"
+    assert await store.backlinks("规则") == ["Café"]
+    await store.append("Café", "espresso")
+    assert sorted(os.listdir(store.root)) == [".lock", "Café.md"]
+    assert await store.get("Café") == "menu [[规则]]\n\nespresso\n"
+
+
+async def test_an_nfd_twin_of_an_existing_note_is_left_alone(store: NoteStore) -> None:
+    await store.set("Café", "nfc")
+    (store.root / "Cafe\u0301.md").write_text("nfd", encoding="utf-8")
+    assert await store.list() == ["Café"] and await store.get("Café") == "nfc"
+    await store.append("Café", "more")
+    assert (store.root / "Cafe\u0301.md").read_text(encoding="utf-8") == "nfd", "nothing is lost"
