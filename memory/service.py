@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from memory import messages
 from memory.clock import Clock, SystemClock
 from memory.context import ContextBuilder, ContextProvider, ContextRequest, ReplyContext
-from memory.context.recent import RecentWindowProvider, fitting_window
+from memory.context.recent import RecentWindowProvider
 from memory.history.reinforce import reinforce
 from memory.ingest import BatchReport, Ingestor, Recorded
 from memory.models import Chat, ChatMember, Message, Person
@@ -169,11 +169,11 @@ class MemoryService:
         before = message.id + 1 if message is not None else None
         settings = self.context_settings
         window = await self.recent(chat_id, settings.recent_messages, before)
-        recent = fitting_window(window, settings.recent_tokens)
         if query is None:
             query = message.text if message is not None else ""
         now = self.clock.now()
         zone = in_zone(now, settings.timezone).tzinfo if settings.timezone else None
+        recent = await self._recent.fitting(chat_id, window, zone)
         request = ContextRequest(chat_id, message, recent, now, query, zone)
         builder = ContextBuilder(self.context_providers, settings.total_tokens)
         context = await builder.build(request)

@@ -22,15 +22,6 @@ def transcript_line(message: StoredMessage, speaker: str | None = None, zone: tz
     return f"[{stamp}] {speaker or message.speaker}: {message.text}"
 
 
-def fitting_window(messages: Sequence[StoredMessage], budget_tokens: int) -> list[StoredMessage]:
-    """The newest of `messages` (oldest first) whose lines a recent window of `budget_tokens` shows
-    (the oldest of them perhaps cut), oldest first: recall may bring back the others."""
-    lines = [neutralize(transcript_line(m)) for m in reversed(messages)]
-    frame = estimate_tokens(render_section("recent", TITLE, []))
-    shown = len(fit_lines(lines, budget_tokens - frame))
-    return list(messages[len(messages) - shown :]) if shown else []
-
-
 class RecentWindowProvider:
     """The recent window, newest kept first when the budget is short."""
 
@@ -40,17 +31,35 @@ class RecentWindowProvider:
         self.budget_tokens = budget_tokens
         self.speaker_names = speaker_names
 
+    async def lines(
+        self, chat_id: int, messages: Sequence[StoredMessage], zone: tzinfo | None = None
+    ) -> list[str]:
+        """The transcript lines of `messages` (oldest first), newest first, with the names the bot
+        uses for the speakers."""
+        names: dict[int, str] = {}
+        if self.speaker_names is not None:
+            ids = list({m.person_id for m in messages if m.person_id is not None})
+            names = await self.speaker_names(chat_id, ids)
+        return [
+            transcript_line(m, names.get(m.person_id) if m.person_id is not None else None, zone)
+            for m in reversed(messages)
+        ]
+
+    async def fitting(
+        self, chat_id: int, messages: Sequence[StoredMessage], zone: tzinfo | None = None
+    ) -> list[StoredMessage]:
+        """The newest of `messages` (oldest first) whose lines the window shows (the oldest of them
+        perhaps cut), oldest first, measured on the very lines `section` renders: recall may bring
+        back the others."""
+        lines = [neutralize(line) for line in await self.lines(chat_id, messages, zone)]
+        frame = estimate_tokens(render_section("recent", TITLE, []))
+        shown = len(fit_lines(lines, self.budget_tokens - frame))
+        return list(messages[len(messages) - shown :]) if shown else []
+
     async def section(self, request: ContextRequest) -> ContextSection | None:
         if not request.recent:
             return None
-        names: dict[int, str] = {}
-        if self.speaker_names is not None:
-            ids = list({m.person_id for m in request.recent if m.person_id is not None})
-            names = await self.speaker_names(request.chat_id, ids)
-        newest_first = [
-            transcript_line(m, names.get(m.person_id) if m.person_id is not None else None, request.zone)
-            for m in reversed(request.recent)
-        ]
+        newest_first = await self.lines(request.chat_id, request.recent, request.zone)
         return ContextSection(
             "recent", TITLE, newest_first, self.budget_tokens, priority=90, show_reversed=True
         )

@@ -1,5 +1,6 @@
 import random
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ from bot.config import ConfigStore
 from memory.clock import ManualClock
 from memory.context.builder import ContextBuilder, ContextRequest, ContextSection
 from memory.context.notes_provider import NoteHintsProvider
+from memory.context.recent import RecentWindowProvider
 from memory.context.render import fit_lines, render_section
 from memory.notes import NoteScopes
 from memory.service import ContextSettings, MemoryService
@@ -131,3 +133,25 @@ async def test_note_hints_name_whole_notes_within_the_budget(tmp_path: Path) -> 
     shown = re.findall(r"\[\[([^\]]*)\]\]", line)
     assert 0 < len(shown) < len(names) and set(shown) <= set(names)
     assert line == " ".join(f"[[{name}]]" for name in shown)
+
+
+async def test_the_recent_window_recall_leaves_out_is_the_one_it_shows(db: Database, clock) -> None:
+    """Recall skips the messages the window shows; the window was measured with raw names and shown
+    with the (longer) names the bot uses, so messages in between were neither shown nor recalled."""
+    memory = MemoryService(db, clock, ContextSettings(recent_messages=30, recent_tokens=200))
+    recent = memory.context_providers[0]
+    assert isinstance(recent, RecentWindowProvider)
+
+    async def long_names(_chat: int, ids: Sequence[int]) -> dict[int, str]:
+        return {i: "群里大家都叫他技术大拿兼烧烤组组长的那位老同学" for i in ids}
+
+    recent.speaker_names = long_names
+    for n in range(20):
+        await memory.record(make_message(n, text=f"第{n}条 周末去哪里玩"))
+    window = await memory.recent(1, 30)
+    fitted = await recent.fitting(1, window)
+    request = ContextRequest(1, window[-1], fitted, T0)
+    built = await ContextBuilder([recent], 10_000).build(request)
+    [section] = built.sections
+    assert 0 < len(fitted) < len(window)
+    assert len(section.lines) == len(fitted), "every message left out of recall is shown"
