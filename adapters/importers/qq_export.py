@@ -7,7 +7,8 @@ Each entry is converted exactly as the live OneBot adapter converts an event.
 Text (消息管理器 → 导出消息记录 → .txt): sections headed `消息对象:<name>`, each message a header line
 `2017-02-25 10:40:20 【管理员】昵称(123456)` (or `昵称<email>`) followed by its lines. The text format has no
 message ids and no group number: ids are derived from the content (stable, so importing twice adds
-nothing) and the chat id is the `chat_id` argument, else the section's name. A file holding several
+nothing) and the chat id is the `chat_id` argument, else the section's name (`private-` in front for a
+friend's section, as the live adapter names private chats). A file holding several
 chats (several `消息对象` sections) is refused with a `chat_id`, which could only name one of them.
 """
 
@@ -29,7 +30,14 @@ from adapters.importers.base import (
     Progress,
     load_json,
 )
-from adapters.onebot_v11.event import PLATFORM, MessageEvent, ReplyInfo, to_chat_message
+from adapters.onebot_v11.event import (
+    PLATFORM,
+    MessageEvent,
+    ReplyInfo,
+    private_chat_id,
+    private_peer,
+    to_chat_message,
+)
 from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
 
 CHINA = ZoneInfo("Asia/Shanghai")
@@ -183,7 +191,7 @@ def _iter_txt(
         try:
             yield ChatMessage(
                 platform=PLATFORM,
-                chat_id=chat,
+                chat_id=private_chat_id(private_peer(chat)) if kind is ChatKind.PRIVATE else chat,
                 message_id=f"txt-{digest}",
                 sender_id=sender,
                 text=body_text,

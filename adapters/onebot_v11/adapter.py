@@ -34,6 +34,8 @@ from adapters.onebot_v11.event import (
     ReplyInfo,
     is_action_response,
     post_type,
+    private_chat_id,
+    private_peer,
     to_chat_message,
 )
 from adapters.onebot_v11.message import (
@@ -482,6 +484,8 @@ class OneBotAdapter(Adapter):
         """Send `text` (literally: no CQ codes are interpreted) and return the bot's stored message."""
         if chat_kind is ChatKind.CHANNEL:
             raise SendError("OneBot v11 has no channel chats; use group or private")
+        if chat_kind is ChatKind.PRIVATE:  # a bare QQ number names the same private chat
+            chat_id = private_chat_id(private_peer(chat_id))
         owner = self._chat_owner.get(_chat_key(chat_kind, chat_id))
         conn = self._pick(owner if owner in self.self_ids else None)
         if conn.self_id is None:
@@ -493,7 +497,8 @@ class OneBotAdapter(Adapter):
         if chat_kind is ChatKind.GROUP:
             action, params = "send_group_msg", {"group_id": maybe_int(chat_id), "message": message}
         else:
-            action, params = "send_private_msg", {"user_id": maybe_int(chat_id), "message": message}
+            peer = maybe_int(private_peer(chat_id))
+            action, params = "send_private_msg", {"user_id": peer, "message": message}
         data = await self._call(conn, action, params, self.config.action_timeout)
         message_id = data.get("message_id") if isinstance(data, Mapping) else None
         if message_id is None or isinstance(message_id, bool):

@@ -16,6 +16,19 @@ from adapters.onebot_v11.message import RawSegment, normalize_message, to_neutra
 from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
 
 PLATFORM = "qq"
+# QQ numbers and group numbers share one number space: the private chat with user 30003 is named
+# "private-30003", so it is never the same chat (memory, notes, settings) as group 30003.
+PRIVATE_CHAT_PREFIX = "private-"
+
+
+def private_chat_id(user_id: str) -> str:
+    """The chat id of the private chat with a QQ user (`private-<QQ>`), apart from every group number."""
+    return f"{PRIVATE_CHAT_PREFIX}{user_id}"
+
+
+def private_peer(chat_id: str) -> str:
+    """The QQ number a private chat id names (a bare number is taken as it is)."""
+    return chat_id.removeprefix(PRIVATE_CHAT_PREFIX)
 
 
 def is_action_response(data: Mapping[str, Any]) -> bool:
@@ -139,14 +152,14 @@ class MessageEvent:
 
     @property
     def chat_id(self) -> str:
-        """The group number for group messages, the other party's QQ for private ones (for a private
-        message the bot sent, the `target_id` it went to, never the bot's own QQ)."""
+        """The group number for group messages, `private-<QQ>` of the other party for private ones
+        (for a private message the bot sent, the `target_id` it went to, never the bot's own QQ)."""
         if self.message_type == "group":
             assert self.group_id is not None
             return self.group_id
         if self.target_id is not None and (self.self_sent or self.user_id == self.self_id):
-            return self.target_id
-        return self.user_id
+            return private_chat_id(self.target_id)
+        return private_chat_id(self.user_id)
 
     @property
     def chat_kind(self) -> ChatKind:

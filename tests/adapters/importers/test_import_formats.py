@@ -243,7 +243,11 @@ def test_qq_text_holding_several_chats_is_refused_with_one_chat_id(tmp_path: Pat
     with pytest.raises(ImportFileError, match=r"holds 2 chats \(周末开黑群, 阿明\) but one chat id 123456"):
         list(iter_import("qq", path, chat_id="123456"))
     by_section = {(m.chat_id, m.chat_kind) for m in iter_import("qq", path) if isinstance(m, ChatMessage)}
-    assert by_section == {("周末开黑群", ChatKind.GROUP), ("阿明", ChatKind.PRIVATE)}
+    assert by_section == {("周末开黑群", ChatKind.GROUP), ("private-阿明", ChatKind.PRIVATE)}
+    # a friend's file with the friend's QQ joins the live private chat, not the group of that number
+    path.write_text(friend, encoding="utf-8")
+    found = [m for m in iter_import("qq", path, chat_id="30003") if isinstance(m, ChatMessage)]
+    assert {(m.chat_id, m.chat_kind) for m in found} == {("private-30003", ChatKind.PRIVATE)}
 
 
 def test_qq_text_message_with_a_line_of_equals_signs_stays_whole(tmp_path: Path) -> None:

@@ -181,9 +181,14 @@ async def test_private_reply_uses_send_private_msg(reverse: Reverse, connect_pee
     await peer.send(fixture("private_message.json"))
     incoming = await inbox.get()
     assert incoming.to_bot
-    await adapter.send_text(incoming.chat_id, "在", chat_kind=ChatKind.PRIVATE)
+    assert incoming.chat_id == "private-20002"
+    sent = await adapter.send_text(incoming.chat_id, "在", chat_kind=ChatKind.PRIVATE)
     request = await peer.next_action("send_private_msg")
-    assert request["params"]["user_id"] == 20002
+    assert request["params"]["user_id"] == 20002 and sent.chat_id == "private-20002"
+    # a bare QQ number names the same private chat, never the group of that number
+    bare = await adapter.send_text("20002", "在", chat_kind=ChatKind.PRIVATE)
+    assert (await peer.next_action("send_private_msg"))["params"]["user_id"] == 20002
+    assert bare.chat_id == "private-20002"
 
 
 async def test_no_connection_means_not_connected(reverse: Reverse) -> None:
@@ -319,7 +324,7 @@ async def test_a_private_chat_and_a_group_of_the_same_number_share_no_names(
         "sender": {"user_id": 30003, "nickname": "私聊昵称"},
     }
     await peer.send(private)
-    assert (await inbox.get()).chat_id == "30003"
+    assert (await inbox.get()).chat_id == "private-30003"
     group = fixture("group_message_array.json") | {
         "group_id": 30003,
         "message_id": 7002,

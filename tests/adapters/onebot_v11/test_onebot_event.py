@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from adapters.onebot_v11.event import MessageEvent, MetaEvent, ReplyInfo, is_action_response, to_chat_message
+from bot.commands import answers
+from memory.service import MemoryService
 from memory.types import ChatKind, InvalidMessage, SegmentKind
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "onebot_v11"
@@ -53,7 +55,26 @@ def test_every_sender_field_is_optional() -> None:
 
 def test_private_message_is_addressed_to_the_bot() -> None:
     msg = to_chat_message(MessageEvent.from_dict(load("private_message.json")))
-    assert msg.chat_kind is ChatKind.PRIVATE and msg.chat_id == "20002" and msg.to_bot
+    assert msg.chat_kind is ChatKind.PRIVATE and msg.chat_id == "private-20002" and msg.to_bot
+
+
+async def test_a_private_chat_is_never_the_group_of_the_same_number(memory: MemoryService) -> None:
+    # QQ numbers and group numbers overlap: what user 30003 tells the bot privately stays out of group 30003.
+    private = load("private_message.json") | {
+        "user_id": 30003,
+        "message": "我的银行卡密码是 778899",
+        "sender": {"user_id": 30003, "nickname": "小红"},
+    }
+    group = load("group_message_array.json") | {"group_id": 30003, "message_id": 7002}
+    group["message"] = "银行卡办好了"
+    said = [to_chat_message(MessageEvent.from_dict(event)) for event in (private, group)]
+    assert [m.chat_id for m in said] == ["private-30003", "30003"]
+    chats = [(await memory.record(m)).chat_id for m in said]
+    assert chats[0] != chats[1]
+    in_group = await answers.recall(memory, chats[1], "银行卡密码")
+    assert [r["text"] for r in in_group.data["results"]] == ["银行卡办好了"]
+    in_private = await answers.recall(memory, chats[0], "银行卡密码")
+    assert [r["text"] for r in in_private.data["results"]] == ["我的银行卡密码是 778899"]
 
 
 def test_own_message_is_marked_as_bot() -> None:
@@ -110,9 +131,9 @@ def test_private_message_the_bot_sent_belongs_to_the_chat_with_its_target() -> N
         "sender": {"user_id": 10001, "nickname": "群忆"},
     }
     msg = to_chat_message(MessageEvent.from_dict(sent))
-    assert (msg.chat_id, msg.sender_id, msg.is_bot) == ("20002", "10001", True)
+    assert (msg.chat_id, msg.sender_id, msg.is_bot) == ("private-20002", "10001", True)
     in_sender = sent | {"target_id": None, "sender": {"user_id": 10001, "target_id": 20002}}
-    assert to_chat_message(MessageEvent.from_dict(in_sender)).chat_id == "20002"
+    assert to_chat_message(MessageEvent.from_dict(in_sender)).chat_id == "private-20002"
     # Without a target the chat is unknown: skipped, never recorded in a chat named after the bot.
     with pytest.raises(InvalidMessage, match="target_id"):
         MessageEvent.from_dict(sent | {"target_id": None})

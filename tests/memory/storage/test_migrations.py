@@ -82,3 +82,19 @@ def test_turn_window_migration_fills_windows_for_existing_messages(tmp_path: Pat
         (2, "hello there hi"),
         (3, "next day"),
     ]
+
+
+def test_qq_private_chats_are_renamed_apart_from_groups(tmp_path: Path) -> None:
+    path = tmp_path / "q.db"
+    with schema_at(path, "0008_id_floors") as connection:
+        for chat_id, platform, ident, kind in (
+            (1, "qq", "30003", "private"),
+            (2, "qq", "40004", "group"),
+            (3, "telegram", "555", "private"),
+        ):
+            connection.exec_driver_sql(
+                "INSERT INTO chats(id, platform, platform_chat_id, kind, name, created_at) "
+                f"VALUES ({chat_id}, '{platform}', '{ident}', '{kind}', '', 0)"
+            )
+    rows = upgraded_rows(path, "SELECT id, platform_chat_id FROM chats ORDER BY id")
+    assert rows == [(1, "private-30003"), (2, "40004"), (3, "555")]
