@@ -15,7 +15,7 @@ from sqlalchemy import select
 from bot.commands.dispatch import dispatch
 from bot.config.settings import Settings
 from bot.llm import LLMGateway
-from bot.reply.policy import decide, without_bot_names
+from bot.reply.policy import decide, silenced, without_bot_names
 from bot.reply.prompt import reply_messages
 from bot.tools import ToolContext, build_registry, run_with_tools
 from bot.tools.service_backend import ServiceMemoryTools
@@ -65,7 +65,7 @@ class ReplyPipeline:
         if message.is_bot:
             return Outcome(True, reason="own message")
         settings = self.settings()
-        if settings.reply.commands:
+        if settings.reply.commands and silenced(message, settings.reply) is None:
             answer = await dispatch(
                 self.memory,
                 recorded.chat_id,

@@ -17,6 +17,18 @@ class ReplyDecision:
     reason: str
 
 
+def silenced(message: ChatMessage, reply: ReplySettings) -> str | None:
+    """Why the bot answers nothing at all to `message`, memory commands included (answering is off,
+    it is the bot's own message, its chat is disabled), or None."""
+    if not reply.enabled:
+        return "disabled"
+    if message.is_bot:
+        return "own message"
+    if message.chat_id in reply.disabled_chats:
+        return "chat disabled"
+    return None
+
+
 def decide(
     message: ChatMessage,
     reply: ReplySettings,
@@ -25,10 +37,8 @@ def decide(
     rng: random.Random,
 ) -> ReplyDecision:
     """Whether to answer `message`, and why."""
-    if message.is_bot or not reply.enabled:
-        return ReplyDecision(False, "disabled" if not reply.enabled else "own message")
-    if message.chat_id in reply.disabled_chats:
-        return ReplyDecision(False, "chat disabled")
+    if (reason := silenced(message, reply)) is not None:
+        return ReplyDecision(False, reason)
     if reply.on_mention and (message.to_bot or bot.self_id in message.mentions):
         return ReplyDecision(True, "mentioned")
     if reply.on_reply and replied_to_bot:

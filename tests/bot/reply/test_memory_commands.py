@@ -92,3 +92,29 @@ async def test_recall_in_chat_opens_other_chats_only_to_the_people_listed(tmp_pa
     assert "西湖边爬山" in as_alice and "西湖边爬山" not in anonymous, (
         "the model's recall tool follows the asker"
     )
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [({"disabled_chats": ["g1"]}, "chat disabled"), ({"enabled": False}, "disabled")],
+)
+async def test_commands_are_not_answered_where_the_bot_never_answers(
+    tmp_path: Path, reply: dict[str, Any], reason: str
+) -> None:
+    settings = Settings.model_validate({"reply": reply, "recall": {"scope": "global"}})
+    app = await build_app(ConfigStore(settings, None), tmp_path / "data", ManualClock(T0))
+    sent: list[str] = []
+
+    async def send(_chat: str, text: str, **_kwargs: Any) -> ChatMessage:
+        sent.append(text)
+        return make_message(100 + len(sent), chat=_chat, sender="bot", text=text, is_bot=True)
+
+    try:
+        await app.pipeline.handle(make_message(1, chat="g2", text="周六去西湖边爬山"), send)
+        outcomes = [
+            await app.pipeline.handle(make_message(n, chat="g1", sender="bob", text=text), send)
+            for n, text in enumerate(("/recall 西湖", "/who u1", "/what 西湖"), start=2)
+        ]
+    finally:
+        await app.close()
+    assert sent == [] and all(o.recorded and o.reply is None and o.reason == reason for o in outcomes)
