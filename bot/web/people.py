@@ -4,9 +4,11 @@ forgetting a person (after a confirmation page)."""
 from __future__ import annotations
 
 from aiohttp import web
+from sqlalchemy import func, select
 
 from bot.web.context import app_of, chat_of, chat_title, path_int
 from bot.web.html import Safe, chat_nav, done, form, h, join, link, page, table, text_input, when
+from memory.models import Message
 from memory.persons.service import PersonMemory
 from memory.persons.store import PersonRecord
 from memory.service import ChatRef
@@ -115,13 +117,18 @@ async def person_rename(request: web.Request) -> web.Response:
 async def person_forget_confirm(request: web.Request) -> web.Response:
     """The confirmation page: what will be deleted, and the button that does it."""
     chat, record = await _person(request)
-    default = app_of(request).settings.persons.forget_removes_messages
-    checked = Safe(" checked" if default else "")
+    app = app_of(request)
+    checked = Safe(" checked" if app.settings.persons.forget_removes_messages else "")
+    async with app.db.read() as session:  # forgetting deletes them in every chat, not only this one
+        everywhere = await session.scalar(
+            select(func.count()).select_from(Message).where(Message.person_id == record.person_id)
+        )
     fields = h(
         '<input type="hidden" name="confirm" value="yes">'
         '<p><label><input type="checkbox" name="remove_messages" value="yes"{}> also delete their {} raw '
-        "messages</label></p>",
+        "messages (in every chat; {} in this one)</label></p>",
         checked,
+        everywhere or 0,
         record.message_count,
     )
     body = h(

@@ -211,6 +211,7 @@ async def test_forget_a_person_through_the_web(console: Console) -> None:
     app = console.app
     await app.memory.record_many([make_message(n, sender="u1", text=f"hello {n}") for n in range(3)])
     await app.memory.record(make_message(5, sender="u2", text="hi"))
+    await app.memory.record(make_message(6, chat="g2", sender="u1", text="elsewhere"))
     chat = await console.chat_id()
     persons = app.persons
     assert persons is not None
@@ -223,6 +224,7 @@ async def test_forget_a_person_through_the_web(console: Console) -> None:
     assert "杭州" in shown and "小红" in shown
     confirm = await (await console.client.get(f"{base}/forget")).text()
     assert "cannot be undone" in confirm
+    assert "also delete their 4 raw messages (in every chat; 3 in this one)" in confirm
     response = await console.client.post(f"{base}/forget", data={"_csrf": csrf, "confirm": "yes"})
     assert response.status == 200 and "forgot #" in await response.text()
     after = await persons.record(chat, person.person_id)
