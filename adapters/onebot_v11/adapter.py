@@ -372,8 +372,7 @@ class OneBotAdapter(Adapter):
         reply = None
         target = reply_target(event.message)
         if target is not None:
-            key = _reply_key(event.chat_kind, event.chat_id, target)
-            reply = await self._resolve_reply(conn, key, target)
+            reply = await self._resolve_reply(conn, event, target, self_id)
         names = self._names_for(_chat_key(event.chat_kind, event.chat_id))
         if self_id is not None and conn.nickname:
             names.setdefault(self_id, conn.nickname)
@@ -394,7 +393,10 @@ class OneBotAdapter(Adapter):
         chat = _chat_key(message.chat_kind, message.chat_id)
         self._names.remember(f"{chat}:{message.sender_id}", message.display_name)
 
-    async def _resolve_reply(self, conn: _Connection, key: str, target: str) -> ReplyInfo | None:
+    async def _resolve_reply(
+        self, conn: _Connection, event: MessageEvent, target: str, self_id: str | None
+    ) -> ReplyInfo | None:
+        key = _reply_key(event.chat_kind, event.chat_id, target)
         known = self._replies.get(key)
         if known is not None:
             return known
@@ -407,7 +409,7 @@ class OneBotAdapter(Adapter):
         except OneBotError as exc:
             log.debug("get_msg %s for a reply failed: %s", target, exc)
             return None
-        if not isinstance(data, Mapping):
+        if not isinstance(data, Mapping) or _from_another_chat(data, event, self_id):
             return None
         sender = mapping_at(data, "sender")
         sender_id = as_id(data.get("user_id")) or as_id(sender.get("user_id"))
@@ -530,6 +532,18 @@ def _bearer(header: str | None) -> str | None:
     if scheme.lower() in ("bearer", "token") and value.strip():
         return value.strip()
     return None
+
+
+def _from_another_chat(data: Mapping[str, Any], event: MessageEvent, self_id: str | None) -> bool:
+    """Whether a `get_msg` answer is a message of a chat other than the one of `event` (an id that
+    recurs in another chat, or a forged reply): its text must not be quoted here. An answer naming no
+    chat is taken as this chat's; in a private chat only the other party and the bot (`self_id`) speak."""
+    group = as_id(data.get("group_id"))
+    if event.message_type == "group":
+        return group is not None and group != event.group_id
+    sender = as_id(data.get("user_id")) or as_id(mapping_at(data, "sender").get("user_id"))
+    private = private_peer(event.chat_id)
+    return group is not None or (sender is not None and sender not in (private, self_id))
 
 
 def _chat_key(kind: ChatKind, chat_id: str) -> str:

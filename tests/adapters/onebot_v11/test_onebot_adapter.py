@@ -312,6 +312,38 @@ async def test_reply_quote_never_comes_from_another_chat(reverse: Reverse, conne
     assert msg.segments[0].text == "周六晚上八点集合"
 
 
+async def test_a_fetched_reply_target_of_another_chat_is_not_quoted(
+    reverse: Reverse, connect_peer: ConnectPeer
+) -> None:
+    _, inbox, _ = reverse
+    peer = await connect_peer()
+    # get_msg answers with a message of another group (an id that recurs there, or a forged reply)
+    other_group = fixture("get_msg_bot_message.json") | {"group_id": 999999, "user_id": 20003}
+    other_group["message"] = [{"type": "text", "data": {"text": "别的群的私事"}}]
+    peer.responders["get_msg"] = lambda params: ok(other_group)
+    await peer.send(fixture("group_message_reply.json"))
+    await peer.next_action("get_msg")
+    msg = await inbox.get()
+    assert msg.chat_id == "123456" and "别的群的私事" not in msg.segments[0].text
+    # in a private chat, a message of someone other than the two parties is another chat's too
+    stranger = other_group | {"message_type": "private", "group_id": None}
+    peer.responders["get_msg"] = lambda params: ok(stranger)
+    private = fixture("private_message.json") | {"message_id": 6002}
+    reply = {"type": "reply", "data": {"id": "-4321"}}
+    private["message"] = [reply, {"type": "text", "data": {"text": "嗯"}}]
+    await peer.send(private)
+    await peer.next_action("get_msg")
+    msg = await inbox.get()
+    assert msg.chat_id == "private-20002" and "别的群的私事" not in msg.segments[0].text
+    # the other party's own message is quoted as before
+    peer.responders["get_msg"] = lambda params: ok(stranger | {"user_id": 20002})
+    private["message"][0] = {"type": "reply", "data": {"id": "-5555"}}
+    await peer.send(private | {"message_id": 6003})
+    await peer.next_action("get_msg")
+    msg = await inbox.get()
+    assert msg.segments[0].text == "别的群的私事"
+
+
 async def test_a_private_chat_and_a_group_of_the_same_number_share_no_names(
     reverse: Reverse, connect_peer: ConnectPeer
 ) -> None:
