@@ -10,6 +10,7 @@ from pathlib import Path
 from bot.config import ConfigStore, Settings
 from bot.history_setup import register_history_jobs
 from bot.llm import LLMGateway, build_gateway
+from bot.private_chat_notes import move_renamed_private_chat_notes
 from bot.reply.pipeline import ReplyPipeline
 from memory.clock import Clock, SystemClock
 from memory.context.jargon_provider import JargonProvider
@@ -196,6 +197,7 @@ async def build_app(
     directory = resolve_data_dir(settings, data_dir)
     db = await Database.open(directory, settings.storage.busy_timeout_ms, create=create)
     notes = NoteScopes(directory / "notes")
+    await move_renamed_private_chat_notes(db, notes)
     memory = MemoryService(db, clock, _context_settings(settings), notes=notes)
     note_hints = NoteHintsProvider(notes, memory.chat_key, settings.notes.hints, settings.notes.hints_tokens)
     memory.context_providers.append(note_hints)

@@ -11,6 +11,7 @@ import click
 
 from bot.app import resolve_data_dir
 from bot.cli.options import find_chat, open_config, open_database, run_async, runtime_options
+from bot.private_chat_notes import move_renamed_private_chat_notes
 from memory.notes import InvalidNoteName, NoteError, NoteScopes, NoteStore
 from memory.service import MemoryService
 
@@ -25,6 +26,7 @@ async def _store(config_path: Path | None, data_dir: Path | None, chat: str, cre
     scopes = NoteScopes(directory / "notes")
     db = await open_database(settings, directory, create=create)
     try:
+        await move_renamed_private_chat_notes(db, scopes)
         if chat == GLOBAL:
             return scopes.global_scope()
         found = await find_chat(MemoryService(db), chat, directory)

@@ -37,6 +37,16 @@ class NoteScopes:
         """The notes of one chat."""
         return self._store(self.base_dir / CHATS_FOLDER / chat_folder_name(chat_key))
 
+    def move_chat(self, old_key: str, new_key: str) -> bool:
+        """Move a chat's notes folder to the chat's new key (a renamed chat) when the new key has no
+        folder yet; True when moved. Use before either store is handed out."""
+        old = self.base_dir / CHATS_FOLDER / chat_folder_name(old_key)
+        new = self.base_dir / CHATS_FOLDER / chat_folder_name(new_key)
+        if not old.is_dir() or new.exists():
+            return False
+        old.rename(new)
+        return True
+
     def global_scope(self) -> NoteStore:
         """The notes shared by all chats."""
         return self._store(self.base_dir / GLOBAL_FOLDER)

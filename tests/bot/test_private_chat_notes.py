@@ -1,0 +1,55 @@
+"""Notes follow the QQ private chats migration 0009 renamed (qq:N → qq:private-N)."""
+
+from pathlib import Path
+
+from bot.app import build_app
+from bot.config import ConfigStore
+from bot.config.settings import Settings
+from memory.clock import ManualClock
+from memory.notes import NoteScopes
+from memory.storage.database import DB_FILENAME
+from tests.conftest import T0
+from tests.memory.storage.test_migrations import schema_at
+
+
+async def test_a_renamed_private_chat_keeps_its_notes_and_a_group_keeps_its_own(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    with schema_at(data / DB_FILENAME, "0008_id_floors") as connection:
+        for chat_id, ident, kind in ((1, "30003", "private"), (2, "40004", "group")):
+            connection.exec_driver_sql(
+                "INSERT INTO chats(id, platform, platform_chat_id, kind, name, created_at) "
+                f"VALUES ({chat_id}, 'qq', '{ident}', '{kind}', '', 0)"
+            )
+    old = NoteScopes(data / "notes")
+    await old.for_chat("qq:30003").set("暗号", "私聊里说的暗号")
+    await old.for_chat("qq:40004").set("群规", "不许刷屏")
+
+    app = await build_app(ConfigStore(Settings(), None), data, ManualClock(T0), watch_config=False)
+    try:
+        notes = app.memory.notes
+        assert notes is not None
+        assert await notes.for_chat("qq:private-30003").get("暗号") == "私聊里说的暗号"
+        assert await notes.for_chat("qq:30003").list() == [], "a later group 30003 reads none of it"
+        assert await notes.for_chat("qq:40004").get("群规") == "不许刷屏"
+    finally:
+        await app.close()
+
+
+async def test_notes_stay_where_the_bare_key_is_a_chat_again(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    with schema_at(data / DB_FILENAME, "0008_id_floors") as connection:
+        for chat_id, ident, kind in ((1, "private-60006", "private"), (2, "60006", "group")):
+            connection.exec_driver_sql(
+                "INSERT INTO chats(id, platform, platform_chat_id, kind, name, created_at) "
+                f"VALUES ({chat_id}, 'qq', '{ident}', '{kind}', '', 0)"
+            )
+    await NoteScopes(data / "notes").for_chat("qq:60006").set("群规", "不许刷屏")
+    app = await build_app(ConfigStore(Settings(), None), data, ManualClock(T0), watch_config=False)
+    try:
+        assert app.memory.notes is not None
+        assert await app.memory.notes.for_chat("qq:60006").get("群规") == "不许刷屏"
+        assert await app.memory.notes.for_chat("qq:private-60006").list() == []
+    finally:
+        await app.close()
