@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import create_engine
+from sqlalchemy import Connection, create_engine, event
 
 SCRIPT_LOCATION = str(Path(__file__).parent / "migrations")
 
@@ -17,9 +18,23 @@ def alembic_config() -> Config:
     return config
 
 
+def _driver_autocommit(dbapi_connection: Any, _record: Any) -> None:
+    dbapi_connection.isolation_level = None
+
+
+def _begin(connection: Connection) -> None:
+    connection.exec_driver_sql("BEGIN")
+
+
 def upgrade(path: Path) -> None:
-    """Create or upgrade the schema of the SQLite file at `path` (blocking; run it in a thread)."""
+    """Create or upgrade the schema of the SQLite file at `path` (blocking; run it in a thread).
+
+    The whole upgrade is one transaction, DDL included (the sqlite3 driver would otherwise commit
+    each CREATE on its own), so an upgrade interrupted at any point leaves the file at its previous
+    revision and the next upgrade starts over cleanly."""
     engine = create_engine(f"sqlite:///{path}")
+    event.listen(engine, "connect", _driver_autocommit)
+    event.listen(engine, "begin", _begin)
     try:
         with engine.begin() as connection:
             config = alembic_config()

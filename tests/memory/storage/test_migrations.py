@@ -2,7 +2,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from alembic import command
+from alembic.operations import Operations
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, create_engine, inspect
 
@@ -98,3 +100,36 @@ def test_qq_private_chats_are_renamed_apart_from_groups(tmp_path: Path) -> None:
             )
     rows = upgraded_rows(path, "SELECT id, platform_chat_id FROM chats ORDER BY id")
     assert rows == [(1, "private-30003"), (2, "40004"), (3, "555")]
+
+
+@pytest.mark.parametrize(
+    ("revision", "failing_statement"),
+    [
+        ("0005_stemmed_fts", "INSERT INTO message_windows_fts"),
+        ("0003_embeddings", "INSERT INTO chat_history_fts_rebuilt"),
+    ],
+)
+def test_an_interrupted_upgrade_leaves_the_old_revision_and_can_run_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, revision: str, failing_statement: str
+) -> None:
+    path = tmp_path / "q.db"
+    with schema_at(path, revision) as connection:
+        connection.exec_driver_sql(
+            "INSERT INTO messages(id, chat_id, platform_message_id, sender_name, sender_card, text, "
+            "segments, mentions, time, utc_offset_minutes, is_bot, to_bot) "
+            "VALUES (7, 1, 'm7', 'u', '', 'we went camping', '[]', '[]', 0, 0, 0, 0)"
+        )
+        connection.exec_driver_sql("INSERT INTO messages_fts(rowid, body) VALUES (7, 'we went camping')")
+    execute = Operations.execute
+
+    def interrupted(self: Operations, sql: object, *args: object, **kwargs: object) -> None:
+        if str(sql).startswith(failing_statement):
+            raise KeyboardInterrupt
+        execute(self, sql, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Operations, "execute", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        migrate.upgrade(path)
+    monkeypatch.setattr(Operations, "execute", execute)
+    assert upgraded_rows(path, "SELECT rowid, body FROM messages_fts") == [(7, "we went camping")]
+    assert upgraded_rows(path, "SELECT rowid FROM message_windows_fts") == [(7,)]
