@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -51,6 +51,15 @@ async def save_vectors(
     )
     await session.execute(stmt)
     return len(values)
+
+
+async def drop_vectors(session: AsyncSession, kind: str, ref_ids: Sequence[int]) -> None:
+    """Delete the vectors (of every model) of rows that are being deleted or rewritten, inside the
+    caller's transaction, so no vector outlives its row or is taken for a later row given its id."""
+    if ref_ids:
+        await session.execute(
+            delete(EmbeddingVector).where(EmbeddingVector.kind == kind, EmbeddingVector.ref_id.in_(ref_ids))
+        )
 
 
 @dataclass(frozen=True, slots=True)

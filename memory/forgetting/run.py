@@ -1,6 +1,7 @@
 """One forgetting pass over the database (or a dry run of it): delete, log, promote — atomically.
 
-Only ChatHistory rows are ever deleted; raw messages and jargon are not touched. Each deletion is
+Only ChatHistory rows (with their full-text entries and vectors) are ever deleted; raw messages and
+jargon are not touched. Each deletion is
 written to `forget_log` (id, chat, theme, stage, count, time) in the same transaction.
 """
 
@@ -15,6 +16,7 @@ from typing import Literal
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from memory.embeddings.store import drop_vectors
 from memory.forgetting.policy import ForgetPolicy, Row, StagePlan, plan_pass
 from memory.models import ChatHistory, ForgetLogEntry
 from memory.storage import Database
@@ -134,6 +136,7 @@ async def _apply(session: AsyncSession, report: ForgetReport, now: datetime) -> 
         )
         await session.execute(delete(ChatHistory).where(ChatHistory.id.in_(ids)))
         await unindex_rows(session, "chat_history_fts", ids)
+        await drop_vectors(session, "history", ids)
     for plan in report.plans:
         if plan.promoted:
             await session.execute(

@@ -10,14 +10,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select, text
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from memory.embeddings.store import drop_vectors
 from memory.history import source
 from memory.history.digest import Digest, KeywordMethod, digest, offline_digest
 from memory.history.source import SourceMessage
 from memory.models import ChatHistory, TopicCacheEntry
-from memory.models.recall import EmbeddingVector
 from memory.ports import LLMPort
 from memory.storage import Database
 from memory.storage.fts import index_rows, unindex_rows
@@ -118,9 +118,7 @@ async def drop_sources(session: AsyncSession, message_ids: Sequence[int]) -> int
             await session.delete(row)
     changed = [row.id for row in rows]
     await unindex_rows(session, "chat_history_fts", changed)
-    await session.execute(
-        delete(EmbeddingVector).where(EmbeddingVector.kind == "history", EmbeddingVector.ref_id.in_(changed))
-    )
+    await drop_vectors(session, "history", changed)
     await session.flush()
     await index_rows(session, "chat_history_fts", [(r.id, index_body(r)) for r in rebuilt])
     return len(rows)

@@ -20,6 +20,7 @@ from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from memory.embeddings.store import drop_vectors
 from memory.history.pack import drop_sources
 from memory.message_ids import retire_ids
 from memory.models import (
@@ -34,7 +35,7 @@ from memory.models import (
     PersonForgotten,
     PersonTimelineEntry,
 )
-from memory.models.recall import EmbeddingVector, PreferenceDoc
+from memory.models.recall import PreferenceDoc
 from memory.persons import store
 from memory.persons.facts import Fact, merge_facts
 from memory.persons.names import clean_name, name_key
@@ -47,13 +48,6 @@ from memory.storage.sql import rows_changed
 from memory.text import normalize
 from memory.topics import cache as topic_cache
 from memory.turn_windows import rebuild_windows, windows_touching
-
-
-async def _drop_vectors(session: AsyncSession, kind: str, ids: list[int]) -> None:
-    if ids:
-        await session.execute(
-            delete(EmbeddingVector).where(EmbeddingVector.kind == kind, EmbeddingVector.ref_id.in_(ids))
-        )
 
 
 class PersonAdminError(ValueError):
@@ -252,7 +246,7 @@ class PersonAdmin:
                 ).all()
             )
             await unindex_rows(session, PREFERENCE_FTS, docs)
-            await _drop_vectors(session, "preference", docs)
+            await drop_vectors(session, "preference", docs)
             await session.execute(delete(PreferenceDoc).where(PreferenceDoc.id.in_(docs)))
             removed = 0
             if remove_messages:
@@ -264,7 +258,7 @@ class PersonAdmin:
                 await drop_sources(session, ids)
                 await topic_cache.drop_messages(session, ids)
                 await unindex_rows(session, "messages_fts", ids)
-                await _drop_vectors(session, "message", touching)
+                await drop_vectors(session, "message", touching)
                 await retire_ids(session)
                 await session.execute(delete(Message).where(Message.id.in_(ids)))
                 await rebuild_windows(session, touching)

@@ -8,13 +8,15 @@ import pytest
 from sqlalchemy import func, select
 
 from memory.clock import ManualClock
+from memory.embeddings.backfill import backfill
 from memory.forgetting import MAIBOT_STAGES, ForgetPolicy, Row, Stage, forget_log, forget_pass, plan_pass
 from memory.forgetting.policy import plan_stage
-from memory.models import ChatHistory, Message
+from memory.models import ChatHistory, EmbeddingVector, Message
 from memory.service import MemoryService
 from memory.storage import Database
 from memory.storage.fts import bm25_search, index_rows, match_expression
 from tests.conftest import T0, make_message
+from tests.memory.embeddings.test_embeddings import TopicEmbedder
 
 NOW = T0 + timedelta(days=30)
 
@@ -212,3 +214,30 @@ async def test_a_pass_for_one_chat_does_to_it_what_the_global_pass_would(memory:
     async with db.read() as session:
         rows = dict((await session.execute(select(ChatHistory.id, ChatHistory.forget_times))).all())
     assert rows == {a[2]: 1, a[3]: 1, **{i: 0 for i in range(5, 9)}}, "chat b's rows are left alone"
+
+
+async def test_a_forgotten_topic_takes_its_vectors_along(memory: MemoryService) -> None:
+    """The next topic may get the forgotten one's id (SQLite hands out the highest id + 1): it must be
+    embedded, in its own chat, not passed over as if the old vector were its own."""
+    db = memory.db
+    await memory.record_many([make_message(1, chat="a"), make_message(2, chat="b")])
+    embedder = TopicEmbedder()
+    [forgotten] = await seed_history(db, 1, [0], timedelta(hours=1))
+    assert (await backfill(db, embedder, now=NOW.timestamp())).histories == 1
+    report = await forget_pass(db, NOW, ForgetPolicy(small_cohort="round_up"))
+    assert [f.id for f in report.forgotten] == [forgotten]
+    async with db.read() as session:
+        assert (
+            await session.scalars(select(EmbeddingVector.ref_id).where(EmbeddingVector.kind == "history"))
+        ).all() == []
+    [later] = await seed_history(db, 2, [0], timedelta(hours=1))
+    assert (await backfill(db, embedder, now=NOW.timestamp())).histories == 1
+    async with db.read() as session:
+        stored = (
+            await session.execute(
+                select(EmbeddingVector.ref_id, EmbeddingVector.chat_id).where(
+                    EmbeddingVector.kind == "history"
+                )
+            )
+        ).all()
+    assert [tuple(r) for r in stored] == [(later, 2)]
