@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import JSON, Integer, String, text
+from sqlalchemy import select, text
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.embeddings.store import save_vectors
 from memory.messages import StoredMessage, by_ids, neighbours, turn_window, with_neighbours
+from memory.models import ChatHistory
 from memory.ports import Embedder
 from memory.storage import Database
 from memory.storage.fts import searchable
@@ -39,10 +41,10 @@ _MISSING_MESSAGES = text(
     "ORDER BY m.id LIMIT :limit"
 )
 _MISSING_HISTORY = text(
-    "SELECT h.id, h.chat_id, h.theme, h.summary, h.keywords FROM chat_history h "
+    "SELECT h.id FROM chat_history h "
     "WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.kind = 'history' AND e.ref_id = h.id "
     "AND e.model = :model) ORDER BY h.id LIMIT :limit"
-).columns(id=Integer, chat_id=Integer, theme=String, summary=String, keywords=JSON)
+)
 
 
 def message_document(speaker: str, body: str) -> str:
@@ -75,39 +77,68 @@ class BackfillReport:
         return self.messages + self.histories
 
 
+async def _message_documents(session: AsyncSession, ids: Sequence[int]) -> dict[int, tuple[int, str]]:
+    """(chat id, document) of each message of `ids` that exists, embedded with its turn window."""
+    around = await neighbours(session, ids)
+    loaded = {m.id: m for m in await by_ids(session, sorted(with_neighbours(ids, around)))}
+    times = {i: m.time.timestamp() for i, m in loaded.items()}
+    return {
+        i: (
+            loaded[i].chat_id,
+            windowed_document((loaded[j] for j in turn_window(i, around.get(i, (None, None)), times)), i),
+        )
+        for i in ids
+        if i in loaded
+    }
+
+
+async def _history_documents(session: AsyncSession, ids: Sequence[int]) -> dict[int, tuple[int, str]]:
+    """(chat id, document) of each ChatHistory row of `ids` that exists."""
+    rows = await session.scalars(select(ChatHistory).where(ChatHistory.id.in_(ids)))
+    return {r.id: (r.chat_id, history_document(r.theme, r.summary, r.keywords or ())) for r in rows}
+
+
+async def _embed(
+    db: Database,
+    embedder: Embedder,
+    kind: str,
+    ids: Sequence[int],
+    documents: Callable[[AsyncSession, Sequence[int]], Awaitable[dict[int, tuple[int, str]]]],
+) -> int:
+    """Embed the rows' documents outside any transaction, then store the vectors of the rows whose
+    document is still the same: a row deleted or rewritten meanwhile (forgetting, a person's memory
+    deleted) gets no vector of words it no longer holds, and no vector is left for a later row
+    given its id."""
+    if not ids:
+        return 0
+    async with db.read() as session:
+        before = await documents(session, ids)
+    if not before:
+        return 0
+    vectors = dict(zip(before, await embedder.embed([doc for _, doc in before.values()]), strict=True))
+    async with db.write() as session:
+        after = await documents(session, list(before))
+        same = [i for i in before if after.get(i) == before[i]]
+        rows = [(i, before[i][0]) for i in same]
+        return await save_vectors(session, kind, embedder.model, rows, [vectors[i] for i in same])
+
+
 async def backfill(
     db: Database, embedder: Embedder, batch_size: int = 256, now: float | None = None
 ) -> BackfillReport:
     """Embed up to `batch_size` messages and `batch_size` ChatHistory rows that lack a vector
     (`now`, a Unix time, decides which last turns of a chat have settled)."""
-    report = BackfillReport()
     settled = (time.time() if now is None else now) - SETTLE_SECONDS
     params = {"model": embedder.model, "limit": batch_size}
     async with db.read() as session:
-        ids = [int(r[0]) for r in await session.execute(_MISSING_MESSAGES, {**params, "settled": settled})]
-        around = await neighbours(session, ids)
-        loaded = {m.id: m for m in await by_ids(session, sorted(with_neighbours(ids, around)))}
-        histories = (await session.execute(_MISSING_HISTORY, params)).all()
-    messages = [loaded[i] for i in ids if i in loaded]
-    if messages:
-        times = {i: m.time.timestamp() for i, m in loaded.items()}
-        windows = [turn_window(m.id, around.get(m.id, (None, None)), times) for m in messages]
-        documents = [
-            windowed_document((loaded[i] for i in window), m.id)
-            for m, window in zip(messages, windows, strict=True)
+        message_ids = [
+            int(r[0]) for r in await session.execute(_MISSING_MESSAGES, {**params, "settled": settled})
         ]
-        vectors = await embedder.embed(documents)
-        async with db.write() as session:
-            report.messages = await save_vectors(
-                session, "message", embedder.model, [(r.id, r.chat_id) for r in messages], vectors
-            )
-    if histories:
-        docs = [history_document(r.theme, r.summary, r.keywords or ()) for r in histories]
-        vectors = await embedder.embed(docs)
-        async with db.write() as session:
-            report.histories = await save_vectors(
-                session, "history", embedder.model, [(r.id, r.chat_id) for r in histories], vectors
-            )
+        history_ids = [int(r[0]) for r in await session.execute(_MISSING_HISTORY, params)]
+    report = BackfillReport(
+        await _embed(db, embedder, "message", message_ids, _message_documents),
+        await _embed(db, embedder, "history", history_ids, _history_documents),
+    )
     if report.total:
         log.info(
             "embedded %d messages and %d topics with %s", report.messages, report.histories, embedder.model

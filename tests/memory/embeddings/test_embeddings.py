@@ -1,19 +1,22 @@
 import asyncio
 import math
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import ClassVar
 
 import numpy as np
 import pytest
 from aiohttp import web
+from sqlalchemy import select
 
 from memory.embeddings import EmbedderConfig, VectorIndex, make_embedder, save_vectors
 from memory.embeddings.backfill import backfill, backfill_all
 from memory.embeddings.local import EmbedderUnavailable, LocalEmbedder
 from memory.embeddings.openai import OpenAIEmbedder
 from memory.embeddings.vectors import from_blob, normalized, to_blob
-from memory.models import ChatHistory, EmbeddingVector
+from memory.forgetting import ForgetPolicy, forget_pass
+from memory.models import ChatHistory, EmbeddingVector, Message
+from memory.persons.admin import PersonAdmin
 from memory.recall import RecallQuery, RecallSettings, TimeRange
 from memory.recall.setup import attach_recall
 from memory.service import MemoryService
@@ -307,3 +310,62 @@ async def test_dense_recall_keeps_to_the_time_range(db: Database) -> None:
     assert await memory.recall(RecallQuery("hike", (1,), later, time_range=early)) == [], (
         "a topic that began after the range is outside it"
     )
+
+
+class MeanwhileEmbedder(TopicEmbedder):
+    """Runs `meanwhile` once, while it is embedding (another job or an admin between read and write)."""
+
+    def __init__(self, meanwhile: Callable[[], Awaitable[object]]) -> None:
+        super().__init__()
+        self.meanwhile: Callable[[], Awaitable[object]] | None = meanwhile
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if self.meanwhile is not None:
+            run, self.meanwhile = self.meanwhile, None
+            await run()
+        return await super().embed(texts)
+
+
+async def test_rows_deleted_or_changed_while_embedding_get_no_vector(db: Database) -> None:
+    """Forgetting a person with their messages while the backfill waits on the model: neither their
+    messages nor a neighbour's window with their words is stored, and the neighbour is embedded again."""
+    memory = MemoryService(db)
+    await memory.record(make_message(1, sender="alice", text="my mountain trail secret"))
+    await memory.record(make_message(2, sender="bob", text="nice hike"))
+    async with db.read() as session:
+        alice = (await session.scalars(select(Message.person_id).where(Message.id == 1))).one()
+    now = (T0 + timedelta(days=1)).timestamp()
+    admin = PersonAdmin(db)
+    embedder = MeanwhileEmbedder(
+        lambda: admin.forget(alice, remove_messages=True, now=T0 + timedelta(days=1))
+    )
+    assert (await backfill(db, embedder, now=now)).messages == 0
+    assert (await backfill(db, embedder, now=now)).messages == 1
+    assert embedder.calls[-1] == ["name-bob: nice hike"]
+    async with db.read() as session:
+        assert (await session.scalars(select(EmbeddingVector.ref_id))).all() == [2]
+
+
+async def test_a_topic_forgotten_while_embedding_leaves_no_vector_for_the_next_one(db: Database) -> None:
+    """The next topic can get a forgotten topic's id: it must be embedded, not taken as done."""
+    memory = MemoryService(db)
+    await memory.record_many([make_message(1, chat="a"), make_message(2, chat="b")])
+    later = T0 + timedelta(days=1)
+    async with db.write() as session:
+        first = await add_history(session, 1, "hike", "mountain trail", T0, T0, [1])
+    policy = ForgetPolicy(small_cohort="round_up")
+    embedder = MeanwhileEmbedder(lambda: forget_pass(db, later, policy))
+    assert (await backfill(db, embedder, now=later.timestamp())).histories == 0
+    async with db.write() as session:
+        second = await add_history(session, 2, "food", "hotpot noodle", T0, T0, [2])
+    assert second == first
+    assert (await backfill(db, embedder, now=later.timestamp())).histories == 1
+    async with db.read() as session:
+        stored = (
+            await session.execute(
+                select(EmbeddingVector.ref_id, EmbeddingVector.chat_id).where(
+                    EmbeddingVector.kind == "history"
+                )
+            )
+        ).all()
+    assert [tuple(r) for r in stored] == [(second, 2)]
