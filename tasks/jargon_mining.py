@@ -120,7 +120,9 @@ class JargonMiningJob:
         """(chat id, cursor) of chats with enough new messages whose cooldown passed.
 
         A tick with no new message since the last one and no cooldown ending has nothing to do and
-        costs one indexed query (the job ticks several times per cooldown)."""
+        costs one indexed query (the job ticks several times per cooldown). A chat mined at this tick
+        counts as cooling, so messages left past its `max_window_messages` are mined once its
+        cooldown ends, new messages or not."""
         async with self.db.read() as session:
             top = int((await session.execute(select(func.max(Message.id)))).scalar() or 0)
             unchanged = top == self._seen_top and settings == self._seen_settings
@@ -152,6 +154,8 @@ class JargonMiningJob:
                 self._cooling[chat_id] = state.last_run + settings.cooldown_seconds
                 continue
             due.append((chat_id, state.cursor if state else 0))
+            # Mined now, it cools down from now; what is left past its window is due after that.
+            self._cooling[chat_id] = now + settings.cooldown_seconds
         self._seen_top, self._seen_settings = top, settings
         return due
 

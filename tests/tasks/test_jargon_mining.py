@@ -233,3 +233,12 @@ async def test_a_clock_set_back_does_not_pause_mining(memory: MemoryService) -> 
     await _record(memory, 10, LINES)
     assert (await job.run(T0)).chats == 1
     assert (await _entries(memory))["绝绝子"] == 10
+
+
+async def test_a_backlog_longer_than_one_window_is_mined_without_new_messages(memory: MemoryService) -> None:
+    """An import (or a long pause) leaves more than `max_window_messages` to mine: each cooldown
+    mines the next window, though no message arrives meanwhile."""
+    await _record(memory, 0, LINES * 3)
+    job = JargonMiningJob(memory.db, lambda: dataclasses.replace(SETTINGS, max_window_messages=10))
+    assert [(await job.run(T0 + timedelta(seconds=25 * k))).chats for k in range(4)] == [1, 1, 1, 0]
+    assert (await _entries(memory))["绝绝子"] == 15
