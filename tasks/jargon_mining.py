@@ -4,7 +4,8 @@ messages into the dictionary, then infer meanings for entries that crossed a cou
 State per chat lives in `job_state` (cursor = last message id mined, last_run = when), so a restart
 resumes where it stopped. The offline discoverer's statistics are kept in memory per chat as a cache
 and rebuilt from the chat's last `history_messages` stored messages when missing (after a restart)
-or stale. Each chat's run is one write transaction (candidates upserted, cursor moved); model calls
+or stale. Each chat's run is one write transaction (candidates upserted, cursor moved) that gives way
+when the cursor moved since it was read, so two runs never count one window twice; model calls
 happen outside it.
 """
 
@@ -225,10 +226,16 @@ class JargonMiningJob:
         last_id = window_rows[-1].id
         try:
             async with self.db.write() as session:
+                state = await session.get(JobState, (JOB_NAME, chat_id))
+                if (state.cursor if state else 0) != cursor:
+                    # Another run (a second process: `qunyi import` catching up while the bot runs)
+                    # mined this window meanwhile; counting it again would count it twice.
+                    log.info("jargon mining of chat %s: mined by another run meanwhile; skipped", chat_id)
+                    self._cache.pop(chat_id, None)
+                    return 0
                 await dictionary.upsert_mined(
                     session, chat_id, settings.scope, candidates, now, settings.max_evidence
                 )
-                state = await session.get(JobState, (JOB_NAME, chat_id))
                 if state is None:
                     session.add(
                         JobState(job=JOB_NAME, chat_id=chat_id, cursor=last_id, last_run=now, data={})

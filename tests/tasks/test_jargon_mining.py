@@ -19,7 +19,7 @@ from memory.persons.config import PersonsConfig
 from memory.persons.service import PersonMemory
 from memory.service import MemoryService
 from memory.storage import Database
-from tasks.jargon_mining import JOB_NAME, JargonMiningJob, MiningSettings, name_variants
+from tasks.jargon_mining import JOB_NAME, JargonMiningJob, MiningSettings, RunReport, name_variants
 from tasks.runner import JobRunner
 from tests.conftest import T0, database_locked, make_message
 from tests.fakes.openai_server import FakeOpenAI, answer_json
@@ -242,3 +242,23 @@ async def test_a_backlog_longer_than_one_window_is_mined_without_new_messages(me
     job = JargonMiningJob(memory.db, lambda: dataclasses.replace(SETTINGS, max_window_messages=10))
     assert [(await job.run(T0 + timedelta(seconds=25 * k))).chats for k in range(4)] == [1, 1, 1, 0]
     assert (await _entries(memory))["绝绝子"] == 15
+
+
+async def test_a_window_mined_by_another_run_meanwhile_is_not_counted_twice(
+    memory: MemoryService, tmp_path: Path
+) -> None:
+    """Two processes on one database (`qunyi import` catching up while the bot runs) both read the
+    chat's cursor before either commits: the later commit gives way."""
+    await _record(memory, 0, LINES * 6)  # 30 uses of 绝绝子: more than the 20 evidence rows kept
+    other = await Database.open(tmp_path / "data")
+    try:
+        first, second = JargonMiningJob(memory.db, lambda: SETTINGS), JargonMiningJob(other, lambda: SETTINGS)
+        chat = (await memory.find_chat("test:g1")).id  # type: ignore[union-attr]
+        stamp = T0.timestamp()
+        report = RunReport()
+        assert await first.mine_chat(chat, 0, stamp, SETTINGS, report) > 0
+        assert await second.mine_chat(chat, 0, stamp, SETTINGS, report) == 0
+    finally:
+        await other.close()
+    assert report.chats == 1
+    assert (await _entries(memory))["绝绝子"] == 30
