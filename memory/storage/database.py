@@ -73,7 +73,7 @@ def _prepare(data_dir: Path, path: Path, create: bool) -> None:
         migrate.upgrade(path)
     except DBAPIError as exc:
         raise DatabaseUnavailable(path, str(exc.orig)) from exc
-    except CommandError as exc:  # e.g. a schema revision this version does not know (a newer Qunyi's file)
+    except (migrate.NewerSchema, CommandError) as exc:
         raise DatabaseUnavailable(path, str(exc)) from exc
 
 

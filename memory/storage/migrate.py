@@ -7,9 +7,22 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, create_engine, event
 
 SCRIPT_LOCATION = str(Path(__file__).parent / "migrations")
+
+
+class NewerSchema(RuntimeError):
+    """The database is at a schema revision this version does not know: a newer Qunyi wrote it."""
+
+    def __init__(self, revisions: list[str]) -> None:
+        super().__init__(
+            f"its schema revision {', '.join(revisions)} is newer than this version of Qunyi knows "
+            "(a newer Qunyi wrote it); run that version on it, or point --data-dir elsewhere"
+        )
+        self.revisions = revisions
 
 
 def alembic_config() -> Config:
@@ -31,7 +44,8 @@ def upgrade(path: Path) -> None:
 
     The whole upgrade is one transaction, DDL included (the sqlite3 driver would otherwise commit
     each CREATE on its own), so an upgrade interrupted at any point leaves the file at its previous
-    revision and the next upgrade starts over cleanly."""
+    revision and the next upgrade starts over cleanly. Raises NewerSchema, changing nothing, when the
+    file is at a revision this version does not know."""
     engine = create_engine(f"sqlite:///{path}")
     event.listen(engine, "connect", _driver_autocommit)
     event.listen(engine, "begin", _begin)
@@ -39,6 +53,10 @@ def upgrade(path: Path) -> None:
         with engine.begin() as connection:
             config = alembic_config()
             config.attributes["connection"] = connection
+            known = {script.revision for script in ScriptDirectory.from_config(config).walk_revisions()}
+            unknown = sorted(set(MigrationContext.configure(connection).get_current_heads()) - known)
+            if unknown:
+                raise NewerSchema(unknown)
             command.upgrade(config, "heads")
     finally:
         engine.dispose()

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from bot.cli.main import cli
-from memory.storage import Database
+from memory.storage import Database, migrate
 from tests.conftest import T0
 from tests.memory.recall.conftest import add_history
 
@@ -85,6 +85,24 @@ def test_a_file_that_is_not_a_database_is_a_clean_error(args: list[str], tmp_pat
     assert result.exit_code == 1 and no_traceback(result), result.output
     assert f"cannot open the database {data / 'qunyi.db'}: file is not a database" in result.output
     assert (data / "qunyi.db").read_bytes() == garbage
+
+
+@pytest.mark.parametrize("args", READ_ONLY + WRITING, ids=" ".join)
+def test_a_database_from_a_newer_qunyi_is_a_clean_error_and_stays_as_it_is(
+    args: list[str], tmp_path: Path
+) -> None:
+    data = tmp_path / "d"
+    data.mkdir()
+    migrate.upgrade(data / "qunyi.db")
+    with sqlite3.connect(data / "qunyi.db") as connection:
+        connection.execute(
+            "UPDATE alembic_version SET version_num = '0099_future' WHERE version_num LIKE '0008%'"
+        )
+    before = (data / "qunyi.db").read_bytes()
+    result = invoke(args, data, tmp_path)
+    assert result.exit_code == 1 and no_traceback(result), result.output
+    assert "its schema revision 0099_future is newer than this version of Qunyi knows" in result.output
+    assert (data / "qunyi.db").read_bytes() == before
 
 
 def test_a_data_dir_that_cannot_be_made_is_a_clean_error(tmp_path: Path) -> None:
