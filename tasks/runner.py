@@ -40,26 +40,34 @@ class JobRunner:
         self.failures[spec.name] = 0
 
     async def run_job(self, name: str) -> bool:
-        """Run a job now unless it is already running or shutdown began. True when it ran."""
+        """Run a job now unless it is already running or shutdown began. True when it ran.
+
+        The job runs as its own task: if the caller stops waiting (APScheduler cancels what it
+        started when it shuts down), the job runs on and `shutdown` gives it its grace."""
         if self._closing or name in self._running:
             return False
         spec = self.jobs[name]
         task = asyncio.create_task(spec.run(self.clock.now()), name=f"job:{name}")
         self._running[name] = task
+        task.add_done_callback(lambda done: self._finished(name, done))
         try:
-            await task
+            await asyncio.shield(task)
         except asyncio.CancelledError:
-            log.warning("job %s was cancelled; its open transaction was rolled back", name)
-            if not task.cancelled():
-                raise
-            return False
+            return False  # the job was cancelled, or runs on without this caller
         except Exception:
-            self.failures[name] += 1
-            log.exception("job %s failed; it will run again at its next turn", name)
-        finally:
-            self._running.pop(name, None)
-        self.runs[name] += 1
+            pass  # logged and counted by _finished
         return True
+
+    def _finished(self, name: str, task: asyncio.Task[object]) -> None:
+        self._running.pop(name, None)
+        if task.cancelled():
+            log.warning("job %s was cancelled; its open transaction was rolled back", name)
+            return
+        error = task.exception()
+        if isinstance(error, Exception):
+            self.failures[name] += 1
+            log.error("job %s failed; it will run again at its next turn", name, exc_info=error)
+        self.runs[name] += 1
 
     async def run_due(self, now: datetime) -> list[str]:
         """Simulated time: run every job whose turn came by `now`, once each (missed turns coalesce)."""

@@ -106,3 +106,26 @@ async def test_live_scheduler_runs_jobs_and_reschedules(clock: ManualClock) -> N
     finally:
         await runner.shutdown(timedelta(seconds=1))
     assert runner.runs["live"] >= 1
+
+
+async def test_live_shutdown_lets_a_running_job_finish_within_its_grace(clock: ManualClock) -> None:
+    """Stopping APScheduler cancels the run it started; the job itself must still get its grace."""
+    runner = JobRunner(clock)
+    started, release = asyncio.Event(), asyncio.Event()
+    finished = []
+
+    async def job(_now):
+        started.set()
+        await release.wait()
+        finished.append(True)
+
+    runner.register(JobSpec("live", lambda: timedelta(seconds=1), job))
+    runner.start()
+    await started.wait()
+    stopping = asyncio.create_task(runner.shutdown(timedelta(seconds=600)))
+    await asyncio.sleep(0)
+    assert not stopping.done(), "shutdown waits for the running job"
+    release.set()
+    await stopping
+    assert finished == [True]
+    assert runner.runs["live"] == 1 and runner.failures["live"] == 0
