@@ -96,7 +96,8 @@ def test_a_database_from_a_newer_qunyi_is_a_clean_error_and_stays_as_it_is(
     migrate.upgrade(data / "qunyi.db")
     with sqlite3.connect(data / "qunyi.db") as connection:
         connection.execute(
-            "UPDATE alembic_version SET version_num = '0099_future' WHERE version_num LIKE '0008%'"
+            "UPDATE alembic_version SET version_num = '0099_future' "
+            "WHERE version_num = (SELECT max(version_num) FROM alembic_version)"
         )
     before = (data / "qunyi.db").read_bytes()
     result = invoke(args, data, tmp_path)
@@ -178,3 +179,4 @@ def test_an_admin_recall_counts_nothing_as_recalled(tmp_path: Path) -> None:
     assert topic in [r["id"] for r in json.loads(result.output)["results"] if r["kind"] == "history"]
     with sqlite3.connect(data / "qunyi.db") as connection:
         assert connection.execute("SELECT count FROM chat_history WHERE id = ?", (topic,)).fetchone() == (0,)
+
