@@ -120,11 +120,13 @@ class MemoryService:
 
     async def chats_matching(self, key: str, limit: int = 5) -> list[ChatRef]:
         """The chats (at most `limit`, by id) that `key` may name as `find_chat` reads it: several when
-        the platform id alone is used on more than one platform."""
-        platform, _, ident = key.rpartition(":")
-        wanted = Chat.platform_chat_id == ident
-        if platform:
-            wanted &= Chat.platform == platform
+        the platform id alone is used on more than one platform. Platform names hold no colon, so a
+        key splits at its first one (`replay:team:dev` is chat `team:dev` of `replay`); the whole key
+        may also be a platform id."""
+        platform, colon, ident = key.partition(":")
+        wanted = Chat.platform_chat_id == key
+        if colon:
+            wanted |= (Chat.platform == platform) & (Chat.platform_chat_id == ident)
         if key.isdigit():
             wanted |= Chat.id == int(key)
         async with self.db.read() as session:

@@ -180,3 +180,19 @@ def test_an_admin_recall_counts_nothing_as_recalled(tmp_path: Path) -> None:
     with sqlite3.connect(data / "qunyi.db") as connection:
         assert connection.execute("SELECT count FROM chat_history WHERE id = ?", (topic,)).fetchone() == (0,)
 
+
+def test_a_chat_id_with_a_colon_in_it_is_found(tmp_path: Path) -> None:
+    """Replay chats and QQ text sections may have ":" in their id; `--chat` split at the last colon."""
+    log = tmp_path / "colon.jsonl"
+    log.write_text(
+        '{"chat": "team:dev", "message_id": "m1", "sender_id": "u1", "sender_name": "小红", '
+        '"time": "2026-03-01T20:15:00+08:00", "text": "周六去爬山吗"}\n',
+        encoding="utf-8",
+    )
+    data = tmp_path / "d"
+    replayed = CliRunner().invoke(cli, ["replay", str(log), "--no-progress", "--data-dir", str(data)])
+    assert replayed.exit_code == 0, replayed.output
+    for key in ("replay:team:dev", "team:dev"):
+        result = invoke(["recall", "爬山", "--chat", key, "--json"], data, tmp_path)
+        assert result.exit_code == 0, result.output
+        assert [r["text"] for r in json.loads(result.output)["results"]] == ["周六去爬山吗"]
