@@ -126,7 +126,7 @@ def recall_settings(settings: Settings) -> RecallSettings:
 
 def recall_scope(settings: Settings) -> ScopePolicy:
     r = settings.recall
-    return ScopePolicy(r.scope, tuple(r.global_blacklist), tuple(r.per_person_cross_chat))
+    return ScopePolicy(r.scope, tuple(r.global_blacklist), tuple(r.per_person_cross_chat), r.global_private)
 
 
 def embedder_config(settings: Settings) -> EmbedderConfig:

@@ -95,6 +95,7 @@ class RecallSettings(Section):
 
     scope: Literal["chat", "global"] = "chat"
     global_blacklist: list[str] = []
+    global_private: bool = False
     per_person_cross_chat: list[str] = []
     embedder: EmbedderKind = "none"
     model: str = ""

@@ -1,5 +1,6 @@
 """Which chats a recall may read. One chat unless config allows more: `global` mode (every chat not
-on the blacklist) or cross-chat recall for listed people (the chats they are members of)."""
+on the blacklist, private chats only with `global_private`) or cross-chat recall for listed people (the
+chats they are members of)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.models import Chat, ChatMember, Person
+from memory.types import ChatKind
 
 ScopeMode = Literal["chat", "global"]
 
@@ -18,11 +20,14 @@ ScopeMode = Literal["chat", "global"]
 class ScopePolicy:
     """`global_blacklist` names chats (`platform:chat_id` or the chat id alone) whose memory never
     leaves them and which see only themselves; `per_person_cross_chat` names people
-    (`platform:user_id` or the user id alone) whose questions may read every chat they are in."""
+    (`platform:user_id` or the user id alone) whose questions may read every chat they are in.
+    In "global" mode a private chat's memory stays in it unless `global_private` (what someone tells
+    the bot alone is not for every group); it still reads the shared chats."""
 
     mode: ScopeMode = "chat"
     global_blacklist: tuple[str, ...] = ()
     per_person_cross_chat: tuple[str, ...] = ()
+    global_private: bool = False
 
     @staticmethod
     def _listed(platform: str, ident: str, listed: tuple[str, ...]) -> bool:
@@ -44,7 +49,8 @@ class ScopePolicy:
             if not self._listed(c.platform, c.platform_chat_id, self.global_blacklist)
         }
         if self.mode == "global":
-            return (chat_id, *sorted(allowed - {chat_id}))
+            shared = {cid for cid in allowed if self.global_private or chats[cid].kind != ChatKind.PRIVATE}
+            return (chat_id, *sorted(shared - {chat_id}))
         if asker_person_id is None:
             return (chat_id,)
         person = await session.get(Person, asker_person_id)

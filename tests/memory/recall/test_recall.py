@@ -11,6 +11,7 @@ from memory.clock import ManualClock
 from memory.models import ChatHistory
 from memory.recall import RecallQuery, RecallSettings, ScopePolicy, TimeRange
 from memory.service import MemoryService
+from memory.types import ChatKind
 from tests.conftest import T0, make_message
 from tests.memory.recall.conftest import add_history, ask, with_weights
 
@@ -50,6 +51,28 @@ async def test_global_scope_respects_the_blacklist_and_per_person_lists(recall_m
     assert await recaller.chats_for(g1, alice) == (g1, g2)
     assert await recaller.chats_for(g3, bob) == (g3,)
     assert await recaller.chats_for(g1, None) == (g1,)
+
+
+async def test_global_scope_keeps_private_chats_to_themselves_unless_configured(
+    recall_memory: MemoryService,
+) -> None:
+    await recall_memory.record(make_message(1, chat="g1", text="周末去杭州爬山"))
+    await recall_memory.record(make_message(2, chat="g2", text="下周去杭州吃饭"))
+    secret = "只跟你说，我的杭州房子密码是 778899"
+    await recall_memory.record(make_message(3, chat="alice", text=secret, chat_kind=ChatKind.PRIVATE))
+    await recall_memory.record(make_message(4, chat="bob", text="杭州那个项目", chat_kind=ChatKind.PRIVATE))
+    g1, g2, alice, bob = [await chat_id(recall_memory, c) for c in ("g1", "g2", "alice", "bob")]
+    recaller = recall_memory.recaller
+    recaller.scope = ScopePolicy("global")
+    assert await recaller.chats_for(g1) == (g1, g2), "no private chat is read by a group"
+    assert await recaller.chats_for(alice) == (alice, g1, g2), "nor by another private chat"
+    asked = await recall_memory.record(make_message(5, chat="g1", text="杭州房子密码是多少"))
+    context = await recall_memory.context_for_reply(g1, (await recall_memory.recent(g1, 1))[-1])
+    assert asked.created and "778899" not in context.text
+    recaller.scope = ScopePolicy("global", global_private=True)
+    assert await recaller.chats_for(g1) == (g1, g2, alice, bob)
+    context = await recall_memory.context_for_reply(g1, (await recall_memory.recent(g1, 1))[-1])
+    assert "778899" in context.text, "shared when configured"
 
 
 async def test_quoted_phrase_wins_over_repeated_words(recall_memory: MemoryService) -> None:
