@@ -12,6 +12,7 @@ from datetime import datetime
 import jieba
 
 import memory.text  # noqa: F401  (sets jieba's log level)
+from memory.text import plain_apostrophes
 from memory.types import ChatMessage, SegmentKind
 
 _QUOTE_PAIRS = {"“": "”", "「": "」", "『": "』", '"': '"', "‘": "’", "《": "》"}
@@ -161,7 +162,8 @@ def _is_word(token: str) -> bool:
 def own_text(text: str, *, forwarded: bool = False) -> str:
     """`text` with everything that is not the speaker's own words blanked to newlines, so offsets stay
     valid and no pattern can run across a removed part: quote lines ("> …"), quotes of others
-    (他说“…”, 「小红：…」, quotes in the first person), reported speech (他说…, 听说…, she said …)."""
+    (他说“…”, 「小红：…」, quotes in the first person), reported speech (他说…, 听说…, she said …).
+    Typographic apostrophes become ASCII ones ("I’m" reads as "I'm"), one character for one."""
     if forwarded:
         return "\n" * len(text)
     mask = [False] * len(text)
@@ -170,7 +172,8 @@ def own_text(text: str, *, forwarded: bool = False) -> str:
             mask[k] = True
     _mask_quotes(text, mask)
     _mask_reported(text, mask)
-    return "".join("\n" if hidden else ch for ch, hidden in zip(text, mask, strict=True))
+    own = "".join("\n" if hidden else ch for ch, hidden in zip(text, mask, strict=True))
+    return plain_apostrophes(own)
 
 
 @dataclass(frozen=True, slots=True)

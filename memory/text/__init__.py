@@ -1,7 +1,15 @@
 """Text handling: normalisation, jieba tokens, CJK-safe cuts, token estimates."""
 
-from memory.text.normalize import normalize
+from memory.text.normalize import normalize, plain_apostrophes
 from memory.text.tokens import estimate_tokens, index_text, search_terms, words
 from memory.text.truncate import truncate
 
-__all__ = ["estimate_tokens", "index_text", "normalize", "search_terms", "truncate", "words"]
+__all__ = [
+    "estimate_tokens",
+    "index_text",
+    "normalize",
+    "plain_apostrophes",
+    "search_terms",
+    "truncate",
+    "words",
+]

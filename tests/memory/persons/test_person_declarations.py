@@ -18,6 +18,8 @@ def aliases(decls):
         ("you can call me Bob.", "Bob"),
         ("my name is Zhang Wei", "Zhang Wei"),
         ("Hi, I'm Alice!", "Alice"),
+        ("my name’s Bob", "Bob"),
+        ("Hi, I’m Alice!", "Alice"),
     ],
 )
 def test_self_declared_names(say, text, alias):
@@ -50,7 +52,14 @@ def test_non_declarations_are_ignored(say, text):
 
 @pytest.mark.parametrize(
     "text",
-    ["别叫我小红", "请不要再叫我胖子", "我讨厌别人叫我小胖", "Don't call me Bob", "please never call me Bob"],
+    [
+        "别叫我小红",
+        "请不要再叫我胖子",
+        "我讨厌别人叫我小胖",
+        "Don't call me Bob",
+        "Don’t call me Bob",
+        "please never call me Bob",
+    ],
 )
 def test_a_refused_name_is_not_declared(say, text):
     assert extract_declarations(say(text)) == []

@@ -61,6 +61,10 @@ def facts_of(utterance, aliases=None):
         ("我住在 杭州", "location", "杭州"),
         ("我喜欢“猫”", "likes", "猫"),
         ('I live in "Paris"', "location", "Paris"),
+        # a typographic apostrophe, as phones type it
+        ("I’m from Lyon", "hometown", "Lyon"),
+        ("I’m a nurse", "job", "nurse"),
+        ("I don’t like cilantro", "dislikes", "cilantro"),
     ],
 )
 def test_self_statements(say, text, key, value):
@@ -116,6 +120,7 @@ def test_quoted_or_reported_words_are_not_facts_about_the_quoter(say, text):
         "I like you",
         "我不住在北京",
         "I don't live in Paris",
+        "I’m not from Paris",
         "我是不是杭州人",
         "我是不是程序员",
         "我在不在腾讯工作",

@@ -142,3 +142,18 @@ def test_card_names_split_name_from_role() -> None:
     assert card_names("Tom（汤姆）") == ["Tom", "汤姆"]
     assert card_names("【管理】小王") == ["小王"]
     assert card_names("赵一鸣") == []
+
+
+async def test_typographic_apostrophes_read_like_ascii_ones(chat, people: PersonMemory) -> None:
+    # Phones type ’ for ' ("I’m", "name’s"): the statements and names must not be lost.
+    g1 = chat()
+    said = await g1.say("u7", "my name’s Jo", card="Joanna")
+    await g1.say("u7", "I’m from Lyon, I’m allergic to peanuts")
+    refused = await g1.say("u8", "don’t call me Robbie", card="Robert")
+    await people.consolidator.run(T0 + timedelta(days=1))
+    record = await people.record(said.chat_id, said.person_id)
+    assert record is not None
+    assert record.name == "Jo"
+    assert record.view.attributes == {"hometown": "Lyon", "allergy": ["peanuts"]}
+    other = await people.record(refused.chat_id, refused.person_id)
+    assert other is not None and other.name == "Robert" and "Robbie" not in other.view.aliases
