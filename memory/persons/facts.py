@@ -236,14 +236,16 @@ _REFUSED_VALUES = frozenset(
 )
 _INTERROGATIVE = re.compile(r"什么|哪|谁|几[个岁点]|多少|吗|(?i:\b(?:what|where|who|which)\b)")
 _TRAILING_ZH = re.compile(r"[了呢啊呀哦吧的哈嘿嘻呵嘛啦~～\s]+$")
+# English chat fillers after a statement: "I'm from Lyon actually", "I live in Berlin btw".
 _TRAILING_EN = re.compile(
-    r"(?i:\s+(?:too|as\s+well|a\s+lot|so\s+much|very\s+much|lol|haha|right\s+now|now|these\s+days|"
-    r"anyway|any\s*more|originally|at\s+the\s+moment))+$"
+    r"(?i:\s+(?:too|as\s+well|a\s+lot|so\s+much|very\s+much|lol|lmf?ao|rofl|(?:ha){2,}|hehe|xd|btw|tbh|"
+    r"ngl|fr|imo|imho|tho|actually|right\s+now|now|these\s+days|anyway|any\s*more|originally|"
+    r"at\s+the\s+moment))+$"
 )
-# What trails a statement without being part of the value: emoji, QQ face codes ("[doge]"), laughter
-# ("hhh", "233"), and how long it has been so ("三年", "好几个月").
+# What trails a statement without being part of the value: emoji, emoticons (":)", "^^"), QQ face
+# codes ("[doge]"), laughter ("hhh", "233"), and how long it has been so ("三年", "好几个月").
 _TRAILING_NOISE = re.compile(
-    r"(?:[\s\u200d\ufe0e\ufe0f\u20e3\U0001f3fb-\U0001f3ff]"
+    r"(?:[\s\u200d\ufe0e\ufe0f\u20e3\U0001f3fb-\U0001f3ff]|[:;=]-?[()DPp3/]|\^_?\^"
     r"|[\u2190-\u2bff\U0001f000-\U0001faff]|\[[^\[\]\s]{1,8}\]|(?i:h{3,}|(?<!\d)2333*|xswl)"
     r"|(?:\d+|[一二三四五六七八九十两几好多半]+)个?多?(?:年|月|天|周|星期|礼拜)多?(?:了|啦)?)+$"
 )

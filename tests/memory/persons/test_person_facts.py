@@ -57,6 +57,13 @@ def facts_of(utterance, aliases=None):
         ("I live in Paris with my wife", "location", "Paris"),
         ("I work at Google since 2020", "workplace", "Google"),
         ("I live in Paris right now", "location", "Paris"),
+        ("I'm from Lyon actually", "hometown", "Lyon"),
+        ("I live in Berlin btw", "location", "Berlin"),
+        ("I work at Google tbh", "workplace", "Google"),
+        ("I live in Berlin tho lmao", "location", "Berlin"),
+        ("I live in Berlin fr fr", "location", "Berlin"),
+        ("I live in Berlin :)", "location", "Berlin"),
+        ("I'm allergic to cats ^^", "allergy", "cats"),
         # the span (the evidence) is the value even when something was stripped in front of it
         ("我住在 杭州", "location", "杭州"),
         ("我喜欢“猫”", "likes", "猫"),
