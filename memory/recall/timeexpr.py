@@ -50,6 +50,7 @@ _EN_NUMBERS = {
     "twelve": 12,
     "a couple of": 2,
     "couple of": 2,
+    "a couple": 2,
     "a few": 3,
     "few": 3,
     "several": 4,
@@ -169,8 +170,8 @@ Rule = tuple[re.Pattern[str], Callable[[re.Match[str], datetime], Window | None]
 
 _CN_NUM = r"(\d+|[零〇一二两俩三四五六七八九十几]+)"
 _EN_NUM = (
-    r"(\d+|a couple of|couple of|a few|few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten"
-    r"|eleven|twelve)"
+    r"(\d+|a couple of|couple of|a couple|a few|few|several|an?|one|two|three|four|five|six|seven|eight"
+    r"|nine|ten|eleven|twelve)"
 )
 _WEEK_CN = r"(?:周|星期|礼拜)"
 
@@ -334,8 +335,12 @@ _RULES: list[Rule] = [
     (re.compile(r"最近|近来|近期"), lambda m, now: _recent(now, 14)),
     # English.
     (re.compile(r"\bthe day before yesterday\b", re.I), lambda m, now: _days_window(now, 2, 1)),
-    (re.compile(r"\byesterday\b", re.I), lambda m, now: _days_window(now, 1, 1)),
-    (re.compile(r"\btoday\b|\btonight\b|\bthis morning\b", re.I), lambda m, now: _days_window(now, 0, 1)),
+    (re.compile(r"\bthe night before last\b", re.I), lambda m, now: _days_window(now, 2, 1)),
+    (re.compile(r"\byesterday\b|\blast night\b", re.I), lambda m, now: _days_window(now, 1, 1)),
+    (
+        re.compile(r"\btoday\b|\btonight\b|\bthis (?:morning|afternoon|evening)\b", re.I),
+        lambda m, now: _days_window(now, 0, 1),
+    ),
     (re.compile(rf"\b{_EN_NUM} days? ago\b", re.I), _with_count(_n_days_ago, _en_count)),
     (re.compile(rf"\b{_EN_NUM} weeks? ago\b", re.I), _with_count(_weeks_ago, _en_count)),
     (re.compile(rf"\b{_EN_NUM} months? ago\b", re.I), _with_count(_months_ago, _en_count)),
@@ -351,6 +356,10 @@ _RULES: list[Rule] = [
         lambda m, now: _weekday(now, _EN_WEEKDAYS[m.group(1).lower()], None),
     ),
     (
+        re.compile(r"\bthe week before last\b", re.I),
+        lambda m, now: (_week_start(now, 2), _week_start(now, 1), timedelta(days=2)),
+    ),
+    (
         re.compile(r"\blast week\b", re.I),
         lambda m, now: (_week_start(now, 1), _week_start(now, 0), timedelta(days=2)),
     ),
@@ -358,6 +367,7 @@ _RULES: list[Rule] = [
         re.compile(r"\bthis week\b", re.I),
         lambda m, now: (_week_start(now, 0), _week_start(now, -1), timedelta(days=2)),
     ),
+    (re.compile(r"\bthe month before last\b", re.I), lambda m, now: _month(now, 2)),
     (re.compile(r"\blast month\b", re.I), lambda m, now: _month(now, 1)),
     (re.compile(r"\bthis month\b", re.I), lambda m, now: _month(now, 0)),
     (re.compile(r"\blast year\b", re.I), lambda m, now: _year(now, 1)),
@@ -381,6 +391,10 @@ _RULES: list[Rule] = [
     (
         re.compile(r"\b(?:in |since |during |of )?((?:19|20)\d{2})\b"),
         lambda m, now: _absolute_year(now, int(m.group(1))),
+    ),
+    (
+        re.compile(r"\b(?:the|these) (?:past|last) (?:few|couple(?: of)?) days\b", re.I),
+        lambda m, now: _recent(now, 7),
     ),
     (re.compile(r"\b(?:recently|lately|the other day)\b", re.I), lambda m, now: _recent(now, 14)),
 ]

@@ -136,6 +136,17 @@ async def test_a_bare_day_recalls_that_day_before_the_hours_around_it(recall_mem
         assert (await ask(recall_memory, 1, question, now, limit=3))[0] == "看了电影流浪地球", question
 
 
+async def test_last_night_recalls_the_evening_before(recall_memory: MemoryService) -> None:
+    evening = datetime(2026, 11, 21, 20, 0, tzinfo=UTC)
+    await recall_memory.record(make_message(1, text="we watched a movie at Tom's place", time=evening))
+    for n in range(8):
+        today = datetime(2026, 11, 22, 1 + n, 0, tzinfo=UTC)
+        await recall_memory.record(make_message(10 + n, text=f"chat number {n} of the day", time=today))
+    now = datetime(2026, 11, 22, 15, 0, tzinfo=UTC)
+    for question in ("昨晚", "last night", "what happened last night?"):
+        assert (await ask(recall_memory, 1, question, now, limit=3))[0] == "we watched a movie at Tom's place"
+
+
 async def test_a_stated_habit_is_found_through_its_synthetic_document(recall_memory: MemoryService) -> None:
     await recall_memory.record(make_message(1, sender="bob", text="我一般周末去朝阳公园骑行"))
     await recall_memory.record(make_message(2, sender="amy", text="今天下雨了"))

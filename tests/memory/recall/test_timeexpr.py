@@ -45,6 +45,15 @@ def window(text: str, now: datetime = NOW) -> tuple[str, str, str]:
         ("what happened on 2025/12/31", ("2025/12/31", "2025-12-31", "2026-01-01")),
         ("三天前天气很好", ("三天前", "2026-03-09", "2026-03-10")),
         ("两年前天天加班", ("两年前", "2024-01-01", "2025-01-01")),
+        # the English of 昨晚, 前天晚上, 今晚, 上上周, 上上个月, 前几天
+        ("what did we say last night", ("last night", "2026-03-11", "2026-03-12")),
+        ("the night before last", ("the night before last", "2026-03-10", "2026-03-11")),
+        ("this evening", ("this evening", "2026-03-12", "2026-03-13")),
+        ("this afternoon", ("this afternoon", "2026-03-12", "2026-03-13")),
+        ("a couple days ago", ("a couple days ago", "2026-03-10", "2026-03-11")),
+        ("the week before last", ("the week before last", "2026-02-23", "2026-03-02")),
+        ("the month before last", ("the month before last", "2026-01-01", "2026-02-01")),
+        ("in the past few days", ("the past few days", "2026-03-05", "2026-03-13")),
     ],
 )
 def test_expressions_become_windows(text: str, expected: tuple[str, str, str]) -> None:
