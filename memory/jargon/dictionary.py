@@ -14,6 +14,7 @@ Admin decisions win: an approved or rejected entry, or one whose meaning was set
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
@@ -248,12 +249,28 @@ async def lookup(session: AsyncSession, term: str, chat_id: int) -> EntryView | 
     """The entry for `term` visible in `chat_id`: the chat's own when it is explainable or rejected,
     else the global one, else the chat's own undecided one. (Whatever the scope setting, a chat never
     sees another chat's own entries.)"""
-    norm = normalize(term.strip())
-    if not norm:
+    forms = asked_forms(term)
+    if not forms:
         return None
-    query = select(Jargon).where(visible_in("chat", chat_id), Jargon.normalized == norm)
-    found = _per_term((await session.scalars(query)).all())
-    return found[0] if found else None
+    query = select(Jargon).where(visible_in("chat", chat_id), Jargon.normalized.in_(forms))
+    found = {normalize(entry.content): entry for entry in _per_term((await session.scalars(query)).all())}
+    return next((found[form] for form in forms if form in found), None)
+
+
+def asked_forms(term: str) -> list[str]:
+    """The normalised forms a term asked about may be stored under, best first: as typed (spaces
+    collapsed), then without the punctuation around it — "yyds？", "「老地方」", "#hikeday"."""
+    norm = normalize(" ".join(term.split()))
+    start, end = 0, len(norm)
+    while start < end and _is_edge_mark(norm[start]):
+        start += 1
+    while end > start and _is_edge_mark(norm[end - 1]):
+        end -= 1
+    return list(dict.fromkeys(form for form in (norm, norm[start:end].strip()) if form))
+
+
+def _is_edge_mark(ch: str) -> bool:
+    return ch.isspace() or unicodedata.category(ch).startswith("P")
 
 
 async def list_entries(

@@ -33,3 +33,24 @@ async def test_what_answers_with_meaning_and_own_chat_evidence(memory: MemorySer
     async with memory.db.write() as session:
         await dictionary.decide(session, [entry_id], "reject", "admin", NOW)
     assert not (await what(memory, chat_b.id, "yyds")).data["found"]
+
+
+async def test_what_finds_a_term_asked_with_punctuation_a_hashtag_or_extra_spaces(
+    memory: MemoryService,
+) -> None:
+    ids = await record(memory, 0, ["#hikeday here we come", "touch grass, nerds", "老地方见"], chat="A")
+    chat = await memory.chat("test", "A")
+    assert chat is not None
+    for term, message_id in (("hikeday", ids[0]), ("touch grass", ids[1]), ("老地方", ids[2])):
+        await mine(memory, chat.id, term, [message_id])
+    for asked, term in (
+        ("#hikeday", "hikeday"),
+        ("hikeday?", "hikeday"),
+        ("touch  grass", "touch grass"),
+        ("“touch grass”", "touch grass"),
+        ("老地方？", "老地方"),
+        ("「老地方」", "老地方"),
+    ):
+        answer = await what(memory, chat.id, asked)
+        assert answer.data["found"] and answer.data["term"] == asked, asked
+        assert f"「{term}」在群里出现过 1 次" in answer.text, asked
