@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 
 from memory.jargon.background import BackgroundModel, default_background
 from memory.jargon.filters import FilterParams, filter_candidates, mask_mentions, usable_messages
-from memory.jargon.normmap import MappedText, normalize_mapped
 from memory.jargon.spans import is_latin, latin_edges_ok, word_runs
 from memory.jargon.stats import HistoryStats, Occurrences
 from memory.jargon.types import Candidate, MinerMessage
+from memory.text.mapped import MappedText, normalize_mapped
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import ahocorasick
 
-from memory.jargon.normmap import fold, normalize_mapped
 from memory.jargon.spans import latin_edges_ok
+from memory.text.mapped import fold, normalize_mapped
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,9 +18,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from memory.jargon.filters import mask_mentions
-from memory.jargon.normmap import fold
 from memory.jargon.spans import is_word, latin_edges_ok
 from memory.jargon.types import MinerMessage
+from memory.text.mapped import fold
 
 _SEP = "\x00"
 

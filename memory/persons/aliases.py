@@ -36,6 +36,7 @@ from memory.persons.names import (
     to_pinyin,
 )
 from memory.text import words
+from memory.text.mapped import normalize_mapped
 
 AMBIGUITY_MARGIN = 0.1
 MIN_CONFIDENCE = 0.5
@@ -268,7 +269,7 @@ class AliasIndex:
         """
         if not text or not self._by_key:
             return []
-        norm, origin = _normalize_with_offsets(text)
+        norm, origin, origin_end = _normalize_with_offsets(text)
         token_spans = _jieba_spans(norm)
         found: list[Mention] = []
         for start, end, matches in self._span_candidates(norm):
@@ -282,7 +283,7 @@ class AliasIndex:
             if not best:
                 continue
             ambiguous = _is_ambiguous(best, self.margin)
-            span = (origin[start], origin[end - 1] + 1)
+            span = (origin[start], origin_end[end - 1])
             found.append(
                 Mention(
                     None if ambiguous else best[0].person_id,
@@ -358,19 +359,18 @@ def _is_latin(ch: str) -> bool:
     return ch.isascii() and ch.isalnum()
 
 
-def _normalize_with_offsets(text: str) -> tuple[str, list[int]]:
-    """NFKC + casefold character by character, with the original index of every output character.
-    Invisible format characters (zero-width space and joiner, direction marks) are left out, as
-    `name_key` leaves them out of the names: "小\u200b红" is 小红."""
-    out: list[str] = []
-    origin: list[int] = []
-    for index, ch in enumerate(text):
-        if unicodedata.category(ch) == "Cf":
-            continue
-        for produced in unicodedata.normalize("NFKC", ch).casefold():
-            out.append(produced)
-            origin.append(index)
-    return "".join(out), origin
+def _normalize_with_offsets(text: str) -> tuple[str, list[int], list[int]]:
+    """NFKC + casefold grapheme by grapheme (`memory.text.mapped`: a decomposed "e\u0301" composes
+    to é, as `name_key` composes the names), with the original start and end of the grapheme every
+    output character came from. Invisible format characters (zero-width space and joiner, direction
+    marks) are left out, as `name_key` leaves them out of the names: "小\u200b红" is 小红."""
+    mapped = normalize_mapped(text)
+    kept = [i for i, ch in enumerate(mapped.text) if unicodedata.category(ch) != "Cf"]
+    return (
+        "".join(mapped.text[i] for i in kept),
+        [mapped.starts[i] for i in kept],
+        [mapped.ends[i] for i in kept],
+    )
 
 
 def _char_pinyin(norm: str) -> list[str]:

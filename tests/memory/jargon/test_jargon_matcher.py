@@ -1,8 +1,8 @@
 import random
 
 from memory.jargon.matcher import JargonMatcher, Match
-from memory.jargon.normmap import fold
 from memory.jargon.spans import latin_edges_ok
+from memory.text.mapped import fold
 
 
 def test_chinese_terms_match_as_substrings() -> None:

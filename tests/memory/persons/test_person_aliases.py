@@ -123,6 +123,16 @@ def test_zero_width_characters_inside_a_name_do_not_hide_it(index: AliasIndex):
     ]
 
 
+def test_a_name_in_nfd_form_is_found_whole():
+    index = AliasIndex([("zoe", "Zoë", "card", 1.0), ("jose", "José", "card", 1.0)])
+    text = "Zoe\u0308 and Jose\u0301 came"
+    mentions = index.find_mentions(text)
+    assert [(m.person_id, text[m.span[0] : m.span[1]]) for m in mentions] == [
+        ("zoe", "Zoe\u0308"),
+        ("jose", "Jose\u0301"),
+    ]
+
+
 def test_bad_entry_is_rejected():
     with pytest.raises(ValueError, match="person_id"):
         AliasIndex([("", "小红", "card", 1.0)])

@@ -65,3 +65,16 @@ async def test_who_answers_from_the_card(chat, people: PersonMemory, memory: Mem
     assert answer.lines[0].startswith("【阿红】又名：")
     assert "住在 杭州西湖区" in answer.text
     assert (await answers.who(memory, said.chat_id, "路人甲")).text == "我不认识「路人甲」。"
+
+
+async def test_a_decomposed_name_in_a_message_is_the_same_name(chat, people: PersonMemory) -> None:
+    # macOS and some keyboards send "José" as J-o-s-e + U+0301 (NFD); the card says it composed (NFC).
+    g1 = chat()
+    jose = await g1.say("u1", "hola", card="José")
+    said = await g1.say("u2", "Jose\u0301 lives in Madrid", card="Bob")
+    assert await people.resolver.mentions(jose.chat_id, "ask Jose\u0301 tomorrow") == [jose.person_id]
+    (mention,) = await people.resolver.find(jose.chat_id, "ask Jose\u0301!")
+    assert mention.text == "Jose\u0301", "the span covers the combining mark"
+    await people.consolidator.run(T0)
+    record = await people.record(said.chat_id, jose.person_id)
+    assert record is not None and record.view.attributes == {"location": "Madrid"}

@@ -1,9 +1,10 @@
 """Normalised text that remembers where each of its characters came from.
 
-Discovery and matching both work on the normal form of memory.text.normalize (NFKC + casefold), but
-evidence and matches must point into the original text ("ＹＹＤＳ" is found as "yyds" and reported at
-its full-width position). Each grapheme cluster is normalised on its own, so a span of the normalised
-text always maps back to whole graphemes of the original.
+Jargon discovery and matching and name mentions work on the normal form of memory.text.normalize
+(NFKC + casefold), but evidence and matches must point into the original text ("ＹＹＤＳ" is found as
+"yyds" and reported at its full-width position). Each grapheme cluster is normalised on its own, so a
+span of the normalised text always maps back to whole graphemes of the original, and a decomposed
+"e\u0301" composes to é as it does in a whole-string normalisation.
 """
 
 from __future__ import annotations
