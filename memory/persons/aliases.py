@@ -6,9 +6,10 @@ every plausible person and a confidence, and says when two people are too close 
 the reply context.
 
 Confidence of a match, before the alias weight is applied:
-exact 1.0 · same pinyin (小红/晓红/xiaohong) 0.9 · same characters after removing a diminutive
-(小红/红红/阿红/红儿) 0.85 · same pinyin after removing it (小红/阿宏/hong) 0.75 · initials (xh) 0.55 ·
-fuzzy (typos in Latin and pinyin spellings) 0.6-0.8 by similarity. The alias weight w in [0, 1] scales
+exact 1.0 · same pinyin (小红/晓红/xiaohong) or the same letters without accents (José/Jose) 0.9 ·
+same characters after removing a diminutive (小红/红红/阿红/红儿) 0.85 · same pinyin after removing it
+(小红/阿宏/hong) 0.75 · initials (xh) 0.55 · fuzzy (typos in Latin and pinyin spellings) 0.6-0.8 by
+similarity. The alias weight w in [0, 1] scales
 it by (0.8 + 0.2·w), so a stale nickname loses to a current card.
 """
 
@@ -65,6 +66,7 @@ class How(StrEnum):
 _BASE = {How.EXACT: 1.0, How.PINYIN: 0.9, How.INITIALS: 0.55}
 _VARIANT_CHARS = 0.85
 _VARIANT_PINYIN = 0.75
+_VARIANT_ACCENTS = 0.9
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +173,7 @@ class AliasIndex:
         self._by_core_chars: dict[str, list[_Indexed]] = defaultdict(list)
         self._by_core_pinyin: dict[str, list[_Indexed]] = defaultdict(list)
         self._by_initials: dict[str, list[_Indexed]] = defaultdict(list)
+        self._by_unaccented: dict[str, list[_Indexed]] = defaultdict(list)
         self._max_key_chars = 0
         for raw in entries:
             entry = raw if isinstance(raw, AliasEntry) else AliasEntry(*raw)
@@ -188,6 +191,8 @@ class AliasIndex:
                 self._by_core_pinyin[forms.core_pinyin].append(item)
             if forms.initials:
                 self._by_initials[forms.initials].append(item)
+            if forms.unaccented:
+                self._by_unaccented[forms.unaccented].append(item)
             self._max_key_chars = max(self._max_key_chars, len(forms.key))
         self._fuzzy_keys = [k for k in self._by_pinyin if len(k) >= FUZZY_MIN_CHARS]
 
@@ -216,6 +221,11 @@ class AliasIndex:
             found.extend(Match(i.entry.person_id, i.scaled(base), how, i.entry.alias) for i in items)
 
         add(self._by_key.get(key, []), _BASE[How.EXACT], How.EXACT)
+        if key:
+            bare = name_forms(key).unaccented or key
+            add(self._by_unaccented.get(bare, []), _VARIANT_ACCENTS, How.VARIANT)
+            if bare != key:
+                add(self._by_key.get(bare, []), _VARIANT_ACCENTS, How.VARIANT)
         if pinyin:
             add(self._by_pinyin.get(pinyin, []), _BASE[How.PINYIN], How.PINYIN)
         if core_chars:

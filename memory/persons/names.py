@@ -5,7 +5,8 @@ A name has several keys, from strict to loose:
 - `pinyin_key`: the toneless pinyin of every CJK character, Latin kept ("小红" → "xiaohong");
 - `core_chars` / `core_pinyin`: the key with a diminutive prefix (小/阿/老) or suffix (子/儿) removed
   and reduplication collapsed, so 小红, 红红, 阿红, 红儿, xiaohong and hong share the core "hong";
-- `initials`: the first letter of every syllable ("小红" → "xh").
+- `initials`: the first letter of every syllable ("小红" → "xh");
+- `unaccented`: a Latin key without its accents ("José" → "jose"), empty when that is the key itself.
 """
 
 from __future__ import annotations
@@ -122,6 +123,7 @@ class NameForms:
     core_pinyin: str
     initials: str
     is_cjk: bool
+    unaccented: str = ""
 
 
 def _collapse_repeats(units: list[str]) -> list[str]:
@@ -188,7 +190,16 @@ def name_forms(name: str) -> NameForms:
         else ""
     )
     initials = "".join(s[0] for s in syllables) if cjk and all_pinyin and len(syllables) >= 2 else ""
-    return NameForms(key, pinyin, syllables, core_chars, core_pinyin, initials, cjk)
+    return NameForms(key, pinyin, syllables, core_chars, core_pinyin, initials, cjk, unaccented(key))
+
+
+def unaccented(key: str) -> str:
+    """`key` without accents when that leaves plain ASCII ("zoë" → "zoe", "nguyễn" → "nguyen"), else ""
+    (no accents to remove, or another script: a kana's voicing mark is no accent)."""
+    bare = "".join(
+        ch for ch in unicodedata.normalize("NFD", key) if not unicodedata.category(ch).startswith("M")
+    )
+    return bare if bare != key and bare.isascii() else ""
 
 
 def grapheme_len(text: str) -> int:

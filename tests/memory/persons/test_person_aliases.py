@@ -136,3 +136,14 @@ def test_a_name_in_nfd_form_is_found_whole():
 def test_bad_entry_is_rejected():
     with pytest.raises(ValueError, match="person_id"):
         AliasIndex([("", "小红", "card", 1.0)])
+
+
+def test_accents_are_a_variant_for_latin_names_only():
+    index = AliasIndex(
+        [("zoe", "Zoë", "card", 1.0), ("george", "ジョージ", "card", 1.0), ("zoey", "Zoey", "card", 1.0)]
+    )
+    found = index.resolve("Zoe")
+    assert found.person_id == "zoe" and found.matches[0].how is How.VARIANT
+    assert found.matches[0].confidence == 0.9
+    assert index.resolve("Zoë").matches[0].how is How.EXACT
+    assert index.resolve("ショーシ").matches == [], "a kana's voicing mark is no accent"

@@ -78,3 +78,21 @@ async def test_a_decomposed_name_in_a_message_is_the_same_name(chat, people: Per
     await people.consolidator.run(T0)
     record = await people.record(said.chat_id, jose.person_id)
     assert record is not None and record.view.attributes == {"location": "Madrid"}
+
+
+async def test_a_name_typed_without_its_accents_is_the_same_person(
+    chat, people: PersonMemory, memory: MemoryService
+) -> None:
+    g1 = chat()
+    zoe = await g1.say("u1", "hi", card="Zoë")
+    jose = await g1.say("u2", "hola", card="José Müller")
+    await g1.say("u3", "yo", card="Joe")
+    for asked, person in (("Zoe", zoe), ("zoe", zoe), ("Jose Muller", jose), ("ZOË", zoe)):
+        answer = await answers.who(memory, zoe.chat_id, asked)
+        assert [m["person_id"] for m in answer.data["matches"]] == [person.person_id], asked
+        assert answer.data["ambiguous"] is False, asked
+    assert await people.resolver.mentions(zoe.chat_id, "Zoe and Jose Muller are late") == [
+        zoe.person_id,
+        jose.person_id,
+    ]
+    assert (await answers.who(memory, zoe.chat_id, "Joé")).data["matches"][0]["card"] == "Joe"
