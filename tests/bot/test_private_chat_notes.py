@@ -12,15 +12,21 @@ from tests.conftest import T0
 from tests.memory.storage.test_migrations import schema_at
 
 
-async def test_a_renamed_private_chat_keeps_its_notes_and_a_group_keeps_its_own(tmp_path: Path) -> None:
+def data_dir_before_0009(tmp_path: Path, chats: list[tuple[str, str]]) -> Path:
+    """A data folder whose database is at 0008 and holds QQ chats (platform id, kind)."""
     data = tmp_path / "data"
     data.mkdir()
     with schema_at(data / DB_FILENAME, "0008_id_floors") as connection:
-        for chat_id, ident, kind in ((1, "30003", "private"), (2, "40004", "group")):
+        for chat_id, (ident, kind) in enumerate(chats, start=1):
             connection.exec_driver_sql(
                 "INSERT INTO chats(id, platform, platform_chat_id, kind, name, created_at) "
                 f"VALUES ({chat_id}, 'qq', '{ident}', '{kind}', '', 0)"
             )
+    return data
+
+
+async def test_a_renamed_private_chat_keeps_its_notes_and_a_group_keeps_its_own(tmp_path: Path) -> None:
+    data = data_dir_before_0009(tmp_path, [("30003", "private"), ("40004", "group")])
     old = NoteScopes(data / "notes")
     await old.for_chat("qq:30003").set("暗号", "私聊里说的暗号")
     await old.for_chat("qq:40004").set("群规", "不许刷屏")
@@ -37,14 +43,7 @@ async def test_a_renamed_private_chat_keeps_its_notes_and_a_group_keeps_its_own(
 
 
 async def test_notes_stay_where_the_bare_key_is_a_chat_again(tmp_path: Path) -> None:
-    data = tmp_path / "data"
-    data.mkdir()
-    with schema_at(data / DB_FILENAME, "0008_id_floors") as connection:
-        for chat_id, ident, kind in ((1, "private-60006", "private"), (2, "60006", "group")):
-            connection.exec_driver_sql(
-                "INSERT INTO chats(id, platform, platform_chat_id, kind, name, created_at) "
-                f"VALUES ({chat_id}, 'qq', '{ident}', '{kind}', '', 0)"
-            )
+    data = data_dir_before_0009(tmp_path, [("private-60006", "private"), ("60006", "group")])
     await NoteScopes(data / "notes").for_chat("qq:60006").set("群规", "不许刷屏")
     app = await build_app(ConfigStore(Settings(), None), data, ManualClock(T0), watch_config=False)
     try:
