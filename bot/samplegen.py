@@ -118,21 +118,26 @@ class Person:
 
 
 def make_people(rng: random.Random, count: int) -> list[Person]:
-    """Build `count` distinct people; roughly one in five writes mostly English."""
+    """Build `count` distinct people; roughly one in five writes mostly English.
+
+    Full names are drawn without repeats; once every surname–given-name pair is taken, the next round
+    of pairs is told apart by a number, so any count can be built."""
     people: list[Person] = []
     used: set[str] = set()
+    pairs = len(set(SURNAMES)) * len(set(GIVEN))
     while len(people) < count:
         surname, given, en = rng.choice(SURNAMES), rng.choice(GIVEN), rng.choice(ENGLISH)
-        if surname + given in used:
+        full_name = f"{surname}{given}{len(people) // pairs or ''}"
+        if full_name in used:
             continue
-        used.add(surname + given)
+        used.add(full_name)
         last = given[-1]
         alias = rng.choice([f"小{last}", f"{last}{last}", f"阿{last}", en, f"老{surname}"])
         nick = rng.choice(NICK_STYLES).format(
             nick=given[:1], nick_last=last, en=en, py=PINYIN_LAST.get(last, "x")
         )
         role = rng.choice(JOBS)
-        card = rng.choice([f"{alias}-{role}", f"{surname}{given}", f"{alias}｜{role}", ""])
+        card = rng.choice([f"{alias}-{role}", full_name, f"{alias}｜{role}", ""])
         people.append(
             Person(
                 user_id=f"u{len(people) + 1}",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from collections import Counter
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -151,6 +153,19 @@ def test_generator_cli_writes_the_file(tmp_path: Path) -> None:
     assert first.read_bytes() == second.read_bytes()
     lines = first.read_text(encoding="utf-8").splitlines()
     assert len(validate_log(lines)) == 300
+
+
+def test_generator_builds_logs_with_more_chats_than_it_has_distinct_names(tmp_path: Path) -> None:
+    """Each chat needs six people and there are only 320 surname–given-name pairs: from 54 chats on,
+    the generator used to draw names for ever (`qunyi bench --chats 60` hung without a word)."""
+    out = tmp_path / "many.jsonl"
+    argv = ["--messages", "240", "--chats", "60", "--seed", "7", "--out", str(out)]
+    script = SAMPLES / "generate_log.py"
+    finished = subprocess.run([sys.executable, str(script), *argv], timeout=60, capture_output=True)
+    assert finished.returncode == 0, finished.stderr
+    rows = validate_log(out.read_text(encoding="utf-8").splitlines())
+    assert len(rows) == 240
+    assert len({str(row["chat"]) for row in rows}) == 60
 
 
 @pytest.mark.parametrize("argv", [["--chats", "0"], ["--messages", "-1"], ["--start", "not-a-date"]])
