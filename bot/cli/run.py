@@ -70,6 +70,27 @@ def pid_lock(data_dir: Path) -> Iterator[None]:
         handle.close()
 
 
+def running_bot(data_dir: Path) -> int | None:
+    """The pid of the bot running on `data_dir`, or None when none is.
+
+    The pid file alone does not tell: a bot that was killed leaves it behind, and its number may since
+    have gone to another process. Only a file still locked by `pid_lock` names a running bot."""
+    try:
+        handle = (data_dir / PID_FILE).open("r", encoding="utf-8")
+    except OSError:
+        return None
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                return int(handle.read().strip())
+            except ValueError:
+                return None
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return None
+
+
 @click.command("run")
 @runtime_options
 @async_command
@@ -192,15 +213,16 @@ async def replay_command(
 def reload_command(config_path: Path | None, data_dir: Path | None) -> None:
     """Check the config and tell the running bot to reload it (SIGHUP)."""
     config = open_config(config_path)
-    pid_file = resolve_data_dir(config.current, data_dir) / PID_FILE
-    try:
-        pid = int(pid_file.read_text().strip())
-    except (OSError, ValueError):
-        raise click.ClickException(f"config is valid, but no running bot was found ({pid_file})") from None
+    directory = resolve_data_dir(config.current, data_dir)
+    pid = running_bot(directory)
+    if pid is None:
+        raise click.ClickException(f"config is valid, but no running bot was found ({directory / PID_FILE})")
     try:
         os.kill(pid, signal.SIGHUP)
     except ProcessLookupError:
         raise click.ClickException(f"config is valid, but the bot (pid {pid}) is not running") from None
+    except OSError as exc:  # e.g. the bot runs as another user
+        raise click.ClickException(f"cannot signal the bot (pid {pid}): {exc.strerror or exc}") from None
     click.echo(f"config is valid; asked the bot (pid {pid}) to reload")
 
 

@@ -165,3 +165,56 @@ def test_the_scheduler_does_not_log_every_job_run_into_the_console_chat(tmp_path
     assert bot.returncode == 0, output
     assert "Type to chat" in output
     assert "apscheduler" not in output, output
+
+
+def _reload(data: Path, config: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli.main", "reload", "--config", str(config), "--data-dir", str(data)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+        timeout=60,
+    )
+
+
+def test_reload_signals_the_running_bot(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[logging]\nlevel = "INFO"\n[scheduler]\nconfig_watch_seconds = 0\n', encoding="utf-8")
+    data = tmp_path / "data"
+    log = tmp_path / "out.txt"
+    with _console_bot(data, config, log) as bot:
+        _wait_for(data / "qunyi.pid")
+        while (data / "qunyi.pid").read_text() != str(bot.pid):
+            time.sleep(0.05)
+        result = _reload(data, config)
+        assert result.returncode == 0, result.stderr
+        assert f"asked the bot (pid {bot.pid}) to reload" in result.stdout
+        deadline = time.monotonic() + 30
+        while "config reloaded" not in log.read_text(encoding="utf-8"):
+            assert time.monotonic() < deadline, log.read_text(encoding="utf-8")
+            time.sleep(0.1)
+        bot.send_signal(signal.SIGTERM)
+        bot.wait(timeout=30)
+    assert bot.returncode == 0
+
+
+def test_reload_leaves_alone_the_process_a_stale_pid_file_names(tmp_path: Path) -> None:
+    """A bot that was killed leaves its pid file; the number may belong to another process by now.
+    Only a pid file still locked by a running bot is signalled (SIGHUP would end most processes)."""
+    config = tmp_path / "config.toml"
+    config.write_text("", encoding="utf-8")
+    data = tmp_path / "data"
+    data.mkdir()
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (data / "qunyi.pid").write_text(str(bystander.pid), encoding="utf-8")
+        result = _reload(data, config)
+        assert result.returncode == 1
+        assert "config is valid, but no running bot was found" in result.stderr
+        assert "Traceback" not in result.stderr
+        time.sleep(0.3)
+        assert bystander.poll() is None, "the unrelated process was signalled"
+    finally:
+        bystander.kill()
+        bystander.wait()
