@@ -274,7 +274,9 @@ format_option = click.option(
 def import_command(
     path: Path, chat: str, fmt: str | None, by: str | None, config_path: Path | None, data_dir: Path | None
 ) -> None:
-    """Import a dictionary (CSV with a 'content' column, or JSON); rows become manual decisions."""
+    """Import a dictionary (CSV with a 'content' column, or JSON); rows become manual decisions.
+
+    An exported row of one chat's own dictionary (its chat_id) loads only into that chat."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

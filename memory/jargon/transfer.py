@@ -3,7 +3,9 @@
 Columns / keys: `content` (required), `meaning`, `status` (default approved), `is_jargon`
 (true/false/empty), and on export also `id`, `chat_id`, `count`, `provenance`. A JSON file is a list
 of such objects, or an object `{term: meaning}`. Imported rows are manual decisions (inference never
-touches them); a bad row is reported with its number and the others still load.
+touches them); a bad row is reported with its number and the others still load. A row whose `chat_id`
+names a chat (an entry exported from that chat's own dictionary) loads only into that same chat: never
+into the global dictionary, where every chat would see it, nor into another chat.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class ImportRow:
     meaning: str = ""
     status: str = "approved"
     is_jargon: bool | None = True
+    chat_id: int | None = None  # the chat whose own entry this was, when the row says so
 
 
 @dataclass(slots=True)
@@ -57,6 +60,17 @@ def _flag(value: Any) -> bool | None:
     raise JargonError(f"is_jargon must be true, false or empty, not {value!r}")
 
 
+def _owner(value: Any) -> int | None:
+    """An exported `chat_id`: a chat's database id, or empty for the global dictionary."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    raise JargonError(f"chat_id must be a chat's id or empty, not {value!r}")
+
+
 def _row(raw: Any) -> ImportRow:
     if not isinstance(raw, dict):
         raise JargonError("expected an object with at least 'content'")
@@ -65,7 +79,7 @@ def _row(raw: Any) -> ImportRow:
         raise JargonError("'content' is missing or empty")
     status = str(raw.get("status") or "approved").strip()
     flag = _flag(raw.get("is_jargon", True))
-    return ImportRow(content, str(raw.get("meaning") or ""), status, flag)
+    return ImportRow(content, str(raw.get("meaning") or ""), status, flag, _owner(raw.get("chat_id")))
 
 
 def parse(text: str, fmt: Format) -> tuple[list[tuple[int, ImportRow]], list[tuple[int, str]]]:
@@ -167,9 +181,20 @@ async def import_rows(
     actor: str,
     now: float,
 ) -> ImportReport:
-    """Add or overwrite each row in the scope `chat_id` (None = global)."""
+    """Add or overwrite each row in the scope `chat_id` (None = global). A row of another chat's own
+    dictionary is refused: loading it here would show it where its chat never meant it to be seen."""
     report = ImportReport()
     for number, row in rows:
+        if row.chat_id is not None and row.chat_id != chat_id:
+            here = "the global dictionary" if chat_id is None else f"chat {chat_id}"
+            report.errors.append(
+                (
+                    number,
+                    f"an entry of chat {row.chat_id}'s own dictionary, not of {here}: import it into "
+                    "that chat, or empty its chat_id",
+                )
+            )
+            continue
         try:
             async with session.begin_nested():
                 _entry, created = await dictionary.add_manual(

@@ -104,3 +104,41 @@ def test_show_prints_the_review_trail_with_readable_times(tmp_path: Path) -> Non
     trail = json.loads(_cli(data, "show", str(xswl), "--json"))["reviews"]
     at = time.strftime("%Y-%m-%d %H:%M", time.localtime(trail[0]["time"]))
     assert f"[approve by alice at {at}]" in shown
+
+
+def test_export_then_import_keeps_each_chats_own_entries_in_that_chat(tmp_path: Path) -> None:
+    """An export of the whole dictionary holds chats' own entries (their chat_id). Imported back, they
+    went into the global dictionary: g1's private meaning of 老地方 was then explained in every chat,
+    and g2's entry of the same term was overwritten by it."""
+    data = tmp_path / "data"
+    _seed(data)
+
+    async def second_chat() -> None:
+        db = await Database.open(data)
+        try:
+            await record(MemoryService(db), 10, ["随便聊聊"], chat="g2")
+        finally:
+            await db.close()
+
+    asyncio.run(second_chat())
+    for chat, meaning in (("test:g1", "海底捞"), ("test:g2", "308会议室")):
+        own = tmp_path / f"{chat[-2:]}.csv"
+        own.write_text(f"content,meaning\n老地方,{meaning}\n", encoding="utf-8")
+        _cli(data, "import", str(own), "--chat", chat)
+    for fmt in ("csv", "json"):
+        exported = tmp_path / f"all.{fmt}"
+        _cli(data, "export", str(exported))
+        result = CliRunner().invoke(cli, ["jargon", "import", str(exported), "--data-dir", str(data)])
+        assert result.exit_code == 0, result.output
+        assert "created 0, updated 2, errors 2" in result.output
+        assert "own dictionary, not of the global dictionary" in result.output
+    g2_only = tmp_path / "g2_only.json"
+    rows = json.loads((tmp_path / "all.json").read_text(encoding="utf-8"))
+    g2_only.write_text(json.dumps([r for r in rows if r["chat_id"] is not None]), encoding="utf-8")
+    result = CliRunner().invoke(
+        cli, ["jargon", "import", str(g2_only), "--chat", "test:g2", "--data-dir", str(data)]
+    )
+    assert "created 0, updated 1, errors 1" in result.output
+    assert "an entry of chat 1's own dictionary, not of chat 2" in result.output
+    entries = json.loads(_cli(data, "list", "--json", "--search", "老地方"))
+    assert sorted((e["chat_id"], e["meaning"]) for e in entries) == [(1, "海底捞"), (2, "308会议室")]
