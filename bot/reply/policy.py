@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bot.config.settings import BotSettings, ReplySettings
@@ -29,6 +30,12 @@ def silenced(message: ChatMessage, reply: ReplySettings) -> str | None:
     return None
 
 
+def _contains_any(text: str, words: Iterable[str]) -> bool:
+    """Whether normalised `text` holds one of `words` (normalised; a blank word, such as a full-width
+    space, is no word and matches nothing)."""
+    return any(word in text for word in map(normalize, words) if word)
+
+
 def decide(
     message: ChatMessage,
     reply: ReplySettings,
@@ -44,9 +51,9 @@ def decide(
     if reply.on_reply and replied_to_bot:
         return ReplyDecision(True, "replied to")
     text = normalize(message.text)
-    if reply.on_name and any(normalize(name) in text for name in (bot.name, *bot.aliases) if name):
+    if reply.on_name and _contains_any(text, (bot.name, *bot.aliases)):
         return ReplyDecision(True, "named")
-    if any(normalize(word) in text for word in reply.keywords if word):
+    if _contains_any(text, reply.keywords):
         return ReplyDecision(True, "keyword")
     if reply.probability > 0 and rng.random() < reply.probability:
         return ReplyDecision(True, "chance")
