@@ -163,11 +163,12 @@ def parse_settings(text: str, source: str, env: Mapping[str, str] | None = None)
 
 
 def load_settings(path: Path | None, env: Mapping[str, str] | None = None) -> Settings:
-    """Load a config file; with no path, the built-in defaults (plus environment overrides)."""
+    """Load a config file; with no path, the built-in defaults (plus environment overrides). A UTF-8
+    byte-order mark (Windows Notepad writes one) is skipped: TOML would refuse the invisible character."""
     if path is None:
         return parse_settings("", "<defaults>", env)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise ConfigError(f"config file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as exc:

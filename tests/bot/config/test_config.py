@@ -42,6 +42,18 @@ def test_broken_toml_is_reported() -> None:
         parse_settings("[bot\nname=", "cfg.toml", env={})
 
 
+def test_a_file_saved_with_a_byte_order_mark_loads_and_keeps_its_line_numbers(tmp_path: Path) -> None:
+    """Windows Notepad saves UTF-8 with a BOM; TOML refused the invisible character as "Invalid
+    statement (at line 1, column 1)", a line that looks fine."""
+    path = tmp_path / "config.toml"
+    path.write_bytes("\ufeff[bot]\nname = '小助手'\n".encode())
+    assert load_settings(path, env={}).bot.name == "小助手"
+    path.write_bytes("\ufeff[bot]\nname = '小助手'\n\n[reply]\nprobabilty = 0.5\n".encode())
+    with pytest.raises(ConfigError) as info:
+        load_settings(path, env={})
+    assert f"{path}:5: reply.probabilty: unknown key" in str(info.value)
+
+
 def test_missing_file_is_reported(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not found"):
         load_settings(tmp_path / "nope.toml", env={})
