@@ -5,13 +5,16 @@ age ago: that cohort is sorted by `count` (times recalled), the top and bottom `
 and the survivors move to `forget_times = s`. Rows with equal counts are ordered by a seeded hash
 of their id, so ties break at random but reproducibly.
 
-Small cohorts: MaiBot deletes `int(n × share)` rows at each end, so a cohort of 3 at 25% (or of 49
-at 2%) loses nothing — and, as passes run every few minutes, cohorts are usually that small, so
-those rows are never forgotten. `small_cohort` chooses:
-- "faithful": MaiBot's rounding down (the default);
+Small cohorts: MaiBot deletes `int(n × share)` rows at each end, and when that is 0 (a cohort of 3 at
+25%, of 49 at 2%) it skips the stage: nothing is deleted and nothing moves on, so the rows wait at
+their stage and are looked at again, with the rows that have joined them, at the next pass. As passes
+run every few minutes, a cohort is usually a row or two; were those rows passed on untouched, nothing
+would ever be forgotten. `small_cohort` chooses:
+- "faithful": MaiBot's rounding down and skipping (the default); a stage with share 0 passes its rows on;
 - "round_up": `ceil(n × share)` at each end (a lone row is deleted at its first stage);
 - "wait": a stage leaves its cohort untouched until it has `min_cohort` rows (0 means the smallest
-  cohort where rounding down deletes at least one row at each end, `ceil(1 / share)`), then rounds down.
+  cohort where rounding down deletes at least one row at each end, `ceil(1 / share)`: as "faithful"),
+  then rounds down.
 """
 
 from __future__ import annotations
@@ -75,6 +78,8 @@ class ForgetPolicy:
         exact = n * stage.share
         # Both ends together never take more than the cohort.
         k = math.ceil(exact - 1e-9) if self.small_cohort == "round_up" else math.floor(exact + 1e-9)
+        if k == 0 and stage.share > 0 and self.small_cohort == "faithful":
+            return None
         return min(k, n)
 
 

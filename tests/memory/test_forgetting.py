@@ -83,13 +83,24 @@ def test_a_pass_moves_rows_one_stage_at_most() -> None:
     assert by_stage[2].cohort == 0 and not by_stage[2].promoted
 
 
-def test_faithful_rounding_never_forgets_small_cohorts() -> None:
+def test_faithful_small_cohorts_wait_at_their_stage_as_maibot_does() -> None:
+    """MaiBot skips a stage whose int(n × share) is 0: nothing is deleted and nothing moves on, so the
+    rows are looked at again, with the rows that join them, at the next pass."""
     policy = ForgetPolicy()
     for n in (1, 2, 3):
         plan = plan_stage(policy, MAIBOT_STAGES[0], rows([0] * n, timedelta(hours=1)), NOW)
-        assert plan.deleted == [] and len(plan.promoted) == n
-    plan = plan_stage(policy, MAIBOT_STAGES[3], rows([0] * 49, timedelta(days=8), 3), NOW)
-    assert plan.deleted == []
+        assert plan.waiting and plan.deleted == [] and plan.promoted == []
+    enough = plan_stage(policy, MAIBOT_STAGES[0], rows([0, 1, 2, 3], timedelta(hours=1)), NOW)
+    assert not enough.waiting and enough.deleted_low == [1] and enough.deleted_high == [4]
+    assert plan_stage(policy, MAIBOT_STAGES[3], rows([0] * 49, timedelta(days=8), 3), NOW).waiting
+    fifty = plan_stage(policy, MAIBOT_STAGES[3], rows(list(range(50)), timedelta(days=8), 3), NOW)
+    assert fifty.deleted_low == [1] and fifty.deleted_high == [50] and len(fifty.promoted) == 48
+
+
+def test_a_stage_that_deletes_nothing_by_design_passes_its_rows_on() -> None:
+    policy = ForgetPolicy(stages=(Stage(1, timedelta(minutes=1), 0.0), Stage(2, timedelta(minutes=1), 0.25)))
+    plan = plan_stage(policy, policy.stages[0], rows([0, 1], timedelta(hours=1)), NOW)
+    assert not plan.waiting and plan.deleted == [] and plan.promoted == [1, 2]
 
 
 def test_round_up_deletes_from_small_cohorts() -> None:
@@ -241,3 +252,20 @@ async def test_a_forgotten_topic_takes_its_vectors_along(memory: MemoryService) 
             )
         ).all()
     assert [tuple(r) for r in stored] == [(later, 2)]
+
+
+async def test_topics_reaching_stage_one_a_few_per_pass_are_still_forgotten(memory: MemoryService) -> None:
+    """Passes run every 5 minutes, so a stage's cohort is usually a row or two: they wait at their
+    stage until int(n × share) rows can go at each end, instead of all passing it untouched."""
+    db = memory.db
+    await memory.record(make_message(1))
+    ids: list[int] = []
+    for n, count in enumerate([5, 0, 9, 3]):
+        ids += await seed_history(db, 1, [count], timedelta(minutes=31) - timedelta(minutes=5 * n))
+        report = await forget_pass(db, NOW + timedelta(minutes=5 * n), ForgetPolicy())
+        if n < 3:
+            assert report.forgotten == [] and report.promoted.get(1, 0) == 0
+    assert {(f.id, f.end) for f in report.forgotten} == {(ids[1], "low"), (ids[2], "high")}
+    async with db.read() as session:
+        left = dict((await session.execute(select(ChatHistory.id, ChatHistory.forget_times))).all())
+    assert left == {ids[0]: 1, ids[3]: 1}
