@@ -15,7 +15,8 @@ recalled memories — are passed over: packed, they would echo back in recall.
 
 One batch is one write transaction: cache updates, the disentangler state and the cursor commit
 together, so a crash repeats the batch from the old cursor and state. LLM calls happen outside
-transactions. Ready topics are then packed one transaction each (memory.history.pack).
+transactions. After each batch the topics it made ready are packed, one transaction each
+(memory.history.pack), so a ready topic never takes in a later batch of the same run.
 """
 
 from __future__ import annotations
@@ -366,7 +367,8 @@ class TopicCheck:
         return reports
 
     async def run_chat(self, chat_id: int, now: datetime, force: bool = False) -> CheckReport:
-        """Check one chat: up to `max_batches_per_run` batches, then pack its ready topics.
+        """Check one chat: up to `max_batches_per_run` batches, each followed by packing the topics it
+        made ready (as in MaiBot, a ready topic is packed before the next check could add to it).
         `force` checks whatever waits (at least one message) regardless of the triggers."""
         settings = self.settings
         report = CheckReport(chat_id)
@@ -374,6 +376,7 @@ class TopicCheck:
         for _ in range(max(settings.max_batches_per_run, 1)):
             if not await self._one_batch(chat_id, now, settings, report, forced):
                 break
+            report.packed.extend(await self.pack_ready(chat_id, now, settings))
         quiet = await self._quiet(chat_id, now, settings)
         if quiet is not None and 0 < quiet <= settings.batch_size:
             await self._one_batch(chat_id, now, settings, report, "quiet")

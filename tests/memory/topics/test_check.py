@@ -348,3 +348,32 @@ async def test_a_backlog_of_old_messages_is_not_flushed_before_it_is_all_checked
     assert await cached(memory.db) == []
     [row] = await history_rows(memory.db)
     assert row.source_message_ids == list(range(1, 13))
+
+
+async def test_a_topic_over_the_fragment_limit_is_packed_before_the_next_batch_of_the_run(
+    memory: MemoryService,
+) -> None:
+    """Packing follows each check, as in MaiBot: a run of several batches does not let a ready topic
+    grow past its limit."""
+    check = TopicCheck(memory.db, SMALL)  # 5 messages a batch, packed at more than 2 fragments
+    await memory.record_many(chain(1, 20, "下饺子 发版 PR 合并"))
+    report = await check.run_chat(1, T0 + timedelta(hours=1))
+    assert report.batches == 4
+    [row] = await history_rows(memory.db)
+    assert row.source_message_ids == list(range(1, 16))
+    assert [e.message_ids for e in await cached(memory.db)] == [list(range(16, 21))]
+
+
+async def test_a_topic_idle_for_enough_checks_is_packed_before_a_later_batch_of_the_run_revives_it(
+    memory: MemoryService,
+) -> None:
+    check = TopicCheck(memory.db, SMALL)  # packed after 2 checks without news
+    hike = chain(1, 5, "周六去九溪十八涧爬山 龙井村吃饭")
+    gift = chain(100, 5, "Tom 的女朋友小雨生日 拍立得")
+    cat = chain(200, 5, "煤球 猫咪 吐毛球 宠物医院")
+    more = chain(6, 5, "周六去九溪十八涧爬山 龙井村吃饭")
+    await memory.record_many([*hike, *gift, *cat, *more])
+    report = await check.run_chat(1, T0 + timedelta(hours=1))
+    assert report.batches == 4
+    packed = [row.source_message_ids for row in await history_rows(memory.db)]
+    assert [1, 2, 3, 4, 5] in packed
