@@ -3,7 +3,14 @@
 Stage s looks at rows that passed s-1 stages (`forget_times == s-1`) and ended more than the stage's
 age ago: that cohort is sorted by `count` (times recalled), the top and bottom `share` are deleted,
 and the survivors move to `forget_times = s`. Rows with equal counts are ordered by a seeded hash
-of their id, so ties break at random but reproducibly.
+of their id, so ties break at random but reproducibly. The stages and shares are MaiBot's (30 min /
+25%, 8 h / 7%, 48 h / 5%, 7 days / 2%; the article's spoken summary says 8% for stage 2, its table and
+MaiBot 7%).
+
+One pass plans every stage over the same snapshot, so a row moves at most one stage per pass. MaiBot
+runs stage 1 to 4 one after another, each reading the table again, so a row old enough for several
+stages (imported history, whose end time is its true one) can pass them all in one run; here it takes
+one pass (5 minutes) per stage, and a dry run shows exactly what the pass will do.
 
 Small cohorts: MaiBot deletes `int(n × share)` rows at each end, and when that is 0 (a cohort of 3 at
 25%, of 49 at 2%) it skips the stage: nothing is deleted and nothing moves on, so the rows wait at
