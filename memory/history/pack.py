@@ -36,7 +36,8 @@ class Packed:
 
 
 def original_text(messages: Sequence[SourceMessage]) -> str:
-    """The verbatim conversation, one `MM-DD HH:MM name: text` line per message."""
+    """The verbatim conversation, one `YYYY-MM-DD HH:MM name: text` line per message (in the offset
+    each message was sent with)."""
     return "\n".join(f"{m.when:%Y-%m-%d %H:%M} {m.display_name}: {m.text}" for m in messages)
 
 
