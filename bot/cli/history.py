@@ -76,6 +76,8 @@ async def forget_command(
     chat_key: str | None, dry_run: bool, show_log: bool, config_path: Path | None, data_dir: Path | None
 ) -> None:
     """Run one forgetting pass over ChatHistory now (raw messages and jargon are never deleted)."""
+    if show_log and dry_run:
+        raise click.UsageError("--log lists past passes and --dry-run previews the next one: use one")
     app = await open_app(open_config(config_path), data_dir, create=False)
     try:
         chat_id = await _chat_id(app, chat_key)

@@ -48,7 +48,11 @@ def _options(fmt: str, bot_id: str, chat_id: str | None, tz: str | None, progres
 @click.option("--chat-id", default=None, help="qq: the group number for a text export without one.")
 @click.option("--tz", default=None, help="Time zone for times without an offset (e.g. Asia/Shanghai).")
 @click.option(
-    "--catch-up-rounds", default=3, show_default=True, help="Runs of every daemon after the import."
+    "--catch-up-rounds",
+    type=click.IntRange(0, 1000),
+    default=3,
+    show_default=True,
+    help="Runs of every daemon after the import (0–1000).",
 )
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @runtime_options

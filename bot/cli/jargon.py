@@ -185,7 +185,7 @@ def show_command(
 def _decide(action_name: Decision) -> click.Command:
     @click.command(action_name)
     @click.argument("ids", type=int, nargs=-1, required=True)
-    @click.option("--meaning", default=None, help="Set the meaning at the same time (approve).")
+    @click.option("--meaning", default=None, help="Set the meaning at the same time.")
     @by_option
     @runtime_options
     def command(

@@ -165,6 +165,8 @@ async def edit(
     data_dir: Path | None,
 ) -> None:
     """Edit a person's name, aliases and facts in one chat."""
+    if new_name is not None and not new_name.strip():
+        raise click.UsageError("--name is empty")
     facts = [_key_value(item) for item in set_fact]
     try:  # every option is checked before anything changes
         for alias in add_alias:
