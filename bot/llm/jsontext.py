@@ -9,6 +9,11 @@ from typing import Any
 from memory import untrusted_json
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+# Reasoning without its other tag: the opening one was part of the prompt (DeepSeek-R1 distills and QwQ
+# through Ollama or vLLM answer "…reasoning…</think>answer"), or the answer ran out of tokens before
+# the reasoning ended ("<think>…" and nothing else).
+_UP_TO_CLOSE = re.compile(r"^.*</think>", re.DOTALL | re.IGNORECASE)
+_UNCLOSED = re.compile(r"^\s*<think>.*", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n?(.*?)```", re.DOTALL)
 
 
@@ -17,8 +22,11 @@ class NoJSON(ValueError):
 
 
 def strip_reasoning(text: str) -> str:
-    """Drop `<think>…</think>` blocks that reasoning models put before their answer."""
-    return _THINK.sub("", text).strip()
+    """Drop the reasoning that reasoning models put before their answer: `<think>…</think>` blocks,
+    everything up to a `</think>` whose opening tag was in the prompt, and a `<think>` block the
+    answer ended in before closing it (which leaves nothing)."""
+    text = _THINK.sub("", text)
+    return _UNCLOSED.sub("", _UP_TO_CLOSE.sub("", text)).strip()
 
 
 def extract_json(text: str) -> Any:

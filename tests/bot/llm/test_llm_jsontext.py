@@ -30,3 +30,20 @@ def test_raises_no_json_with_a_reason(text: str) -> None:
 
 def test_strip_reasoning_keeps_the_answer() -> None:
     assert strip_reasoning("<think>\n嗯……\n</think>\n你好") == "你好"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("用户在问在不在，我应该说在。\n</think>\n\n在的", "在的"),  # the opening tag was in the prompt
+        ("<think>用户在问在不在，我先想想", ""),  # the answer ran out of tokens while reasoning
+        ("  <THINK>a</THINK> b <think>c</think>d", "b d"),
+        ("用 <b> 标签加粗", "用 <b> 标签加粗"),
+    ],
+)
+def test_strip_reasoning_drops_reasoning_missing_a_tag(text: str, expected: str) -> None:
+    assert strip_reasoning(text) == expected
+
+
+def test_json_after_reasoning_whose_opening_tag_was_in_the_prompt() -> None:
+    assert extract_json('先想 {"draft": 1} 再改</think>{"ok": true}') == {"ok": True}

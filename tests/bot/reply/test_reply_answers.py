@@ -1,0 +1,45 @@
+"""What the reply model answers and what reaches the chat — real client, fake server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bot.app import build_app
+from bot.config import ConfigStore
+from bot.config.settings import Settings
+from bot.llm import LLMSettings
+from memory.clock import ManualClock
+from memory.types import ChatMessage
+from tests.conftest import T0, make_message
+from tests.fakes.openai_server import Answer, FakeOpenAI
+
+
+def llm_settings(base_url: str) -> Settings:
+    llm = LLMSettings(enabled=True, base_url=base_url, model="fake-chat", max_retries=0, backoff_seconds=0)
+    return Settings(llm=llm)
+
+
+async def test_a_reasoning_models_thoughts_never_reach_the_chat(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    config = ConfigStore(llm_settings(fake_llm.base_url), None)
+    app = await build_app(config, tmp_path / "data", ManualClock(T0))
+    sent: list[str] = []
+
+    async def send(chat_id: str, text: str, **kwargs: Any) -> ChatMessage:
+        sent.append(text)
+        return make_message(900 + len(sent), text=text, sender="bot", is_bot=True)
+
+    fake_llm.script(
+        Answer("用户问我在不在。我应该简短回答。\n</think>\n\n在的"),  # R1 distills: <think> is in the prompt
+        Answer("<think>用户问开炉的时间，我得先回忆一下上次", finish_reason="length"),
+    )
+    try:
+        first = await app.pipeline.handle(make_message(1, text="@群忆 在吗", to_bot=True), send)
+        second = await app.pipeline.handle(make_message(2, text="@群忆 开炉是哪天", to_bot=True), send)
+    finally:
+        await app.close()
+    assert first.reply == "在的"
+    assert second.reply is None and "empty" in second.reason
+    assert sent == ["在的"]
