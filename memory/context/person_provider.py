@@ -14,9 +14,18 @@ from memory.persons.card import render_card
 from memory.persons.config import PersonsConfig
 from memory.persons.pronouns import RecentPerson, resolve_pronoun
 from memory.persons.resolver import PersonResolver
+from memory.recall.pipeline import MAX_QUESTION_CHARS
 from memory.storage import Database
+from memory.text import truncate
 
 PRIORITY = 30
+
+
+def _head(text: str) -> str:
+    """The start of a message that is searched for names and pronouns, as long as recall reads: the
+    search costs event-loop time in proportion to the text, and a flood message in the recent window
+    would otherwise hold the bot for a minute on every reply."""
+    return truncate(text, MAX_QUESTION_CHARS, ellipsis="")
 
 
 class PersonCardProvider:
@@ -45,7 +54,7 @@ class PersonCardProvider:
                 session, platform, [u for m in (*earlier, message) for u in m.mentions]
             )
         named, *named_earlier = await self.resolver.mentions_in(
-            request.chat_id, [request.query or message.text, *(m.text for m in earlier)]
+            request.chat_id, [_head(request.query or message.text), *(_head(m.text) for m in earlier)]
         )
         found: list[int] = [by_user[u] for u in message.mentions if u in by_user] + named
         recent: list[RecentPerson] = []
@@ -54,7 +63,7 @@ class PersonCardProvider:
             recent += [RecentPerson(str(p), m.time.timestamp()) for p in discussed]
         speaker = message.person_id
         referred = resolve_pronoun(
-            message.text,
+            _head(message.text),
             recent,
             exclude=[str(speaker)] if speaker is not None else [],
             now=message.time.timestamp(),

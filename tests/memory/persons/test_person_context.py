@@ -5,13 +5,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 import regex
 
 from bot.commands import answers
 from memory.ingest import Recorded
+from memory.persons import pronouns
+from memory.persons.aliases import AliasIndex, Mention
 from memory.persons.card import PersonView, render_card
 from memory.persons.config import PersonsConfig
 from memory.persons.service import PersonMemory
+from memory.recall.pipeline import MAX_QUESTION_CHARS
 from memory.service import MemoryService
 from tests.conftest import T0
 
@@ -127,3 +131,34 @@ async def test_what_one_chat_learnt_is_not_shown_in_another(
     assert [m.alias for m in in_g1_index.matches] == ["悦悦子"], "matched by the global nickname only"
     asked = await g1.say("u6", "悦悦是不是对什么过敏", card="小明")
     assert "芒果" not in await _context(memory, asked)
+
+
+async def test_a_flood_message_is_searched_for_names_only_in_its_head(
+    chat, people: PersonMemory, memory: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A flood in the recent window (or being answered) used to be searched for names whole: one of a
+    million characters (the most a message holds) held the event loop for over a minute on every
+    reply while it was in view."""
+    searched: list[int] = []
+    find_mentions = AliasIndex.find_mentions
+    find_pronouns = pronouns.find_pronouns
+
+    def spy_mentions(self: AliasIndex, text: str, **kwargs: float) -> list[Mention]:
+        searched.append(len(text))
+        return find_mentions(self, text, **kwargs)
+
+    def spy_pronouns(text: str) -> list[tuple[str, tuple[int, int]]]:
+        searched.append(len(text))
+        return find_pronouns(text)
+
+    monkeypatch.setattr(AliasIndex, "find_mentions", spy_mentions)
+    monkeypatch.setattr(pronouns, "find_pronouns", spy_pronouns)
+    g1 = chat()
+    await g1.say("u1", "我住在杭州", card="阿红")
+    await g1.say("u2", "阿红说" + "刷屏" * 10 * MAX_QUESTION_CHARS, card="莉莉")
+    asked = await g1.say("u3", "她住哪", card="浩子")
+    cards = _section(await _context(memory, asked), "persons")
+    assert "【阿红】" in cards, "a name at the start of the flood still counts"
+    flood = await g1.say("u3", "阿红" + "？" * 20 * MAX_QUESTION_CHARS, card="浩子")
+    assert "【阿红】" in _section(await _context(memory, flood), "persons")
+    assert searched and max(searched) <= MAX_QUESTION_CHARS
