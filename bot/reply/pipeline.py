@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import select
 
@@ -20,6 +21,7 @@ from bot.reply.prompt import reply_messages
 from bot.tools import ToolContext, build_registry, run_with_tools
 from bot.tools.service_backend import ServiceMemoryTools
 from memory import messages
+from memory.ingest import Recorded
 from memory.models import Message
 from memory.ports import LLMUnavailable
 from memory.service import MemoryService
@@ -32,6 +34,8 @@ ID_CLASH = "id clash"  # the outcome's reason when the id was taken by another t
 LOCKED_RETRY_SECONDS = 1.0  # pause before a message that met a locked database is tried again
 
 Send = Callable[..., Awaitable[ChatMessage]]
+Store = Callable[[ChatMessage, bool], Awaitable[Recorded]]  # MemoryService.record, or one that waits
+Done = TypeVar("Done")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +63,13 @@ class ReplyPipeline:
         self.rng = rng or random.Random(0)
 
     async def handle(self, message: ChatMessage, send: Send) -> Outcome:
+        """Record `message`, then answer it when it is a memory command or the reply policy says so,
+        and record the answer sent. One attempt: a locked database raises DatabaseLocked."""
         recorded = await self.memory.record(message)
+        return await self._respond(message, recorded, send, self.memory.record)
+
+    async def _respond(self, message: ChatMessage, recorded: Recorded, send: Send, store: Store) -> Outcome:
+        """Everything after `message` was recorded; `store` records the bot's own message sent."""
         if not recorded.created:
             return Outcome(False, reason=ID_CLASH if recorded.clash else "duplicate")
         if message.is_bot:
@@ -74,7 +84,7 @@ class ReplyPipeline:
                 asker=recorded.person_id or None,
             )
             if answer is not None:
-                await self._send(message, answer.text, send, searchable=False)
+                await self._send(message, answer.text, send, store, searchable=False)
                 return Outcome(True, answer.text, "command")
         replied_to_bot = await self._replied_to_bot(recorded.chat_id, message.reply_to)
         decision = decide(message, settings.reply, settings.bot, replied_to_bot, self.rng)
@@ -107,25 +117,26 @@ class ReplyPipeline:
         text = text.strip()
         if not text:
             return Outcome(True, reason=f"{decision.reason}; empty reply")
-        await self._send(message, text, send)
+        await self._send(message, text, send, store)
         return Outcome(True, text, decision.reason)
 
     async def handle_live(self, message: ChatMessage, send: Send, stopping: asyncio.Event) -> Outcome | None:
         """`handle` for a live adapter, which cannot fetch a message again: while another process
         holds the database past its busy timeout, the message waits and is tried again (recording is
-        idempotent) until it is stored or the bot is stopping. None when it could not be handled."""
-        while True:
-            try:
-                return await self.handle(message, send)
-            except DatabaseLocked as exc:
-                if stopping.is_set():
-                    log.error("message %s of %s not recorded: %s", message.message_id, message.chat_id, exc)
-                    return None
-                log.warning(
-                    "%s; message %s of %s will be tried again", exc, message.message_id, message.chat_id
-                )
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stopping.wait(), LOCKED_RETRY_SECONDS)
+        idempotent) until it is stored or the bot is stopping; so does the bot's own answer once sent,
+        and an answer whose preparation met the lock (nothing sent yet) is prepared again. None when
+        the message could not be handled."""
+
+        async def store(item: ChatMessage, searchable: bool = True) -> Recorded:
+            return await _while_locked(lambda: self.memory.record(item, searchable), item, stopping)
+
+        try:
+            recorded = await store(message)
+            respond = functools.partial(self._respond, message, recorded, send, store)
+            return await _while_locked(respond, message, stopping)
+        except DatabaseLocked as exc:
+            log.error("message %s of %s not handled: %s", message.message_id, message.chat_id, exc)
+            return None
 
     async def _answer(
         self,
@@ -170,9 +181,11 @@ class ReplyPipeline:
             log.info("reply in %s used tools: %s", key, ", ".join(name for name, _ in result.calls))
         return result.text
 
-    async def _send(self, message: ChatMessage, text: str, send: Send, searchable: bool = True) -> None:
+    async def _send(
+        self, message: ChatMessage, text: str, send: Send, store: Store, searchable: bool = True
+    ) -> None:
         sent = await send(message.chat_id, text, chat_kind=message.chat_kind, reply_to=message.message_id)
-        await self.memory.record(sent, searchable)
+        await store(sent, searchable)
 
     async def _replied_to_bot(self, chat_id: int, reply_to: str | None) -> bool:
         if reply_to is None:
@@ -184,3 +197,18 @@ class ReplyPipeline:
                 )
             )
             return bool(found.scalar_one_or_none())
+
+
+async def _while_locked(
+    step: Callable[[], Awaitable[Done]], message: ChatMessage, stopping: asyncio.Event
+) -> Done:
+    """`step()`, done again after a pause each time it meets a locked database, until `stopping`."""
+    while True:
+        try:
+            return await step()
+        except DatabaseLocked as exc:
+            if stopping.is_set():
+                raise
+            log.warning("%s; message %s of %s will be tried again", exc, message.message_id, message.chat_id)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stopping.wait(), LOCKED_RETRY_SECONDS)

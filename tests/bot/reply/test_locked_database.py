@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -11,10 +12,12 @@ from typing import Any
 from bot.app import App, build_app
 from bot.config import ConfigStore
 from bot.config.settings import Settings, StorageSettings
+from bot.llm import LLMSettings
 from memory.clock import ManualClock
 from memory.storage import DatabaseLocked
 from memory.types import ChatMessage
 from tests.conftest import T0, database_locked, make_message
+from tests.fakes.openai_server import Answer, FakeOpenAI
 
 
 async def _send(_chat: str, text: str, **_kwargs: Any) -> ChatMessage:
@@ -59,3 +62,70 @@ async def test_a_locked_database_at_shutdown_gives_up_with_an_error(tmp_path: Pa
             stopping.set()
             outcome = await app.pipeline.handle_live(make_message(1), _send, stopping)
             assert outcome is None
+
+
+@asynccontextmanager
+async def _app_with_model(tmp_path: Path, fake_llm: FakeOpenAI) -> AsyncIterator[App]:
+    """The bot's app with a short busy timeout and the fake model answering."""
+    llm = LLMSettings(enabled=True, base_url=fake_llm.base_url, model="fake-chat", max_retries=0)
+    settings = Settings(storage=StorageSettings(busy_timeout_ms=100), llm=llm)
+    app = await build_app(ConfigStore(settings, None), tmp_path / "data", ManualClock(T0))
+    try:
+        yield app
+    finally:
+        await app.close()
+
+
+def _lock_for_a_while(path: Path) -> None:
+    """Another process starts writing now and is done half a second later."""
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    asyncio.get_running_loop().call_later(0.5, lambda: (holder.execute("ROLLBACK"), holder.close()))
+
+
+async def test_the_bots_answer_is_recorded_when_the_database_locks_as_it_goes_out(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    """The answer was sent, then recording it met the lock: the whole message was tried again, found
+    already stored ("duplicate"), and the bot's own message was never recorded (so a reply to it
+    did not count as replying to the bot)."""
+    sent: list[str] = []
+    async with _app_with_model(tmp_path, fake_llm) as app:
+
+        async def send(_chat: str, text: str, **_kwargs: Any) -> ChatMessage:
+            sent.append(text)
+            _lock_for_a_while(app.db.path)
+            return make_message(100, sender="bot", text=text, is_bot=True)
+
+        fake_llm.script(Answer("周五晚上"))
+        question = make_message(1, text="@群忆 开炉是哪天", to_bot=True)
+        outcome = await app.pipeline.handle_live(question, send, asyncio.Event())
+        stored = [(m.text, m.is_bot) for m in await app.memory.recent(1, 5)]
+    assert outcome is not None and outcome.reply == "周五晚上"
+    assert sent == ["周五晚上"], "one answer, sent once"
+    assert stored == [("@群忆 开炉是哪天", False), ("周五晚上", True)]
+
+
+async def test_an_answer_that_met_the_lock_before_it_went_out_is_made_again(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    """Recording the model's token usage met the lock: the reply used to be dropped silently."""
+    sent: list[str] = []
+    async with _app_with_model(tmp_path, fake_llm) as app:
+
+        async def send(_chat: str, text: str, **_kwargs: Any) -> ChatMessage:
+            sent.append(text)
+            return make_message(100, sender="bot", text=text, is_bot=True)
+
+        def locking_answer(_body: dict[str, Any]) -> Answer:
+            if len(fake_llm.chat_requests) == 1:
+                _lock_for_a_while(app.db.path)
+            return Answer("周五晚上")
+
+        fake_llm.default = locking_answer
+        question = make_message(1, text="@群忆 开炉是哪天", to_bot=True)
+        outcome = await app.pipeline.handle_live(question, send, asyncio.Event())
+        stored = [(m.text, m.is_bot) for m in await app.memory.recent(1, 5)]
+    assert outcome is not None and outcome.reply == "周五晚上"
+    assert len(fake_llm.chat_requests) == 2 and sent == ["周五晚上"]
+    assert stored == [("@群忆 开炉是哪天", False), ("周五晚上", True)]
