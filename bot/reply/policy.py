@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import random
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bot.config.settings import BotSettings, ReplySettings
 from memory.text import normalize
 from memory.types import ChatMessage
+
+_FULL_WIDTH_OFFSET = ord("Ａ") - ord("A")  # FF01–FF5E are the full-width forms of ASCII 21–7E
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,9 +65,19 @@ def decide(
 
 def without_bot_names(text: str, bot: BotSettings) -> str:
     """`text` without the bot's names and @-mentions of them: what the message asks, for recall
-    (otherwise every earlier message addressed to the bot would match the name)."""
-    names = sorted({n for n in (bot.name, *bot.aliases) if n.strip()}, key=len, reverse=True)
+    (otherwise every earlier message addressed to the bot would match the name). As in `decide`, a
+    name matches in any case and in full-width or half-width forms."""
+    folded = {unicodedata.normalize("NFKC", n).strip() for n in (bot.name, *bot.aliases)}
+    names = sorted(folded - {""}, key=len, reverse=True)
     if not names:
         return text
-    pattern = re.compile("[@＠]?(?:" + "|".join(re.escape(n) for n in names) + ")", re.IGNORECASE)
+    pattern = re.compile("[@＠]?(?:" + "|".join(_any_width(n) for n in names) + ")", re.IGNORECASE)
     return " ".join(pattern.sub(" ", text).split())
+
+
+def _any_width(name: str) -> str:
+    """A pattern matching `name` (NFKC) with each ASCII character also in its full-width form."""
+    return "".join(
+        f"[{re.escape(c)}{chr(ord(c) + _FULL_WIDTH_OFFSET)}]" if "!" <= c <= "~" else re.escape(c)
+        for c in name
+    )

@@ -82,6 +82,8 @@ def test_the_question_for_recall_leaves_out_the_bots_names() -> None:
     assert without_bot_names("@群忆 上次开炉是哪天？", bot) == "上次开炉是哪天？"
     assert without_bot_names("＠QUNYI when is the hike, 小忆?", bot) == "when is the hike, ?"
     assert without_bot_names("开炉", bot) == "开炉"
+    assert without_bot_names("＠ＱＵＮＹＩ 开炉是哪天？", bot) == "开炉是哪天？"  # as decide reads it
+    assert without_bot_names("qUNYI, 小忆！", bot) == ", ！"
 
 
 async def test_recall_before_a_reply_is_not_led_by_the_bots_name(
@@ -105,6 +107,32 @@ async def test_recall_before_a_reply_is_not_led_by_the_bots_name(
     system = json.dumps(fake_llm.chat_requests[-1].messages, ensure_ascii=False)
     assert "周五晚上开炉" in system
     assert "交周报" not in system, "sharing only the bot's name is no reason to recall a message"
+
+
+async def test_a_full_width_name_of_the_bot_does_not_lead_recall_either(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    """Named as ＱＵＮＹＩ the bot answered (policy folds widths), but the name stayed in the question
+    and recalled every earlier message that named it."""
+    data = tmp_path / "data"
+    app = await build_app(ConfigStore(llm_settings(fake_llm.base_url), None), data, ManualClock(T0))
+
+    async def send(chat_id, text, *, chat_kind, reply_to):
+        return make_message(900, text=text, sender="bot", is_bot=True, reply_to=reply_to)
+
+    fake_llm.script(Answer("周五"))
+    chat = [(1, "u2", "qunyi 帮我记一下交周报"), (40, "u3", "周五晚上开炉，老地方")]
+    chat += [(n, "u4", f"闲聊 {n}") for n in (*range(2, 40), *range(41, 80))]  # out of the recent window
+    try:
+        for n, sender, text in sorted(chat):
+            await app.memory.record(make_message(n, sender=sender, text=text))
+        outcome = await app.pipeline.handle(make_message(80, sender="u1", text="ＱＵＮＹＩ 开炉是哪天"), send)
+    finally:
+        await app.close()
+    system = json.dumps(fake_llm.chat_requests[-1].messages, ensure_ascii=False)
+    assert outcome.reason == "named"
+    assert "周五晚上开炉" in system
+    assert "交周报" not in system
 
 
 async def test_a_topic_counts_once_per_reply_however_often_the_model_recalls_it(
