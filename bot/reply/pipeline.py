@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import select
 
+from adapters.base import SendError
 from bot.commands.dispatch import dispatch
 from bot.config.settings import Settings
 from bot.llm import LLMGateway
@@ -84,7 +85,8 @@ class ReplyPipeline:
                 asker=recorded.person_id or None,
             )
             if answer is not None:
-                await self._send(message, answer.text, send, store, searchable=False)
+                if failure := await self._send(message, answer.text, send, store, searchable=False):
+                    return Outcome(True, reason=f"command; {failure}")
                 return Outcome(True, answer.text, "command")
         replied_to_bot = await self._replied_to_bot(recorded.chat_id, message.reply_to)
         decision = decide(message, settings.reply, settings.bot, replied_to_bot, self.rng)
@@ -117,7 +119,8 @@ class ReplyPipeline:
         text = text.strip()
         if not text:
             return Outcome(True, reason=f"{decision.reason}; empty reply")
-        await self._send(message, text, send, store)
+        if failure := await self._send(message, text, send, store):
+            return Outcome(True, reason=f"{decision.reason}; {failure}")
         return Outcome(True, text, decision.reason)
 
     async def handle_live(self, message: ChatMessage, send: Send, stopping: asyncio.Event) -> Outcome | None:
@@ -183,9 +186,16 @@ class ReplyPipeline:
 
     async def _send(
         self, message: ChatMessage, text: str, send: Send, store: Store, searchable: bool = True
-    ) -> None:
-        sent = await send(message.chat_id, text, chat_kind=message.chat_kind, reply_to=message.message_id)
+    ) -> str | None:
+        """Send `text` in answer to `message` and record it; why not, when the platform refused it
+        (muted, kicked, disconnected: logged, the answer is lost, nothing else is)."""
+        try:
+            sent = await send(message.chat_id, text, chat_kind=message.chat_kind, reply_to=message.message_id)
+        except SendError as exc:
+            log.warning("answer to message %s of %s not sent: %s", message.message_id, message.chat_id, exc)
+            return f"not sent: {exc}"
         await store(sent, searchable)
+        return None
 
     async def _replied_to_bot(self, chat_id: int, reply_to: str | None) -> bool:
         if reply_to is None:

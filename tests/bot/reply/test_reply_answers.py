@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from adapters.base import SendError
 from bot.app import build_app
 from bot.config import ConfigStore
 from bot.config.settings import Settings
@@ -43,3 +47,29 @@ async def test_a_reasoning_models_thoughts_never_reach_the_chat(
     assert first.reply == "在的"
     assert second.reply is None and "empty" in second.reason
     assert sent == ["在的"]
+
+
+async def test_an_answer_the_platform_refuses_is_logged_not_raised(
+    tmp_path: Path, fake_llm: FakeOpenAI, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The bot muted in a QQ group or kicked from a Telegram chat: sending raised SendError out of the
+    pipeline, and the adapter loop logged a traceback for every message addressed to the bot."""
+    config = ConfigStore(llm_settings(fake_llm.base_url), None)
+    app = await build_app(config, tmp_path / "data", ManualClock(T0))
+
+    async def send(chat_id: str, text: str, **kwargs: Any) -> ChatMessage:
+        raise SendError("send_group_msg failed: retcode 120 (bot is muted)")
+
+    fake_llm.script(Answer("周五晚上"))
+    try:
+        with caplog.at_level(logging.WARNING):
+            answered = await app.pipeline.handle(make_message(1, text="@群忆 开炉是哪天", to_bot=True), send)
+            command = await app.pipeline.handle(make_message(2, text="/who 小红"), send)
+        stored = [(m.text, m.is_bot) for m in await app.memory.recent(1, 5)]
+    finally:
+        await app.close()
+    assert answered.recorded and answered.reply is None and "muted" in answered.reason
+    assert command.recorded and command.reply is None and command.reason.startswith("command; not sent")
+    assert stored == [("@群忆 开炉是哪天", False), ("/who 小红", False)]
+    refused = [r for r in caplog.records if "not sent" in r.getMessage()]
+    assert len(refused) == 2 and all(r.exc_info is None for r in refused)
