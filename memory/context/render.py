@@ -6,7 +6,8 @@ from collections.abc import Sequence
 
 from memory.text import estimate_tokens, truncate
 
-_ESCAPES = {"<": "‹", ">": "›"}
+# Full-width and small forms too: a model may read "＜/memory＞" as closing the block.
+_ESCAPES = {"<": "‹", ">": "›", "＜": "‹", "＞": "›", "﹤": "‹", "﹥": "›"}
 
 
 CONTINUATION = "\n  "
