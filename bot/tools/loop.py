@@ -7,12 +7,15 @@ The last call is always made without tools, so the loop ends with a text answer.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from bot.tools.registry import ToolContext, ToolRegistry
+
+log = logging.getLogger(__name__)
 
 ChatFn = Callable[[list[dict[str, Any]], list[dict[str, Any]] | None], Awaitable[dict[str, Any]]]
 
@@ -57,6 +60,12 @@ async def run_with_tools(
             result.text = reply.get("content") or ""
             if calls:
                 result.cut = "rounds" if out_of_rounds else "time"
+                if not result.text.strip():
+                    log.warning(
+                        "the reply model still asked for tools after %d rounds (%s limit) and gave no answer",
+                        result.rounds,
+                        result.cut,
+                    )
             return result
         result.rounds += 1
         history.append({"role": "assistant", "content": reply.get("content"), "tool_calls": calls})

@@ -1,8 +1,11 @@
 """The reply tool loop: tool calls are run and fed back, rounds and time are bounded."""
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from bot.tools import ToolContext, build_registry, run_with_tools
 from memory.notes import NoteStore
@@ -67,3 +70,16 @@ async def test_time_limit_stops_offering_tools(tmp_path: Path) -> None:
     result = await run_with_tools(model, [], build_registry(), ctx, time_limit=15.0, clock=clock)
     assert model.offered == [True, False]
     assert result.text == "done"
+
+
+async def test_a_model_that_only_wants_tools_to_the_end_is_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """It ends with no answer; the path without tools says so in the log, and so does this one now."""
+    greedy = {"content": "", "tool_calls": [_call("c", "note_hints", {})]}
+    model = ScriptedModel([greedy, greedy])
+    ctx = ToolContext(chat="g1", notes=NoteStore(tmp_path))
+    with caplog.at_level(logging.WARNING):
+        result = await run_with_tools(model, [], build_registry(), ctx, max_rounds=1)
+    assert (result.text, result.cut) == ("", "rounds")
+    assert "still asked for tools after 1 rounds (rounds limit) and gave no answer" in caplog.text
