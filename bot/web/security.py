@@ -44,10 +44,16 @@ def new_token() -> str:
 
 
 def same(given: str | None, expected: str) -> bool:
-    """Constant-time equality of two secrets (False when `given` is missing)."""
+    """Constant-time equality of two secrets (False when `given` is missing).
+
+    A header with bytes that are not UTF-8 arrives with surrogates in it; it is compared (and never
+    matches) rather than failing to encode.
+    """
     if not given:
         return False
-    return hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
+    return hmac.compare_digest(
+        given.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass")
+    )
 
 
 class Credentials:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from pathlib import Path
 
@@ -88,3 +89,38 @@ def test_a_port_in_use_is_a_one_line_error(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert isinstance(result.exception, SystemExit), result.exception
     assert f"cannot listen on 127.0.0.1:{port}" in result.output
+
+
+async def _raw_status(console: Console, request: bytes) -> int:
+    """The status of a request sent as raw bytes (a client library would refuse non-UTF-8 headers)."""
+    server = console.client.server
+    reader, writer = await asyncio.open_connection(server.host, server.port)
+    writer.write(request)
+    await writer.drain()
+    status_line = await reader.readline()
+    writer.close()
+    await writer.wait_closed()
+    return int(status_line.split()[1])
+
+
+async def test_credentials_with_bytes_that_are_not_utf8_are_refused_not_a_server_error(
+    console: Console,
+) -> None:
+    csrf = await console.login()
+    session = console.client.session.cookie_jar.filter_cookies(console.client.make_url("/"))[COOKIE].value
+    start = b"Host: 127.0.0.1\r\nConnection: close\r\n"
+    for path, header, status in (
+        (b"GET /", b"Authorization: Bearer \xff\xfe", 401),
+        (b"GET /api/jargon", b"Authorization: Bearer \xff\xfe", 401),
+        (b"GET /", b"Cookie: qunyi_session=\xff\xfe", 401),
+        (
+            b"POST /config/reload",
+            b"Cookie: qunyi_session=" + session.encode() + b"\r\nX-CSRF-Token: \xff",
+            403,
+        ),
+    ):
+        request = path + b" HTTP/1.1\r\n" + start + header + b"\r\nContent-Length: 0\r\n\r\n"
+        assert await _raw_status(console, request) == status, (path, header)
+    ok = b"Cookie: qunyi_session=" + session.encode() + b"\r\nX-CSRF-Token: " + csrf.encode()
+    request = b"POST /config/reload HTTP/1.1\r\n" + start + ok + b"\r\nContent-Length: 0\r\n\r\n"
+    assert await _raw_status(console, request) == 303
