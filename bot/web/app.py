@@ -18,7 +18,7 @@ from bot.config.settings import Settings
 from bot.config.store import Listener
 from bot.web import config, forgetting, jargon, notes, overview, people, topics, usage
 from bot.web.context import APP_KEY, CREDENTIALS_KEY, CSRF_KEY
-from bot.web.html import error_page
+from bot.web.html import error_page, local_path
 from bot.web.jargon import JargonNotFound
 from bot.web.security import COOKIE, CSRF_FIELD, CSRF_HEADER, Credentials
 from memory.jargon.dictionary import JargonError
@@ -53,7 +53,7 @@ def _refuse(request: web.Request, status: int, message: str) -> web.Response:
 def _without_token(request: web.Request) -> str:
     query = request.rel_url.query.copy()
     query.popall("token", None)
-    return str(request.rel_url.with_query(query))
+    return local_path(str(request.rel_url.with_query(query)), "/")
 
 
 @web.middleware

@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from aiohttp import web
+from yarl import URL
 
 from bot.web.context import CSRF_KEY
 from bot.web.security import CSRF_FIELD
@@ -186,6 +187,18 @@ def error_page(request: web.Request, status: int, message: str) -> web.Response:
         h('<p class="error">{}</p>', message),
         status=status,
     )
+
+
+def local_path(value: object, default: str) -> str:
+    """`value` as a redirect target when it stays on this console, else `default`.
+
+    Judged on the URL the redirect would send: aiohttp drops tabs and line breaks from it, and a
+    browser reads `//host` and `/\\host` as another site.
+    """
+    if not isinstance(value, str) or not value.startswith("/"):
+        return default
+    target = str(URL(value))
+    return target if target.startswith("/") and target[1:2] not in ("/", "\\") else default
 
 
 def done(location: str, message: str) -> web.HTTPSeeOther:

@@ -21,6 +21,7 @@ from bot.web.html import (
     hidden,
     join,
     link,
+    local_path,
     page,
     select,
     table,
@@ -186,13 +187,6 @@ def _ids(values: list[str]) -> list[int]:
     return ids
 
 
-def _back(value: object, default: str) -> str:
-    # Only a local path: never redirect off this console.
-    return (
-        value if isinstance(value, str) and value.startswith("/") and not value.startswith("//") else default
-    )
-
-
 @routes.post("/jargon/batch")
 async def jargon_batch(request: web.Request) -> web.Response:
     """Approve or reject the checked entries in one transaction."""
@@ -208,7 +202,7 @@ async def jargon_batch(request: web.Request) -> web.Response:
         decided = await dictionary.decide(
             session, ids, action, ACTOR, _now(request), meaning if action == "approve" else None
         )
-    raise done(_back(data.get("back"), "/jargon"), f"{action}d {len(decided)} entries")
+    raise done(local_path(data.get("back"), "/jargon"), f"{action}d {len(decided)} entries")
 
 
 async def _entry_with_trail(

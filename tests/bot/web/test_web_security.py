@@ -124,3 +124,44 @@ async def test_credentials_with_bytes_that_are_not_utf8_are_refused_not_a_server
     ok = b"Cookie: qunyi_session=" + session.encode() + b"\r\nX-CSRF-Token: " + csrf.encode()
     request = b"POST /config/reload HTTP/1.1\r\n" + start + ok + b"\r\nContent-Length: 0\r\n\r\n"
     assert await _raw_status(console, request) == 303
+
+
+async def _raw_location(console: Console, request: bytes) -> str:
+    server = console.client.server
+    reader, writer = await asyncio.open_connection(server.host, server.port)
+    writer.write(request)
+    await writer.drain()
+    head = (await reader.read()).split(b"\r\n\r\n")[0].decode("latin-1")
+    writer.close()
+    await writer.wait_closed()
+    return next(line.split(": ", 1)[1] for line in head.split("\r\n") if line.startswith("Location: "))
+
+
+async def test_redirects_never_leave_the_console(console: Console) -> None:
+    ids = await record(console.app.memory, 0, ["xswl 笑死", "真的xswl"])
+    entry = await mine(console.app.memory, await console.chat_id(), "xswl", ids)
+    for path in (b"//evil.example/", b"///evil.example/x", b"/\\evil.example/"):
+        login = b"GET " + path + b"?token=" + TOKEN.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        location = await _raw_location(console, login + b"Connection: close\r\n\r\n")
+        assert location.startswith("/") and location[1:2] not in ("/", "\\"), (path, location)
+    csrf = await console.login()
+    for back in (
+        "//evil.example/",
+        "/\t/evil.example/",
+        "/\n/evil.example/",
+        "/\\evil.example/",
+        "http://evil.example/",
+    ):
+        response = await console.client.post(
+            "/jargon/batch",
+            data={"_csrf": csrf, "action": "approve", "ids": [str(entry)], "back": back},
+            allow_redirects=False,
+        )
+        location = response.headers["Location"]
+        assert response.status == 303 and location.startswith("/") and location[1:2] not in ("/", "\\"), back
+    kept = await console.client.post(
+        "/jargon/batch",
+        data={"_csrf": csrf, "action": "reject", "ids": [str(entry)], "back": "/jargon?status=candidate"},
+        allow_redirects=False,
+    )
+    assert kept.headers["Location"].startswith("/jargon?status=candidate&msg=")
