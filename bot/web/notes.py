@@ -7,8 +7,9 @@ from urllib.parse import quote
 from aiohttp import web
 
 from bot.web.context import app_of, chat_of, chat_title
-from bot.web.html import Safe, chat_nav, done, form, h, join, link, page, table, text_input
-from memory.notes.store import NoteStore
+from bot.web.html import Safe, chat_nav, done, form, h, hidden, join, link, page, table, text_input
+from memory.notes.errors import NoteChanged
+from memory.notes.store import NoteStore, version_of
 
 routes = web.RouteTableDef()
 GLOBAL = "/notes/global"
@@ -32,10 +33,13 @@ def _note_url(base: str, name: str) -> str:
     return f"{base}/{quote(name, safe='')}"
 
 
-def _editor(request: web.Request, base: str, name: str, content: str) -> Safe:
+def _editor(request: web.Request, base: str, name: str, content: str, current: str | None) -> Safe:
+    """The edit form holding `content`; saving it is refused if the note no longer holds `current`
+    (None: no check, the save creates the note)."""
     fields = h(
-        '<textarea name="content" rows="16" cols="100">{}</textarea><br>',
+        '<textarea name="content" rows="16" cols="100">{}</textarea><br>{}',
         content,
+        hidden("version", version_of(current)) if current is not None else Safe(""),
     )
     return form(request, _note_url(base, name), fields, "Save", inline=False)
 
@@ -84,7 +88,7 @@ async def note_show(request: web.Request) -> web.Response:
         links or "—",
         backlinks or "—",
         content,
-        _editor(request, base, name, content),
+        _editor(request, base, name, content, content),
     )
     return page(request, f"Note: {name}", body)
 
@@ -92,8 +96,30 @@ async def note_show(request: web.Request) -> web.Response:
 @routes.post(GLOBAL + NAME)
 @routes.post(CHAT + NAME)
 async def note_save(request: web.Request) -> web.Response:
-    store, base, _nav = await _scope(request)
+    store, base, nav = await _scope(request)
     name = request.match_info["name"]
-    content = str((await request.post()).get("content", "")).replace("\r\n", "\n")
-    created = await store.set(name, content)
+    data = await request.post()
+    content = str(data.get("content", "")).replace("\r\n", "\n")
+    version = data.get("version")
+    try:
+        created = await store.set(name, content, base=version if isinstance(version, str) else None)
+    except NoteChanged as exc:
+        return _conflict(request, base, nav, exc, content)
     raise done(_note_url(base, name), "created" if created else "saved")
+
+
+def _conflict(request: web.Request, base: str, nav: Safe, changed: NoteChanged, mine: str) -> web.Response:
+    """A 409 page for an edit of a note that changed meanwhile: the note as it is now, and the
+    admin's text in an editor that replaces it when saved again."""
+    now = (
+        h("<p>(it no longer exists)</p>") if changed.current is None else h("<pre>{}</pre>", changed.current)
+    )
+    body = h(
+        '{}<p class="error">{}</p><h2>The note now</h2>{}<h2>Your text</h2>'
+        "<p>Merge what you need into it, then save again.</p>{}",
+        nav,
+        str(changed),
+        now,
+        _editor(request, base, changed.name, mine, changed.current),
+    )
+    return page(request, f"Note: {changed.name} changed meanwhile", body, status=409)

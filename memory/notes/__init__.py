@@ -1,17 +1,18 @@
 """Qunyi's notes: a Zettelkasten of markdown files with `[[links]]`, embeds, hints and suggestions."""
 
 from memory.notes.embeds import collapse, expand
-from memory.notes.errors import NoteError, NoteNotFound, PassageNotFound
+from memory.notes.errors import NoteChanged, NoteError, NoteNotFound, PassageNotFound
 from memory.notes.hints import format_hints
 from memory.notes.links import Link, iter_links, link_targets, rewrite_target
 from memory.notes.names import InvalidNoteName, clean_name
 from memory.notes.scopes import NoteScopes, chat_folder_name
-from memory.notes.store import NoteStore, RenameResult
+from memory.notes.store import NoteStore, RenameResult, version_of
 from memory.notes.weights import NoteScore, compute_weights
 
 __all__ = [
     "InvalidNoteName",
     "Link",
+    "NoteChanged",
     "NoteError",
     "NoteNotFound",
     "NoteScopes",
@@ -28,4 +29,5 @@ __all__ = [
     "iter_links",
     "link_targets",
     "rewrite_target",
+    "version_of",
 ]

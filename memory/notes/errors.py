@@ -21,3 +21,13 @@ class PassageNotFound(NoteError):
     def __init__(self, source: str) -> None:
         super().__init__(f"the passage does not occur in note {source!r}")
         self.source = source
+
+
+class NoteChanged(NoteError):
+    """The note no longer holds the version an edit started from (it changed or was deleted)."""
+
+    def __init__(self, name: str, current: str | None) -> None:
+        state = "was deleted" if current is None else "was changed"
+        super().__init__(f"note {name!r} {state} since this edit started; nothing was saved")
+        self.name = name
+        self.current = current

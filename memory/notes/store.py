@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import hashlib
 import logging
 import os
 import tempfile
@@ -32,7 +33,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from memory.notes.embeds import collapse, expand
-from memory.notes.errors import NoteError, NoteNotFound, PassageNotFound
+from memory.notes.errors import NoteChanged, NoteError, NoteNotFound, PassageNotFound
 from memory.notes.links import link_targets, rewrite_target
 from memory.notes.names import clean_name, is_valid_name
 from memory.notes.weights import NoteScore, compute_weights, low_value, top_hints
@@ -66,6 +67,11 @@ class RenameResult:
     new: str
     merged: bool
     rewritten: tuple[str, ...]
+
+
+def version_of(content: str) -> str:
+    """A short fingerprint of a note's content: what an editor sends back as `set(..., base=)`."""
+    return hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def join_contents(first: str, second: str) -> str:
@@ -148,17 +154,24 @@ class NoteStore:
 
     # ---- writing -------------------------------------------------------------------------------
 
-    async def set(self, name: str, content: str) -> bool:
+    async def set(self, name: str, content: str, *, base: str | None = None) -> bool:
         """Create or replace a note; returns True when it was created.
 
         Expanded embed blocks (`![[X]]start … ![[X]]end`) in `content` are collapsed back to
         `![[X]]`, so writing back what `get(depth>0)` returned does not copy other notes in.
+        `base` is the `version_of` the content an edit started from: when the note no longer holds
+        it (another writer changed or deleted it meanwhile), NoteChanged is raised and nothing is
+        written, so an edit never silently replaces a change it did not see.
         """
         name = clean_name(name)
         text = collapse(content)
         _check_text(text)
 
         def change(entries: dict[str, _Entry]) -> bool:
+            if base is not None:
+                entry = entries.get(name)
+                if entry is None or version_of(entry.content) != base:
+                    raise NoteChanged(name, entry.content if entry else None)
             self._write(name, text)
             return name not in entries
 

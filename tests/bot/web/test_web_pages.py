@@ -3,6 +3,7 @@ notes, forgetting, usage, config."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 from bot.web.html import when
@@ -361,3 +362,34 @@ async def test_client_errors_are_pages_with_the_console_around_them(console: Con
         assert message in body and "Qunyi admin" in body, path
     wrong_method = await console.client.put("/jargon", headers=headers)
     assert wrong_method.status == 405 and "GET" in wrong_method.headers["Allow"]
+
+
+async def test_saving_a_note_that_changed_since_the_page_was_opened_loses_neither_text(
+    console: Console,
+) -> None:
+    await console.app.memory.record(make_message(1))
+    chat = await console.chat_id()
+    notes = console.app.memory.notes
+    assert notes is not None
+    store = notes.for_chat("test:g1")
+    await store.set("聚餐", "周六火锅")
+    csrf = await console.login()
+    opened = await (await console.client.get(f"/chats/{chat}/notes/聚餐")).text()
+    version = re.search(r'name="version" value="([0-9a-f]+)"', opened)
+    assert version is not None
+    await store.append("聚餐", "改到周日")  # the bot writes while the admin edits
+    stale = {"_csrf": csrf, "content": "周六火锅，七点", "version": version.group(1)}
+    refused = await console.client.post(f"/chats/{chat}/notes/聚餐", data=stale)
+    body = await refused.text()
+    assert refused.status == 409 and "was changed since this edit started" in body
+    assert "改到周日" in body and "周六火锅，七点</textarea>" in body, "both texts are on the page"
+    assert await store.get("聚餐") == "周六火锅\n\n改到周日\n"
+    again = re.search(r'name="version" value="([0-9a-f]+)"', body)
+    assert again is not None
+    merged = {"_csrf": csrf, "content": "周日火锅，七点", "version": again.group(1)}
+    saved = await console.client.post(f"/chats/{chat}/notes/聚餐", data=merged)
+    assert saved.status == 200 and await store.get("聚餐") == "周日火锅，七点"
+    await store.delete("聚餐")
+    gone = await console.client.post(f"/chats/{chat}/notes/聚餐", data=merged)
+    assert gone.status == 409 and "was deleted" in await gone.text()
+    assert await store.list() == [], "a save does not bring back a note deleted meanwhile"

@@ -5,7 +5,16 @@ from pathlib import Path
 
 import pytest
 
-from memory.notes import NoteError, NoteNotFound, NoteScopes, NoteStore, PassageNotFound, chat_folder_name
+from memory.notes import (
+    NoteChanged,
+    NoteError,
+    NoteNotFound,
+    NoteScopes,
+    NoteStore,
+    PassageNotFound,
+    chat_folder_name,
+    version_of,
+)
 
 
 @pytest.fixture
@@ -197,3 +206,18 @@ async def test_an_nfd_twin_of_an_existing_note_is_left_alone(store: NoteStore) -
     assert await store.list() == ["Café"] and await store.get("Café") == "nfc"
     await store.append("Café", "more")
     assert (store.root / "Cafe\u0301.md").read_text(encoding="utf-8") == "nfd", "nothing is lost"
+
+
+async def test_set_with_a_stale_base_is_refused_and_writes_nothing(store: NoteStore) -> None:
+    await store.set("聚餐", "周六火锅")
+    seen = version_of("周六火锅")
+    await store.append("聚餐", "改到周日")
+    with pytest.raises(NoteChanged) as refused:
+        await store.set("聚餐", "周六火锅，七点", base=seen)
+    assert refused.value.current == "周六火锅\n\n改到周日\n"
+    assert await store.get("聚餐") == "周六火锅\n\n改到周日\n"
+    assert await store.set("聚餐", "周日火锅，七点", base=version_of(refused.value.current)) is False
+    await store.delete("聚餐")
+    with pytest.raises(NoteChanged, match="was deleted"):
+        await store.set("聚餐", "again", base=version_of("周日火锅，七点"))
+    assert await store.list() == []
