@@ -113,6 +113,12 @@ def text_input(name: str, value: object = "", label: str = "", size: int = 30) -
     return h('<label>{} <input name="{}" value="{}" size="{}"></label>', label, name, value, size)
 
 
+def textarea(name: str, value: object = "", rows: int = 2, cols: int = 50) -> Safe:
+    """A text area holding `value` exactly: HTML drops one line break right after `<textarea>`, so
+    one is put there and a value that starts with a line break keeps it."""
+    return h('<textarea name="{}" rows="{}" cols="{}">\n{}</textarea>', name, rows, cols, value)
+
+
 def select(name: str, options: Mapping[str, str], chosen: str = "", label: str = "") -> Safe:
     opts = join(
         h('<option value="{}"{}>{}</option>', value, Safe(" selected" if value == chosen else ""), text)

@@ -26,6 +26,7 @@ from bot.web.html import (
     select,
     table,
     text_input,
+    textarea,
     url,
     when,
 )
@@ -44,9 +45,6 @@ Decision = Literal["approve", "reject"]
 
 class JargonNotFound(JargonError):
     """No entry with that id (a 404)."""
-
-
-MEANING_AREA = '<label>meaning <textarea name="meaning" rows="2" cols="50">{}</textarea></label>'
 
 
 def _filters(query: MultiMapping[str]) -> dict[str, Any]:
@@ -132,7 +130,7 @@ def _add_forms(request: web.Request) -> Safe:
         inline=False,
     )
     formats = select("format", {"csv": "CSV (header with 'content')", "json": "JSON"}, "csv", "format")
-    area = Safe('<textarea name="text" rows="5" cols="70"></textarea>')
+    area = textarea("text", "", 5, 70)
     dictionary_import = form(
         request, "/jargon/import", join((area, formats, scope)), "Import dictionary", inline=False
     )
@@ -260,7 +258,7 @@ async def jargon_show(request: web.Request) -> web.Response:
                 join(
                     (
                         text_input("content", entry.content, "term", 16),
-                        h(MEANING_AREA, entry.meaning),
+                        h("<label>meaning {}</label>", textarea("meaning", entry.meaning)),
                         select("kind", kinds, "", "kind"),
                     ),
                     " ",

@@ -7,7 +7,20 @@ from urllib.parse import quote
 from aiohttp import web
 
 from bot.web.context import app_of, chat_of, chat_title
-from bot.web.html import Safe, chat_nav, done, form, h, hidden, join, link, page, table, text_input
+from bot.web.html import (
+    Safe,
+    chat_nav,
+    done,
+    form,
+    h,
+    hidden,
+    join,
+    link,
+    page,
+    table,
+    text_input,
+    textarea,
+)
 from memory.notes.errors import NoteChanged
 from memory.notes.store import NoteStore, version_of
 
@@ -37,8 +50,8 @@ def _editor(request: web.Request, base: str, name: str, content: str, current: s
     """The edit form holding `content`; saving it is refused if the note no longer holds `current`
     (None: no check, the save creates the note)."""
     fields = h(
-        '<textarea name="content" rows="16" cols="100">{}</textarea><br>{}',
-        content,
+        "{}<br>{}",
+        textarea("content", content, 16, 100),
         hidden("version", version_of(current)) if current is not None else Safe(""),
     )
     return form(request, _note_url(base, name), fields, "Save", inline=False)

@@ -3,6 +3,7 @@ notes, forgetting, usage, config."""
 
 from __future__ import annotations
 
+import html
 import re
 from datetime import timedelta
 
@@ -393,3 +394,30 @@ async def test_saving_a_note_that_changed_since_the_page_was_opened_loses_neithe
     gone = await console.client.post(f"/chats/{chat}/notes/聚餐", data=merged)
     assert gone.status == 409 and "was deleted" in await gone.text()
     assert await store.list() == [], "a save does not bring back a note deleted meanwhile"
+
+
+def _textarea_value(page: str, name: str) -> str:
+    """What a browser puts in the text area: its text, less the one line break HTML drops after
+    the start tag."""
+    found = re.search(rf'<textarea name="{name}"[^>]*>(.*?)</textarea>', page, re.S)
+    assert found is not None, name
+    value = html.unescape(found.group(1))
+    return value[1:] if value.startswith("\n") else value
+
+
+async def test_a_note_that_starts_with_a_line_break_keeps_it_through_the_editor(console: Console) -> None:
+    await console.app.memory.record(make_message(1))
+    chat = await console.chat_id()
+    notes = console.app.memory.notes
+    assert notes is not None
+    store = notes.for_chat("test:g1")
+    text = "\n\n## 规则\n不许刷屏 <b>"
+    await store.set("规则", text)
+    csrf = await console.login()
+    opened = await (await console.client.get(f"/chats/{chat}/notes/规则")).text()
+    assert _textarea_value(opened, "content") == text
+    version = re.search(r'name="version" value="([0-9a-f]+)"', opened)
+    assert version is not None
+    form = {"_csrf": csrf, "content": _textarea_value(opened, "content"), "version": version.group(1)}
+    saved = await console.client.post(f"/chats/{chat}/notes/规则", data=form)
+    assert saved.status == 200 and await store.get("规则") == text, "saving unchanged changes nothing"
