@@ -63,11 +63,31 @@ def _filters(query: MultiMapping[str]) -> dict[str, Any]:
     }
 
 
-async def _list(request: web.Request) -> tuple[dict[str, Any], list[EntryView]]:
+async def _list(request: web.Request, extra: int = 0) -> tuple[dict[str, Any], list[EntryView]]:
+    """The filters of the query and the entries they select (`extra` more than the limit)."""
     filters = _filters(request.query)
     async with app_of(request).db.read() as session:
-        entries = await dictionary.list_entries(session, **filters)
+        entries = await dictionary.list_entries(session, **{**filters, "limit": filters["limit"] + extra})
     return filters, entries
+
+
+def _query_without(request: web.Request, *names: str) -> dict[str, list[str]]:
+    """The request's query parameters (every value of each) less `names`, for links back to it."""
+    return {k: request.query.getall(k) for k in dict.fromkeys(request.query) if k not in names}
+
+
+def _pager(request: web.Request, filters: dict[str, Any], shown: int, more: bool) -> Safe:
+    """Which entries the page shows, with links to the previous and next pages under the same filters."""
+    start, limit = filters["offset"], filters["limit"]
+    if not shown and not start:
+        return Safe("")
+    query = _query_without(request, "msg", "offset")
+    links = [h("entries {}–{}", start + 1, start + shown) if shown else h("no entries from {} on", start + 1)]
+    if start:
+        links.append(link(url("/jargon", **query, offset=max(start - limit, 0) or None), "← previous"))
+    if more:
+        links.append(link(url("/jargon", **query, offset=start + limit), "next →"))
+    return h('<p class="pager">{}</p>', join(links, " · "))
 
 
 def _now(request: web.Request) -> float:
@@ -92,8 +112,10 @@ def _filter_form(filters: dict[str, Any]) -> Safe:
 
 @routes.get("/jargon")
 async def jargon_list(request: web.Request) -> web.Response:
-    """Entries, most counted first, with checkboxes for a batch approve or reject."""
-    filters, entries = await _list(request)
+    """Entries, most counted first, with checkboxes for a batch approve or reject, a page at a time."""
+    filters, entries = await _list(request, extra=1)
+    more = len(entries) > filters["limit"]
+    entries = entries[: filters["limit"]]
     rows = [
         [
             h('<input type="checkbox" name="ids" value="{}">', e.id),
@@ -107,7 +129,7 @@ async def jargon_list(request: web.Request) -> web.Response:
         ]
         for e in entries
     ]
-    back = url("/jargon", **{k: v for k, v in request.query.items() if k != "msg"})
+    back = url("/jargon", **_query_without(request, "msg"))
     batch = h(
         '<form method="post" action="/jargon/batch">{}{}{}'
         '<p><label>meaning for approved (optional) <input name="meaning" size="40"></label> '
@@ -117,7 +139,10 @@ async def jargon_list(request: web.Request) -> web.Response:
         hidden("back", back),
         table(["", "term", "count", "status", "provenance", "kind", "scope", "meaning"], rows, "no entries"),
     )
-    return page(request, "Jargon review", join((_filter_form(filters), batch, _add_forms(request))))
+    pager = _pager(request, filters, len(entries), more)
+    return page(
+        request, "Jargon review", join((_filter_form(filters), pager, batch, pager, _add_forms(request)))
+    )
 
 
 def _add_forms(request: web.Request) -> Safe:

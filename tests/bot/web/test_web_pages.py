@@ -421,3 +421,26 @@ async def test_a_note_that_starts_with_a_line_break_keeps_it_through_the_editor(
     form = {"_csrf": csrf, "content": _textarea_value(opened, "content"), "version": version.group(1)}
     saved = await console.client.post(f"/chats/{chat}/notes/规则", data=form)
     assert saved.status == 200 and await store.get("规则") == text, "saving unchanged changes nothing"
+
+
+async def test_the_review_list_pages_through_every_entry_under_its_filters(console: Console) -> None:
+    terms = [f"梗{n}" for n in range(7)]
+    async with console.app.db.write() as session:
+        for term in terms:
+            await dictionary.add_manual(session, term, "", None, "test", T0.timestamp())
+        await dictionary.add_manual(session, "被拒", "", None, "test", T0.timestamp(), status="rejected")
+    await console.login()
+    seen: list[str] = []
+    path: str | None = "/jargon?status=approved&limit=3"
+    pages = 0
+    while path is not None:
+        body = await (await console.client.get(path)).text()
+        seen += re.findall(r'<a href="/jargon/\d+">([^<]+)</a>', body)
+        following = re.search(r'<a href="([^"]+)">next →</a>', body)
+        path = html.unescape(following.group(1)) if following else None
+        if path is not None:
+            assert "status=approved" in path and "limit=3" in path, "the next page keeps the filters"
+        pages += 1
+    assert pages == 3 and sorted(seen) == sorted(terms), "every entry is reachable, none twice"
+    last = await (await console.client.get("/jargon?status=approved&limit=3&offset=6")).text()
+    assert "entries 7–7" in last and "← previous" in last and 'offset=3"' in last
