@@ -46,8 +46,9 @@ def join(parts: Iterable[object], sep: str = "") -> Safe:
     return Safe(sep.join(esc(p) for p in parts))
 
 
-def url(path: str, **query: object) -> str:
-    """A local URL with a query string (None and empty values left out)."""
+def url(path: str, /, **query: object) -> str:
+    """A local URL with a query string (None and empty values left out; any name may be a
+    parameter, `path` too)."""
     kept = {k: v for k, v in query.items() if v not in (None, "")}
     return path + ("?" + urlencode(kept, doseq=True) if kept else "")
 

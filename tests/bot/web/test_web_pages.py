@@ -444,3 +444,15 @@ async def test_the_review_list_pages_through_every_entry_under_its_filters(conso
     assert pages == 3 and sorted(seen) == sorted(terms), "every entry is reachable, none twice"
     last = await (await console.client.get("/jargon?status=approved&limit=3&offset=6")).text()
     assert "entries 7–7" in last and "← previous" in last and 'offset=3"' in last
+
+
+async def test_any_extra_query_parameter_is_carried_along_not_a_server_error(console: Console) -> None:
+    async with console.app.db.write() as session:
+        for term in ("梗1", "梗2"):
+            await dictionary.add_manual(session, term, "", None, "test", T0.timestamp())
+    await console.login()
+    response = await console.client.get("/jargon?path=x&limit=1")
+    body = await response.text()
+    assert response.status == 200 and "梗1" in body
+    assert 'name="back" value="/jargon?path=x&amp;limit=1"' in body
+    assert 'href="/jargon?path=x&amp;limit=1&amp;offset=1"' in body
