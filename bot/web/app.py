@@ -12,6 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
+from multidict import MultiDict, MultiMapping
 
 from bot.app import App
 from bot.config.settings import Settings
@@ -58,7 +59,8 @@ def _without_token(request: web.Request) -> str:
 
 @web.middleware
 async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Authentication (token, cookie), the `?token=` login, and CSRF on unsafe methods."""
+    """Authentication (token, cookie), the `?token=` login, reading a posted form (a body that is too
+    large or malformed is refused with a clear error), and CSRF on unsafe methods."""
     creds = request.app[CREDENTIALS_KEY]
     if "token" in request.query and request.method == "GET":
         if not creds.token_ok(request.query.get("token")):
@@ -76,12 +78,20 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
             "this console needs its access token: open the link `qunyi web` printed (…/?token=…)",
         )
     request[CSRF_KEY] = creds.csrf
+    form: MultiMapping[object] = MultiDict()
+    if request.method not in SAFE_METHODS and request.content_type in FORM_TYPES:
+        try:
+            form = await request.post()  # parsed here once; the handlers get aiohttp's cached copy
+        except web.HTTPClientError as exc:  # too large, too many fields
+            return _refuse(request, exc.status, exc.text or exc.reason)
+        except (ValueError, LookupError) as exc:  # no or wrong multipart boundary, unknown charset
+            return _refuse(request, 400, f"the form could not be read: {exc}")
     # A browser attaches the cookie to cross-site requests on its own, never the Authorization header:
     # only cookie-authenticated changes need the CSRF token.
     if request.method not in SAFE_METHODS and not by_header:
         given = request.headers.get(CSRF_HEADER)
-        if given is None and request.content_type in FORM_TYPES:
-            given = (await request.post()).get(CSRF_FIELD)  # type: ignore[assignment]
+        if given is None:
+            given = form.get(CSRF_FIELD)  # type: ignore[assignment]
         if not creds.csrf_ok(given if isinstance(given, str) else None):
             return _refuse(request, 403, "missing or wrong CSRF token; reload the page and try again")
     return await handler(request)

@@ -165,3 +165,30 @@ async def test_redirects_never_leave_the_console(console: Console) -> None:
         allow_redirects=False,
     )
     assert kept.headers["Location"].startswith("/jargon?status=candidate&msg=")
+
+
+async def test_a_malformed_or_oversized_form_is_a_clear_error_not_a_server_error(console: Console) -> None:
+    csrf = await console.login()
+    form = "application/x-www-form-urlencoded"
+    bodies = (
+        ("multipart/form-data", b"no boundary"),
+        ("multipart/form-data; boundary=XX", b"not the boundary"),
+        (f"{form}; charset=no-such-charset", f"_csrf={csrf}&content=x".encode()),
+    )
+    for auth in ({}, {"Authorization": f"Bearer {TOKEN}"}):
+        for content_type, body in bodies:
+            response = await console.client.post(
+                "/jargon/add", data=body, headers={"Content-Type": content_type, **auth}
+            )
+            text = await response.text()
+            assert response.status == 400 and "the form could not be read" in text, (content_type, auth)
+            assert "Qunyi admin" in text
+    huge = await console.client.post(
+        "/jargon/import",
+        data=f"_csrf={csrf}&format=csv&text=" + "x" * (2 * 1024 * 1024),
+        headers={"Content-Type": form},
+    )
+    assert huge.status == 413 and huge.content_type == "text/html"
+    assert "Maximum request body size" in await huge.text()
+    async with console.app.db.read() as session:
+        assert await dictionary.list_entries(session) == []
