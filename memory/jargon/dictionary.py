@@ -400,9 +400,10 @@ async def decide(
     now: float,
     meaning: str | None = None,
 ) -> list[EntryView]:
-    """Approve or reject entries (a batch). Approving may set the meaning at the same time."""
+    """Approve or reject entries (a batch; an id given twice is decided once). Approving may set the
+    meaning at the same time."""
     done: list[EntryView] = []
-    for jargon_id in ids:
+    for jargon_id in dict.fromkeys(ids):
         row = await _load(session, jargon_id)
         old = _snapshot(row)
         row.status = "approved" if action == "approve" else "rejected"
@@ -457,9 +458,10 @@ async def edit(
 
 
 async def remove(session: AsyncSession, ids: Sequence[int], actor: str, now: float) -> int:
-    """Delete entries (their counts and evidence go with them; the trail stays)."""
+    """Delete entries (their counts and evidence go with them; the trail stays). An id given twice is
+    deleted once."""
     removed = 0
-    for jargon_id in ids:
+    for jargon_id in dict.fromkeys(ids):
         row = await _load(session, jargon_id)
         session.add(
             JargonReview(jargon_id=row.id, actor=actor, action="delete", old=_snapshot(row), new={}, time=now)

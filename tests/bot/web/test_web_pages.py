@@ -456,3 +456,22 @@ async def test_any_extra_query_parameter_is_carried_along_not_a_server_error(con
     assert response.status == 200 and "梗1" in body
     assert 'name="back" value="/jargon?path=x&amp;limit=1"' in body
     assert 'href="/jargon?path=x&amp;limit=1&amp;offset=1"' in body
+
+
+async def test_an_entry_named_twice_in_one_decision_is_decided_once(console: Console) -> None:
+    xswl, awsl = await _entries(console)
+    csrf = await console.login()
+    batch = await console.client.post(
+        "/jargon/batch", data={"_csrf": csrf, "action": "approve", "ids": [str(xswl), str(xswl)]}
+    )
+    assert batch.status == 200 and "approved 1 entries" in await batch.text()
+    api = await console.client.post(
+        "/api/jargon/decide",
+        json={"ids": [awsl, awsl], "action": "reject"},
+        headers={"Authorization": f"Bearer {TOKEN}"},
+    )
+    assert [e["id"] for e in (await api.json())["entries"]] == [awsl]
+    async with console.app.db.write() as session:
+        assert [r["action"] for r in await dictionary.reviews(session, xswl)] == ["approve"]
+        assert [r["action"] for r in await dictionary.reviews(session, awsl)] == ["reject"]
+        assert await dictionary.remove(session, [xswl, xswl], "test", T0.timestamp()) == 1
