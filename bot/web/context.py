@@ -9,6 +9,7 @@ from bot.app import App
 from bot.web.security import Credentials
 from memory.models import Chat
 from memory.service import ChatRef
+from memory.text.truncate import truncate
 
 APP_KEY = web.AppKey("qunyi_app", App)
 CREDENTIALS_KEY = web.AppKey("qunyi_credentials", Credentials)
@@ -30,7 +31,7 @@ def int_param(value: str | None, name: str, default: int | None = None, minimum:
     try:
         number = int(value.strip())
     except ValueError:
-        raise web.HTTPBadRequest(text=f"{name} must be a whole number, not {value[:20]!r}") from None
+        raise web.HTTPBadRequest(text=f"{name} must be a whole number, not {truncate(value, 20)!r}") from None
     if number < minimum:
         raise web.HTTPBadRequest(text=f"{name} must be at least {minimum}")
     if number > MAX_INT:

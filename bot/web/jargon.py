@@ -36,10 +36,12 @@ from memory.jargon import dictionary, transfer
 from memory.jargon.dictionary import DECISIONS, EntryView, JargonError
 from memory.models import Chat
 from memory.models.jargon import STATUSES
+from memory.text.truncate import truncate
 
 routes = web.RouteTableDef()
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
+MAX_ACTOR_CHARS = 64  # a longer "by" of the API is cut, on a grapheme boundary
 Decision = Literal["approve", "reject"]
 
 
@@ -400,7 +402,9 @@ async def api_decide(request: web.Request) -> web.Response:
         raise JargonError('"meaning" must be a string')
     who = actor if isinstance(actor, str) and actor.strip() else "api"
     async with app_of(request).db.write() as session:
-        decided = await dictionary.decide(session, ids, action, who.strip()[:64], _now(request), meaning)
+        decided = await dictionary.decide(
+            session, ids, action, truncate(who.strip(), MAX_ACTOR_CHARS, ellipsis=""), _now(request), meaning
+        )
     return web.json_response({"entries": [e.to_json() for e in decided]}, dumps=_dumps)
 
 

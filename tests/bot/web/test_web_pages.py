@@ -475,3 +475,17 @@ async def test_an_entry_named_twice_in_one_decision_is_decided_once(console: Con
         assert [r["action"] for r in await dictionary.reviews(session, xswl)] == ["approve"]
         assert [r["action"] for r in await dictionary.reviews(session, awsl)] == ["reject"]
         assert await dictionary.remove(session, [xswl, xswl], "test", T0.timestamp()) == 1
+
+
+async def test_a_long_api_actor_is_cut_on_a_grapheme_boundary(console: Console) -> None:
+    xswl, _awsl = await _entries(console)
+    family = "👨‍👩‍👧‍👦"  # one grapheme of seven code points
+    response = await console.client.post(
+        "/api/jargon/decide",
+        json={"ids": [xswl], "action": "approve", "by": "ab" + family * 9},
+        headers={"Authorization": f"Bearer {TOKEN}"},
+    )
+    assert response.status == 200
+    assert (await response.json())["entries"][0]["decided_by"] == "ab" + family * 8
+    bad = await console.client.get(f"/jargon?chat={family * 3}", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert bad.status == 400 and html.escape(repr(family * 2 + "…")) in await bad.text()
