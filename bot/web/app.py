@@ -22,7 +22,7 @@ from bot.web.context import APP_KEY, CREDENTIALS_KEY, CSRF_KEY
 from bot.web.html import error_page, local_path
 from bot.web.jargon import JargonNotFound
 from bot.web.security import COOKIE, CSRF_FIELD, CSRF_HEADER, Credentials
-from memory.jargon.dictionary import JargonError
+from memory.jargon.dictionary import JargonChanged, JargonError
 from memory.notes.errors import NoteError
 from memory.notes.names import InvalidNoteName
 from memory.persons.admin import PersonAdminError
@@ -104,7 +104,8 @@ async def user_errors(request: web.Request, handler: Handler) -> web.StreamRespo
     try:
         return await handler(request)
     except USER_ERRORS as exc:
-        return _refuse(request, 404 if isinstance(exc, JargonNotFound) else 400, str(exc))
+        status = 404 if isinstance(exc, JargonNotFound) else 409 if isinstance(exc, JargonChanged) else 400
+        return _refuse(request, status, str(exc))
     except web.HTTPClientError as exc:
         if not exc.text:
             raise

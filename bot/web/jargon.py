@@ -249,6 +249,8 @@ async def jargon_show(request: web.Request) -> web.Response:
     """One entry: fields, per-chat counts, evidence messages in context, review trail, actions."""
     jargon_id = path_int(request, "jargon_id")
     entry, counts, trail, found = await _entry_with_trail(request, jargon_id, with_evidence=True)
+    async with app_of(request).db.read() as session:
+        seen = hidden("revision", await dictionary.revision(session, jargon_id))
     base = f"/jargon/{jargon_id}"
     facts = table(
         ["field", "value"],
@@ -277,7 +279,12 @@ async def jargon_show(request: web.Request) -> web.Response:
     kinds = {"": "unchanged", "jargon": "group jargon", "ordinary": "ordinary word"}
     actions = join(
         (
-            form(request, f"{base}/approve", text_input("meaning", entry.meaning, "meaning", 40), "Approve"),
+            form(
+                request,
+                f"{base}/approve",
+                join((text_input("meaning", entry.meaning, "meaning", 40), seen)),
+                "Approve",
+            ),
             form(request, f"{base}/reject", Safe(""), "Reject", danger=True),
             form(
                 request,
@@ -287,6 +294,7 @@ async def jargon_show(request: web.Request) -> web.Response:
                         text_input("content", entry.content, "term", 16),
                         h("<label>meaning {}</label>", textarea("meaning", entry.meaning)),
                         select("kind", kinds, "", "kind"),
+                        seen,
                     ),
                     " ",
                 ),
@@ -316,12 +324,20 @@ async def jargon_show(request: web.Request) -> web.Response:
     return page(request, f"Jargon: {entry.content}", body)
 
 
+def _seen_revision(data: MultiMapping[Any]) -> int | None:
+    """The entry revision a form was made at (None: the form names none, e.g. a script's POST)."""
+    raw = data.get("revision")
+    return int(raw) if isinstance(raw, str) and raw.isdigit() else None
+
+
 async def _decide_one(request: web.Request, action: Decision) -> web.Response:
     jargon_id = path_int(request, "jargon_id")
     data = await request.post()
     meaning = str(data.get("meaning", "")).strip() if action == "approve" else ""
     async with app_of(request).db.write() as session:
-        await dictionary.decide(session, [jargon_id], action, ACTOR, _now(request), meaning or None)
+        await dictionary.decide(
+            session, [jargon_id], action, ACTOR, _now(request), meaning or None, _seen_revision(data)
+        )
     raise done(f"/jargon/{jargon_id}", f"{action}d")
 
 
@@ -352,6 +368,7 @@ async def jargon_edit(request: web.Request) -> web.Response:
             meaning=meaning if isinstance(meaning, str) else None,
             content=content if isinstance(content, str) and content.strip() else None,
             is_jargon=kind,
+            expected_revision=_seen_revision(data),
         )
     raise done(f"/jargon/{jargon_id}", "saved")
 

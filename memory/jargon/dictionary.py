@@ -41,6 +41,10 @@ class JargonError(ValueError):
     """A bad request to the dictionary (unknown entry, empty term, bad status...)."""
 
 
+class JargonChanged(JargonError):
+    """An entry changed (a decision, an edit, inference) since the revision the caller saw."""
+
+
 @dataclass(frozen=True, slots=True)
 class EntryView:
     """A dictionary entry as read back; `chat_count` is the count in the asking chat, if any."""
@@ -381,11 +385,22 @@ def _snapshot(row: Jargon) -> dict[str, Any]:
     return {name: getattr(row, name) for name in _TRAIL_FIELDS}
 
 
-async def _load(session: AsyncSession, jargon_id: int) -> Jargon:
+async def _load(session: AsyncSession, jargon_id: int, expected_revision: int | None = None) -> Jargon:
     row = await session.get(Jargon, jargon_id)
     if row is None:
         raise JargonError(f"no jargon entry with id {jargon_id}")
+    if expected_revision is not None and (row.revision or 0) != expected_revision:
+        raise JargonChanged(
+            f"entry {jargon_id} ({row.content}) was changed since you opened it "
+            f"(now {row.status}, meaning {row.meaning or '—'}); nothing was saved: reload it and decide again"
+        )
     return row
+
+
+async def revision(session: AsyncSession, jargon_id: int) -> int:
+    """How often an entry's term, meaning or status has changed (0 for a new one); forms pass it back
+    as `expected_revision` so a change made meanwhile is not overwritten."""
+    return (await _load(session, jargon_id)).revision or 0
 
 
 def _trail(row: Jargon, actor: str, action: str, old: dict[str, Any], now: float) -> JargonReview:
@@ -399,12 +414,14 @@ async def decide(
     actor: str,
     now: float,
     meaning: str | None = None,
+    expected_revision: int | None = None,
 ) -> list[EntryView]:
     """Approve or reject entries (a batch; an id given twice is decided once). Approving may set the
-    meaning at the same time."""
+    meaning at the same time. With `expected_revision` (one entry seen at that revision) a change made
+    since is refused with JargonChanged."""
     done: list[EntryView] = []
     for jargon_id in dict.fromkeys(ids):
-        row = await _load(session, jargon_id)
+        row = await _load(session, jargon_id, expected_revision)
         old = _snapshot(row)
         row.status = "approved" if action == "approve" else "rejected"
         if meaning is not None:
@@ -435,9 +452,11 @@ async def edit(
     meaning: str | None = None,
     content: str | None = None,
     is_jargon: bool | None = None,
+    expected_revision: int | None = None,
 ) -> EntryView:
-    """Change an entry by hand; the meaning becomes manual (inference never overwrites it)."""
-    row = await _load(session, jargon_id)
+    """Change an entry by hand; the meaning becomes manual (inference never overwrites it). With
+    `expected_revision` a change made since that revision is refused with JargonChanged."""
+    row = await _load(session, jargon_id, expected_revision)
     old = _snapshot(row)
     if content is not None:
         text = clean_term(content)

@@ -99,6 +99,31 @@ async def test_approve_reject_edit_delete_round_trip(console: Console) -> None:
     assert missing.status == 400 and "no jargon entry with id 9999" in await missing.text()
 
 
+async def test_a_decision_on_an_entry_changed_since_its_page_was_opened_is_refused(console: Console) -> None:
+    """Two admins (or an admin and inference) on one entry: the second save overwrote the first."""
+    xswl, _awsl = await _entries(console)
+    csrf = await console.login()
+    client = console.client
+    shown = await (await client.get(f"/jargon/{xswl}")).text()
+    seen = re.findall(r'name="revision" value="(\d+)"', shown)
+    assert len(seen) == 2 and len(set(seen)) == 1, "the approve and the edit form carry the revision"
+    first = await client.post(
+        f"/jargon/{xswl}/approve", data={"_csrf": csrf, "meaning": "笑死我了", "revision": seen[0]}
+    )
+    assert first.status == 200
+    stale = await client.post(
+        f"/jargon/{xswl}/edit", data={"_csrf": csrf, "meaning": "别的意思", "kind": "", "revision": seen[0]}
+    )
+    body = html.unescape(await stale.text())
+    assert stale.status == 409 and "was changed since you opened it" in body and "笑死我了" in body
+    entry = await _entry(console, xswl)
+    assert entry is not None and entry.meaning == "笑死我了", "nothing was overwritten"
+    again = await client.post(
+        f"/jargon/{xswl}/approve", data={"_csrf": csrf, "meaning": "x", "revision": seen[0]}
+    )
+    assert again.status == 409, "a form sent twice (the back button) decides once"
+
+
 async def test_batch_approve_and_reject(console: Console) -> None:
     xswl, awsl = await _entries(console)
     csrf = await console.login()
