@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 ALLOWED_UPDATES = ["message"]
 MAX_MESSAGE_UNITS = 4096  # Telegram refuses longer text (it counts UTF-16 code units)
+MAX_FLOOD_WAIT = 60  # the longest flood-control wait (seconds) a reply is held back for; longer ones fail
+FLOOD_RETRIES = 3  # sends tried again after a flood-control answer, each after the wait Telegram asks for
 
 
 class TelegramAdapter(Adapter):
@@ -152,21 +154,30 @@ class TelegramAdapter(Adapter):
         reply_to: str | None = None,
     ) -> ChatMessage:
         """Send plain text (no parse mode) and return the message as Telegram stored it; text over
-        Telegram's 4096 UTF-16 code units is cut there, between whole characters, with `…`."""
-        from aiogram.exceptions import TelegramAPIError, TelegramNetworkError
+        Telegram's 4096 UTF-16 code units is cut there, between whole characters, with `…`.
+
+        Flood control (429) is waited out as Telegram asks, up to MAX_FLOOD_WAIT seconds a time and
+        FLOOD_RETRIES times; any other refusal, or a longer wait, raises `SendError`."""
+        from aiogram.exceptions import TelegramAPIError, TelegramRetryAfter
         from aiogram.types import ReplyParameters
 
         reply = (
             ReplyParameters(message_id=int(reply_to), allow_sending_without_reply=True) if reply_to else None
         )
-        try:
-            sent = await self.bot.send_message(
-                chat_id=int(chat_id),
-                text=fit_message(text, MAX_MESSAGE_UNITS, chat_id, utf16=True),
-                reply_parameters=reply,
-            )
-        except (TelegramAPIError, TelegramNetworkError) as exc:
-            raise SendError(f"Telegram refused the message to {chat_id}: {exc}") from exc
+        text = fit_message(text, MAX_MESSAGE_UNITS, chat_id, utf16=True)
+        retries = FLOOD_RETRIES
+        while True:
+            try:
+                sent = await self.bot.send_message(chat_id=int(chat_id), text=text, reply_parameters=reply)
+                break
+            except TelegramRetryAfter as exc:
+                if retries == 0 or exc.retry_after > MAX_FLOOD_WAIT:
+                    raise SendError(f"Telegram refused the message to {chat_id}: {exc}") from exc
+                retries -= 1
+                log.warning("Telegram flood control in %s: sending again in %ss", chat_id, exc.retry_after)
+                await asyncio.sleep(exc.retry_after)
+            except TelegramAPIError as exc:  # TelegramNetworkError included
+                raise SendError(f"Telegram refused the message to {chat_id}: {exc}") from exc
         converted = message_to_chat(sent, bot_id=self._bot_id, bot_username=self._bot_username)
         if converted is None:
             raise SendError(f"Telegram returned an empty message for chat {chat_id}")

@@ -31,6 +31,7 @@ class FakeBotAPI:
         self.updates = updates
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.next_message_id = 500
+        self.refusals: list[dict[str, Any]] = []  # answers to the next sendMessage calls, in order
 
     async def handle(self, request: web.Request) -> web.Response:
         if request.match_info["token"] != TOKEN:
@@ -51,6 +52,9 @@ class FakeBotAPI:
                 await asyncio.sleep(0.05)
             return _ok(pending)
         if method == "sendMessage":
+            if self.refusals:
+                refusal = self.refusals.pop(0)
+                return web.json_response({"ok": False} | refusal, status=refusal["error_code"])
             text = params.get("text", "")
             if text == "" or len(text.encode("utf-16-le")) // 2 > 4096:
                 description = "Bad Request: message text is " + ("empty" if text == "" else "too long")
@@ -174,3 +178,33 @@ def test_unreadable_updates_keep_only_their_id() -> None:
     kept = json.loads(readable_updates(json.dumps(answer)))
     assert kept == {"ok": True, "result": [UPDATES[0], {"update_id": 7}]}
     assert readable_updates("{not json") == "{not json"
+
+
+async def test_a_reply_met_by_flood_control_is_sent_after_the_wait_telegram_asks_for(
+    api: tuple[FakeBotAPI, str],
+) -> None:
+    """Telegram answers 429 with `retry_after` when a chat gets messages too fast (about 20 a minute in a
+    group); the reply used to be refused and lost."""
+    fake, base = api
+    fake.updates = []
+    adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0))
+    await adapter.start(lambda _m: asyncio.sleep(0))
+    try:
+        fake.refusals = [
+            {
+                "error_code": 429,
+                "description": "Too Many Requests: retry after 1",
+                "parameters": {"retry_after": 1},
+            }
+        ]
+        sent = await adapter.send_text("-1001987654321", "记下了", reply_to="41")
+        assert sent.text == "记下了" and sent.message_id == "501"
+        tries = [p for m, p in fake.calls if m == "sendMessage"]
+        assert len(tries) == 2 and tries[1]["reply_parameters"]["message_id"] == 41
+        fake.refusals = [
+            {"error_code": 429, "description": "Too Many Requests", "parameters": {"retry_after": 3600}}
+        ]
+        with pytest.raises(SendError, match="Flood control"):  # longer than a reply is worth waiting
+            await adapter.send_text("-1001987654321", "记下了")
+    finally:
+        await adapter.stop()
