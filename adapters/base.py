@@ -10,6 +10,7 @@ from memory.text import truncate
 from memory.types import ChatKind, ChatMessage
 
 MessageHandler = Callable[[ChatMessage], Awaitable[None]]
+STOP_GRACE_SECONDS = 30.0  # how long `stop` lets the message being handled finish before cancelling it
 
 log = logging.getLogger(__name__)
 

@@ -11,11 +11,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TextIO
 
-from adapters.base import Adapter, MessageHandler
+from adapters.base import STOP_GRACE_SECONDS, Adapter, MessageHandler
 from memory.types import ChatKind, ChatMessage, InvalidMessage
 
 HELP = "Type to chat. /as <name> switches speaker, @<bot name> addresses the bot, /quit leaves."
-STOP_GRACE_SECONDS = 30.0  # how long `stop` lets the line being handled finish before cancelling it
 
 
 class ConsoleAdapter(Adapter):

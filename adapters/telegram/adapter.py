@@ -11,7 +11,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from adapters.base import Adapter, MessageHandler, SendError, fit_message
+from adapters.base import STOP_GRACE_SECONDS, Adapter, MessageHandler, SendError, fit_message
 from adapters.extras import require
 from adapters.telegram.config import TelegramConfig
 from adapters.telegram.convert import PLATFORM, message_to_chat
@@ -43,6 +43,10 @@ class TelegramAdapter(Adapter):
         self._bot_username: str | None = None
         self._polling: asyncio.Task[None] | None = None
         self._runner: Any = None
+        self._busy = 0  # updates being handled
+        self._idle = asyncio.Event()  # set while _busy is 0
+        self._idle.set()
+        self._stopping = False
 
     @property
     def bot(self) -> Bot:
@@ -59,6 +63,7 @@ class TelegramAdapter(Adapter):
         from adapters.telegram.session import TolerantSession
 
         self._handler = handler
+        self._stopping = False
         session = (
             TolerantSession(api=TelegramAPIServer.from_base(self.config.api_base))
             if self.config.api_base
@@ -118,7 +123,12 @@ class TelegramAdapter(Adapter):
         )
 
     async def stop(self) -> None:
-        """Stop polling or the webhook server and close the HTTP session."""
+        """Let the update being handled finish (up to STOP_GRACE_SECONDS), stop polling or the webhook
+        server and close the HTTP session. An update that comes in meanwhile is not handled and, never
+        confirmed, is fetched again at the next start."""
+        self._stopping = True
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._idle.wait(), STOP_GRACE_SECONDS)
         if self._dp is not None and self._polling is not None:
             with contextlib.suppress(RuntimeError):  # polling may already have ended
                 await self._dp.stop_polling()
@@ -138,12 +148,21 @@ class TelegramAdapter(Adapter):
         await self._dp.feed_raw_update(self._bot, update)
 
     async def _on_message(self, message: Message) -> None:
+        if self._stopping:  # wait to be cancelled: the update stays unconfirmed
+            await asyncio.get_running_loop().create_future()
         converted = message_to_chat(message, bot_id=self._bot_id, bot_username=self._bot_username)
         if converted is None:
             log.debug("Telegram service message %s in %s ignored", message.message_id, message.chat.id)
             return
         if self._handler is not None:
-            await self._handler(converted)
+            self._busy += 1
+            self._idle.clear()
+            try:
+                await self._handler(converted)
+            finally:
+                self._busy -= 1
+                if self._busy == 0:
+                    self._idle.set()
 
     async def send_text(
         self,

@@ -208,3 +208,30 @@ async def test_a_reply_met_by_flood_control_is_sent_after_the_wait_telegram_asks
             await adapter.send_text("-1001987654321", "记下了")
     finally:
         await adapter.stop()
+
+
+async def test_stop_lets_the_update_being_handled_finish_and_leaves_the_next_one_unconfirmed(
+    api: tuple[FakeBotAPI, str],
+) -> None:
+    """Stopping used to cancel the update being handled: its message was recorded but the reply never
+    went out, and at the next start Telegram's redelivery was a duplicate, so it was never answered."""
+    fake, base = api
+    fake.updates = [UPDATES[0], UPDATES[1]]
+    started, release = asyncio.Event(), asyncio.Event()
+    handled: list[ChatMessage] = []
+
+    async def handler(message: ChatMessage) -> None:
+        started.set()
+        await release.wait()
+        handled.append(message)
+
+    adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0))
+    await adapter.start(handler)
+    await asyncio.wait_for(started.wait(), 5)
+    stopping = asyncio.ensure_future(adapter.stop())
+    await asyncio.wait({stopping}, timeout=1)  # time enough for a stop that does not wait to finish
+    release.set()
+    await asyncio.wait_for(stopping, 10)
+    assert [m.message_id for m in handled] == ["40"], "the first finished, the second was not begun"
+    offsets = [p.get("offset") for m, p in fake.calls if m == "getUpdates"]
+    assert "1003" not in offsets, "update 1002 was not confirmed: Telegram sends it again at the next start"
