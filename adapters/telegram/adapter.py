@@ -8,18 +8,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
+import json
 import logging
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from adapters.base import STOP_GRACE_SECONDS, Adapter, MessageHandler, SendError, fit_message
 from adapters.extras import require
 from adapters.telegram.config import TelegramConfig
 from adapters.telegram.convert import PLATFORM, message_to_chat
+from memory import untrusted_json
 from memory.types import ChatKind, ChatMessage
 
 if TYPE_CHECKING:
     from aiogram import Bot, Dispatcher
     from aiogram.types import Message
+    from aiohttp import web
 
 log = logging.getLogger(__name__)
 ALLOWED_UPDATES = ["message"]
@@ -103,15 +108,11 @@ class TelegramAdapter(Adapter):
             await self._start_webhook()
 
     async def _start_webhook(self) -> None:
-        from aiogram.webhook.aiohttp_server import SimpleRequestHandler, setup_application
         from aiohttp import web
 
-        assert self._dp is not None and self._bot is not None and self.config.webhook_url
+        assert self._bot is not None and self.config.webhook_url
         app = web.Application()
-        SimpleRequestHandler(
-            dispatcher=self._dp, bot=self._bot, secret_token=self.config.webhook_secret
-        ).register(app, path=self.config.webhook_path)
-        setup_application(app, self._dp, bot=self._bot)
+        app.router.add_post(self.config.webhook_path, self._on_webhook)
         self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
         await self._runner.setup()
         await web.TCPSite(self._runner, self.config.webhook_host, self.config.webhook_port).start()
@@ -120,12 +121,58 @@ class TelegramAdapter(Adapter):
             secret_token=self.config.webhook_secret,
             allowed_updates=ALLOWED_UPDATES,
             drop_pending_updates=self.config.drop_pending_updates,
+            max_connections=1,  # one update at a time, in order, as polling
         )
+
+    async def _on_webhook(self, request: web.Request) -> web.Response:
+        """One update Telegram posts, handled before it is answered: an update not answered 200 (the bot
+        was stopping, or died) is posted again. A body that is no JSON is answered 400; an update that
+        cannot be read is skipped with a warning (answered 200, or Telegram would post it for ever)."""
+        from aiogram.types import Update
+        from aiohttp import web
+        from pydantic import ValidationError
+
+        from adapters.telegram.session import log_unreadable
+
+        secret = self.config.webhook_secret
+        given = request.headers.get("X-Telegram-Bot-Api-Secret-Token", "")
+        if secret and not hmac.compare_digest(given.encode(), secret.encode()):
+            return web.Response(status=401, text="wrong secret token")
+        if self._stopping or self._dp is None:
+            return web.Response(status=503, text="stopping")
+        with self._handling():
+            try:
+                raw = untrusted_json.loads((await request.read()).decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                log.warning("Telegram webhook post from %s is not JSON: %s", request.remote, exc)
+                return web.Response(status=400, text="the body is not JSON")
+            try:
+                update = Update.model_validate(raw, context={"bot": self.bot})
+            except ValidationError as exc:
+                log_unreadable(raw, exc)
+                return web.Response(text="skipped")
+            try:
+                await self._dp.feed_update(self.bot, update)
+            except Exception:  # polling logs it and goes on; so does the webhook
+                log.exception("handling Telegram update %s failed", update.update_id)
+            return web.Response(text="ok")
+
+    @contextlib.contextmanager
+    def _handling(self) -> Iterator[None]:
+        """Count an update as being handled, which `stop` waits for."""
+        self._busy += 1
+        self._idle.clear()
+        try:
+            yield
+        finally:
+            self._busy -= 1
+            if self._busy == 0:
+                self._idle.set()
 
     async def stop(self) -> None:
         """Let the update being handled finish (up to STOP_GRACE_SECONDS), stop polling or the webhook
         server and close the HTTP session. An update that comes in meanwhile is not handled and, never
-        confirmed, is fetched again at the next start."""
+        confirmed (polled) or refused with 503 (posted), comes again after the next start."""
         self._stopping = True
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._idle.wait(), STOP_GRACE_SECONDS)
@@ -148,21 +195,15 @@ class TelegramAdapter(Adapter):
         await self._dp.feed_raw_update(self._bot, update)
 
     async def _on_message(self, message: Message) -> None:
-        if self._stopping:  # wait to be cancelled: the update stays unconfirmed
+        if self._stopping and self._polling is not None:  # wait to be cancelled: it stays unconfirmed
             await asyncio.get_running_loop().create_future()
         converted = message_to_chat(message, bot_id=self._bot_id, bot_username=self._bot_username)
         if converted is None:
             log.debug("Telegram service message %s in %s ignored", message.message_id, message.chat.id)
             return
         if self._handler is not None:
-            self._busy += 1
-            self._idle.clear()
-            try:
+            with self._handling():
                 await self._handler(converted)
-            finally:
-                self._busy -= 1
-                if self._busy == 0:
-                    self._idle.set()
 
     async def send_text(
         self,

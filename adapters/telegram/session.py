@@ -51,13 +51,19 @@ def readable_updates(content: str) -> str:
         try:
             Update.model_validate(raw)
         except ValidationError as exc:
-            update_id = raw.get("update_id") if isinstance(raw, dict) else None
-            log.warning("Telegram update %s skipped: it cannot be read: %s", update_id, _first_error(exc))
+            update_id = log_unreadable(raw, exc)
             if isinstance(update_id, int) and not isinstance(update_id, bool):
                 kept.append({"update_id": update_id})
             continue
         kept.append(raw)
     return json.dumps({**answer, "result": kept}, ensure_ascii=False)
+
+
+def log_unreadable(raw: Any, exc: ValidationError) -> Any:
+    """Log that the update `raw` is skipped as unreadable (`exc`); returns its `update_id`, if any."""
+    update_id = raw.get("update_id") if isinstance(raw, dict) else None
+    log.warning("Telegram update %s skipped: it cannot be read: %s", update_id, _first_error(exc))
+    return update_id
 
 
 def _first_error(exc: ValidationError) -> str:

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from aiohttp import web
 
@@ -43,7 +44,7 @@ class FakeBotAPI:
         self.calls.append((method, params))
         if method == "getMe":
             return _ok(BOT_USER)
-        if method in ("deleteWebhook", "close"):
+        if method in ("deleteWebhook", "setWebhook", "close"):
             return _ok(True)
         if method == "getUpdates":
             offset = int(params.get("offset") or 0)
@@ -235,3 +236,75 @@ async def test_stop_lets_the_update_being_handled_finish_and_leaves_the_next_one
     assert [m.message_id for m in handled] == ["40"], "the first finished, the second was not begun"
     offsets = [p.get("offset") for m, p in fake.calls if m == "getUpdates"]
     assert "1003" not in offsets, "update 1002 was not confirmed: Telegram sends it again at the next start"
+
+
+async def webhook_adapter(base: str, handler: Any) -> tuple[TelegramAdapter, str]:
+    """A started adapter in webhook mode and the local address Telegram would post to."""
+    config = TelegramConfig(
+        token=TOKEN,
+        api_base=base,
+        mode="webhook",
+        webhook_url="https://bot.example.com/telegram/webhook",
+        webhook_port=0,
+        webhook_secret="s3cret",
+    )
+    adapter = TelegramAdapter(config)
+    await adapter.start(handler)
+    host, port = adapter._runner.addresses[0][:2]
+    return adapter, f"http://{host}:{port}{config.webhook_path}"
+
+
+async def post(url: str, body: str | bytes, secret: str = "s3cret") -> int:
+    headers = {"X-Telegram-Bot-Api-Secret-Token": secret, "Content-Type": "application/json"}
+    async with aiohttp.ClientSession() as session, session.post(url, data=body, headers=headers) as answer:
+        return answer.status
+
+
+async def test_webhook_answers_bad_posts_clearly_and_skips_an_update_it_cannot_read(
+    api: tuple[FakeBotAPI, str],
+) -> None:
+    fake, base = api
+    handled: list[ChatMessage] = []
+
+    async def handler(message: ChatMessage) -> None:
+        handled.append(message)
+
+    adapter, url = await webhook_adapter(base, handler)
+    try:
+        assert await post(url, json.dumps(UPDATES[0]), secret="wrong") == 401
+        assert await post(url, b"{not json") == 400
+        assert await post(url, b"\xff\xfe") == 400
+        unreadable = {"update_id": 1002, "message": {"message_id": 41, "chat": UPDATES[1]["message"]["chat"]}}
+        assert await post(url, json.dumps(unreadable)) == 200, "skipped, not posted again for ever"
+        assert await post(url, json.dumps(UPDATES[0])) == 200
+        assert [m.message_id for m in handled] == ["40"], "handled before Telegram was answered"
+        webhook = [p for m, p in fake.calls if m == "setWebhook"]
+        assert webhook[0]["max_connections"] == "1", "one update at a time, in order, as polling"
+    finally:
+        await adapter.stop()
+
+
+async def test_webhook_update_posted_while_stopping_is_refused_so_telegram_posts_it_again(
+    api: tuple[FakeBotAPI, str],
+) -> None:
+    """Updates were answered 200 at once and handled in the background, so one posted while the bot was
+    stopping was acknowledged and then never handled: Telegram does not post an acknowledged update again."""
+    _fake, base = api
+    started, release = asyncio.Event(), asyncio.Event()
+    handled: list[ChatMessage] = []
+
+    async def handler(message: ChatMessage) -> None:
+        started.set()
+        await release.wait()
+        handled.append(message)
+
+    adapter, url = await webhook_adapter(base, handler)
+    first = asyncio.ensure_future(post(url, json.dumps(UPDATES[0])))
+    await asyncio.wait_for(started.wait(), 5)
+    stopping = asyncio.ensure_future(adapter.stop())
+    await asyncio.sleep(0)
+    assert await post(url, json.dumps(UPDATES[1])) == 503
+    release.set()
+    await asyncio.wait_for(stopping, 10)
+    assert await first == 200
+    assert [m.message_id for m in handled] == ["40"]
