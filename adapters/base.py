@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 
 from memory.text import truncate
 from memory.types import ChatKind, ChatMessage
@@ -36,6 +38,34 @@ def fit_message(text: str, limit: int, chat_id: str, *, utf16: bool = False) -> 
     cut = truncate(text, low)
     log.warning("message to %s cut from %d to %d characters", chat_id, size(text), size(cut))
     return cut
+
+
+class InFlight:
+    """Counts the messages an adapter is handling, so that `stop` can let them finish first."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    @contextlib.contextmanager
+    def handling(self) -> Iterator[None]:
+        """Count one message as being handled for the duration of the block."""
+        self._count += 1
+        self._idle.clear()
+        try:
+            yield
+        finally:
+            self._count -= 1
+            if self._count == 0:
+                self._idle.set()
+
+    async def drained(self, within: float = STOP_GRACE_SECONDS) -> None:
+        """Wait until no message is being handled, for at most `within` seconds."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._idle.wait(), within)
+        if not self._idle.is_set():
+            log.warning("stopping while %d messages are still being handled", self._count)
 
 
 class SendError(RuntimeError):

@@ -7,7 +7,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from adapters.base import Adapter, MessageHandler, SendError, fit_message
+from adapters.base import Adapter, InFlight, MessageHandler, SendError, fit_message
 from adapters.discord.config import DiscordConfig
 from adapters.discord.convert import PLATFORM, message_to_chat
 from adapters.extras import require
@@ -32,6 +32,7 @@ class DiscordAdapter(Adapter):
         self._handler: MessageHandler | None = None
         self._client: discord.Client | None = None
         self._task: asyncio.Task[None] | None = None
+        self._in_flight = InFlight()  # discord.py runs each on_message in a task of its own
 
     @property
     def client(self) -> discord.Client:
@@ -69,7 +70,9 @@ class DiscordAdapter(Adapter):
             raise TimeoutError(f"Discord did not become ready within {self.config.ready_timeout:g}s")
 
     async def stop(self) -> None:
-        """Disconnect and close the client."""
+        """Let the messages being handled finish (up to STOP_GRACE_SECONDS; Discord does not deliver
+        them again), then disconnect and close the client."""
+        await self._in_flight.drained()
         if self._client is not None:
             await self._client.close()
         if self._task is not None:
@@ -83,7 +86,8 @@ class DiscordAdapter(Adapter):
         if converted is None:
             return
         if self._handler is not None:
-            await self._handler(converted)
+            with self._in_flight.handling():
+                await self._handler(converted)
 
     async def send_text(
         self,

@@ -11,10 +11,9 @@ import contextlib
 import hmac
 import json
 import logging
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from adapters.base import STOP_GRACE_SECONDS, Adapter, MessageHandler, SendError, fit_message
+from adapters.base import Adapter, InFlight, MessageHandler, SendError, fit_message
 from adapters.extras import require
 from adapters.telegram.config import TelegramConfig
 from adapters.telegram.convert import PLATFORM, message_to_chat
@@ -48,9 +47,7 @@ class TelegramAdapter(Adapter):
         self._bot_username: str | None = None
         self._polling: asyncio.Task[None] | None = None
         self._runner: Any = None
-        self._busy = 0  # updates being handled
-        self._idle = asyncio.Event()  # set while _busy is 0
-        self._idle.set()
+        self._in_flight = InFlight()
         self._stopping = False
 
     @property
@@ -140,7 +137,7 @@ class TelegramAdapter(Adapter):
             return web.Response(status=401, text="wrong secret token")
         if self._stopping or self._dp is None:
             return web.Response(status=503, text="stopping")
-        with self._handling():
+        with self._in_flight.handling():
             try:
                 raw = untrusted_json.loads((await request.read()).decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -157,25 +154,12 @@ class TelegramAdapter(Adapter):
                 log.exception("handling Telegram update %s failed", update.update_id)
             return web.Response(text="ok")
 
-    @contextlib.contextmanager
-    def _handling(self) -> Iterator[None]:
-        """Count an update as being handled, which `stop` waits for."""
-        self._busy += 1
-        self._idle.clear()
-        try:
-            yield
-        finally:
-            self._busy -= 1
-            if self._busy == 0:
-                self._idle.set()
-
     async def stop(self) -> None:
         """Let the update being handled finish (up to STOP_GRACE_SECONDS), stop polling or the webhook
         server and close the HTTP session. An update that comes in meanwhile is not handled and, never
         confirmed (polled) or refused with 503 (posted), comes again after the next start."""
         self._stopping = True
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._idle.wait(), STOP_GRACE_SECONDS)
+        await self._in_flight.drained()
         if self._dp is not None and self._polling is not None:
             with contextlib.suppress(RuntimeError):  # polling may already have ended
                 await self._dp.stop_polling()
@@ -202,7 +186,7 @@ class TelegramAdapter(Adapter):
             log.debug("Telegram service message %s in %s ignored", message.message_id, message.chat.id)
             return
         if self._handler is not None:
-            with self._handling():
+            with self._in_flight.handling():
                 await self._handler(converted)
 
     async def send_text(

@@ -319,3 +319,33 @@ async def test_a_reply_over_2000_characters_is_cut_to_fit_instead_of_refused(
     assert sent == [reply.text] and len(reply.text) <= 2000
     assert reply.text == "好" * 1998 + "…", "cut between whole graphemes, never inside 👍🏽"
     assert reply.is_bot
+
+
+async def test_stop_lets_the_messages_being_handled_finish_before_disconnecting(world: World) -> None:
+    """discord.py runs each on_message in a task of its own and `close` does not wait for them: a message
+    being handled at shutdown lost its reply (the HTTP session was closed under it), or was never recorded,
+    and Discord does not deliver it again."""
+    import asyncio
+
+    events: list[str] = []
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def handler(message: Any) -> None:
+        started.set()
+        await release.wait()
+        events.append(f"handled {message.text}")
+
+    async def close() -> None:
+        events.append("closed")
+
+    adapter = DiscordAdapter(DiscordConfig(token="t"))
+    adapter._handler = handler
+    adapter._client = SimpleNamespace(user=SimpleNamespace(id=BOT_ID), close=close)  # type: ignore[assignment]
+    handling = asyncio.ensure_future(adapter._on_message(world.message(content="周六八点")))
+    await asyncio.wait_for(started.wait(), 5)
+    stopping = asyncio.ensure_future(adapter.stop())
+    await asyncio.wait({stopping}, timeout=1)  # time enough for a stop that does not wait to finish
+    release.set()
+    await asyncio.wait_for(stopping, 10)
+    await handling
+    assert events == ["handled 周六八点", "closed"]
