@@ -87,7 +87,9 @@ class ChatMessage:
 
     `chat_id`, `message_id` and `sender_id` are the platform's own ids, as strings.
     `time` must be timezone-aware. `is_bot` marks the bot's own outgoing messages;
-    `to_bot` marks a message addressed to the bot (an @ of its id, a reply to it).
+    `to_bot` marks a message addressed to the bot (an @ of its id, a reply to it);
+    `from_bot` marks a message of another bot account (or a webhook): recorded, never answered, so that
+    two bots do not answer each other for ever.
     """
 
     platform: str
@@ -105,6 +107,7 @@ class ChatMessage:
     segments: tuple[Segment, ...] = field(default=())
     is_bot: bool = False
     to_bot: bool = False
+    from_bot: bool = False
 
     def __post_init__(self) -> None:
         for name in ID_FIELDS:

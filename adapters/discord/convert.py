@@ -68,6 +68,7 @@ def message_to_chat(message: Message, *, bot_id: int) -> ChatMessage | None:
         segments=((reply_segment,) if reply_segment else ()) + words + media,
         is_bot=is_bot,
         to_bot=to_bot,
+        from_bot=not is_bot and bool(getattr(author, "bot", False)),  # webhooks included
     )
 
 

@@ -67,6 +67,7 @@ def message_to_chat(message: Message, *, bot_id: int, bot_username: str | None =
         segments=segments,
         is_bot=is_bot,
         to_bot=to_bot,
+        from_bot=not is_bot and _from_another_bot(message),
     )
 
 
@@ -76,6 +77,12 @@ def _sender(message: Message) -> tuple[str, str]:
     if message.from_user is not None:
         return str(message.from_user.id), message.from_user.full_name
     return str(message.chat.id), message.chat.title or ""
+
+
+def _from_another_bot(message: Message) -> bool:
+    """Whether a bot account wrote `message`; an anonymous admin's message comes from a bot account
+    (GroupAnonymousBot) too, but speaks as the chat (`sender_chat`), and a person wrote it."""
+    return message.sender_chat is None and message.from_user is not None and message.from_user.is_bot
 
 
 def _reply(message: Message, bot_id: int) -> tuple[str | None, Segment | None, bool]:

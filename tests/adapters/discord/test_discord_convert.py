@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -349,3 +350,52 @@ async def test_stop_lets_the_messages_being_handled_finish_before_disconnecting(
     await asyncio.wait_for(stopping, 10)
     await handling
     assert events == ["handled 周六八点", "closed"]
+
+
+async def test_another_bot_is_recorded_but_never_answered(world: World, tmp_path: Path) -> None:
+    """A reply to the bot is answered; when another bot did the same, each answer was a reply to the other
+    bot, which answered it: two bots talked to each other for ever. Webhooks post as bots too."""
+    from bot.app import build_app
+    from bot.config import ConfigStore
+    from bot.config.settings import Settings
+    from memory.clock import ManualClock
+    from memory.types import ChatMessage
+
+    ours = World.payload(world.general) | {
+        "id": snowflake(WHEN, 1),
+        "content": "周六八点",
+        "author": user(BOT_ID, "qunyi", bot=True),
+    }
+    reply = {"type": 19, "message_reference": {"message_id": ours["id"], "channel_id": "10"}}
+    reply["referenced_message"] = ours
+    replies = [
+        world.message(**reply, id=snowflake(WHEN, 2), content="收到", author=user(7, "helper", bot=True)),
+        world.message(
+            **reply,
+            id=snowflake(WHEN, 3),
+            content="/recall 周六",
+            webhook_id="70",
+            author=user(70, "hook", bot=True),
+        ),
+        world.message(**reply, id=snowflake(WHEN, 4), content="好的"),
+    ]
+    converted = [message_to_chat(m, bot_id=BOT_ID) for m in (world.message(**ours), *replies)]
+    assert all(m is not None for m in converted)
+    assert [m.from_bot for m in converted if m] == [False, True, True, False]
+
+    app = await build_app(ConfigStore(Settings(), None), tmp_path / "data", ManualClock(WHEN))
+
+    async def send(_chat: str, text: str, **_kwargs: Any) -> ChatMessage:
+        raise AssertionError(f"nothing is answered here, yet {text!r} was sent")
+
+    try:
+        outcomes = [await app.pipeline.handle(m, send) for m in converted if m]
+    finally:
+        await app.close()
+    assert all(o.recorded for o in outcomes)
+    assert [o.reason for o in outcomes] == [
+        "own message",
+        "another bot",
+        "another bot",
+        "mentioned; no reply model",
+    ]

@@ -82,3 +82,18 @@ def test_forum_topic_opening_is_not_a_reply() -> None:
     in_topic = message(0, is_topic_message=True, message_thread_id=7, reply_to_message=opening)
     msg = message_to_chat(in_topic, bot_id=BOT_ID)
     assert msg is not None and msg.reply_to is None
+
+
+def test_another_bot_is_marked_but_an_anonymous_admin_is_a_person() -> None:
+    """Another bot's messages are recorded and never answered (two bots would answer each other for
+    ever); an anonymous admin's message comes from the bot account GroupAnonymousBot, yet a person
+    wrote it."""
+    other_bot = {"id": 555, "is_bot": True, "first_name": "Helper", "username": "helper_bot"}
+    msg = message_to_chat(message(0, **{"from": other_bot}), bot_id=BOT_ID)
+    assert msg is not None and msg.from_bot and not msg.is_bot
+    anonymous_bot = {"id": 1087968824, "is_bot": True, "first_name": "Group", "username": "GroupAnonymousBot"}
+    group = {"id": -1001987654321, "title": "周末开黑群", "type": "supergroup"}
+    msg = message_to_chat(message(0, **{"from": anonymous_bot}, sender_chat=group), bot_id=BOT_ID)
+    assert msg is not None and not msg.from_bot
+    msg = message_to_chat(message(0), bot_id=BOT_ID)
+    assert msg is not None and not msg.from_bot
