@@ -11,6 +11,7 @@ import contextlib
 import hmac
 import json
 import logging
+import secrets
 from typing import TYPE_CHECKING, Any
 
 from adapters.base import Adapter, InFlight, MessageHandler, SendError, fit_message
@@ -48,6 +49,7 @@ class TelegramAdapter(Adapter):
         self._polling: asyncio.Task[None] | None = None
         self._runner: Any = None
         self._in_flight = InFlight()
+        self._webhook_secret = ""  # set when the webhook starts
         self._stopping = False
 
     @property
@@ -113,9 +115,11 @@ class TelegramAdapter(Adapter):
         self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
         await self._runner.setup()
         await web.TCPSite(self._runner, self.config.webhook_host, self.config.webhook_port).start()
+        # Without a configured secret anyone who learns the path could post updates: make one per start.
+        self._webhook_secret = self.config.webhook_secret or secrets.token_urlsafe(32)
         await self._bot.set_webhook(
             self.config.webhook_url,
-            secret_token=self.config.webhook_secret,
+            secret_token=self._webhook_secret,
             allowed_updates=ALLOWED_UPDATES,
             drop_pending_updates=self.config.drop_pending_updates,
             max_connections=1,  # one update at a time, in order, as polling
@@ -131,9 +135,8 @@ class TelegramAdapter(Adapter):
 
         from adapters.telegram.session import log_unreadable
 
-        secret = self.config.webhook_secret
         given = request.headers.get("X-Telegram-Bot-Api-Secret-Token", "")
-        if secret and not hmac.compare_digest(given.encode(), secret.encode()):
+        if not hmac.compare_digest(given.encode("utf-8", "surrogatepass"), self._webhook_secret.encode()):
             return web.Response(status=401, text="wrong secret token")
         if self._stopping or self._dp is None:
             return web.Response(status=503, text="stopping")

@@ -238,7 +238,9 @@ async def test_stop_lets_the_update_being_handled_finish_and_leaves_the_next_one
     assert "1003" not in offsets, "update 1002 was not confirmed: Telegram sends it again at the next start"
 
 
-async def webhook_adapter(base: str, handler: Any) -> tuple[TelegramAdapter, str]:
+async def webhook_adapter(
+    base: str, handler: Any, secret: str | None = "s3cret"
+) -> tuple[TelegramAdapter, str]:
     """A started adapter in webhook mode and the local address Telegram would post to."""
     config = TelegramConfig(
         token=TOKEN,
@@ -246,7 +248,7 @@ async def webhook_adapter(base: str, handler: Any) -> tuple[TelegramAdapter, str
         mode="webhook",
         webhook_url="https://bot.example.com/telegram/webhook",
         webhook_port=0,
-        webhook_secret="s3cret",
+        webhook_secret=secret,
     )
     adapter = TelegramAdapter(config)
     await adapter.start(handler)
@@ -280,6 +282,27 @@ async def test_webhook_answers_bad_posts_clearly_and_skips_an_update_it_cannot_r
         assert [m.message_id for m in handled] == ["40"], "handled before Telegram was answered"
         webhook = [p for m, p in fake.calls if m == "setWebhook"]
         assert webhook[0]["max_connections"] == "1", "one update at a time, in order, as polling"
+    finally:
+        await adapter.stop()
+
+
+async def test_a_webhook_without_a_configured_secret_still_checks_one(api: tuple[FakeBotAPI, str]) -> None:
+    """Without webhook_secret anyone who learnt the path could post made-up updates into memory."""
+    fake, base = api
+    handled: list[ChatMessage] = []
+
+    async def handler(message: ChatMessage) -> None:
+        handled.append(message)
+
+    adapter, url = await webhook_adapter(base, handler, secret=None)
+    try:
+        [asked] = [p for m, p in fake.calls if m == "setWebhook"]
+        made = asked["secret_token"]
+        assert len(made) >= 32
+        assert await post(url, json.dumps(UPDATES[0]), secret="") == 401
+        assert handled == []
+        assert await post(url, json.dumps(UPDATES[0]), secret=made) == 200
+        assert [m.message_id for m in handled] == ["40"]
     finally:
         await adapter.stop()
 
