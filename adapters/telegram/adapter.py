@@ -184,6 +184,15 @@ class TelegramAdapter(Adapter):
     async def _on_message(self, message: Message) -> None:
         if self._stopping and self._polling is not None:  # wait to be cancelled: it stays unconfirmed
             await asyncio.get_running_loop().create_future()
+        if message.migrate_to_chat_id is not None:
+            log.warning(
+                "Telegram group %s was upgraded to supergroup %s: its talk is recorded as chat telegram:%s "
+                "from now on, and what was remembered stays with chat telegram:%s",
+                message.chat.id,
+                message.migrate_to_chat_id,
+                message.migrate_to_chat_id,
+                message.chat.id,
+            )
         converted = message_to_chat(message, bot_id=self._bot_id, bot_username=self._bot_username)
         if converted is None:
             log.debug("Telegram service message %s in %s ignored", message.message_id, message.chat.id)
@@ -204,15 +213,16 @@ class TelegramAdapter(Adapter):
         Telegram's 4096 UTF-16 code units is cut there, between whole characters, with `…`.
 
         Flood control (429) is waited out as Telegram asks, up to MAX_FLOOD_WAIT seconds a time and
-        FLOOD_RETRIES times; any other refusal, or a longer wait, raises `SendError`."""
-        from aiogram.exceptions import TelegramAPIError, TelegramRetryAfter
+        FLOOD_RETRIES times. A group upgraded to a supergroup gets the message under its new id (the
+        returned message names that chat). Any other refusal, or a longer wait, raises `SendError`."""
+        from aiogram.exceptions import TelegramAPIError, TelegramMigrateToChat, TelegramRetryAfter
         from aiogram.types import ReplyParameters
 
         reply = (
             ReplyParameters(message_id=int(reply_to), allow_sending_without_reply=True) if reply_to else None
         )
         text = fit_message(text, MAX_MESSAGE_UNITS, chat_id, utf16=True)
-        retries = FLOOD_RETRIES
+        retries, moved = FLOOD_RETRIES, False
         while True:
             try:
                 sent = await self.bot.send_message(chat_id=int(chat_id), text=text, reply_parameters=reply)
@@ -223,6 +233,12 @@ class TelegramAdapter(Adapter):
                 retries -= 1
                 log.warning("Telegram flood control in %s: sending again in %ss", chat_id, exc.retry_after)
                 await asyncio.sleep(exc.retry_after)
+            except TelegramMigrateToChat as exc:
+                if moved:
+                    raise SendError(f"Telegram refused the message to {chat_id}: {exc}") from exc
+                moved = True
+                log.warning("Telegram group %s is now supergroup %s", chat_id, exc.migrate_to_chat_id)
+                chat_id, reply = str(exc.migrate_to_chat_id), None  # message ids do not carry over
             except TelegramAPIError as exc:  # TelegramNetworkError included
                 raise SendError(f"Telegram refused the message to {chat_id}: {exc}") from exc
         converted = message_to_chat(sent, bot_id=self._bot_id, bot_username=self._bot_username)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -207,6 +208,60 @@ async def test_a_reply_met_by_flood_control_is_sent_after_the_wait_telegram_asks
         ]
         with pytest.raises(SendError, match="Flood control"):  # longer than a reply is worth waiting
             await adapter.send_text("-1001987654321", "记下了")
+    finally:
+        await adapter.stop()
+
+
+async def test_a_reply_to_a_group_upgraded_to_a_supergroup_goes_to_the_supergroup(
+    api: tuple[FakeBotAPI, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """After the upgrade Telegram refuses the old id (400 with migrate_to_chat_id); the reply was lost."""
+    fake, base = api
+    fake.updates = []
+    adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0))
+    await adapter.start(lambda _m: asyncio.sleep(0))
+    try:
+        fake.refusals = [
+            {
+                "error_code": 400,
+                "description": "Bad Request: group chat was upgraded to a supergroup chat",
+                "parameters": {"migrate_to_chat_id": -1001987654321},
+            }
+        ]
+        with caplog.at_level(logging.WARNING):
+            sent = await adapter.send_text("-4455", "记下了", reply_to="41")
+        assert (sent.chat_id, sent.text) == ("-1001987654321", "记下了")
+        tries = [p for m, p in fake.calls if m == "sendMessage"]
+        assert [t["chat_id"] for t in tries] == ["-4455", "-1001987654321"]
+        assert "reply_parameters" not in tries[1], "the old group's message ids mean nothing there"
+        assert "Telegram group -4455 is now supergroup -1001987654321" in caplog.text
+    finally:
+        await adapter.stop()
+
+
+async def test_the_upgrade_of_a_group_is_told_in_the_log(
+    api: tuple[FakeBotAPI, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    fake, base = api
+    fake.updates = []
+    handled: list[ChatMessage] = []
+    adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0))
+    await adapter.start(handled.append)  # type: ignore[arg-type]
+    upgrade = {
+        "update_id": 7,
+        "message": {
+            "message_id": 90,
+            "date": 1772366700,
+            "chat": {"id": -4455, "type": "group", "title": "周末开黑群"},
+            "from": {"id": 111, "is_bot": False, "first_name": "小红"},
+            "migrate_to_chat_id": -1001987654321,
+        },
+    }
+    try:
+        with caplog.at_level(logging.WARNING):
+            await adapter.feed_update(upgrade)
+        assert handled == [], "a service message is no chat message"
+        assert "group -4455 was upgraded to supergroup -1001987654321" in caplog.text
     finally:
         await adapter.stop()
 
