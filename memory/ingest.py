@@ -62,7 +62,8 @@ _UPSERT_PERSON = text(
     "(platform, platform_user_id, nickname, is_bot, first_seen, last_seen, message_count) "
     "VALUES (:platform, :user, :nickname, :is_bot, :ts, :ts, 1) "
     "ON CONFLICT (platform, platform_user_id) DO UPDATE SET "
-    "nickname = CASE WHEN excluded.nickname != '' THEN excluded.nickname ELSE persons.nickname END, "
+    "nickname = CASE WHEN excluded.nickname != '' AND (persons.nickname = '' "
+    "OR excluded.last_seen >= persons.last_seen) THEN excluded.nickname ELSE persons.nickname END, "
     "first_seen = min(persons.first_seen, excluded.first_seen), "
     "last_seen = max(persons.last_seen, excluded.last_seen), "
     "message_count = persons.message_count + 1 "
@@ -77,12 +78,14 @@ _UPSERT_MEMBER = text(
     "INSERT INTO chat_members (chat_id, person_id, card, first_seen, last_seen, message_count) "
     "VALUES (:chat_id, :person_id, :card, :ts, :ts, 1) "
     "ON CONFLICT (chat_id, person_id) DO UPDATE SET "
-    "card = CASE WHEN excluded.card != '' THEN excluded.card ELSE chat_members.card END, "
+    "card = CASE WHEN excluded.card != '' AND (chat_members.card = '' "
+    "OR excluded.last_seen >= chat_members.last_seen) THEN excluded.card ELSE chat_members.card END, "
     "first_seen = min(chat_members.first_seen, excluded.first_seen), "
     "last_seen = max(chat_members.last_seen, excluded.last_seen), "
     "message_count = chat_members.message_count + 1"
 )
 # Platforms often omit names: an empty nickname, card or chat name means unknown, not cleared.
+# A message older than the newest one seen (imported history) does not bring back an old name.
 # Each upsert is one statement returning the row id, so concurrent writers cannot create duplicates.
 
 

@@ -132,3 +132,33 @@ def test_a_database_locked_by_another_process_is_a_clear_error(tmp_path: Path) -
     assert result.exit_code == 1, result.output
     assert "stayed locked" in result.output and "Traceback" not in result.output
     assert not isinstance(result.exception, DatabaseLocked)
+
+
+def _person_after_importing(tmp_path: Path, *logs: list[dict[str, str]]) -> dict[str, object]:
+    """Import each log in turn (replay JSONL) and return `people show u1 --json` for chat g1."""
+    data = ["--data-dir", str(tmp_path / "d")]
+    for number, records in enumerate(logs):
+        log = tmp_path / f"log{number}.jsonl"
+        log.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n", encoding="utf-8")
+        result = CliRunner().invoke(cli, ["import", "replay", str(log), "--no-progress", *data])
+        assert result.exit_code == 0, result.output
+    shown = CliRunner().invoke(cli, ["people", "show", "u1", "--chat", "replay:g1", "--json", *data])
+    assert shown.exit_code == 0, shown.output
+    person: dict[str, object] = json.loads(shown.output)
+    return person
+
+
+def test_importing_older_history_keeps_the_current_nickname_and_card(tmp_path: Path) -> None:
+    base = {"chat": "g1", "sender_id": "u1"}
+    newer = [
+        {**base, "message_id": "m10", "sender_name": "小红新名", "sender_card": "红姐",
+         "time": "2026-03-10T20:15:00+08:00", "text": "现在叫新名字了"},
+    ]
+    older = [
+        {**base, "message_id": "m1", "sender_name": "小红", "sender_card": "红红",
+         "time": "2026-01-01T20:15:00+08:00", "text": "很早以前说的话"},
+    ]
+    person = _person_after_importing(tmp_path, newer, older)
+    assert (person["nickname"], person["card"]) == ("小红新名", "红姐")
+    aliases = {a["alias"] for a in person["aliases"]}  # type: ignore[attr-defined]
+    assert {"小红", "红红"} <= aliases  # the old names are still known, as aliases
