@@ -14,7 +14,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable
 
-from sqlalchemy import event, select
+from sqlalchemy import and_, event, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
@@ -122,16 +122,17 @@ class PersonObserver:
             )
 
     async def _note_card_change(self, session: AsyncSession, recorded: Recorded, when: float) -> None:
+        # The card before this message in time, not in recording order (imported history comes later).
         previous = (
             await session.execute(
                 select(Message.sender_card)
                 .where(
                     Message.chat_id == recorded.chat_id,
                     Message.person_id == recorded.person_id,
-                    Message.id < recorded.message_id,
+                    or_(Message.time < when, and_(Message.time == when, Message.id < recorded.message_id)),
                     Message.sender_card != "",
                 )
-                .order_by(Message.id.desc())
+                .order_by(Message.time.desc(), Message.id.desc())
                 .limit(1)
             )
         ).scalar_one_or_none()

@@ -162,3 +162,17 @@ def test_importing_older_history_keeps_the_current_nickname_and_card(tmp_path: P
     assert (person["nickname"], person["card"]) == ("小红新名", "红姐")
     aliases = {a["alias"] for a in person["aliases"]}  # type: ignore[attr-defined]
     assert {"小红", "红红"} <= aliases  # the old names are still known, as aliases
+
+
+def test_a_card_change_on_the_timeline_follows_message_time_not_import_order(tmp_path: Path) -> None:
+    base = {"chat": "g1", "sender_id": "u1", "sender_name": "小红"}
+    january = {**base, "message_id": "m1", "sender_card": "红红", "time": "2026-01-01T20:15:00+08:00",
+               "text": "很早以前说的话"}
+    february = {**base, "message_id": "m2", "sender_card": "小红帽", "time": "2026-02-01T20:15:00+08:00",
+                "text": "二月说的话"}
+    march = {**base, "message_id": "m10", "sender_card": "红姐", "time": "2026-03-10T20:15:00+08:00",
+             "text": "现在叫新名字了"}
+    person = _person_after_importing(tmp_path, [march], [january], [february])
+    notes = [entry["text"] for entry in person["timeline"]]  # type: ignore[attr-defined]
+    assert not any("原「红姐」" in note for note in notes), notes  # the newest card is no former one
+    assert "群名片改为「小红帽」(原「红红」)" in notes
