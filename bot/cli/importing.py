@@ -14,15 +14,19 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from adapters.importers import FORMATS, ImportFileError, ImportIssue, IssueKind, iter_import
 from adapters.importers.base import id_clash
-from bot.cli.options import async_command, open_app, open_config, runtime_options
+from bot.cli.options import async_command, open_app, open_config, platform_name, runtime_options
 from bot.cli.printing import print_skipped
 from memory.types import ChatMessage
 
 BATCH = 2000
 
 
-def _options(fmt: str, bot_id: str, chat_id: str | None, tz: str | None, progress: Any) -> dict[str, Any]:
+def _options(
+    fmt: str, bot_id: str, chat_id: str | None, tz: str | None, platform: str | None, progress: Any
+) -> dict[str, Any]:
     options: dict[str, Any] = {"progress": progress}
+    if platform is not None:
+        options["platform"] = platform
     zone = None
     if tz:
         try:
@@ -48,6 +52,12 @@ def _options(fmt: str, bot_id: str, chat_id: str | None, tz: str | None, progres
 @click.option("--chat-id", default=None, help="qq: the group number for a text export without one.")
 @click.option("--tz", default=None, help="Time zone for times without an offset (e.g. Asia/Shanghai).")
 @click.option(
+    "--platform",
+    default=None,
+    callback=platform_name,
+    help="replay: the platform name recorded for the log (default replay).",
+)
+@click.option(
     "--catch-up-rounds",
     type=click.IntRange(0, 1000),
     default=3,
@@ -62,6 +72,7 @@ async def import_command(
     file: Path,
     chat_id: str | None,
     tz: str | None,
+    platform: str | None,
     catch_up_rounds: int,
     no_progress: bool,
     config_path: Path | None,
@@ -70,6 +81,8 @@ async def import_command(
     """Import a chat export (telegram result.json, DiscordChatExporter JSON, QQ JSON/txt, replay JSONL).
 
     Idempotent: importing the same file twice adds nothing."""
+    if platform is not None and fmt != "replay":
+        raise click.UsageError("--platform is for the replay format (the other exports name their platform)")
     console = Console()
     config = open_config(config_path)
     app = await open_app(config, data_dir, create=True)
@@ -90,7 +103,7 @@ async def import_command(
             def advance(done: int, total: int) -> None:
                 progress.update(bar, completed=done, total=total)
 
-            items = iter_import(fmt, file, **_options(fmt, bot_id, chat_id, tz, advance))
+            items = iter_import(fmt, file, **_options(fmt, bot_id, chat_id, tz, platform, advance))
             while chunk := list(islice(items, BATCH)):
                 messages = [item for item in chunk if isinstance(item, ChatMessage)]
                 for issue in (item for item in chunk if isinstance(item, ImportIssue)):

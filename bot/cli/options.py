@@ -39,6 +39,13 @@ def runtime_options(command: F) -> F:
     )(command)
 
 
+def platform_name(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """`--platform` (a click callback): a non-empty name, every message of the log is recorded under it."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("must not be empty")
+    return value
+
+
 def open_config(config_path: Path | None) -> ConfigStore:
     """Load the config, turning any problem into a clean CLI error naming the key and line."""
     if config_path is None and DEFAULT_CONFIG.is_file():

@@ -21,7 +21,7 @@ from adapters.base import Adapter
 from adapters.console import ConsoleAdapter
 from bot.adapters_factory import build_adapters
 from bot.app import App, resolve_data_dir
-from bot.cli.options import async_command, open_app, open_config, runtime_options
+from bot.cli.options import async_command, open_app, open_config, platform_name, runtime_options
 from bot.cli.printing import print_literal, print_skipped
 from bot.config import ConfigStore
 from bot.replay import count_lines, replay, replay_clock
@@ -30,13 +30,6 @@ from memory.types import ChatMessage
 
 PID_FILE = "qunyi.pid"
 MAX_SETTLE_MINUTES = 7 * 24 * 60  # replay steps the daemons every 5 simulated minutes: a week is ~2000 steps
-
-
-def _platform_name(value: str) -> str:
-    """`--platform`: a non-empty name (every message of the log is recorded under it)."""
-    if not value.strip():
-        raise click.BadParameter("must not be empty")
-    return value
 
 
 @contextlib.contextmanager
@@ -146,7 +139,7 @@ async def _serve(app: App, config: ConfigStore, adapters: list[Adapter]) -> None
     "--platform",
     default="replay",
     show_default=True,
-    callback=lambda _ctx, _param, value: _platform_name(value),
+    callback=platform_name,
     help="Platform name recorded for the log.",
 )
 @click.option(

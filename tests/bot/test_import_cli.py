@@ -176,3 +176,19 @@ def test_a_card_change_on_the_timeline_follows_message_time_not_import_order(tmp
     notes = [entry["text"] for entry in person["timeline"]]  # type: ignore[attr-defined]
     assert not any("原「红姐」" in note for note in notes), notes  # the newest card is no former one
     assert "群名片改为「小红帽」(原「红红」)" in notes
+
+
+def test_a_replay_log_is_imported_under_the_platform_given(tmp_path: Path) -> None:
+    record = {"chat": "123456", "message_id": "m1", "sender_id": "20002", "sender_name": "小红",
+              "time": "2026-03-01T20:15:00+08:00", "text": "周六去爬山吗"}
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
+    data = ["--data-dir", str(tmp_path / "d"), "--no-progress"]
+    result = CliRunner().invoke(cli, ["import", "replay", str(log), "--platform", "qq", *data])
+    assert result.exit_code == 0, result.output
+    recall = ["recall", "爬山", "--chat", "qq:123456", "--data-dir", str(tmp_path / "d")]
+    recalled = CliRunner().invoke(cli, recall)
+    assert recalled.exit_code == 0, recalled.output
+    assert "周六去爬山吗" in recalled.output
+    wrong = CliRunner().invoke(cli, ["import", "discord", str(log), "--platform", "qq", *data])
+    assert wrong.exit_code == 2 and "--platform is for the replay format" in wrong.output
