@@ -38,19 +38,25 @@ def iter_messages(
     """
     path = Path(path)
     try:
-        lines = path.read_bytes().split(b"\n")
+        total = _count_lines(path) if progress is not None else 0
+        with path.open("rb") as handle:  # line by line: a log of any size is read in constant memory
+            for number, raw in enumerate(handle, start=1):
+                if progress is not None:
+                    progress(number, max(total, number))
+                if not raw.strip():
+                    continue
+                try:
+                    text = raw.removesuffix(b"\n").decode("utf-8-sig" if number == 1 else "utf-8")
+                    yield parse_record(text, platform, default_tz)
+                except ValueError as exc:  # InvalidMessage, JSON and Unicode errors are ValueErrors
+                    yield ImportIssue(str(path), f"line {number}", _reason(exc))
     except OSError as exc:
         raise ImportFileError(f"{path}: cannot read: {exc}") from exc
-    total = len(lines)
-    for number, raw in enumerate(lines, start=1):
-        if progress is not None:
-            progress(number, total)
-        if not raw.strip():
-            continue
-        try:
-            yield parse_record(raw.decode("utf-8-sig" if number == 1 else "utf-8"), platform, default_tz)
-        except ValueError as exc:  # InvalidMessage, JSON and Unicode errors are ValueErrors
-            yield ImportIssue(str(path), f"line {number}", _reason(exc))
+
+
+def _count_lines(path: Path) -> int:
+    with path.open("rb") as handle:
+        return sum(1 for _ in handle)
 
 
 def parse_record(line: str, platform: str = "replay", default_tz: tzinfo | None = None) -> ChatMessage:

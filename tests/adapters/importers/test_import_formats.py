@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -258,3 +259,22 @@ def test_qq_text_message_with_a_line_of_equals_signs_stays_whole(tmp_path: Path)
     for item in iter_import("qq", path):
         (messages if isinstance(item, ChatMessage) else issues).append(item)
     assert [m.text for m in messages] == ["上半场\n=====\n下半场"] and not issues
+
+
+def test_a_large_replay_log_is_read_line_by_line_not_whole(tmp_path: Path) -> None:
+    """A log far larger than any one line is never held in memory as a whole (40 MB here)."""
+    record = {"chat": "g1", "message_id": "m1", "sender_id": "u1", "sender_name": "小红", "time": 1772367360}
+    log = tmp_path / "big.jsonl"
+    with log.open("w", encoding="utf-8") as handle:
+        handle.write((" " * 1_000_000 + "\n") * 40)  # long blank lines, skipped as blank lines are
+        handle.write(json.dumps(record | {"text": "周六去爬山吗"}, ensure_ascii=False) + "\n")
+    progress: list[tuple[int, int]] = []
+    tracemalloc.start()
+    try:
+        items = list(iter_import("replay", log, progress=lambda done, total: progress.append((done, total))))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 10_000_000, f"peak {peak} bytes"
+    assert [item.text for item in items if isinstance(item, ChatMessage)] == ["周六去爬山吗"]
+    assert progress[-1] == (41, 41)
