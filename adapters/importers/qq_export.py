@@ -114,7 +114,8 @@ def _iter_json(
     path: Path, chat_id: str | None, self_id: str | None, progress: Progress | None
 ) -> MessageIterator:
     entries = _entries(load_json(path), path)
-    known: dict[str, ReplyInfo] = {}
+    # By (chat kind, chat id, message id): a dump of several chats may repeat an id.
+    known: dict[tuple[str, str, str], ReplyInfo] = {}
     for index, entry in enumerate(entries):
         if progress is not None:
             progress(index + 1, len(entries))
@@ -135,12 +136,13 @@ def _iter_json(
         try:
             event = MessageEvent.from_dict(entry)
             reply_target = next((s["data"].get("id") for s in event.message if s["type"] == "reply"), None)
-            reply = known.get(str(reply_target)) if reply_target is not None else None
+            place = (event.chat_kind.value, event.chat_id)
+            reply = known.get((*place, str(reply_target))) if reply_target is not None else None
             message = to_chat_message(event, self_id=self_id, reply=reply)
         except InvalidMessage as exc:
             yield ImportIssue(str(path), location, str(exc))
             continue
-        known[message.message_id] = ReplyInfo(message.sender_id)
+        known[(message.chat_kind.value, message.chat_id, message.message_id)] = ReplyInfo(message.sender_id)
         yield message
 
 

@@ -106,6 +106,45 @@ def test_qq_napcat_history_dump() -> None:
     ]
 
 
+def test_a_reply_in_a_qq_dump_is_resolved_in_its_own_chat(tmp_path: Path) -> None:
+    """Message ids recur across groups: a reply to id 77 in group B is no reply to the bot's 77 in A."""
+
+    def event(group: int, user: int, message_id: int, message: object) -> dict[str, object]:
+        return {
+            "self_id": 10001,
+            "user_id": user,
+            "time": 1772366460 + message_id,
+            "message_id": message_id,
+            "message_type": "group",
+            "group_id": group,
+            "sender": {"user_id": user, "nickname": f"u{user}"},
+            "message": message,
+            "post_type": "message_sent" if user == 10001 else "message",
+        }
+
+    dump = [
+        event(111, 10001, 77, "记下了"),
+        event(222, 20003, 77, "我说的"),
+        event(
+            222,
+            20004,
+            78,
+            [{"type": "reply", "data": {"id": "77"}}, {"type": "text", "data": {"text": "对"}}],
+        ),
+        event(
+            111,
+            20005,
+            79,
+            [{"type": "reply", "data": {"id": "77"}}, {"type": "text", "data": {"text": "谢"}}],
+        ),
+    ]
+    path = tmp_path / "two_groups.json"
+    path.write_text(json.dumps(dump), encoding="utf-8")
+    replies = {m.message_id: m for m in iter_import("qq", path) if isinstance(m, ChatMessage)}
+    assert not replies["78"].to_bot, "group 222's own message 77 was a member's"
+    assert replies["79"].to_bot, "in group 111, 77 is the bot's"
+
+
 def test_qq_message_manager_text() -> None:
     messages, issues = run("qq", "qq_manager.txt", chat_id="123456")
     assert [m.sender_id for m in messages] == ["20002", "aming@example.com", "aming@example.com", "20002"]
