@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
 from memory.ingest import Recorded
-from memory.models import Message, PersonChatName
+from memory.models import Message, PersonChatName, PersonForgotten
 from memory.persons import store
 from memory.persons.config import PersonsConfig
 from memory.persons.declarations import Target, extract_declarations
@@ -123,19 +123,23 @@ class PersonObserver:
 
     async def _note_card_change(self, session: AsyncSession, recorded: Recorded, when: float) -> None:
         # The card before this message in time, not in recording order (imported history comes later).
-        previous = (
-            await session.execute(
-                select(Message.sender_card)
-                .where(
-                    Message.chat_id == recorded.chat_id,
-                    Message.person_id == recorded.person_id,
-                    or_(Message.time < when, and_(Message.time == when, Message.id < recorded.message_id)),
-                    Message.sender_card != "",
-                )
-                .order_by(Message.time.desc(), Message.id.desc())
-                .limit(1)
+        query = (
+            select(Message.sender_card)
+            .where(
+                Message.chat_id == recorded.chat_id,
+                Message.person_id == recorded.person_id,
+                or_(Message.time < when, and_(Message.time == when, Message.id < recorded.message_id)),
+                Message.sender_card != "",
             )
-        ).scalar_one_or_none()
+            .order_by(Message.time.desc(), Message.id.desc())
+            .limit(1)
+        )
+        forgotten = await session.scalar(
+            select(PersonForgotten.time).where(PersonForgotten.person_id == recorded.person_id)
+        )
+        if forgotten is not None:  # a card from before they asked to be forgotten was deleted with it
+            query = query.where(Message.time > forgotten)
+        previous = (await session.execute(query)).scalar_one_or_none()
         card = clean_name(recorded.message.sender_card)
         if previous and name_key(previous) != name_key(card):
             await store.add_timeline(

@@ -241,3 +241,20 @@ async def test_a_message_after_forgetting_the_newest_messages_is_not_passed_over
     await people.consolidator.run(T0 + timedelta(days=1))
     record = await people.record(later.chat_id, later.person_id)
     assert record is not None and record.view.attributes == {"location": "杭州"}
+
+
+async def test_a_forgotten_persons_old_card_does_not_come_back_when_they_change_it(
+    chat, people: PersonMemory
+) -> None:
+    g1 = chat()
+    said = await g1.say("u1", "大家好", card="阿红｜前端")
+    await people.admin.forget(said.person_id, remove_messages=False, now=T0 + timedelta(days=1))
+    await g1.say("u1", "我回来了", card="新名字", minutes=60 * 48)
+    back = await people.record(said.chat_id, said.person_id)
+    assert back is not None and back.timeline == []
+    card = await people.card(said.chat_id, said.person_id)
+    assert card is not None and "阿红" not in card, "the card they had before was forgotten"
+    await g1.say("u1", "再改一次", card="又一个名字", minutes=60 * 49)
+    record = await people.record(said.chat_id, said.person_id)
+    assert record is not None
+    assert [t.text for t in record.timeline] == ["群名片改为「又一个名字」(原「新名字」)"]
