@@ -63,7 +63,9 @@ _UPSERT_PERSON = text(
     "VALUES (:platform, :user, :nickname, :is_bot, :ts, :ts, 1) "
     "ON CONFLICT (platform, platform_user_id) DO UPDATE SET "
     "nickname = CASE WHEN excluded.nickname != '' AND (persons.nickname = '' "
-    "OR excluded.last_seen >= persons.last_seen) THEN excluded.nickname ELSE persons.nickname END, "
+    "OR excluded.last_seen >= persons.last_seen) AND NOT EXISTS (SELECT 1 FROM person_forgotten f "
+    "WHERE f.person_id = persons.id AND f.time >= excluded.last_seen) "
+    "THEN excluded.nickname ELSE persons.nickname END, "
     "first_seen = min(persons.first_seen, excluded.first_seen), "
     "last_seen = max(persons.last_seen, excluded.last_seen), "
     "message_count = persons.message_count + 1 "
@@ -79,13 +81,16 @@ _UPSERT_MEMBER = text(
     "VALUES (:chat_id, :person_id, :card, :ts, :ts, 1) "
     "ON CONFLICT (chat_id, person_id) DO UPDATE SET "
     "card = CASE WHEN excluded.card != '' AND (chat_members.card = '' "
-    "OR excluded.last_seen >= chat_members.last_seen) THEN excluded.card ELSE chat_members.card END, "
+    "OR excluded.last_seen >= chat_members.last_seen) AND NOT EXISTS (SELECT 1 FROM person_forgotten f "
+    "WHERE f.person_id = chat_members.person_id AND f.time >= excluded.last_seen) "
+    "THEN excluded.card ELSE chat_members.card END, "
     "first_seen = min(chat_members.first_seen, excluded.first_seen), "
     "last_seen = max(chat_members.last_seen, excluded.last_seen), "
     "message_count = chat_members.message_count + 1"
 )
 # Platforms often omit names: an empty nickname, card or chat name means unknown, not cleared.
-# A message older than the newest one seen (imported history) does not bring back an old name.
+# A message older than the newest one seen (imported history) does not bring back an old name, nor
+# does one from before its sender asked to be forgotten.
 # Each upsert is one statement returning the row id, so concurrent writers cannot create duplicates.
 
 

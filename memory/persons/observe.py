@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
 from memory.ingest import Recorded
-from memory.models import Message, PersonChatName, PersonForgotten
+from memory.models import Message, PersonChatName
 from memory.persons import store
 from memory.persons.config import PersonsConfig
 from memory.persons.declarations import Target, extract_declarations
@@ -58,10 +58,17 @@ class PersonObserver:
         names_now = (message.sender_name, message.sender_card)
         pending = self._pending(session)
         key = (chat_id, person_id)
-        if pending.get(key, self._seen.get(key)) != names_now:
+        names_changed = pending.get(key, self._seen.get(key)) != names_now
+        may_declare = not message.is_bot and bool(_MAY_DECLARE.search(message.text))
+        if not (names_changed or may_declare):
+            return
+        forgotten = await store.forgotten_at(session, person_id)
+        if forgotten is not None and store.ts(message.time) <= forgotten:
+            return  # said before they asked to be forgotten (an imported history): nothing is learnt
+        if names_changed:
             await self._observe_names(session, recorded, config)
             pending[key] = names_now
-        if not message.is_bot and _MAY_DECLARE.search(message.text):
+        if may_declare:
             names = await store.chat_names(session, chat_id)
             await self._declarations(session, recorded, config, names, store.ts(message.time))
 
@@ -134,9 +141,7 @@ class PersonObserver:
             .order_by(Message.time.desc(), Message.id.desc())
             .limit(1)
         )
-        forgotten = await session.scalar(
-            select(PersonForgotten.time).where(PersonForgotten.person_id == recorded.person_id)
-        )
+        forgotten = await store.forgotten_at(session, recorded.person_id)
         if forgotten is not None:  # a card from before they asked to be forgotten was deleted with it
             query = query.where(Message.time > forgotten)
         previous = (await session.execute(query)).scalar_one_or_none()

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memory.commands import is_memory_command
 from memory.ingest import Recorded
 from memory.models import PreferenceDoc
+from memory.persons.store import forgotten_at
 from memory.storage.fts import index_rows
 
 PREFERENCE_FTS = "preference_fts"
@@ -118,6 +119,9 @@ async def record_preferences(session: AsyncSession, recorded: Recorded) -> None:
     prefs = extract_preferences(message.text)
     if not prefs:
         return
+    forgotten = await forgotten_at(session, recorded.person_id or None)
+    if forgotten is not None and message.time.timestamp() <= forgotten:
+        return  # their documents were deleted on request with their facts
     rows = [
         PreferenceDoc(
             chat_id=recorded.chat_id,

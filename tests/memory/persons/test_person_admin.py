@@ -24,10 +24,11 @@ from memory.models import (
     PersonTimelineEntry,
     TopicCacheEntry,
 )
-from memory.models.recall import EmbeddingVector
+from memory.models.recall import EmbeddingVector, PreferenceDoc
 from memory.persons import store
 from memory.persons.admin import PersonAdminError
 from memory.persons.service import PersonMemory
+from memory.recall.preferences import record_preferences
 from memory.service import MemoryService
 from memory.storage import Database
 from memory.storage.fts import indexed_tokens
@@ -258,3 +259,27 @@ async def test_a_forgotten_persons_old_card_does_not_come_back_when_they_change_
     record = await people.record(said.chat_id, said.person_id)
     assert record is not None
     assert [t.text for t in record.timeline] == ["群名片改为「又一个名字」(原「新名字」)"]
+
+
+async def test_importing_history_from_before_a_forget_learns_nothing_about_them_again(
+    chat, people: PersonMemory, db: Database, memory: MemoryService
+) -> None:
+    memory.ingestor.observers.append(record_preferences)
+    g1 = chat()
+    said = await g1.say("u1", "大家好", card="阿红｜前端", nickname="小红不红")
+    await people.admin.forget(said.person_id, remove_messages=False, now=T0 + timedelta(days=1))
+    # An export of the chat imported after the request holds older messages of theirs.
+    old = await g1.say("u1", "以后叫我阿红吧，我喜欢猫", card="阿红｜前端", nickname="小红不红", minutes=-60)
+    assert old.created and old.person_id == said.person_id
+    await people.consolidator.run(T0 + timedelta(days=2))
+    for model in (PersonFact, PersonTimelineEntry, PersonAlias, PersonChatName, PreferenceDoc):
+        assert await _count(db, model, person_id=said.person_id) == 0, model
+    async with db.read() as session:
+        person = await session.get(Person, said.person_id)
+        member = await session.get(ChatMember, (said.chat_id, said.person_id))
+    assert person is not None and person.nickname == "" and member is not None and member.card == ""
+    assert (await people.resolver.resolve(said.chat_id, "阿红")).matches == []
+    later = await g1.say("u1", "叫我小红吧", card="小红", nickname="小红", minutes=60 * 48)
+    record = await people.record(later.chat_id, later.person_id)
+    assert record is not None and record.name == "小红", "what they say after the request is learnt"
+    assert record.nickname == "小红" and record.card == "小红"
