@@ -177,7 +177,7 @@ class PersonAdmin:
         stays routed to the survivor (`PersonAccount`), so its later messages and mentions are
         theirs. Where both have a name in a chat, the survivor's stays; facts are folded as if one
         person had stated them (a value both hold is kept once, an older value of a single-valued key
-        is superseded)."""
+        is superseded); a request to be forgotten made as either applies to the survivor."""
         if survivor_id == merged_id:
             raise PersonAdminError("cannot merge a person into themselves")
         async with self.db.write() as session:
@@ -208,6 +208,7 @@ class PersonAdmin:
                 .values(person_id=survivor_id)
             )
             await _move_accounts(session, survivor, merged)
+            await _move_forget_request(session, survivor_id, merged_id)
             survivor.first_seen = min(survivor.first_seen, merged.first_seen)
             survivor.last_seen = max(survivor.last_seen, merged.last_seen)
             survivor.message_count += merged.message_count
@@ -377,6 +378,25 @@ async def _move_accounts(session: AsyncSession, survivor: Person, merged: Person
             set_={"person_id": stmt.excluded.person_id, "merged_at": stmt.excluded.merged_at},
         )
     )
+
+
+async def _move_forget_request(session: AsyncSession, survivor_id: int, merged_id: int) -> None:
+    """A request to be forgotten made as the merged person stays with the human (the survivor; of two
+    requests the later one counts), not behind on an id SQLite may give the next new person."""
+    request = await session.get(PersonForgotten, merged_id)
+    if request is None:
+        return
+    kept = await session.get(PersonForgotten, survivor_id)
+    if kept is None:
+        session.add(
+            PersonForgotten(
+                person_id=survivor_id, time=request.time, removed_messages=request.removed_messages
+            )
+        )
+    else:
+        kept.time = max(kept.time, request.time)
+        kept.removed_messages += request.removed_messages
+    await session.delete(request)
 
 
 async def _move_memberships(session: AsyncSession, survivor_id: int, merged_id: int) -> list[int]:

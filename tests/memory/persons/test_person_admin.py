@@ -283,3 +283,24 @@ async def test_importing_history_from_before_a_forget_learns_nothing_about_them_
     record = await people.record(later.chat_id, later.person_id)
     assert record is not None and record.name == "小红", "what they say after the request is learnt"
     assert record.nickname == "小红" and record.card == "小红"
+
+
+async def test_merging_a_forgotten_account_keeps_the_request_with_the_human_not_the_freed_id(
+    chat, people: PersonMemory, db: Database
+) -> None:
+    g1 = chat()
+    main = await g1.say("u1", "大家好", card="阿红")
+    alt = await g1.say("u1-alt", "我住在杭州", card="阿红小号")
+    await people.admin.forget(alt.person_id, remove_messages=False, now=T0 + timedelta(days=1))
+    await people.admin.merge(main.person_id, alt.person_id)
+    async with db.write() as session:  # consolidation read over again (the cursor rewound)
+        await session.execute(JobState.__table__.delete())
+    await people.consolidator.run(T0 + timedelta(days=2))
+    assert await _count(db, PersonFact) == 0, "their words from before the request stay unlearnt"
+    # A newcomer whose older messages are imported may be given the merged person's freed id.
+    newcomer = await g1.say("u9", "叫我小新，我住在北京", card="小新", minutes=-30)
+    assert newcomer.person_id == alt.person_id
+    await people.consolidator.run(T0 + timedelta(days=2))
+    record = await people.record(newcomer.chat_id, newcomer.person_id)
+    assert record is not None and record.name == "小新"
+    assert record.view.attributes == {"location": "北京"}, "someone else's request does not apply to them"
