@@ -14,7 +14,7 @@ from adapters.importers import ImportIssue, IssueKind
 from adapters.importers.base import id_clash
 from adapters.importers.replay_jsonl import iter_messages
 from bot.app import App
-from bot.reply.pipeline import ID_CLASH
+from bot.reply.pipeline import ERASED, ID_CLASH
 from memory.clock import ManualClock
 from memory.storage import DatabaseLocked
 from memory.types import ChatKind, ChatMessage
@@ -27,6 +27,7 @@ class ReplayReport:
     messages: int = 0
     recorded: int = 0
     duplicates: int = 0
+    erased: int = 0  # not recorded: their senders had their messages up to then deleted on request
     replies: list[tuple[str, str]] = field(default_factory=list)
     problems: list[ImportIssue] = field(default_factory=list)
     job_runs: dict[str, int] = field(default_factory=dict)
@@ -125,6 +126,8 @@ async def replay(
             report.recorded += 1
         elif outcome.reason == ID_CLASH:
             problem(id_clash(str(path), item))
+        elif outcome.reason == ERASED:
+            report.erased += 1
         else:
             report.duplicates += 1
         if outcome.reply:

@@ -20,7 +20,8 @@ from memory.types import ChatMessage
 @dataclass(frozen=True, slots=True)
 class Recorded:
     """A message as stored: database ids and whether this call created it. `clash`: not created because
-    its id was already taken in the chat by a message with another text (the first is kept)."""
+    its id was already taken in the chat by a message with another text (the first is kept). `erased`:
+    not created (ids 0) because its sender asked for their messages up to then to be deleted."""
 
     message_id: int
     chat_id: int
@@ -28,12 +29,14 @@ class Recorded:
     created: bool
     message: ChatMessage
     clash: bool = False
+    erased: bool = False  # not recorded: its sender had their messages up to its time deleted on request
 
 
 @dataclass(slots=True)
 class BatchReport:
     created: int = 0
     duplicates: int = 0
+    erased: int = 0  # not recorded: sent before their sender's messages were deleted on request
     clashes: list[ChatMessage] = field(default_factory=list)  # not recorded: their ids held other text
     recorded: list[Recorded] = field(default_factory=list)
 
@@ -75,6 +78,13 @@ _MERGED_ACCOUNT = text(
     "UPDATE persons SET first_seen = min(first_seen, :ts), last_seen = max(last_seen, :ts), "
     "message_count = message_count + 1 WHERE id = (SELECT person_id FROM person_accounts "
     "WHERE platform = :platform AND platform_user_id = :user) RETURNING id"
+)
+# Up to when the sender's messages were deleted on request (their account's person, or the person it
+# was merged into), if ever.
+_ERASED_UNTIL = text(
+    "SELECT messages_removed_until FROM person_forgotten WHERE person_id = coalesce("
+    "(SELECT person_id FROM person_accounts WHERE platform = :platform AND platform_user_id = :user), "
+    "(SELECT id FROM persons WHERE platform = :platform AND platform_user_id = :user))"
 )
 _UPSERT_MEMBER = text(
     "INSERT INTO chat_members (chat_id, person_id, card, first_seen, last_seen, message_count) "
@@ -152,6 +162,8 @@ class Ingestor:
                 report.recorded.append(recorded)
                 if recorded.created:
                     report.created += 1
+                elif recorded.erased:
+                    report.erased += 1
                 elif recorded.clash:
                     report.clashes.append(message)
                 else:
@@ -170,6 +182,9 @@ class Ingestor:
         row = existing.first()
         if row is not None:
             return Recorded(row.id, chat_id, row.person_id or 0, False, message, row.text != message.text)
+        until = await session.scalar(_ERASED_UNTIL, {"platform": message.platform, "user": message.sender_id})
+        if until is not None and _ts(message) <= until:
+            return Recorded(0, chat_id, 0, False, message, erased=True)
         person_id = await upsert_person(session, message)
         await upsert_member(session, chat_id, person_id, message)
         values = {

@@ -101,6 +101,7 @@ class MemoryService:
             report = await self.ingestor.record_many(chunk)
             total.created += report.created
             total.duplicates += report.duplicates
+            total.erased += report.erased
             total.clashes.extend(report.clashes)
         return total
 

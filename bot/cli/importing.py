@@ -95,7 +95,7 @@ async def import_command(
         console=console,
         disable=no_progress,
     )
-    created = duplicates = malformed = skipped = 0
+    created = duplicates = erased = malformed = skipped = 0
     try:
         with progress:
             bar = progress.add_task("import", total=None)
@@ -118,6 +118,7 @@ async def import_command(
                     malformed += 1
                     print_skipped(progress.console, id_clash(str(file), clash))
                 duplicates += report.duplicates
+                erased += report.erased
         for _ in range(max(catch_up_rounds, 0)):
             await app.runner.run_all()
     except ImportFileError as exc:
@@ -126,7 +127,9 @@ async def import_command(
         await app.close()
     console.print(
         f"{created} messages imported, {duplicates} already known, {malformed} malformed entries skipped, "
-        f"{skipped} non-messages (joins, pins, empty) passed over; finished {datetime.now():%H:%M:%S}"
+        f"{skipped} non-messages (joins, pins, empty) passed over; "
+        + (f"{erased} messages of people who had them deleted passed over; " if erased else "")
+        + f"finished {datetime.now():%H:%M:%S}"
     )
 
 

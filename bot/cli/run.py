@@ -188,7 +188,8 @@ async def replay_command(
             )
         console.print(
             f"[bold]{report.recorded}[/bold] messages recorded, {report.duplicates} already known, "
-            f"{len(report.problems)} lines skipped, {len(report.replies)} bot replies; "
+            + (f"{report.erased} of people who had them deleted passed over, " if report.erased else "")
+            + f"{len(report.problems)} lines skipped, {len(report.replies)} bot replies; "
             f"jobs run: {', '.join(f'{k}×{v}' for k, v in sorted(report.job_runs.items())) or 'none'}"
         )
         for summary in await summarize(app.memory):

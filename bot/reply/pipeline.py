@@ -32,6 +32,7 @@ from memory.types import ChatMessage
 log = logging.getLogger(__name__)
 
 ID_CLASH = "id clash"  # the outcome's reason when the id was taken by another text
+ERASED = "erased on request"  # the outcome's reason when its sender's messages up to then were deleted
 LOCKED_RETRY_SECONDS = 1.0  # pause before a message that met a locked database is tried again
 
 Send = Callable[..., Awaitable[ChatMessage]]
@@ -72,7 +73,9 @@ class ReplyPipeline:
     async def _respond(self, message: ChatMessage, recorded: Recorded, send: Send, store: Store) -> Outcome:
         """Everything after `message` was recorded; `store` records the bot's own message sent."""
         if not recorded.created:
-            return Outcome(False, reason=ID_CLASH if recorded.clash else "duplicate")
+            return Outcome(
+                False, reason=ID_CLASH if recorded.clash else ERASED if recorded.erased else "duplicate"
+            )
         if message.is_bot:
             return Outcome(True, reason="own message")
         settings = self.settings()

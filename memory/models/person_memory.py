@@ -116,10 +116,13 @@ class PersonAliasVersion(Base):
 
 class PersonForgotten(Base):
     """A person whose memory was deleted on request: consolidation never re-learns from their
-    messages up to `time` (kept raw messages stay out of their profile)."""
+    messages up to `time` (kept raw messages stay out of their profile). When their messages were
+    deleted too, none sent up to `messages_removed_until` is recorded again (an import of the same
+    history); added by 0010_forgotten_messages."""
 
     __tablename__ = "person_forgotten"
 
     person_id: Mapped[int] = mapped_column(Integer, primary_key=True)
     time: Mapped[float] = mapped_column(Float)
     removed_messages: Mapped[int] = mapped_column(Integer, default=0)
+    messages_removed_until: Mapped[float | None] = mapped_column(Float, nullable=True, default=None)

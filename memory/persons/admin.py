@@ -264,13 +264,24 @@ class PersonAdmin:
                 await session.execute(delete(Message).where(Message.id.in_(ids)))
                 await rebuild_windows(session, touching)
                 removed = len(ids)
+            until = store.ts(now) if remove_messages else None
             stmt = insert(PersonForgotten).values(
-                person_id=person_id, time=store.ts(now), removed_messages=removed
+                person_id=person_id,
+                time=store.ts(now),
+                removed_messages=removed,
+                messages_removed_until=until,
             )
             await session.execute(
                 stmt.on_conflict_do_update(
                     index_elements=[PersonForgotten.person_id],
-                    set_={"time": stmt.excluded.time, "removed_messages": stmt.excluded.removed_messages},
+                    set_={
+                        "time": stmt.excluded.time,
+                        "removed_messages": stmt.excluded.removed_messages,
+                        # a later forget that keeps messages does not undo an earlier deletion
+                        "messages_removed_until": func.coalesce(
+                            stmt.excluded.messages_removed_until, PersonForgotten.messages_removed_until
+                        ),
+                    },
                 )
             )
             for chat_id in chats:
@@ -390,12 +401,17 @@ async def _move_forget_request(session: AsyncSession, survivor_id: int, merged_i
     if kept is None:
         session.add(
             PersonForgotten(
-                person_id=survivor_id, time=request.time, removed_messages=request.removed_messages
+                person_id=survivor_id,
+                time=request.time,
+                removed_messages=request.removed_messages,
+                messages_removed_until=request.messages_removed_until,
             )
         )
     else:
         kept.time = max(kept.time, request.time)
         kept.removed_messages += request.removed_messages
+        untils = [t for t in (kept.messages_removed_until, request.messages_removed_until) if t is not None]
+        kept.messages_removed_until = max(untils) if untils else None
     await session.delete(request)
 
 

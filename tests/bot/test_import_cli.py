@@ -192,3 +192,34 @@ def test_a_replay_log_is_imported_under_the_platform_given(tmp_path: Path) -> No
     assert "周六去爬山吗" in recalled.output
     wrong = CliRunner().invoke(cli, ["import", "discord", str(log), "--platform", "qq", *data])
     assert wrong.exit_code == 2 and "--platform is for the replay format" in wrong.output
+
+
+def test_importing_the_same_history_after_a_forget_with_messages_brings_none_of_them_back(
+    tmp_path: Path,
+) -> None:
+    """Telegram exports hold the whole history: re-importing one recorded every deleted message again."""
+    base = {"chat": "g1", "time": "2026-03-01T20:15:00+08:00"}
+    records = [
+        {**base, "message_id": "m1", "sender_id": "u1", "sender_name": "小红", "text": "银行卡密码是 778899"},
+        {**base, "message_id": "m2", "sender_id": "u2", "sender_name": "阿明", "text": "周六去爬山吗"},
+    ]
+    log = tmp_path / "log.jsonl"
+    log.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n", encoding="utf-8")
+    data = ["--data-dir", str(tmp_path / "d")]
+    first = CliRunner().invoke(cli, ["import", "replay", str(log), "--no-progress", *data])
+    assert first.exit_code == 0 and "2 messages imported" in first.output, first.output
+    forgot = CliRunner().invoke(
+        cli, ["people", "forget", "小红", "--chat", "replay:g1", "--remove-messages", "--yes", *data]
+    )
+    assert forgot.exit_code == 0, forgot.output
+    again = CliRunner().invoke(cli, ["import", "replay", str(log), "--no-progress", *data])
+    assert again.exit_code == 0, again.output
+    said = " ".join(again.output.split())
+    assert "0 messages imported, 1 already known" in said
+    assert "1 messages of people who had them deleted passed over" in said
+    recalled = CliRunner().invoke(cli, ["recall", "银行卡密码", "--chat", "replay:g1", "--json", *data])
+    assert "778899" not in recalled.output
+    later = {**records[0], "message_id": "m3", "time": "2099-01-01T00:00:00+08:00", "text": "我又回来了"}
+    log.write_text(json.dumps(later, ensure_ascii=False) + "\n", encoding="utf-8")
+    back = CliRunner().invoke(cli, ["import", "replay", str(log), "--no-progress", *data])
+    assert "1 messages imported" in " ".join(back.output.split()), "what they say after it is recorded"

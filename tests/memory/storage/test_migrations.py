@@ -133,3 +133,23 @@ def test_an_interrupted_upgrade_leaves_the_old_revision_and_can_run_again(
     monkeypatch.setattr(Operations, "execute", execute)
     assert upgraded_rows(path, "SELECT rowid, body FROM messages_fts") == [(7, "we went camping")]
     assert upgraded_rows(path, "SELECT rowid FROM message_windows_fts") == [(7,)]
+
+
+
+def test_a_forget_that_deleted_messages_remembers_until_when(tmp_path: Path) -> None:
+    path = tmp_path / "q.db"
+    engine = create_engine(f"sqlite:///{path}")
+    try:
+        with engine.begin() as connection:
+            config = migrate.alembic_config()
+            config.attributes["connection"] = connection
+            for revision in ("0003_persons", "0009_qq_private_chats"):
+                command.upgrade(config, revision)
+            connection.exec_driver_sql(
+                "INSERT INTO person_forgotten(person_id, time, removed_messages) "
+                "VALUES (1, 100.0, 3), (2, 200.0, 0)"
+            )
+    finally:
+        engine.dispose()
+    rows = upgraded_rows(path, "SELECT person_id, messages_removed_until FROM person_forgotten ORDER BY 1")
+    assert rows == [(1, 100.0), (2, None)], "a forget that deleted messages did so up to its time"
