@@ -46,7 +46,8 @@ class LLMPort(Protocol):
 
 
 class Embedder(Protocol):
-    """Turns texts into vectors. `model` names the model so stored vectors can be matched to it."""
+    """Turns texts into vectors. `model` names the model so stored vectors can be matched to it;
+    `dimension` is the size of its vectors, 0 until it knows (before its first use)."""
 
     model: str
     dimension: int

@@ -1,6 +1,6 @@
 """Filling in missing vectors: messages in the full-text index and ChatHistory rows without a vector
-for the current model, a bounded batch per call. Reading, embedding and writing are separate steps, so
-no write transaction waits on the model or the network.
+for the current model (and size), a bounded batch per call. Reading, embedding and writing are
+separate steps, so no write transaction waits on the model or the network.
 
 What is embedded is bounded (`FOCUS_CHARS`, `NEIGHBOUR_CHARS`), so one huge message can never make an
 endpoint refuse its batch over and over and stall the backfill behind it.
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from memory.embeddings.local import EmbedderUnavailable
 from memory.embeddings.store import save_vectors
 from memory.messages import StoredMessage, by_ids, neighbours, turn_window, with_neighbours
 from memory.models import ChatHistory
@@ -33,17 +34,19 @@ SETTLE_SECONDS = 600.0
 FOCUS_CHARS = 2000
 NEIGHBOUR_CHARS = 500
 
+# A vector of the model's name but of another size (once the embedder knows its own) is none.
+_SAME_SPACE = "e.model = :model AND (:dimension = 0 OR e.dimension = :dimension)"
 _MISSING_MESSAGES = text(
     f"SELECT m.id FROM messages m WHERE m.text != '' AND {searchable('m')} "
     "AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.kind = 'message' AND e.ref_id = m.id "
-    "AND e.model = :model) AND (m.time < :settled OR EXISTS (SELECT 1 FROM messages n "
+    f"AND {_SAME_SPACE}) AND (m.time < :settled OR EXISTS (SELECT 1 FROM messages n "
     "WHERE n.chat_id = m.chat_id AND (n.time > m.time OR (n.time = m.time AND n.id > m.id)))) "
     "ORDER BY m.id LIMIT :limit"
 )
 _MISSING_HISTORY = text(
     "SELECT h.id FROM chat_history h "
     "WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.kind = 'history' AND e.ref_id = h.id "
-    "AND e.model = :model) ORDER BY h.id LIMIT :limit"
+    f"AND {_SAME_SPACE}) ORDER BY h.id LIMIT :limit"
 )
 
 
@@ -115,7 +118,13 @@ async def _embed(
         before = await documents(session, ids)
     if not before:
         return 0
-    vectors = dict(zip(before, await embedder.embed([doc for _, doc in before.values()]), strict=True))
+    embedded = await embedder.embed([doc for _, doc in before.values()])
+    sizes = {len(v) for v in embedded}
+    if embedder.dimension and sizes != {embedder.dimension}:
+        raise EmbedderUnavailable(
+            f"{embedder.model} gave vectors of {sorted(sizes)} values, not of its size {embedder.dimension}"
+        )
+    vectors = dict(zip(before, embedded, strict=True))
     async with db.write() as session:
         after = await documents(session, list(before))
         same = [i for i in before if after.get(i) == before[i]]
@@ -127,9 +136,11 @@ async def backfill(
     db: Database, embedder: Embedder, batch_size: int = 256, now: float | None = None
 ) -> BackfillReport:
     """Embed up to `batch_size` messages and `batch_size` ChatHistory rows that lack a vector
-    (`now`, a Unix time, decides which last turns of a chat have settled)."""
+    (`now`, a Unix time, decides which last turns of a chat have settled). Once the embedder knows
+    its size (`dimension`), a vector of another size under its model name counts as lacking: the
+    model changed under that name, and its rows are embedded again."""
     settled = (time.time() if now is None else now) - SETTLE_SECONDS
-    params = {"model": embedder.model, "limit": batch_size}
+    params = {"model": embedder.model, "dimension": embedder.dimension, "limit": batch_size}
     async with db.read() as session:
         message_ids = [
             int(r[0]) for r in await session.execute(_MISSING_MESSAGES, {**params, "settled": settled})

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import delete, func, select
+from sqlalchemy import ColumnElement, and_, delete, func, select
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -64,15 +64,27 @@ async def drop_vectors(session: AsyncSession, kind: str, ref_ids: Sequence[int])
 
 @dataclass(frozen=True, slots=True)
 class ChatVectors:
-    """All vectors of one chat under one model: keys (kind, ref_id), a unit-row matrix, and the
-    (count, newest id, newest write time) they were read at."""
+    """All vectors of one chat under one model and size: keys (kind, ref_id), a unit-row matrix, and
+    the (count, newest id, newest write time) they were read at."""
 
     keys: list[Key]
     matrix: Matrix
     version: tuple[int, int, float]
 
 
-async def load_vectors(session: AsyncSession, chat_id: int, model: str) -> ChatVectors:
+def _same_space(chat_id: int, model: str, dimension: int) -> ColumnElement[bool]:
+    """The vectors of one chat in one vector space: the model's, of `dimension` values. A model that
+    changed its size under the same name (another model behind an endpoint, a replaced folder) made
+    the other vectors, which are never compared with the new ones and are embedded again."""
+    return and_(
+        EmbeddingVector.chat_id == chat_id,
+        EmbeddingVector.model == model,
+        EmbeddingVector.dimension == dimension,
+    )
+
+
+async def load_vectors(session: AsyncSession, chat_id: int, model: str, dimension: int) -> ChatVectors:
+    """The vectors of `chat_id` stored for `model` with `dimension` values."""
     rows = (
         await session.execute(
             select(
@@ -83,15 +95,12 @@ async def load_vectors(session: AsyncSession, chat_id: int, model: str) -> ChatV
                 EmbeddingVector.dimension,
                 EmbeddingVector.vector,
             )
-            .where(EmbeddingVector.chat_id == chat_id, EmbeddingVector.model == model)
+            .where(_same_space(chat_id, model, dimension))
             .order_by(EmbeddingVector.id)
         )
     ).all()
     if not rows:
-        return ChatVectors([], np.zeros((0, 0), dtype=np.float32), (0, 0, 0.0))
-    dims = {row.dimension for row in rows}
-    if len(dims) != 1:
-        raise ValueError(f"chat {chat_id} has vectors of several sizes {sorted(dims)} under model {model!r}")
+        return ChatVectors([], np.zeros((0, dimension), dtype=np.float32), (0, 0, 0.0))
     matrix = np.vstack([from_blob(row.vector, row.dimension) for row in rows])
     version = (len(rows), rows[-1].id, max(row.created_at for row in rows))
     return ChatVectors([(row.kind, row.ref_id) for row in rows], matrix, version)
@@ -101,37 +110,35 @@ class VectorIndex:
     """Per-chat vectors cached in memory; a chat is reloaded when its row count or newest id changes."""
 
     def __init__(self) -> None:
-        self._cache: dict[tuple[int, str], ChatVectors] = {}
+        self._cache: dict[tuple[int, str, int], ChatVectors] = {}
 
-    async def _chat(self, session: AsyncSession, chat_id: int, model: str) -> ChatVectors:
+    async def _chat(self, session: AsyncSession, chat_id: int, model: str, dimension: int) -> ChatVectors:
         found = (
             await session.execute(
                 select(
                     func.count(), func.max(EmbeddingVector.id), func.max(EmbeddingVector.created_at)
-                ).where(EmbeddingVector.chat_id == chat_id, EmbeddingVector.model == model)
+                ).where(_same_space(chat_id, model, dimension))
             )
         ).one()
         version = (int(found[0]), int(found[1] or 0), float(found[2] or 0.0))
-        held = self._cache.get((chat_id, model))
+        key = (chat_id, model, dimension)
+        held = self._cache.get(key)
         if held is None or held.version != version:
-            held = await load_vectors(session, chat_id, model)
-            self._cache[(chat_id, model)] = held
+            held = await load_vectors(session, chat_id, model, dimension)
+            self._cache[key] = held
         return held
 
     async def search(
         self, session: AsyncSession, chat_ids: Sequence[int], model: str, query: Sequence[float], limit: int
     ) -> list[tuple[Key, float]]:
-        """The `limit` most similar stored rows of the chats (cosine), best first."""
+        """The `limit` most similar stored rows of the chats (cosine), best first; only vectors of
+        the query's size are compared with it."""
         q = normalized([query])[0]
         scored: list[tuple[Key, float]] = []
         for chat_id in chat_ids:
-            chat = await self._chat(session, chat_id, model)
+            chat = await self._chat(session, chat_id, model, int(q.shape[0]))
             if not chat.keys:
                 continue
-            if chat.matrix.shape[1] != q.shape[0]:
-                raise ValueError(
-                    f"query vector has {q.shape[0]} values but chat {chat_id} stores {chat.matrix.shape[1]}"
-                )
             sims = chat.matrix @ q
             top = np.argsort(-sims)[:limit]
             scored.extend((chat.keys[i], float(sims[i])) for i in top)

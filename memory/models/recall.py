@@ -11,8 +11,9 @@ from memory.models.base import Base
 class EmbeddingVector(Base):
     """One vector for one recallable row (`kind` message | history | preference) under one model.
 
-    `vector` holds `dimension` little-endian float32 values, L2-normalised. Rows of another model are
-    ignored by search, so changing the model never mixes vector spaces.
+    `vector` holds `dimension` little-endian float32 values, L2-normalised. Rows of another model, or of
+    another size under the same model name, are ignored by search, so changing the model never mixes
+    vector spaces.
     """
 
     __tablename__ = "embeddings"

@@ -1,4 +1,5 @@
 import asyncio
+import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import timedelta
@@ -369,3 +370,37 @@ async def test_a_topic_forgotten_while_embedding_leaves_no_vector_for_the_next_o
             )
         ).all()
     assert [tuple(r) for r in stored] == [(second, 2)]
+
+
+class WiderTopicEmbedder(TopicEmbedder):
+    """The same model name answering with one more value per vector (the endpoint's model changed)."""
+
+    dimension = 4
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [[*vector, 0.0] for vector in await super().embed(texts)]
+
+
+async def test_a_model_that_changed_size_under_its_name_is_embedded_again(db: Database, caplog) -> None:
+    """Vectors of the old size are never compared with the new ones (dense recall went on lexically in
+    every chat holding both, for good), and the backfill embeds their rows again."""
+    memory = MemoryService(db)
+    await memory.record(make_message(1, text="周六去爬山，走哪条 trail?"))
+    await memory.record(make_message(2, text="晚上吃什么", time=T0 + timedelta(hours=3)))
+    now = (T0 + timedelta(days=1)).timestamp()
+    assert (await backfill_all(db, TopicEmbedder(), now=now)).messages == 2
+    wider = WiderTopicEmbedder()
+    attach_recall(memory, RecallSettings(), wider)
+    assert (await backfill(db, wider, batch_size=1, now=now)).messages == 1, "an old-size vector is redone"
+    caplog.set_level(logging.WARNING)
+    hits = await memory.recall(RecallQuery("dinner food", (1,), T0 + timedelta(days=1)))
+    assert "skipped" not in caplog.text, "dense recall runs on the vectors of the new size"
+    assert [h.id for h in hits if "dense" in h.found_by] == [1], "only the new-size vector is compared"
+    assert (await backfill_all(db, wider, now=now)).messages == 1
+    async with db.read() as session:
+        assert set((await session.scalars(select(EmbeddingVector.dimension))).all()) == {4}
+    hits = await memory.recall(RecallQuery("dinner food", (1,), T0 + timedelta(days=1)))
+    assert hits[0].id == 2 and hits[0].found_by == {"dense": 1}
+    await memory.record(make_message(3, text="代码又有 bug", time=T0 + timedelta(hours=6)))
+    with pytest.raises(EmbedderUnavailable, match="not of its size 5"):
+        await backfill(db, type("Misdeclared", (WiderTopicEmbedder,), {"dimension": 5})(), now=now)
