@@ -46,9 +46,14 @@ class OpenAIEmbedder:
         self.dimension = 0
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text, in order; vectors of no values, or of several sizes (even across the
+        requests a long list is split into), are refused: they can be compared with nothing."""
         vectors: list[list[float]] = []
         for batch in request_batches(texts):
             vectors.extend(await self._request(batch))
+        sizes = {len(v) for v in vectors}
+        if len(sizes) > 1 or 0 in sizes:
+            raise EmbedderUnavailable(f"{self.url} sent vectors of {sorted(sizes)} values for one model")
         if vectors:
             self.dimension = len(vectors[0])
         return vectors
@@ -76,6 +81,6 @@ class OpenAIEmbedder:
             raise EmbedderUnavailable(f"{self.url} sent an unexpected answer: {exc!r}") from exc
         if len(vectors) != len(texts):
             raise EmbedderUnavailable(f"{self.url} sent {len(vectors)} vectors for {len(texts)} texts")
-        if len({len(v) for v in vectors}) > 1 or not all(map(math.isfinite, itertools.chain(*vectors))):
-            raise EmbedderUnavailable(f"{self.url} sent vectors of unequal sizes or with non-finite values")
+        if not all(map(math.isfinite, itertools.chain(*vectors))):
+            raise EmbedderUnavailable(f"{self.url} sent vectors with non-finite values")
         return vectors

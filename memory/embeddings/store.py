@@ -132,8 +132,10 @@ class VectorIndex:
         self, session: AsyncSession, chat_ids: Sequence[int], model: str, query: Sequence[float], limit: int
     ) -> list[tuple[Key, float]]:
         """The `limit` most similar stored rows of the chats (cosine), best first; only vectors of
-        the query's size are compared with it."""
+        the query's size are compared with it, and a query vector of zeros finds nothing."""
         q = normalized([query])[0]
+        if not q.any():  # no values, or all zero: a query with no direction is similar to nothing
+            return []
         scored: list[tuple[Key, float]] = []
         for chat_id in chat_ids:
             chat = await self._chat(session, chat_id, model, int(q.shape[0]))

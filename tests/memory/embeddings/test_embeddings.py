@@ -404,3 +404,31 @@ async def test_a_model_that_changed_size_under_its_name_is_embedded_again(db: Da
     await memory.record(make_message(3, text="代码又有 bug", time=T0 + timedelta(hours=6)))
     with pytest.raises(EmbedderUnavailable, match="not of its size 5"):
         await backfill(db, type("Misdeclared", (WiderTopicEmbedder,), {"dimension": 5})(), now=now)
+
+
+class ZeroQueryEmbedder(TopicEmbedder):
+    """Embeds rows as usual but a question (one text) as a vector of zeros, as some endpoints do for
+    text they cannot read."""
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [[0.0] * 3] if len(texts) == 1 else await super().embed(texts)
+
+
+async def test_vectors_of_no_values_or_zeros_recall_nothing(
+    db: Database, fake_openai: dict[str, object]
+) -> None:
+    """An endpoint answering empty vectors had every row stored as embedded (for good), and every
+    recall then listed the chat's rows as dense hits in no order, whatever the question."""
+    memory = MemoryService(db)
+    await memory.record(make_message(1, text="周六去爬山"))
+    await memory.record(make_message(2, text="晚上吃什么", time=T0 + timedelta(hours=3)))
+    fake_openai["answer"] = '{"data": [{"index": 0, "embedding": []}, {"index": 1, "embedding": []}]}'
+    endpoint = OpenAIEmbedder(str(fake_openai["base_url"]), "m")
+    with pytest.raises(EmbedderUnavailable, match=r"\[0\] values"):
+        await backfill(db, endpoint, now=(T0 + timedelta(days=1)).timestamp())
+    async with db.read() as session:
+        assert (await session.scalars(select(EmbeddingVector.id))).all() == [], "nothing taken as embedded"
+    zeros = ZeroQueryEmbedder()
+    await backfill_all(db, zeros, now=(T0 + timedelta(days=1)).timestamp())
+    attach_recall(memory, RecallSettings(), zeros)
+    assert await memory.recall(RecallQuery("完全无关", (1,), T0 + timedelta(days=1))) == []
