@@ -30,6 +30,7 @@ class JobRunner:
         self._running: dict[str, asyncio.Task[object]] = {}
         self._next_due: dict[str, datetime] = {}
         self._scheduler: AsyncIOScheduler | None = None
+        self._scheduled_seconds: dict[str, float] = {}  # each job's interval on the live schedule
         self._closing = False
 
     def register(self, spec: JobSpec) -> None:
@@ -92,24 +93,34 @@ class JobRunner:
         """Live mode: schedule every job on APScheduler inside the running event loop."""
         scheduler = AsyncIOScheduler()
         for name, spec in self.jobs.items():
+            seconds = _seconds(spec.interval())
             scheduler.add_job(
                 self.run_job,
-                IntervalTrigger(seconds=_seconds(spec.interval())),
+                IntervalTrigger(seconds=seconds),
                 args=[name],
                 id=name,
                 max_instances=1,
                 coalesce=True,
                 misfire_grace_time=60,
             )
+            self._scheduled_seconds[name] = seconds
         scheduler.start()
         self._scheduler = scheduler
 
     def reschedule(self) -> None:
-        """Apply new intervals (after a config reload) to the live schedule."""
+        """Apply new intervals (after a config reload) to the live schedule.
+
+        Only a job whose interval changed is rescheduled (its next turn then comes one new interval
+        from now): rescheduling restarts the countdown, so a reload touching anything else must leave
+        the other jobs' turns where they were, or reloads more frequent than a job's interval would
+        keep it from ever running."""
         if self._scheduler is None:
             return
         for name, spec in self.jobs.items():
-            self._scheduler.reschedule_job(name, trigger=IntervalTrigger(seconds=_seconds(spec.interval())))
+            seconds = _seconds(spec.interval())
+            if seconds != self._scheduled_seconds.get(name):
+                self._scheduler.reschedule_job(name, trigger=IntervalTrigger(seconds=seconds))
+                self._scheduled_seconds[name] = seconds
 
     async def shutdown(self, grace: timedelta) -> None:
         """Stop scheduling; wait up to `grace` for running jobs, then cancel what is left."""

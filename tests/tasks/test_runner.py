@@ -129,3 +129,28 @@ async def test_live_shutdown_lets_a_running_job_finish_within_its_grace(clock: M
     await stopping
     assert finished == [True]
     assert runner.runs["live"] == 1 and runner.failures["live"] == 0
+
+
+async def test_a_reload_that_keeps_a_jobs_interval_keeps_its_next_turn(clock: ManualClock) -> None:
+    """Rescheduling restarts a job's countdown: if every reload did it to every job, reloads more
+    frequent than a job's interval (the config watcher reloads on each save) would starve it."""
+    runner = JobRunner(clock)
+
+    async def job(_now):
+        pass
+
+    hourly, daily = [timedelta(hours=1)], [timedelta(days=1)]
+    runner.register(JobSpec("hourly", lambda: hourly[0], job))
+    runner.register(JobSpec("daily", lambda: daily[0], job))
+    runner.start()
+    try:
+        assert runner._scheduler is not None
+        before = {name: runner._scheduler.get_job(name).next_run_time for name in ("hourly", "daily")}
+        await asyncio.sleep(0.01)  # a later "now", so a restarted countdown would show
+        hourly[0] = timedelta(hours=2)
+        runner.reschedule()
+        after = {name: runner._scheduler.get_job(name).next_run_time for name in ("hourly", "daily")}
+    finally:
+        await runner.shutdown(timedelta(seconds=1))
+    assert after["daily"] == before["daily"], "an unchanged interval keeps its turn"
+    assert after["hourly"] > before["hourly"] + timedelta(minutes=59), "a changed interval applies"
