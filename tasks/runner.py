@@ -90,7 +90,10 @@ class JobRunner:
             await self.run_job(name)
 
     def start(self) -> None:
-        """Live mode: schedule every job on APScheduler inside the running event loop."""
+        """Live mode: schedule every job on APScheduler inside the running event loop.
+
+        A turn missed while the process could not run (the machine suspended, the loop blocked) runs
+        as soon as it can, however late, and the turns missed together run once (coalesced)."""
         scheduler = AsyncIOScheduler()
         for name, spec in self.jobs.items():
             seconds = _seconds(spec.interval())
@@ -101,7 +104,7 @@ class JobRunner:
                 id=name,
                 max_instances=1,
                 coalesce=True,
-                misfire_grace_time=60,
+                misfire_grace_time=None,
             )
             self._scheduled_seconds[name] = seconds
         scheduler.start()

@@ -1,6 +1,7 @@
 import asyncio
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
+from apscheduler.events import EVENT_JOB_EXECUTED, EVENT_JOB_MISSED
 from sqlalchemy import func, select
 
 from memory.clock import ManualClock
@@ -154,3 +155,31 @@ async def test_a_reload_that_keeps_a_jobs_interval_keeps_its_next_turn(clock: Ma
         await runner.shutdown(timedelta(seconds=1))
     assert after["daily"] == before["daily"], "an unchanged interval keeps its turn"
     assert after["hourly"] > before["hourly"] + timedelta(minutes=59), "a changed interval applies"
+
+
+async def test_a_turn_missed_during_a_suspend_runs_once_when_the_machine_wakes(clock: ManualClock) -> None:
+    """After a suspend, the job due half an hour ago runs (once) instead of being dropped as missed
+    and waiting for a whole further interval."""
+    runner = JobRunner(clock)
+    runs = []
+
+    async def job(now):
+        runs.append(now)
+
+    runner.register(JobSpec("hourly", lambda: timedelta(hours=1), job))
+    runner.start()
+    scheduler = runner._scheduler
+    assert scheduler is not None
+    outcome: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+    scheduler.add_listener(
+        lambda event: outcome.done() or outcome.set_result(event.code), EVENT_JOB_MISSED | EVENT_JOB_EXECUTED
+    )
+    try:
+        woke = datetime.now(UTC)
+        scheduler.modify_job("hourly", next_run_time=woke - timedelta(hours=2, minutes=30))
+        scheduler.wakeup()
+        code = await outcome
+    finally:
+        await runner.shutdown(timedelta(seconds=1))
+    assert code == EVENT_JOB_EXECUTED, "the missed turn was dropped"
+    assert len(runs) == 1, "three missed turns coalesce into one run"
