@@ -69,9 +69,10 @@ def _setting(settings: Settings, dotted: str) -> object:
     return value
 
 
-def restart_needed(old: Settings, new: Settings) -> list[str]:
-    """The RESTART_ONLY settings that differ between `old` and `new`."""
-    return [name for name in RESTART_ONLY if _setting(old, name) != _setting(new, name)]
+def restart_needed(started: Settings, new: Settings) -> list[str]:
+    """The RESTART_ONLY settings that differ between `started` (those the bot started with, still
+    in force for these) and `new`."""
+    return [name for name in RESTART_ONLY if _setting(started, name) != _setting(new, name)]
 
 
 @dataclass(slots=True)
@@ -232,6 +233,7 @@ async def build_app(
         )
     )
     app = App(config, directory, clock, db, memory, runner, pipeline, llm, persons)
+    started = settings  # what RESTART_ONLY settings stay at until a restart, whatever reloads bring
 
     def on_reload(old: Settings, new: Settings) -> None:
         memory.context_settings = _context_settings(new)
@@ -245,7 +247,7 @@ async def build_app(
         runner.reschedule()
         if new.logging.level != old.logging.level:
             set_log_level(new.logging.level)
-        if changed := restart_needed(old, new):
+        if changed := restart_needed(started, new):
             log.warning("config reloaded, but %s take effect only after a restart", ", ".join(changed))
 
     config.subscribe(on_reload)

@@ -89,3 +89,32 @@ async def test_config_watching_turned_off_at_start_can_be_turned_on_by_a_reload(
         assert store.current.reply.probability == 0.75, "watching is on now"
     finally:
         await app.close()
+
+
+async def test_a_start_only_setting_put_back_needs_no_restart_and_a_pending_one_is_still_named(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The restart warning compares the file with what the bot started with, not with the file of
+    the previous reload: putting `[adapters]` back as it was is no change to the running bot."""
+    config = tmp_path / "config.toml"
+    console_only = '[adapters]\nenabled = ["console"]\n'
+    config.write_text(console_only, encoding="utf-8")
+    store = ConfigStore.load(config)
+    app = await build_app(store, tmp_path / "data", ManualClock(T0), watch_config=False)
+
+    def reload(text: str) -> list[str]:
+        caplog.clear()
+        config.write_text(text, encoding="utf-8")
+        assert store.reload()
+        return [r.getMessage() for r in caplog.records if "restart" in r.getMessage()]
+
+    try:
+        with caplog.at_level(logging.WARNING, logger="bot.app"):
+            with_onebot = '[adapters]\nenabled = ["console", "onebot_v11"]\n'
+            assert reload(with_onebot) == ["config reloaded, but adapters take effect only after a restart"]
+            assert reload(with_onebot + "[reply]\nprobability = 0.5\n") == [
+                "config reloaded, but adapters take effect only after a restart"
+            ], "still not in force"
+            assert reload(console_only) == [], "the adapters running are those the file names again"
+    finally:
+        await app.close()
