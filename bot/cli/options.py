@@ -16,7 +16,7 @@ from bot.app import App, build_app, resolve_data_dir, set_log_level
 from bot.config import ConfigError, ConfigStore, Settings
 from memory.clock import Clock
 from memory.service import ChatRef, MemoryService
-from memory.storage import Database, DatabaseLocked, DatabaseMissing, DatabaseUnavailable
+from memory.storage import Database, DatabaseLocked, DatabaseMissing, DatabaseUnavailable, DatabaseWriteFailed
 
 DEFAULT_CONFIG = Path("config.toml")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -131,6 +131,11 @@ def async_command(function: Callable[..., Coroutine[Any, Any, Any]]) -> Callable
             raise click.ClickException(
                 f"{exc}: another process (a running bot?) is writing to it; try again "
                 "(whatever was written before stays, and importing or replaying again adds only the rest)"
+            ) from None
+        except DatabaseWriteFailed as exc:
+            raise click.ClickException(
+                f"{exc} (whatever was written before stays; free space or fix the permissions and run it "
+                "again: importing or replaying again adds only the rest)"
             ) from None
 
     return wrapper

@@ -26,6 +26,7 @@ from bot.cli.printing import print_literal, print_skipped
 from bot.config import ConfigStore
 from bot.replay import count_lines, replay, replay_clock
 from bot.summary import summarize
+from memory.storage import DatabaseWriteFailed
 from memory.types import ChatMessage
 
 PID_FILE = "qunyi.pid"
@@ -114,6 +115,10 @@ async def _serve(app: App, config: ConfigStore, adapters: list[Adapter]) -> None
             async def on_message(message: ChatMessage, adapter: Adapter = adapter) -> None:
                 try:
                     await app.pipeline.handle_live(message, adapter.send_text, stop)
+                except DatabaseWriteFailed as exc:  # the machine's trouble: one line, not a traceback each
+                    logging.getLogger(__name__).error(
+                        "a %s message of %s was not recorded: %s", adapter.platform, message.chat_id, exc
+                    )
                 except Exception:
                     logging.getLogger(__name__).exception("handling a %s message failed", adapter.platform)
 

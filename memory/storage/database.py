@@ -26,6 +26,14 @@ class DatabaseLocked(RuntimeError):
     """Another process held the database longer than busy_timeout allows."""
 
 
+class DatabaseWriteFailed(RuntimeError):
+    """The machine refused a write (disk full, read-only file, I/O error); nothing of it was kept."""
+
+
+# How SQLite says the machine, not the statement, failed a write.
+_MACHINE_FAILURES = ("disk is full", "readonly database", "disk i/o error")
+
+
 class DatabaseUnavailable(RuntimeError):
     """The database cannot be opened: its folder cannot be made, or the file is not a Qunyi database."""
 
@@ -120,10 +128,13 @@ class Database:
             async with self._write_sessions() as session, session.begin():
                 yield session
         except OperationalError as exc:
-            if "locked" in str(exc).lower() or "busy" in str(exc).lower():
+            said = str(exc.orig or exc).lower()
+            if "locked" in said or "busy" in said:
                 raise DatabaseLocked(
                     f"database {self.path} stayed locked for over {self.busy_timeout_ms} ms"
                 ) from exc
+            if any(failure in said for failure in _MACHINE_FAILURES):
+                raise DatabaseWriteFailed(f"database {self.path} could not be written: {exc.orig}") from exc
             raise
 
     async def close(self) -> None:
