@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -182,16 +183,26 @@ def test_unreadable_updates_keep_only_their_id() -> None:
     assert readable_updates("{not json") == "{not json"
 
 
-async def test_a_reply_met_by_flood_control_is_sent_after_the_wait_telegram_asks_for(
-    api: tuple[FakeBotAPI, str],
-) -> None:
-    """Telegram answers 429 with `retry_after` when a chat gets messages too fast (about 20 a minute in a
-    group); the reply used to be refused and lost."""
+@contextlib.asynccontextmanager
+async def quiet_adapter(api: tuple[FakeBotAPI, str]) -> AsyncIterator[TelegramAdapter]:
+    """A started polling adapter with no updates waiting, stopped afterwards."""
     fake, base = api
     fake.updates = []
     adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0))
     await adapter.start(lambda _m: asyncio.sleep(0))
     try:
+        yield adapter
+    finally:
+        await adapter.stop()
+
+
+async def test_a_reply_met_by_flood_control_is_sent_after_the_wait_telegram_asks_for(
+    api: tuple[FakeBotAPI, str],
+) -> None:
+    """Telegram answers 429 with `retry_after` when a chat gets messages too fast (about 20 a minute in a
+    group); the reply used to be refused and lost."""
+    fake, _base = api
+    async with quiet_adapter(api) as adapter:
         fake.refusals = [
             {
                 "error_code": 429,
@@ -208,19 +219,14 @@ async def test_a_reply_met_by_flood_control_is_sent_after_the_wait_telegram_asks
         ]
         with pytest.raises(SendError, match="Flood control"):  # longer than a reply is worth waiting
             await adapter.send_text("-1001987654321", "记下了")
-    finally:
-        await adapter.stop()
 
 
 async def test_a_reply_to_a_group_upgraded_to_a_supergroup_goes_to_the_supergroup(
     api: tuple[FakeBotAPI, str], caplog: pytest.LogCaptureFixture
 ) -> None:
     """After the upgrade Telegram refuses the old id (400 with migrate_to_chat_id); the reply was lost."""
-    fake, base = api
-    fake.updates = []
-    adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0))
-    await adapter.start(lambda _m: asyncio.sleep(0))
-    try:
+    fake, _base = api
+    async with quiet_adapter(api) as adapter:
         fake.refusals = [
             {
                 "error_code": 400,
@@ -235,8 +241,6 @@ async def test_a_reply_to_a_group_upgraded_to_a_supergroup_goes_to_the_supergrou
         assert [t["chat_id"] for t in tries] == ["-4455", "-1001987654321"]
         assert "reply_parameters" not in tries[1], "the old group's message ids mean nothing there"
         assert "Telegram group -4455 is now supergroup -1001987654321" in caplog.text
-    finally:
-        await adapter.stop()
 
 
 async def test_the_upgrade_of_a_group_is_told_in_the_log(
