@@ -9,6 +9,7 @@ from sqlalchemy import insert, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.commands import is_memory_command
+from memory.embeddings.store import drop_vectors
 from memory.message_ids import next_message_id
 from memory.models import Message
 from memory.storage import Database
@@ -168,7 +169,9 @@ class Ingestor:
                     report.clashes.append(message)
                 else:
                     report.duplicates += 1
-            await refresh_windows(session, [r.message_id for r in report.recorded if r.created])
+            changed = await refresh_windows(session, [r.message_id for r in report.recorded if r.created])
+            # A message is embedded with its turn window: a neighbour's new window needs a new vector.
+            await drop_vectors(session, "message", changed)
         return report
 
     async def _record_one(

@@ -20,15 +20,17 @@ from memory.storage.sql import in_list
 WINDOWS_FTS = "message_windows_fts"
 
 
-async def refresh_windows(session: AsyncSession, message_ids: Iterable[int]) -> None:
-    """Rebuild the windows of these messages and of their neighbours (after messages were added)."""
+async def refresh_windows(session: AsyncSession, message_ids: Iterable[int]) -> list[int]:
+    """Rebuild the windows of these messages and of their neighbours (after messages were added);
+    returns the neighbours whose windows changed."""
     added = sorted(set(message_ids))
     if not added:
-        return
+        return []
     around = await neighbours(session, added)
     touching = sorted(with_neighbours(added, around))
     around.update(await neighbours(session, [i for i in touching if i not in around]))
     await _write_windows(session, touching, around)
+    return [i for i in touching if i not in set(added)]
 
 
 async def rebuild_windows(session: AsyncSession, message_ids: Sequence[int]) -> None:

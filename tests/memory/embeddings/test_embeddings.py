@@ -432,3 +432,20 @@ async def test_vectors_of_no_values_or_zeros_recall_nothing(
     await backfill_all(db, zeros, now=(T0 + timedelta(days=1)).timestamp())
     attach_recall(memory, RecallSettings(), zeros)
     assert await memory.recall(RecallQuery("完全无关", (1,), T0 + timedelta(days=1))) == []
+
+
+async def test_a_message_recorded_between_embedded_ones_gets_their_windows_embedded_again(
+    memory: MemoryService, db: Database
+) -> None:
+    """A message is embedded with its turn window; one recorded later between two embedded messages
+    (older history imported after them) changed their windows, but their old vectors stayed."""
+    embedder = TopicEmbedder()
+    await memory.record(make_message(1, text="周末去哪"))
+    await memory.record(make_message(3, text="好的"))
+    later = (T0 + timedelta(days=1)).timestamp()
+    assert (await backfill_all(db, embedder, now=later)).messages == 2
+    await memory.record(make_message(2, text="去九溪爬山吧 mountain trail"))
+    embedder.calls.clear()
+    assert (await backfill_all(db, embedder, now=later)).messages == 3, "the neighbours are redone"
+    documents = [text for call in embedder.calls for text in call]
+    assert sum("爬山" in document for document in documents) == 3, "each window now holds the new turn"
