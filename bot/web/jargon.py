@@ -232,8 +232,9 @@ async def jargon_batch(request: web.Request) -> web.Response:
 
 async def _entry_with_trail(
     request: web.Request, jargon_id: int, with_evidence: bool = False
-) -> tuple[EntryView, dict[int, int], list[dict[str, Any]], list[dictionary.Evidence]]:
-    """An entry with its per-chat counts, review trail and (optionally) evidence; 404 when unknown."""
+) -> tuple[EntryView, dict[int, int], list[dict[str, Any]], list[dictionary.Evidence], int]:
+    """An entry with its per-chat counts, review trail, (optionally) evidence and the revision they
+    were read at, all from one snapshot; 404 when unknown."""
     async with app_of(request).db.read() as session:
         entry = await dictionary.get(session, jargon_id)
         if entry is None:
@@ -241,16 +242,16 @@ async def _entry_with_trail(
         counts = await dictionary.chat_counts(session, jargon_id)
         trail = await dictionary.reviews(session, jargon_id)
         found = await dictionary.evidence(session, jargon_id, None) if with_evidence else []
-    return entry, counts, trail, found
+        revision = await dictionary.revision(session, jargon_id)
+    return entry, counts, trail, found, revision
 
 
 @routes.get(r"/jargon/{jargon_id:\d+}")
 async def jargon_show(request: web.Request) -> web.Response:
     """One entry: fields, per-chat counts, evidence messages in context, review trail, actions."""
     jargon_id = path_int(request, "jargon_id")
-    entry, counts, trail, found = await _entry_with_trail(request, jargon_id, with_evidence=True)
-    async with app_of(request).db.read() as session:
-        seen = hidden("revision", await dictionary.revision(session, jargon_id))
+    entry, counts, trail, found, revision = await _entry_with_trail(request, jargon_id, with_evidence=True)
+    seen = hidden("revision", revision)
     base = f"/jargon/{jargon_id}"
     facts = table(
         ["field", "value"],
@@ -395,7 +396,8 @@ async def api_list(request: web.Request) -> web.Response:
 
 @routes.get(r"/api/jargon/{jargon_id:\d+}")
 async def api_show(request: web.Request) -> web.Response:
-    entry, counts, trail, _evidence = await _entry_with_trail(request, path_int(request, "jargon_id"))
+    jargon_id = path_int(request, "jargon_id")
+    entry, counts, trail, _evidence, _revision = await _entry_with_trail(request, jargon_id)
     return web.json_response(
         {"entry": entry.to_json(), "chat_counts": counts, "reviews": trail}, dumps=_dumps
     )
