@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memory.commands import is_memory_command
 from memory.embeddings.store import drop_vectors
 from memory.message_ids import next_message_id
+from memory.message_removal import erase_messages, was_deleted
 from memory.models import Message
 from memory.storage import Database
 from memory.storage.fts import index_rows
@@ -137,11 +138,34 @@ async def upsert_member(session: AsyncSession, chat_id: int, person_id: int, mes
     await session.execute(_UPSERT_MEMBER, params)
 
 
+_UNCOUNT = (
+    text("UPDATE persons SET message_count = max(message_count - 1, 0) WHERE id = :person_id"),
+    text(
+        "UPDATE chat_members SET message_count = max(message_count - 1, 0) "
+        "WHERE chat_id = :chat_id AND person_id = :person_id"
+    ),
+)
+
+
+async def _replace_edited(
+    session: AsyncSession, chat_id: int, message_id: int, person_id: int | None
+) -> None:
+    """Remove the stored version of an edited message with what was learnt from it; the new version is
+    then recorded as a message of its own, which every job reads afresh. Its sender's counts are taken
+    back, as recording the new version counts it again."""
+    await erase_messages(session, [message_id])
+    if person_id is not None:
+        for statement in _UNCOUNT:
+            await session.execute(statement, {"chat_id": chat_id, "person_id": person_id})
+
+
 class Ingestor:
     """Writes messages, chats, persons and the full-text index in one transaction per call.
 
     Idempotent on (chat, platform message id): a redelivered message returns the stored row and
-    changes nothing. Observers run inside the same transaction for each newly created message.
+    changes nothing; an edited one (`ChatMessage.edited`) with another text replaces it, and one its
+    platform said was deleted is not recorded (`erased`). Observers run inside the same transaction
+    for each newly created message.
     """
 
     def __init__(self, db: Database) -> None:
@@ -184,7 +208,11 @@ class Ingestor:
         )
         row = existing.first()
         if row is not None:
-            return Recorded(row.id, chat_id, row.person_id or 0, False, message, row.text != message.text)
+            if not (message.edited and row.text != message.text):
+                return Recorded(row.id, chat_id, row.person_id or 0, False, message, row.text != message.text)
+            await _replace_edited(session, chat_id, row.id, row.person_id)
+        elif await was_deleted(session, chat_id, message.message_id):
+            return Recorded(0, chat_id, 0, False, message, erased=True)
         until = await session.scalar(_ERASED_UNTIL, {"platform": message.platform, "user": message.sender_id})
         if until is not None and _ts(message) <= until:
             return Recorded(0, chat_id, 0, False, message, erased=True)

@@ -14,12 +14,13 @@ from memory.context import ContextBuilder, ContextProvider, ContextRequest, Repl
 from memory.context.recent import RecentWindowProvider
 from memory.history.reinforce import reinforce
 from memory.ingest import BatchReport, Ingestor, Recorded
+from memory.message_removal import erase_messages, remember_deleted
 from memory.models import Chat, ChatMember, Message, Person
 from memory.notes import NoteScopes
 from memory.recall import Recaller, RecallHit, RecallQuery
 from memory.recall.timeexpr import in_zone
 from memory.storage import Database
-from memory.types import ChatMessage
+from memory.types import ChatMessage, MessageDeletion
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +105,29 @@ class MemoryService:
             total.erased += report.erased
             total.clashes.extend(report.clashes)
         return total
+
+    async def delete(self, deletion: MessageDeletion) -> bool:
+        """Forget a message its platform says was deleted, with what was learnt from it
+        (`memory.message_removal`), and keep it from being recorded again. True when a stored message
+        was removed; a deletion in a chat never recorded changes nothing."""
+        async with self.db.write() as session:
+            chat_id = await session.scalar(
+                select(Chat.id).where(
+                    Chat.platform == deletion.platform, Chat.platform_chat_id == deletion.chat_id
+                )
+            )
+            if chat_id is None:
+                return False
+            await remember_deleted(session, chat_id, deletion.message_id, self.clock.now().timestamp())
+            stored = await session.scalar(
+                select(Message.id).where(
+                    Message.chat_id == chat_id, Message.platform_message_id == deletion.message_id
+                )
+            )
+            if stored is None:
+                return False
+            await erase_messages(session, [stored])
+        return True
 
     async def chat(self, platform: str, platform_chat_id: str) -> ChatRef | None:
         async with self.db.read() as session:

@@ -81,6 +81,12 @@ def _check_unicode(name: str, value: str) -> None:
         ) from None
 
 
+def _check_id(name: str, value: object) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidMessage(f"{name} must be a non-empty string, got {value!r}")
+    _check_unicode(name, value)
+
+
 @dataclass(frozen=True, slots=True)
 class ChatMessage:
     """A platform-neutral chat message.
@@ -89,7 +95,8 @@ class ChatMessage:
     `time` must be timezone-aware. `is_bot` marks the bot's own outgoing messages;
     `to_bot` marks a message addressed to the bot (an @ of its id, a reply to it);
     `from_bot` marks a message of another bot account (or a webhook): recorded, never answered, so that
-    two bots do not answer each other for ever.
+    two bots do not answer each other for ever. `edited` marks a new version of a message the platform
+    says was edited: it replaces the stored one (with what was learnt from it) and is never answered.
     """
 
     platform: str
@@ -108,13 +115,11 @@ class ChatMessage:
     is_bot: bool = False
     to_bot: bool = False
     from_bot: bool = False
+    edited: bool = False
 
     def __post_init__(self) -> None:
         for name in ID_FIELDS:
-            value = getattr(self, name)
-            if not isinstance(value, str) or not value.strip():
-                raise InvalidMessage(f"{name} must be a non-empty string, got {value!r}")
-            _check_unicode(name, value)
+            _check_id(name, getattr(self, name))
         if self.reply_to is not None:
             _check_unicode("reply_to", self.reply_to)
         for mention in self.mentions:
@@ -167,3 +172,21 @@ class ChatMessage:
     def display_name(self) -> str:
         """What a group member sees: the group card, else the nickname, else the id."""
         return self.sender_card or self.sender_name or self.sender_id
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDeletion:
+    """A platform's word that a message was deleted (a QQ 撤回, a Discord delete): the message and what
+    was learnt from it are forgotten. Ids are the platform's own, as in ChatMessage."""
+
+    platform: str
+    chat_id: str
+    message_id: str
+    chat_kind: ChatKind = ChatKind.GROUP
+
+    def __post_init__(self) -> None:
+        for name in ID_FIELDS[:3]:
+            _check_id(name, getattr(self, name))
+
+
+InboundEvent = ChatMessage | MessageDeletion

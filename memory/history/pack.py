@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import Counter
 from collections.abc import Sequence
@@ -10,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, text
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.embeddings.store import drop_vectors
@@ -21,6 +20,7 @@ from memory.models import ChatHistory, TopicCacheEntry
 from memory.ports import LLMPort
 from memory.storage import Database
 from memory.storage.fts import index_rows, unindex_rows
+from memory.storage.sql import rows_naming
 
 log = logging.getLogger(__name__)
 
@@ -87,12 +87,6 @@ async def write_history(
     return row
 
 
-_BUILT_ON = text(
-    "SELECT DISTINCT h.id FROM chat_history h, json_each(h.source_message_ids) j WHERE j.value IN "
-    "(SELECT value FROM json_each(:ids))"
-)
-
-
 async def drop_sources(session: AsyncSession, message_ids: Sequence[int]) -> int:
     """Take messages that are being deleted out of the ChatHistory rows packed from them (inside the
     caller's transaction): each such row is rebuilt offline from the messages it keeps — verbatim text,
@@ -102,7 +96,7 @@ async def drop_sources(session: AsyncSession, message_ids: Sequence[int]) -> int
     if not message_ids:
         return 0
     gone = set(message_ids)
-    ids = [int(r[0]) for r in await session.execute(_BUILT_ON, {"ids": json.dumps(sorted(gone))})]
+    ids = await rows_naming(session, "chat_history", "source_message_ids", sorted(gone))
     rows = list((await session.scalars(select(ChatHistory).where(ChatHistory.id.in_(ids)))).all())
     rebuilt: list[ChatHistory] = []
     for row in rows:

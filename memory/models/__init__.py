@@ -6,7 +6,7 @@ from memory.models.chat_history import ChatHistory, ForgetLogEntry, TopicCacheEn
 from memory.models.jargon import Jargon, JargonChatCount, JargonEvidence, JargonReview
 from memory.models.job_state import JobState
 from memory.models.llm_usage import LlmUsage
-from memory.models.message import IdFloor, Message
+from memory.models.message import DeletedMessage, IdFloor, Message
 from memory.models.person import Person, PersonAccount
 from memory.models.person_memory import (
     PersonAlias,
@@ -23,6 +23,7 @@ __all__ = [
     "Chat",
     "ChatHistory",
     "ChatMember",
+    "DeletedMessage",
     "EmbeddingVector",
     "ForgetLogEntry",
     "IdFloor",

@@ -40,3 +40,15 @@ class IdFloor(Base):
 
     name: Mapped[str] = mapped_column(String(32), primary_key=True)
     value: Mapped[int] = mapped_column(Integer)
+
+
+class DeletedMessage(Base):
+    """A message its platform said was deleted: it was removed with what was learnt from it, and is
+    not recorded again when an import or a late delivery brings it back; added by
+    0011_deleted_messages."""
+
+    __tablename__ = "deleted_messages"
+
+    chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id", ondelete="CASCADE"), primary_key=True)
+    platform_message_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    time: Mapped[float] = mapped_column(Float)

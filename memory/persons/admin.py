@@ -21,8 +21,7 @@ from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.embeddings.store import drop_vectors
-from memory.history.pack import drop_sources
-from memory.message_ids import retire_ids
+from memory.message_removal import erase_messages
 from memory.models import (
     ChatHistory,
     ChatMember,
@@ -46,8 +45,6 @@ from memory.storage import Database
 from memory.storage.fts import unindex_rows
 from memory.storage.sql import rows_changed
 from memory.text import normalize
-from memory.topics import cache as topic_cache
-from memory.turn_windows import rebuild_windows, windows_touching
 
 
 class PersonAdminError(ValueError):
@@ -254,15 +251,7 @@ class PersonAdmin:
                 ids = list(
                     (await session.scalars(select(Message.id).where(Message.person_id == person_id))).all()
                 )
-                # Neighbouring turns were indexed and embedded with these words: redo them without.
-                touching = await windows_touching(session, ids)
-                await drop_sources(session, ids)
-                await topic_cache.drop_messages(session, ids)
-                await unindex_rows(session, "messages_fts", ids)
-                await drop_vectors(session, "message", touching)
-                await retire_ids(session)
-                await session.execute(delete(Message).where(Message.id.in_(ids)))
-                await rebuild_windows(session, touching)
+                await erase_messages(session, ids)
                 removed = len(ids)
             until = store.ts(now) if remove_messages else None
             stmt = insert(PersonForgotten).values(

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.commands import is_memory_command
-from memory.ingest import Recorded
 from memory.models import PreferenceDoc
 from memory.persons.store import forgotten_at
 from memory.storage.fts import index_rows
+
+if TYPE_CHECKING:
+    from memory.ingest import Recorded
 
 PREFERENCE_FTS = "preference_fts"
 _END = r"[^.!?;。！？；\n]"

@@ -1,11 +1,14 @@
-"""Small SQL helpers: IN-lists for hand-written queries, and the row count of a write."""
+"""Small SQL helpers: IN-lists for hand-written queries, the row count of a write, and rows whose JSON
+list of ids names some of a set."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Result
+from sqlalchemy import CursorResult, Result, text
+from sqlalchemy.ext.asyncio import AsyncSession
 
 
 def in_list(name: str, values: Sequence[object], params: dict[str, object]) -> str:
@@ -21,3 +24,15 @@ def in_list(name: str, values: Sequence[object], params: dict[str, object]) -> s
 def rows_changed(result: Result[Any]) -> int:
     """How many rows an UPDATE, DELETE or INSERT executed through the ORM session changed."""
     return int(cast(CursorResult[Any], result).rowcount or 0)
+
+
+async def rows_naming(session: AsyncSession, table: str, column: str, ids: Sequence[int]) -> list[int]:
+    """The ids of the rows of `table` whose JSON list `column` holds any of `ids` (names are the
+    caller's own constants, never user input)."""
+    if not ids:
+        return []
+    query = text(
+        f"SELECT DISTINCT t.id FROM {table} t, json_each(t.{column}) j "
+        "WHERE j.value IN (SELECT value FROM json_each(:ids))"
+    )
+    return [int(r[0]) for r in await session.execute(query, {"ids": json.dumps(sorted(set(ids)))})]

@@ -1,0 +1,85 @@
+"""Removing stored messages together with everything derived from them.
+
+Used when a platform says a message was deleted (a QQ 撤回, a Discord delete), when it says a message
+was edited (the old version goes, the new one is recorded as a message of its own, so every job reads
+it afresh), and when a person is forgotten with their messages. What goes with a message: its index
+rows and vector, its words in its neighbours' turn windows, in cached topics and in packed ChatHistory
+(rebuilt offline from what is kept), the quote of it inside replies, the preference documents and the
+people's facts, timeline events and aliases learnt from it. Jargon evidence goes by cascade; a term's
+counts stay, as they are counts and not text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import delete, select
+from sqlalchemy.dialects.sqlite import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memory.embeddings.store import drop_vectors
+from memory.history.pack import drop_sources
+from memory.message_ids import retire_ids
+from memory.models import DeletedMessage, Message, PreferenceDoc
+from memory.persons import store
+from memory.persons.evidence import drop_message_evidence
+from memory.recall.preferences import PREFERENCE_FTS
+from memory.storage.fts import unindex_rows
+from memory.topics import cache as topic_cache
+from memory.turn_windows import rebuild_windows, windows_touching
+from memory.types import SegmentKind
+
+
+async def erase_messages(session: AsyncSession, message_ids: Sequence[int]) -> set[int | None]:
+    """Delete these messages and what was derived from them, inside the caller's transaction. Returns
+    the chat scopes (None: global) whose people's memory changed (their name versions are bumped)."""
+    ids = sorted(set(message_ids))
+    if not ids:
+        return set()
+    touching = await windows_touching(session, ids)
+    scopes = await drop_message_evidence(session, ids)
+    docs = list(
+        (await session.scalars(select(PreferenceDoc.id).where(PreferenceDoc.message_id.in_(ids)))).all()
+    )
+    await unindex_rows(session, PREFERENCE_FTS, docs)
+    await drop_vectors(session, "preference", docs)
+    await session.execute(delete(PreferenceDoc).where(PreferenceDoc.id.in_(docs)))
+    await drop_sources(session, ids)
+    await topic_cache.drop_messages(session, ids)
+    await _unquote(session, ids)
+    await unindex_rows(session, "messages_fts", ids)
+    await drop_vectors(session, "message", touching)
+    await retire_ids(session)
+    await session.execute(delete(Message).where(Message.id.in_(ids)))
+    await rebuild_windows(session, touching)
+    for scope in scopes:
+        await store.bump_version(session, scope)
+    return scopes
+
+
+async def remember_deleted(session: AsyncSession, chat_id: int, platform_id: str, when: float) -> None:
+    """Note that the platform deleted this message, so that it is not recorded again."""
+    stmt = insert(DeletedMessage).values(chat_id=chat_id, platform_message_id=platform_id, time=when)
+    await session.execute(stmt.on_conflict_do_nothing())
+
+
+async def was_deleted(session: AsyncSession, chat_id: int, platform_id: str) -> bool:
+    """Whether the platform said this message was deleted."""
+    return await session.get(DeletedMessage, (chat_id, platform_id)) is not None
+
+
+async def _unquote(session: AsyncSession, message_ids: Sequence[int]) -> None:
+    """Clear the quoted text of these messages inside the replies to them."""
+    where = Message.id.in_(message_ids)
+    gone = (await session.execute(select(Message.chat_id, Message.platform_message_id).where(where))).all()
+    for chat_id, platform_id in gone:
+        replies = await session.scalars(
+            select(Message).where(Message.chat_id == chat_id, Message.reply_to == platform_id)
+        )
+        for reply in replies.all():
+            quoting = {"kind": SegmentKind.REPLY.value, "target": platform_id}
+            segments = [
+                {**s, "text": ""} if quoting.items() <= s.items() else s for s in reply.segments or ()
+            ]
+            if segments != reply.segments:
+                reply.segments = segments

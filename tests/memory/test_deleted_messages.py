@@ -1,0 +1,165 @@
+"""Messages the platform deleted or edited: forgotten with what was learnt from them, never brought back."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlalchemy import select
+
+from memory.models import Message, PersonFact, PersonTimelineEntry
+from memory.models.recall import PreferenceDoc
+from memory.persons.service import PersonMemory
+from memory.recall.preferences import record_preferences
+from memory.service import MemoryService
+from memory.storage import Database
+from memory.types import MessageDeletion, Segment, SegmentKind
+from tests.conftest import T0, make_message
+from tests.memory.persons.people_fixtures import count_rows, people, persons_config  # noqa: F401
+
+
+def deletion(n: int, chat: str = "g1") -> MessageDeletion:
+    return MessageDeletion("test", chat, f"m{n}")
+
+
+async def facts(db: Database, person_id: int) -> dict[str, list[tuple[str, bool]]]:
+    """key -> [(value, current)] of a person's facts."""
+    async with db.read() as session:
+        rows = (await session.scalars(select(PersonFact).where(PersonFact.person_id == person_id))).all()
+    found: dict[str, list[tuple[str, bool]]] = {}
+    for row in sorted(rows, key=lambda r: (r.time, r.id)):
+        found.setdefault(row.key, []).append((row.value, row.superseded_at is None))
+    return found
+
+
+async def test_a_deleted_message_goes_with_its_facts_its_index_and_its_quote_in_replies(
+    memory: MemoryService, people: PersonMemory, db: Database
+) -> None:
+    said = await memory.record(make_message(1, text="我住在杭州滨江", sender_card="阿红"))
+    quote = Segment(SegmentKind.REPLY, "我住在杭州滨江", "m1")
+    reply = await memory.record(
+        make_message(
+            2,
+            sender="u2",
+            text="离我好近",
+            reply_to="m1",
+            segments=(quote, Segment(SegmentKind.TEXT, "离我好近")),
+        )
+    )
+    elsewhere = await memory.record(make_message(1, chat="g2", sender="u3", text="我住在杭州滨江"))
+    await people.consolidator.run(T0 + timedelta(hours=1))
+    assert "location" in await facts(db, said.person_id)
+
+    assert await memory.delete(deletion(1)) is True
+    assert await count_rows(db, Message, id=said.message_id) == 0
+    assert await facts(db, said.person_id) == {}
+    assert [h.id for h in await memory.search([said.chat_id], "杭州")] == []
+    async with db.read() as session:
+        kept = await session.get(Message, reply.message_id)
+    assert kept is not None and kept.reply_to == "m1"
+    assert "杭州" not in str(kept.segments), "the reply no longer quotes the deleted words"
+    assert [h.id for h in await memory.search([elsewhere.chat_id], "杭州")] == [elsewhere.message_id]
+
+
+async def test_a_deleted_message_is_not_recorded_again_by_an_import_or_a_late_delivery(
+    memory: MemoryService,
+) -> None:
+    await memory.record(make_message(1, text="周六去西湖"))
+    await memory.delete(deletion(1))
+    again = await memory.record(make_message(1, text="周六去西湖"))
+    report = await memory.record_many([make_message(1, text="周六去西湖"), make_message(2)])
+    assert again.erased and not again.created
+    assert (report.created, report.erased) == (1, 1)
+    assert [m.text for m in await memory.recent(again.chat_id, 5)] == ["message 2"]
+    assert (await memory.record(make_message(1, chat="g2", text="周六去西湖"))).created, "only in its chat"
+
+
+async def test_a_deletion_before_its_message_arrives_still_keeps_it_out(memory: MemoryService) -> None:
+    await memory.record(make_message(1))
+    assert await memory.delete(deletion(2)) is False
+    assert (await memory.record(make_message(2))).erased
+    assert await memory.delete(deletion(1, chat="never-seen")) is False
+    assert await memory.chat("test", "never-seen") is None, "a deletion creates no chat"
+
+
+async def test_deleting_the_message_that_superseded_a_fact_brings_the_older_fact_back(
+    memory: MemoryService, people: PersonMemory, db: Database
+) -> None:
+    first = await memory.record(make_message(1, text="我住在杭州"))
+    await memory.record(make_message(2, text="我住在上海"))
+    await people.consolidator.run(T0 + timedelta(hours=1))
+    assert (await facts(db, first.person_id))["location"] == [("杭州", False), ("上海", True)]
+    await memory.delete(deletion(2))
+    assert (await facts(db, first.person_id))["location"] == [("杭州", True)]
+
+
+async def test_a_fact_said_again_stays_on_the_repeat_when_the_first_message_goes(
+    memory: MemoryService, people: PersonMemory, db: Database
+) -> None:
+    first = await memory.record(make_message(1, text="我住在杭州"))
+    repeat = await memory.record(make_message(2, text="我住在杭州，没搬"))
+    await people.consolidator.run(T0 + timedelta(hours=1))
+    await memory.delete(deletion(1))
+    async with db.read() as session:
+        rows = (
+            await session.scalars(select(PersonFact).where(PersonFact.person_id == first.person_id))
+        ).all()
+    assert [(r.value, r.message_id, r.seen_message_ids) for r in rows] == [("杭州", repeat.message_id, [])]
+    assert rows[0].evidence == "我住在杭州，没搬"
+
+
+async def test_timeline_events_and_preference_documents_go_with_their_message(
+    memory: MemoryService, people: PersonMemory, db: Database
+) -> None:
+    memory.ingestor.observers.append(record_preferences)
+    said = await memory.record(make_message(1, text="I usually grab an oat latte before work"))
+    async with db.write() as session:
+        session.add_all(
+            [
+                PersonTimelineEntry(
+                    person_id=said.person_id,
+                    chat_id=said.chat_id,
+                    time=0,
+                    text="a",
+                    message_ids=[said.message_id],
+                ),
+                PersonTimelineEntry(
+                    person_id=said.person_id,
+                    chat_id=said.chat_id,
+                    time=0,
+                    text="b",
+                    message_ids=[said.message_id, 999],
+                ),
+            ]
+        )
+    assert await count_rows(db, PreferenceDoc, message_id=said.message_id) == 1
+    await memory.delete(deletion(1))
+    assert await count_rows(db, PreferenceDoc) == 0
+    async with db.read() as session:
+        left = (await session.scalars(select(PersonTimelineEntry))).all()
+    assert [(e.text, e.message_ids) for e in left] == [("b", [999])]
+    assert await memory.search([said.chat_id], "latte") == []
+
+
+async def test_an_edit_replaces_the_message_and_what_was_learnt_from_it(
+    memory: MemoryService, people: PersonMemory, db: Database
+) -> None:
+    first = await memory.record(make_message(1, text="我住在杭州"))
+    await people.consolidator.run(T0 + timedelta(hours=1))
+    edited = await memory.record(make_message(1, text="我住在苏州", edited=True))
+    assert edited.created and edited.message_id > first.message_id, "a new id: the jobs read it afresh"
+    assert (await memory.record(make_message(1, text="我住在苏州", edited=True))).created is False
+    await people.consolidator.run(T0 + timedelta(hours=2))
+    assert await facts(db, first.person_id) == {"location": [("苏州", True)]}
+    assert await memory.search([first.chat_id], "杭州") == []
+    assert [h.id for h in await memory.search([first.chat_id], "苏州")] == [edited.message_id]
+    recent = await memory.recent(first.chat_id, 5)
+    assert [(m.text, m.time) for m in recent] == [("我住在苏州", T0 + timedelta(minutes=1))]
+    member = await people.record(first.chat_id, first.person_id)
+    assert member is not None and member.message_count == 1, "an edit is not a second message"
+
+
+async def test_an_edit_of_a_deleted_message_does_not_bring_it_back(memory: MemoryService) -> None:
+    await memory.record(make_message(1, text="手机号 13800000000"))
+    await memory.delete(deletion(1))
+    assert (await memory.record(make_message(1, text="手机号 139…", edited=True))).erased
+    assert await memory.recent((await memory.chat("test", "g1")).id, 5) == []  # type: ignore[union-attr]
