@@ -9,9 +9,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterator
 
 from memory.text import truncate
-from memory.types import ChatKind, ChatMessage
+from memory.types import ChatKind, ChatMessage, InboundEvent
 
-MessageHandler = Callable[[ChatMessage], Awaitable[None]]
+MessageHandler = Callable[[InboundEvent], Awaitable[None]]  # messages, edits and deletions
 STOP_GRACE_SECONDS = 30.0  # how long `stop` lets the message being handled finish before cancelling it
 
 log = logging.getLogger(__name__)
@@ -75,7 +75,8 @@ class SendError(RuntimeError):
 class Adapter(ABC):
     """A live connection to one platform.
 
-    `start` begins delivering incoming messages to `handler` and returns once running;
+    `start` begins delivering incoming messages (edited ones marked `edited`) and the platform's
+    deletions (`MessageDeletion`) to `handler`, and returns once running;
     `send_text` is the only way out and returns the bot's own message as the platform stored it,
     so the caller can record it (platforms often do not echo the bot's messages).
     """

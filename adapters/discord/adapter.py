@@ -5,13 +5,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Iterable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from adapters.base import Adapter, InFlight, MessageHandler, SendError, fit_message
 from adapters.discord.config import DiscordConfig
 from adapters.discord.convert import PLATFORM, message_to_chat
 from adapters.extras import require
-from memory.types import ChatKind, ChatMessage
+from memory.types import ChatKind, ChatMessage, InboundEvent, MessageDeletion
 
 if TYPE_CHECKING:
     import discord
@@ -55,8 +57,7 @@ class DiscordAdapter(Adapter):
             ready.set()
 
         client.on_ready = on_ready
-        client.on_message = self._on_message
-        self._client = client
+        self._listen(client)
         self._task = asyncio.ensure_future(client.start(self.config.token))
         ready_wait = asyncio.ensure_future(ready.wait())
         done, _ = await asyncio.wait(
@@ -69,6 +70,18 @@ class DiscordAdapter(Adapter):
             await self.stop()
             raise TimeoutError(f"Discord did not become ready within {self.config.ready_timeout:g}s")
 
+    def _listen(self, client: discord.Client) -> None:
+        """Take `client`'s messages, edits and deletions (any message, cached or not)."""
+        handlers = {
+            "on_message": self._on_message,
+            "on_raw_message_edit": self._on_raw_edit,
+            "on_raw_message_delete": self._on_raw_delete,
+            "on_raw_bulk_message_delete": self._on_raw_bulk_delete,
+        }
+        for event, handler in handlers.items():
+            setattr(client, event, handler)
+        self._client = client
+
     async def stop(self) -> None:
         """Let the messages being handled finish (up to STOP_GRACE_SECONDS; Discord does not deliver
         them again), then disconnect and close the client."""
@@ -80,14 +93,32 @@ class DiscordAdapter(Adapter):
                 await asyncio.wait_for(self._task, 10)
             self._task = None
 
-    async def _on_message(self, message: Any) -> None:
+    async def _on_message(self, message: Any, edited: bool = False) -> None:
         user = self.client.user
         converted = message_to_chat(message, bot_id=user.id if user else 0)
-        if converted is None:
-            return
+        if converted is not None:
+            await self._deliver(replace(converted, edited=True) if edited else converted)
+
+    async def _on_raw_edit(self, payload: Any) -> None:
+        """Any edit, of a cached message or not (Discord also sends one when a link preview appears:
+        the text is then the same and nothing changes)."""
+        await self._on_message(payload.message, edited=True)
+
+    async def _on_raw_delete(self, payload: Any) -> None:
+        await self._deleted(payload.channel_id, payload.guild_id, [payload.message_id])
+
+    async def _on_raw_bulk_delete(self, payload: Any) -> None:
+        await self._deleted(payload.channel_id, payload.guild_id, payload.message_ids)
+
+    async def _deleted(self, channel_id: int, guild_id: int | None, message_ids: Iterable[int]) -> None:
+        kind = ChatKind.PRIVATE if guild_id is None else ChatKind.GROUP
+        for message_id in sorted(message_ids):
+            await self._deliver(MessageDeletion(PLATFORM, str(channel_id), str(message_id), kind))
+
+    async def _deliver(self, event: InboundEvent) -> None:
         if self._handler is not None:
             with self._in_flight.handling():
-                await self._handler(converted)
+                await self._handler(event)
 
     async def send_text(
         self,

@@ -36,6 +36,7 @@ from adapters.onebot_v11.event import (
     post_type,
     private_chat_id,
     private_peer,
+    recall_notice,
     to_chat_message,
 )
 from adapters.onebot_v11.message import (
@@ -357,6 +358,9 @@ class OneBotAdapter(Adapter):
 
     async def _dispatch(self, conn: _Connection, data: dict[str, Any]) -> None:
         kind = post_type(data)
+        if kind == "notice":
+            await self._on_notice(data)
+            return
         if kind not in ("message", "message_sent"):
             log.debug("OneBot %s event ignored", kind)
             return
@@ -382,6 +386,19 @@ class OneBotAdapter(Adapter):
             self._chat_owner.remember(_chat_key(message.chat_kind, message.chat_id), self_id)
         if self._handler is not None:
             await self._handler(message)
+
+    async def _on_notice(self, data: dict[str, Any]) -> None:
+        try:
+            deletion = recall_notice(data)
+        except InvalidMessage as exc:
+            log.warning("OneBot notice skipped: %s", exc)
+            return
+        if deletion is None:
+            log.debug("OneBot %s notice ignored", data.get("notice_type"))
+            return
+        self._replies.pop(_reply_key(deletion.chat_kind, deletion.chat_id, deletion.message_id), None)
+        if self._handler is not None:
+            await self._handler(deletion)
 
     def _names_for(self, chat: str) -> dict[str, str]:
         prefix = f"{chat}:"

@@ -13,7 +13,7 @@ from typing import Any
 
 from adapters.neutral import as_id, mapping_at
 from adapters.onebot_v11.message import RawSegment, normalize_message, to_neutral
-from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
+from memory.types import ChatKind, ChatMessage, InvalidMessage, MessageDeletion, Segment, SegmentKind
 
 PLATFORM = "qq"
 # QQ numbers and group numbers share one number space: the private chat with user 30003 is named
@@ -40,6 +40,23 @@ def post_type(data: Mapping[str, Any]) -> str | None:
     """The event's `post_type` (`message`, `message_sent`, `notice`, `request`, `meta_event`)."""
     value = data.get("post_type")
     return value if isinstance(value, str) else None
+
+
+def recall_notice(data: Mapping[str, Any]) -> MessageDeletion | None:
+    """The deletion a `group_recall` or `friend_recall` notice (a QQ 撤回) reports; None for any other
+    notice. Raises InvalidMessage when the notice lacks its chat or message id."""
+    notice = data.get("notice_type")
+    if notice == "group_recall":
+        chat, kind = as_id(data.get("group_id")), ChatKind.GROUP
+    elif notice == "friend_recall":
+        user = as_id(data.get("user_id"))
+        chat, kind = (private_chat_id(user) if user else None), ChatKind.PRIVATE
+    else:
+        return None
+    message_id = as_id(data.get("message_id"))
+    if chat is None or message_id is None:
+        raise InvalidMessage(f"{notice} notice without its chat or message id")
+    return MessageDeletion(PLATFORM, chat, message_id, kind)
 
 
 @dataclass(frozen=True, slots=True)

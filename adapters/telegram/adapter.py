@@ -12,6 +12,7 @@ import hmac
 import json
 import logging
 import secrets
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from adapters.base import Adapter, InFlight, MessageHandler, SendError, fit_message
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from aiohttp import web
 
 log = logging.getLogger(__name__)
-ALLOWED_UPDATES = ["message"]
+ALLOWED_UPDATES = ["message", "edited_message"]
 MAX_MESSAGE_UNITS = 4096  # Telegram refuses longer text (it counts UTF-16 code units)
 MAX_FLOOD_WAIT = 60  # the longest flood-control wait (seconds) a reply is held back for; longer ones fail
 FLOOD_RETRIES = 3  # sends tried again after a flood-control answer, each after the wait Telegram asks for
@@ -76,6 +77,7 @@ class TelegramAdapter(Adapter):
         self._bot = Bot(self.config.token, session=session)
         self._dp = Dispatcher()
         self._dp.message.register(self._on_message)
+        self._dp.edited_message.register(self._on_edited)
         me = await self._bot.get_me()
         self._bot_id, self._bot_username = me.id, me.username
         log.info("Telegram bot @%s (%s) logged in", me.username, me.id)
@@ -181,7 +183,10 @@ class TelegramAdapter(Adapter):
             raise RuntimeError("TelegramAdapter.start has not been called")
         await self._dp.feed_raw_update(self._bot, update)
 
-    async def _on_message(self, message: Message) -> None:
+    async def _on_edited(self, message: Message) -> None:
+        await self._on_message(message, edited=True)
+
+    async def _on_message(self, message: Message, edited: bool = False) -> None:
         if self._stopping and self._polling is not None:  # wait to be cancelled: it stays unconfirmed
             await asyncio.get_running_loop().create_future()
         if message.migrate_to_chat_id is not None:
@@ -199,7 +204,7 @@ class TelegramAdapter(Adapter):
             return
         if self._handler is not None:
             with self._in_flight.handling():
-                await self._handler(converted)
+                await self._handler(replace(converted, edited=True) if edited else converted)
 
     async def send_text(
         self,

@@ -27,7 +27,7 @@ from bot.config import ConfigStore
 from bot.replay import count_lines, replay, replay_clock
 from bot.summary import summarize
 from memory.storage import DatabaseWriteFailed
-from memory.types import ChatMessage
+from memory.types import InboundEvent
 
 PID_FILE = "qunyi.pid"
 MAX_SETTLE_MINUTES = 7 * 24 * 60  # replay steps the daemons every 5 simulated minutes: a week is ~2000 steps
@@ -112,9 +112,9 @@ async def _serve(app: App, config: ConfigStore, adapters: list[Adapter]) -> None
     try:
         for adapter in adapters:
 
-            async def on_message(message: ChatMessage, adapter: Adapter = adapter) -> None:
+            async def on_message(message: InboundEvent, adapter: Adapter = adapter) -> None:
                 try:
-                    await app.pipeline.handle_live(message, adapter.send_text, stop)
+                    await app.pipeline.handle_inbound(message, adapter.send_text, stop)
                 except DatabaseWriteFailed as exc:  # the machine's trouble: one line, not a traceback each
                     logging.getLogger(__name__).error(
                         "a %s message of %s was not recorded: %s", adapter.platform, message.chat_id, exc

@@ -56,6 +56,11 @@ class ReplySettings(Section):
     commands: bool = True
 
 
+class MessagesSettings(Section):
+    follow_deletions: bool = True
+    follow_edits: bool = True
+
+
 class ContextSettings(Section):
     total_tokens: int = Field(2000, ge=200, le=200_000)
     recent_messages: int = Field(20, ge=0, le=500)
@@ -302,6 +307,7 @@ class Settings(Section):
     storage: StorageSettings = StorageSettings()
     bot: BotSettings = BotSettings()
     reply: ReplySettings = ReplySettings()
+    messages: MessagesSettings = MessagesSettings()
     context: ContextSettings = ContextSettings()
     recall: RecallSettings = RecallSettings()
     llm: LLMSettings = LLMSettings()

@@ -27,7 +27,7 @@ from memory.models import Message
 from memory.ports import LLMUnavailable
 from memory.service import MemoryService
 from memory.storage import DatabaseLocked
-from memory.types import ChatMessage
+from memory.types import ChatMessage, InboundEvent, MessageDeletion
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +67,38 @@ class ReplyPipeline:
     async def handle(self, message: ChatMessage, send: Send) -> Outcome:
         """Record `message`, then answer it when it is a memory command or the reply policy says so,
         and record the answer sent. One attempt: a locked database raises DatabaseLocked."""
+        if ignored := self._ignored(message):
+            return ignored
         recorded = await self.memory.record(message)
         return await self._respond(message, recorded, send, self.memory.record)
+
+    async def handle_deletion(self, deletion: MessageDeletion) -> bool:
+        """Forget a message its platform deleted, unless `[messages] follow_deletions` is off; True when
+        a stored message was removed. One attempt: a locked database raises DatabaseLocked."""
+        if not self.settings().messages.follow_deletions:
+            return False
+        removed = await self.memory.delete(deletion)
+        if removed:
+            log.info(
+                "message %s of %s deleted on the platform: forgotten", deletion.message_id, deletion.chat_id
+            )
+        return removed
+
+    async def handle_inbound(self, event: InboundEvent, send: Send, stopping: asyncio.Event) -> None:
+        """What a live adapter delivers: a message (`handle_live`) or a deletion, for which a locked
+        database is waited out in the same way."""
+        if isinstance(event, ChatMessage):
+            await self.handle_live(event, send, stopping)
+            return
+        try:
+            await _while_locked(lambda: self.handle_deletion(event), event, stopping)
+        except DatabaseLocked as exc:
+            log.error("deletion of %s in %s not applied: %s", event.message_id, event.chat_id, exc)
+
+    def _ignored(self, message: ChatMessage) -> Outcome | None:
+        if message.edited and not self.settings().messages.follow_edits:
+            return Outcome(False, reason="edit not followed")
+        return None
 
     async def _respond(self, message: ChatMessage, recorded: Recorded, send: Send, store: Store) -> Outcome:
         """Everything after `message` was recorded; `store` records the bot's own message sent."""
@@ -78,6 +108,8 @@ class ReplyPipeline:
             )
         if message.is_bot:
             return Outcome(True, reason="own message")
+        if message.edited:
+            return Outcome(True, reason="edited")
         settings = self.settings()
         if settings.reply.commands and silenced(message, settings.reply) is None:
             answer = await dispatch(
@@ -136,6 +168,8 @@ class ReplyPipeline:
         async def store(item: ChatMessage, searchable: bool = True) -> Recorded:
             return await _while_locked(lambda: self.memory.record(item, searchable), item, stopping)
 
+        if ignored := self._ignored(message):
+            return ignored
         try:
             recorded = await store(message)
             respond = functools.partial(self._respond, message, recorded, send, store)
@@ -213,7 +247,7 @@ class ReplyPipeline:
 
 
 async def _while_locked(
-    step: Callable[[], Awaitable[Done]], message: ChatMessage, stopping: asyncio.Event
+    step: Callable[[], Awaitable[Done]], message: InboundEvent, stopping: asyncio.Event
 ) -> Done:
     """`step()`, done again after a pause each time it meets a locked database, until `stopping`."""
     while True:

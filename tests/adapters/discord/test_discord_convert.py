@@ -18,7 +18,7 @@ from discord.state import ConnectionState  # noqa: E402
 
 from adapters.discord import DiscordAdapter, DiscordConfig  # noqa: E402
 from adapters.discord.convert import message_to_chat  # noqa: E402
-from memory.types import ChatKind, SegmentKind  # noqa: E402
+from memory.types import ChatKind, ChatMessage, SegmentKind  # noqa: E402
 
 BOT_ID = 800000000000000009
 WHEN = datetime(2026, 3, 1, 12, 1, tzinfo=UTC)
@@ -359,7 +359,6 @@ async def test_another_bot_is_recorded_but_never_answered(world: World, tmp_path
     from bot.config import ConfigStore
     from bot.config.settings import Settings
     from memory.clock import ManualClock
-    from memory.types import ChatMessage
 
     ours = World.payload(world.general) | {
         "id": snowflake(WHEN, 1),
@@ -398,4 +397,47 @@ async def test_another_bot_is_recorded_but_never_answered(world: World, tmp_path
         "another bot",
         "another bot",
         "mentioned; no reply model",
+    ]
+
+
+async def test_edits_and_deletions_of_any_message_reach_the_handler(world: World) -> None:
+    """Edits and deletions come as raw gateway events (the cached-message ones miss every message sent
+    before the bot started): an edit is the new text marked edited, at the first send time; a deletion,
+    single or bulk, names the message in its channel (a DM without a guild is private)."""
+    import asyncio
+
+    from discord.raw_models import RawBulkMessageDeleteEvent, RawMessageDeleteEvent, RawMessageUpdateEvent
+
+    from memory.types import InboundEvent, MessageDeletion
+
+    received: list[InboundEvent] = []
+
+    async def handler(event: InboundEvent) -> None:
+        received.append(event)
+
+    adapter = DiscordAdapter(DiscordConfig(token="t"))
+    adapter._handler = handler
+    client = discord.Client(intents=discord.Intents.default())
+    client.loop = asyncio.get_running_loop()  # set by `start`, which would log in
+    adapter._listen(client)
+    update = World.payload(world.general) | {
+        "content": "周日八点",
+        "edited_timestamp": "2026-03-01T12:05:00+00:00",
+    }
+    edited = discord.Message(state=world.state, channel=world.general, data=update)  # type: ignore[arg-type]
+    client.dispatch("raw_message_edit", RawMessageUpdateEvent(update, edited))  # type: ignore[arg-type]
+    deleted = {"id": "42", "channel_id": "10", "guild_id": "1"}
+    client.dispatch("raw_message_delete", RawMessageDeleteEvent(deleted))  # type: ignore[arg-type]
+    bulk = {"ids": ["44", "43"], "channel_id": "12"}
+    client.dispatch("raw_bulk_message_delete", RawBulkMessageDeleteEvent(bulk))  # type: ignore[arg-type]
+    for _ in range(100):
+        if len(received) == 4:
+            break
+        await asyncio.sleep(0.01)
+    first = received[0]
+    assert isinstance(first, ChatMessage) and first.edited and first.text == "周日八点" and first.time == WHEN
+    assert received[1:] == [
+        MessageDeletion("discord", "10", "42", ChatKind.GROUP),
+        MessageDeletion("discord", "12", "43", ChatKind.PRIVATE),
+        MessageDeletion("discord", "12", "44", ChatKind.PRIVATE),
     ]

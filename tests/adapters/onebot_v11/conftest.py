@@ -13,7 +13,7 @@ import aiohttp
 import pytest
 
 from adapters.onebot_v11 import OneBotAdapter, OneBotConfig
-from memory.types import ChatMessage
+from memory.types import ChatMessage, InboundEvent
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "onebot_v11"
 TOKEN = "s3cret"
@@ -73,12 +73,17 @@ class Inbox:
     """The handler the adapter delivers to, as a queue the test awaits."""
 
     def __init__(self) -> None:
-        self.queue: asyncio.Queue[ChatMessage] = asyncio.Queue()
+        self.queue: asyncio.Queue[InboundEvent] = asyncio.Queue()
 
-    async def __call__(self, message: ChatMessage) -> None:
+    async def __call__(self, message: InboundEvent) -> None:
         await self.queue.put(message)
 
     async def get(self) -> ChatMessage:
+        event = await self.event()
+        assert isinstance(event, ChatMessage), event
+        return event
+
+    async def event(self) -> InboundEvent:
         return await asyncio.wait_for(self.queue.get(), 3)
 
 

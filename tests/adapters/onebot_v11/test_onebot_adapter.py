@@ -11,7 +11,7 @@ from aiohttp import WSCloseCode, web
 from conftest import SELF_ID, TOKEN, ConnectPeer, Inbox, fixture, ok
 
 from adapters.onebot_v11 import ActionFailed, ActionTimeout, NotConnected, OneBotAdapter, OneBotConfig
-from memory.types import ChatKind, ChatMessage, SegmentKind
+from memory.types import ChatKind, ChatMessage, MessageDeletion, SegmentKind
 
 Reverse = tuple[OneBotAdapter, Inbox, str]
 
@@ -90,6 +90,27 @@ async def test_group_messages_in_array_and_cq_form(reverse: Reverse, connect_pee
     assert first.message_id == "-2147400001" and first.display_name == "红红（周末有空）"
     assert first.segments[-1].kind is SegmentKind.IMAGE and not first.to_bot
     assert second.to_bot and second.text == "@群忆 查一下 [上周] 谁说了 A&B,好吗"
+
+
+async def test_a_recalled_message_is_delivered_as_a_deletion_and_leaves_the_quote_cache(
+    reverse: Reverse, connect_peer: ConnectPeer
+) -> None:
+    _, inbox, _ = reverse
+    peer = await connect_peer()
+    lookups: list[dict[str, Any]] = []
+    peer.responders["get_msg"] = lambda params: (
+        lookups.append(params) or {"status": "failed", "retcode": 1200}
+    )
+    await peer.send(fixture("group_message_array.json"))
+    await inbox.get()
+    await peer.send(fixture("group_recall.json"))
+    assert await inbox.event() == MessageDeletion("qq", "123456", "-2147400001", ChatKind.GROUP)
+    reply = fixture("group_message_reply.json")
+    reply["message"][0]["data"]["id"] = "-2147400001"
+    await peer.send(reply | {"group_id": 123456})
+    answer = await inbox.get()
+    assert answer.reply_to == "-2147400001" and answer.segments[0].text == ""  # not quoted from the cache
+    assert lookups == [{"message_id": -2147400001}]
 
 
 async def test_frames_that_cannot_be_handled_are_skipped_and_the_connection_stays(

@@ -6,10 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from adapters.onebot_v11.event import MessageEvent, MetaEvent, ReplyInfo, is_action_response, to_chat_message
+from adapters.onebot_v11.event import (
+    MessageEvent,
+    MetaEvent,
+    ReplyInfo,
+    is_action_response,
+    recall_notice,
+    to_chat_message,
+)
 from bot.commands import answers
 from memory.service import MemoryService
-from memory.types import ChatKind, InvalidMessage, SegmentKind
+from memory.types import ChatKind, InvalidMessage, MessageDeletion, SegmentKind
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "onebot_v11"
 
@@ -145,3 +152,13 @@ def test_time_in_milliseconds_is_read_as_such() -> None:
     assert event.time == datetime.fromtimestamp(1709294160.123, UTC)
     with pytest.raises(InvalidMessage, match="time"):
         MessageEvent.from_dict(load("group_message_array.json") | {"time": 10**20})
+
+
+def test_recall_notices_are_deletions_in_the_chat_of_the_message() -> None:
+    group = recall_notice(load("group_recall.json"))
+    friend = recall_notice(load("friend_recall.json"))
+    assert group == MessageDeletion("qq", "123456", "-2147400001", ChatKind.GROUP)
+    assert friend == MessageDeletion("qq", "private-20002", "6001", ChatKind.PRIVATE)
+    assert recall_notice(load("group_notice_increase.json")) is None
+    with pytest.raises(InvalidMessage, match="group_recall"):
+        recall_notice({"post_type": "notice", "notice_type": "group_recall", "group_id": 1})

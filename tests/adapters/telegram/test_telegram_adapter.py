@@ -143,6 +143,26 @@ async def test_feed_update_without_polling(api: tuple[FakeBotAPI, str]) -> None:
         await adapter.stop()
 
 
+async def test_an_edited_message_is_polled_and_delivered_marked_edited_with_its_first_date(
+    api: tuple[FakeBotAPI, str],
+) -> None:
+    fake, base = api
+    original = UPDATES[0]["message"]
+    edited = original | {"text": "🎮周日晚上八点打本？", "edit_date": original["date"] + 60}
+    fake.updates = [{"update_id": 2001, "edited_message": edited}]
+    inbox: asyncio.Queue[ChatMessage] = asyncio.Queue()
+    adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0))
+    await adapter.start(inbox.put)
+    try:
+        msg = await asyncio.wait_for(inbox.get(), 5)
+        assert msg.edited and msg.message_id == "40" and msg.text == "🎮周日晚上八点打本？"
+        assert msg.time.timestamp() == original["date"]
+    finally:
+        await adapter.stop()
+    polls = [params for method, params in fake.calls if method == "getUpdates"]
+    assert "edited_message" in polls[0]["allowed_updates"]
+
+
 def test_webhook_mode_needs_a_url() -> None:
     with pytest.raises(ValueError, match="webhook_url"):
         TelegramConfig(token=TOKEN, mode="webhook")
