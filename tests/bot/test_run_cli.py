@@ -218,3 +218,17 @@ def test_reload_leaves_alone_the_process_a_stale_pid_file_names(tmp_path: Path) 
     finally:
         bystander.kill()
         bystander.wait()
+
+
+def test_ctrl_c_while_the_commands_load_is_no_traceback(tmp_path: Path) -> None:
+    """Loading the commands takes seconds on a busy machine; a Ctrl-C then printed a KeyboardInterrupt
+    traceback from deep inside some import."""
+    config = tmp_path / "config.toml"
+    config.write_text("", encoding="utf-8")
+    log = tmp_path / "out.log"
+    with _console_bot(tmp_path / "data", config, log) as bot:
+        time.sleep(0.3)  # the interpreter is up, the commands are still being imported
+        bot.send_signal(signal.SIGINT)
+        bot.wait(timeout=60)
+    output = log.read_text(encoding="utf-8")
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
