@@ -47,7 +47,11 @@ def path_int(request: web.Request, name: str) -> int:
 
 async def chat_of(request: web.Request, name: str = "chat_id") -> ChatRef:
     """The chat named by the path (404 when unknown)."""
-    chat_id = path_int(request, name)
+    return await chat_by_id(request, path_int(request, name))
+
+
+async def chat_by_id(request: web.Request, chat_id: int) -> ChatRef:
+    """The chat with this database id (404 when unknown)."""
     async with app_of(request).db.read() as session:
         row = await session.get(Chat, chat_id)
     if row is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from bot.history_setup import forget_policy
-from bot.web.context import app_of, int_param
+from bot.web.context import app_of, chat_by_id, int_param
 from bot.web.html import h, link, page, table, when
 from memory.forgetting import forget_log, forget_pass
 
@@ -18,6 +18,8 @@ LOG_LIMIT = 200
 async def forgetting(request: web.Request) -> web.Response:
     app = app_of(request)
     chat_id = int_param(request.query.get("chat"), "chat")
+    if chat_id is not None:
+        await chat_by_id(request, chat_id)  # an unknown chat is a 404, not an empty page
     settings = app.settings.forgetting
     policy, scope = forget_policy(app.settings)
     preview = await forget_pass(app.db, app.clock.now(), policy, scope, chat_id=chat_id, dry_run=True)

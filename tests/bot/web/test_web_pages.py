@@ -232,6 +232,9 @@ async def test_topics_and_forgetting_preview_change_nothing(console: Console) ->
     assert "nothing forgotten yet" in preview
     again = await (await console.client.get(f"/chats/{chat}/topics")).text()
     assert all(f"火锅局 {i}" in again for i in range(8)), "the preview is a dry run"
+    assert "火锅局 0" in await (await console.client.get(f"/forgetting?chat={chat}")).text()
+    unknown = await console.client.get(f"/forgetting?chat={chat + 99}")
+    assert unknown.status == 404 and f"no chat {chat + 99}" in await unknown.text()
 
 
 async def test_forget_a_person_through_the_web(console: Console) -> None:
