@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from itertools import pairwise
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -264,12 +264,16 @@ class TopicsSettings(Section):
     disentangle: DisentangleSettings = DisentangleSettings()
 
 
+StageAge = Annotated[float, Field(ge=0.0, le=525_600.0)]
+"""One forgetting stage's age in minutes: up to a year (a NaN, infinite or larger age is refused)."""
+
+
 class ForgettingSettings(Section):
     """MaiBot's four-stage, count-based forgetting of ChatHistory rows."""
 
     enabled: bool = True
     interval_minutes: float = Field(5.0, gt=0.0, le=1440.0)
-    stage_ages_minutes: list[float] = Field([30.0, 480.0, 2880.0, 10080.0], min_length=1, max_length=10)
+    stage_ages_minutes: list[StageAge] = Field([30.0, 480.0, 2880.0, 10080.0], min_length=1, max_length=10)
     stage_shares: list[float] = Field([0.25, 0.07, 0.05, 0.02], min_length=1, max_length=10)
     small_cohort: Literal["faithful", "round_up", "wait"] = "faithful"
     min_cohort: int = Field(0, ge=0, le=100_000)
@@ -282,8 +286,6 @@ class ForgettingSettings(Section):
             raise ValueError("stage_ages_minutes and stage_shares need one value per stage")
         if any(not 0.0 <= s <= 0.5 for s in self.stage_shares):
             raise ValueError("stage_shares must each be within 0.0–0.5")
-        if any(a < 0 for a in self.stage_ages_minutes):
-            raise ValueError("stage_ages_minutes must not be negative")
         return self
 
 

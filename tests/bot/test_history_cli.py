@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -77,3 +78,15 @@ def test_forgetting_config_needs_one_share_per_age() -> None:
         9,
         "global",
     )
+
+
+@pytest.mark.parametrize("age", ["nan", "inf", "1e15", "-1.0"])
+def test_a_forgetting_age_no_clock_can_count_is_a_config_error_naming_it(age: str) -> None:
+    """NaN, infinite and huge ages passed validation and then broke every forgetting pass (and
+    `qunyi forget`) with a traceback when turned into a timedelta."""
+    text = f"[forgetting]\nstage_ages_minutes = [30.0, {age}]\nstage_shares = [0.1, 0.1]\n"
+    with pytest.raises(ConfigError, match=r"c\.toml:2: forgetting\.stage_ages_minutes\.1: "):
+        parse_settings(text, "c.toml", env={})
+    year = "[forgetting]\nstage_ages_minutes = [525600.0]\nstage_shares = [0.1]\n"
+    policy, _scope = forget_policy(parse_settings(year, "c.toml", env={}))
+    assert policy.stages[0].min_age == timedelta(days=365)
