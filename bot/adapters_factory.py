@@ -5,6 +5,19 @@ from __future__ import annotations
 from adapters.base import Adapter
 from adapters.console import ConsoleAdapter
 from bot.app import App
+from bot.config import Settings
+from bot.config.store import Listener
+
+
+def follow_bot_identity(console: ConsoleAdapter) -> Listener:
+    """A config listener: the console addresses and signs as the `[bot]` name and self_id in force, as
+    the reply policy does, so a reload renaming the bot needs no restart there either."""
+
+    def listener(_old: Settings, new: Settings) -> None:
+        console.bot_id = new.bot.self_id
+        console.bot_name = new.bot.name
+
+    return listener
 
 
 def build_adapters(app: App) -> list[Adapter]:
@@ -14,16 +27,16 @@ def build_adapters(app: App) -> list[Adapter]:
     for name in settings.adapters.enabled:
         if name == "console":
             console = settings.adapters.console
-            adapters.append(
-                ConsoleAdapter(
-                    console.chat,
-                    console.chat_name,
-                    console.user,
-                    settings.bot.self_id,
-                    settings.bot.name,
-                    app.clock.now,
-                )
+            adapter = ConsoleAdapter(
+                console.chat,
+                console.chat_name,
+                console.user,
+                settings.bot.self_id,
+                settings.bot.name,
+                app.clock.now,
             )
+            app.config.subscribe(follow_bot_identity(adapter))
+            adapters.append(adapter)
         elif name == "onebot_v11":
             from adapters.onebot_v11 import OneBotAdapter
 

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 from pathlib import Path
 
 import pytest
 
+from adapters.console import ConsoleAdapter
+from bot.adapters_factory import build_adapters
 from bot.app import build_app
 from bot.config import ConfigStore
+from bot.reply.pipeline import Outcome
 from memory.clock import ManualClock
+from memory.types import ChatMessage
 from tests.conftest import T0, make_message
 
 
@@ -118,3 +123,30 @@ async def test_a_start_only_setting_put_back_needs_no_restart_and_a_pending_one_
             assert reload(console_only) == [], "the adapters running are those the file names again"
     finally:
         await app.close()
+
+
+async def test_the_console_answers_to_and_signs_with_a_reloaded_bot_name(tmp_path: Path) -> None:
+    """`[bot] name` follows a reload (no restart is asked for): the console kept the start's name, so
+    `@新名` no longer addressed the bot while `@旧名` still did, and replies were signed with the old one."""
+    config = tmp_path / "config.toml"
+    config.write_text('[bot]\nname = "群忆"\nself_id = "bot"\n', encoding="utf-8")
+    store = ConfigStore.load(config)
+    app = await build_app(store, tmp_path / "data", ManualClock(T0), watch_config=False)
+    try:
+        [console] = build_adapters(app)
+        assert isinstance(console, ConsoleAdapter)
+        console.output, console.source = io.StringIO(), io.StringIO("")
+        outcomes: list[Outcome] = []
+
+        async def handle(message: ChatMessage) -> None:
+            outcomes.append(await app.pipeline.handle(message, console.send_text))
+
+        await console.start(handle)
+        config.write_text('[bot]\nname = "小忆"\nself_id = "bot2"\n', encoding="utf-8")
+        assert store.reload()
+        await console.feed_line("@小忆 /who me")
+        await console.stop()
+    finally:
+        await app.close()
+    assert [outcome.reason for outcome in outcomes] == ["command"]
+    assert "小忆: 【me】" in console.output.getvalue()
