@@ -77,11 +77,20 @@ class PersonAdmin:
     """Admin edits; every operation is one write transaction."""
 
     def __init__(
-        self, db: Database, *, max_name_chars: int = 16, on_change: Callable[[], None] | None = None
+        self,
+        db: Database,
+        *,
+        max_name_chars: Callable[[], int] = lambda: 16,
+        on_change: Callable[[], None] | None = None,
     ) -> None:
         self.db = db
-        self.max_name_chars = max_name_chars
+        self._max_name_chars = max_name_chars
         self.on_change = on_change or (lambda: None)
+
+    @property
+    def max_name_chars(self) -> int:
+        """The longest name `rename` accepts, read at each use so that a config reload applies."""
+        return self._max_name_chars()
 
     async def rename(
         self, chat_id: int, person_id: int, name: str, *, now: datetime, reason: str = ""

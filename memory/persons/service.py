@@ -53,7 +53,9 @@ class PersonMemory:
         self.consolidator = PersonConsolidator(db, self.resolver, self.config, llm)
         self.cards = PersonCardProvider(db, self.resolver, self.config)
         self.admin = PersonAdmin(
-            db, max_name_chars=self.config().person_name_max_chars, on_change=self.observer.forget_cache
+            db,
+            max_name_chars=lambda: self.config().person_name_max_chars,
+            on_change=self.observer.forget_cache,
         )
 
     def attach(self, memory: MemoryService) -> None:

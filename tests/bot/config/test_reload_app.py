@@ -15,6 +15,7 @@ from bot.app import build_app
 from bot.config import ConfigStore
 from bot.reply.pipeline import Outcome
 from memory.clock import ManualClock
+from memory.persons.admin import PersonAdminError
 from memory.types import ChatMessage
 from tests.conftest import T0, make_message
 
@@ -150,3 +151,24 @@ async def test_the_console_answers_to_and_signs_with_a_reloaded_bot_name(tmp_pat
         await app.close()
     assert [outcome.reason for outcome in outcomes] == ["command"]
     assert "小忆: 【me】" in console.output.getvalue()
+
+
+async def test_renaming_a_person_follows_a_reloaded_name_length_limit(tmp_path: Path) -> None:
+    """`[persons] person_name_max_chars` follows a reload for the admin rename too (the web console's
+    reload button, a long-running process): it kept the limit of the start."""
+    config = tmp_path / "config.toml"
+    config.write_text("[persons]\nperson_name_max_chars = 4\n", encoding="utf-8")
+    store = ConfigStore.load(config)
+    app = await build_app(store, tmp_path / "data", ManualClock(T0), watch_config=False)
+    try:
+        assert app.persons is not None
+        recorded = await app.memory.record(make_message(1, text="大家好"))
+        long_name = "一个很长的名字"  # 7 characters
+        with pytest.raises(PersonAdminError, match="longer than 4 characters"):
+            await app.persons.admin.rename(recorded.chat_id, recorded.person_id, long_name, now=T0)
+        config.write_text("[persons]\nperson_name_max_chars = 8\n", encoding="utf-8")
+        assert store.reload()
+        chosen = await app.persons.admin.rename(recorded.chat_id, recorded.person_id, long_name, now=T0)
+    finally:
+        await app.close()
+    assert chosen == long_name
