@@ -23,14 +23,15 @@ class ReplyDecision:
 
 def silenced(message: ChatMessage, reply: ReplySettings) -> str | None:
     """Why the bot answers nothing at all to `message`, memory commands included (answering is off,
-    it is the bot's own message or another bot's, its chat is disabled), or None."""
+    it is the bot's own message or another bot's, its chat is disabled: listed in `disabled_chats` as
+    `platform:chat_id` or as the chat id alone), or None."""
     if not reply.enabled:
         return "disabled"
     if message.is_bot:
         return "own message"
     if message.from_bot:
         return "another bot"
-    if message.chat_id in reply.disabled_chats:
+    if {message.chat_id, f"{message.platform}:{message.chat_id}"} & set(reply.disabled_chats):
         return "chat disabled"
     return None
 

@@ -96,7 +96,11 @@ async def test_recall_in_chat_opens_other_chats_only_to_the_people_listed(tmp_pa
 
 @pytest.mark.parametrize(
     ("reply", "reason"),
-    [({"disabled_chats": ["g1"]}, "chat disabled"), ({"enabled": False}, "disabled")],
+    [
+        ({"disabled_chats": ["g1"]}, "chat disabled"),
+        ({"disabled_chats": ["test:g1"]}, "chat disabled"),
+        ({"enabled": False}, "disabled"),
+    ],
 )
 async def test_commands_are_not_answered_where_the_bot_never_answers(
     tmp_path: Path, reply: dict[str, Any], reason: str
