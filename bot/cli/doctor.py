@@ -107,6 +107,11 @@ async def embedder_check(settings: Settings) -> Check:
     return Check("embedder", "ok", detail)
 
 
+def _cap(tokens: int | None) -> str:
+    """A token cap as shown: ∞ when there is none (0 is a cap: the task may spend nothing)."""
+    return "∞" if tokens is None else str(tokens)
+
+
 async def llm_checks(app: App) -> list[Check]:
     """The model endpoint per task: configured, reachable, within budget."""
     llm = app.settings.llm
@@ -119,8 +124,8 @@ async def llm_checks(app: App) -> list[Check]:
         spent = ""
         if usage is not None:
             spent = (
-                f"; {usage['hour']:,} tokens/h (cap {usage['cap_hour'] or '∞'}), "
-                f"{usage['day']:,}/day (cap {usage['cap_day'] or '∞'}), {usage['failures']} failures"
+                f"; {usage['hour']:,} tokens/h (cap {_cap(usage['cap_hour'])}), "
+                f"{usage['day']:,}/day (cap {_cap(usage['cap_day'])}), {usage['failures']} failures"
             )
         reason = report["unavailable_reason"]
         if reason is None and report["base_url"]:

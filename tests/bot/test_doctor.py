@@ -102,3 +102,14 @@ async def test_an_openai_embedder_answering_passes_the_check(tmp_path: Path) -> 
     assert check.status == "ok", check
     none = await embedder_check(parse_settings("", "c", env={}))
     assert none.status == "info" and "lexical" in none.detail
+
+
+def test_doctor_shows_a_zero_token_cap_as_zero_not_as_no_cap(tmp_path: Path) -> None:
+    """A cap of 0 (the task may spend nothing) was shown as "cap ∞", next to the reason saying cap 0."""
+    text = (
+        f'[llm]\nenabled = true\nbase_url = "http://127.0.0.1:{free_port()}/v1"\nmodel = "m"\n'
+        "[llm.budgets.jargon]\ntokens_per_hour = 0\n"
+    )
+    result = doctor_with(tmp_path, text)
+    [jargon] = [line for line in result.output.splitlines() if "llm:jargon" in line]
+    assert "over budget" in jargon and "0 tokens/h (cap 0), 0/day (cap ∞)" in jargon, jargon
