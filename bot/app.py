@@ -69,10 +69,10 @@ def _setting(settings: Settings, dotted: str) -> object:
     return value
 
 
-def restart_needed(started: Settings, new: Settings) -> list[str]:
-    """The RESTART_ONLY settings that differ between `started` (those the bot started with, still
-    in force for these) and `new`."""
-    return [name for name in RESTART_ONLY if _setting(started, name) != _setting(new, name)]
+def restart_needed(started: Settings, new: Settings, extra: tuple[str, ...] = ()) -> list[str]:
+    """The RESTART_ONLY settings (and the `extra` dotted names) that differ between `started` (those
+    the bot started with, still in force for these) and `new`."""
+    return [name for name in (*RESTART_ONLY, *extra) if _setting(started, name) != _setting(new, name)]
 
 
 @dataclass(slots=True)
@@ -88,10 +88,16 @@ class App:
     pipeline: ReplyPipeline
     llm: LLMGateway
     persons: PersonMemory | None = None
+    started: Settings | None = None  # the settings at build time; None: those in force
 
     @property
     def settings(self) -> Settings:
         return self.config.current
+
+    def restart_pending(self, *extra: str) -> list[str]:
+        """The start-only settings (RESTART_ONLY and `extra`) a reload changed since the app was built:
+        for these the values of the start stay in force until a restart."""
+        return restart_needed(self.started or self.settings, self.settings, extra)
 
     async def close(self) -> None:
         await self.runner.shutdown(timedelta(seconds=self.settings.scheduler.shutdown_grace_seconds))
@@ -232,8 +238,7 @@ async def build_app(
             lambda: timedelta(seconds=config.current.persons.consolidation_interval_seconds),
         )
     )
-    app = App(config, directory, clock, db, memory, runner, pipeline, llm, persons)
-    started = settings  # what RESTART_ONLY settings stay at until a restart, whatever reloads bring
+    app = App(config, directory, clock, db, memory, runner, pipeline, llm, persons, started=settings)
 
     def on_reload(old: Settings, new: Settings) -> None:
         memory.context_settings = _context_settings(new)
@@ -247,7 +252,7 @@ async def build_app(
         runner.reschedule()
         if new.logging.level != old.logging.level:
             set_log_level(new.logging.level)
-        if changed := restart_needed(started, new):
+        if changed := app.restart_pending():
             log.warning("config reloaded, but %s take effect only after a restart", ", ".join(changed))
 
     config.subscribe(on_reload)

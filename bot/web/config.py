@@ -61,6 +61,10 @@ async def config_page(request: web.Request) -> web.Response:
     return page(request, "Config", body)
 
 
+WEB_RESTART_ONLY = ("web.host", "web.port", "web.allow_remote")
+"""What the console reads once at start besides the bot's start-only settings (the token follows)."""
+
+
 def reload_config(request: web.Request) -> tuple[bool, str]:
     """Re-read the config file through the store; (True, "") when new settings are in force, else
     (False, why) with the old settings kept."""
@@ -80,6 +84,10 @@ def reload_config(request: web.Request) -> tuple[bool, str]:
 async def config_reload(request: web.Request) -> web.Response:
     ok, why = reload_config(request)
     if ok:
+        pending = app_of(request).restart_pending(*WEB_RESTART_ONLY)
+        if pending:
+            later = ", ".join(pending)
+            raise done("/config", f"config reloaded, but {later} take effect only after a restart")
         raise done("/config", "config reloaded: the new settings are in force")
     body = h(
         '<p class="error">Reload refused; the settings in force are unchanged.\n\n{}</p><p><a href="/config">'

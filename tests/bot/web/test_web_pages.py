@@ -11,7 +11,7 @@ from bot.web.html import when
 from memory.jargon import dictionary
 from memory.models import ChatHistory
 from memory.storage.fts import index_rows
-from tests.bot.web.conftest import TOKEN, Console
+from tests.bot.web.conftest import CONFIG, TOKEN, Console
 from tests.conftest import T0, make_message
 from tests.memory.jargon.jargon_helpers import mine, record
 
@@ -517,3 +517,23 @@ async def test_a_long_api_actor_is_cut_on_a_grapheme_boundary(console: Console) 
     assert (await response.json())["entries"][0]["decided_by"] == "ab" + family * 8
     bad = await console.client.get(f"/jargon?chat={family * 3}", headers={"Authorization": f"Bearer {TOKEN}"})
     assert bad.status == 400 and html.escape(repr(family * 2 + "…")) in await bad.text()
+
+
+async def test_a_reload_names_the_settings_the_console_applies_only_after_a_restart(
+    console: Console,
+) -> None:
+    """The reload button said "the new settings are in force" when [storage] or [web] port changed,
+    while the console went on with the database and port of its start."""
+    csrf = await console.login()
+    console.config_path.write_text(
+        '[storage]\ndata_dir = "elsewhere"\n[web]\nport = 9999\n[context]\ntotal_tokens = 4000\n',
+        encoding="utf-8",
+    )
+    reloaded = await console.client.post("/config/reload", data={"_csrf": csrf})
+    text = await reloaded.text()
+    assert reloaded.status == 200 and "in force" not in text
+    assert "config reloaded, but storage, web.port take effect only after a restart" in text
+    assert console.app.memory.context_settings.total_tokens == 4000
+    console.config_path.write_text(CONFIG, encoding="utf-8")
+    put_back = await console.client.post("/config/reload", data={"_csrf": csrf})
+    assert "config reloaded: the new settings are in force" in await put_back.text()
