@@ -30,8 +30,9 @@ async def drop_message_evidence(session: AsyncSession, message_ids: Collection[i
     if not gone:
         return set()
     changed: set[int | None] = set()
-    changed |= await _restore_superseded(session, gone)
     changed |= await _drop_facts(session, gone)
+    await session.flush()
+    changed |= await _restore_superseded(session, gone)
     changed |= await _drop_timeline(session, gone)
     aliases = list((await session.scalars(select(PersonAlias).where(PersonAlias.message_id.in_(gone)))).all())
     for alias in aliases:
@@ -72,7 +73,8 @@ async def _drop_facts(session: AsyncSession, gone: set[int]) -> set[int | None]:
 
 async def _restore_superseded(session: AsyncSession, gone: set[int]) -> set[int | None]:
     """Facts retired by a gone message come back, unless a current fact of the same person and scope
-    holds the same value, the opposite like of it, or (single-valued keys) another value."""
+    (those of the gone messages already dropped, or standing on a repeat) holds the same value, the
+    opposite like of it, or (single-valued keys) another value."""
     retired = list(
         (
             await session.scalars(
@@ -94,7 +96,6 @@ async def _restore_superseded(session: AsyncSession, gone: set[int]) -> set[int 
                     else PersonFact.chat_id.is_(None),
                     PersonFact.key.in_(keys),
                     PersonFact.superseded_at.is_(None),
-                    PersonFact.message_id.not_in(gone),
                 )
             )
         ).all()

@@ -163,3 +163,14 @@ async def test_an_edit_of_a_deleted_message_does_not_bring_it_back(memory: Memor
     await memory.delete(deletion(1))
     assert (await memory.record(make_message(1, text="手机号 139…", edited=True))).erased
     assert await memory.recent((await memory.chat("test", "g1")).id, 5) == []  # type: ignore[union-attr]
+
+
+async def test_a_newer_fact_said_again_keeps_the_older_one_retired_when_its_first_message_goes(
+    memory: MemoryService, people: PersonMemory, db: Database
+) -> None:
+    first = await memory.record(make_message(1, text="我住在杭州"))
+    await memory.record(make_message(2, text="我住在上海"))
+    await memory.record(make_message(3, text="我住在上海，挺好"))
+    await people.consolidator.run(T0 + timedelta(hours=1))
+    await memory.delete(deletion(2))
+    assert (await facts(db, first.person_id))["location"] == [("杭州", False), ("上海", True)]
