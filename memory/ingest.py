@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.commands import is_memory_command
 from memory.embeddings.store import drop_vectors
-from memory.message_ids import next_message_id
+from memory.message_ids import NEXT_CHAT_ID_SQL, next_message_id
 from memory.message_removal import erase_messages, was_deleted
 from memory.models import Message
 from memory.storage import Database
@@ -56,8 +56,8 @@ def _offset_minutes(message: ChatMessage) -> int:
 
 
 _UPSERT_CHAT = text(
-    "INSERT INTO chats (platform, platform_chat_id, kind, name, created_at) "
-    "VALUES (:platform, :chat, :kind, :name, :ts) "
+    "INSERT INTO chats (id, platform, platform_chat_id, kind, name, created_at) "
+    f"VALUES ({NEXT_CHAT_ID_SQL}, :platform, :chat, :kind, :name, :ts) "
     "ON CONFLICT (platform, platform_chat_id) DO UPDATE SET "
     "name = CASE WHEN excluded.name != '' THEN excluded.name ELSE chats.name END "
     "RETURNING id"
@@ -107,13 +107,17 @@ _UPSERT_MEMBER = text(
 
 
 async def upsert_chat(session: AsyncSession, message: ChatMessage) -> int:
-    params = {
-        "platform": message.platform,
-        "chat": message.chat_id,
-        "kind": message.chat_kind.value,
-        "name": message.chat_name,
-        "ts": _ts(message),
-    }
+    """The id of the message's chat, made if new (a non-empty chat name replaces the stored one)."""
+    return await upsert_chat_row(
+        session, message.platform, message.chat_id, message.chat_kind.value, message.chat_name, _ts(message)
+    )
+
+
+async def upsert_chat_row(
+    session: AsyncSession, platform: str, platform_chat_id: str, kind: str, name: str, when: float
+) -> int:
+    """The id of chat `platform:platform_chat_id`, made with `kind`, `name` and `when` if new."""
+    params = {"platform": platform, "chat": platform_chat_id, "kind": kind, "name": name, "ts": when}
     return int((await session.execute(_UPSERT_CHAT, params)).scalar_one())
 
 
