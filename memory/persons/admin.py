@@ -12,7 +12,7 @@ record.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -301,31 +301,35 @@ async def _move_aliases(session: AsyncSession, survivor_id: int, merged_id: int)
     for alias in list(
         (await session.scalars(select(PersonAlias).where(PersonAlias.person_id == merged_id))).all()
     ):
-        same = (
-            await session.scalars(
-                select(PersonAlias).where(
-                    PersonAlias.person_id == survivor_id,
-                    func.ifnull(PersonAlias.chat_id, 0) == (alias.chat_id or 0),
-                    PersonAlias.alias_key == alias.alias_key,
-                    PersonAlias.source == alias.source,
-                )
-            )
-        ).first()
-        if same is None:
-            alias.person_id = survivor_id
-            continue
-        same.count += alias.count
-        same.first_seen = min(same.first_seen, alias.first_seen)
-        same.last_seen = max(same.last_seen, alias.last_seen)
-        await session.delete(alias)
+        await fold_alias(session, alias, survivor_id, alias.chat_id)
     await session.flush()
 
 
+async def fold_alias(session: AsyncSession, alias: PersonAlias, person_id: int, chat_id: int | None) -> None:
+    """Give `alias` to `person_id` in the scope `chat_id` (None: global); where they already have the
+    same alias (key and source) there, its count and seen times fold into that row instead."""
+    same = (
+        await session.scalars(
+            select(PersonAlias).where(
+                PersonAlias.id != alias.id,
+                PersonAlias.person_id == person_id,
+                func.ifnull(PersonAlias.chat_id, 0) == (chat_id or 0),
+                PersonAlias.alias_key == alias.alias_key,
+                PersonAlias.source == alias.source,
+            )
+        )
+    ).first()
+    if same is None:
+        alias.person_id, alias.chat_id = person_id, chat_id
+        return
+    same.count += alias.count
+    same.first_seen = min(same.first_seen, alias.first_seen)
+    same.last_seen = max(same.last_seen, alias.last_seen)
+    await session.delete(alias)
+
+
 async def _fold_facts(session: AsyncSession, survivor_id: int, merged_id: int) -> None:
-    """Fold the merged person's current facts into the survivor's, scope by scope, as if they had been
-    learnt by one person (`facts.merge_facts`): a value both hold is kept once (the survivor's row,
-    with the other's messages among its repeats), and of two values of a single-valued key the older
-    is superseded by the newer."""
+    """Fold the merged person's current facts into the survivor's, scope by scope (`fold_facts`)."""
     rows = list(
         (
             await session.scalars(
@@ -339,31 +343,39 @@ async def _fold_facts(session: AsyncSession, survivor_id: int, merged_id: int) -
     for row in rows:
         scopes.setdefault(row.chat_id, []).append(row)
     for scoped in scopes.values():
-        held = {_fact_ident(store.to_fact(r)): r for r in scoped}
-        as_one = [(r, replace(store.to_fact(r), person_id=str(survivor_id))) for r in scoped]
-        result = merge_facts(
-            [f for r, f in as_one if r.person_id == survivor_id],
-            [f for r, f in as_one if r.person_id == merged_id],
-        )
-        kept = {_fact_ident(f): f for f in result.current}
-        for fact in result.superseded:
-            row = held[_fact_ident(fact)]
-            row.superseded_at = store.ts(fact.superseded_at or fact.time)
-            by = fact.superseded_by or ""
-            row.superseded_by = int(by) if by.isdigit() else None
-        retired = {_fact_ident(f) for f in result.superseded}
-        by_value = {(f.key, normalize(f.value)): held[ident] for ident, f in kept.items()}
-        for ident, row in held.items():
-            current = kept.get(ident)
-            if current is not None:
-                repeats = [int(k) for k in current.seen_keys if k.isdigit()]
-                row.seen_message_ids = list(dict.fromkeys([*(row.seen_message_ids or ()), *repeats]))
-            elif ident not in retired:
-                # The same value as a survivor's fact: it becomes one of that fact's repeats.
-                same = by_value[(row.key, normalize(row.value))]
-                same.seen_message_ids = list(dict.fromkeys([*same.seen_message_ids, *row.seen_message_ids]))
-                await session.delete(row)
+        await fold_facts(session, scoped, lambda row: row.person_id == survivor_id)
     await session.flush()
+
+
+async def fold_facts(
+    session: AsyncSession, rows: Sequence[PersonFact], kept: Callable[[PersonFact], bool]
+) -> None:
+    """Fold current facts that are to become one person's in one scope, as if they had been learnt by
+    one person (`facts.merge_facts`): the `kept` rows are held, the others come in. A value both hold
+    is kept once (the held row, with the other's messages among its repeats), and of two values of a
+    single-valued key the older is superseded by the newer. Rows that come in and stay are left for
+    the caller to re-own or re-scope."""
+    held = {_fact_ident(store.to_fact(r)): r for r in rows}
+    as_one = [(r, replace(store.to_fact(r), person_id="")) for r in rows]
+    result = merge_facts([f for r, f in as_one if kept(r)], [f for r, f in as_one if not kept(r)])
+    kept_facts = {_fact_ident(f): f for f in result.current}
+    for fact in result.superseded:
+        row = held[_fact_ident(fact)]
+        row.superseded_at = store.ts(fact.superseded_at or fact.time)
+        by = fact.superseded_by or ""
+        row.superseded_by = int(by) if by.isdigit() else None
+    retired = {_fact_ident(f) for f in result.superseded}
+    by_value = {(f.key, normalize(f.value)): held[ident] for ident, f in kept_facts.items()}
+    for ident, row in held.items():
+        current = kept_facts.get(ident)
+        if current is not None:
+            repeats = [int(k) for k in current.seen_keys if k.isdigit()]
+            row.seen_message_ids = list(dict.fromkeys([*(row.seen_message_ids or ()), *repeats]))
+        elif ident not in retired:
+            # The same value as a held fact: it becomes one of that fact's repeats.
+            same = by_value[(row.key, normalize(row.value))]
+            same.seen_message_ids = list(dict.fromkeys([*same.seen_message_ids, *row.seen_message_ids]))
+            await session.delete(row)
 
 
 def _fact_ident(fact: Fact) -> tuple[str, str, str]:
@@ -420,26 +432,32 @@ async def _move_memberships(session: AsyncSession, survivor_id: int, merged_id: 
         (await session.scalars(select(ChatMember).where(ChatMember.person_id == merged_id))).all()
     ):
         chats.append(member.chat_id)
-        kept = await session.get(ChatMember, (member.chat_id, survivor_id))
-        if kept is None:
-            session.add(
-                ChatMember(
-                    chat_id=member.chat_id,
-                    person_id=survivor_id,
-                    card=member.card,
-                    first_seen=member.first_seen,
-                    last_seen=member.last_seen,
-                    message_count=member.message_count,
-                )
-            )
-        else:
-            kept.message_count += member.message_count
-            kept.first_seen = min(kept.first_seen, member.first_seen)
-            kept.last_seen = max(kept.last_seen, member.last_seen)
-            kept.card = kept.card or member.card
-        await session.delete(member)
+        await fold_membership(session, member, member.chat_id, survivor_id)
     await session.flush()
     return chats
+
+
+async def fold_membership(session: AsyncSession, member: ChatMember, chat_id: int, person_id: int) -> None:
+    """Make `member` the membership of `person_id` in `chat_id`; where that one exists, the activity
+    folds into it (messages summed, the earliest first and latest last seen, its card kept if set)."""
+    kept = await session.get(ChatMember, (chat_id, person_id))
+    if kept is None:
+        session.add(
+            ChatMember(
+                chat_id=chat_id,
+                person_id=person_id,
+                card=member.card,
+                first_seen=member.first_seen,
+                last_seen=member.last_seen,
+                message_count=member.message_count,
+            )
+        )
+    else:
+        kept.message_count += member.message_count
+        kept.first_seen = min(kept.first_seen, member.first_seen)
+        kept.last_seen = max(kept.last_seen, member.last_seen)
+        kept.card = kept.card or member.card
+    await session.delete(member)
 
 
 async def _move_topic_participants(session: AsyncSession, survivor_id: int, merged_id: int) -> None:
