@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, and_, delete, func, or_, select
+from sqlalchemy import ColumnElement, and_, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory import messages
@@ -491,6 +491,98 @@ async def remove(session: AsyncSession, ids: Sequence[int], actor: str, now: flo
         removed += 1
     await session.flush()
     return removed
+
+
+@dataclass(frozen=True, slots=True)
+class ChatFold:
+    """What `fold_chat` did: own entries moved as they were, and entries folded into the other
+    chat's entry of the same term."""
+
+    moved: int
+    folded: int
+
+
+def _rank(row: Jargon) -> tuple[bool, bool]:
+    """Which of two entries of one term keeps its meaning and status when they fold: an admin's
+    decision first, then one the reply path may explain."""
+    return is_decided(row), view(row).explainable
+
+
+async def fold_chat(
+    session: AsyncSession, from_chat: int, into_chat: int, actor: str, now: float
+) -> ChatFold:
+    """Make `from_chat`'s part of the dictionary `into_chat`'s (a chat merged into another). Its own
+    entries move to `into_chat`'s dictionary; where both chats have an entry of the same term, the two
+    fold into one: counts and evidence add up, and the meaning and status of the entry an admin decided
+    (else of the one that is explainable, else `into_chat`'s) are kept; the fold leaves a review row.
+    Per-chat counts and evidence of every entry, global ones included, move to `into_chat`."""
+    moved = folded = 0
+    own = (await session.scalars(select(Jargon).where(Jargon.chat_id == from_chat).order_by(Jargon.id))).all()
+    for row in list(own):
+        other = await _find_in_scope(session, into_chat, row.normalized)
+        if other is None:
+            row.chat_id = into_chat
+            _changed(row, now)  # the chat's vocabulary changed: cached matchers must notice
+            moved += 1
+            continue
+        keeper, absorbed = (row, other) if _rank(row) > _rank(other) else (other, row)
+        old = {**_snapshot(keeper), "merged_entry": absorbed.id, "merged_count": absorbed.count}
+        await _fold_entry(session, keeper, absorbed)
+        keeper.chat_id = into_chat
+        _changed(keeper, now)
+        session.add(_trail(keeper, actor, "merge", old, now))
+        folded += 1
+    counts = (
+        await session.scalars(select(JargonChatCount).where(JargonChatCount.chat_id == from_chat))
+    ).all()
+    for count in list(counts):
+        await _rehome_count(session, count, count.jargon_id, into_chat)
+    await session.execute(
+        update(JargonEvidence).where(JargonEvidence.chat_id == from_chat).values(chat_id=into_chat)
+    )
+    await session.flush()
+    return ChatFold(moved, folded)
+
+
+async def _fold_entry(session: AsyncSession, keeper: Jargon, absorbed: Jargon) -> None:
+    """Add `absorbed`'s counts and evidence to `keeper` and delete it (its review trail stays)."""
+    keeper.count += absorbed.count
+    keeper.created_at = min(keeper.created_at, absorbed.created_at)
+    counts = (
+        await session.scalars(select(JargonChatCount).where(JargonChatCount.jargon_id == absorbed.id))
+    ).all()
+    for count in list(counts):
+        await _rehome_count(session, count, keeper.id, count.chat_id)
+    held = set(
+        (
+            await session.scalars(
+                select(JargonEvidence.message_id).where(JargonEvidence.jargon_id == keeper.id)
+            )
+        ).all()
+    )
+    evidence = (
+        await session.scalars(select(JargonEvidence).where(JargonEvidence.jargon_id == absorbed.id))
+    ).all()
+    for item in list(evidence):
+        if item.message_id in held:
+            await session.delete(item)
+        else:
+            item.jargon_id = keeper.id
+    await session.delete(absorbed)
+    await session.flush()
+
+
+async def _rehome_count(session: AsyncSession, count: JargonChatCount, jargon_id: int, chat_id: int) -> None:
+    """Make `count` the count of `jargon_id` in `chat_id`, adding it to the one there if any."""
+    if (count.jargon_id, count.chat_id) == (jargon_id, chat_id):
+        return
+    kept = await session.get(JargonChatCount, (jargon_id, chat_id))
+    if kept is None:
+        session.add(JargonChatCount(jargon_id=jargon_id, chat_id=chat_id, count=count.count))
+    else:
+        kept.count += count.count
+    await session.delete(count)
+    await session.flush()
 
 
 async def add_manual(
