@@ -6,7 +6,7 @@ import hashlib
 import re
 from pathlib import Path
 
-from memory.notes.store import NoteStore
+from memory.notes.store import LOCK_FILE, NoteStore
 
 GLOBAL_FOLDER = "global"
 CHATS_FOLDER = "chats"
@@ -46,6 +46,27 @@ class NoteScopes:
             return False
         old.rename(new)
         return True
+
+    async def merge_chat(self, old_key: str, new_key: str, *, dry_run: bool = False) -> list[tuple[str, str]]:
+        """Move a chat's notes into another chat's folder (a chat merged into another); returns
+        (old name, new name) pairs. With no folder there yet the folder moves whole (`move_chat`);
+        otherwise note by note, a name taken there keeping both notes (`NoteStore.adopt`). The emptied
+        folder is removed. `dry_run` only says what would move."""
+        old = self.base_dir / CHATS_FOLDER / chat_folder_name(old_key)
+        if not old.is_dir():
+            return []
+        source, target = self.for_chat(old_key), self.for_chat(new_key)
+        if not dry_run and not target.root.exists():
+            names = await source.list()
+            if self.move_chat(old_key, new_key):
+                return [(name, name) for name in names]
+        moved = await target.adopt(source, f"from {old_key}", dry_run=dry_run)
+        if not dry_run:
+            leftovers = [p for p in old.iterdir() if p.name != LOCK_FILE]
+            if not leftovers:
+                (old / LOCK_FILE).unlink(missing_ok=True)
+                old.rmdir()
+        return moved
 
     def global_scope(self) -> NoteStore:
         """The notes shared by all chats."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import hashlib
+import itertools
 import logging
 import os
 import tempfile
@@ -47,6 +48,7 @@ T = TypeVar("T")
 # Aliases so annotations inside NoteStore do not resolve `list` to its own `list` method.
 Names = list[str]
 Scores = list[NoteScore]
+Moves = list[tuple[str, str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,6 +260,46 @@ class NoteStore:
 
         await self._mutate(change)
 
+    async def adopt(self, source: NoteStore, label: str, *, dry_run: bool = False) -> Moves:
+        """Move every note of `source` (another folder) here; returns (name there, name here) pairs.
+        A note whose name is taken here keeps both: the one moved in is named `<name> (<label>)`
+        (with a number when that is taken too), and links to it among the moved notes follow it. A
+        file that is not UTF-8 moves byte for byte. `dry_run` only says what would move."""
+        async with self._write_lock, source._write_lock:
+            return await asyncio.to_thread(self._adopt_sync, source, label, dry_run)
+
+    def _adopt_sync(self, source: NoteStore, label: str, dry_run: bool) -> Moves:
+        if not source.root.is_dir():
+            return []
+        if not dry_run:
+            self.root.mkdir(parents=True, exist_ok=True)
+        with source._folder_lock(), self._folder_lock():
+            if not dry_run:
+                source._canonical_file_names()
+            theirs, ours = source._refresh(), self._refresh() if self.root.is_dir() else {}
+            taken = set(ours) | set(theirs)
+            names: dict[str, str] = {}
+            for name in sorted(theirs):
+                names[name] = name if name not in ours else _free_name(name, label, taken)
+                taken.add(names[name])
+            if dry_run:
+                return list(names.items())
+            renamed = {old: new for old, new in names.items() if old != new}
+            for old, new in names.items():
+                entry = theirs[old]
+                followed = [target for target in entry.targets if target in renamed]
+                if followed and entry.unreadable is None:
+                    text = entry.content
+                    for target in followed:
+                        text = rewrite_target(text, target, renamed[target])
+                    self._write(new, text)
+                    source._path(old).unlink()
+                else:
+                    os.replace(source._path(old), self._path(new))
+            self._refresh()
+            source._refresh()
+        return list(names.items())
+
     # ---- internals -----------------------------------------------------------------------------
 
     def _path(self, name: str) -> Path:
@@ -374,6 +416,21 @@ class NoteStore:
         with self._index_lock:
             self._scores = (version, scores)
         return scores
+
+
+def _free_name(name: str, label: str, taken: set[str]) -> str:
+    """`<name> (<label>)`, or `<name> (<label> N)`, valid and not in `taken` (the name is shortened
+    when the whole would be too long)."""
+    label = "".join("_" if ch in "/\\[]" or not ch.isprintable() else ch for ch in label).strip() or "moved"
+    for number in itertools.count(1):
+        suffix = f" ({label})" if number == 1 else f" ({label} {number})"
+        base = name
+        while base and not is_valid_name(f"{base}{suffix}"):
+            base = base[:-1].rstrip()
+        candidate = f"{base}{suffix}"
+        if base and candidate not in taken:
+            return candidate
+    raise AssertionError("unreachable")
 
 
 def _decode(data: bytes) -> tuple[str, str | None]:
