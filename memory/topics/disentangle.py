@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import math
 from collections import OrderedDict, deque
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -219,3 +220,17 @@ class Disentangler:
             self._ordinal = int(state["ordinal"])
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"malformed disentangler state: {exc}") from exc
+
+
+def rekey_state(state: dict[str, Any], rename: Callable[[str], str]) -> dict[str, Any]:
+    """`state` (from `Disentangler.state`) with every message key and thread id passed through
+    `rename`: its chat's messages were given new platform ids (a chat merged into another), and a new
+    message reusing an old id must not be taken for the earlier one or join its thread."""
+    if state.get("version") != STATE_VERSION:
+        raise ValueError(f"unsupported disentangler state version: {state.get('version')!r}")
+    window = [Entry.from_json(e) for e in state["window"]]
+    return {
+        **state,
+        "window": [replace(e, key=rename(e.key), thread=rename(e.thread)).to_json() for e in window],
+        "threads": [[rename(str(k)), rename(str(t))] for k, t in state["threads"]],
+    }
