@@ -190,3 +190,13 @@ class MessageDeletion:
 
 
 InboundEvent = ChatMessage | MessageDeletion
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMoved:
+    """A platform moved a chat to a new id (a Telegram group upgraded to a supergroup): what is
+    remembered under `old_chat_id` belongs to `new_chat_id` from now on."""
+
+    platform: str
+    old_chat_id: str
+    new_chat_id: str

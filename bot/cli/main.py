@@ -16,6 +16,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bot.cli.importing",
     "bot.cli.history",
     "bot.cli.people",
+    "bot.cli.chats",
     "bot.cli.bench",
     "bot.cli.jargon",
     "bot.cli.web",

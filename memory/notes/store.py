@@ -271,19 +271,13 @@ class NoteStore:
     def _adopt_sync(self, source: NoteStore, label: str, dry_run: bool) -> Moves:
         if not source.root.is_dir():
             return []
-        if not dry_run:
-            self.root.mkdir(parents=True, exist_ok=True)
+        if dry_run:  # reads only: no lock, and no folder made
+            return list(self._names_for(source._refresh(), label).items())
+        self.root.mkdir(parents=True, exist_ok=True)
         with source._folder_lock(), self._folder_lock():
-            if not dry_run:
-                source._canonical_file_names()
-            theirs, ours = source._refresh(), self._refresh() if self.root.is_dir() else {}
-            taken = set(ours) | set(theirs)
-            names: dict[str, str] = {}
-            for name in sorted(theirs):
-                names[name] = name if name not in ours else _free_name(name, label, taken)
-                taken.add(names[name])
-            if dry_run:
-                return list(names.items())
+            source._canonical_file_names()
+            theirs = source._refresh()
+            names = self._names_for(theirs, label)
             renamed = {old: new for old, new in names.items() if old != new}
             for old, new in names.items():
                 entry = theirs[old]
@@ -299,6 +293,16 @@ class NoteStore:
             self._refresh()
             source._refresh()
         return list(names.items())
+
+    def _names_for(self, theirs: dict[str, _Entry], label: str) -> dict[str, str]:
+        """The name each of `theirs` gets here: its own, or `_free_name` when taken."""
+        ours = self._refresh()
+        taken = set(ours) | set(theirs)
+        names: dict[str, str] = {}
+        for name in sorted(theirs):
+            names[name] = name if name not in ours else _free_name(name, label, taken)
+            taken.add(names[name])
+        return names
 
     # ---- internals -----------------------------------------------------------------------------
 

@@ -1,0 +1,102 @@
+"""`qunyi chats list|merge` against a real database."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import timedelta
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from bot.cli.main import cli
+from memory.service import MemoryService
+from memory.storage import Database
+from memory.types import ChatMessage
+from tests.conftest import T0
+
+
+async def _fill(data_dir: Path) -> None:
+    db = await Database.open(data_dir)
+    memory = MemoryService(db)
+    chats = [("telegram", "-4455", 3), ("telegram", "-1004455", 1), ("qq", "-4455", 1), ("replay", "g1", 1)]
+    for platform, chat, count in chats:
+        await memory.record_many(
+            ChatMessage(
+                platform=platform,
+                chat_id=chat,
+                chat_name=f"群 {chat}",
+                message_id=str(n),
+                sender_id="u1",
+                sender_name="Lily",
+                text=f"周六爬山 {n}",
+                time=T0 + timedelta(minutes=n),
+            )
+            for n in range(1, count + 1)
+        )
+    await db.close()
+
+
+def _data(tmp_path: Path) -> list[str]:
+    asyncio.run(_fill(tmp_path / "d"))
+    return ["--data-dir", str(tmp_path / "d")]
+
+
+def _listed(data: list[str]) -> dict[str, int]:
+    result = CliRunner().invoke(cli, ["chats", "list", "--json", *data])
+    assert result.exit_code == 0, result.output
+    return {c["key"]: c["messages"] for c in json.loads(result.output)}
+
+
+def test_list_shows_every_chat_with_its_key(tmp_path: Path) -> None:
+    data = _data(tmp_path)
+    result = CliRunner().invoke(cli, ["chats", "list", *data])
+    assert result.exit_code == 0, result.output
+    assert "telegram:-4455\t#1\t群 -4455\t3 messages" in result.output
+    assert _listed(data) == {"telegram:-4455": 3, "telegram:-1004455": 1, "qq:-4455": 1, "replay:g1": 1}
+
+
+def test_a_dry_run_prints_what_would_move_and_the_merge_then_moves_it(tmp_path: Path) -> None:
+    data = _data(tmp_path)
+    merge = ["chats", "merge", "telegram:-4455", "telegram:-1004455", *data]
+    before = _listed(data)
+    result = CliRunner().invoke(cli, [*merge, "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("would merge telegram:-4455 into telegram:-1004455: 3 messages")
+    assert _listed(data) == before
+    result = CliRunner().invoke(cli, merge)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("merged telegram:-4455 into telegram:-1004455: 3 messages")
+    assert len(result.output.strip().splitlines()) == 1
+    assert _listed(data) == {"telegram:-1004455": 4, "qq:-4455": 1, "replay:g1": 1}
+    again = CliRunner().invoke(cli, merge)
+    assert again.exit_code == 2 and "no chat 'telegram:-4455'" in again.output, "a re-run is an error"
+
+
+def test_bad_keys_are_usage_errors_and_change_nothing(tmp_path: Path) -> None:
+    data = _data(tmp_path)
+    before = _listed(data)
+    cases = [
+        (["nowhere:1", "replay:g1"], "FROM: no chat 'nowhere:1'"),
+        (["-4455", "replay:g1"], "'-4455' names several chats"),
+        (["replay:g1", "replay:g1"], "FROM and INTO are the same chat (replay:g1)"),
+        (["qq:-4455", "replay:g1"], "different platforms; pass --any-platform"),
+    ]
+    for keys, message in cases:
+        result = CliRunner().invoke(cli, ["chats", "merge", *data, "--", *keys])  # `--`: a key may be -4455
+        assert result.exit_code == 2 and message in result.output, result.output
+    assert _listed(data) == before
+    result = CliRunner().invoke(cli, ["chats", "merge", "qq:-4455", "replay:g1", "--any-platform", *data])
+    assert result.exit_code == 0, result.output
+    assert _listed(data) == {"telegram:-4455": 3, "telegram:-1004455": 1, "replay:g1": 2}
+
+
+def test_a_merged_chat_left_in_disabled_chats_is_pointed_out(tmp_path: Path) -> None:
+    data = _data(tmp_path)
+    config = tmp_path / "config.toml"
+    config.write_text('[reply]\ndisabled_chats = ["-4455"]\n', encoding="utf-8")
+    merge = ["chats", "merge", "telegram:-4455", "telegram:-1004455", "--config", str(config), *data]
+    result = CliRunner().invoke(cli, merge)
+    assert result.exit_code == 0, result.output
+    assert "add '-1004455' there" in result.output
+    assert config.read_text(encoding="utf-8") == '[reply]\ndisabled_chats = ["-4455"]\n'
