@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from memory.text import truncate
 from memory.types import ChatKind, ChatMessage, InboundEvent
 
-MessageHandler = Callable[[InboundEvent], Awaitable[None]]  # messages, edits and deletions
+MessageHandler = Callable[[InboundEvent], Awaitable[None]]  # messages, edits, deletions, chat moves
 STOP_GRACE_SECONDS = 30.0  # how long `stop` lets the message being handled finish before cancelling it
 
 log = logging.getLogger(__name__)
@@ -75,8 +75,9 @@ class SendError(RuntimeError):
 class Adapter(ABC):
     """A live connection to one platform.
 
-    `start` begins delivering incoming messages (edited ones marked `edited`) and the platform's
-    deletions (`MessageDeletion`) to `handler`, and returns once running;
+    `start` begins delivering incoming messages (edited ones marked `edited`), the platform's
+    deletions (`MessageDeletion`) and chats it moves to a new id (`ChatMoved`) to `handler`, and
+    returns once running;
     `send_text` is the only way out and returns the bot's own message as the platform stored it,
     so the caller can record it (platforms often do not echo the bot's messages).
     """

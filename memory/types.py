@@ -189,8 +189,6 @@ class MessageDeletion:
             _check_id(name, getattr(self, name))
 
 
-InboundEvent = ChatMessage | MessageDeletion
-
 
 @dataclass(frozen=True, slots=True)
 class ChatMoved:
@@ -200,3 +198,6 @@ class ChatMoved:
     platform: str
     old_chat_id: str
     new_chat_id: str
+
+
+InboundEvent = ChatMessage | MessageDeletion | ChatMoved

@@ -20,7 +20,7 @@ from adapters.extras import require
 from adapters.telegram.config import TelegramConfig
 from adapters.telegram.convert import PLATFORM, message_to_chat
 from memory import untrusted_json
-from memory.types import ChatKind, ChatMessage
+from memory.types import ChatKind, ChatMessage, ChatMoved
 
 if TYPE_CHECKING:
     from aiogram import Bot, Dispatcher
@@ -189,15 +189,7 @@ class TelegramAdapter(Adapter):
     async def _on_message(self, message: Message, edited: bool = False) -> None:
         if self._stopping and self._polling is not None:  # wait to be cancelled: it stays unconfirmed
             await asyncio.get_running_loop().create_future()
-        if message.migrate_to_chat_id is not None:
-            log.warning(
-                "Telegram group %s was upgraded to supergroup %s: its talk is recorded as chat telegram:%s "
-                "from now on, and what was remembered stays with chat telegram:%s",
-                message.chat.id,
-                message.migrate_to_chat_id,
-                message.migrate_to_chat_id,
-                message.chat.id,
-            )
+        await self._upgraded(message)
         converted = message_to_chat(message, bot_id=self._bot_id, bot_username=self._bot_username)
         if converted is None:
             log.debug("Telegram service message %s in %s ignored", message.message_id, message.chat.id)
@@ -205,6 +197,30 @@ class TelegramAdapter(Adapter):
         if self._handler is not None:
             with self._in_flight.handling():
                 await self._handler(replace(converted, edited=True) if edited else converted)
+
+    async def _upgraded(self, message: Message) -> None:
+        """A group upgraded to a supergroup: Telegram says so in both chats (`migrate_to_chat_id` in
+        the group, `migrate_from_chat_id` in the supergroup). The move is passed on each time; the
+        second notice finds nothing left to move."""
+        if message.migrate_to_chat_id is not None:
+            old, new = message.chat.id, message.migrate_to_chat_id
+        elif message.migrate_from_chat_id is not None:
+            old, new = message.migrate_from_chat_id, message.chat.id
+        else:
+            return
+        follow = self._handler if self.config.follow_supergroup_upgrade else None
+        if message.migrate_to_chat_id is not None:
+            log.warning(
+                "Telegram group %s was upgraded to supergroup %s: its talk is recorded as chat telegram:%s "
+                "from now on, and what was remembered %s",
+                old,
+                new,
+                new,
+                "moves there" if follow is not None else f"stays with chat telegram:{old}",
+            )
+        if follow is not None:
+            with self._in_flight.handling():
+                await follow(ChatMoved(PLATFORM, str(old), str(new)))
 
     async def send_text(
         self,

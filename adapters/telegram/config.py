@@ -27,6 +27,10 @@ class TelegramConfig(BaseModel):
     webhook_host: str = "127.0.0.1"
     webhook_port: int = Field(default=8443, ge=0, le=65535)
     webhook_path: str = "/telegram/webhook"
+    follow_supergroup_upgrade: bool = Field(
+        default=True,
+        description="When a group becomes a supergroup (a new chat id), move its memory to the new chat",
+    )
     webhook_secret: str | None = Field(
         default=None,
         description="Checked in X-Telegram-Bot-Api-Secret-Token; None: a random one is made at each start",

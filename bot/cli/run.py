@@ -21,13 +21,14 @@ from adapters.base import Adapter
 from adapters.console import ConsoleAdapter
 from bot.adapters_factory import build_adapters
 from bot.app import App, resolve_data_dir
+from bot.chat_moves import follow_chat_move
 from bot.cli.options import async_command, open_app, open_config, platform_name, runtime_options
 from bot.cli.printing import print_literal, print_skipped
 from bot.config import ConfigStore
 from bot.replay import count_lines, replay, replay_clock
 from bot.summary import summarize
 from memory.storage import DatabaseWriteFailed
-from memory.types import InboundEvent
+from memory.types import ChatMoved, InboundEvent
 
 PID_FILE = "qunyi.pid"
 MAX_SETTLE_MINUTES = 7 * 24 * 60  # replay steps the daemons every 5 simulated minutes: a week is ~2000 steps
@@ -112,15 +113,17 @@ async def _serve(app: App, config: ConfigStore, adapters: list[Adapter]) -> None
     try:
         for adapter in adapters:
 
-            async def on_message(message: InboundEvent, adapter: Adapter = adapter) -> None:
+            async def on_message(event: InboundEvent, adapter: Adapter = adapter) -> None:
+                log = logging.getLogger(__name__)
                 try:
-                    await app.pipeline.handle_inbound(message, adapter.send_text, stop)
+                    if isinstance(event, ChatMoved):
+                        await follow_chat_move(app, event)
+                    else:
+                        await app.pipeline.handle_inbound(event, adapter.send_text, stop)
                 except DatabaseWriteFailed as exc:  # the machine's trouble: one line, not a traceback each
-                    logging.getLogger(__name__).error(
-                        "a %s message of %s was not recorded: %s", adapter.platform, message.chat_id, exc
-                    )
+                    log.error("a %s event was not applied: %s", adapter.platform, exc)
                 except Exception:
-                    logging.getLogger(__name__).exception("handling a %s message failed", adapter.platform)
+                    log.exception("handling a %s event failed", adapter.platform)
 
             try:
                 await adapter.start(on_message)

@@ -27,7 +27,7 @@ from memory.models import Message
 from memory.ports import LLMUnavailable
 from memory.service import MemoryService
 from memory.storage import DatabaseLocked
-from memory.types import ChatMessage, InboundEvent, MessageDeletion
+from memory.types import ChatMessage, MessageDeletion
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,9 @@ class ReplyPipeline:
             )
         return removed
 
-    async def handle_inbound(self, event: InboundEvent, send: Send, stopping: asyncio.Event) -> None:
+    async def handle_inbound(
+        self, event: ChatMessage | MessageDeletion, send: Send, stopping: asyncio.Event
+    ) -> None:
         """What a live adapter delivers: a message (`handle_live`) or a deletion, for which a locked
         database is waited out in the same way."""
         if isinstance(event, ChatMessage):
@@ -247,7 +249,7 @@ class ReplyPipeline:
 
 
 async def _while_locked(
-    step: Callable[[], Awaitable[Done]], message: InboundEvent, stopping: asyncio.Event
+    step: Callable[[], Awaitable[Done]], message: ChatMessage | MessageDeletion, stopping: asyncio.Event
 ) -> Done:
     """`step()`, done again after a pause each time it meets a locked database, until `stopping`."""
     while True:

@@ -18,7 +18,12 @@ pytest.importorskip("aiogram", reason="the telegram extra is not installed")
 
 from adapters.base import SendError
 from adapters.telegram import TelegramAdapter, TelegramConfig
-from memory.types import ChatMessage
+from bot.app import build_app
+from bot.chat_moves import follow_chat_move
+from bot.config import ConfigStore, Settings
+from memory.clock import ManualClock
+from memory.types import ChatMessage, ChatMoved, InboundEvent
+from tests.conftest import T0
 
 UPDATES = json.loads(
     (Path(__file__).resolve().parents[2] / "fixtures" / "telegram" / "updates.json").read_text()
@@ -268,9 +273,13 @@ async def test_the_upgrade_of_a_group_is_told_in_the_log(
 ) -> None:
     fake, base = api
     fake.updates = []
-    handled: list[ChatMessage] = []
+    handled: list[InboundEvent] = []
+
+    async def handle(event: InboundEvent) -> None:
+        handled.append(event)
+
     adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0))
-    await adapter.start(handled.append)  # type: ignore[arg-type]
+    await adapter.start(handle)
     upgrade = {
         "update_id": 7,
         "message": {
@@ -284,10 +293,93 @@ async def test_the_upgrade_of_a_group_is_told_in_the_log(
     try:
         with caplog.at_level(logging.WARNING):
             await adapter.feed_update(upgrade)
-        assert handled == [], "a service message is no chat message"
+        assert handled == [ChatMoved("telegram", "-4455", "-1001987654321")], "and no chat message"
         assert "group -4455 was upgraded to supergroup -1001987654321" in caplog.text
     finally:
         await adapter.stop()
+
+
+def _in(chat: dict[str, Any], update_id: int, message_id: int, **fields: Any) -> dict[str, Any]:
+    """An update with message `message_id` of `chat` from Alice (text, or the fields given)."""
+    body = fields or {"text": f"周六爬山 {message_id}"}
+    sender = {"id": 111, "is_bot": False, "first_name": "Alice"}
+    return {
+        "update_id": update_id,
+        "message": {"message_id": message_id, "date": 1772366400 + update_id, "chat": chat, "from": sender}
+        | body,
+    }
+
+
+GROUP = {"id": -4455, "type": "group", "title": "周末开黑群"}
+SUPERGROUP = {"id": -1001987654321, "type": "supergroup", "title": "周末开黑群"}
+
+
+async def test_an_upgrade_to_a_supergroup_moves_the_group_memory_there(
+    api: tuple[FakeBotAPI, str], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What the bot remembered of the group used to stay with the old chat id, out of the supergroup's
+    sight. Telegram tells both chats of the upgrade; the first notice moves the memory, the second
+    finds nothing left, and the supergroup's own message 1 is no clash with the group's."""
+    fake, base = api
+    fake.updates = []
+    app = await build_app(
+        ConfigStore(Settings(), None), tmp_path / "data", ManualClock(T0), watch_config=False
+    )
+    adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0))
+
+    async def handle(event: InboundEvent) -> None:  # as `qunyi run` routes what adapters deliver
+        if isinstance(event, ChatMoved):
+            await follow_chat_move(app, event)
+        elif isinstance(event, ChatMessage):
+            await app.memory.record(event)
+
+    await adapter.start(handle)
+    try:
+        for n in (1, 2):
+            await adapter.feed_update(_in(GROUP, n, n))
+        with caplog.at_level(logging.INFO):
+            await adapter.feed_update(_in(GROUP, 3, 3, migrate_to_chat_id=SUPERGROUP["id"]))
+            await adapter.feed_update(_in(SUPERGROUP, 4, 1, migrate_from_chat_id=GROUP["id"]))
+        await adapter.feed_update(_in(SUPERGROUP, 5, 1))
+    finally:
+        await adapter.stop()
+    try:
+        assert "what was remembered moves there" in caplog.text
+        assert "merged telegram:-4455 into telegram:-1001987654321: 2 messages" in caplog.text
+        assert "nothing is remembered under the old id" in caplog.text
+        assert await app.memory.chat("telegram", "-4455") is None
+        supergroup = await app.memory.chat("telegram", "-1001987654321")
+        assert supergroup is not None
+        recent = await app.memory.recent(supergroup.id, 10)
+        assert [(m.platform_message_id, m.text) for m in recent] == [
+            ("-4455/1", "周六爬山 1"),
+            ("-4455/2", "周六爬山 2"),
+            ("1", "周六爬山 1"),
+        ]
+    finally:
+        await app.close()
+
+
+async def test_with_the_upgrade_not_followed_the_memory_stays_with_the_group(
+    api: tuple[FakeBotAPI, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    fake, base = api
+    fake.updates = []
+    moves: list[InboundEvent] = []
+    config = TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0, follow_supergroup_upgrade=False)
+    adapter = TelegramAdapter(config)
+
+    async def handle(event: InboundEvent) -> None:
+        moves.append(event)
+
+    await adapter.start(handle)
+    try:
+        with caplog.at_level(logging.WARNING):
+            await adapter.feed_update(_in(GROUP, 3, 3, migrate_to_chat_id=SUPERGROUP["id"]))
+    finally:
+        await adapter.stop()
+    assert moves == []
+    assert "what was remembered stays with chat telegram:-4455" in caplog.text
 
 
 async def test_stop_lets_the_update_being_handled_finish_and_leaves_the_next_one_unconfirmed(
