@@ -14,7 +14,7 @@ from memory.service import MemoryService
 from memory.storage import Database
 from memory.types import MessageDeletion, Segment, SegmentKind
 from tests.conftest import T0, make_message
-from tests.memory.persons.people_fixtures import count_rows, people, persons_config  # noqa: F401
+from tests.memory.persons.people_fixtures import count_rows
 
 
 def deletion(n: int, chat: str = "g1") -> MessageDeletion:

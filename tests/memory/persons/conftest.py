@@ -19,4 +19,4 @@ def say():
 
 
 # DB-backed people fixtures (PersonMemory attached to a MemoryService, a chat writer).
-from tests.memory.persons.people_fixtures import chat, people, persons_config  # noqa: E402, F401
+from tests.memory.persons.people_fixtures import chat  # noqa: E402, F401
