@@ -14,12 +14,13 @@ log = logging.getLogger(__name__)
 
 
 def disabled_chat_hint(settings: Settings, report: MergeReport) -> str | None:
-    """What to tell the admin when the merged chat is in `[reply] disabled_chats` (which lists platform
-    chat ids) and the chat it went into is not: the config is theirs to change, so it is left alone."""
+    """What to tell the admin when the merged chat is in `[reply] disabled_chats` (by its platform chat
+    id or its `platform:id` key) and the chat it went into is not: the config is theirs to change, so
+    it is left alone."""
     platform_id = report.source.partition(":")[2]
     target_id = report.target.partition(":")[2]
-    disabled = settings.reply.disabled_chats
-    if platform_id not in disabled or target_id in disabled:
+    disabled = set(settings.reply.disabled_chats)
+    if not {platform_id, report.source} & disabled or {target_id, report.target} & disabled:
         return None
     return (
         f"{report.source} is in [reply] disabled_chats, {report.target} is not: add {target_id!r} there "

@@ -34,6 +34,7 @@ from memory.models import (
     Chat,
     ChatHistory,
     ChatMember,
+    DeletedMessage,
     EmbeddingVector,
     ForgetLogEntry,
     JargonEvidence,
@@ -64,6 +65,7 @@ ACTOR = "chat merge"
 # with such a column must be added here (tests/memory/test_chat_merge.py checks it against the models).
 HANDLED: dict[str, str] = {
     "messages": "moved; platform ids and reply links prefixed with FROM's platform id",
+    "deleted_messages": "moved; platform ids prefixed like the messages (they stay deleted)",
     "chat_members": "folded per person (message counts added, first/last seen widened)",
     "chat_history": "moved",
     "topic_cache": "moved; thread ids prefixed like the messages",
@@ -315,6 +317,12 @@ async def _move_messages(
         select(func.count()).where(Message.chat_id == source_id, Message.reply_to.is_not(None))
     )
     report.replies = int(replies.scalar_one())
+    await session.execute(
+        update(DeletedMessage)
+        .where(DeletedMessage.chat_id == source_id)
+        .values(chat_id=target_id, platform_message_id=prefix + DeletedMessage.platform_message_id)
+        .execution_options(synchronize_session=False)
+    )
     result = await session.execute(
         update(Message)
         .where(Message.chat_id == source_id)

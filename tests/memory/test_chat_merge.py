@@ -4,6 +4,7 @@ chat that must not change."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from memory.models import (
     Base,
     Chat,
     ChatMember,
+    DeletedMessage,
     EmbeddingVector,
     Jargon,
     JargonChatCount,
@@ -40,7 +42,7 @@ from memory.storage.fts import indexed_tokens
 from memory.topics.check import JOB as TOPIC_CHECK
 from memory.topics.check import TopicCheck, TopicCheckSettings
 from memory.turn_windows import WINDOWS_FTS
-from memory.types import ChatMessage
+from memory.types import ChatMessage, MessageDeletion
 from tests.conftest import T0
 from tests.memory.jargon.jargon_helpers import NOW, mine
 
@@ -133,6 +135,23 @@ async def test_messages_move_with_clashing_ids_and_replies_and_recall_finds_them
     hits = await memory.search([new], "八达岭")
     assert {h.id for h in hits if h.kind == "message"} >= {rows[1].id, rows[2].id}
     assert await _rows_of(db, other) == before_other, "a third chat does not change"
+
+
+async def test_messages_deleted_on_the_platform_stay_deleted_after_a_merge(
+    memory: MemoryService, db: Database
+) -> None:
+    await memory.record_many([_message("old", 1, "周六去爬山吗"), _message("old", 2, "手机号 13800000000")])
+    await memory.record_many([_message("new", 1, "群升级了")])
+    await memory.delete(MessageDeletion("test", "old", "2"))
+    old, new = await _chat_id(memory, "old"), await _chat_id(memory, "new")
+    await merge_chats(db, old, new, now=NOW)
+    assert (await memory.record(_message("new", 2, "手机号 13800000000"))).created, "the new chat's own 2"
+    assert (await memory.record(replace(_message("new", 3, "周日"), message_id="old/2"))).erased
+    async with db.read() as session:
+        tombstones = (
+            await session.execute(select(DeletedMessage.chat_id, DeletedMessage.platform_message_id))
+        ).all()
+    assert [tuple(t) for t in tombstones] == [(new, "old/2")]
 
 
 async def test_a_merge_into_itself_or_of_a_missing_chat_is_refused(
