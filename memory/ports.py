@@ -27,6 +27,12 @@ class LLMBadAnswer(LLMUnavailable):
     answer). Asking again about the same thing is unlikely to help; other requests may well work."""
 
 
+class LLMRefused(LLMUnavailable):
+    """The endpoint refused this request without retrying it (an HTTP 4xx such as 400 for content
+    it will not process, or 401 for a wrong key). It may be this request's content, refused again
+    whenever it is asked, or the set-up, refusing every request alike."""
+
+
 class LLMPort(Protocol):
     """What memory/ asks of a language model. Tasks: reply, topic, summary, jargon, person."""
 

@@ -25,7 +25,7 @@ from bot.llm.retry import backoff_delay, is_retryable_status, retry_after_second
 from bot.llm.settings import LLMSettings, ResolvedTask
 from bot.llm.usage import TaskUsage, UsageLedger
 from memory.clock import Clock
-from memory.ports import LLMBadAnswer, LLMUnavailable
+from memory.ports import LLMBadAnswer, LLMRefused, LLMUnavailable
 from memory.storage.database import Database
 from memory.text import estimate_tokens, truncate
 
@@ -386,7 +386,7 @@ class LLMGateway:
                     use_json = False
                     continue
                 if not is_retryable_status(exc.status_code):
-                    raise LLMUnavailable(task, failure) from exc
+                    raise LLMRefused(task, failure) from exc
                 retry_after = retry_after_seconds(exc.response.headers)
             except openai.APIConnectionError as exc:
                 failure = (

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from memory.jargon import dictionary
-from memory.jargon.dictionary import Evidence
-from memory.ports import LLMBadAnswer, LLMPort, LLMUnavailable
+from memory.jargon.dictionary import EntryView, Evidence
+from memory.ports import LLMBadAnswer, LLMPort, LLMRefused, LLMUnavailable
 from memory.storage import Database
 from memory.text import truncate
 
@@ -131,10 +131,15 @@ async def run_inference(
     and only if the entry did not change meanwhile. Stops at the first LLMUnavailable: the entries
     stay due and the next run (which looks at every due entry) tries again. An entry the model
     answers unusably (LLMBadAnswer) has its threshold used up, as when the evidence says nothing.
+    An entry whose request the endpoint refuses (LLMRefused: a provider's content filter refuses it
+    at every run) is put aside and the next one asked: once another entry is answered, the refused
+    one's threshold is used up too, so it cannot hold up the entries behind it for good; a second
+    refusal in a row stops the run with both still due (an endpoint refusing every request).
     """
     async with db.read() as session:
         due = await dictionary.due_for_inference(session, thresholds, ids, limit)
     stored = 0
+    refused: list[tuple[EntryView, int]] = []
     for entry, threshold in due:
         if not llm.available(TASK):
             break
@@ -147,18 +152,28 @@ async def run_inference(
             # nothing, so it cannot hold up the entries behind it on every run.
             log.info("jargon inference for %r gave no usable answer: %s", entry.content, exc.reason)
             result = Inference(None, None)
+        except LLMRefused as exc:
+            log.info("jargon inference for %r refused: %s", entry.content, exc.reason)
+            if refused:
+                break
+            refused.append((entry, threshold))
+            continue
         except LLMUnavailable as exc:
             log.info("jargon inference skipped: %s", exc.reason)
             break
-        async with db.write() as session:
-            ok = await dictionary.apply_inference(
-                session,
-                entry.id,
-                threshold,
-                entry.last_inference_count,
-                result.meaning,
-                result.is_jargon,
-                now,
-            )
-        stored += ok
+        # Another entry was answered: what was refused before it was refused for its own content.
+        outcomes = [*((e, t, Inference(None, None)) for e, t in refused), (entry, threshold, result)]
+        refused.clear()
+        for done, at, outcome in outcomes:
+            async with db.write() as session:
+                ok = await dictionary.apply_inference(
+                    session,
+                    done.id,
+                    at,
+                    done.last_inference_count,
+                    outcome.meaning,
+                    outcome.is_jargon,
+                    now,
+                )
+            stored += ok
     return stored

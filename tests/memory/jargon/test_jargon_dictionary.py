@@ -19,7 +19,7 @@ from memory.models import Jargon, JargonEvidence
 from memory.service import MemoryService
 from memory.storage import Database
 from memory.text import normalize
-from tests.fakes.openai_server import FakeOpenAI, answer_json
+from tests.fakes.openai_server import Fail, FakeOpenAI, answer_json
 from tests.memory.jargon.jargon_helpers import NOW, mine, record
 
 THRESHOLDS = (2, 4, 8, 12, 24, 60, 100)
@@ -427,3 +427,34 @@ async def test_a_chats_rejected_own_entry_hides_the_global_meaning(memory: Memor
     async with memory.db.read() as session:
         entry = await dictionary.lookup(session, "老地方", g2)
     assert entry is not None and entry.id == own and entry.status == "rejected"
+
+
+async def test_a_term_whose_evidence_the_endpoint_refuses_does_not_stop_inference_for_good(
+    memory: MemoryService, llm: LLMGateway, fake_llm: FakeOpenAI
+) -> None:
+    """A provider refusing one prompt for its content (DeepSeek's 400 "Content Exists Risk", Azure's
+    400 content_filter) refuses it again at every run: the most counted term that it refuses came
+    first at every run and stopped the inference of every other term for good. Once another term is
+    answered in the same run, the refused term's threshold is used up as for an unusable answer;
+    while nothing is answered (an endpoint refusing everything) every term stays due."""
+    stuck_ids = await record(memory, 0, ["绝绝子 冲", "真的绝绝子", "绝绝子!"])
+    other_ids = await record(memory, 50, ["yyds 冲", "真的yyds"])
+    chat = await _chat_id(memory)
+    stuck = await mine(memory, chat, "绝绝子", stuck_ids)
+    other = await mine(memory, chat, "yyds", other_ids)
+    every_step = {"no_information": False, "meaning": "永远的神", "same": False}
+    fake_llm.default = lambda _body: Fail(400, "Content Exists Risk")
+    assert await run_inference(memory.db, llm, THRESHOLDS, NOW) == 0
+    async with memory.db.read() as session:
+        both = [await dictionary.get(session, i) for i in (stuck, other)]
+    assert [(e.last_inference_count, e.status) for e in both if e] == [(0, "candidate"), (0, "candidate")]
+    fake_llm.default = lambda body: (
+        Fail(400, "Content Exists Risk")
+        if "「绝绝子」" in json.dumps(body, ensure_ascii=False)
+        else answer_json(every_step)
+    )
+    assert await run_inference(memory.db, llm, THRESHOLDS, NOW) == 2
+    async with memory.db.read() as session:
+        a, b = [await dictionary.get(session, i) for i in (stuck, other)]
+    assert a is not None and (a.meaning, a.status, a.last_inference_count) == ("", "candidate", 2)
+    assert b is not None and (b.meaning, b.status) == ("永远的神", "inferred"), "the next entry is inferred"
