@@ -647,8 +647,9 @@ def due_threshold(count: int, last_inference_count: int, thresholds: Sequence[in
 async def due_for_inference(
     session: AsyncSession, thresholds: Sequence[int], ids: Iterable[int] | None = None, limit: int = 20
 ) -> list[tuple[EntryView, int]]:
-    """Undecided entries (among `ids`, or all) that crossed a threshold, most counted first."""
-    if not thresholds:
+    """Undecided entries (among `ids`, or all) that crossed a threshold, most counted first, at most
+    `limit` of them (none for a limit of 0)."""
+    if not thresholds or limit <= 0:
         return []
     query = select(Jargon).where(
         Jargon.count > Jargon.last_inference_count,

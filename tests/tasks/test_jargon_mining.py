@@ -262,3 +262,26 @@ async def test_a_window_mined_by_another_run_meanwhile_is_not_counted_twice(
         await other.close()
     assert report.chats == 1
     assert (await _entries(memory))["绝绝子"] == 30
+
+
+async def test_no_inference_when_inferences_per_run_is_zero(
+    memory: MemoryService, fake_llm: FakeOpenAI, clock: ManualClock
+) -> None:
+    """config.toml allows `inferences_per_run = 0` (0–1000): no meaning is asked for at all. Zero
+    was taken as 'stop after the first', so every tick still sent one term to the model."""
+    llm = build_gateway(
+        LLMSettings(enabled=True, base_url=fake_llm.base_url, model="m", api_key="k", max_retries=0),
+        memory.db,
+        clock,
+    )
+    every_step = {"no_information": False, "meaning": "非常好", "same": False}
+    fake_llm.default = lambda _body: answer_json(every_step)
+    try:
+        await _record(memory, 0, LINES)
+        settings = dataclasses.replace(SETTINGS, inferences_per_run=0)
+        report = await JargonMiningJob(memory.db, lambda: settings, llm).run(T0)
+    finally:
+        await llm.close()
+    assert (report.candidates, report.inferred) == (1, 0)
+    assert fake_llm.requests == []
+    assert (await _entries(memory))["绝绝子"] == 5
