@@ -14,7 +14,7 @@ A string of the window is proposed when, in the chat's recent history (window in
 Candidates are enumerated from the window only: from every start, the prefixes that are frequent
 (Apriori pruning: a string is never more frequent than its prefix) and right-closed; Chinese edges may
 sit anywhere, Latin edges only on word boundaries. Survivors pass the shared filters (filters.py),
-and the `max_candidates` best by score are returned.
+and the `max_candidates` best by score are proposed (the batch limit is checked on those).
 
 `discover` builds the statistics from scratch; `Discoverer` keeps a `HistoryStats` between runs (feed
 it the new messages, it evicts the oldest), which is what a job running every ~20 s should use.
@@ -200,9 +200,9 @@ def discover_in(
         content, keys = _evidence(s, mapped)
         if keys:
             candidates.append(Candidate(content, keys, round(scored.score, 4)))
-    result = filter_candidates(candidates, usable, params.filters, names=names, exclude=exclude)
-    kept = sorted(result.kept, key=lambda c: (-c.score, c.content))
-    return kept[: params.max_candidates]
+    # What discovery proposes is its `max_candidates` best: the batch limit is checked on those.
+    best = params.max_candidates
+    return filter_candidates(candidates, usable, params.filters, names=names, exclude=exclude, best=best).kept
 
 
 def discover(

@@ -136,12 +136,15 @@ def filter_candidates(
     params: FilterParams,
     names: Iterable[str] = (),
     exclude: Iterable[str] = (),
+    best: int | None = None,
 ) -> FilterResult:
     """Apply every filter to one run's candidates (LLM answers or offline discovery alike).
 
     Evidence keys that are not messages of `window`, or that are the bot's own messages, are removed;
     a candidate left without evidence is dropped ("unknown_message"). Candidates with the same
-    normalised content are merged. If more than `params.max_batch` survive, the batch is dropped.
+    normalised content are merged. With `best`, the extractor proposes only the `best` survivors of
+    highest score (best first; the others are dropped as "rank"). If more than `params.max_batch` are
+    proposed, the batch is dropped.
     """
     valid_keys = {m.key for m in usable_messages(window)}
     name_set = _normalized_set(names)
@@ -164,6 +167,11 @@ def filter_candidates(
             kept[norm] = Candidate(prev.content, merged, max(prev.score, cand.score))
         else:
             kept[norm] = Candidate(cand.content, keys, cand.score)
-    if len(kept) > params.max_batch:
-        return FilterResult([], dropped + [(c.content, "batch") for c in kept.values()], True)
-    return FilterResult(list(kept.values()), dropped)
+    proposed = list(kept.values())
+    if best is not None:
+        ranked = sorted(proposed, key=lambda c: (-c.score, c.content))
+        proposed = ranked[:best]
+        dropped += [(c.content, "rank") for c in ranked[best:]]
+    if len(proposed) > params.max_batch:
+        return FilterResult([], dropped + [(c.content, "batch") for c in proposed], True)
+    return FilterResult(proposed, dropped)

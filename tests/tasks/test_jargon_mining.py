@@ -14,6 +14,7 @@ from bot.llm.settings import LLMSettings
 from memory.clock import ManualClock
 from memory.jargon import dictionary
 from memory.jargon.discovery import DiscoveryParams
+from memory.jargon.filters import FilterParams
 from memory.models import JobState
 from memory.persons.config import PersonsConfig
 from memory.persons.service import PersonMemory
@@ -285,3 +286,24 @@ async def test_no_inference_when_inferences_per_run_is_zero(
     assert (report.candidates, report.inferred) == (1, 0)
     assert fake_llm.requests == []
     assert (await _entries(memory))["绝绝子"] == 5
+
+
+async def test_a_backlog_window_with_more_terms_than_the_batch_limit_still_counts_its_best(
+    memory: MemoryService,
+) -> None:
+    """After an import the job mines the backlog in windows of `max_window_messages` (500) spanning
+    days, where offline discovery finds more terms than `max_batch` (30): every such window was
+    dropped whole as a misfire, so an imported history left almost nothing in the dictionary. The
+    offline discoverer proposes its `max_candidates` best, and the batch limit is checked on those."""
+    terms = ["zqxa", "wbvm", "plok", "yurt", "fjdk", "qmzn", "xvbe", "hgtr"]
+    texts = [text for term in terms for text in (f"{term} 冲", f"真的{term}啊", f"{term}!")]
+    await _record(memory, 0, texts)
+    settings = dataclasses.replace(
+        SETTINGS,
+        discovery=dataclasses.replace(
+            SETTINGS.discovery, max_candidates=3, filters=FilterParams(max_batch=5)
+        ),
+    )
+    report = await JargonMiningJob(memory.db, lambda: settings).run(T0)
+    assert report.candidates == 3
+    assert len(await _entries(memory)) == 3
