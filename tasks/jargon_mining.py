@@ -11,6 +11,7 @@ happen outside it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Callable, Iterable
@@ -193,7 +194,7 @@ class JargonMiningJob:
             discoverer = Discoverer(settings.discovery, settings.history_messages)
             async with self.db.read() as session:
                 history = await messages.recent(session, chat_id, settings.history_messages, cursor + 1)
-            discoverer.rebuild(to_miner(m) for m in history)
+            await asyncio.to_thread(discoverer.rebuild, [to_miner(m) for m in history])
             cached = _Cached(discoverer, cursor)
             self._cache[chat_id] = cached
         return cached.discoverer
@@ -218,11 +219,12 @@ class JargonMiningJob:
                 result = await extract.extract(self.llm, window, settings.discovery.filters, names, exclude)
                 candidates = result.kept
                 report.llm_extractions += 1
-                discoverer.observe(window)
+                await asyncio.to_thread(discoverer.observe, window)
             except LLMUnavailable as exc:
                 log.info("jargon extraction by LLM unavailable (%s); using offline discovery", exc.reason)
         if candidates is None:
-            candidates = discoverer.run(window, exclude=exclude, names=names)
+            # Seconds of CPU for a window of long messages: off the event loop, so replies go on.
+            candidates = await asyncio.to_thread(discoverer.run, window, exclude=exclude, names=names)
         last_id = window_rows[-1].id
         try:
             async with self.db.write() as session:

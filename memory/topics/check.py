@@ -21,6 +21,7 @@ transactions. After each batch the topics it made ready are packed, one transact
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 from collections.abc import Callable, Sequence
@@ -418,7 +419,8 @@ class TopicCheck:
             recent = {e.id: await source.by_ids(session, e.message_ids[-2:]) for e in entries}
         disentangler = Disentangler(settings.disentangle, data.get("disentangler"))
         usable = [m for m in batch if m.searchable]
-        threaded = split_threads(disentangler, usable)
+        # Segmenting and comparing a batch of long messages is seconds of CPU: off the event loop.
+        threaded = await asyncio.to_thread(split_threads, disentangler, usable)
         slots = slots_of(entries)
         path = "skipped"
         if settings.keep_batches_without_bot or any(m.is_bot for m in batch):
