@@ -80,6 +80,18 @@ async def by_ids(session: AsyncSession, ids: Sequence[int]) -> list[StoredMessag
     return await _all(session, select(Message).where(Message.id.in_(ids)).order_by(Message.id))
 
 
+async def missing_ids(session: AsyncSession, ids: Iterable[int]) -> set[int]:
+    """The ids among these whose messages are no longer stored: deleted (on the platform, or with a
+    forgotten person) or replaced by an edited version since a job read them. A job that read them
+    before waiting on a model calls this in its writing transaction, so as not to write back words
+    that are gone."""
+    wanted = set(ids)
+    if not wanted:
+        return set()
+    kept = await session.scalars(select(Message.id).where(Message.id.in_(wanted)))
+    return wanted - set(kept.all())
+
+
 TURN_CONTEXT_SECONDS = 1800.0
 """How close in time a neighbouring message must be to count as the context of a turn."""
 

@@ -39,6 +39,7 @@ from memory.history.pack import Packed, PackOptions, pack_entry
 from memory.history.source import SourceMessage, speaker_names
 from memory.history.terms import TermWeights
 from memory.history.titles import most_similar
+from memory.messages import missing_ids
 from memory.models import JobState, TopicCacheEntry
 from memory.ports import LLMPort, LLMUnavailable
 from memory.storage import Database
@@ -428,7 +429,8 @@ class TopicCheck:
                 usable, threaded, slots, [(e.title, recent[e.id]) for e in entries], settings, report
             )
         data["disentangler"] = disentangler.state()
-        written = await self._write(chat_id, cursor, batch[-1].id, data, slots, now)
+        read = [m.id for m in batch] + [m.id for shown in recent.values() for m in shown]
+        written = await self._write(chat_id, cursor, batch[-1].id, data, slots, now, read)
         if written is not None:
             report.created += written[0]
             report.updated += written[1]
@@ -469,13 +471,21 @@ class TopicCheck:
         data: dict[str, Any],
         slots: list[Slot],
         now: datetime,
+        read: Sequence[int],
     ) -> tuple[int, int] | None:
         """Commit one batch: topics, idle counters, disentangler state and cursor, all or nothing.
-        Returns (topics created, topics updated), or None when the cursor moved meanwhile."""
+        Returns (topics created, topics updated), or None when the cursor moved meanwhile or a message
+        the placement read (`read`: the batch and the topics' samples) was deleted meanwhile: titles
+        and terms may quote it, so the batch is placed again at the next run."""
         async with self.db.write() as session:
             state = await _job_state(session, chat_id)
             if (state.cursor if state else 0) != cursor:
                 log.warning("topic check of chat %s: cursor moved underneath; batch skipped", chat_id)
+                return None
+            if await missing_ids(session, read):
+                log.info(
+                    "topic check of chat %s: a message was deleted meanwhile; batch left for later", chat_id
+                )
                 return None
             if state is None:
                 state = JobState(job=JOB, chat_id=chat_id, cursor=cursor, last_run=0.0, data={})

@@ -7,6 +7,7 @@ n-gram vectors, so texts sharing characters get similar vectors.
 
     server.script(Answer("not json"), Answer('{"ok": true}'))
     server.script(Fail(429, retry_after=0.01), Delay(1.0), Answer("hi"))
+    held = Hold(Answer("hi")); server.script(held); ...; await held.reached.wait(); held.release.set()
 """
 
 from __future__ import annotations
@@ -56,6 +57,16 @@ class Delay:
 
 
 @dataclass(frozen=True)
+class Hold:
+    """Set `reached` when the request arrives, wait until `release` is set, then behave as `then`: lets
+    a test change the database while a job waits on the model."""
+
+    then: Answer | Fail
+    reached: asyncio.Event = field(default_factory=asyncio.Event)
+    release: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@dataclass(frozen=True)
 class Raw:
     """A body sent as is (status 200 unless told): a proxy's HTML page, `{}`, JSON that is no completion."""
 
@@ -64,7 +75,7 @@ class Raw:
     status: int = 200
 
 
-Behaviour = Answer | Fail | Delay | Raw
+Behaviour = Answer | Fail | Delay | Hold | Raw
 
 
 def answer_json(value: Any, **kwargs: Any) -> Answer:
@@ -202,6 +213,10 @@ class FakeOpenAI:
             behaviour = Answer(behaviour)
         if isinstance(behaviour, Delay):
             await asyncio.sleep(behaviour.seconds)
+            behaviour = behaviour.then
+        if isinstance(behaviour, Hold):
+            behaviour.reached.set()
+            await behaviour.release.wait()
             behaviour = behaviour.then
         if isinstance(behaviour, Fail):
             headers = dict(behaviour.headers)
