@@ -25,6 +25,7 @@ from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.commands import is_memory_command
+from memory.messages import missing_ids
 from memory.models import Chat, JobState, Message, PersonFact, PersonForgotten
 from memory.persons import store
 from memory.persons.card import DEFAULT_LABELS
@@ -145,7 +146,8 @@ class PersonConsolidator:
             )
             if not rows:
                 return report
-            items = await _items(session, chat_id, rows)
+            forgotten = await _forgotten(session)
+            items = await _items(session, chat_id, rows, forgotten)
         index = await self.resolver.index(chat_id)
         found: list[Statement] = []
         for item in items:
@@ -157,6 +159,13 @@ class PersonConsolidator:
         async with self.db.write() as session:
             if await _cursor(session, chat_id) != cursor:
                 log.info("chat %s was consolidated by another run meanwhile; skipping", chat_id)
+                return ConsolidationReport()
+            if await missing_ids(session, [r.id for r in rows]) or await _forgotten(session) != forgotten:
+                # What was found may stand on a message deleted meanwhile, or be about a person
+                # forgotten meanwhile: the batch is read again at the next run.
+                log.info(
+                    "chat %s: messages deleted or a person forgotten meanwhile; batch left for later", chat_id
+                )
                 return ConsolidationReport()
             await self._apply(session, chat_id, found, report)
             for item, text in events:
@@ -292,21 +301,20 @@ def _checked_fact(answer: LlmFact, by_id: dict[int, _Item]) -> Fact | None:
     )
 
 
-async def _items(session: AsyncSession, chat_id: int, rows: Sequence[Message]) -> list[_Item]:
+async def _forgotten(session: AsyncSession) -> dict[int, float]:
+    """Up to when each forgotten person's memory was deleted (a handful of rows)."""
+    found = await session.execute(select(PersonForgotten.person_id, PersonForgotten.time))
+    return {int(person_id): float(time) for person_id, time in found.all()}
+
+
+async def _items(
+    session: AsyncSession, chat_id: int, rows: Sequence[Message], forgotten: dict[int, float]
+) -> list[_Item]:
     """Utterances for the messages worth reading: not the bot's, not memory commands, not from a
-    person whose memory was deleted (up to the time they asked)."""
+    person whose memory was deleted (`forgotten`: up to the time they asked)."""
     platform = await store.platform_of(session, chat_id)
     persons = await store.person_ids_for(session, platform, (m for r in rows for m in r.mentions or ()))
     senders = await store.senders_of(session, chat_id, (r.reply_to for r in rows if r.reply_to))
-    forgotten = dict(
-        (
-            await session.execute(
-                select(PersonForgotten.person_id, PersonForgotten.time).where(
-                    PersonForgotten.person_id.in_({r.person_id for r in rows if r.person_id is not None})
-                )
-            )
-        ).all()
-    )
     items = []
     for row in rows:
         if row.is_bot or row.person_id is None or is_memory_command(row.text):

@@ -11,8 +11,11 @@ from sqlalchemy import select
 
 from bot.llm import LLMGateway, LLMSettings, build_gateway
 from memory.clock import ManualClock
-from memory.models import ChatHistory, TopicCacheEntry
+from memory.models import ChatHistory, PersonFact, PersonTimelineEntry, TopicCacheEntry
+from memory.persons.config import PersonsConfig
+from memory.persons.service import PersonMemory
 from memory.service import MemoryService
+from memory.storage import Database
 from memory.topics.check import TopicCheck
 from memory.types import MessageDeletion
 from tests.conftest import T0, make_message
@@ -59,3 +62,73 @@ async def test_a_message_deleted_while_the_topic_model_thinks_stays_out_of_the_t
         packed = (await session.scalars(select(ChatHistory))).all()
     assert [h.source_message_ids for h in packed] == [[1, 2, 4, 5]]
     assert PHONE not in str([(h.theme, h.keywords, h.summary, h.original_text) for h in packed])
+
+
+def person_answer(*facts: tuple[int, str, str], events: tuple[tuple[int, str], ...] = ()) -> Hold:
+    """A held answer of the person model: facts (message id, key, value) and events (message id, text)."""
+    return Hold(
+        answer_json(
+            {
+                "facts": [{"message_id": i, "key": k, "value": v} for i, k, v in facts],
+                "events": [{"message_id": i, "text": t} for i, t in events],
+            }
+        )
+    )
+
+
+async def people_facts(db: Database) -> tuple[list[tuple[int, str, str, int | None]], list[str]]:
+    """(person, key, value, message) of every fact, and the text of every timeline event."""
+    async with db.read() as session:
+        facts = (await session.scalars(select(PersonFact).order_by(PersonFact.id))).all()
+        events = (await session.scalars(select(PersonTimelineEntry))).all()
+    return [(f.person_id, f.key, f.value, f.message_id) for f in facts], [e.text for e in events]
+
+
+async def test_a_message_deleted_while_the_person_model_reads_it_leaves_no_fact_or_event(
+    memory: MemoryService, db: Database, clock: ManualClock, fake_llm: FakeOpenAI
+) -> None:
+    llm = gateway(fake_llm, memory, clock)
+    people = PersonMemory(db, lambda: PersonsConfig(use_llm=True), llm)
+    people.attach(memory)
+    gone = await memory.record(make_message(1, text="我住在杭州滨江，上个月刚搬过来"))
+    kept = await memory.record(make_message(2, text="我喜欢猫"))
+    held = person_answer(
+        (gone.message_id, "location", "杭州滨江"),
+        (kept.message_id, "likes", "猫"),
+        events=((gone.message_id, "搬到了杭州滨江"),),
+    )
+    fake_llm.script(held, person_answer((kept.message_id, "likes", "猫")).then)
+    try:
+        job = asyncio.create_task(people.consolidator.run(T0 + timedelta(hours=1)))
+        await held.reached.wait()
+        assert await memory.delete(MessageDeletion("test", "g1", "m1"))
+        held.release.set()
+        await job
+        assert await people_facts(db) == ([], []), "nothing written from a batch read before the deletion"
+        await people.consolidator.run(T0 + timedelta(hours=2))
+    finally:
+        await llm.close()
+    assert await people_facts(db) == ([(kept.person_id, "likes", "猫", kept.message_id)], [])
+
+
+async def test_a_person_forgotten_while_the_person_model_reads_their_words_stays_forgotten(
+    memory: MemoryService, db: Database, clock: ManualClock, fake_llm: FakeOpenAI
+) -> None:
+    llm = gateway(fake_llm, memory, clock)
+    people = PersonMemory(db, lambda: PersonsConfig(use_llm=True), llm)
+    people.attach(memory)
+    said = await memory.record(make_message(1, text="我在字节跳动上班，上个月刚入职"))
+    held = person_answer(
+        (said.message_id, "employer", "字节跳动"), events=((said.message_id, "入职字节跳动"),)
+    )
+    fake_llm.script(held)
+    try:
+        job = asyncio.create_task(people.consolidator.run(T0 + timedelta(hours=1)))
+        await held.reached.wait()
+        await people.admin.forget(said.person_id, remove_messages=False, now=T0 + timedelta(hours=1))
+        held.release.set()
+        await job
+        await people.consolidator.run(T0 + timedelta(hours=2))
+    finally:
+        await llm.close()
+    assert await people_facts(db) == ([], [])
