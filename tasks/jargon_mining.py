@@ -235,6 +235,12 @@ class JargonMiningJob:
                     log.info("jargon mining of chat %s: mined by another run meanwhile; skipped", chat_id)
                     self._cache.pop(chat_id, None)
                     return 0
+                if await messages.missing_ids(session, [m.id for m in window_rows]):
+                    # A term or evidence may stand on a message deleted meanwhile: mine the window
+                    # again next time, with statistics rebuilt from the messages kept.
+                    log.info("jargon mining of chat %s: a message was deleted meanwhile; skipped", chat_id)
+                    self._cache.pop(chat_id, None)
+                    return 0
                 await dictionary.upsert_mined(
                     session, chat_id, settings.scope, candidates, now, settings.max_evidence
                 )

@@ -11,13 +11,16 @@ from sqlalchemy import select
 
 from bot.llm import LLMGateway, LLMSettings, build_gateway
 from memory.clock import ManualClock
-from memory.models import ChatHistory, PersonFact, PersonTimelineEntry, TopicCacheEntry
+from memory.jargon import dictionary
+from memory.jargon.discovery import DiscoveryParams
+from memory.models import ChatHistory, JargonEvidence, PersonFact, PersonTimelineEntry, TopicCacheEntry
 from memory.persons.config import PersonsConfig
 from memory.persons.service import PersonMemory
 from memory.service import MemoryService
 from memory.storage import Database
 from memory.topics.check import TopicCheck
 from memory.types import MessageDeletion
+from tasks.jargon_mining import JargonMiningJob, MiningSettings
 from tests.conftest import T0, make_message
 from tests.fakes.openai_server import FakeOpenAI, Hold, answer_json
 from tests.memory.topics.test_check import SMALL
@@ -132,3 +135,32 @@ async def test_a_person_forgotten_while_the_person_model_reads_their_words_stays
     finally:
         await llm.close()
     assert await people_facts(db) == ([], [])
+
+
+async def test_a_message_deleted_while_the_jargon_model_reads_it_is_no_evidence(
+    memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
+) -> None:
+    lines = ["绝绝子 这个好看", "今天也绝绝子 暗号xyzzy", "真的绝绝子啊", *(f"闲聊 {n}" for n in range(7))]
+    await memory.record_many(make_message(n, sender=f"u{n % 3}", text=t) for n, t in enumerate(lines))
+    found = [{"content": "绝绝子", "message_id": str(i)} for i in (1, 2, 3)]
+    held = Hold(answer_json([*found, {"content": "暗号xyzzy", "message_id": "2"}]))
+    fake_llm.script(held, answer_json([found[0], found[2]]))
+    llm = gateway(fake_llm, memory, clock)
+    settings = MiningSettings(
+        discovery=DiscoveryParams(min_lift=0.0, min_df=2), extractor="llm", min_new_messages=5
+    )
+    mining = JargonMiningJob(memory.db, lambda: settings)
+    mining.llm = llm
+    try:
+        job = asyncio.create_task(mining.run(T0))
+        await held.reached.wait()
+        assert await memory.delete(MessageDeletion("test", "g1", "m1"))
+        held.release.set()
+        await job
+        await mining.run(T0 + timedelta(minutes=5))
+    finally:
+        await llm.close()
+    async with memory.db.read() as session:
+        entries = {e.content: e.count for e in await dictionary.list_entries(session)}
+        evidence = list((await session.scalars(select(JargonEvidence.message_id))).all())
+    assert entries == {"绝绝子": 2} and sorted(evidence) == [1, 3]
