@@ -4,9 +4,9 @@ Used when a platform says a message was deleted (a QQ 撤回, a Discord delete),
 was edited (the old version goes, the new one is recorded as a message of its own, so every job reads
 it afresh), and when a person is forgotten with their messages. What goes with a message: its index
 rows and vector, its words in its neighbours' turn windows, in cached topics and in packed ChatHistory
-(rebuilt offline from what is kept), the quote of it inside replies, the preference documents and the
-people's facts, timeline events and aliases learnt from it. Jargon evidence goes by cascade; a term's
-counts stay, as they are counts and not text.
+(rebuilt offline from what is kept) and in the topic check's thread state, the quote of it inside
+replies, the preference documents and the people's facts, timeline events and aliases learnt from it.
+Jargon evidence goes by cascade; a term's counts stay, as they are counts and not text.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from memory.persons.evidence import drop_message_evidence
 from memory.recall.preferences import PREFERENCE_FTS
 from memory.storage.fts import unindex_rows
 from memory.topics import cache as topic_cache
+from memory.topics import check as topic_check
 from memory.turn_windows import rebuild_windows, windows_touching
 from memory.types import SegmentKind
 
@@ -46,6 +47,7 @@ async def erase_messages(session: AsyncSession, message_ids: Sequence[int]) -> s
     await session.execute(delete(PreferenceDoc).where(PreferenceDoc.id.in_(docs)))
     await drop_sources(session, ids)
     await topic_cache.drop_messages(session, ids)
+    await topic_check.forget_messages(session, ids)
     await _unquote(session, ids)
     await unindex_rows(session, "messages_fts", ids)
     await drop_vectors(session, "message", touching)

@@ -337,6 +337,27 @@ async def _job_state(session: AsyncSession, chat_id: int) -> JobState | None:
     return await session.get(JobState, (JOB, chat_id))
 
 
+async def forget_messages(session: AsyncSession, message_ids: Sequence[int]) -> None:
+    """Take messages that are being deleted out of the disentangler state the check keeps per chat
+    (inside the caller's transaction, before they go): it holds the words of the recent messages and
+    counts of every word seen, and none of a deleted message's words may stay there."""
+    by_chat: dict[int, list[SourceMessage]] = {}
+    for m in await source.by_ids(session, message_ids):
+        if m.searchable:  # the others were never shown to the disentangler
+            by_chat.setdefault(m.chat_id, []).append(m)
+    for chat_id, gone in by_chat.items():
+        state = await _job_state(session, chat_id)
+        if state is None or "disentangler" not in state.data:
+            continue
+        seen = [m for m in gone if m.id <= state.cursor]
+        if not seen:
+            continue
+        disentangler = Disentangler(None, state.data["disentangler"])
+        for m in seen:
+            disentangler.forget(m.platform_message_id, m.text)
+        state.data = {**state.data, "disentangler": disentangler.state()}
+
+
 class TopicCheck:
     """Runs the topic check for every chat with new messages; `settings` is read at each run."""
 
@@ -411,6 +432,7 @@ class TopicCheck:
             state = await _job_state(session, chat_id)
             cursor = state.cursor if state else 0
             data = dict(state.data) if state else {}
+            before = dict(data)
             pending, oldest = await source.pending_stats(session, chat_id, cursor)
             why = trigger(pending, oldest, now, settings) or (force if pending else None)
             if why is None:
@@ -430,7 +452,7 @@ class TopicCheck:
             )
         data["disentangler"] = disentangler.state()
         read = [m.id for m in batch] + [m.id for shown in recent.values() for m in shown]
-        written = await self._write(chat_id, cursor, batch[-1].id, data, slots, now, read)
+        written = await self._write(chat_id, (cursor, before), batch[-1].id, data, slots, now, read)
         if written is not None:
             report.created += written[0]
             report.updated += written[1]
@@ -466,7 +488,7 @@ class TopicCheck:
     async def _write(
         self,
         chat_id: int,
-        cursor: int,
+        start: tuple[int, dict[str, Any]],
         new_cursor: int,
         data: dict[str, Any],
         slots: list[Slot],
@@ -474,15 +496,17 @@ class TopicCheck:
         read: Sequence[int],
     ) -> tuple[int, int] | None:
         """Commit one batch: topics, idle counters, disentangler state and cursor, all or nothing.
-        Returns (topics created, topics updated), or None when the cursor moved meanwhile or a message
-        the placement read (`read`: the batch and the topics' samples) was deleted meanwhile: titles
-        and terms may quote it, so the batch is placed again at the next run."""
+        Returns (topics created, topics updated), or None when the cursor or the state it started from
+        (`start`) changed meanwhile or a message the placement read (`read`: the batch and the topics'
+        samples) was deleted meanwhile: titles, terms and state may quote it, so the batch is placed
+        again at the next run."""
+        cursor, before = start
         async with self.db.write() as session:
             state = await _job_state(session, chat_id)
             if (state.cursor if state else 0) != cursor:
                 log.warning("topic check of chat %s: cursor moved underneath; batch skipped", chat_id)
                 return None
-            if await missing_ids(session, read):
+            if (state.data if state else {}) != before or await missing_ids(session, read):
                 log.info(
                     "topic check of chat %s: a message was deleted meanwhile; batch left for later", chat_id
                 )

@@ -148,6 +148,27 @@ class Disentangler:
                 keep = sorted(self._df.items(), key=lambda kv: (-kv[1], kv[0]))[: p.idf_vocab * 4 // 5]
                 self._df = dict(keep)
 
+    def forget(self, key: str, text: str) -> None:
+        """Take out a message that is being deleted (committed earlier, not a system line): its window
+        entry, its thread link, and its words from the document counts (its window words, else those
+        of ``text`` as `commit` counted them), so none of its words stays in the state."""
+        entries = [e for e in self._window if e.key == key]
+        if entries:
+            gone = set().union(*(e.words for e in entries))
+            self._window = deque(e for e in self._window if e.key != key)
+        else:
+            gone = set(list(dict.fromkeys(words(text)))[: self.params.max_words])
+        self._threads.pop(key, None)
+        self._docs = max(self._docs - 1, 0)
+        for word in gone:
+            left = self._df.get(word, 0) - 1
+            if left > 0:
+                self._df[word] = left
+            else:
+                self._df.pop(word, None)
+        self._cached = None
+        self._trim_window()
+
     def _trim_window(self) -> None:
         limit = self.params.max_candidates
         non_system = sum(1 for e in self._window if not e.system)

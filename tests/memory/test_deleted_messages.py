@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 from sqlalchemy import select
 
-from memory.models import Message, PersonFact, PersonTimelineEntry
+from memory.models import JobState, Message, PersonFact, PersonTimelineEntry
 from memory.models.recall import PreferenceDoc
 from memory.persons.service import PersonMemory
 from memory.recall.preferences import record_preferences
 from memory.service import MemoryService
 from memory.storage import Database
+from memory.topics.check import TopicCheck
+from memory.topics.params import DisentangleParams
 from memory.types import MessageDeletion, Segment, SegmentKind
 from tests.conftest import T0, make_message
 from tests.memory.persons.people_fixtures import count_rows
+from tests.memory.topics.test_check import SMALL
 
 
 def deletion(n: int, chat: str = "g1") -> MessageDeletion:
@@ -174,3 +178,19 @@ async def test_a_newer_fact_said_again_keeps_the_older_one_retired_when_its_firs
     await people.consolidator.run(T0 + timedelta(hours=1))
     await memory.delete(deletion(2))
     assert (await facts(db, first.person_id))["location"] == [("杭州", False), ("上海", True)]
+
+
+async def test_a_deleted_message_leaves_no_word_in_the_topic_checks_thread_state(
+    memory: MemoryService, db: Database
+) -> None:
+    texts = ["周六爬山", "去哪座山", "我的手机号13800000000", "香山吧", "好的", "几点出发", "八点", "收到"]
+    await memory.record_many([make_message(n, text=t) for n, t in enumerate(texts, 1)])
+    check = TopicCheck(db, replace(SMALL, batch_size=8, disentangle=DisentangleParams(max_candidates=2)))
+    await check.run_chat(1, T0 + timedelta(hours=1))
+    await memory.delete(deletion(3))  # out of the thread window by now: only its word counts are left
+    await memory.delete(deletion(7))  # still in the window
+    async with db.read() as session:
+        state = (await session.scalars(select(JobState).where(JobState.job == "topic_check"))).one()
+    words = state.data["disentangler"]["df"]
+    assert "13800000000" not in str(state.data) and "手机号" not in words and "八点" not in str(state.data)
+    assert state.data["disentangler"]["docs"] == 6 and words["山"] == 1

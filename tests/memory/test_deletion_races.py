@@ -13,7 +13,14 @@ from bot.llm import LLMGateway, LLMSettings, build_gateway
 from memory.clock import ManualClock
 from memory.jargon import dictionary
 from memory.jargon.discovery import DiscoveryParams
-from memory.models import ChatHistory, JargonEvidence, PersonFact, PersonTimelineEntry, TopicCacheEntry
+from memory.models import (
+    ChatHistory,
+    JargonEvidence,
+    JobState,
+    PersonFact,
+    PersonTimelineEntry,
+    TopicCacheEntry,
+)
 from memory.persons.config import PersonsConfig
 from memory.persons.service import PersonMemory
 from memory.service import MemoryService
@@ -164,3 +171,28 @@ async def test_a_message_deleted_while_the_jargon_model_reads_it_is_no_evidence(
         entries = {e.content: e.count for e in await dictionary.list_entries(session)}
         evidence = list((await session.scalars(select(JargonEvidence.message_id))).all())
     assert entries == {"绝绝子": 2} and sorted(evidence) == [1, 3]
+
+
+async def test_a_message_deleted_while_the_topic_model_thinks_stays_out_of_the_thread_state(
+    memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
+) -> None:
+    texts = ["周六爬山", f"我的手机号{PHONE}", "去哪座山", "香山吧", "好的"]
+    await memory.record_many([make_message(n, text=t) for n, t in enumerate(texts, 1)])
+    check = TopicCheck(memory.db, SMALL)
+    await check.run_chat(1, T0 + timedelta(hours=1))  # offline: m2 is in the thread state
+    await memory.record_many([make_message(n, text=f"八点出发 {n}") for n in range(6, 11)])
+    held = Hold(answer_json({"topics": [{"topic": "出发", "message_ids": [6, 7, 8, 9, 10]}]}))
+    fake_llm.script(held)
+    llm = gateway(fake_llm, memory, clock)
+    check = TopicCheck(memory.db, dataclasses.replace(SMALL, use_llm=True), llm)
+    try:
+        job = asyncio.create_task(check.run_chat(1, T0 + timedelta(hours=1)))
+        await held.reached.wait()
+        assert await memory.delete(MessageDeletion("test", "g1", "m2"))
+        held.release.set()
+        await job
+    finally:
+        await llm.close()
+    async with memory.db.read() as session:
+        states = (await session.scalars(select(JobState))).all()
+    assert PHONE not in str([s.data for s in states])
