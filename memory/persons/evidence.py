@@ -15,8 +15,19 @@ from collections.abc import Collection
 from sqlalchemy import delete, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memory.models import Message, PersonAlias, PersonFact, PersonTimelineEntry
+from memory.models import (
+    ChatMember,
+    Message,
+    Person,
+    PersonAlias,
+    PersonChatName,
+    PersonFact,
+    PersonTimelineEntry,
+)
+from memory.persons import store
 from memory.persons.facts import FAVORITE_PREFIX, OPPOSITES, SINGLE_VALUED
+from memory.persons.names import name_key
+from memory.persons.naming import choose_person_name, name_source
 from memory.storage.sql import rows_naming
 from memory.text import normalize, truncate
 
@@ -39,11 +50,32 @@ async def drop_message_evidence(session: AsyncSession, message_ids: Collection[i
         changed.add(alias.chat_id)
         if alias.count <= 1:
             await session.delete(alias)
+            if alias.source == "self" and alias.chat_id is not None:
+                await _drop_declared_name(session, alias.chat_id, alias.person_id, alias.alias)
         else:
             alias.count -= 1
             alias.message_id = None
     await session.flush()
     return changed
+
+
+async def _drop_declared_name(session: AsyncSession, chat_id: int, person_id: int, declared: str) -> None:
+    """A person who took the name they declared ("叫我X") as their name in a chat is named again as on
+    their first message there: from their group card, else their nickname, else their id."""
+    current = await session.get(PersonChatName, (chat_id, person_id))
+    if current is None or current.source != "self" or current.name_key != name_key(declared):
+        return
+    person = await session.get(Person, person_id)
+    member = await session.get(ChatMember, (chat_id, person_id))
+    if person is None:
+        return
+    card = member.card if member is not None else ""
+    first = next(iter(store.card_names(card)), card)
+    taken = [n for pid, n in (await store.chat_names(session, chat_id)).items() if pid != person_id]
+    name = choose_person_name(first, person.nickname, person.platform_user_id, taken)
+    await store.set_person_name(
+        session, chat_id, person_id, name, source=name_source(first, person.nickname), time=current.updated_at
+    )
 
 
 async def _drop_facts(session: AsyncSession, gone: set[int]) -> set[int | None]:

@@ -64,6 +64,13 @@ def choose_person_name(
     return _disambiguated(base, user_id.strip(), taken_keys, max_chars)
 
 
+def name_source(card: str | None, nickname: str | None) -> str:
+    """Where `choose_person_name` takes the name from (it prefers the card, then the nickname)."""
+    if name_key(clean_name(card or "")):
+        return "card"
+    return "nickname" if name_key(clean_name(nickname or "")) else "id"
+
+
 def vet_suggested_name(
     suggestion: str | None, taken: Collection[str], *, max_chars: int = DEFAULT_MAX_CHARS
 ) -> str | None:

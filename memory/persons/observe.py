@@ -24,7 +24,7 @@ from memory.persons import store
 from memory.persons.config import PersonsConfig
 from memory.persons.declarations import Target, extract_declarations
 from memory.persons.names import clean_name, name_key
-from memory.persons.naming import choose_person_name, vet_suggested_name
+from memory.persons.naming import choose_person_name, name_source, vet_suggested_name
 from memory.persons.speech import Utterance
 
 log = logging.getLogger(__name__)
@@ -124,7 +124,7 @@ class PersonObserver:
                 chat_id,
                 person_id,
                 name,
-                source=_name_source(first_choice, message.sender_name),
+                source=name_source(first_choice, message.sender_name),
                 time=when,
             )
 
@@ -228,13 +228,6 @@ class PersonObserver:
                     names[person_id] = vetted
         if changed:
             await store.bump_version(session, recorded.chat_id)
-
-
-def _name_source(card: str, nickname: str) -> str:
-    """Where choose_person_name took the name from (it prefers the card, then the nickname)."""
-    if name_key(clean_name(card)):
-        return "card"
-    return "nickname" if name_key(clean_name(nickname)) else "id"
 
 
 async def taken_names(session: AsyncSession, chat_id: int, except_person: int | None = None) -> list[str]:

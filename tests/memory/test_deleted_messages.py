@@ -194,3 +194,18 @@ async def test_a_deleted_message_leaves_no_word_in_the_topic_checks_thread_state
     words = state.data["disentangler"]["df"]
     assert "13800000000" not in str(state.data) and "手机号" not in words and "八点" not in str(state.data)
     assert state.data["disentangler"]["docs"] == 6 and words["山"] == 1
+
+
+async def test_a_name_declared_in_a_deleted_message_is_no_longer_the_persons_name(
+    memory: MemoryService, people: PersonMemory
+) -> None:
+    first = await memory.record(make_message(1, text="大家好", sender_card="阿红｜前端"))
+    await memory.record(make_message(2, text="以后叫我小胖就行", sender_card="阿红｜前端"))
+    assert (await people.record(first.chat_id, first.person_id)).view.name == "小胖"  # type: ignore[union-attr]
+    await memory.delete(deletion(2))
+    shown = await people.record(first.chat_id, first.person_id)
+    assert shown is not None and shown.view.name == "阿红" and "小胖" not in shown.view.aliases
+    await memory.record(make_message(3, text="以后叫我小胖就行", sender_card="阿红｜前端"))
+    await memory.record(make_message(3, text="以后叫我大壮就行", sender_card="阿红｜前端", edited=True))
+    shown = await people.record(first.chat_id, first.person_id)
+    assert shown is not None and shown.view.name == "大壮" and "小胖" not in shown.view.aliases
