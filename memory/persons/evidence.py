@@ -3,8 +3,9 @@ platform (`memory.message_removal`).
 
 A fact whose message is gone keeps standing on a later repeat when it has one, else goes; a fact that a
 gone message superseded (a move, a retraction) is current again unless a fact still current says
-otherwise; a timeline event loses the message and goes with its last one; an alias the person was known
-by only through that message goes. Preference documents are removed by `message_removal` with the
+otherwise; a timeline event loses the message and goes with its last one, a change ("杭州 → 上海", which
+quotes the messages of both values) with either of its two; an alias the person was known by only
+through that message goes. Preference documents are removed by `message_removal` with the
 message itself (they are recall rows, with an index and vectors of their own).
 """
 
@@ -152,7 +153,7 @@ async def _drop_timeline(session: AsyncSession, gone: set[int]) -> set[int | Non
         if len(kept) == len(ids):
             continue
         changed.add(entry.chat_id)
-        if kept:
+        if kept and entry.kind != "change":
             entry.message_ids = kept
         else:
             await session.execute(delete(PersonTimelineEntry).where(PersonTimelineEntry.id == entry.id))

@@ -209,3 +209,17 @@ async def test_a_name_declared_in_a_deleted_message_is_no_longer_the_persons_nam
     await memory.record(make_message(3, text="以后叫我大壮就行", sender_card="阿红｜前端", edited=True))
     shown = await people.record(first.chat_id, first.person_id)
     assert shown is not None and shown.view.name == "大壮" and "小胖" not in shown.view.aliases
+
+
+async def test_a_change_on_the_timeline_goes_with_either_of_its_messages(
+    memory: MemoryService, people: PersonMemory, db: Database
+) -> None:
+    for chat in ("g1", "g2"):
+        await memory.record(make_message(1, chat=chat, text="我住在杭州"))
+        await memory.record(make_message(2, chat=chat, text="我住在上海"))
+    await people.consolidator.run(T0 + timedelta(hours=1))
+    await memory.delete(deletion(2, chat="g1"))  # the new value's message
+    await memory.delete(deletion(1, chat="g2"))  # the old value's message
+    async with db.read() as session:
+        left = (await session.scalars(select(PersonTimelineEntry))).all()
+    assert [(e.kind, e.text) for e in left] == []
