@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from enum import StrEnum
@@ -122,20 +122,20 @@ Converter = Callable[[Any, dict[str, str]], "ChatMessage | str"]
 
 def convert_entries(
     source: Path,
-    entries: list[Any],
+    entries: Iterable[Any],
     where: str,
     convert: Converter,
     progress: Progress | None,
-    done: int = 0,
-    total: int | None = None,
+    done: int,
+    total: int,
 ) -> MessageIterator:
     """Run `convert(entry, senders)` over a JSON export's entries and yield messages and issues.
 
     `convert` returns the message, or a string saying why a well-formed entry is skipped, and raises
-    ValueError or TypeError for a broken one. Locations read `<where>messages[i] (id …)`.
+    ValueError or TypeError for a broken one. Locations read `<where>messages[i] (id …)`; progress
+    counts from `done` towards `total`.
     """
     senders: dict[str, str] = {}
-    total = len(entries) if total is None else total
     for index, entry in enumerate(entries):
         if progress is not None:
             progress(done + index + 1, total)

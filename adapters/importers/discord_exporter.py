@@ -17,9 +17,9 @@ from adapters.importers.base import (
     Progress,
     addressing,
     convert_entries,
-    load_json,
     parse_time,
 )
+from adapters.importers.json_stream import EntryReader, MessageArray, read_outline, stream
 from adapters.neutral import as_id, joined_text, mapping_at, reply_prefix
 from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
 
@@ -36,8 +36,10 @@ def iter_messages(
     `bot_id` marks the bot's own messages, and mentions of and replies to it, as in the live adapter.
     """
     path = Path(path)
-    root = load_json(path)
-    if not isinstance(root, Mapping) or not isinstance(root.get("messages"), list):
+    outline = read_outline(path, arrays=["messages"], keep=["channel", "messages"])
+    root = outline.root
+    messages = root.get("messages") if isinstance(root, Mapping) else None
+    if not isinstance(messages, MessageArray):
         raise ImportFileError(f"{path}: not a DiscordChatExporter JSON export (no 'messages' list)")
     channel = mapping_at(root, "channel")
     chat_id = as_id(channel.get("id"))
@@ -50,7 +52,11 @@ def iter_messages(
     def convert(entry: Any, senders: dict[str, str]) -> ChatMessage | str:
         return _convert(entry, chat_id, kind, chat_name, bot_id, senders)
 
-    yield from convert_entries(path, root["messages"], "", convert, progress)
+    def read(reader: EntryReader) -> MessageIterator:
+        entries = reader.entries(messages, "")
+        return convert_entries(path, entries, "", convert, progress, 0, messages.count)
+
+    yield from stream(outline, read)
 
 
 def _convert(

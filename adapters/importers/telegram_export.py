@@ -20,13 +20,16 @@ from adapters.importers.base import (
     Progress,
     addressing,
     convert_entries,
-    load_json,
     parse_time,
 )
+from adapters.importers.json_stream import EntryReader, MessageArray, read_outline, stream
 from adapters.neutral import as_id, joined_text, mention_targets, reply_prefix
 from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
 
 PLATFORM = "telegram"
+# Where the message arrays are (a single chat's, or each listed chat's), and the top-level keys needed.
+_ARRAYS = ("messages", "chats.list.item.messages", "left_chats.list.item.messages")
+_KEEP = ("name", "type", "id", "messages", "chats", "left_chats")
 
 _KINDS = {
     "personal_chat": ChatKind.PRIVATE,
@@ -61,38 +64,44 @@ def iter_messages(
     time). `bot_id` marks the bot's own messages, and @s of and replies to it, as in the live adapter.
     """
     path = Path(path)
-    root = load_json(path)
-    chats = _chats(root, path)
-    total = sum(len(m) for _, c in chats if isinstance(m := c.get("messages"), list))
-    done = 0
-    for where, chat in chats:
-        messages = chat.get("messages")
-        if not isinstance(messages, list):
-            yield ImportIssue(str(path), where, "chat has no 'messages' list")
-            continue
-        try:
-            chat_id, kind = _chat_id(chat)
-        except ValueError as exc:
-            yield ImportIssue(str(path), where, str(exc))
-            done += len(messages)
-            continue
-        chat_name = str(chat.get("name") or "")
+    outline = read_outline(path, _ARRAYS, _KEEP)
+    chats = _chats(outline.root, path)
+    total = sum(m.count for _, c in chats if isinstance(m := c.get("messages"), MessageArray))
 
-        def convert(
-            entry: Any,
-            senders: dict[str, str],
-            chat_id: str = chat_id,
-            kind: ChatKind = kind,
-            chat_name: str = chat_name,
-        ) -> ChatMessage | str:
-            return _convert(entry, chat_id, kind, chat_name, tz, bot_id, senders)
+    def read(reader: EntryReader) -> MessageIterator:
+        done = 0
+        for where, chat in chats:
+            messages = chat.get("messages")
+            if not isinstance(messages, MessageArray):
+                yield ImportIssue(str(path), where, "chat has no 'messages' list")
+                continue
+            try:
+                chat_id, kind = _chat_id(chat)
+            except ValueError as exc:
+                yield ImportIssue(str(path), where, str(exc))
+                done += messages.count
+                continue
+            chat_name = str(chat.get("name") or "")
 
-        yield from convert_entries(path, messages, where, convert, progress, done, total)
-        done += len(messages)
+            def convert(
+                entry: Any,
+                senders: dict[str, str],
+                chat_id: str = chat_id,
+                kind: ChatKind = kind,
+                chat_name: str = chat_name,
+            ) -> ChatMessage | str:
+                return _convert(entry, chat_id, kind, chat_name, tz, bot_id, senders)
+
+            entries = reader.entries(messages, where)
+            yield from convert_entries(path, entries, where, convert, progress, done, total)
+            done += messages.count
+
+    yield from stream(outline, read)
 
 
 def _chats(root: Any, path: Path) -> list[tuple[str, Mapping[str, Any]]]:
-    if isinstance(root, Mapping) and isinstance(root.get("messages"), list):
+    """The export's chats with their locations: the export itself, or `chats.list` then `left_chats.list`."""
+    if isinstance(root, Mapping) and isinstance(root.get("messages"), MessageArray):
         return [("", root)]
     if not isinstance(root, Mapping) or not isinstance(_listing(root, "chats"), list):
         raise ImportFileError(f"{path}: not a Telegram Desktop export (no 'messages' and no 'chats.list')")
