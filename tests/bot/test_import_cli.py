@@ -223,3 +223,18 @@ def test_importing_the_same_history_after_a_forget_with_messages_brings_none_of_
     log.write_text(json.dumps(later, ensure_ascii=False) + "\n", encoding="utf-8")
     back = CliRunner().invoke(cli, ["import", "replay", str(log), "--no-progress", *data])
     assert "1 messages imported" in " ".join(back.output.split()), "what they say after it is recorded"
+
+
+def test_a_cut_short_export_is_a_one_line_error_and_imports_nothing(tmp_path: Path) -> None:
+    whole = (FIXTURES / "telegram_result.json").read_bytes()
+    cut = tmp_path / "result.json"
+    cut.write_bytes(whole[: whole.index(b'"id": 5')])  # inside the messages, after four of them
+    data = ["--data-dir", str(tmp_path / "d"), "--no-progress", "--catch-up-rounds", "0"]
+    result = CliRunner().invoke(cli, ["import", "telegram", str(cut), *data])
+    assert result.exit_code == 1
+    assert result.output.count("\n") == 1 and "Traceback" not in result.output
+    assert "the file ends in the middle, after 4 message entries" in result.output
+    assert "nothing was imported" in result.output
+    complete = CliRunner().invoke(cli, ["import", "telegram", str(FIXTURES / "telegram_result.json"), *data])
+    assert complete.exit_code == 0, complete.output
+    assert "6 messages imported, 0 already known" in " ".join(complete.output.split())
