@@ -5,6 +5,10 @@ message arrays, each replaced by a `MessageArray` (its length and place). That p
 anywhere in the file before any message is handed out, so a broken file imports nothing, and it gives
 the totals the progress bar shows. `stream` then reads the file a second time, handing out one entry
 at a time (parsed by ijson's C backend), so memory holds one message, not the file.
+
+Two kinds of file the C parser reads otherwise than json.loads are read more slowly instead: one holding
+an integer beyond 64 bits (numbers are then read exactly), and one holding an escaped lone surrogate
+(`"\udc00"`, which the C backend cannot decode: the pure-Python backend reads it as json.loads does).
 """
 
 from __future__ import annotations
@@ -47,10 +51,22 @@ class Outline:
     path: Path
     root: Any
     """The top-level object, `MessageArray`s in place of message arrays; None if it is no object."""
-    exact: bool
-    """Numbers are read as Decimal and turned into floats (a file holding an integer beyond 64 bits)."""
+    mode: _Mode
     stamp: tuple[int, int]
     """The file's size and modification time when the outline was read."""
+
+    @property
+    def exact(self) -> bool:
+        """Numbers are read as Decimal and turned into floats (a file holding an integer beyond 64 bits)."""
+        return not self.mode.use_float
+
+
+@dataclass(frozen=True, slots=True)
+class _Mode:
+    """How ijson reads the file: which backend, and whether non-integers come as floats or Decimals."""
+
+    backend: Any
+    use_float: bool = True
 
 
 class StreamBroken(Exception):
@@ -64,6 +80,10 @@ class StreamBroken(Exception):
 
 class _Overflow(Exception):
     """An integer too large for the C backend's fast number parsing."""
+
+
+class _Undecodable(Exception):
+    """A string the C backend cannot decode (an escaped lone surrogate)."""
 
 
 def open_export(path: Path) -> BinaryIO:
@@ -81,13 +101,17 @@ def read_outline(path: Path, arrays: Collection[str], keep: Collection[str]) -> 
     Reads the whole file without keeping its messages. Raises `ImportFileError` if the file cannot be
     read, is not JSON or is nested deeper than `MAX_DEPTH`.
     """
-    try:
-        return _outline(path, frozenset(arrays), frozenset(keep), exact=False)
-    except _Overflow:
-        return _outline(path, frozenset(arrays), frozenset(keep), exact=True)
+    mode = _Mode(ijson)
+    while True:
+        try:
+            return _outline(path, frozenset(arrays), frozenset(keep), mode)
+        except _Overflow:
+            mode = _Mode(ijson, use_float=False)
+        except _Undecodable:
+            mode = _Mode(ijson.get_backend("python"))
 
 
-def _outline(path: Path, arrays: frozenset[str], keep: frozenset[str], *, exact: bool) -> Outline:
+def _outline(path: Path, arrays: frozenset[str], keep: frozenset[str], mode: _Mode) -> Outline:
     seen = {f"{prefix}.item": 0 for prefix in arrays}  # values at each entry prefix, as ijson.items counts
     stack: list[Any] = []  # the open containers being kept
     steps: list[str] = []  # the ijson prefix of the next value, one step per open container
@@ -111,11 +135,11 @@ def _outline(path: Path, arrays: frozenset[str], keep: frozenset[str], *, exact:
         try:
             stamp = _stamp(handle)
             # basic_parse, not parse: spelling out every event's prefix would double the time
-            events = ijson.basic_parse(handle, use_float=not exact)
+            events = mode.backend.basic_parse(handle, use_float=mode.use_float)
             first = next(events, None)
             begun = True
             if first is None or first[0] != "start_map":
-                return Outline(path, None, exact, stamp)
+                return Outline(path, None, mode, stamp)
             root: dict[str, Any] = {}
             stack.append(root)
             steps.append("")
@@ -170,11 +194,11 @@ def _outline(path: Path, arrays: frozenset[str], keep: frozenset[str], *, exact:
                         stack.append(container)
                         steps.append("" if event == "start_map" else "item")
                 elif not drop_next:
-                    attach(float(value) if exact and type(value) is Decimal else value)
+                    attach(float(value) if type(value) is Decimal else value)
                 drop_next = False
         except ijson.JSONError as exc:
             error, near = _parse_error(exc)
-            if not exact and error == "parse error: integer overflow":
+            if mode.use_float and error == "parse error: integer overflow":
                 raise _Overflow from None
             if not begun:
                 what = "the file is empty" if error == "parse error: premature EOF" else error + near
@@ -183,9 +207,13 @@ def _outline(path: Path, arrays: frozenset[str], keep: frozenset[str], *, exact:
             if pending is not None:
                 read += pending.count - (depth > skip)  # the entry being read when it broke is not counted
             raise ImportFileError(_broken(path, error, near, handle, read)) from None
+        except UnicodeDecodeError as exc:  # the C backend on an escaped lone surrogate
+            if mode.backend.backend_name == "python":
+                raise ImportFileError(f"{path}: not valid JSON: {exc}") from None
+            raise _Undecodable from None
         except OSError as exc:
             raise ImportFileError(f"{path}: cannot read: {exc}") from exc
-    return Outline(path, root, exact, stamp)
+    return Outline(path, root, mode, stamp)
 
 
 def _broken(path: Path, error: str, near: str, handle: BinaryIO, read: int) -> str:
@@ -271,7 +299,8 @@ class EntryReader:
                 raise StreamBroken(location, _changed("the file changed after it was checked"))
         except OSError as exc:
             raise StreamBroken(location, _changed(f"cannot read the file again: {exc}")) from None
-        self._items = ijson.items(self._handle, prefix, use_float=not self._outline.exact)
+        mode = self._outline.mode
+        self._items = mode.backend.items(self._handle, prefix, use_float=mode.use_float)
         self._prefix, self._position = prefix, 0
 
     def _next(self, location: str) -> Any:
@@ -282,6 +311,8 @@ class EntryReader:
         except ijson.JSONError as exc:
             error, near = _parse_error(exc)
             raise StreamBroken(location, _changed(f"not valid JSON any more: {error}{near}")) from None
+        except UnicodeDecodeError as exc:
+            raise StreamBroken(location, _changed(f"not valid JSON any more: {exc}")) from None
         except OSError as exc:
             raise StreamBroken(location, _changed(f"cannot read: {exc}")) from None
         self._position += 1

@@ -346,3 +346,17 @@ def test_a_file_cut_short_during_the_import_ends_it_with_an_issue_after_the_mess
     assert [
         (i.location.split(" ")[0], i.reason) if isinstance(i, ImportIssue) else i for i in read
     ] == expected[: len(read)]
+
+
+def test_an_escaped_lone_surrogate_is_read_as_json_load_reads_it(tmp_path: Path) -> None:
+    """The C parser cannot decode `"\\udc00"`: such a file is read by ijson's Python backend instead."""
+    chat = telegram_chat(12)
+    half = "半个\udc00字"  # the lone surrogate is dropped
+    chat["messages"][1].update(text=half, text_entities=[{"type": "plain", "text": half}])
+    chat["messages"][2]["id"] = "m\udc00"  # an id that cannot be stored: reported
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(chat), encoding="utf-8")  # ASCII, the surrogate escaped
+    items = streamed("telegram", path)
+    assert items == reference("telegram", path)
+    assert next(i for i in items if isinstance(i, ChatMessage) and i.message_id == "2").text == "半个字"
+    assert "lone surrogate" in items[2][1]
