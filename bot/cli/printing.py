@@ -9,8 +9,9 @@ from adapters.importers import ImportIssue
 
 
 def print_literal(console: Console, text: str, style: str = "") -> None:
-    """Print `text` exactly as it is, in `style`: a rich Text is never parsed for markup or emoji."""
-    console.print(Text(text, style=style))
+    """Print `text` exactly as it is, in `style`: a rich Text is never parsed for markup or emoji, and
+    a long line is not broken (a file path and its line number stay one line to copy)."""
+    console.print(Text(text, style=style), soft_wrap=True)
 
 
 def print_skipped(console: Console, issue: ImportIssue) -> None:

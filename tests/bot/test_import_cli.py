@@ -67,6 +67,19 @@ def test_import_skips_an_ancient_time_and_a_broken_id_and_recall_still_works(tmp
     assert topics == ["a: 周六去爬山吗 / a#u2: 好啊去爬山（a、a#u2）"]
 
 
+def test_a_skipped_entry_of_a_file_deep_in_folders_is_one_line(tmp_path: Path) -> None:
+    """Its location was broken over lines at the console's width, the path apart from its line number."""
+    deep = tmp_path.joinpath(*["a-rather-long-folder-name"] * 6)
+    deep.mkdir(parents=True)
+    log = deep / "log.jsonl"
+    log.write_text('{"chat": "g1"}\n', encoding="utf-8")
+    result = CliRunner().invoke(
+        cli, ["import", "replay", str(log), "--no-progress", "--data-dir", str(tmp_path)]
+    )
+    assert result.exit_code == 0, result.output
+    assert any(str(log) in line and "line 1" in line for line in result.output.splitlines()), result.output
+
+
 def test_import_prints_a_bad_line_with_markup_in_it_literally(tmp_path: Path) -> None:
     base = {"chat": "g1", "sender_id": "u1", "sender_name": "a", "time": "2026-03-01T20:15:00+08:00"}
     records = [
@@ -151,12 +164,24 @@ def _person_after_importing(tmp_path: Path, *logs: list[dict[str, str]]) -> dict
 def test_importing_older_history_keeps_the_current_nickname_and_card(tmp_path: Path) -> None:
     base = {"chat": "g1", "sender_id": "u1"}
     newer = [
-        {**base, "message_id": "m10", "sender_name": "小红新名", "sender_card": "红姐",
-         "time": "2026-03-10T20:15:00+08:00", "text": "现在叫新名字了"},
+        {
+            **base,
+            "message_id": "m10",
+            "sender_name": "小红新名",
+            "sender_card": "红姐",
+            "time": "2026-03-10T20:15:00+08:00",
+            "text": "现在叫新名字了",
+        },
     ]
     older = [
-        {**base, "message_id": "m1", "sender_name": "小红", "sender_card": "红红",
-         "time": "2026-01-01T20:15:00+08:00", "text": "很早以前说的话"},
+        {
+            **base,
+            "message_id": "m1",
+            "sender_name": "小红",
+            "sender_card": "红红",
+            "time": "2026-01-01T20:15:00+08:00",
+            "text": "很早以前说的话",
+        },
     ]
     person = _person_after_importing(tmp_path, newer, older)
     assert (person["nickname"], person["card"]) == ("小红新名", "红姐")
@@ -166,12 +191,27 @@ def test_importing_older_history_keeps_the_current_nickname_and_card(tmp_path: P
 
 def test_a_card_change_on_the_timeline_follows_message_time_not_import_order(tmp_path: Path) -> None:
     base = {"chat": "g1", "sender_id": "u1", "sender_name": "小红"}
-    january = {**base, "message_id": "m1", "sender_card": "红红", "time": "2026-01-01T20:15:00+08:00",
-               "text": "很早以前说的话"}
-    february = {**base, "message_id": "m2", "sender_card": "小红帽", "time": "2026-02-01T20:15:00+08:00",
-                "text": "二月说的话"}
-    march = {**base, "message_id": "m10", "sender_card": "红姐", "time": "2026-03-10T20:15:00+08:00",
-             "text": "现在叫新名字了"}
+    january = {
+        **base,
+        "message_id": "m1",
+        "sender_card": "红红",
+        "time": "2026-01-01T20:15:00+08:00",
+        "text": "很早以前说的话",
+    }
+    february = {
+        **base,
+        "message_id": "m2",
+        "sender_card": "小红帽",
+        "time": "2026-02-01T20:15:00+08:00",
+        "text": "二月说的话",
+    }
+    march = {
+        **base,
+        "message_id": "m10",
+        "sender_card": "红姐",
+        "time": "2026-03-10T20:15:00+08:00",
+        "text": "现在叫新名字了",
+    }
     person = _person_after_importing(tmp_path, [march], [january], [february])
     notes = [entry["text"] for entry in person["timeline"]]  # type: ignore[attr-defined]
     assert not any("原「红姐」" in note for note in notes), notes  # the newest card is no former one
@@ -179,8 +219,14 @@ def test_a_card_change_on_the_timeline_follows_message_time_not_import_order(tmp
 
 
 def test_a_replay_log_is_imported_under_the_platform_given(tmp_path: Path) -> None:
-    record = {"chat": "123456", "message_id": "m1", "sender_id": "20002", "sender_name": "小红",
-              "time": "2026-03-01T20:15:00+08:00", "text": "周六去爬山吗"}
+    record = {
+        "chat": "123456",
+        "message_id": "m1",
+        "sender_id": "20002",
+        "sender_name": "小红",
+        "time": "2026-03-01T20:15:00+08:00",
+        "text": "周六去爬山吗",
+    }
     log = tmp_path / "log.jsonl"
     log.write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
     data = ["--data-dir", str(tmp_path / "d"), "--no-progress"]
