@@ -24,6 +24,7 @@ import hashlib
 import itertools
 import logging
 import os
+import re
 import tempfile
 import threading
 import unicodedata
@@ -44,6 +45,9 @@ log = logging.getLogger(__name__)
 SUFFIX = ".md"
 LOCK_FILE = ".lock"
 MAX_NOTE_CHARS = 100_000
+# A note moved in under a taken name is `<name> (<label>)`: labels are cut to this many characters.
+LABEL_CHARS = 40
+FALLBACK_LABEL = "moved"
 T = TypeVar("T")
 # Aliases so annotations inside NoteStore do not resolve `list` to its own `list` method.
 Names = list[str]
@@ -424,17 +428,28 @@ class NoteStore:
 
 def _free_name(name: str, label: str, taken: set[str]) -> str:
     """`<name> (<label>)`, or `<name> (<label> N)`, valid and not in `taken` (the name is shortened
-    when the whole would be too long)."""
-    label = "".join("_" if ch in "/\\[]" or not ch.isprintable() else ch for ch in label).strip() or "moved"
-    for number in itertools.count(1):
-        suffix = f" ({label})" if number == 1 else f" ({label} {number})"
-        base = name
-        while base and not is_valid_name(f"{base}{suffix}"):
-            base = base[:-1].rstrip()
-        candidate = f"{base}{suffix}"
-        if base and candidate not in taken:
-            return candidate
-    raise AssertionError("unreachable")
+    when the whole would be too long). A label no name can end with (a chat key holding `..`, or too
+    long) is `moved` instead."""
+    for usable in (_name_label(label), FALLBACK_LABEL):
+        for number in itertools.count(1):
+            suffix = f" ({usable})" if number == 1 else f" ({usable} {number})"
+            base = name
+            while base and not is_valid_name(f"{base}{suffix}"):
+                base = base[:-1].rstrip()
+            if not base:  # the suffix alone is not valid, nor with a higher number
+                break
+            candidate = f"{base}{suffix}"
+            if candidate not in taken:
+                return candidate
+    raise AssertionError("unreachable: a one-character name with the fallback label is valid")
+
+
+def _name_label(label: str) -> str:
+    """`label` as the end of a note name: NFC, characters a name may not hold replaced, no `..`, at
+    most `LABEL_CHARS` characters."""
+    text = unicodedata.normalize("NFC", label)
+    text = "".join("_" if ch in "/\\[]" or not ch.isprintable() else ch for ch in text)
+    return re.sub(r"\.{2,}", ".", text)[:LABEL_CHARS].strip() or FALLBACK_LABEL
 
 
 def _decode(data: bytes) -> tuple[str, str | None]:

@@ -4,9 +4,11 @@ chat that must not change."""
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -34,6 +36,7 @@ from memory.models import (
     TopicCacheEntry,
 )
 from memory.notes import NoteScopes
+from memory.notes import store as note_store
 from memory.persons.config import PersonsConfig
 from memory.persons.service import PersonMemory
 from memory.service import MemoryService
@@ -381,6 +384,32 @@ async def test_notes_move_and_a_clashing_name_keeps_both(
     assert sorted(report.notes) == [("gear", "gear"), ("index", "index"), ("plan", "plan (from test:a)")]
     assert await notes.for_chat("test:a").list() == []
     assert await notes.for_chat("test:c").get("plan") == "another group's plan"
+
+
+async def test_a_clashing_note_of_a_chat_whose_key_cannot_end_a_note_name_is_still_moved(
+    memory: MemoryService, db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The note moved in under a taken name is named after FROM's key; a key holding `..`, too long or
+    not in NFC can end no note name, and the search for a free name looped for ever (after the
+    database had committed). The loop is bounded here so that a regression fails instead of hanging."""
+    monkeypatch.setattr(
+        note_store, "itertools", SimpleNamespace(count=lambda start=0: iter(range(start, start + 50)))
+    )
+    notes = NoteScopes(tmp_path / "notes")
+    keys = ["team..a", "x" * 120, unicodedata.normalize("NFD", "café")]
+    await memory.record(_message("b", 1, "hi"))
+    b = await _chat_id(memory, "b")
+    await notes.for_chat("test:b").set("plan", "supergroup plan")
+    for key in keys:
+        await memory.record(_message(key, 1, "hi"))
+        await notes.for_chat(f"test:{key}").set("plan", f"plan of {key}")
+        report = await merge_chats(db, await _chat_id(memory, key), b, now=NOW, notes=notes)
+        assert await notes.for_chat(f"test:{key}").list() == []
+        [(old, new)] = report.notes
+        assert old == "plan" and await notes.for_chat("test:b").get(new) == f"plan of {key}"
+    names = await notes.for_chat("test:b").list()
+    cut = "from test:" + "x" * 30  # labels are cut to 40 characters
+    assert names == ["plan", "plan (from test:café)", "plan (from test:team.a)", f"plan ({cut})"]
 
 
 async def test_a_moved_chat_is_followed_once(memory: MemoryService, db: Database, tmp_path: Path) -> None:
