@@ -13,19 +13,34 @@ from memory.types import ChatMoved
 log = logging.getLogger(__name__)
 
 
-def disabled_chat_hint(settings: Settings, report: MergeReport) -> str | None:
-    """What to tell the admin when the merged chat is in `[reply] disabled_chats` (by its platform chat
-    id or its `platform:id` key) and the chat it went into is not: the config is theirs to change, so
-    it is left alone."""
-    platform_id = report.source.partition(":")[2]
-    target_id = report.target.partition(":")[2]
-    disabled = set(settings.reply.disabled_chats)
-    if not {platform_id, report.source} & disabled or {target_id, report.target} & disabled:
-        return None
-    return (
-        f"{report.source} is in [reply] disabled_chats, {report.target} is not: add {target_id!r} there "
-        "if the bot should stay quiet in it too"
-    )
+def chat_setting_hints(settings: Settings, report: MergeReport) -> list[str]:
+    """What to tell the admin when the merged chat is named (by its platform chat id or its
+    `platform:id` key) in a setting that keeps a chat apart, `[reply] disabled_chats` or `[recall]
+    global_blacklist`, and the chat it went into is not: its memory now follows the other chat's
+    settings (a blacklisted chat's memory may then be recalled in other chats). The config is theirs to
+    change, so it is left alone."""
+    hints = []
+    for table, key, listed, effect in (
+        ("reply", "disabled_chats", settings.reply.disabled_chats, "if the bot should stay quiet in it too"),
+        (
+            "recall",
+            "global_blacklist",
+            settings.recall.global_blacklist,
+            f"to keep what was remembered of {report.source} from being recalled in other chats",
+        ),
+    ):
+        if _names(listed, report.source) and not _names(listed, report.target):
+            target_id = report.target.partition(":")[2]
+            hints.append(
+                f"{report.source} is in [{table}] {key}, {report.target} is not: add {target_id!r} there "
+                f"{effect}"
+            )
+    return hints
+
+
+def _names(listed: list[str], key: str) -> bool:
+    """Whether a chat list of the config names the chat `key` (`platform:id`), as either form."""
+    return bool({key, key.partition(":")[2]} & set(listed))
 
 
 async def follow_chat_move(app: App, moved: ChatMoved) -> MergeReport | None:
@@ -54,6 +69,6 @@ async def follow_chat_move(app: App, moved: ChatMoved) -> MergeReport | None:
     log.info("%s", report.summary())
     if app.persons is not None:
         app.persons.observer.forget_cache()
-    if hint := disabled_chat_hint(app.settings, report):
+    for hint in chat_setting_hints(app.settings, report):
         log.warning("%s", hint)
     return report

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from bot.chat_moves import disabled_chat_hint
+from bot.chat_moves import chat_setting_hints
 from bot.cli.options import async_command, chat_not_found, open_app, open_config, runtime_options
 from memory.chat_merge import ChatMergeError, describe, merge_chats
 from memory.overview import chat_overviews
@@ -110,7 +110,7 @@ async def merge_command(
         await app.close()
     for line in describe(report) if dry_run else [report.summary()]:
         click.echo(line)
-    if hint := disabled_chat_hint(config.current, report):
+    for hint in chat_setting_hints(config.current, report):
         click.echo(f"note: {hint}", err=True)
 
 

@@ -100,3 +100,21 @@ def test_a_merged_chat_left_in_disabled_chats_is_pointed_out(tmp_path: Path) -> 
     assert result.exit_code == 0, result.output
     assert "add '-1004455' there" in result.output
     assert config.read_text(encoding="utf-8") == '[reply]\ndisabled_chats = ["-4455"]\n'
+
+
+def test_a_merged_chat_kept_out_of_global_recall_is_pointed_out(tmp_path: Path) -> None:
+    """The merged chat's memory follows the settings of the chat it went into: a group kept out of
+    global recall whose memory went into a chat that is not would be recalled in every other chat."""
+    data = _data(tmp_path)
+    config = tmp_path / "config.toml"
+    text = '[recall]\nscope = "global"\nglobal_blacklist = ["telegram:-4455"]\n'
+    config.write_text(text, encoding="utf-8")
+    merge = ["chats", "merge", "telegram:-4455", "telegram:-1004455", "--config", str(config), *data]
+    result = CliRunner().invoke(cli, [*merge, "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert "telegram:-4455 is in [recall] global_blacklist, telegram:-1004455 is not" in result.output
+    result = CliRunner().invoke(cli, merge)
+    assert result.exit_code == 0, result.output
+    assert "add '-1004455' there to keep what was remembered of telegram:-4455" in result.output
+    assert "disabled_chats" not in result.output
+    assert config.read_text(encoding="utf-8") == text
