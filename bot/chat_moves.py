@@ -3,11 +3,14 @@ upgraded to a supergroup), and for `qunyi chats merge`. The merge itself is memo
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from bot.app import App
 from bot.config.settings import Settings
+from bot.reply.pipeline import while_locked
 from memory.chat_merge import ChatMergeError, MergeReport, follow_move
+from memory.storage import DatabaseLocked
 from memory.types import ChatMoved
 
 log = logging.getLogger(__name__)
@@ -43,25 +46,38 @@ def _names(listed: list[str], key: str) -> bool:
     return bool({key, key.partition(":")[2]} & set(listed))
 
 
-async def follow_chat_move(app: App, moved: ChatMoved) -> MergeReport | None:
+async def follow_chat_move(
+    app: App, moved: ChatMoved, stopping: asyncio.Event | None = None
+) -> MergeReport | None:
     """Merge the memory of a chat the platform moved into the chat under its new id; None when
-    nothing was left under the old id (the platform tells both chats; the second notice is a no-op)."""
+    nothing was left under the old id (the platform tells both chats; the second notice is a no-op)
+    or the merge could not be made (logged). The platform does not tell again, so a database locked by
+    another process is waited out, as for a message, until `stopping` is set."""
+    old, new = f"{moved.platform}:{moved.old_chat_id}", f"{moved.platform}:{moved.new_chat_id}"
     try:
-        report = await follow_move(
-            app.db,
-            moved.platform,
-            moved.old_chat_id,
-            moved.new_chat_id,
-            now=app.clock.now().timestamp(),
-            notes=app.memory.notes,
+        report = await while_locked(
+            lambda: follow_move(
+                app.db,
+                moved.platform,
+                moved.old_chat_id,
+                moved.new_chat_id,
+                now=app.clock.now().timestamp(),
+                notes=app.memory.notes,
+            ),
+            f"the move of {old} to {new}",
+            stopping or asyncio.Event(),
         )
     except ChatMergeError as exc:
+        log.error("the memory of %s did not follow it to %s: %s", old, new, exc)
+        return None
+    except DatabaseLocked as exc:  # the bot is stopping
         log.error(
-            "the memory of %s:%s did not follow it to %s: %s",
-            moved.platform,
-            moved.old_chat_id,
-            moved.new_chat_id,
+            "the memory of %s did not follow it to %s: %s; to move it: qunyi chats merge -- %s %s",
+            old,
+            new,
             exc,
+            old,
+            new,
         )
         return None
     if report is None:

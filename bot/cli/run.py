@@ -117,7 +117,7 @@ async def _serve(app: App, config: ConfigStore, adapters: list[Adapter]) -> None
                 log = logging.getLogger(__name__)
                 try:
                     if isinstance(event, ChatMoved):
-                        await follow_chat_move(app, event)
+                        await follow_chat_move(app, event, stop)
                     else:
                         await app.pipeline.handle_inbound(event, adapter.send_text, stop)
                 except DatabaseWriteFailed as exc:  # the machine's trouble: one line, not a traceback each

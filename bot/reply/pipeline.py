@@ -251,13 +251,18 @@ class ReplyPipeline:
 async def _while_locked(
     step: Callable[[], Awaitable[Done]], message: ChatMessage | MessageDeletion, stopping: asyncio.Event
 ) -> Done:
-    """`step()`, done again after a pause each time it meets a locked database, until `stopping`."""
+    return await while_locked(step, f"message {message.message_id} of {message.chat_id}", stopping)
+
+
+async def while_locked(step: Callable[[], Awaitable[Done]], what: str, stopping: asyncio.Event) -> Done:
+    """`step()`, done again after a pause each time it meets a locked database, until `stopping`
+    (then the DatabaseLocked is raised); `what` names the step in the log."""
     while True:
         try:
             return await step()
         except DatabaseLocked as exc:
             if stopping.is_set():
                 raise
-            log.warning("%s; message %s of %s will be tried again", exc, message.message_id, message.chat_id)
+            log.warning("%s; %s will be tried again", exc, what)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stopping.wait(), LOCKED_RETRY_SECONDS)

@@ -1,0 +1,80 @@
+"""A chat the platform moved (a Telegram group upgraded to a supergroup), followed by the running bot
+while another process holds the database."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+from bot.app import App, build_app
+from bot.chat_moves import follow_chat_move
+from bot.config import ConfigStore
+from bot.config.settings import Settings, StorageSettings
+from memory.clock import ManualClock
+from memory.types import ChatMoved
+from tests.conftest import T0, database_locked, make_message
+
+MOVED = ChatMoved("test", "g1", "g2")
+
+
+@asynccontextmanager
+async def _impatient_app(tmp_path: Path) -> AsyncIterator[App]:
+    """The bot's app with a short busy timeout and the group's memory under its old id."""
+    settings = Settings(storage=StorageSettings(busy_timeout_ms=100))
+    app = await build_app(ConfigStore(settings, None), tmp_path / "data", ManualClock(T0))
+    try:
+        await app.memory.record_many([make_message(1, text="周六爬山"), make_message(2, text="好")])
+        yield app
+    finally:
+        await app.close()
+
+
+class _Retried(logging.Handler):
+    """Sets `seen` when the bot says it will try the move again."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen = asyncio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "will be tried again" in record.getMessage():
+            self.seen.set()
+
+
+async def test_a_chat_move_waits_out_a_locked_database(tmp_path: Path) -> None:
+    """The platform tells of the move once: a database locked at that moment used to end the move
+    with a traceback, leaving the memory under the old id for good."""
+    retried = _Retried()
+    logging.getLogger("bot.reply.pipeline").addHandler(retried)
+    try:
+        async with _impatient_app(tmp_path) as app:
+            with database_locked(app.db.path):
+                move = asyncio.create_task(follow_chat_move(app, MOVED, asyncio.Event()))
+                await asyncio.wait_for(retried.seen.wait(), 30)
+                assert not move.done(), "the move waits for the lock"
+            report = await asyncio.wait_for(move, 30)
+            assert report is not None and report.messages == 2
+            assert await app.memory.chat("test", "g1") is None
+            moved = await app.memory.chat("test", "g2")
+            assert moved is not None
+            assert [m.text for m in await app.memory.recent(moved.id, 5)] == ["周六爬山", "好"]
+    finally:
+        logging.getLogger("bot.reply.pipeline").removeHandler(retried)
+
+
+async def test_a_chat_move_met_by_a_locked_database_at_shutdown_says_how_to_make_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with _impatient_app(tmp_path) as app:
+        stopping = asyncio.Event()
+        stopping.set()
+        with database_locked(app.db.path), caplog.at_level(logging.ERROR):
+            assert await follow_chat_move(app, MOVED, stopping) is None
+        assert "to move it: qunyi chats merge -- test:g1 test:g2" in caplog.text
+        assert await app.memory.chat("test", "g1") is not None, "nothing half-done"
+        assert await app.memory.chat("test", "g2") is None
