@@ -39,6 +39,7 @@ from memory.notes.errors import NoteChanged, NoteError, NoteNotFound, PassageNot
 from memory.notes.links import link_targets, rewrite_target
 from memory.notes.names import clean_name, is_valid_name
 from memory.notes.weights import NoteScore, compute_weights, low_value, top_hints
+from memory.text import truncate
 
 log = logging.getLogger(__name__)
 
@@ -449,7 +450,7 @@ def _name_label(label: str) -> str:
     most `LABEL_CHARS` characters."""
     text = unicodedata.normalize("NFC", label)
     text = "".join("_" if ch in "/\\[]" or not ch.isprintable() else ch for ch in text)
-    return re.sub(r"\.{2,}", ".", text)[:LABEL_CHARS].strip() or FALLBACK_LABEL
+    return truncate(re.sub(r"\.{2,}", ".", text), LABEL_CHARS, ellipsis="").strip() or FALLBACK_LABEL
 
 
 def _decode(data: bytes) -> tuple[str, str | None]:
