@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from memory.ingest import Recorded
 from memory.models import Message, PersonChatName
+from memory.offload import text_work
 from memory.persons import store
 from memory.persons.config import PersonsConfig
 from memory.persons.declarations import Target, extract_declarations
@@ -181,7 +182,7 @@ class PersonObserver:
             reply_to_id=str(reply_to) if reply_to is not None else None,
         )
         changed = False
-        for declared in extract_declarations(utterance):
+        for declared in await text_work(len(utterance.text), extract_declarations, utterance):
             source = "self" if declared.target is Target.SELF else "others"
             if not config.records(source):
                 continue

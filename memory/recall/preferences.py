@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.commands import is_memory_command
 from memory.models import PreferenceDoc
+from memory.offload import text_work
 from memory.persons.store import forgotten_at
 from memory.storage.fts import index_rows
 
@@ -119,7 +120,7 @@ async def record_preferences(session: AsyncSession, recorded: Recorded) -> None:
     message = recorded.message
     if message.is_bot or is_memory_command(message.text):
         return
-    prefs = extract_preferences(message.text)
+    prefs = await text_work(len(message.text), extract_preferences, message.text)
     if not prefs:
         return
     forgotten = await forgotten_at(session, recorded.person_id or None)

@@ -8,6 +8,7 @@ from typing import Literal
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from memory.offload import text_work
 from memory.storage.sql import in_list
 from memory.text import index_text, search_terms
 
@@ -40,8 +41,15 @@ def searchable(alias: str) -> str:
 
 
 async def index_rows(session: AsyncSession, table: str, rows: Iterable[tuple[int, str]]) -> None:
-    """Add (rowid, raw text) pairs to an FTS table, tokenized with jieba."""
-    await index_rows_tokenized(session, table, [(rowid, index_text(body)) for rowid, body in rows])
+    """Add (rowid, raw text) pairs to an FTS table, tokenized with jieba (off the event loop for long
+    text; only the tokens, not the session, go to the worker thread)."""
+    bodies = list(rows)
+    tokenized = await text_work(sum(len(body) for _, body in bodies), _tokenized, bodies)
+    await index_rows_tokenized(session, table, tokenized)
+
+
+def _tokenized(rows: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
+    return [(rowid, index_text(body)) for rowid, body in rows]
 
 
 async def index_rows_tokenized(session: AsyncSession, table: str, rows: Iterable[tuple[int, str]]) -> None:

@@ -1,5 +1,6 @@
 """The CPU-heavy steps of the jobs (seconds for a batch of long messages) run off the event loop's
-thread, so that a reply is not held up while jargon is mined or topics are split."""
+thread, so that a reply is not held up while jargon is mined, topics are split, placed and packed, or
+people's facts are read; recording a long message tokenizes it off the loop too (a short one inline)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,15 @@ from typing import Any
 
 import pytest
 
+from memory import offload
 from memory.jargon.discovery import Discoverer
+from memory.persons import observe
+from memory.persons.config import PersonsConfig
+from memory.persons.service import PersonMemory
+from memory.recall import preferences
+from memory.recall.setup import attach_recall
 from memory.service import MemoryService
+from memory.storage import fts
 from memory.topics import check
 from memory.topics.check import TopicCheck
 from tasks.jargon_mining import JargonMiningJob
@@ -51,3 +59,25 @@ async def test_topic_threads_are_split_on_a_worker_thread(
     report = await TopicCheck(memory.db, SMALL).run_chat(1, T0 + timedelta(minutes=5))
     assert report.batches == 1
     assert calls == ["split on a worker"]
+
+
+async def test_a_long_message_is_analysed_on_a_worker_thread_and_a_short_one_inline(
+    memory: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(fts, "index_text", _recording(calls, "index", fts.index_text))
+    monkeypatch.setattr(
+        observe, "extract_declarations", _recording(calls, "names", observe.extract_declarations)
+    )
+    monkeypatch.setattr(
+        preferences, "extract_preferences", _recording(calls, "preferences", preferences.extract_preferences)
+    )
+    PersonMemory(memory.db, lambda: PersonsConfig(use_llm=False)).attach(memory)
+    attach_recall(memory)
+    short = "以后叫我小胖，我喜欢爬山"
+    await memory.record(make_message(1, text=short))
+    # the last index call is for the short preference document ("喜欢: 爬山")
+    assert calls == ["index on the loop", "names on the loop", "preferences on the loop", "index on the loop"]
+    calls.clear()
+    await memory.record(make_message(2, text=short + "。" + "周末去九溪爬山" * (offload.INLINE_CHARS // 7)))
+    assert calls == ["index on a worker", "names on a worker", "preferences on a worker", "index on the loop"]
