@@ -13,6 +13,7 @@ stay in the table and the change goes on the timeline.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -28,6 +29,7 @@ from memory.commands import is_memory_command
 from memory.messages import missing_ids
 from memory.models import Chat, JobState, Message, PersonFact, PersonForgotten
 from memory.persons import store
+from memory.persons.aliases import AliasIndex
 from memory.persons.card import DEFAULT_LABELS
 from memory.persons.config import PersonsConfig
 from memory.persons.facts import FAVORITE_PREFIX, Fact, Retraction, Statement, extract_statements, merge_facts
@@ -147,11 +149,11 @@ class PersonConsolidator:
             if not rows:
                 return report
             forgotten = await _forgotten(session)
-            items = await _items(session, chat_id, rows, forgotten)
+            utterances = await _utterances(session, chat_id, rows, forgotten)
         index = await self.resolver.index(chat_id)
-        found: list[Statement] = []
-        for item in items:
-            found.extend(extract_statements(item.utterance, index))
+        # Seconds of CPU for a batch of long messages (speech masks, a name search in every clause):
+        # off the event loop. The thread gets plain values only, never the session or its rows.
+        items, found = await asyncio.to_thread(_read, utterances, index)
         events: list[tuple[_Item, str]] = []
         if config.use_llm and self.llm is not None and items:
             llm_facts, events = await self._ask_llm(items, report)
@@ -307,11 +309,11 @@ async def _forgotten(session: AsyncSession) -> dict[int, float]:
     return {int(person_id): float(time) for person_id, time in found.all()}
 
 
-async def _items(
+async def _utterances(
     session: AsyncSession, chat_id: int, rows: Sequence[Message], forgotten: dict[int, float]
-) -> list[_Item]:
-    """Utterances for the messages worth reading: not the bot's, not memory commands, not from a
-    person whose memory was deleted (`forgotten`: up to the time they asked)."""
+) -> list[tuple[Utterance, int, int]]:
+    """(utterance, message id, person id) for the messages worth reading: not the bot's, not memory
+    commands, not from a person whose memory was deleted (`forgotten`: up to the time they asked)."""
     platform = await store.platform_of(session, chat_id)
     persons = await store.person_ids_for(session, platform, (m for r in rows for m in r.mentions or ()))
     senders = await store.senders_of(session, chat_id, (r.reply_to for r in rows if r.reply_to))
@@ -331,8 +333,19 @@ async def _items(
             mentioned_ids=tuple(str(persons[m]) for m in row.mentions or () if m in persons),
             reply_to_id=str(reply_to) if reply_to is not None else None,
         )
-        items.append(_Item(utterance, row.id, row.person_id, own_text(text)))
+        items.append((utterance, row.id, row.person_id))
     return items
+
+
+def _read(
+    utterances: Sequence[tuple[Utterance, int, int]], index: AliasIndex
+) -> tuple[list[_Item], list[Statement]]:
+    """The batch's items (with each speaker's own words) and the statements found offline in them."""
+    items = [_Item(u, message_id, person_id, own_text(u.text)) for u, message_id, person_id in utterances]
+    found: list[Statement] = []
+    for item in items:
+        found.extend(extract_statements(item.utterance, index))
+    return items, found
 
 
 async def _cursor(session: AsyncSession, chat_id: int) -> int:

@@ -13,7 +13,7 @@ import pytest
 
 from memory import offload
 from memory.jargon.discovery import Discoverer
-from memory.persons import observe
+from memory.persons import consolidate, observe
 from memory.persons.config import PersonsConfig
 from memory.persons.service import PersonMemory
 from memory.recall import preferences
@@ -59,6 +59,22 @@ async def test_topic_threads_are_split_on_a_worker_thread(
     report = await TopicCheck(memory.db, SMALL).run_chat(1, T0 + timedelta(minutes=5))
     assert report.batches == 1
     assert calls == ["split on a worker"]
+
+
+async def test_person_statements_are_read_on_a_worker_thread(
+    memory: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    for name in ("own_text", "extract_statements"):
+        monkeypatch.setattr(consolidate, name, _recording(calls, name, getattr(consolidate, name)))
+    persons = PersonMemory(memory.db, lambda: PersonsConfig(use_llm=False))
+    persons.attach(memory)
+    await memory.record_many(
+        [make_message(1, text="我住在杭州"), make_message(2, sender="u2", text="我喜欢猫")]
+    )
+    report = await persons.consolidator.run(T0)
+    assert report.facts_added == 2
+    assert set(calls) == {"own_text on a worker", "extract_statements on a worker"}
 
 
 async def test_a_long_message_is_analysed_on_a_worker_thread_and_a_short_one_inline(
