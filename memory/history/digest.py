@@ -8,6 +8,7 @@ model is unavailable, over budget or answers badly.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import Counter
 from collections.abc import Sequence
@@ -135,7 +136,7 @@ async def llm_digest(
     answer = await llm.complete_json("summary", prompt, DigestAnswer)
     keywords = _clean_list(answer.keywords, MAX_KEYWORDS, 32)
     if len(keywords) < MIN_KEYWORDS:
-        for word in keywords_for(messages, method):
+        for word in await asyncio.to_thread(keywords_for, messages, method):
             if len(keywords) >= MIN_KEYWORDS:
                 break
             if word not in keywords:
@@ -158,4 +159,5 @@ async def digest(
             return await llm_digest(llm, messages, title, method)
         except LLMUnavailable as exc:
             log.info("summary LLM unavailable (%s); packing offline", exc.reason)
-    return offline_digest(messages, method)
+    # TF-IDF over a topic of long messages is seconds of jieba: off the event loop.
+    return await asyncio.to_thread(offline_digest, messages, method)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import Counter
 from collections.abc import Sequence
@@ -102,7 +103,7 @@ async def drop_sources(session: AsyncSession, message_ids: Sequence[int]) -> int
     for row in rows:
         kept = await source.by_ids(session, [i for i in row.source_message_ids if i not in gone])
         if kept:
-            found = offline_digest(kept)
+            found = await asyncio.to_thread(offline_digest, kept)
             row.theme, row.keywords, row.summary = found.theme, list(found.keywords), found.summary
             row.key_points, row.provenance = list(found.key_points), found.provenance
             row.original_text, row.participants = original_text(kept), participants(kept)

@@ -480,9 +480,10 @@ class TopicCheck:
                 log.info("topic LLM answer not usable (%s); assigning offline", exc)
             else:
                 report.dropped_ids += dropped
-                place_llm(assigned, threaded, batch, slots, settings)
+                await asyncio.to_thread(place_llm, assigned, threaded, batch, slots, settings)
                 return "llm"
-        place_offline(threaded.groups, batch, slots, settings)
+        # Weighing each thread's terms (jieba) is seconds for long messages: off the event loop.
+        await asyncio.to_thread(place_offline, threaded.groups, batch, slots, settings)
         return "offline"
 
     async def _write(

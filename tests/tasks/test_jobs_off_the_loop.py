@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from memory import offload
+from memory.history import digest, pack
 from memory.jargon.discovery import Discoverer
 from memory.persons import consolidate, observe
 from memory.persons.config import PersonsConfig
@@ -22,9 +23,10 @@ from memory.service import MemoryService
 from memory.storage import fts
 from memory.topics import check
 from memory.topics.check import TopicCheck
+from memory.types import MessageDeletion
 from tasks.jargon_mining import JargonMiningJob
 from tests.conftest import T0, make_message
-from tests.memory.topics.test_check import SMALL, chain
+from tests.memory.topics.test_check import LLM_SETTINGS, SMALL, FakeLLM, chain
 from tests.tasks.test_jargon_mining import LINES, SETTINGS
 
 
@@ -59,6 +61,44 @@ async def test_topic_threads_are_split_on_a_worker_thread(
     report = await TopicCheck(memory.db, SMALL).run_chat(1, T0 + timedelta(minutes=5))
     assert report.batches == 1
     assert calls == ["split on a worker"]
+
+
+async def test_topics_are_placed_offline_on_a_worker_thread(
+    memory: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(check, "place_offline", _recording(calls, "place", check.place_offline))
+    await memory.record_many(chain(1, 5, "周末去九溪爬山"))
+    report = await TopicCheck(memory.db, SMALL).run_chat(1, T0 + timedelta(minutes=5))
+    assert report.path == ["count:offline"]
+    assert calls == ["place on a worker"]
+
+
+async def test_topics_the_model_named_are_placed_on_a_worker_thread(
+    memory: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(check, "place_llm", _recording(calls, "place", check.place_llm))
+    await memory.record_many(chain(1, 6, "周末去九溪爬山"))
+    llm = FakeLLM(lambda _task, _m: {"topics": [{"topic": "爬山", "message_ids": [1, 2, 3, 4, 5, 6]}]})
+    report = await TopicCheck(memory.db, LLM_SETTINGS, llm).run_chat(1, T0 + timedelta(hours=1))
+    assert report.path == ["count:llm"]
+    assert calls == ["place on a worker"]
+
+
+async def test_a_topic_is_digested_on_a_worker_thread_and_rebuilt_there_after_a_deletion(
+    memory: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(digest, "offline_digest", _recording(calls, "digest", digest.offline_digest))
+    monkeypatch.setattr(pack, "offline_digest", _recording(calls, "rebuild", pack.offline_digest))
+    await memory.record_many(chain(1, 5, "周末去九溪爬山"))
+    topics = TopicCheck(memory.db, SMALL)
+    await topics.run_chat(1, T0 + timedelta(minutes=5))
+    [packed] = await topics.pack_ready(1, T0 + timedelta(minutes=6), everything=True)
+    assert packed.history_id is not None
+    assert await memory.delete(MessageDeletion("test", "g1", "m2"))
+    assert calls == ["digest on a worker", "rebuild on a worker"]
 
 
 async def test_person_statements_are_read_on_a_worker_thread(
