@@ -27,7 +27,9 @@ from bot.cli.printing import print_literal, print_skipped
 from bot.config import ConfigStore
 from bot.replay import count_lines, replay, replay_clock
 from bot.summary import summarize
+from memory.persons.names import prepare as prepare_names
 from memory.storage import DatabaseWriteFailed
+from memory.text import prepare as prepare_text
 from memory.types import ChatMoved, InboundEvent
 
 PID_FILE = "qunyi.pid"
@@ -101,6 +103,13 @@ async def run_command(config_path: Path | None, data_dir: Path | None) -> None:
         await app.close()
 
 
+def load_text_tables() -> None:
+    """jieba's dictionary and tags and pypinyin's tables (a second or two): loaded before the first
+    message rather than inside it, on the loop."""
+    prepare_text()
+    prepare_names()
+
+
 async def _serve(app: App, config: ConfigStore, adapters: list[Adapter]) -> None:
     """Run the jobs and the adapters until a signal, or the console's end of input."""
     stop = asyncio.Event()
@@ -108,6 +117,7 @@ async def _serve(app: App, config: ConfigStore, adapters: list[Adapter]) -> None
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     loop.add_signal_handler(signal.SIGHUP, config.reload)
+    await asyncio.to_thread(load_text_tables)
     app.runner.start()
     waits = [asyncio.create_task(stop.wait())]
     try:

@@ -217,6 +217,15 @@ def _posseg() -> Any:  # jieba has no type hints
     return jieba.posseg
 
 
+def prepare() -> None:
+    """Load pypinyin's tables, the pinyin syllables and jieba's part-of-speech tags now (about a
+    second, once per process) instead of inside the first message or reply that matches a name.
+    Safe from any thread (imports run under the import lock; the caches hold equal values)."""
+    to_pinyin("张三", split_unknown=True)
+    pinyin_syllables()
+    _posseg()
+
+
 def pos_tags(text: str) -> list[tuple[str, str]]:
     """jieba part-of-speech tags: (word, flag) pairs, e.g. 张三 → nr (person), 北京 → ns (place)."""
     return [(pair.word, pair.flag) for pair in _posseg().lcut(text)]

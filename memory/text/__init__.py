@@ -1,7 +1,7 @@
 """Text handling: normalisation, jieba tokens, CJK-safe cuts, token estimates."""
 
 from memory.text.normalize import normalize, plain_apostrophes
-from memory.text.tokens import estimate_tokens, index_text, search_terms, words
+from memory.text.tokens import estimate_tokens, index_text, prepare, search_terms, words
 from memory.text.truncate import truncate
 
 __all__ = [
@@ -9,6 +9,7 @@ __all__ = [
     "index_text",
     "normalize",
     "plain_apostrophes",
+    "prepare",
     "search_terms",
     "truncate",
     "words",

@@ -24,6 +24,14 @@ def _ready() -> bool:
     return True
 
 
+def prepare() -> None:
+    """Load jieba's dictionary and part-of-speech tags now (about a second, once per process) instead
+    of inside the first message that needs them. Safe from any thread: jieba builds its dictionary
+    under its own lock and once, and the tags load under the import lock."""
+    _ready()
+    import jieba.posseg  # noqa: F401  (its module body loads the tag table)
+
+
 def words(text: str) -> list[str]:
     """Word tokens of normalised text (jieba precise mode), punctuation and spaces dropped."""
     _ready()
