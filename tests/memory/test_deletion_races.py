@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
+from typing import TypeVar
 
 from sqlalchemy import select
 
@@ -32,7 +34,20 @@ from tests.conftest import T0, make_message
 from tests.fakes.openai_server import FakeOpenAI, Hold, answer_json
 from tests.memory.topics.test_check import SMALL
 
+T = TypeVar("T")
+
 PHONE = "13800000000"
+
+
+async def meanwhile(held: Hold, job: Awaitable[object], act: Callable[[], Awaitable[T]]) -> T:
+    """Run `job` until the fake model holds its request, do `act` meanwhile, then let the job finish;
+    `act`'s result."""
+    running = asyncio.ensure_future(job)
+    await held.reached.wait()
+    done = await act()
+    held.release.set()
+    await running
+    return done
 
 
 def gateway(fake: FakeOpenAI, memory: MemoryService, clock: ManualClock) -> LLMGateway:
@@ -52,11 +67,11 @@ async def test_a_message_deleted_while_the_topic_model_thinks_stays_out_of_the_t
     llm = gateway(fake_llm, memory, clock)
     check = TopicCheck(memory.db, dataclasses.replace(SMALL, use_llm=True), llm)
     try:
-        job = asyncio.create_task(check.run_chat(1, T0 + timedelta(hours=1)))
-        await held.reached.wait()
-        assert await memory.delete(MessageDeletion("test", "g1", "m3"))
-        held.release.set()
-        await job
+        assert await meanwhile(
+            held,
+            check.run_chat(1, T0 + timedelta(hours=1)),
+            lambda: memory.delete(MessageDeletion("test", "g1", "m3")),
+        )
         async with memory.db.read() as session:
             cached = (await session.scalars(select(TopicCacheEntry))).all()
             assert [(c.title, c.message_ids) for c in cached] == [], "the placement read a deleted message"
@@ -109,11 +124,11 @@ async def test_a_message_deleted_while_the_person_model_reads_it_leaves_no_fact_
     )
     fake_llm.script(held, person_answer((kept.message_id, "likes", "猫")).then)
     try:
-        job = asyncio.create_task(people.consolidator.run(T0 + timedelta(hours=1)))
-        await held.reached.wait()
-        assert await memory.delete(MessageDeletion("test", "g1", "m1"))
-        held.release.set()
-        await job
+        assert await meanwhile(
+            held,
+            people.consolidator.run(T0 + timedelta(hours=1)),
+            lambda: memory.delete(MessageDeletion("test", "g1", "m1")),
+        )
         assert await people_facts(db) == ([], []), "nothing written from a batch read before the deletion"
         await people.consolidator.run(T0 + timedelta(hours=2))
     finally:
@@ -133,11 +148,11 @@ async def test_a_person_forgotten_while_the_person_model_reads_their_words_stays
     )
     fake_llm.script(held)
     try:
-        job = asyncio.create_task(people.consolidator.run(T0 + timedelta(hours=1)))
-        await held.reached.wait()
-        await people.admin.forget(said.person_id, remove_messages=False, now=T0 + timedelta(hours=1))
-        held.release.set()
-        await job
+        await meanwhile(
+            held,
+            people.consolidator.run(T0 + timedelta(hours=1)),
+            lambda: people.admin.forget(said.person_id, remove_messages=False, now=T0 + timedelta(hours=1)),
+        )
         await people.consolidator.run(T0 + timedelta(hours=2))
     finally:
         await llm.close()
@@ -159,11 +174,9 @@ async def test_a_message_deleted_while_the_jargon_model_reads_it_is_no_evidence(
     mining = JargonMiningJob(memory.db, lambda: settings)
     mining.llm = llm
     try:
-        job = asyncio.create_task(mining.run(T0))
-        await held.reached.wait()
-        assert await memory.delete(MessageDeletion("test", "g1", "m1"))
-        held.release.set()
-        await job
+        assert await meanwhile(
+            held, mining.run(T0), lambda: memory.delete(MessageDeletion("test", "g1", "m1"))
+        )
         await mining.run(T0 + timedelta(minutes=5))
     finally:
         await llm.close()
@@ -186,11 +199,11 @@ async def test_a_message_deleted_while_the_topic_model_thinks_stays_out_of_the_t
     llm = gateway(fake_llm, memory, clock)
     check = TopicCheck(memory.db, dataclasses.replace(SMALL, use_llm=True), llm)
     try:
-        job = asyncio.create_task(check.run_chat(1, T0 + timedelta(hours=1)))
-        await held.reached.wait()
-        assert await memory.delete(MessageDeletion("test", "g1", "m2"))
-        held.release.set()
-        await job
+        assert await meanwhile(
+            held,
+            check.run_chat(1, T0 + timedelta(hours=1)),
+            lambda: memory.delete(MessageDeletion("test", "g1", "m2")),
+        )
     finally:
         await llm.close()
     async with memory.db.read() as session:
