@@ -10,6 +10,7 @@ from bot.app import App
 from bot.config.settings import Settings
 from bot.reply.pipeline import while_locked
 from memory.chat_merge import ChatMergeError, MergeReport, follow_move
+from memory.recall.scope import is_listed
 from memory.storage import DatabaseLocked
 from memory.types import ChatMoved
 
@@ -23,6 +24,7 @@ def chat_setting_hints(settings: Settings, report: MergeReport) -> list[str]:
     settings (a blacklisted chat's memory may then be recalled in other chats). The config is theirs to
     change, so it is left alone."""
     hints = []
+    source, target = report.source.partition(":"), report.target.partition(":")
     for table, key, listed, effect in (
         ("reply", "disabled_chats", settings.reply.disabled_chats, "if the bot should stay quiet in it too"),
         (
@@ -32,18 +34,12 @@ def chat_setting_hints(settings: Settings, report: MergeReport) -> list[str]:
             f"to keep what was remembered of {report.source} from being recalled in other chats",
         ),
     ):
-        if _names(listed, report.source) and not _names(listed, report.target):
-            target_id = report.target.partition(":")[2]
+        if is_listed(source[0], source[2], listed) and not is_listed(target[0], target[2], listed):
             hints.append(
-                f"{report.source} is in [{table}] {key}, {report.target} is not: add {target_id!r} there "
+                f"{report.source} is in [{table}] {key}, {report.target} is not: add {target[2]!r} there "
                 f"{effect}"
             )
     return hints
-
-
-def _names(listed: list[str], key: str) -> bool:
-    """Whether a chat list of the config names the chat `key` (`platform:id`), as either form."""
-    return bool({key, key.partition(":")[2]} & set(listed))
 
 
 async def follow_chat_move(

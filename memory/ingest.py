@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memory.commands import is_memory_command
 from memory.embeddings.store import drop_vectors
 from memory.message_ids import NEXT_CHAT_ID_SQL, next_message_id
-from memory.message_removal import erase_messages, was_deleted
+from memory.message_removal import deleted_among, erase_messages
 from memory.models import Message
 from memory.storage import Database
 from memory.storage.fts import index_rows
@@ -180,14 +180,17 @@ class Ingestor:
         """Record a batch in one transaction. `searchable=False` keeps messages out of the full-text
         index (the bot's answers to memory commands, which would otherwise echo back in recall)."""
         report = BatchReport()
+        batch = list(messages)
         async with self.db.write() as session:
-            chat_ids: dict[tuple[str, str], int] = {}
-            for message in messages:
+            chats: dict[tuple[str, str], tuple[int, set[str]]] = {}
+            for message in batch:
                 key = (message.platform, message.chat_id)
-                chat_id = chat_ids.get(key)
-                if chat_id is None:
-                    chat_id = chat_ids[key] = await upsert_chat(session, message)
-                recorded = await self._record_one(session, chat_id, message, searchable)
+                if key not in chats:
+                    chat_id = await upsert_chat(session, message)
+                    ids = [m.message_id for m in batch if (m.platform, m.chat_id) == key]
+                    chats[key] = chat_id, await deleted_among(session, chat_id, ids)
+                chat_id, deleted = chats[key]
+                recorded = await self._record_one(session, chat_id, message, searchable, deleted)
                 report.recorded.append(recorded)
                 if recorded.created:
                     report.created += 1
@@ -203,8 +206,14 @@ class Ingestor:
         return report
 
     async def _record_one(
-        self, session: AsyncSession, chat_id: int, message: ChatMessage, searchable: bool
+        self,
+        session: AsyncSession,
+        chat_id: int,
+        message: ChatMessage,
+        searchable: bool,
+        deleted: set[str],
     ) -> Recorded:
+        """Record one message of a batch; `deleted`: the batch's ids in the chat said deleted."""
         existing = await session.execute(
             select(Message.id, Message.person_id, Message.text).where(
                 Message.chat_id == chat_id, Message.platform_message_id == message.message_id
@@ -215,7 +224,7 @@ class Ingestor:
             if not (message.edited and row.text != message.text):
                 return Recorded(row.id, chat_id, row.person_id or 0, False, message, row.text != message.text)
             await _replace_edited(session, chat_id, row.id, row.person_id)
-        elif await was_deleted(session, chat_id, message.message_id):
+        elif message.message_id in deleted:
             return Recorded(0, chat_id, 0, False, message, erased=True)
         until = await session.scalar(_ERASED_UNTIL, {"platform": message.platform, "user": message.sender_id})
         if until is not None and _ts(message) <= until:

@@ -11,9 +11,10 @@ Jargon evidence goes by cascade; a term's counts stay, as they are counts and no
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -65,9 +66,19 @@ async def remember_deleted(session: AsyncSession, chat_id: int, platform_id: str
     await session.execute(stmt.on_conflict_do_nothing())
 
 
-async def was_deleted(session: AsyncSession, chat_id: int, platform_id: str) -> bool:
-    """Whether the platform said this message was deleted."""
-    return await session.get(DeletedMessage, (chat_id, platform_id)) is not None
+async def deleted_among(session: AsyncSession, chat_id: int, platform_ids: Sequence[str]) -> set[str]:
+    """Which of these platform message ids of a chat the platform said were deleted (one query)."""
+    if not platform_ids:
+        return set()
+    found = await session.scalars(
+        select(DeletedMessage.platform_message_id).where(
+            DeletedMessage.chat_id == chat_id,
+            DeletedMessage.platform_message_id.in_(
+                select(func.json_each(json.dumps(list(platform_ids))).table_valued("value").c.value)
+            ),
+        )
+    )
+    return set(found.all())
 
 
 async def _unquote(session: AsyncSession, message_ids: Sequence[int]) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bot.config.settings import BotSettings, ReplySettings
+from memory.recall.scope import is_listed
 from memory.text import normalize
 from memory.types import ChatMessage
 
@@ -31,7 +32,7 @@ def silenced(message: ChatMessage, reply: ReplySettings) -> str | None:
         return "own message"
     if message.from_bot:
         return "another bot"
-    if {message.chat_id, f"{message.platform}:{message.chat_id}"} & set(reply.disabled_chats):
+    if is_listed(message.platform, message.chat_id, reply.disabled_chats):
         return "chat disabled"
     return None
 

@@ -28,7 +28,6 @@ from memory.models import (
 from memory.persons import store
 from memory.persons.facts import FAVORITE_PREFIX, OPPOSITES, SINGLE_VALUED
 from memory.persons.names import name_key
-from memory.persons.naming import choose_person_name, name_source
 from memory.storage.sql import rows_naming
 from memory.text import normalize, truncate
 
@@ -72,10 +71,8 @@ async def _drop_declared_name(session: AsyncSession, chat_id: int, person_id: in
         return
     card = member.card if member is not None else ""
     first = next(iter(store.card_names(card)), card)
-    taken = [n for pid, n in (await store.chat_names(session, chat_id)).items() if pid != person_id]
-    name = choose_person_name(first, person.nickname, person.platform_user_id, taken)
-    await store.set_person_name(
-        session, chat_id, person_id, name, source=name_source(first, person.nickname), time=current.updated_at
+    await store.name_at_first_sight(
+        session, chat_id, person_id, first, person.nickname, person.platform_user_id, time=current.updated_at
     )
 
 

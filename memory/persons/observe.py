@@ -25,7 +25,7 @@ from memory.persons import store
 from memory.persons.config import PersonsConfig
 from memory.persons.declarations import Target, extract_declarations
 from memory.persons.names import clean_name, name_key
-from memory.persons.naming import choose_person_name, name_source, vet_suggested_name
+from memory.persons.naming import vet_suggested_name
 from memory.persons.speech import Utterance
 
 log = logging.getLogger(__name__)
@@ -109,24 +109,16 @@ class PersonObserver:
             if new_card:
                 await store.bump_version(session, chat_id)
                 await self._note_card_change(session, recorded, when)
-        names = await store.chat_names(session, chat_id)
-        if person_id not in names:
-            taken = [n for pid, n in names.items() if pid != person_id]
-            first_choice = card_names[0] if card_names else message.sender_card
-            name = choose_person_name(
-                first_choice,
-                message.sender_name,
-                message.sender_id,
-                taken,
-                max_chars=config.person_name_max_chars,
-            )
-            await store.set_person_name(
+        if await session.get(PersonChatName, (chat_id, person_id)) is None:
+            await store.name_at_first_sight(
                 session,
                 chat_id,
                 person_id,
-                name,
-                source=name_source(first_choice, message.sender_name),
+                card_names[0] if card_names else message.sender_card,
+                message.sender_name,
+                message.sender_id,
                 time=when,
+                max_chars=config.person_name_max_chars,
             )
 
     async def _note_card_change(self, session: AsyncSession, recorded: Recorded, when: float) -> None:

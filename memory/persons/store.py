@@ -36,6 +36,7 @@ from memory.persons.aliases import AliasEntry
 from memory.persons.card import PersonView, TimelineEntry
 from memory.persons.facts import Fact, attributes_of
 from memory.persons.names import clean_name, has_cjk, name_key
+from memory.persons.naming import DEFAULT_MAX_CHARS, choose_person_name, name_source
 from memory.storage.sql import rows_changed
 from memory.types import SegmentKind
 
@@ -168,6 +169,24 @@ async def chat_names(session: AsyncSession, chat_id: int) -> dict[int, str]:
         select(PersonChatName.person_id, PersonChatName.person_name).where(PersonChatName.chat_id == chat_id)
     )
     return dict(rows.all())
+
+
+async def name_at_first_sight(
+    session: AsyncSession,
+    chat_id: int,
+    person_id: int,
+    first: str,
+    nickname: str,
+    user_id: str,
+    *,
+    time: float,
+    max_chars: int = DEFAULT_MAX_CHARS,
+) -> None:
+    """Name a person in a chat as on their first message there: `first` (the name in their group card),
+    else their nickname, else their id, made unique among the chat's other names."""
+    taken = [n for pid, n in (await chat_names(session, chat_id)).items() if pid != person_id]
+    name = choose_person_name(first, nickname, user_id, taken, max_chars=max_chars)
+    await set_person_name(session, chat_id, person_id, name, source=name_source(first, nickname), time=time)
 
 
 async def set_person_name(

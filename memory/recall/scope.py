@@ -4,6 +4,7 @@ chats they are members of)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -14,6 +15,12 @@ from memory.models import Chat, ChatMember, Person
 from memory.types import ChatKind
 
 ScopeMode = Literal["chat", "global"]
+
+
+def is_listed(platform: str, ident: str, listed: Iterable[str]) -> bool:
+    """Whether a config list of chats (or people) names this one, as `platform:id` or as the id alone."""
+    names = set(listed)
+    return f"{platform}:{ident}" in names or ident in names
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,10 +36,6 @@ class ScopePolicy:
     per_person_cross_chat: tuple[str, ...] = ()
     global_private: bool = False
 
-    @staticmethod
-    def _listed(platform: str, ident: str, listed: tuple[str, ...]) -> bool:
-        return f"{platform}:{ident}" in listed or ident in listed
-
     async def chats_for(
         self, session: AsyncSession, chat_id: int, asker_person_id: int | None = None
     ) -> tuple[int, ...]:
@@ -41,12 +44,12 @@ class ScopePolicy:
             return (chat_id,)
         chats = {c.id: c for c in (await session.scalars(select(Chat))).all()}
         here = chats.get(chat_id)
-        if here is None or self._listed(here.platform, here.platform_chat_id, self.global_blacklist):
+        if here is None or is_listed(here.platform, here.platform_chat_id, self.global_blacklist):
             return (chat_id,)
         allowed = {
             cid
             for cid, c in chats.items()
-            if not self._listed(c.platform, c.platform_chat_id, self.global_blacklist)
+            if not is_listed(c.platform, c.platform_chat_id, self.global_blacklist)
         }
         if self.mode == "global":
             shared = {cid for cid in allowed if self.global_private or chats[cid].kind != ChatKind.PRIVATE}
@@ -54,7 +57,7 @@ class ScopePolicy:
         if asker_person_id is None:
             return (chat_id,)
         person = await session.get(Person, asker_person_id)
-        if person is None or not self._listed(
+        if person is None or not is_listed(
             person.platform, person.platform_user_id, self.per_person_cross_chat
         ):
             return (chat_id,)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import TypeVar
 
@@ -50,11 +51,17 @@ async def meanwhile(held: Hold, job: Awaitable[object], act: Callable[[], Awaita
     return done
 
 
-def gateway(fake: FakeOpenAI, memory: MemoryService, clock: ManualClock) -> LLMGateway:
+@asynccontextmanager
+async def model(fake: FakeOpenAI, memory: MemoryService, clock: ManualClock) -> AsyncIterator[LLMGateway]:
+    """A gateway to the fake model, closed afterwards."""
     settings = LLMSettings(
         enabled=True, base_url=fake.base_url, model="fake", max_retries=0, backoff_seconds=0
     )
-    return build_gateway(settings, memory.db, clock)
+    llm = build_gateway(settings, memory.db, clock)
+    try:
+        yield llm
+    finally:
+        await llm.close()
 
 
 async def test_a_message_deleted_while_the_topic_model_thinks_stays_out_of_the_topic(
@@ -64,9 +71,8 @@ async def test_a_message_deleted_while_the_topic_model_thinks_stays_out_of_the_t
     await memory.record_many([make_message(n, text=t) for n, t in enumerate(texts, 1)])
     held = Hold(answer_json({"topics": [{"topic": f"手机号{PHONE}", "message_ids": [1, 2, 3, 4, 5]}]}))
     fake_llm.script(held, answer_json({"topics": [{"topic": "爬山", "message_ids": [1, 2, 4, 5]}]}))
-    llm = gateway(fake_llm, memory, clock)
-    check = TopicCheck(memory.db, dataclasses.replace(SMALL, use_llm=True), llm)
-    try:
+    async with model(fake_llm, memory, clock) as llm:
+        check = TopicCheck(memory.db, dataclasses.replace(SMALL, use_llm=True), llm)
         assert await meanwhile(
             held,
             check.run_chat(1, T0 + timedelta(hours=1)),
@@ -81,8 +87,6 @@ async def test_a_message_deleted_while_the_topic_model_thinks_stays_out_of_the_t
             assert [(c.title, c.message_ids) for c in cached] == [("爬山", [1, 2, 4, 5])]
             assert not any("手机号" in term for c in cached for term in c.terms)
         await check.pack_ready(1, T0 + timedelta(hours=2), everything=True)
-    finally:
-        await llm.close()
     async with memory.db.read() as session:
         packed = (await session.scalars(select(ChatHistory))).all()
     assert [h.source_message_ids for h in packed] == [[1, 2, 4, 5]]
@@ -112,18 +116,17 @@ async def people_facts(db: Database) -> tuple[list[tuple[int, str, str, int | No
 async def test_a_message_deleted_while_the_person_model_reads_it_leaves_no_fact_or_event(
     memory: MemoryService, db: Database, clock: ManualClock, fake_llm: FakeOpenAI
 ) -> None:
-    llm = gateway(fake_llm, memory, clock)
-    people = PersonMemory(db, lambda: PersonsConfig(use_llm=True), llm)
-    people.attach(memory)
-    gone = await memory.record(make_message(1, text="我住在杭州滨江，上个月刚搬过来"))
-    kept = await memory.record(make_message(2, text="我喜欢猫"))
-    held = person_answer(
-        (gone.message_id, "location", "杭州滨江"),
-        (kept.message_id, "likes", "猫"),
-        events=((gone.message_id, "搬到了杭州滨江"),),
-    )
-    fake_llm.script(held, person_answer((kept.message_id, "likes", "猫")).then)
-    try:
+    async with model(fake_llm, memory, clock) as llm:
+        people = PersonMemory(db, lambda: PersonsConfig(use_llm=True), llm)
+        people.attach(memory)
+        gone = await memory.record(make_message(1, text="我住在杭州滨江，上个月刚搬过来"))
+        kept = await memory.record(make_message(2, text="我喜欢猫"))
+        held = person_answer(
+            (gone.message_id, "location", "杭州滨江"),
+            (kept.message_id, "likes", "猫"),
+            events=((gone.message_id, "搬到了杭州滨江"),),
+        )
+        fake_llm.script(held, person_answer((kept.message_id, "likes", "猫")).then)
         assert await meanwhile(
             held,
             people.consolidator.run(T0 + timedelta(hours=1)),
@@ -131,31 +134,26 @@ async def test_a_message_deleted_while_the_person_model_reads_it_leaves_no_fact_
         )
         assert await people_facts(db) == ([], []), "nothing written from a batch read before the deletion"
         await people.consolidator.run(T0 + timedelta(hours=2))
-    finally:
-        await llm.close()
     assert await people_facts(db) == ([(kept.person_id, "likes", "猫", kept.message_id)], [])
 
 
 async def test_a_person_forgotten_while_the_person_model_reads_their_words_stays_forgotten(
     memory: MemoryService, db: Database, clock: ManualClock, fake_llm: FakeOpenAI
 ) -> None:
-    llm = gateway(fake_llm, memory, clock)
-    people = PersonMemory(db, lambda: PersonsConfig(use_llm=True), llm)
-    people.attach(memory)
-    said = await memory.record(make_message(1, text="我在字节跳动上班，上个月刚入职"))
-    held = person_answer(
-        (said.message_id, "employer", "字节跳动"), events=((said.message_id, "入职字节跳动"),)
-    )
-    fake_llm.script(held)
-    try:
+    async with model(fake_llm, memory, clock) as llm:
+        people = PersonMemory(db, lambda: PersonsConfig(use_llm=True), llm)
+        people.attach(memory)
+        said = await memory.record(make_message(1, text="我在字节跳动上班，上个月刚入职"))
+        held = person_answer(
+            (said.message_id, "employer", "字节跳动"), events=((said.message_id, "入职字节跳动"),)
+        )
+        fake_llm.script(held)
         await meanwhile(
             held,
             people.consolidator.run(T0 + timedelta(hours=1)),
             lambda: people.admin.forget(said.person_id, remove_messages=False, now=T0 + timedelta(hours=1)),
         )
         await people.consolidator.run(T0 + timedelta(hours=2))
-    finally:
-        await llm.close()
     assert await people_facts(db) == ([], [])
 
 
@@ -167,19 +165,16 @@ async def test_a_message_deleted_while_the_jargon_model_reads_it_is_no_evidence(
     found = [{"content": "绝绝子", "message_id": str(i)} for i in (1, 2, 3)]
     held = Hold(answer_json([*found, {"content": "暗号xyzzy", "message_id": "2"}]))
     fake_llm.script(held, answer_json([found[0], found[2]]))
-    llm = gateway(fake_llm, memory, clock)
-    settings = MiningSettings(
-        discovery=DiscoveryParams(min_lift=0.0, min_df=2), extractor="llm", min_new_messages=5
-    )
-    mining = JargonMiningJob(memory.db, lambda: settings)
-    mining.llm = llm
-    try:
+    async with model(fake_llm, memory, clock) as llm:
+        settings = MiningSettings(
+            discovery=DiscoveryParams(min_lift=0.0, min_df=2), extractor="llm", min_new_messages=5
+        )
+        mining = JargonMiningJob(memory.db, lambda: settings)
+        mining.llm = llm
         assert await meanwhile(
             held, mining.run(T0), lambda: memory.delete(MessageDeletion("test", "g1", "m1"))
         )
         await mining.run(T0 + timedelta(minutes=5))
-    finally:
-        await llm.close()
     async with memory.db.read() as session:
         entries = {e.content: e.count for e in await dictionary.list_entries(session)}
         evidence = list((await session.scalars(select(JargonEvidence.message_id))).all())
@@ -196,16 +191,13 @@ async def test_a_message_deleted_while_the_topic_model_thinks_stays_out_of_the_t
     await memory.record_many([make_message(n, text=f"八点出发 {n}") for n in range(6, 11)])
     held = Hold(answer_json({"topics": [{"topic": "出发", "message_ids": [6, 7, 8, 9, 10]}]}))
     fake_llm.script(held)
-    llm = gateway(fake_llm, memory, clock)
-    check = TopicCheck(memory.db, dataclasses.replace(SMALL, use_llm=True), llm)
-    try:
+    async with model(fake_llm, memory, clock) as llm:
+        check = TopicCheck(memory.db, dataclasses.replace(SMALL, use_llm=True), llm)
         assert await meanwhile(
             held,
             check.run_chat(1, T0 + timedelta(hours=1)),
             lambda: memory.delete(MessageDeletion("test", "g1", "m2")),
         )
-    finally:
-        await llm.close()
     async with memory.db.read() as session:
         states = (await session.scalars(select(JobState))).all()
     assert PHONE not in str([s.data for s in states])

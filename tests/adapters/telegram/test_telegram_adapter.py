@@ -23,6 +23,7 @@ from bot.chat_moves import follow_chat_move
 from bot.config import ConfigStore, Settings
 from memory.clock import ManualClock
 from memory.types import ChatMessage, ChatMoved, InboundEvent
+from tests.adapters.held import HeldHandler
 from tests.conftest import T0
 
 UPDATES = json.loads(
@@ -389,22 +390,15 @@ async def test_stop_lets_the_update_being_handled_finish_and_leaves_the_next_one
     went out, and at the next start Telegram's redelivery was a duplicate, so it was never answered."""
     fake, base = api
     fake.updates = [UPDATES[0], UPDATES[1]]
-    started, release = asyncio.Event(), asyncio.Event()
-    handled: list[ChatMessage] = []
-
-    async def handler(message: ChatMessage) -> None:
-        started.set()
-        await release.wait()
-        handled.append(message)
-
+    held = HeldHandler()
     adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0))
-    await adapter.start(handler)
-    await asyncio.wait_for(started.wait(), 5)
+    await adapter.start(held)
+    await asyncio.wait_for(held.started.wait(), 5)
     stopping = asyncio.ensure_future(adapter.stop())
     await asyncio.wait({stopping}, timeout=1)  # time enough for a stop that does not wait to finish
-    release.set()
+    held.release.set()
     await asyncio.wait_for(stopping, 10)
-    assert [m.message_id for m in handled] == ["40"], "the first finished, the second was not begun"
+    assert held.message_ids() == ["40"], "the first finished, the second was not begun"
     offsets = [p.get("offset") for m, p in fake.calls if m == "getUpdates"]
     assert "1003" not in offsets, "update 1002 was not confirmed: Telegram sends it again at the next start"
 
@@ -484,21 +478,14 @@ async def test_webhook_update_posted_while_stopping_is_refused_so_telegram_posts
     """Updates were answered 200 at once and handled in the background, so one posted while the bot was
     stopping was acknowledged and then never handled: Telegram does not post an acknowledged update again."""
     _fake, base = api
-    started, release = asyncio.Event(), asyncio.Event()
-    handled: list[ChatMessage] = []
-
-    async def handler(message: ChatMessage) -> None:
-        started.set()
-        await release.wait()
-        handled.append(message)
-
-    adapter, url = await webhook_adapter(base, handler)
+    held = HeldHandler()
+    adapter, url = await webhook_adapter(base, held)
     first = asyncio.ensure_future(post(url, json.dumps(UPDATES[0])))
-    await asyncio.wait_for(started.wait(), 5)
+    await asyncio.wait_for(held.started.wait(), 5)
     stopping = asyncio.ensure_future(adapter.stop())
     await asyncio.sleep(0)
     assert await post(url, json.dumps(UPDATES[1])) == 503
-    release.set()
+    held.release.set()
     await asyncio.wait_for(stopping, 10)
     assert await first == 200
-    assert [m.message_id for m in handled] == ["40"]
+    assert held.message_ids() == ["40"]

@@ -8,9 +8,11 @@ from bot.app import build_app
 from bot.config import ConfigStore
 from bot.config.settings import Settings
 from bot.llm import LLMSettings
+from bot.reply.pipeline import Outcome
 from bot.reply.policy import without_bot_names
 from memory.clock import ManualClock
 from memory.models import ChatHistory
+from memory.types import ChatMessage
 from tests.conftest import T0, make_message
 from tests.fakes.openai_server import Answer, FakeOpenAI, tool_call
 from tests.memory.recall.conftest import add_history
@@ -86,9 +88,11 @@ def test_the_question_for_recall_leaves_out_the_bots_names() -> None:
     assert without_bot_names("qUNYI, 小忆！", bot) == ", ！"
 
 
-async def test_recall_before_a_reply_is_not_led_by_the_bots_name(
-    tmp_path: Path, fake_llm: FakeOpenAI
-) -> None:
+async def _ask_the_bot_by_name(
+    tmp_path: Path, fake_llm: FakeOpenAI, earlier: str, question: ChatMessage
+) -> tuple[Outcome, str]:
+    """`earlier` (naming the bot) said long before the question, then the question asked: the outcome
+    and the reply model's prompt."""
     data = tmp_path / "data"
     app = await build_app(ConfigStore(llm_settings(fake_llm.base_url), None), data, ManualClock(T0))
 
@@ -96,15 +100,22 @@ async def test_recall_before_a_reply_is_not_led_by_the_bots_name(
         return make_message(900, text=text, sender="bot", is_bot=True, reply_to=reply_to)
 
     fake_llm.script(Answer("周五"))
-    chat = [(1, "u2", "@群忆 帮我记一下交周报"), (40, "u3", "周五晚上开炉，老地方")]
+    chat = [(1, "u2", earlier), (40, "u3", "周五晚上开炉，老地方")]
     chat += [(n, "u4", f"闲聊 {n}") for n in (*range(2, 40), *range(41, 80))]  # out of the recent window
     try:
         for n, sender, text in sorted(chat):
             await app.memory.record(make_message(n, sender=sender, text=text))
-        await app.pipeline.handle(make_message(80, sender="u1", text="@群忆 开炉是哪天", to_bot=True), send)
+        outcome = await app.pipeline.handle(question, send)
     finally:
         await app.close()
-    system = json.dumps(fake_llm.chat_requests[-1].messages, ensure_ascii=False)
+    return outcome, json.dumps(fake_llm.chat_requests[-1].messages, ensure_ascii=False)
+
+
+async def test_recall_before_a_reply_is_not_led_by_the_bots_name(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    question = make_message(80, sender="u1", text="@群忆 开炉是哪天", to_bot=True)
+    _, system = await _ask_the_bot_by_name(tmp_path, fake_llm, "@群忆 帮我记一下交周报", question)
     assert "周五晚上开炉" in system
     assert "交周报" not in system, "sharing only the bot's name is no reason to recall a message"
 
@@ -114,22 +125,8 @@ async def test_a_full_width_name_of_the_bot_does_not_lead_recall_either(
 ) -> None:
     """Named as ＱＵＮＹＩ the bot answered (policy folds widths), but the name stayed in the question
     and recalled every earlier message that named it."""
-    data = tmp_path / "data"
-    app = await build_app(ConfigStore(llm_settings(fake_llm.base_url), None), data, ManualClock(T0))
-
-    async def send(chat_id, text, *, chat_kind, reply_to):
-        return make_message(900, text=text, sender="bot", is_bot=True, reply_to=reply_to)
-
-    fake_llm.script(Answer("周五"))
-    chat = [(1, "u2", "qunyi 帮我记一下交周报"), (40, "u3", "周五晚上开炉，老地方")]
-    chat += [(n, "u4", f"闲聊 {n}") for n in (*range(2, 40), *range(41, 80))]  # out of the recent window
-    try:
-        for n, sender, text in sorted(chat):
-            await app.memory.record(make_message(n, sender=sender, text=text))
-        outcome = await app.pipeline.handle(make_message(80, sender="u1", text="ＱＵＮＹＩ 开炉是哪天"), send)
-    finally:
-        await app.close()
-    system = json.dumps(fake_llm.chat_requests[-1].messages, ensure_ascii=False)
+    question = make_message(80, sender="u1", text="ＱＵＮＹＩ 开炉是哪天")
+    outcome, system = await _ask_the_bot_by_name(tmp_path, fake_llm, "qunyi 帮我记一下交周报", question)
     assert outcome.reason == "named"
     assert "周五晚上开炉" in system
     assert "交周报" not in system
