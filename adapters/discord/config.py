@@ -11,5 +11,5 @@ class DiscordConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    token: str = Field(min_length=1)
+    token: str = Field(min_length=1, repr=False)
     ready_timeout: float = Field(default=60.0, gt=0, description="Seconds to wait for login and READY")

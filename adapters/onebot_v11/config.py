@@ -22,7 +22,7 @@ class OneBotConfig(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=0, le=65535)
     path: str = "/onebot/v11/ws"
-    access_token: str | None = None
+    access_token: str | None = Field(default=None, repr=False)
     forward_url: str | None = None
     self_id: str | None = Field(default=None, description="Bot QQ to send through when several connect")
     stale_timeout: float = Field(

@@ -16,7 +16,7 @@ class TelegramConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    token: str = Field(min_length=1)
+    token: str = Field(min_length=1, repr=False)
     mode: Literal["polling", "webhook"] = "polling"
     api_base: str | None = Field(
         default=None, description="A self-hosted Bot API server, e.g. http://127.0.0.1:8081"
@@ -33,6 +33,7 @@ class TelegramConfig(BaseModel):
     )
     webhook_secret: str | None = Field(
         default=None,
+        repr=False,
         description="Checked in X-Telegram-Bot-Api-Secret-Token; None: a random one is made at each start",
     )
 

@@ -1,9 +1,13 @@
 from pathlib import Path
+from typing import get_args
 
 import pytest
+from pydantic import BaseModel
 
 from bot.config import ConfigError, ConfigStore, load_settings
 from bot.config.loader import parse_settings
+from bot.config.settings import Settings
+from bot.web.config import is_secret
 
 REPO_CONFIG = Path(__file__).resolve().parents[3] / "config.toml"
 
@@ -141,3 +145,28 @@ def test_an_openai_embedder_without_its_endpoint_is_a_config_error_not_a_traceba
         parse_settings('[recall]\nembedder = "openai"\nbase_url = "http://127.0.0.1:1/v1"\n', "c", env={})
     text = '[recall]\nembedder = "openai"\nbase_url = "http://127.0.0.1:1/v1"\nmodel = "m"\n'
     assert parse_settings(text, "c", env={}).recall.model == "m"
+
+
+def _models_in(annotation: object) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [model for arg in get_args(annotation) for model in _models_in(arg)]
+
+
+def test_every_secret_setting_is_left_out_of_reprs() -> None:
+    """A token or key must not reach a log line or a traceback through the settings' repr; the web
+    console's notion of a secret key decides which fields those are."""
+    seen: set[type[BaseModel]] = set()
+    shown: list[str] = []
+    todo: list[type[BaseModel]] = [Settings]
+    while todo:
+        model = todo.pop()
+        if model in seen:
+            continue
+        seen.add(model)
+        for name, field in model.model_fields.items():
+            if is_secret(name) and field.repr:
+                shown.append(f"{model.__name__}.{name}")
+            todo.extend(_models_in(field.annotation))
+    assert {"TelegramConfig", "DiscordConfig", "OneBotConfig", "WebSettings"} <= {m.__name__ for m in seen}
+    assert shown == []
