@@ -8,6 +8,7 @@ import fcntl
 import logging
 import os
 import signal
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -25,6 +26,7 @@ from bot.chat_moves import follow_chat_move
 from bot.cli.options import async_command, open_app, open_config, platform_name, runtime_options
 from bot.cli.printing import print_literal, print_skipped
 from bot.config import ConfigStore
+from bot.reload_answer import await_answer, reload_and_answer
 from bot.replay import count_lines, replay, replay_clock
 from bot.summary import summarize
 from memory.persons.names import prepare as prepare_names
@@ -33,6 +35,7 @@ from memory.text import prepare as prepare_text
 from memory.types import ChatMoved, InboundEvent
 
 PID_FILE = "qunyi.pid"
+RELOAD_ANSWER_SECONDS = 15.0
 MAX_SETTLE_MINUTES = 7 * 24 * 60  # replay steps the daemons every 5 simulated minutes: a week is ~2000 steps
 
 
@@ -116,7 +119,7 @@ async def _serve(app: App, config: ConfigStore, adapters: list[Adapter]) -> None
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    loop.add_signal_handler(signal.SIGHUP, config.reload)
+    loop.add_signal_handler(signal.SIGHUP, reload_and_answer, app)
     await asyncio.to_thread(load_text_tables)
     app.runner.start()
     waits = [asyncio.create_task(stop.wait())]
@@ -229,6 +232,7 @@ def reload_command(config_path: Path | None, data_dir: Path | None) -> None:
     pid = running_bot(directory)
     if pid is None:
         raise click.ClickException(f"config is valid, but no running bot was found ({directory / PID_FILE})")
+    asked = time.time()
     try:
         os.kill(pid, signal.SIGHUP)
     except ProcessLookupError:
@@ -236,6 +240,18 @@ def reload_command(config_path: Path | None, data_dir: Path | None) -> None:
     except OSError as exc:  # e.g. the bot runs as another user
         raise click.ClickException(f"cannot signal the bot (pid {pid}): {exc.strerror or exc}") from None
     click.echo(f"config is valid; asked the bot (pid {pid}) to reload")
+    # The bot reads its own file with its own environment: its answer, not this check, is the outcome.
+    answer = await_answer(directory, pid, asked, RELOAD_ANSWER_SECONDS)
+    if answer is None:
+        raise click.ClickException(
+            f"the bot (pid {pid}) did not answer within {RELOAD_ANSWER_SECONDS:.0f} s; "
+            "its log says how the reload went"
+        )
+    if not answer.ok:
+        raise click.ClickException(
+            f"the bot rejected the reload, its settings stay in force: {answer.message}"
+        )
+    click.echo(f"the bot {answer.message}")
 
 
 COMMANDS = [run_command, replay_command, reload_command]

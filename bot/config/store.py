@@ -23,6 +23,7 @@ class ConfigStore:
         self.path = path
         self._listeners: list[Listener] = []
         self._mtime = self._stat()
+        self.rejection: str | None = None
 
     @classmethod
     def load(cls, path: Path | None) -> ConfigStore:
@@ -40,13 +41,15 @@ class ConfigStore:
             return None
 
     def reload(self) -> bool:
-        """Re-read the file. True when new settings are now in force."""
+        """Re-read the file. True when new settings are now in force; otherwise `rejection` says why."""
         self._mtime = self._stat()
         try:
             new = load_settings(self.path)
         except ConfigError as exc:
+            self.rejection = str(exc)
             log.error("config reload rejected, keeping the settings in force: %s", exc)
             return False
+        self.rejection = None
         old, self.current = self.current, new
         for listener in self._listeners:
             try:

@@ -15,6 +15,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
+import pytest
+from click.testing import CliRunner
+
+from bot.cli import run as run_cli
+from bot.cli.main import cli
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -190,6 +196,7 @@ def test_reload_signals_the_running_bot(tmp_path: Path) -> None:
         result = _reload(data, config)
         assert result.returncode == 0, result.stderr
         assert f"asked the bot (pid {bot.pid}) to reload" in result.stdout
+        assert f"the bot reloaded {config}" in result.stdout
         deadline = time.monotonic() + 30
         while "config reloaded" not in log.read_text(encoding="utf-8"):
             assert time.monotonic() < deadline, log.read_text(encoding="utf-8")
@@ -197,6 +204,61 @@ def test_reload_signals_the_running_bot(tmp_path: Path) -> None:
         bot.send_signal(signal.SIGTERM)
         bot.wait(timeout=30)
     assert bot.returncode == 0
+
+
+def test_reload_reports_the_bots_own_verdict_on_its_own_config(tmp_path: Path) -> None:
+    """The command checks the file it is given with its own environment; the bot reloads its own file
+    with its own. Here the bot's file was broken after it started while the one checked is fine: the
+    command said "asked the bot to reload" and succeeded, and the bot quietly kept its old settings."""
+    bots_config = tmp_path / "bot.toml"
+    bots_config.write_text("[scheduler]\nconfig_watch_seconds = 0\n", encoding="utf-8")
+    checked = tmp_path / "checked.toml"
+    checked.write_text("", encoding="utf-8")
+    data = tmp_path / "data"
+    with _console_bot(data, bots_config, tmp_path / "out.txt") as bot:
+        _wait_for(data / "qunyi.pid")
+        while (data / "qunyi.pid").read_text() != str(bot.pid):
+            time.sleep(0.05)
+        bots_config.write_text("[reply]\nprobability = 7\n", encoding="utf-8")
+        result = _reload(data, checked)
+        bot.send_signal(signal.SIGTERM)
+        bot.wait(timeout=30)
+    assert result.returncode == 1, result.stdout
+    assert "the bot rejected the reload, its settings stay in force" in result.stderr
+    assert "reply.probability" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_reload_says_so_when_the_bot_does_not_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process holding the bot's pid lock that never answers (stuck, or a version that wrote no
+    answer) is reported as such, with a failing exit status."""
+    config = tmp_path / "config.toml"
+    config.write_text("", encoding="utf-8")
+    data = tmp_path / "data"
+    data.mkdir()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, signal, sys, time\n"
+            "signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
+            f"f = open({str(data / 'qunyi.pid')!r}, 'a+')\n"
+            "fcntl.flock(f, fcntl.LOCK_EX)\n"
+            "f.write(str(os.getpid())); f.flush(); print('held', flush=True)\n"
+            "time.sleep(60)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        monkeypatch.setattr(run_cli, "RELOAD_ANSWER_SECONDS", 0.3)
+        result = CliRunner().invoke(cli, ["reload", "--config", str(config), "--data-dir", str(data)])
+    finally:
+        holder.kill()
+        holder.wait()
+    assert result.exit_code == 1, result.output
+    assert f"the bot (pid {holder.pid}) did not answer" in result.output
 
 
 def test_reload_leaves_alone_the_process_a_stale_pid_file_names(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from adapters.console import ConsoleAdapter
 from bot.adapters_factory import build_adapters
 from bot.app import build_app
 from bot.config import ConfigStore
+from bot.reload_answer import read_answer, reload_and_answer
 from bot.reply.pipeline import Outcome
 from memory.clock import ManualClock
 from memory.persons.admin import PersonAdminError
@@ -69,6 +70,26 @@ async def test_a_reload_changing_start_only_settings_says_a_restart_is_needed(
     assert warnings == [
         "config reloaded, but storage, adapters, recall.embedder take effect only after a restart"
     ]
+
+
+async def test_the_answer_to_a_signalled_reload_names_what_waits_for_a_restart(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("", encoding="utf-8")
+    store = ConfigStore.load(config)
+    app = await build_app(store, tmp_path / "data", ManualClock(T0), watch_config=False)
+    try:
+        config.write_text('[recall]\nembedder = "local"\n', encoding="utf-8")
+        taken = reload_and_answer(app)
+        config.write_text("[recall]\nembedder = 3\n", encoding="utf-8")
+        refused = reload_and_answer(app)
+        kept = app.settings.recall.embedder
+    finally:
+        await app.close()
+    assert read_answer(tmp_path / "data") == refused
+    assert taken.ok and taken.pid == os.getpid()
+    assert taken.message == f"reloaded {config}; recall.embedder take effect only after a restart"
+    assert not refused.ok and "recall.embedder" in refused.message
+    assert kept == "local"
 
 
 async def test_config_watching_turned_off_at_start_can_be_turned_on_by_a_reload(tmp_path: Path) -> None:
