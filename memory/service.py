@@ -13,7 +13,7 @@ from memory.clock import Clock, SystemClock
 from memory.context import ContextBuilder, ContextProvider, ContextRequest, ReplyContext
 from memory.context.recent import RecentWindowProvider
 from memory.history.reinforce import reinforce
-from memory.ingest import BatchReport, Ingestor, Recorded
+from memory.ingest import BatchReport, Ingestor, Recorded, upsert_chat_row
 from memory.message_removal import erase_messages, remember_deleted
 from memory.models import Chat, ChatMember, Message, Person
 from memory.notes import NoteScopes
@@ -109,16 +109,14 @@ class MemoryService:
     async def delete(self, deletion: MessageDeletion) -> bool:
         """Forget a message its platform says was deleted, with what was learnt from it
         (`memory.message_removal`), and keep it from being recorded again. True when a stored message
-        was removed; a deletion in a chat never recorded changes nothing."""
+        was removed. A deletion in a chat never recorded makes the chat, as its first message would,
+        so that an import of its history later leaves the message out."""
+        now = self.clock.now().timestamp()
         async with self.db.write() as session:
-            chat_id = await session.scalar(
-                select(Chat.id).where(
-                    Chat.platform == deletion.platform, Chat.platform_chat_id == deletion.chat_id
-                )
+            chat_id = await upsert_chat_row(
+                session, deletion.platform, deletion.chat_id, deletion.chat_kind.value, "", now
             )
-            if chat_id is None:
-                return False
-            await remember_deleted(session, chat_id, deletion.message_id, self.clock.now().timestamp())
+            await remember_deleted(session, chat_id, deletion.message_id, now)
             stored = await session.scalar(
                 select(Message.id).where(
                     Message.chat_id == chat_id, Message.platform_message_id == deletion.message_id

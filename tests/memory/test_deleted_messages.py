@@ -81,8 +81,22 @@ async def test_a_deletion_before_its_message_arrives_still_keeps_it_out(memory: 
     await memory.record(make_message(1))
     assert await memory.delete(deletion(2)) is False
     assert (await memory.record(make_message(2))).erased
+
+
+async def test_a_deletion_in_a_chat_never_recorded_keeps_the_message_out_of_a_later_import(
+    memory: MemoryService,
+) -> None:
+    """The bot joins, a member deletes an old message, the admin imports the group's history: the
+    deletion used to leave no trace (there was no chat to note it under), so the import brought the
+    message back."""
     assert await memory.delete(deletion(1, chat="never-seen")) is False
-    assert await memory.chat("test", "never-seen") is None, "a deletion creates no chat"
+    report = await memory.record_many(
+        [make_message(1, chat="never-seen", text="手机号 13800000000"), make_message(2, chat="never-seen")]
+    )
+    assert (report.created, report.erased) == (1, 1)
+    chat = await memory.chat("test", "never-seen")
+    assert chat is not None
+    assert [m.text for m in await memory.recent(chat.id, 5)] == ["message 2"]
 
 
 async def test_deleting_the_message_that_superseded_a_fact_brings_the_older_fact_back(

@@ -50,3 +50,15 @@ async def test_with_the_switches_off_the_first_version_stays(tmp_path: Path) -> 
         await app.close()
     assert (edited.recorded, edited.reason, removed) == (False, "edit not followed", False)
     assert shown == ["周六去西湖"]
+
+
+async def test_with_deletions_not_followed_an_unknown_chat_keeps_no_deletion(tmp_path: Path) -> None:
+    settings = Settings(messages=MessagesSettings(follow_deletions=False))
+    app = await build_app(ConfigStore(settings, None), tmp_path / "data", ManualClock(T0))
+    try:
+        await app.pipeline.handle_inbound(MessageDeletion("test", "g9", "m1"), _never, asyncio.Event())
+        assert await app.memory.chat("test", "g9") is None
+        recorded = await app.memory.record(make_message(1, chat="g9"))
+    finally:
+        await app.close()
+    assert recorded.created
