@@ -10,8 +10,11 @@ messages from 1 again, so FROM's ids would otherwise clash with INTO's, now or w
 Where a key would clash, rows fold as the owning module folds them elsewhere (people as in a person
 merge, jargon as `dictionary.fold_chat`). The job cursors of the two chats are combined so the jobs
 that read `id > cursor` read every message once (see `_combined_cursor`). FROM's row is then deleted;
-its id is retired (memory.message_ids), so no later chat inherits what is keyed by it. Its notes
-folder moves into INTO's after the commit (files are not part of the transaction).
+its id is retired (memory.message_ids), so no later chat inherits what is keyed by it. Its platform key
+is left as a redirect to INTO with the prefix (`ChatRedirect`, read by memory.ingest.chat_target): an
+import of FROM's export, a late message or a deletion under that key lands in INTO under the same
+prefixed ids, so what the merge moved is recognised and stays deleted, and FROM is never made again.
+Its notes folder moves into INTO's after the commit (files are not part of the transaction).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.embeddings.store import drop_vectors
-from memory.ingest import upsert_chat_row
+from memory.ingest import chat_target
 from memory.jargon import dictionary
 from memory.message_ids import retire_chat_ids
 from memory.models import (
@@ -34,6 +37,7 @@ from memory.models import (
     Chat,
     ChatHistory,
     ChatMember,
+    ChatRedirect,
     DeletedMessage,
     EmbeddingVector,
     ForgetLogEntry,
@@ -81,6 +85,7 @@ HANDLED: dict[str, str] = {
     "jargon_chat_counts": "folded into INTO's count of the entry",
     "jargon_evidence": "moved",
     "job_state": "cursors combined per job; the topic check's thread state kept or renamed",
+    "chat_redirects": "FROM's key added, pointing at INTO; keys merged into FROM before re-pointed alike",
 }
 # Tables whose rows of FROM may stay after the merge (everything else must be empty of FROM).
 KEPT = frozenset({"person_alias_versions"})
@@ -217,7 +222,8 @@ async def follow_move(
         source = await _chat_by_key(session, platform, old_chat)
         target = await _chat_by_key(session, platform, new_chat)
         if source is not None and target is None:
-            target_id = await upsert_chat_row(session, platform, new_chat, source.kind, source.name, now)
+            made = await chat_target(session, platform, new_chat, source.kind, source.name, now)
+            target_id = made.chat_id
         elif source is not None and target is not None:
             target_id = target.id
     if source is None:
@@ -269,12 +275,37 @@ async def _merge(session: AsyncSession, source_id: int, target_id: int, now: flo
     await store.bump_version(session, target_id)
     target.name = target.name or source.name
     target.created_at = min(target.created_at, source.created_at)
+    await _redirect(session, source, target_id, prefix, now)
     await session.flush()
     await _check_nothing_left(session, source_id)
     await retire_chat_ids(session)
     await session.delete(source)
     await session.flush()
     return report
+
+
+async def _redirect(session: AsyncSession, source: Chat, target_id: int, prefix: str, now: float) -> None:
+    """FROM's key now names INTO, its messages' ids there starting with `prefix`; so do the keys of the
+    chats merged into FROM before, whose ids got FROM's prefix in front of theirs."""
+    await session.execute(
+        update(ChatRedirect)
+        .where(ChatRedirect.chat_id == source.id)
+        .values(chat_id=target_id, prefix=prefix + ChatRedirect.prefix)
+        .execution_options(synchronize_session=False)
+    )
+    stmt = insert(ChatRedirect).values(
+        platform=source.platform,
+        platform_chat_id=source.platform_chat_id,
+        chat_id=target_id,
+        prefix=prefix,
+        time=now,
+    )
+    await session.execute(
+        stmt.on_conflict_do_update(
+            index_elements=[ChatRedirect.platform, ChatRedirect.platform_chat_id],
+            set_={"chat_id": target_id, "prefix": prefix, "time": now},
+        )
+    )
 
 
 async def _free_prefix(session: AsyncSession, platform_chat_id: str, target_id: int) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlalchemy import insert, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -12,7 +12,7 @@ from memory.commands import is_memory_command
 from memory.embeddings.store import drop_vectors
 from memory.message_ids import NEXT_CHAT_ID_SQL, next_message_id
 from memory.message_removal import deleted_among, erase_messages
-from memory.models import Message
+from memory.models import ChatRedirect, Message
 from memory.storage import Database
 from memory.storage.fts import index_rows
 from memory.turn_windows import refresh_windows
@@ -23,7 +23,8 @@ from memory.types import ChatMessage
 class Recorded:
     """A message as stored: database ids and whether this call created it. `clash`: not created because
     its id was already taken in the chat by a message with another text (the first is kept). `erased`:
-    not created (ids 0) because its sender asked for their messages up to then to be deleted."""
+    not created (ids 0) because its sender asked for their messages up to then to be deleted.
+    `message` is as stored: its ids prefixed when its chat was merged into another (`ChatTarget`)."""
 
     message_id: int
     chat_id: int
@@ -106,11 +107,38 @@ _UPSERT_MEMBER = text(
 # Each upsert is one statement returning the row id, so concurrent writers cannot create duplicates.
 
 
-async def upsert_chat(session: AsyncSession, message: ChatMessage) -> int:
-    """The id of the message's chat, made if new (a non-empty chat name replaces the stored one)."""
-    return await upsert_chat_row(
-        session, message.platform, message.chat_id, message.chat_kind.value, message.chat_name, _ts(message)
-    )
+@dataclass(frozen=True, slots=True)
+class ChatTarget:
+    """Where what arrives under a platform chat key is stored: chat `chat_id`, with the platform's
+    message ids prefixed by `prefix` (empty unless the key's chat was merged into another, see
+    memory.chat_merge, which prefixed the ids it moved alike)."""
+
+    chat_id: int
+    prefix: str = ""
+
+    def stored(self, message: ChatMessage) -> ChatMessage:
+        """`message` with its own and its reply's ids as they are stored in the chat."""
+        if not self.prefix:
+            return message
+        reply_to = None if message.reply_to is None else self.prefix + message.reply_to
+        return replace(message, message_id=self.prefix + message.message_id, reply_to=reply_to)
+
+
+async def chat_target(
+    session: AsyncSession, platform: str, platform_chat_id: str, kind: str, name: str, when: float
+) -> ChatTarget:
+    """Where chat `platform:platform_chat_id` is stored: the chat it was merged into, else its own row,
+    made with `kind`, `name` and `when` if new (a non-empty name replaces the stored one)."""
+    redirect = (
+        await session.execute(
+            select(ChatRedirect.chat_id, ChatRedirect.prefix).where(
+                ChatRedirect.platform == platform, ChatRedirect.platform_chat_id == platform_chat_id
+            )
+        )
+    ).first()
+    if redirect is not None:
+        return ChatTarget(redirect.chat_id, redirect.prefix)
+    return ChatTarget(await upsert_chat_row(session, platform, platform_chat_id, kind, name, when))
 
 
 async def upsert_chat_row(
@@ -182,15 +210,18 @@ class Ingestor:
         report = BatchReport()
         batch = list(messages)
         async with self.db.write() as session:
-            chats: dict[tuple[str, str], tuple[int, set[str]]] = {}
+            chats: dict[tuple[str, str], tuple[ChatTarget, set[str]]] = {}
             for message in batch:
                 key = (message.platform, message.chat_id)
                 if key not in chats:
-                    chat_id = await upsert_chat(session, message)
-                    ids = [m.message_id for m in batch if (m.platform, m.chat_id) == key]
-                    chats[key] = chat_id, await deleted_among(session, chat_id, ids)
-                chat_id, deleted = chats[key]
-                recorded = await self._record_one(session, chat_id, message, searchable, deleted)
+                    target = await chat_target(
+                        session, *key, message.chat_kind.value, message.chat_name, _ts(message)
+                    )
+                    ids = [target.prefix + m.message_id for m in batch if (m.platform, m.chat_id) == key]
+                    chats[key] = target, await deleted_among(session, target.chat_id, ids)
+                target, deleted = chats[key]
+                stored = target.stored(message)
+                recorded = await self._record_one(session, target.chat_id, stored, searchable, deleted)
                 report.recorded.append(recorded)
                 if recorded.created:
                     report.created += 1

@@ -7,7 +7,15 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memory.models import Chat, ChatHistory, ChatMember, JargonChatCount, Message, TopicCacheEntry
+from memory.models import (
+    Chat,
+    ChatHistory,
+    ChatMember,
+    ChatRedirect,
+    JargonChatCount,
+    Message,
+    TopicCacheEntry,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +31,7 @@ class ChatOverview:
     topics: int
     cached_topics: int
     jargon: int
+    merged_from: tuple[str, ...] = ()  # `platform:id` keys of the chats merged into it, now leading here
 
     @property
     def key(self) -> str:
@@ -38,12 +47,21 @@ async def _per_chat(session: AsyncSession, column: object, *where: object) -> di
 
 
 async def chat_overviews(session: AsyncSession) -> list[ChatOverview]:
-    """Every chat with its message, member, topic, cached-topic and jargon-term counts, by id."""
+    """Every chat with its message, member, topic, cached-topic and jargon-term counts and the keys
+    of the chats merged into it, by id."""
     messages = await _per_chat(session, Message.chat_id)
     members = await _per_chat(session, ChatMember.chat_id)
     topics = await _per_chat(session, ChatHistory.chat_id)
     cached = await _per_chat(session, TopicCacheEntry.chat_id)
     jargon = await _per_chat(session, JargonChatCount.chat_id)
+    merged: dict[int, list[str]] = {}
+    redirects = await session.execute(
+        select(ChatRedirect.chat_id, ChatRedirect.platform, ChatRedirect.platform_chat_id).order_by(
+            ChatRedirect.time, ChatRedirect.platform, ChatRedirect.platform_chat_id
+        )
+    )
+    for chat_id, platform, platform_chat_id in redirects:
+        merged.setdefault(chat_id, []).append(f"{platform}:{platform_chat_id}")
     chats = (await session.scalars(select(Chat).order_by(Chat.id))).all()
     return [
         ChatOverview(
@@ -56,6 +74,7 @@ async def chat_overviews(session: AsyncSession) -> list[ChatOverview]:
             topics.get(c.id, 0),
             cached.get(c.id, 0),
             jargon.get(c.id, 0),
+            tuple(merged.get(c.id, ())),
         )
         for c in chats
     ]

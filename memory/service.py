@@ -13,7 +13,7 @@ from memory.clock import Clock, SystemClock
 from memory.context import ContextBuilder, ContextProvider, ContextRequest, ReplyContext
 from memory.context.recent import RecentWindowProvider
 from memory.history.reinforce import reinforce
-from memory.ingest import BatchReport, Ingestor, Recorded, upsert_chat_row
+from memory.ingest import BatchReport, Ingestor, Recorded, chat_target
 from memory.message_removal import erase_messages, remember_deleted
 from memory.models import Chat, ChatMember, Message, Person
 from memory.notes import NoteScopes
@@ -110,16 +110,18 @@ class MemoryService:
         """Forget a message its platform says was deleted, with what was learnt from it
         (`memory.message_removal`), and keep it from being recorded again. True when a stored message
         was removed. A deletion in a chat never recorded makes the chat, as its first message would,
-        so that an import of its history later leaves the message out."""
+        so that an import of its history later leaves the message out; one in a chat merged into
+        another applies there (`memory.ingest.chat_target`)."""
         now = self.clock.now().timestamp()
         async with self.db.write() as session:
-            chat_id = await upsert_chat_row(
+            target = await chat_target(
                 session, deletion.platform, deletion.chat_id, deletion.chat_kind.value, "", now
             )
-            await remember_deleted(session, chat_id, deletion.message_id, now)
+            platform_id = target.prefix + deletion.message_id
+            await remember_deleted(session, target.chat_id, platform_id, now)
             stored = await session.scalar(
                 select(Message.id).where(
-                    Message.chat_id == chat_id, Message.platform_message_id == deletion.message_id
+                    Message.chat_id == target.chat_id, Message.platform_message_id == platform_id
                 )
             )
             if stored is None:

@@ -25,7 +25,8 @@ def chats_group() -> None:
 @runtime_options
 @async_command
 async def list_chats(as_json: bool, config_path: Path | None, data_dir: Path | None) -> None:
-    """Every chat with its key (platform:id) and how much memory it holds."""
+    """Every chat with its key (platform:id) and how much memory it holds, and the keys of the chats
+    merged into it (what arrives under them goes there)."""
     app = await open_app(open_config(config_path), data_dir, create=False)
     try:
         async with app.db.read() as session:
@@ -43,6 +44,7 @@ async def list_chats(as_json: bool, config_path: Path | None, data_dir: Path | N
                 "topics": c.topics,
                 "cached_topics": c.cached_topics,
                 "jargon": c.jargon,
+                "merged_from": list(c.merged_from),
             }
             for c in chats
         ]
@@ -52,6 +54,7 @@ async def list_chats(as_json: bool, config_path: Path | None, data_dir: Path | N
         click.echo(
             f"{c.key}\t#{c.id}\t{c.name or '-'}\t{c.messages} messages\t{c.members} members\t"
             f"{c.topics} topics\t{c.jargon} jargon terms"
+            + (f"\tmerged from {', '.join(c.merged_from)}" if c.merged_from else "")
         )
     if not chats:
         click.echo("no chats yet")

@@ -125,7 +125,7 @@ class ReplyPipeline:
                 if failure := await self._send(message, answer.text, send, store, searchable=False):
                     return Outcome(True, reason=f"command; {failure}")
                 return Outcome(True, answer.text, "command")
-        replied_to_bot = await self._replied_to_bot(recorded.chat_id, message.reply_to)
+        replied_to_bot = await self._replied_to_bot(recorded.chat_id, recorded.message.reply_to)
         decision = decide(message, settings.reply, settings.bot, replied_to_bot, self.rng)
         if not decision.reply:
             return Outcome(True, reason=decision.reason)

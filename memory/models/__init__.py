@@ -1,7 +1,7 @@
 """SQLAlchemy tables. Every memory row carries `chat_id`; times are UTC unix seconds (float)."""
 
 from memory.models.base import Base
-from memory.models.chat import Chat, ChatMember
+from memory.models.chat import Chat, ChatMember, ChatRedirect
 from memory.models.chat_history import ChatHistory, ForgetLogEntry, TopicCacheEntry
 from memory.models.jargon import Jargon, JargonChatCount, JargonEvidence, JargonReview
 from memory.models.job_state import JobState
@@ -23,6 +23,7 @@ __all__ = [
     "Chat",
     "ChatHistory",
     "ChatMember",
+    "ChatRedirect",
     "DeletedMessage",
     "EmbeddingVector",
     "ForgetLogEntry",

@@ -31,3 +31,17 @@ class ChatMember(Base):
     first_seen: Mapped[float] = mapped_column(Float)
     last_seen: Mapped[float] = mapped_column(Float)
     message_count: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class ChatRedirect(Base):
+    """A chat merged into another (memory.chat_merge): what arrives under its platform key goes to
+    chat `chat_id`, its platform message ids prefixed with `prefix` as the merge prefixed those it
+    moved; added by 0012_chat_redirects."""
+
+    __tablename__ = "chat_redirects"
+
+    platform: Mapped[str] = mapped_column(String(32), primary_key=True)
+    platform_chat_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id", ondelete="CASCADE"), index=True)
+    prefix: Mapped[str] = mapped_column(String(512))
+    time: Mapped[float] = mapped_column(Float)

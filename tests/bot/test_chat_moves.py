@@ -8,6 +8,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,8 +17,10 @@ from bot.chat_moves import follow_chat_move
 from bot.config import ConfigStore
 from bot.config.settings import Settings, StorageSettings
 from memory.clock import ManualClock
-from memory.types import ChatMoved
+from memory.types import ChatMessage, ChatMoved
+from tests.bot.reply.test_reply_answers import llm_settings
 from tests.conftest import T0, database_locked, make_message
+from tests.fakes.openai_server import Answer, FakeOpenAI
 
 MOVED = ChatMoved("test", "g1", "g2")
 
@@ -78,3 +81,35 @@ async def test_a_chat_move_met_by_a_locked_database_at_shutdown_says_how_to_make
         assert "to move it: qunyi chats merge -- test:g1 test:g2" in caplog.text
         assert await app.memory.chat("test", "g1") is not None, "nothing half-done"
         assert await app.memory.chat("test", "g2") is None
+
+
+async def test_a_late_message_under_the_old_id_joins_the_merged_memory_and_is_answered_where_said(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    """A message of the old group delivered after the move used to make the old chat again (the
+    group's memory split in two); it now joins the new chat's memory, and the answer still goes to the
+    chat it was said in, as a reply to it; a reply to that answer counts as one to the bot."""
+    app = await build_app(
+        ConfigStore(llm_settings(fake_llm.base_url), None), tmp_path / "data", ManualClock(T0)
+    )
+    sent: list[tuple[str, str | None]] = []
+
+    async def send(chat_id: str, text: str, **kwargs: Any) -> ChatMessage:
+        sent.append((chat_id, kwargs.get("reply_to")))
+        return make_message(900 + len(sent), chat=chat_id, sender="bot", text=text, is_bot=True)
+
+    fake_llm.script(Answer("香山"), Answer("八点"))
+    try:
+        await app.memory.record_many([make_message(1, text="周六爬山"), make_message(2, text="好")])
+        assert await follow_chat_move(app, MOVED) is not None
+        asked = await app.pipeline.handle(make_message(3, text="@群忆 去哪座山", to_bot=True), send)
+        again = await app.pipeline.handle(make_message(4, text="几点出发", reply_to="m901"), send)
+        assert await app.memory.chat("test", "g1") is None, "the old chat is not made again"
+        moved = await app.memory.chat("test", "g2")
+        assert moved is not None
+        shown = [m.text for m in await app.memory.recent(moved.id, 10)]
+    finally:
+        await app.close()
+    assert (asked.reply, again.reply, again.reason) == ("香山", "八点", "replied to")
+    assert sent == [("g1", "m3"), ("g1", "m4")]
+    assert shown == ["周六爬山", "好", "@群忆 去哪座山", "香山", "几点出发", "八点"]

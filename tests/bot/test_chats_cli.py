@@ -73,6 +73,30 @@ def test_a_dry_run_prints_what_would_move_and_the_merge_then_moves_it(tmp_path: 
     assert again.exit_code == 2 and "no chat 'telegram:-4455'" in again.output, "a re-run is an error"
 
 
+def test_the_merged_chat_is_listed_with_the_one_it_went_into_and_its_import_lands_there(
+    tmp_path: Path,
+) -> None:
+    data = _data(tmp_path)
+    merged = CliRunner().invoke(cli, ["chats", "merge", "telegram:-4455", "telegram:-1004455", *data])
+    assert merged.exit_code == 0, merged.output
+    export = tmp_path / "old.jsonl"  # the old group's export, taken before the upgrade
+    with export.open("w", encoding="utf-8") as out:
+        for n, text in ((1, "周六爬山 1"), (2, "周六爬山 2"), (4, "周日也去")):
+            when = (T0 + timedelta(minutes=n)).isoformat()
+            line = {"chat": "-4455", "message_id": str(n), "sender_id": "u1", "sender_name": "Lily"}
+            out.write(json.dumps(line | {"time": when, "text": text}, ensure_ascii=False) + "\n")
+    args = ["import", "replay", str(export), "--platform", "telegram", "--catch-up-rounds", "0"]
+    result = CliRunner().invoke(cli, [*args, "--no-progress", *data])
+    assert result.exit_code == 0, result.output
+    assert "1 messages imported, 2 already known" in result.output
+    assert _listed(data) == {"telegram:-1004455": 5, "qq:-4455": 1, "replay:g1": 1}
+    listed = CliRunner().invoke(cli, ["chats", "list", "--json", *data])
+    redirects = {c["key"]: c["merged_from"] for c in json.loads(listed.output)}
+    assert redirects == {"telegram:-1004455": ["telegram:-4455"], "qq:-4455": [], "replay:g1": []}
+    text = CliRunner().invoke(cli, ["chats", "list", *data]).output
+    assert "jargon terms\tmerged from telegram:-4455" in text
+
+
 def test_bad_keys_are_usage_errors_and_change_nothing(tmp_path: Path) -> None:
     data = _data(tmp_path)
     before = _listed(data)

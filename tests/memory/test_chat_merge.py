@@ -157,6 +157,64 @@ async def test_messages_deleted_on_the_platform_stay_deleted_after_a_merge(
     assert [tuple(t) for t in tombstones] == [(new, "old/2")]
 
 
+async def _stored(db: Database, chat_id: int) -> list[tuple[str, str | None, str]]:
+    """(platform id, reply link, text) of a chat's messages, oldest first."""
+    async with db.read() as session:
+        rows = await session.execute(
+            select(Message.platform_message_id, Message.reply_to, Message.text)
+            .where(Message.chat_id == chat_id)
+            .order_by(Message.time, Message.id)
+        )
+    return [tuple(r) for r in rows]
+
+
+async def test_an_import_of_the_merged_chat_lands_in_the_chat_it_went_into(
+    memory: MemoryService, db: Database
+) -> None:
+    """The admin imports the old group's export after the merge: it used to make the old chat again,
+    splitting the group's memory and storing its messages twice."""
+    old_export = [
+        _message("old", 1, "周六去爬山吗"),
+        _message("old", 2, "手机号 13800000000", sender="u2"),
+        _message("old", 3, "八达岭吧", reply_to="1"),
+    ]
+    await memory.record_many(old_export)
+    await memory.record(_message("new", 1, "群升级了", sender="u2"))
+    await memory.delete(MessageDeletion("test", "old", "2"))
+    await merge_chats(db, await _chat_id(memory, "old"), new := await _chat_id(memory, "new"), now=NOW)
+
+    report = await memory.record_many([*old_export, _message("old", 4, "好 人少", reply_to="3")])
+    assert (report.created, report.duplicates, report.erased) == (1, 2, 1)
+    assert await memory.chat("test", "old") is None, "the merged chat is not made again"
+    assert await _stored(db, new) == [
+        ("old/1", None, "周六去爬山吗"),
+        ("1", None, "群升级了"),
+        ("old/3", "old/1", "八达岭吧"),
+        ("old/4", "old/3", "好 人少"),
+    ]
+    assert await memory.delete(MessageDeletion("test", "old", "3")) is True, "a late deletion follows too"
+    assert [p for p, _, _ in await _stored(db, new)] == ["old/1", "1", "old/4"]
+    assert (await memory.record(_message("old", 3, "八达岭吧"))).erased
+
+
+async def test_a_chat_merged_twice_still_leads_to_where_its_memory_is(
+    memory: MemoryService, db: Database
+) -> None:
+    """a into b, then b into c: what arrives under a's or b's key goes to c, named as the two merges
+    renamed the messages they moved."""
+    for chat in ("a", "b", "c"):
+        await memory.record(_message(chat, 1, f"hi from {chat}"))
+    a, b, c = [await _chat_id(memory, k) for k in ("a", "b", "c")]
+    await merge_chats(db, a, b, now=NOW)
+    await merge_chats(db, b, c, now=NOW)
+    report = await memory.record_many(
+        [_message("a", 1, "hi from a"), _message("b", 1, "hi from b"), _message("a", 2, "new in a")]
+    )
+    assert (report.created, report.duplicates) == (1, 2)
+    assert [p for p, _, _ in await _stored(db, c)] == ["b/a/1", "b/1", "1", "b/a/2"]
+    assert [await memory.chat("test", k) for k in ("a", "b")] == [None, None]
+
+
 async def test_a_merge_into_itself_or_of_a_missing_chat_is_refused(
     memory: MemoryService, db: Database
 ) -> None:
