@@ -4,9 +4,11 @@ messages into the dictionary, then infer meanings for entries that crossed a cou
 State per chat lives in `job_state` (cursor = last message id mined, last_run = when), so a restart
 resumes where it stopped. The offline discoverer's statistics are kept in memory per chat as a cache
 and rebuilt from the chat's last `history_messages` stored messages when missing (after a restart)
-or stale. Each chat's run is one write transaction (candidates upserted, cursor moved) that gives way
-when the cursor moved since it was read, so two runs never count one window twice; model calls
-happen outside it.
+or stale: the cursor moved elsewhere, or another chat was merged into it (memory.chat_merge, by this
+process or another). Each chat's run is one write transaction (candidates upserted, cursor moved)
+that gives way when the cursor moved or the chat was merged since it was read, so two runs never
+count one window twice and a run never writes for a chat merged away meanwhile; model calls happen
+outside it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Literal
 from sqlalchemy import func, select
 
 from memory import messages
+from memory.chat_merge import merge_mark
 from memory.directory import members
 from memory.jargon import dictionary, extract
 from memory.jargon.dictionary import Scope
@@ -63,6 +66,7 @@ class MiningSettings:
 class _Cached:
     discoverer: Discoverer
     last_id: int
+    merged: int  # memory.chat_merge.merge_mark of the chat when the statistics were built
 
 
 @dataclass(slots=True)
@@ -145,6 +149,8 @@ class JargonMiningJob:
                 .group_by(Message.chat_id)
             )
             rows = pending.all()
+        alive = set(chat_ids)  # the statistics of a chat merged into another are never used again
+        self._cache = {c: cached for c, cached in self._cache.items() if c in alive}
         due = []
         self._cooling = {}
         for chat_id, count in rows:
@@ -183,11 +189,14 @@ class JargonMiningJob:
             )
         return report
 
-    async def _discoverer(self, chat_id: int, cursor: int, settings: MiningSettings) -> Discoverer:
+    async def _discoverer(
+        self, chat_id: int, cursor: int, merged: int, settings: MiningSettings
+    ) -> Discoverer:
         cached = self._cache.get(chat_id)
         if (
             cached is None
             or cached.last_id != cursor
+            or cached.merged != merged
             or cached.discoverer.history_size != settings.history_messages
             or cached.discoverer.params != settings.discovery
         ):
@@ -195,7 +204,7 @@ class JargonMiningJob:
             async with self.db.read() as session:
                 history = await messages.recent(session, chat_id, settings.history_messages, cursor + 1)
             await asyncio.to_thread(discoverer.rebuild, [to_miner(m) for m in history])
-            cached = _Cached(discoverer, cursor)
+            cached = _Cached(discoverer, cursor, merged)
             self._cache[chat_id] = cached
         return cached.discoverer
 
@@ -204,15 +213,16 @@ class JargonMiningJob:
     ) -> int:
         """Mine one chat's messages after `cursor` if there are at least `min_new_messages`."""
         async with self.db.read() as session:
+            merged = await merge_mark(session, chat_id)
             window_rows = await messages.after(session, chat_id, cursor, settings.max_window_messages)
-            if len(window_rows) < settings.min_new_messages:
+            if merged is None or len(window_rows) < settings.min_new_messages:
                 return 0
             found = await members(session, chat_id)
             aliases = [entry.alias for entry in await alias_entries(session, chat_id, ALIAS_SOURCES)]
             names = name_variants([*(n for m in found for n in (m.name, m.nickname, m.card)), *aliases])
             exclude = await dictionary.rejected_terms(session, chat_id, settings.scope)
         window = [to_miner(m) for m in window_rows]
-        discoverer = await self._discoverer(chat_id, cursor, settings)
+        discoverer = await self._discoverer(chat_id, cursor, merged, settings)
         candidates: list[Candidate] | None = None
         if settings.extractor == "llm" and self.llm is not None and self.llm.available("jargon"):
             try:
@@ -228,6 +238,12 @@ class JargonMiningJob:
         last_id = window_rows[-1].id
         try:
             async with self.db.write() as session:
+                if await merge_mark(session, chat_id) != merged:
+                    # A chat was merged into this one (its messages are not in the window or the
+                    # statistics), or this one into another (nothing may be written for it).
+                    log.info("jargon mining of chat %s: merged meanwhile; skipped", chat_id)
+                    self._cache.pop(chat_id, None)
+                    return 0
                 state = await session.get(JobState, (JOB_NAME, chat_id))
                 if (state.cursor if state else 0) != cursor:
                     # Another run (a second process: `qunyi import` catching up while the bot runs)

@@ -11,6 +11,7 @@ from sqlalchemy import select
 
 from bot.llm import build_gateway
 from bot.llm.settings import LLMSettings
+from memory.chat_merge import merge_chats
 from memory.clock import ManualClock
 from memory.jargon import dictionary
 from memory.jargon.discovery import DiscoveryParams
@@ -23,7 +24,8 @@ from memory.storage import Database
 from tasks.jargon_mining import JOB_NAME, JargonMiningJob, MiningSettings, RunReport, name_variants
 from tasks.runner import JobRunner
 from tests.conftest import T0, database_locked, make_message
-from tests.fakes.openai_server import FakeOpenAI, answer_json
+from tests.fakes.openai_server import FakeOpenAI, Hold, answer_json
+from tests.memory.test_deletion_races import meanwhile, model
 
 SETTINGS = MiningSettings(discovery=DiscoveryParams(min_lift=0.0, min_df=2))
 LINES = [
@@ -90,6 +92,44 @@ async def test_restart_rebuilds_history_from_the_database(memory: MemoryService)
     restarted = JargonMiningJob(memory.db, lambda: SETTINGS)  # empty in-memory cache
     assert (await restarted.run(T0 + timedelta(minutes=1))).chats == 1
     assert (await _entries(memory))["绝绝子"] == 8
+
+
+async def test_a_chat_merged_in_meanwhile_is_part_of_the_statistics(memory: MemoryService) -> None:
+    """The job keeps each chat's statistics between runs; a merge into a chat (the bot following a
+    supergroup upgrade, or `qunyi chats merge` from another process) that left its cursor as it was
+    left them without the merged chat's history until a restart, so a term used there was judged on
+    half the group's talk."""
+    job = JargonMiningJob(memory.db, lambda: SETTINGS)
+    await _record(memory, 0, LINES, chat="old")
+    await _record(memory, 10, [f"新群第{n}句" for n in range(10)], chat="new")
+    assert (await job.run(T0)).chats == 2
+    old, new = [(await memory.find_chat(f"test:{k}")).id for k in ("old", "new")]  # type: ignore[union-attr]
+    await merge_chats(memory.db, old, new, now=T0.timestamp())
+    await _record(memory, 20, ["绝绝子", *(f"又一句{n}" for n in range(9))], chat="new")
+    assert (await job.run(T0 + timedelta(minutes=1))).chats == 1
+    assert (await _entries(memory))["绝绝子"] == 6, "judged on the old group's use of it too"
+
+
+async def test_a_chat_merged_away_while_the_model_reads_it_gets_nothing_written(
+    memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
+) -> None:
+    """`qunyi chats merge` from another process while the bot's run waits on the model: the run then
+    wrote its counts and cursor for a chat that no longer existed (a foreign-key failure, or counts
+    of messages that the other chat's run mines again)."""
+    await _record(memory, 0, LINES, chat="old")
+    await memory.record(make_message(99, chat="new", text="新群"))
+    old, new = [(await memory.find_chat(f"test:{k}")).id for k in ("old", "new")]  # type: ignore[union-attr]
+    found = [{"content": "绝绝子", "message_id": str(i)} for i in (1, 2, 6)]
+    held = Hold(answer_json(found))
+    fake_llm.script(held)
+    async with model(fake_llm, memory, clock) as llm:
+        settings = dataclasses.replace(SETTINGS, extractor="llm")
+        job = JargonMiningJob(memory.db, lambda: settings, llm)
+        report = await meanwhile(held, job.run(T0), lambda: merge_chats(memory.db, old, new, now=0.0))
+    assert report.messages == 10
+    async with memory.db.read() as session:
+        states = (await session.scalars(select(JobState.chat_id))).all()
+    assert (await _entries(memory), states) == ({}, [])
 
 
 async def test_names_bot_lines_and_rejected_terms_are_not_mined(memory: MemoryService) -> None:
