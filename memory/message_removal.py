@@ -82,7 +82,9 @@ async def deleted_among(session: AsyncSession, chat_id: int, platform_ids: Seque
 
 
 async def _unquote(session: AsyncSession, message_ids: Sequence[int]) -> None:
-    """Clear the quoted text of these messages inside the replies to them."""
+    """Clear the quoted text of these messages inside the replies to them. A reply is found by its
+    stored link (`reply_to`); its reply segment keeps the platform's id as sent, which a chat merge
+    does not rename (memory.chat_merge), so any reply segment of it is the quote."""
     where = Message.id.in_(message_ids)
     gone = (await session.execute(select(Message.chat_id, Message.platform_message_id).where(where))).all()
     for chat_id, platform_id in gone:
@@ -90,9 +92,9 @@ async def _unquote(session: AsyncSession, message_ids: Sequence[int]) -> None:
             select(Message).where(Message.chat_id == chat_id, Message.reply_to == platform_id)
         )
         for reply in replies.all():
-            quoting = {"kind": SegmentKind.REPLY.value, "target": platform_id}
             segments = [
-                {**s, "text": ""} if quoting.items() <= s.items() else s for s in reply.segments or ()
+                {**s, "text": ""} if s.get("kind") == SegmentKind.REPLY.value else s
+                for s in reply.segments or ()
             ]
             if segments != reply.segments:
                 reply.segments = segments

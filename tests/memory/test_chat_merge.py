@@ -45,7 +45,7 @@ from memory.storage.fts import indexed_tokens
 from memory.topics.check import JOB as TOPIC_CHECK
 from memory.topics.check import TopicCheck, TopicCheckSettings
 from memory.turn_windows import WINDOWS_FTS
-from memory.types import ChatMessage, MessageDeletion
+from memory.types import ChatMessage, MessageDeletion, Segment, SegmentKind
 from tests.conftest import T0
 from tests.memory.jargon.jargon_helpers import NOW, mine
 
@@ -155,6 +155,30 @@ async def test_messages_deleted_on_the_platform_stay_deleted_after_a_merge(
             await session.execute(select(DeletedMessage.chat_id, DeletedMessage.platform_message_id))
         ).all()
     assert [tuple(t) for t in tombstones] == [(new, "old/2")]
+
+
+async def test_a_message_deleted_after_a_merge_is_no_longer_quoted_in_the_replies_to_it(
+    memory: MemoryService, db: Database
+) -> None:
+    """The reply's quote segment names the platform's id as sent ("1"), the merge renamed only the
+    reply link ("old/1"): the quote was looked up by the renamed id and the deleted words stayed."""
+    quote = Segment(SegmentKind.REPLY, "我住在杭州滨江", "1")
+    await memory.record_many(
+        [
+            _message("old", 1, "我住在杭州滨江"),
+            _message(
+                "old", 2, "离我好近", reply_to="1", segments=(quote, Segment(SegmentKind.TEXT, "离我好近"))
+            ),
+        ]
+    )
+    await memory.record(_message("new", 1, "群升级了"))
+    await merge_chats(db, await _chat_id(memory, "old"), new := await _chat_id(memory, "new"), now=NOW)
+    assert await memory.delete(MessageDeletion("test", "old", "1")) is True
+    async with db.read() as session:
+        segments = await session.scalar(
+            select(Message.segments).where(Message.chat_id == new, Message.text == "离我好近")
+        )
+    assert "杭州" not in str(segments)
 
 
 async def _stored(db: Database, chat_id: int) -> list[tuple[str, str | None, str]]:
