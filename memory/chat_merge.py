@@ -217,14 +217,18 @@ async def follow_move(
     """A platform moved a chat to a new id (a Telegram group upgraded to a supergroup): merge what is
     remembered under the old id into the new one, making the new chat if it has no message yet.
     None when there is nothing under the old id (already merged, or never seen): the platform tells
-    both chats, so the second notice finds nothing to do."""
+    both chats, so the second notice finds nothing to do. An old id never seen still leads to the new
+    chat from then on (a redirect, as a merge leaves), so an import of the old group's export lands
+    there."""
     async with db.write() as session:
         source = await _chat_by_key(session, platform, old_chat)
         target = await _chat_by_key(session, platform, new_chat)
-        if source is not None and target is None:
+        if source is None:
+            await _redirect_unseen(session, platform, old_chat, new_chat, now)
+        elif target is None:
             made = await chat_target(session, platform, new_chat, source.kind, source.name, now)
             target_id = made.chat_id
-        elif source is not None and target is not None:
+        else:
             target_id = target.id
     if source is None:
         log.info(
@@ -304,12 +308,26 @@ async def _redirect(session: AsyncSession, source: Chat, target_id: int, prefix:
         .values(chat_id=target_id, prefix=prefix + ChatRedirect.prefix)
         .execution_options(synchronize_session=False)
     )
+    await _add_redirect(session, source.platform, source.platform_chat_id, target_id, prefix, now)
+
+
+async def _redirect_unseen(
+    session: AsyncSession, platform: str, old_chat: str, new_chat: str, now: float
+) -> None:
+    """A chat never recorded moved to `new_chat` (made if new): its key leads there, unless it
+    already leads somewhere (the platform's second notice of the move)."""
+    if await session.get(ChatRedirect, (platform, old_chat)) is not None:
+        return
+    target = await chat_target(session, platform, new_chat, "group", "", now)
+    prefix = await _free_prefix(session, old_chat, target.chat_id)
+    await _add_redirect(session, platform, old_chat, target.chat_id, prefix, now)
+
+
+async def _add_redirect(
+    session: AsyncSession, platform: str, platform_chat_id: str, target_id: int, prefix: str, now: float
+) -> None:
     stmt = insert(ChatRedirect).values(
-        platform=source.platform,
-        platform_chat_id=source.platform_chat_id,
-        chat_id=target_id,
-        prefix=prefix,
-        time=now,
+        platform=platform, platform_chat_id=platform_chat_id, chat_id=target_id, prefix=prefix, time=now
     )
     await session.execute(
         stmt.on_conflict_do_update(

@@ -508,6 +508,21 @@ async def test_a_moved_chat_is_followed_once(memory: MemoryService, db: Database
     assert await follow_move(db, "test", "-4455", "-1004455", now=NOW, notes=notes) is None
 
 
+async def test_a_move_of_a_chat_never_recorded_still_leads_its_import_to_the_new_chat(
+    memory: MemoryService, db: Database
+) -> None:
+    """The bot had recorded nothing in the group when it was upgraded: the move merged nothing and
+    left no trace, so an import of the old group's export made the old chat, apart from the new one."""
+    assert await follow_move(db, "test", "-4455", "-1004455", now=NOW) is None
+    assert await follow_move(db, "test", "-4455", "-1004455", now=NOW) is None, "the second notice"
+    await memory.record(_message("-1004455", 1, "升级后第一句"))
+    report = await memory.record_many([_message("-4455", 1, "升级前"), _message("-4455", 2, "的话")])
+    assert report.created == 2
+    assert await memory.chat("test", "-4455") is None
+    new = await _chat_id(memory, "-1004455")
+    assert [p for p, _, _ in await _stored(db, new)] == ["1", "-4455/1", "-4455/2"]
+
+
 async def test_a_merged_chat_id_is_never_given_to_a_new_chat(memory: MemoryService, db: Database) -> None:
     """Cursors, alias versions and in-process caches are keyed by chat id outside foreign keys: a new
     chat given the merged one's id would inherit them."""
