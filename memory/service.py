@@ -15,7 +15,7 @@ from memory.context.recent import RecentWindowProvider
 from memory.history.reinforce import reinforce
 from memory.ingest import BatchReport, Ingestor, Recorded, chat_target
 from memory.message_removal import erase_messages, remember_deleted
-from memory.models import Chat, ChatMember, Message, Person
+from memory.models import Chat, ChatMember, ChatRedirect, Message, Person
 from memory.notes import NoteScopes
 from memory.recall import Recaller, RecallHit, RecallQuery
 from memory.recall.timeexpr import in_zone
@@ -31,6 +31,7 @@ class ChatRef:
     platform: str
     platform_chat_id: str
     name: str
+    merged_from: str | None = None  # the key asked for, when it led here because of a chat merge
 
     @property
     def key(self) -> str:
@@ -150,13 +151,28 @@ class MemoryService:
         may also be a platform id."""
         platform, colon, ident = key.partition(":")
         wanted = Chat.platform_chat_id == key
+        merged = ChatRedirect.platform_chat_id == key
         if colon:
             wanted |= (Chat.platform == platform) & (Chat.platform_chat_id == ident)
+            merged |= (ChatRedirect.platform == platform) & (ChatRedirect.platform_chat_id == ident)
         if key.isdigit():
             wanted |= Chat.id == int(key)
         async with self.db.read() as session:
             rows = (await session.scalars(select(Chat).where(wanted).order_by(Chat.id).limit(limit))).all()
-        return [ChatRef(row.id, row.platform, row.platform_chat_id, row.name) for row in rows]
+            if rows:
+                return [ChatRef(row.id, row.platform, row.platform_chat_id, row.name) for row in rows]
+            # A key merged away leads to the chat its memory went into, as its messages do.
+            led = await session.execute(
+                select(Chat, ChatRedirect.platform, ChatRedirect.platform_chat_id)
+                .join(ChatRedirect, ChatRedirect.chat_id == Chat.id)
+                .where(merged)
+                .order_by(Chat.id)
+                .limit(limit)
+            )
+            return [
+                ChatRef(row.id, row.platform, row.platform_chat_id, row.name, f"{old_platform}:{old_id}")
+                for row, old_platform, old_id in led.all()
+            ]
 
     async def chat_key(self, chat_id: int) -> str | None:
         """The stable `platform:id` key of a chat (names its notes folder)."""

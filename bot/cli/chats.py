@@ -91,6 +91,8 @@ async def merge_command(
     try:
         source = await _one_chat(app.memory, source_key, "FROM", app.data_dir)
         target = await _one_chat(app.memory, target_key, "INTO", app.data_dir)
+        if source.merged_from is not None:
+            raise click.UsageError(f"FROM: {source.merged_from} was already merged into {source.key}")
         if source.id == target.id:
             raise click.UsageError(f"FROM and INTO are the same chat ({source.key})")
         if source.platform != target.platform and not any_platform:

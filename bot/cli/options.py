@@ -105,6 +105,8 @@ async def find_chat(memory: MemoryService, key: str, data_dir: Path) -> ChatRef:
     found = await memory.chats_matching(key)
     if len(found) != 1:
         raise click.ClickException(chat_not_found(key, found, f" in {data_dir}"))
+    if found[0].merged_from is not None:
+        click.echo(f"note: {found[0].merged_from} was merged into {found[0].key}; using that", err=True)
     return found[0]
 
 

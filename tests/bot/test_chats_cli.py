@@ -70,7 +70,21 @@ def test_a_dry_run_prints_what_would_move_and_the_merge_then_moves_it(tmp_path: 
     assert len(result.output.strip().splitlines()) == 1
     assert _listed(data) == {"telegram:-1004455": 4, "qq:-4455": 1, "replay:g1": 1}
     again = CliRunner().invoke(cli, merge)
-    assert again.exit_code == 2 and "no chat 'telegram:-4455'" in again.output, "a re-run is an error"
+    assert again.exit_code == 2, "a re-run is an error"
+    assert "FROM: telegram:-4455 was already merged into telegram:-1004455" in again.output
+
+
+def test_a_merged_away_key_names_the_chat_it_went_into(tmp_path: Path) -> None:
+    data = _data(tmp_path)
+    merged = CliRunner().invoke(cli, ["chats", "merge", "telegram:-4455", "telegram:-1004455", *data])
+    assert merged.exit_code == 0, merged.output
+    result = CliRunner().invoke(cli, ["recall", "--chat", "telegram:-4455", "--json", "爬山", *data])
+    assert result.exit_code == 0, result.output
+    assert "note: telegram:-4455 was merged into telegram:-1004455; using that" in result.output
+    found = json.loads(result.output[result.output.index("{") :])
+    assert found["chat_id"] == 2, "the chat telegram:-1004455 is"
+    texts = {hit["text"] for hit in found["results"]}
+    assert texts == {"周六爬山 1", "周六爬山 2", "周六爬山 3"}, "the old group's messages, now in the new one"
 
 
 def test_the_merged_chat_is_listed_with_the_one_it_went_into_and_its_import_lands_there(
