@@ -170,25 +170,11 @@ async def upsert_member(session: AsyncSession, chat_id: int, person_id: int, mes
     await session.execute(_UPSERT_MEMBER, params)
 
 
-_UNCOUNT = (
-    text("UPDATE persons SET message_count = max(message_count - 1, 0) WHERE id = :person_id"),
-    text(
-        "UPDATE chat_members SET message_count = max(message_count - 1, 0) "
-        "WHERE chat_id = :chat_id AND person_id = :person_id"
-    ),
-)
-
-
-async def _replace_edited(
-    session: AsyncSession, chat_id: int, message_id: int, person_id: int | None
-) -> None:
-    """Remove the stored version of an edited message with what was learnt from it; the new version is
-    then recorded as a message of its own, which every job reads afresh. Its sender's counts are taken
-    back, as recording the new version counts it again."""
+async def _replace_edited(session: AsyncSession, message_id: int) -> None:
+    """Remove the stored version of an edited message with what was learnt from it (its sender's
+    counts too); the new version is then recorded as a message of its own, which every job reads
+    afresh and counts again."""
     await erase_messages(session, [message_id])
-    if person_id is not None:
-        for statement in _UNCOUNT:
-            await session.execute(statement, {"chat_id": chat_id, "person_id": person_id})
 
 
 class Ingestor:
@@ -254,7 +240,7 @@ class Ingestor:
         if row is not None:
             if not (message.edited and row.text != message.text):
                 return Recorded(row.id, chat_id, row.person_id or 0, False, message, row.text != message.text)
-            await _replace_edited(session, chat_id, row.id, row.person_id)
+            await _replace_edited(session, row.id)
         elif message.message_id in deleted:
             return Recorded(0, chat_id, 0, False, message, erased=True)
         until = await session.scalar(_ERASED_UNTIL, {"platform": message.platform, "user": message.sender_id})

@@ -5,7 +5,8 @@ was edited (the old version goes, the new one is recorded as a message of its ow
 it afresh), and when a person is forgotten with their messages. What goes with a message: its index
 rows and vector, its words in its neighbours' turn windows, in cached topics and in packed ChatHistory
 (rebuilt offline from what is kept) and in the topic check's thread state, the quote of it inside
-replies, the preference documents and the people's facts, timeline events and aliases learnt from it.
+replies, the preference documents and the people's facts, timeline events and aliases learnt from it,
+and its place in its sender's message counts.
 Jargon evidence goes by cascade; a term's counts stay, as they are counts and not text.
 """
 
@@ -14,14 +15,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.embeddings.store import drop_vectors
 from memory.history.pack import drop_sources
 from memory.message_ids import retire_ids
-from memory.models import DeletedMessage, Message, PreferenceDoc
+from memory.models import ChatMember, DeletedMessage, Message, Person, PreferenceDoc
 from memory.persons import store
 from memory.persons.evidence import drop_message_evidence
 from memory.recall.preferences import PREFERENCE_FTS
@@ -53,6 +54,7 @@ async def erase_messages(session: AsyncSession, message_ids: Sequence[int]) -> s
     await unindex_rows(session, "messages_fts", ids)
     await drop_vectors(session, "message", touching)
     await retire_ids(session)
+    await _uncount(session, ids)
     await session.execute(delete(Message).where(Message.id.in_(ids)))
     await rebuild_windows(session, touching)
     for scope in scopes:
@@ -79,6 +81,28 @@ async def deleted_among(session: AsyncSession, chat_id: int, platform_ids: Seque
         )
     )
     return set(found.all())
+
+
+async def _uncount(session: AsyncSession, message_ids: Sequence[int]) -> None:
+    """Take these messages out of their senders' message counts, overall and per chat."""
+    senders = (
+        await session.execute(
+            select(Message.chat_id, Message.person_id, func.count())
+            .where(Message.id.in_(message_ids), Message.person_id.is_not(None))
+            .group_by(Message.chat_id, Message.person_id)
+        )
+    ).all()
+    for chat_id, person_id, count in senders:
+        await session.execute(
+            update(ChatMember)
+            .where(ChatMember.chat_id == chat_id, ChatMember.person_id == person_id)
+            .values(message_count=func.max(ChatMember.message_count - count, 0))
+        )
+        await session.execute(
+            update(Person)
+            .where(Person.id == person_id)
+            .values(message_count=func.max(Person.message_count - count, 0))
+        )
 
 
 async def _unquote(session: AsyncSession, message_ids: Sequence[int]) -> None:

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from memory.models import JobState, Message, PersonFact, PersonTimelineEntry
+from memory.models import JobState, Message, Person, PersonFact, PersonTimelineEntry
 from memory.models.recall import PreferenceDoc
 from memory.persons.service import PersonMemory
 from memory.recall.preferences import record_preferences
@@ -174,6 +174,20 @@ async def test_an_edit_replaces_the_message_and_what_was_learnt_from_it(
     assert [(m.text, m.time) for m in recent] == [("我住在苏州", T0 + timedelta(minutes=1))]
     member = await people.record(first.chat_id, first.person_id)
     assert member is not None and member.message_count == 1, "an edit is not a second message"
+
+
+async def test_a_deleted_message_no_longer_counts_as_its_senders(
+    memory: MemoryService, people: PersonMemory, db: Database
+) -> None:
+    kept = await memory.record(make_message(1, text="周六去爬山"))
+    await memory.record(make_message(2, text="带伞"))
+    await memory.record(make_message(3, chat="g2", text="带伞"))
+    await memory.delete(deletion(2))
+    member = await people.record(kept.chat_id, kept.person_id)
+    assert member is not None and member.message_count == 1
+    async with db.read() as session:
+        person = await session.get(Person, kept.person_id)
+    assert person is not None and person.message_count == 2, "one in g1 and one in g2"
 
 
 async def test_an_edit_of_a_deleted_message_does_not_bring_it_back(memory: MemoryService) -> None:
