@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
 
@@ -174,7 +175,7 @@ async def _replace_edited(session: AsyncSession, message_id: int) -> None:
     """Remove the stored version of an edited message with what was learnt from it (its sender's
     counts too); the new version is then recorded as a message of its own, which every job reads
     afresh and counts again."""
-    await erase_messages(session, [message_id])
+    await erase_messages(session, [message_id], time.time())
 
 
 class Ingestor:

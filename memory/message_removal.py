@@ -7,7 +7,9 @@ rows and vector, its words in its neighbours' turn windows, in cached topics and
 (rebuilt offline from what is kept) and in the topic check's thread state, the quote of it inside
 replies, the preference documents and the people's facts, timeline events and aliases learnt from it,
 and its place in its sender's message counts.
-Jargon evidence goes by cascade; a term's counts stay, as they are counts and not text.
+Jargon evidence goes by cascade, and a meaning the model inferred from it (or from the messages around
+it) is dropped, to be inferred again from what is left; a term's counts stay, as they are counts and
+not text.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.embeddings.store import drop_vectors
 from memory.history.pack import drop_sources
+from memory.jargon import dictionary
 from memory.message_ids import retire_ids
 from memory.models import ChatMember, DeletedMessage, Message, Person, PreferenceDoc
 from memory.persons import store
@@ -33,12 +36,14 @@ from memory.turn_windows import rebuild_windows, windows_touching
 from memory.types import SegmentKind
 
 
-async def erase_messages(session: AsyncSession, message_ids: Sequence[int]) -> set[int | None]:
-    """Delete these messages and what was derived from them, inside the caller's transaction. Returns
-    the chat scopes (None: global) whose people's memory changed (their name versions are bumped)."""
+async def erase_messages(session: AsyncSession, message_ids: Sequence[int], now: float) -> set[int | None]:
+    """Delete these messages and what was derived from them, inside the caller's transaction (`now`
+    dates the jargon review trail). Returns the chat scopes (None: global) whose people's memory
+    changed (their name versions are bumped)."""
     ids = sorted(set(message_ids))
     if not ids:
         return set()
+    await dictionary.drop_meanings_read_from(session, ids, now)
     touching = await windows_touching(session, ids)
     scopes = await drop_message_evidence(session, ids)
     docs = list(

@@ -127,7 +127,7 @@ class MemoryService:
             )
             if stored is None:
                 return False
-            await erase_messages(session, [stored])
+            await erase_messages(session, [stored], now)
         return True
 
     async def chat(self, platform: str, platform_chat_id: str) -> ChatRef | None:

@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memory import messages
 from memory.jargon.types import Candidate
 from memory.messages import StoredMessage
-from memory.models import Jargon, JargonChatCount, JargonEvidence, JargonReview
+from memory.models import Jargon, JargonChatCount, JargonEvidence, JargonReview, Message
 from memory.models.jargon import STATUSES
 from memory.text import normalize, truncate
 
@@ -315,8 +315,12 @@ async def chat_counts(session: AsyncSession, jargon_id: int) -> dict[int, int]:
     return {chat: count for chat, count in rows.all()}
 
 
+EVIDENCE_AROUND = 2
+"""How many messages either side of an evidence message are shown with it (and given to inference)."""
+
+
 async def evidence(
-    session: AsyncSession, jargon_id: int, chat_id: int | None, limit: int = 5, around: int = 2
+    session: AsyncSession, jargon_id: int, chat_id: int | None, limit: int = 5, around: int = EVIDENCE_AROUND
 ) -> list[Evidence]:
     """Evidence messages of an entry with `around` messages either side, newest first.
 
@@ -635,6 +639,44 @@ async def reviews(session: AsyncSession, jargon_id: int) -> list[dict[str, Any]]
 
 
 # -- inference bookkeeping ------------------------------------------------------------------------
+
+
+async def drop_meanings_read_from(session: AsyncSession, message_ids: Sequence[int], now: float) -> int:
+    """Before these messages are deleted: drop the model-inferred meanings that may repeat what they
+    said, i.e. those of unreviewed entries with one of them, or a message within `EVIDENCE_AROUND` of
+    one, as evidence (inference reads each evidence message with that context). Such an entry is a
+    candidate again and is inferred afresh from what is left at its next threshold check; an admin's
+    decision or meaning stays. Returns how many meanings were dropped."""
+    ids = sorted(set(message_ids))
+    chats = select(Message.chat_id).where(Message.id.in_(ids)).distinct()
+    inferred = (
+        select(JargonEvidence.jargon_id)
+        .join(Jargon, Jargon.id == JargonEvidence.jargon_id)
+        .where(
+            JargonEvidence.chat_id.in_(chats), Jargon.status == "inferred", Jargon.provenance == "inferred"
+        )
+    )
+    if await session.scalar(inferred.limit(1)) is None:
+        return 0
+    seen = set(ids)
+    for stored in await messages.by_ids(session, ids):
+        around = [
+            *await messages.recent(session, stored.chat_id, EVIDENCE_AROUND, before_id=stored.id),
+            *await messages.after(session, stored.chat_id, stored.id, EVIDENCE_AROUND),
+        ]
+        seen.update(m.id for m in around)
+    rows = (
+        await session.scalars(
+            select(Jargon).where(Jargon.id.in_(inferred.where(JargonEvidence.message_id.in_(sorted(seen)))))
+        )
+    ).all()
+    for row in rows:
+        old = _snapshot(row)
+        row.meaning, row.is_jargon, row.status, row.provenance = "", None, "candidate", "mined"
+        row.last_inference_count = 0
+        _changed(row, now)
+        session.add(_trail(row, "message deletion", "meaning dropped", old, now))
+    return len(rows)
 
 
 def due_threshold(count: int, last_inference_count: int, thresholds: Sequence[int]) -> int | None:

@@ -260,7 +260,7 @@ class PersonAdmin:
                 ids = list(
                     (await session.scalars(select(Message.id).where(Message.person_id == person_id))).all()
                 )
-                await erase_messages(session, ids)
+                await erase_messages(session, ids, store.ts(now))
                 removed = len(ids)
             until = store.ts(now) if remove_messages else None
             stmt = insert(PersonForgotten).values(

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
+from memory.jargon import dictionary
 from memory.models import JobState, Message, Person, PersonFact, PersonTimelineEntry
 from memory.models.recall import PreferenceDoc
 from memory.persons.service import PersonMemory
@@ -17,6 +18,7 @@ from memory.topics.check import TopicCheck
 from memory.topics.params import DisentangleParams
 from memory.types import MessageDeletion, Segment, SegmentKind
 from tests.conftest import T0, make_message
+from tests.memory.jargon.jargon_helpers import NOW, mine, record
 from tests.memory.persons.people_fixtures import count_rows
 from tests.memory.topics.test_check import SMALL
 
@@ -251,3 +253,35 @@ async def test_a_change_on_the_timeline_goes_with_either_of_its_messages(
     async with db.read() as session:
         left = (await session.scalars(select(PersonTimelineEntry))).all()
     assert [(e.kind, e.text) for e in left] == []
+
+
+async def test_a_meaning_the_model_read_from_a_deleted_message_is_dropped_to_be_inferred_again(
+    memory: MemoryService,
+) -> None:
+    """The model may have repeated what the message said (an address, a name) in the meaning; an
+    admin's decision is theirs and stays."""
+    texts = ["老地方见 就是张三家楼下", "好", "冲鸭", "绝绝子", "嗯", "老地方 走起", "a", "b", "yyds", "c"]
+    ids = await record(memory, 0, texts)
+    chat = (await memory.chat("test", "g1")).id  # type: ignore[union-attr]
+    place = await mine(memory, chat, "老地方", [ids[0], ids[5]])
+    near = await mine(memory, chat, "冲鸭", [ids[2]])  # shown with two messages either side: ids[0] too
+    far = await mine(memory, chat, "yyds", [ids[8]])
+    approved = await mine(memory, chat, "绝绝子", [ids[3]])
+    async with memory.db.write() as session:
+        for entry in (place, near, far, approved):
+            assert await dictionary.apply_inference(session, entry, 2, 0, f"意思 {entry}", True, NOW)
+        await dictionary.decide(session, [approved], "approve", "admin", NOW)
+
+    assert await memory.delete(deletion(0)) is True
+
+    async with memory.db.read() as session:
+        entries = {e: await dictionary.get(session, e) for e in (place, near, far, approved)}
+        trail = await dictionary.reviews(session, place)
+        due = [entry.id for entry, _ in await dictionary.due_for_inference(session, (2, 4, 8))]
+    dropped = [e for e, view in entries.items() if view is not None and view.meaning == ""]
+    assert sorted(dropped) == sorted([place, near])
+    assert entries[place] is not None and entries[place].status == "candidate"
+    assert entries[far] is not None and entries[far].meaning == f"意思 {far}"
+    assert entries[approved] is not None and entries[approved].status == "approved"
+    assert trail[-1]["action"] == "meaning dropped" and trail[-1]["actor"] == "message deletion"
+    assert place in due, "inferred again from the evidence left (its count still crosses 2)"
