@@ -242,17 +242,6 @@ async def follow_move(
     return await merge_chats(db, source.id, target_id, now=now, notes=notes)
 
 
-async def merge_mark(session: AsyncSession, chat_id: int) -> int | None:
-    """How many chat keys were merged into this chat (their redirects lead to it), or None when the
-    chat is gone, merged into another. The number only grows while the chat exists, so what a process
-    keeps computed from a chat's messages can tell that a merge, made by it or by another process,
-    changed them."""
-    merged = select(func.count()).where(ChatRedirect.chat_id == chat_id).scalar_subquery()
-    found = await session.execute(select(merged).where(Chat.id == chat_id))
-    value = found.scalar_one_or_none()
-    return None if value is None else int(value)
-
-
 async def _chat_by_key(session: AsyncSession, platform: str, platform_chat_id: str) -> Chat | None:
     query = select(Chat).where(Chat.platform == platform, Chat.platform_chat_id == platform_chat_id)
     return (await session.scalars(query)).one_or_none()

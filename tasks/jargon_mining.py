@@ -24,7 +24,7 @@ from typing import Literal
 from sqlalchemy import func, select
 
 from memory import messages
-from memory.chat_merge import merge_mark
+from memory.chat_marks import merge_mark, merged_since
 from memory.directory import members
 from memory.jargon import dictionary, extract
 from memory.jargon.dictionary import Scope
@@ -66,7 +66,7 @@ class MiningSettings:
 class _Cached:
     discoverer: Discoverer
     last_id: int
-    merged: int  # memory.chat_merge.merge_mark of the chat when the statistics were built
+    merged: int  # memory.chat_marks.merge_mark of the chat when the statistics were built
 
 
 @dataclass(slots=True)
@@ -238,10 +238,7 @@ class JargonMiningJob:
         last_id = window_rows[-1].id
         try:
             async with self.db.write() as session:
-                if await merge_mark(session, chat_id) != merged:
-                    # A chat was merged into this one (its messages are not in the window or the
-                    # statistics), or this one into another (nothing may be written for it).
-                    log.info("jargon mining of chat %s: merged meanwhile; skipped", chat_id)
+                if await merged_since(session, chat_id, merged, JOB_NAME):
                     self._cache.pop(chat_id, None)
                     return 0
                 state = await session.get(JobState, (JOB_NAME, chat_id))

@@ -14,7 +14,8 @@ the full-text index leaves out — members' memory commands and the bot's answer
 recalled memories — are passed over: packed, they would echo back in recall.
 
 One batch is one write transaction: cache updates, the disentangler state and the cursor commit
-together, so a crash repeats the batch from the old cursor and state. LLM calls happen outside
+together, so a crash repeats the batch from the old cursor and state; a batch whose chat a merge
+changed meanwhile is left for a later run (memory.chat_marks). LLM calls happen outside
 transactions. After each batch the topics it made ready are packed, one transaction each
 (memory.history.pack), so a ready topic never takes in a later batch of the same run.
 """
@@ -33,6 +34,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from memory.chat_marks import merge_mark, merged_since
 from memory.history import source, terms
 from memory.history.digest import speaker_line, theme_from
 from memory.history.pack import Packed, PackOptions, pack_entry
@@ -429,13 +431,14 @@ class TopicCheck:
         force: Trigger | None,
     ) -> bool:
         async with self.db.read() as session:
+            mark = await merge_mark(session, chat_id)
             state = await _job_state(session, chat_id)
             cursor = state.cursor if state else 0
             data = dict(state.data) if state else {}
             before = dict(data)
             pending, oldest = await source.pending_stats(session, chat_id, cursor)
             why = trigger(pending, oldest, now, settings) or (force if pending else None)
-            if why is None:
+            if why is None or mark is None:
                 return False
             batch = await source.after_cursor(session, chat_id, cursor, settings.batch_size)
             entries = await cache.entries(session, chat_id)
@@ -452,7 +455,7 @@ class TopicCheck:
             )
         data["disentangler"] = disentangler.state()
         read = [m.id for m in batch] + [m.id for shown in recent.values() for m in shown]
-        written = await self._write(chat_id, (cursor, before), batch[-1].id, data, slots, now, read)
+        written = await self._write(chat_id, (cursor, before, mark), batch[-1].id, data, slots, now, read)
         if written is not None:
             report.created += written[0]
             report.updated += written[1]
@@ -489,7 +492,7 @@ class TopicCheck:
     async def _write(
         self,
         chat_id: int,
-        start: tuple[int, dict[str, Any]],
+        start: tuple[int, dict[str, Any], int | None],
         new_cursor: int,
         data: dict[str, Any],
         slots: list[Slot],
@@ -497,12 +500,15 @@ class TopicCheck:
         read: Sequence[int],
     ) -> tuple[int, int] | None:
         """Commit one batch: topics, idle counters, disentangler state and cursor, all or nothing.
-        Returns (topics created, topics updated), or None when the cursor or the state it started from
-        (`start`) changed meanwhile or a message the placement read (`read`: the batch and the topics'
-        samples) was deleted meanwhile: titles, terms and state may quote it, so the batch is placed
-        again at the next run."""
-        cursor, before = start
+        Returns (topics created, topics updated), or None when the cursor, the state or the chat's merge
+        mark it started from (`start`) changed meanwhile or a message the placement read (`read`: the
+        batch and the topics' samples) was deleted meanwhile: titles, terms and state may quote it, and
+        a chat merged into this one has messages below the batch's last id that it did not read, so
+        the batch is placed again at the next run."""
+        cursor, before, mark = start
         async with self.db.write() as session:
+            if await merged_since(session, chat_id, mark, JOB):
+                return None
             state = await _job_state(session, chat_id)
             if (state.cursor if state else 0) != cursor:
                 log.warning("topic check of chat %s: cursor moved underneath; batch skipped", chat_id)

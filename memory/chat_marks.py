@@ -1,0 +1,47 @@
+"""What a process can tell of chat merges (memory.chat_merge) made since it last looked, by itself or by
+another process (`qunyi chats merge` while the bot runs): for a job that read a chat, waited (on the
+model, on offline work) and now writes, and for what is kept in memory per chat."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memory.models import Chat, ChatRedirect
+
+log = logging.getLogger(__name__)
+
+
+async def merge_mark(session: AsyncSession, chat_id: int) -> int | None:
+    """How many chat keys were merged into this chat (their redirects lead to it), or None when the
+    chat is gone, merged into another. The number only grows while the chat exists, so what a process
+    keeps computed from a chat's messages can tell that a merge, made by it or by another process,
+    changed them."""
+    merged = select(func.count()).where(ChatRedirect.chat_id == chat_id).scalar_subquery()
+    found = await session.execute(select(merged).where(Chat.id == chat_id))
+    value = found.scalar_one_or_none()
+    return None if value is None else int(value)
+
+
+async def merged_since(session: AsyncSession, chat_id: int, mark: int | None, job: str) -> bool:
+    """Whether a merge changed the chat since its `merge_mark` was `mark` (read with a job's input).
+    Called in the job's write transaction: when true the job writes nothing for the chat and reads it
+    again at a later run, since another chat's messages were merged into it (not in what it read; its
+    cursor must not pass over them), or it was merged into another (nothing may be written for it)."""
+    if await merge_mark(session, chat_id) == mark:
+        return False
+    log.info("%s of chat %s: a chat merge changed it meanwhile; left for a later run", job, chat_id)
+    return True
+
+
+async def gone_chats(session: AsyncSession, chat_ids: Iterable[int]) -> set[int]:
+    """Those of `chat_ids` that no longer exist (merged into another chat): what is kept in memory
+    under their ids is never asked for again."""
+    wanted = set(chat_ids)
+    if not wanted:
+        return set()
+    found = await session.scalars(select(Chat.id).where(Chat.id.in_(wanted)))
+    return wanted - set(found.all())

@@ -1,0 +1,74 @@
+"""A chat merge committed while a background job waits on the model (`qunyi chats merge` from another
+process while the bot runs, or the bot following a supergroup upgrade): the job writes nothing for a
+chat merged away, and does not move its cursor past the messages merged into the chat it read."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import timedelta
+
+from sqlalchemy import select
+
+from memory.chat_merge import merge_chats
+from memory.clock import ManualClock
+from memory.models import JobState, TopicCacheEntry
+from memory.service import MemoryService
+from memory.topics.check import TopicCheck
+from tests.conftest import T0, make_message
+from tests.fakes.openai_server import FakeOpenAI, Hold, answer_json
+from tests.memory.test_deletion_races import meanwhile, model
+from tests.memory.topics.test_check import SMALL
+
+LATER = T0 + timedelta(hours=1)
+
+
+async def chat_ids(memory: MemoryService, *keys: str) -> list[int]:
+    """The database ids of the test chats `keys`."""
+    return [(await memory.find_chat(f"test:{key}")).id for key in keys]  # type: ignore[union-attr]
+
+
+def topics(*ids: int) -> Hold:
+    """A held answer of the topic model putting messages `ids` on one topic."""
+    return Hold(answer_json({"topics": [{"topic": "爬山", "message_ids": list(ids)}]}))
+
+
+async def test_the_topic_check_of_a_chat_merged_away_meanwhile_writes_nothing(
+    memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
+) -> None:
+    """The check of a chat never checked wrote its topics and thread state for a chat that no longer
+    existed (a foreign-key failure of the whole run)."""
+    texts = ["周六爬山", "去哪座山", "香山吧", "几点出发", "八点"]
+    await memory.record_many([make_message(n, chat="old", text=t) for n, t in enumerate(texts, 1)])
+    await memory.record(make_message(9, chat="new", text="新群"))
+    old, new = await chat_ids(memory, "old", "new")
+    held = topics(1, 2, 3, 4, 5)
+    fake_llm.script(held)
+    async with model(fake_llm, memory, clock) as llm:
+        check = TopicCheck(memory.db, dataclasses.replace(SMALL, use_llm=True), llm)
+        await meanwhile(held, check.run_chat(old, LATER), lambda: merge_chats(memory.db, old, new, now=0.0))
+    async with memory.db.read() as session:
+        cached = (await session.scalars(select(TopicCacheEntry.chat_id))).all()
+        states = (await session.scalars(select(JobState.chat_id))).all()
+    assert (cached, states) == ([], [])
+    after = await TopicCheck(memory.db, SMALL).run_chat(new, LATER, force=True)
+    assert after.messages == 6
+
+
+async def test_the_topic_check_reads_the_messages_merged_in_while_it_waited(
+    memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
+) -> None:
+    """A merge into a checked chat keeps its cursor when the merged chat's messages all came after it;
+    the check that waited on the model then moved the cursor past them, and they were never read."""
+    offline = TopicCheck(memory.db, SMALL)
+    await memory.record_many([make_message(n, chat="new") for n in range(1, 6)])
+    assert (await offline.run_chat(1, LATER, force=True)).messages == 5
+    await memory.record_many([make_message(n, chat="old") for n in range(6, 9)])
+    await memory.record_many([make_message(n, chat="new") for n in range(9, 14)])
+    new, old = await chat_ids(memory, "new", "old")
+    held = topics(9, 10, 11, 12, 13)
+    fake_llm.script(held)
+    async with model(fake_llm, memory, clock) as llm:
+        check = TopicCheck(memory.db, dataclasses.replace(SMALL, use_llm=True), llm)
+        await meanwhile(held, check.run_chat(new, LATER), lambda: merge_chats(memory.db, old, new, now=0.0))
+    after = await offline.run_chat(new, LATER, force=True)
+    assert after.messages == 8, "the old group's messages were passed over"
