@@ -134,7 +134,8 @@ async def pack_entry(
 ) -> Packed | None:
     """Summarise one cached topic and, in one transaction, write its ChatHistory row and remove it
     from the cache. The summary (maybe an LLM call) is made outside the transaction; if the entry
-    changed meanwhile nothing is written and None is returned (the next run packs it again)."""
+    changed meanwhile nothing is written and None is returned (the next run packs it again). A topic
+    moved meanwhile by a chat merge is written to the chat it now belongs to."""
     async with db.read() as session:
         entry = await session.get(TopicCacheEntry, entry_id)
         if entry is None:
@@ -142,7 +143,6 @@ async def pack_entry(
         version = (entry.updated_at, entry.fragment_count, len(entry.message_ids))
         messages = await source.by_ids(session, entry.message_ids)
         title = entry.title
-        chat_id = entry.chat_id
     worth = len(messages) >= options.min_topic_messages
     found = await digest(messages, title, llm, options.use_llm, options.keyword_method) if worth else None
     async with db.write() as session:
@@ -154,7 +154,7 @@ async def pack_entry(
             return None
         history_id = None
         if found is not None and messages:
-            history_id = (await write_history(session, chat_id, messages, found, now)).id
+            history_id = (await write_history(session, current.chat_id, messages, found, now)).id
         else:
             log.debug(
                 "topic %s (%s) has %d messages; dropped without a ChatHistory row",

@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from memory.chat_merge import merge_chats
 from memory.clock import ManualClock
-from memory.models import JobState, TopicCacheEntry
+from memory.models import ChatHistory, JobState, TopicCacheEntry
 from memory.service import MemoryService
 from memory.topics.check import TopicCheck
 from tests.conftest import T0, make_message
@@ -72,3 +72,28 @@ async def test_the_topic_check_reads_the_messages_merged_in_while_it_waited(
         await meanwhile(held, check.run_chat(new, LATER), lambda: merge_chats(memory.db, old, new, now=0.0))
     after = await offline.run_chat(new, LATER, force=True)
     assert after.messages == 8, "the old group's messages were passed over"
+
+
+async def test_a_topic_packed_while_its_chat_is_merged_is_written_to_the_chat_it_went_into(
+    memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
+) -> None:
+    """The topic moved with the merge, but its ChatHistory row was written for the chat read before
+    the summary (a foreign-key failure: that chat no longer existed)."""
+    await memory.record_many([make_message(n, chat="old", text=f"爬山第{n}句") for n in range(1, 6)])
+    await memory.record(make_message(9, chat="new", text="新群"))
+    old, new = await chat_ids(memory, "old", "new")
+    assert (await TopicCheck(memory.db, SMALL).run_chat(old, LATER, force=True)).messages == 5
+    summary = {"theme": "爬山", "keywords": ["爬山"], "summary": "周末去爬山", "key_points": []}
+    held = Hold(answer_json(summary))
+    fake_llm.script(held)
+    async with model(fake_llm, memory, clock) as llm:
+        options = dataclasses.replace(SMALL.pack_options, use_llm=True)
+        check = TopicCheck(memory.db, dataclasses.replace(SMALL, pack_options=options), llm)
+        await meanwhile(
+            held,
+            check.pack_ready(old, LATER, everything=True),
+            lambda: merge_chats(memory.db, old, new, now=0.0),
+        )
+    async with memory.db.read() as session:
+        histories = (await session.execute(select(ChatHistory.chat_id, ChatHistory.theme))).all()
+    assert [tuple(h) for h in histories] == [(new, "爬山")]
