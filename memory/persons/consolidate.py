@@ -2,7 +2,9 @@
 
 Per chat, a cursor in `job_state` marks the last message processed; each run reads at most
 `consolidation_batch` newer messages, so the work is O(new messages + facts of the people in them),
-never O(N²) over a person's history (Mio's bottleneck). Facts come only from
+never O(N²) over a person's history (Mio's bottleneck). A batch is written in one transaction with the
+cursor, unless the cursor moved, a message or person was deleted, or a chat merge changed the chat
+(memory.chat_marks) meanwhile: it is then read again at a later run. Facts come only from
 - the person's own words (`speech.own_text`: quoted, forwarded and reported speech are blanked, and
   other people's messages are never about the speaker — MaiBot #1734), or
 - an explicit statement naming them ("小红住在北京"), offline only.
@@ -25,6 +27,7 @@ from sqlalchemy import select
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from memory.chat_marks import merge_mark, merged_since
 from memory.commands import is_memory_command
 from memory.messages import missing_ids
 from memory.models import Chat, JobState, Message, PersonFact, PersonForgotten
@@ -135,6 +138,7 @@ class PersonConsolidator:
         config = self.config()
         report = ConsolidationReport()
         async with self.db.read() as session:
+            mark = await merge_mark(session, chat_id)
             cursor = await _cursor(session, chat_id)
             rows = list(
                 (
@@ -146,7 +150,7 @@ class PersonConsolidator:
                     )
                 ).all()
             )
-            if not rows:
+            if not rows or mark is None:
                 return report
             forgotten = await _forgotten(session)
             utterances = await _utterances(session, chat_id, rows, forgotten)
@@ -159,6 +163,8 @@ class PersonConsolidator:
             llm_facts, events = await self._ask_llm(items, report)
             found.extend(llm_facts)
         async with self.db.write() as session:
+            if await merged_since(session, chat_id, mark, JOB):
+                return ConsolidationReport()
             if await _cursor(session, chat_id) != cursor:
                 log.info("chat %s was consolidated by another run meanwhile; skipping", chat_id)
                 return ConsolidationReport()

@@ -11,12 +11,15 @@ from sqlalchemy import select
 
 from memory.chat_merge import merge_chats
 from memory.clock import ManualClock
-from memory.models import ChatHistory, JobState, TopicCacheEntry
+from memory.models import ChatHistory, JobState, PersonFact, PersonTimelineEntry, TopicCacheEntry
+from memory.persons.config import PersonsConfig
+from memory.persons.service import PersonMemory
 from memory.service import MemoryService
+from memory.storage import Database
 from memory.topics.check import TopicCheck
 from tests.conftest import T0, make_message
 from tests.fakes.openai_server import FakeOpenAI, Hold, answer_json
-from tests.memory.test_deletion_races import meanwhile, model
+from tests.memory.test_deletion_races import meanwhile, model, person_answer
 from tests.memory.topics.test_check import SMALL
 
 LATER = T0 + timedelta(hours=1)
@@ -97,3 +100,29 @@ async def test_a_topic_packed_while_its_chat_is_merged_is_written_to_the_chat_it
     async with memory.db.read() as session:
         histories = (await session.execute(select(ChatHistory.chat_id, ChatHistory.theme))).all()
     assert [tuple(h) for h in histories] == [(new, "爬山")]
+
+
+async def test_people_read_in_a_chat_merged_away_meanwhile_get_their_facts_in_the_chat_it_went_into(
+    memory: MemoryService, db: Database, clock: ManualClock, fake_llm: FakeOpenAI
+) -> None:
+    """Consolidation of a chat never consolidated wrote facts, events and its cursor for a chat that no
+    longer existed (a foreign-key failure of the whole run)."""
+    async with model(fake_llm, memory, clock) as llm:
+        people = PersonMemory(db, lambda: PersonsConfig(use_llm=True), llm)
+        people.attach(memory)
+        said = await memory.record(make_message(1, chat="old", text="我喜欢猫"))
+        await memory.record(make_message(2, chat="new", text="新群"))
+        old, new = await chat_ids(memory, "old", "new")
+        held = person_answer((said.message_id, "likes", "猫"), events=((said.message_id, "养了一只猫"),))
+        fake_llm.script(held, held.then)
+        await meanwhile(
+            held, people.consolidator.run_chat(old, LATER), lambda: merge_chats(db, old, new, now=0.0)
+        )
+        async with db.read() as session:
+            assert (await session.scalars(select(JobState.chat_id))).all() == []
+        await people.consolidator.run_chat(new, LATER)
+    async with db.read() as session:
+        facts = (await session.execute(select(PersonFact.chat_id, PersonFact.key))).all()
+        events = (await session.execute(select(PersonTimelineEntry.chat_id, PersonTimelineEntry.text))).all()
+    assert [tuple(f) for f in facts] == [(new, "likes")]
+    assert [tuple(e) for e in events] == [(new, "养了一只猫")]
