@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import ScalarSelect, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.models import Chat, ChatRedirect
@@ -15,13 +16,17 @@ from memory.models import Chat, ChatRedirect
 log = logging.getLogger(__name__)
 
 
+def merges_into(chat_id: int) -> ScalarSelect[Any]:
+    """How many chat keys were merged into the chat, as a column to read with other values of it."""
+    return select(func.count()).where(ChatRedirect.chat_id == chat_id).scalar_subquery()
+
+
 async def merge_mark(session: AsyncSession, chat_id: int) -> int | None:
     """How many chat keys were merged into this chat (their redirects lead to it), or None when the
     chat is gone, merged into another. The number only grows while the chat exists, so what a process
     keeps computed from a chat's messages can tell that a merge, made by it or by another process,
     changed them."""
-    merged = select(func.count()).where(ChatRedirect.chat_id == chat_id).scalar_subquery()
-    found = await session.execute(select(merged).where(Chat.id == chat_id))
+    found = await session.execute(select(merges_into(chat_id)).where(Chat.id == chat_id))
     value = found.scalar_one_or_none()
     return None if value is None else int(value)
 

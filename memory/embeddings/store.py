@@ -12,6 +12,7 @@ from sqlalchemy import ColumnElement, and_, delete, func, select
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from memory.chat_marks import gone_chats, merges_into
 from memory.embeddings.vectors import Matrix, from_blob, normalized, to_blob
 from memory.models import EmbeddingVector
 
@@ -107,26 +108,39 @@ async def load_vectors(session: AsyncSession, chat_id: int, model: str, dimensio
 
 
 class VectorIndex:
-    """Per-chat vectors cached in memory; a chat is reloaded when its row count or newest id changes."""
+    """Per-chat vectors cached in memory; a chat is reloaded when its row count or newest id changes,
+    or another chat was merged into it (memory.chat_merge, by this process or another: rows of lower
+    ids move in while rows whose turn window changed are dropped, which count and newest id may not
+    show). A reload also drops the vectors held for chats merged into another since."""
 
     def __init__(self) -> None:
-        self._cache: dict[tuple[int, str, int], ChatVectors] = {}
+        self._cache: dict[tuple[int, str, int], tuple[int, ChatVectors]] = {}
+
+    def cached_chats(self) -> set[int]:
+        """The chats whose vectors are held in memory."""
+        return {chat_id for chat_id, _, _ in self._cache}
 
     async def _chat(self, session: AsyncSession, chat_id: int, model: str, dimension: int) -> ChatVectors:
         found = (
             await session.execute(
                 select(
-                    func.count(), func.max(EmbeddingVector.id), func.max(EmbeddingVector.created_at)
+                    func.count(),
+                    func.max(EmbeddingVector.id),
+                    func.max(EmbeddingVector.created_at),
+                    merges_into(chat_id),
                 ).where(_same_space(chat_id, model, dimension))
             )
         ).one()
         version = (int(found[0]), int(found[1] or 0), float(found[2] or 0.0))
+        merged = int(found[3])
         key = (chat_id, model, dimension)
         held = self._cache.get(key)
-        if held is None or held.version != version:
-            held = await load_vectors(session, chat_id, model, dimension)
+        if held is None or held[1].version != version or held[0] != merged:
+            gone = await gone_chats(session, self.cached_chats())
+            self._cache = {k: v for k, v in self._cache.items() if k[0] not in gone}
+            held = (merged, await load_vectors(session, chat_id, model, dimension))
             self._cache[key] = held
-        return held
+        return held[1]
 
     async def search(
         self, session: AsyncSession, chat_ids: Sequence[int], model: str, query: Sequence[float], limit: int

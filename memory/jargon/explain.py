@@ -79,8 +79,15 @@ class JargonExplainer:
         for view in views:
             terms.setdefault(view.content, Explained(view.content, view.meaning, view.id))
         vocabulary = Vocabulary(scope, version, terms, JargonMatcher(terms))
+        # The dictionary changed: every other vocabulary held is stale, and a chat merged into another
+        # (its terms moved, so the dictionary changed) is never asked for again.
+        self._cache = {s: v for s, v in self._cache.items() if v.version == version}
         self._cache[scope] = vocabulary
         return vocabulary
+
+    def cached_chats(self) -> set[int]:
+        """The chats whose own vocabulary is held in memory (the shared one of global terms aside)."""
+        return {scope for scope in self._cache if scope is not None}
 
     async def explain(self, chat_id: int, texts: Iterable[str]) -> list[Explained]:
         """Terms present in `texts` (each once, in order of first appearance) with their meanings."""

@@ -87,8 +87,14 @@ class JargonGlossary:
         if cached is not None and cached[0] == vocabulary.version:
             return cached[1]
         index = _build(vocabulary)
+        # As in the explainer: the other indexes held are stale, some of chats merged away.
+        self._indexes = {s: i for s, i in self._indexes.items() if i[0] == vocabulary.version}
         self._indexes[vocabulary.scope] = (vocabulary.version, index)
         return index
+
+    def cached_chats(self) -> set[int]:
+        """The chats whose own index is held in memory (the shared one of global terms aside)."""
+        return {scope for scope in self._indexes if scope is not None}
 
     async def expansion(
         self, chat_ids: Sequence[int], question: str, keywords: Sequence[Keyword]
