@@ -32,7 +32,7 @@ from memory.jargon.discovery import Discoverer, DiscoveryParams
 from memory.jargon.inference import run_inference
 from memory.jargon.types import Candidate, MinerMessage
 from memory.messages import StoredMessage
-from memory.models import Chat, JobState, Message
+from memory.models import Chat, ChatRedirect, JobState, Message
 from memory.persons.config import ALIAS_SOURCES
 from memory.persons.store import alias_entries
 from memory.ports import LLMPort, LLMUnavailable
@@ -112,7 +112,7 @@ class JargonMiningJob:
         self.settings = settings
         self.llm = llm
         self._cache: dict[int, _Cached] = {}
-        self._seen_top = -1
+        self._seen_top: tuple[int, int] | None = None
         self._seen_settings: MiningSettings | None = None
         self._cooling: dict[int, float] = {}
 
@@ -125,12 +125,15 @@ class JargonMiningJob:
     async def _due_chats(self, now: float, settings: MiningSettings) -> list[tuple[int, int]]:
         """(chat id, cursor) of chats with enough new messages whose cooldown passed.
 
-        A tick with no new message since the last one and no cooldown ending has nothing to do and
-        costs one indexed query (the job ticks several times per cooldown). A chat mined at this tick
+        A tick with no new message and no chat merge (memory.chat_merge: by this process or another)
+        since the last one and no cooldown ending has nothing to do and costs one indexed query (the
+        job ticks several times per cooldown). A chat mined at this tick
         counts as cooling, so messages left past its `max_window_messages` are mined once its
         cooldown ends, new messages or not."""
         async with self.db.read() as session:
-            top = int((await session.execute(select(func.max(Message.id)))).scalar() or 0)
+            merges = select(func.count()).select_from(ChatRedirect).scalar_subquery()
+            newest, merged = (await session.execute(select(func.max(Message.id), merges))).one()
+            top = (int(newest or 0), int(merged))
             unchanged = top == self._seen_top and settings == self._seen_settings
             if unchanged and all(now < until for until in self._cooling.values()):
                 return []
@@ -181,7 +184,7 @@ class JargonMiningJob:
         except BaseException:
             # A chat that was due is still due: the next tick must not take "no new message" for
             # "nothing to do" (a locked database would otherwise leave it unmined until new traffic).
-            self._seen_top = -1
+            self._seen_top = None
             raise
         if self.llm is not None and self.llm.available("jargon"):
             report.inferred = await run_inference(

@@ -110,6 +110,24 @@ async def test_a_chat_merged_in_meanwhile_is_part_of_the_statistics(memory: Memo
     assert (await _entries(memory))["绝绝子"] == 6, "judged on the old group's use of it too"
 
 
+async def test_a_merge_from_another_process_is_mined_without_waiting_for_a_new_message(
+    memory: MemoryService,
+) -> None:
+    """Each chat had fewer new messages than `min_new_messages`, together enough; after `qunyi chats
+    merge` (another process) the job's ticks took "no new message" for "nothing to do" until the group
+    spoke again."""
+    job = JargonMiningJob(memory.db, lambda: SETTINGS)
+    await _record(memory, 0, LINES, chat="old")
+    await _record(memory, 10, [f"新群第{n}句" for n in range(10)], chat="new")
+    assert (await job.run(T0)).chats == 2
+    await _record(memory, 20, LINES[:5], chat="old")
+    await _record(memory, 25, [f"新群又一句{n}" for n in range(5)], chat="new")
+    assert (await job.run(T0 + timedelta(minutes=1))).chats == 0
+    old, new = [(await memory.find_chat(f"test:{k}")).id for k in ("old", "new")]  # type: ignore[union-attr]
+    await merge_chats(memory.db, old, new, now=T0.timestamp())
+    assert (await job.run(T0 + timedelta(minutes=2))).chats == 1
+
+
 async def test_a_chat_merged_away_while_the_model_reads_it_gets_nothing_written(
     memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
 ) -> None:
