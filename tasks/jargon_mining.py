@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
 
-from sqlalchemy import func, select
+from sqlalchemy import func, literal_column, select
 
 from memory import messages
 from memory.chat_marks import merge_mark, merged_since
@@ -127,9 +127,9 @@ class JargonMiningJob:
 
         A tick with no new message and no chat merge (memory.chat_merge: by this process or another)
         since the last one and no cooldown ending has nothing to do and costs one indexed query (the
-        job ticks several times per cooldown). A chat mined at this tick
-        counts as cooling, so messages left past its `max_window_messages` are mined once its
-        cooldown ends, new messages or not."""
+        job ticks several times per cooldown). A chat mined at this tick counts as cooling, so
+        messages left past its `max_window_messages` are mined once its cooldown ends, new messages
+        or not."""
         async with self.db.read() as session:
             merges = select(func.count()).select_from(ChatRedirect).scalar_subquery()
             newest, merged = (await session.execute(select(func.max(Message.id), merges))).one()
@@ -142,21 +142,34 @@ class JargonMiningJob:
                 for s in (await session.scalars(select(JobState).where(JobState.job == JOB_NAME))).all()
             }
             chat_ids = list((await session.scalars(select(Chat.id))).all())
-            # A range on the primary key first, so a tick reads only messages no chat has mined yet.
-            low = min((states[c].cursor if c in states else 0) for c in chat_ids) if chat_ids else 0
+            # A range on the primary key from the lowest cursor, so a tick reads only messages some
+            # chat has not mined yet: `+` keeps SQLite from grouping along the chat index instead,
+            # which reads every message. Chats never mined (too few messages, or none) do not lower
+            # it: their messages before it are counted apart, through the chat index.
+            low = min((states[c].cursor for c in chat_ids if c in states), default=0)
             cursor = func.coalesce(JobState.cursor, 0)
             pending = await session.execute(
                 select(Message.chat_id, func.count())
                 .outerjoin(JobState, (JobState.job == JOB_NAME) & (JobState.chat_id == Message.chat_id))
                 .where(Message.id > low, Message.id > cursor)
-                .group_by(Message.chat_id)
+                .group_by(literal_column("+messages.chat_id"))
             )
-            rows = pending.all()
+            counts: dict[int, int] = {int(c): int(n) for c, n in pending.all()}
+            if low:
+                mined = select(JobState.chat_id).where(JobState.job == JOB_NAME)
+                never = select(Chat.id).where(Chat.id.not_in(mined))
+                earlier = await session.execute(
+                    select(Message.chat_id, func.count())
+                    .where(Message.chat_id.in_(never), Message.id <= low)
+                    .group_by(Message.chat_id)
+                )
+                for chat_id, count in earlier.all():
+                    counts[chat_id] = counts.get(chat_id, 0) + int(count)
         alive = set(chat_ids)  # the statistics of a chat merged into another are never used again
         self._cache = {c: cached for c, cached in self._cache.items() if c in alive}
         due = []
         self._cooling = {}
-        for chat_id, count in rows:
+        for chat_id, count in sorted(counts.items()):
             state = states.get(chat_id)
             if count < settings.min_new_messages:
                 continue

@@ -21,6 +21,7 @@ from memory.persons.config import PersonsConfig
 from memory.persons.service import PersonMemory
 from memory.service import MemoryService
 from memory.storage import Database
+from memory.types import MessageDeletion
 from tasks.jargon_mining import JOB_NAME, JargonMiningJob, MiningSettings, RunReport, name_variants
 from tasks.runner import JobRunner
 from tests.conftest import T0, database_locked, make_message
@@ -108,6 +109,21 @@ async def test_a_chat_merged_in_meanwhile_is_part_of_the_statistics(memory: Memo
     await _record(memory, 20, ["绝绝子", *(f"又一句{n}" for n in range(9))], chat="new")
     assert (await job.run(T0 + timedelta(minutes=1))).chats == 1
     assert (await _entries(memory))["绝绝子"] == 6, "judged on the old group's use of it too"
+
+
+async def test_a_chat_never_mined_counts_the_messages_it_had_before_the_others_were_mined(
+    memory: MemoryService,
+) -> None:
+    """A tick reads the messages past the lowest cursor; a chat never mined (too few messages) and an
+    empty one (a deletion in a chat never recorded) have none: the small chat's messages below the
+    big chat's cursor still count towards its `min_new_messages`."""
+    job = JargonMiningJob(memory.db, lambda: SETTINGS)
+    await _record(memory, 0, LINES[:9], chat="small")
+    await _record(memory, 9, LINES, chat="big")
+    await memory.delete(MessageDeletion("test", "empty", "m1"))
+    assert (await job.run(T0)).chats == 1
+    await _record(memory, 19, ["又一句"], chat="small")
+    assert (await job.run(T0 + timedelta(minutes=1))).chats == 1
 
 
 async def test_a_merge_from_another_process_is_mined_without_waiting_for_a_new_message(
