@@ -7,6 +7,7 @@ writers queue on the pool and other processes wait on busy_timeout instead of fa
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -51,7 +52,7 @@ def _set_pragmas(busy_timeout_ms: int, immediate: bool) -> Any:
     def on_connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA journal_mode=WAL")  # a no-op: `_prepare` made the file WAL
         cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
@@ -69,7 +70,20 @@ def _begin(immediate: bool) -> Any:
     return on_begin
 
 
-def _prepare(data_dir: Path, path: Path, create: bool) -> None:
+def _use_wal(path: Path, busy_timeout_ms: int) -> None:
+    """Make the file WAL (a lasting property of the file) before any pooled connection opens it.
+
+    Switching the journal mode needs the file to itself, and SQLite refuses it at once, without waiting
+    out the busy timeout, while another connection holds a lock; left to the pools' first connections,
+    two Database objects (or processes) starting together made one fail with 'database is locked'."""
+    connection = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, isolation_level=None)
+    try:
+        connection.execute("PRAGMA journal_mode=WAL")
+    finally:
+        connection.close()
+
+
+def _prepare(data_dir: Path, path: Path, create: bool, busy_timeout_ms: int) -> None:
     if not create and not path.is_file():
         raise DatabaseMissing(path, "no database file")
     try:
@@ -79,6 +93,9 @@ def _prepare(data_dir: Path, path: Path, create: bool) -> None:
         raise DatabaseUnavailable(path, reason) from exc
     try:
         migrate.upgrade(path)
+        _use_wal(path, busy_timeout_ms)
+    except sqlite3.DatabaseError as exc:
+        raise DatabaseUnavailable(path, str(exc)) from exc
     except DBAPIError as exc:
         raise DatabaseUnavailable(path, str(exc.orig)) from exc
     except (migrate.NewerSchema, CommandError) as exc:
@@ -107,7 +124,7 @@ class Database:
         Raises DatabaseMissing when `create` is false and there is no database file, and
         DatabaseUnavailable when the folder cannot be made or the file is not a usable database."""
         path = data_dir / DB_FILENAME
-        await asyncio.to_thread(_prepare, data_dir, path, create)
+        await asyncio.to_thread(_prepare, data_dir, path, create, busy_timeout_ms)
         return cls(path, busy_timeout_ms)
 
     @property
