@@ -2,8 +2,9 @@
 
 `HistoryStats` holds the normalised text of the last `capacity` messages of one chat. It answers:
 - `count(s)`: an upper bound of how many messages contain `s` (exact occurrence counts for short
-  n-grams from a counter, C-speed `str.count` over the joined history for longer strings); cheap,
-  and monotone enough for Apriori-style pruning (a string is never counted more often than its parts);
+  n-grams from a counter, C-speed `str.count` over the joined history for longer strings, kept until
+  the history changes); cheap, and monotone enough for Apriori-style pruning (a string is never
+  counted more often than its parts);
 - `occurrences(s)`: the exact messages and speakers that contain `s` on Latin word boundaries, and
   the characters seen left and right of it (for boundary entropy and closure).
 It can always be rebuilt from the messages themselves; `add` evicts the oldest beyond `capacity`.
@@ -23,6 +24,8 @@ from memory.jargon.types import MinerMessage
 from memory.text.mapped import fold
 
 _SEP = "\x00"
+# Longer strings counted since the history last changed, at most this many (then counted afresh).
+COUNTED_LIMIT = 500_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +81,7 @@ class HistoryStats:
         self._joined: str | None = None
         self._starts: list[int] = []
         self._snapshot: list[_Entry] = []
+        self._counted: dict[str, int] = {}
 
     @classmethod
     def build(cls, messages: Iterable[MinerMessage], capacity: int | None = None) -> HistoryStats:
@@ -112,6 +116,7 @@ class HistoryStats:
         self._keys.add(entry.key)
         self._count_grams(text, +1)
         self._joined = None
+        self._counted = {}
         if self.capacity is not None:
             while len(self._entries) > self.capacity:
                 old = self._entries.popleft()
@@ -149,7 +154,14 @@ class HistoryStats:
         """Occurrences of normalised `s` in the history (an upper bound of its message count)."""
         if len(s) <= self.index_n:
             return self._grams.get(s, 0)
-        return self._join().count(s)
+        # Discovery asks for the same strings again and again (every repeat of a phrase in a long
+        # message); each answer is a scan of the whole history.
+        found = self._counted.get(s)
+        if found is None:
+            if len(self._counted) >= COUNTED_LIMIT:
+                self._counted.clear()
+            found = self._counted[s] = self._join().count(s)
+        return found
 
     def occurrences(self, s: str, limit: int = 5000) -> Occurrences:
         """Exact occurrences of normalised `s` on Latin word boundaries (the first `limit` of them)."""

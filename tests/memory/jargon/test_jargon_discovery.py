@@ -129,3 +129,16 @@ def test_a_flood_of_repeated_text_is_scanned_once(monkeypatch: pytest.MonkeyPatc
     found = {c.content for c in discover(window, messages)}
     assert "蚌埠住了" in found
     assert scans < 2_000, f"{scans} scans of the history"
+
+
+def test_counts_follow_the_history_as_messages_come_and_go() -> None:
+    """Counts of longer strings are kept between questions: a message added or evicted must still
+    change them at once."""
+    stats = HistoryStats(capacity=2)
+    stats.add(MinerMessage("a", "蚌埠住了，蚌埠住了", "alice"))
+    assert stats.count("蚌埠住了") == 2
+    stats.add(MinerMessage("b", "真的蚌埠住了", "bob"))
+    assert stats.count("蚌埠住了") == 3
+    stats.add(MinerMessage("c", "今天吃什么", "carol"))  # the oldest message leaves the history
+    assert stats.count("蚌埠住了") == 1
+    assert stats.count("今天吃什么") == 1
