@@ -33,8 +33,10 @@ from memory.persons.names import (
     NameForms,
     has_cjk,
     name_forms,
+    name_key,
     pinyin_syllables,
     to_pinyin,
+    unaccented,
 )
 from memory.text import words
 from memory.text.mapped import normalize_mapped
@@ -222,7 +224,7 @@ class AliasIndex:
 
         add(self._by_key.get(key, []), _BASE[How.EXACT], How.EXACT)
         if key:
-            bare = name_forms(key).unaccented or key
+            bare = unaccented(name_key(key)) or key  # not name_forms: its pinyin is not needed here
             add(self._by_unaccented.get(bare, []), _VARIANT_ACCENTS, How.VARIANT)
             if bare != key:
                 add(self._by_key.get(bare, []), _VARIANT_ACCENTS, How.VARIANT)
