@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from adapters.base import Adapter
 from adapters.console import ConsoleAdapter
 from bot.app import App
@@ -9,13 +11,20 @@ from bot.config import Settings
 from bot.config.store import Listener
 
 
-def follow_bot_identity(console: ConsoleAdapter) -> Listener:
-    """A config listener: the console addresses and signs as the `[bot]` name and self_id in force, as
+class SignsAsBot(Protocol):
+    """A local adapter that plays the bot itself (console, playground): it knows the bot's id and name."""
+
+    bot_id: str
+    bot_name: str
+
+
+def follow_bot_identity(adapter: SignsAsBot) -> Listener:
+    """A config listener: the adapter addresses and signs as the `[bot]` name and self_id in force, as
     the reply policy does, so a reload renaming the bot needs no restart there either."""
 
     def listener(_old: Settings, new: Settings) -> None:
-        console.bot_id = new.bot.self_id
-        console.bot_name = new.bot.name
+        adapter.bot_id = new.bot.self_id
+        adapter.bot_name = new.bot.name
 
     return listener
 
@@ -51,4 +60,15 @@ def build_adapters(app: App) -> list[Adapter]:
 
             assert settings.adapters.discord is not None
             adapters.append(DiscordAdapter(settings.adapters.discord))
+        elif name == "playground":
+            from adapters.playground import PlaygroundAdapter
+
+            playground = PlaygroundAdapter(
+                settings.adapters.playground,
+                bot_id=settings.bot.self_id,
+                bot_name=settings.bot.name,
+                clock=app.clock,
+            )
+            app.config.subscribe(follow_bot_identity(playground))
+            adapters.append(playground)
     return adapters

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from adapters.discord.config import DiscordConfig
 from adapters.onebot_v11.config import OneBotConfig
+from adapters.playground.config import PlaygroundConfig
 from adapters.telegram.config import TelegramConfig
 from bot.llm.settings import LLMSettings
 from bot.web.security import check_host
@@ -178,7 +179,7 @@ class ConsoleSettings(Section):
     user: str = Field("me", min_length=1)
 
 
-AdapterName = Literal["console", "onebot_v11", "telegram", "discord"]
+AdapterName = Literal["console", "onebot_v11", "telegram", "discord", "playground"]
 
 
 class AdaptersSettings(Section):
@@ -187,6 +188,7 @@ class AdaptersSettings(Section):
     onebot_v11: OneBotConfig = OneBotConfig()
     telegram: TelegramConfig | None = None
     discord: DiscordConfig | None = None
+    playground: PlaygroundConfig = PlaygroundConfig()
 
     @model_validator(mode="after")
     def _configured(self) -> AdaptersSettings:

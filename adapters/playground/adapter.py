@@ -1,0 +1,235 @@
+"""The web playground adapter: a page on loopback where a person chats with the bot as any member.
+
+The page (`GET /`, its script and style) needs no token; every `/api/` call needs
+`Authorization: Bearer <token>`, which the page takes from the address it is opened with
+(`…/#token=…`, logged at start). A browser sends that header cross-site only after a CORS preflight,
+which this server never answers, so another site cannot drive the API. Unless `allow_remote`, a
+request whose Host header is not a loopback name is refused (DNS rebinding).
+
+Posts are handled one at a time, in order; a post is answered once the bot has handled it, so the
+bot's reply (if any) is already in the transcript then.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from importlib import resources
+
+from aiohttp import web
+
+from adapters.base import Adapter, InFlight, MessageHandler
+from adapters.playground.config import PlaygroundConfig
+from adapters.playground.event import PLATFORM, BadPost, Post, read_post, to_chat_message
+from adapters.playground.transcript import Transcripts
+from memory.clock import Clock, SystemClock
+from memory.local_access import bearer_matches, host_header_is_loopback, new_token
+from memory.types import ChatKind, ChatMessage, InvalidMessage
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+STATIC = {  # path -> (resource, content type)
+    "/": ("index.html", "text/html"),
+    "/page.js": ("page.js", "text/javascript"),
+    "/page.css": ("page.css", "text/css"),
+}
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+NOT_DELIVERED = "the bot is stopping; the message was not delivered"
+_SHUTDOWN_SECONDS = 2.0  # after the grace InFlight gave, for the connections still open
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
+    return web.json_response({"error": message}, status=status, headers=headers)
+
+
+class PlaygroundAdapter(Adapter):
+    """Chats in a browser page; see the module docstring for access and `PlaygroundConfig`."""
+
+    platform = PLATFORM
+
+    def __init__(
+        self, config: PlaygroundConfig, *, bot_id: str, bot_name: str, clock: Clock | None = None
+    ) -> None:
+        self.config = config
+        self.bot_id = bot_id
+        self.bot_name = bot_name
+        self._clock = clock or SystemClock()
+        self._token = config.token or new_token()
+        self._run = secrets.token_hex(4)  # message ids of this run never clash with an earlier run's
+        self._ids = itertools.count(1)
+        self.transcripts = Transcripts(config.keep_messages, config.max_chats)
+        self._turn = asyncio.Lock()
+        self._in_flight = InFlight()
+        self._handler: MessageHandler | None = None
+        self._runner: web.AppRunner | None = None
+        self._site: web.TCPSite | None = None
+        self._stopping = False
+        self.url: str | None = None  # the page's address with the token, once started
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    async def start(self, handler: MessageHandler) -> None:
+        """Serve the page and the API; returns once listening and logs the page's address."""
+        self._handler = handler
+        self._stopping = False
+        self._runner = web.AppRunner(self.web_app(), access_log=None, shutdown_timeout=_SHUTDOWN_SECONDS)
+        await self._runner.setup()
+        self._site = web.TCPSite(self._runner, self.config.host, self.config.port)
+        await self._site.start()
+        port = self._runner.addresses[0][1] if self._runner.addresses else self.config.port
+        host = f"[{self.config.host}]" if ":" in self.config.host else self.config.host
+        self.url = f"http://{host}:{port}/#token={self._token}"
+        log.info("web playground on %s", self.url)
+
+    async def stop(self) -> None:
+        """Stop listening and refuse new posts, let the message being handled finish (its reply is
+        still added and its post answered), then close the connections left."""
+        self._stopping = True
+        if self._site is not None:
+            await self._site.stop()
+            self._site = None
+        await self._in_flight.drained()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def send_text(
+        self, chat_id: str, text: str, *, chat_kind: ChatKind = ChatKind.GROUP, reply_to: str | None = None
+    ) -> ChatMessage:
+        message = ChatMessage.outgoing(
+            self.platform,
+            chat_id,
+            self._next_id(),
+            self.bot_id,
+            self.bot_name,
+            text,
+            self._clock.now(),
+            chat_kind,
+            reply_to,
+        )
+        self.transcripts.add(message)
+        return message
+
+    def _next_id(self) -> str:
+        return f"{self._run}-{next(self._ids)}"
+
+    # -- the web application -----------------------------------------------------------------------
+
+    def web_app(self) -> web.Application:
+        """The page and the API as an aiohttp Application (bodies limited to `max_body_bytes`)."""
+        app = web.Application(middlewares=[self._guard], client_max_size=self.config.max_body_bytes)
+        for path in STATIC:
+            app.router.add_get(path, self._static)
+        app.router.add_get("/api/chats", self._chats)
+        app.router.add_get("/api/chats/{chat_id}/messages", self._messages)
+        app.router.add_post("/api/messages", self._post)
+        app.on_response_prepare.append(_security_headers)
+        return app
+
+    @web.middleware
+    async def _guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """The Host check, the token on /api/, and every client error as a JSON error."""
+        if not self.config.allow_remote and not host_header_is_loopback(request.headers.get("Host")):
+            return _error(403, "the playground answers only to a loopback address (Host header)")
+        if request.path.startswith("/api/") and not bearer_matches(
+            request.headers.get("Authorization"), self._token
+        ):
+            return _error(
+                401, "the API needs 'Authorization: Bearer <token>': open the address logged at start"
+            )
+        try:
+            return await handler(request)
+        except web.HTTPClientError as exc:  # no such route, wrong method, body too large
+            allow = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else None
+            return _error(exc.status, exc.text or exc.reason, allow)
+
+    async def _static(self, request: web.Request) -> web.Response:
+        name, content_type = STATIC[request.path]
+        body = resources.files("adapters.playground").joinpath("static", name).read_text(encoding="utf-8")
+        return web.Response(text=body, content_type=content_type, charset="utf-8")
+
+    async def _chats(self, _request: web.Request) -> web.Response:
+        chats = [
+            {"chat_id": chat_id, "chat_kind": kind.value, "cursor": newest}
+            for chat_id, kind, newest in self.transcripts.chats()
+        ]
+        bot = {"id": self.bot_id, "name": self.bot_name}
+        return web.json_response({"run": self._run, "bot": bot, "chats": chats})
+
+    async def _messages(self, request: web.Request) -> web.Response:
+        after = request.query.get("after", "0")
+        if not after.isascii() or not after.isdigit():
+            return _error(400, "after must be a whole number of zero or more (the cursor last read)")
+        page = self.transcripts.after(request.match_info["chat_id"], int(after))
+        return web.json_response(
+            {
+                "run": self._run,
+                "chat_id": request.match_info["chat_id"],
+                "chat_kind": page.kind.value if page.kind is not None else None,
+                "messages": [entry.to_json() for entry in page.entries],
+                "cursor": page.cursor,
+                "missed": page.missed,
+            }
+        )
+
+    async def _post(self, request: web.Request) -> web.Response:
+        if self._stopping:
+            return _error(503, NOT_DELIVERED)
+        try:
+            post = read_post(await request.read(), max_name_chars=self.config.max_name_chars)
+        except BadPost as exc:
+            return _error(400, str(exc))
+        with self._in_flight.handling():
+            async with self._turn:
+                return await self._deliver(post)
+
+    async def _deliver(self, post: Post) -> web.Response:
+        """Add the post to its chat and hand it to the bot; its turn has come."""
+        if self._stopping:
+            return _error(503, NOT_DELIVERED)
+        kind = self.transcripts.kind_of(post.chat_id)
+        if kind is not None and kind is not post.chat_kind:
+            return _error(409, f"chat {post.chat_id!r} is a {kind.value} chat in this run")
+        quoted = None
+        if post.reply_to is not None:
+            quoted = self.transcripts.find(post.chat_id, post.reply_to)
+            if quoted is None:
+                return _error(400, f"reply_to: no message {post.reply_to!r} in chat {post.chat_id!r}")
+        try:
+            message = to_chat_message(
+                post,
+                message_id=self._next_id(),
+                time=self._clock.now(),
+                bot_id=self.bot_id,
+                bot_name=self.bot_name,
+                quoted=quoted,
+            )
+        except InvalidMessage as exc:
+            return _error(400, str(exc))
+        entry = self.transcripts.add(message).to_json()
+        if self._handler is not None:
+            try:
+                await self._handler(message)
+            except Exception:
+                log.exception("handling playground message %s failed", message.message_id)
+                failed = "the bot failed to handle the message; its log says why"
+                return web.json_response({"error": failed, "message": entry}, status=500)
+        return web.json_response({"message": entry})
+
+
+async def _security_headers(_request: web.Request, response: web.StreamResponse) -> None:
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)

@@ -1,0 +1,150 @@
+"""The JSON a browser posts to the playground → a checked `Post` → a neutral `ChatMessage`.
+
+A post is `{"chat_id", "chat_kind", "user", "text", "reply_to"}` (`chat_kind` "group" by default,
+`reply_to` optional). The sender id is derived from the user name, so the same name is the same member
+in every chat and in every run. A name longer than the limit is cut between whole graphemes; text and
+name lose control characters as every message does; ids holding them are refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import unicodedata
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from adapters.neutral import reply_prefix
+from memory import untrusted_json
+from memory.text import truncate
+from memory.types import ChatKind, ChatMessage, Segment, SegmentKind, clean_text
+
+PLATFORM = "playground"
+MAX_ID_CHARS = 64
+QUOTE_CHARS = 60
+FIELDS = ("chat_id", "chat_kind", "user", "text", "reply_to")
+KINDS = {"group": ChatKind.GROUP, "private": ChatKind.PRIVATE}
+
+
+class BadPost(ValueError):
+    """A post the playground refuses; the message says which field is wrong and is sent back."""
+
+
+@dataclass(frozen=True, slots=True)
+class Post:
+    """One message a person typed on the page, checked."""
+
+    chat_id: str
+    chat_kind: ChatKind
+    user: str
+    text: str
+    reply_to: str | None = None
+
+
+def read_post(body: bytes, *, max_name_chars: int) -> Post:
+    """The post in a request body (UTF-8 JSON); raises BadPost saying what is wrong with it."""
+    try:
+        decoded = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadPost(f"the body is not UTF-8 text (bad byte at {exc.start})") from None
+    if not decoded.strip():
+        raise BadPost("the body is empty; send a JSON object")
+    try:
+        data = untrusted_json.loads(decoded)
+    except json.JSONDecodeError as exc:
+        raise BadPost(
+            f"the body is not valid JSON: {exc.msg} (line {exc.lineno} column {exc.colno})"
+        ) from None
+    return post_from_json(data, max_name_chars=max_name_chars)
+
+
+def post_from_json(data: Any, *, max_name_chars: int) -> Post:
+    """A `Post` from decoded JSON; raises BadPost for a missing, unknown or wrong field."""
+    if not isinstance(data, dict):
+        raise BadPost(f"the body must be a JSON object, got {_json_type(data)}")
+    unknown = sorted(str(key) for key in data if key not in FIELDS)
+    if unknown:
+        raise BadPost(f"unknown fields {', '.join(unknown)[:200]}; the fields are {', '.join(FIELDS)}")
+    kind_name = data.get("chat_kind", "group")
+    if not isinstance(kind_name, str) or kind_name not in KINDS:
+        raise BadPost(f"chat_kind must be 'group' or 'private', got {_short(kind_name)}")
+    user = clean_text(_text_field(data, "user")).strip()
+    if not user:
+        raise BadPost("user must not be blank")
+    text = clean_text(_text_field(data, "text"))
+    if not text.strip():
+        raise BadPost("text must not be empty")
+    reply_to = data.get("reply_to")
+    return Post(
+        chat_id=_id_field(data, "chat_id"),
+        chat_kind=KINDS[kind_name],
+        user=truncate(unicodedata.normalize("NFC", user), max_name_chars),
+        text=text,
+        reply_to=None if reply_to is None else _id_field(data, "reply_to"),
+    )
+
+
+def sender_id(user: str) -> str:
+    """The stable sender id of a user name: the same name always gives the same id."""
+    return "pg-" + hashlib.sha256(user.encode("utf-8")).hexdigest()[:16]
+
+
+def to_chat_message(
+    post: Post,
+    *,
+    message_id: str,
+    time: datetime,
+    bot_id: str,
+    bot_name: str,
+    quoted: ChatMessage | None = None,
+) -> ChatMessage:
+    """The neutral message of `post`. It addresses the bot in a private chat, when it holds `@<bot
+    name>` or `@<bot id>`, or when it replies to the bot (`quoted`, the message replied to)."""
+    addressed = f"@{bot_name}" in post.text or f"@{bot_id}" in post.text
+    replied_to_bot = quoted is not None and quoted.is_bot
+    quote = truncate(quoted.text, QUOTE_CHARS) if quoted is not None else ""
+    return ChatMessage(
+        platform=PLATFORM,
+        chat_id=post.chat_id,
+        message_id=message_id,
+        sender_id=sender_id(post.user),
+        sender_name=post.user,
+        chat_name=post.chat_id,
+        chat_kind=post.chat_kind,
+        text=post.text,
+        time=time,
+        reply_to=post.reply_to,
+        mentions=(bot_id,) if addressed else (),
+        segments=(*reply_prefix(post.reply_to, quote), Segment(SegmentKind.TEXT, post.text)),
+        to_bot=post.chat_kind is ChatKind.PRIVATE or addressed or replied_to_bot,
+    )
+
+
+def _text_field(data: dict[str, Any], name: str) -> str:
+    if name not in data:
+        raise BadPost(f"{name} is missing")
+    value = data[name]
+    if not isinstance(value, str):
+        raise BadPost(f"{name} must be a string, got {_json_type(value)}")
+    return value
+
+
+def _id_field(data: dict[str, Any], name: str) -> str:
+    value = _text_field(data, name).strip()
+    if not value:
+        raise BadPost(f"{name} must not be blank")
+    if len(value) > MAX_ID_CHARS:
+        raise BadPost(f"{name} is {len(value)} characters, over the limit of {MAX_ID_CHARS}")
+    if clean_text(value) != value:
+        raise BadPost(f"{name} must not hold control characters or lone surrogates")
+    return value
+
+
+def _json_type(value: object) -> str:
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    return names.get(type(value), "a number")
+
+
+def _short(value: object) -> str:
+    return truncate(json.dumps(value), 40) if isinstance(value, str) else _json_type(value)

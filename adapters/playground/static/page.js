@@ -1,0 +1,152 @@
+"use strict";
+// The playground page: every chat text is shown with textContent, never parsed as HTML.
+const PRESETS = [["g1", "group"], ["g2", "group"], ["dm", "private"]];
+const POLL_MS = 1500;
+const $ = (id) => document.getElementById(id);
+
+function takeToken() {
+  const match = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+  if (match) {
+    sessionStorage.setItem("qunyi-playground-token", decodeURIComponent(match[1]));
+    history.replaceState(null, "", location.pathname);
+  }
+  return sessionStorage.getItem("qunyi-playground-token") || "";
+}
+
+const state = { token: takeToken(), chat: "g1", kind: "group", cursor: 0, run: null, replyTo: null };
+
+async function api(path, body) {
+  const init = { headers: { Authorization: "Bearer " + state.token } };
+  if (body !== undefined) {
+    init.method = "POST";
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  const data = await response.json().catch(() => ({ error: "HTTP " + response.status }));
+  if (!response.ok) throw new Error(data.error || "HTTP " + response.status);
+  return data;
+}
+
+function say(text) { $("status").textContent = text; }
+
+function addOption(chat, kind) {
+  const value = chat + "\n" + kind;
+  const select = $("chat");
+  if ([...select.options].some((o) => o.value === value)) return;
+  const option = document.createElement("option");
+  option.value = value;
+  option.textContent = chat + " · " + kind;
+  select.append(option);
+}
+
+function element(tag, className, text) {
+  const node = document.createElement(tag);
+  node.className = className;
+  node.textContent = text;
+  return node;
+}
+
+const shown = new Map();  // message id -> text, for quotes
+
+function show(message) {
+  const box = element("div", message.is_bot ? "msg bot" : "msg", "");
+  if (message.reply_to) {
+    box.append(element("span", "quote", "↪ " + (shown.get(message.reply_to) || message.reply_to)));
+  }
+  box.append(element("span", "who", message.is_bot ? message.sender + " (bot)" : message.sender));
+  box.append(element("span", "text", message.text));
+  box.append(element("span", "meta", new Date(message.time).toLocaleTimeString() + " · " + message.id));
+  box.title = "click to reply";
+  box.addEventListener("click", () => {
+    state.replyTo = message.id;
+    $("replying-text").textContent = "replying to " + message.sender + ": " + message.text.slice(0, 60);
+    $("replying").hidden = false;
+  });
+  shown.set(message.id, message.text.slice(0, 60));
+  const transcript = $("transcript");
+  const atBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
+  transcript.append(box);
+  if (atBottom) transcript.scrollTop = transcript.scrollHeight;
+}
+
+function cancelReply() { state.replyTo = null; $("replying").hidden = true; }
+
+async function poll() {
+  const chat = state.chat;
+  try {
+    const page = await api("/api/chats/" + encodeURIComponent(chat) + "/messages?after=" + state.cursor);
+    if (chat !== state.chat) return;
+    if (state.run !== null && page.run !== state.run) { switchChat(chat, state.kind); return; }
+    state.run = page.run;
+    if (page.missed) say("older messages were dropped from this transcript");
+    page.messages.filter((m) => m.seq > state.cursor).forEach(show);  // two polls may overlap
+    state.cursor = Math.max(state.cursor, page.cursor);
+  } catch (error) {
+    say(error.message);
+  }
+}
+
+function switchChat(chat, kind) {
+  Object.assign(state, { chat, kind, cursor: 0, run: null });
+  cancelReply();
+  shown.clear();
+  $("transcript").replaceChildren();
+  addOption(chat, kind);
+  $("chat").value = chat + "\n" + kind;
+  localStorage.setItem("qunyi-playground-chat", chat + "\n" + kind);
+  poll();
+}
+
+async function send(event) {
+  event.preventDefault();
+  const text = $("text").value;
+  if (!text.trim()) return;
+  const body = { chat_id: state.chat, chat_kind: state.kind, user: $("user").value, text };
+  if (state.replyTo) body.reply_to = state.replyTo;
+  $("text").value = "";
+  cancelReply();
+  say("");
+  const chat = state.chat;
+  const waiting = setInterval(poll, 500);  // the member's message shows before the bot has answered
+  try {
+    await api("/api/messages", body);
+  } catch (error) {
+    say(error.message);
+    if (chat === state.chat && !$("text").value) $("text").value = text;
+  } finally {
+    clearInterval(waiting);
+    poll();
+  }
+}
+
+async function start() {
+  if (!state.token) say("no access token: open the address the bot logged at start (…/#token=…)");
+  PRESETS.forEach(([chat, kind]) => addOption(chat, kind));
+  $("user").value = localStorage.getItem("qunyi-playground-user") || $("user").value;
+  $("user").addEventListener("change", () => localStorage.setItem("qunyi-playground-user", $("user").value));
+  $("chat").addEventListener("change", () => switchChat(...$("chat").value.split("\n")));
+  $("new-chat").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const chat = $("new-chat-id").value.trim();
+    if (chat) switchChat(chat, $("new-chat-kind").value);
+    $("new-chat-id").value = "";
+  });
+  $("compose").addEventListener("submit", send);
+  $("text").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) send(event);
+  });
+  $("cancel-reply").addEventListener("click", cancelReply);
+  try {
+    const info = await api("/api/chats");
+    info.chats.forEach((c) => addOption(c.chat_id, c.chat_kind));
+    $("text").placeholder = "Message (@" + info.bot.name + " addresses the bot; Enter sends)";
+  } catch (error) {
+    say(error.message);
+  }
+  const saved = (localStorage.getItem("qunyi-playground-chat") || "g1\ngroup").split("\n");
+  switchChat(saved[0], saved[1] || "group");
+  setInterval(poll, POLL_MS);
+}
+
+start();
