@@ -18,11 +18,12 @@ from bot.app import App
 from bot.config.settings import Settings
 from bot.config.store import Listener
 from bot.web import config, forgetting, jargon, notes, overview, people, topics, usage
-from bot.web.context import APP_KEY, CREDENTIALS_KEY, CSRF_KEY
+from bot.web.context import APP_KEY, CREDENTIALS_KEY, CSRF_KEY, REMOTE_KEY
 from bot.web.html import error_page, local_path
 from bot.web.jargon import JargonNotFound
 from bot.web.security import COOKIE, CSRF_FIELD, CSRF_HEADER, Credentials
 from memory.jargon.dictionary import JargonChanged, JargonError
+from memory.local_access import host_header_is_loopback
 from memory.notes.errors import NoteError
 from memory.notes.names import InvalidNoteName
 from memory.persons.admin import PersonAdminError
@@ -59,9 +60,13 @@ def _without_token(request: web.Request) -> str:
 
 @web.middleware
 async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Authentication (token, cookie), the `?token=` login, reading a posted form (a body that is too
+    """The Host check (loopback names only, unless `[web] allow_remote`), authentication (token,
+    cookie), the `?token=` login, reading a posted form (a body that is too
     large or malformed is refused with a clear error), and CSRF on unsafe methods."""
     creds = request.app[CREDENTIALS_KEY]
+    if not request.app[REMOTE_KEY] and not host_header_is_loopback(request.headers.get("Host")):
+        # A site whose name a DNS rebinding points at 127.0.0.1 still sends its own name.
+        return _refuse(request, 403, "the console answers only to a loopback address (Host header)")
     if "token" in request.query and request.method == "GET":
         if not creds.token_ok(request.query.get("token")):
             return _refuse(request, 401, "wrong token")
@@ -141,6 +146,7 @@ def build_web_app(app: App, token: str) -> web.Application:
     """The console over a built `App`; `token` is the access token every request needs."""
     web_app = web.Application(middlewares=[guard, user_errors], client_max_size=2 * 1024 * 1024)
     web_app[APP_KEY] = app
+    web_app[REMOTE_KEY] = (app.started or app.settings).web.allow_remote  # in force until a restart
     credentials = Credentials(token)
     web_app[CREDENTIALS_KEY] = credentials
     app.config.subscribe(_follow_token(credentials))

@@ -13,6 +13,7 @@ from memory.text.truncate import truncate
 
 APP_KEY = web.AppKey("qunyi_app", App)
 CREDENTIALS_KEY = web.AppKey("qunyi_credentials", Credentials)
+REMOTE_KEY = web.AppKey("qunyi_allow_remote", bool)
 CSRF_KEY = web.RequestKey("qunyi_csrf", str)
 ACTOR = "web"
 

@@ -7,14 +7,20 @@ import socket
 from pathlib import Path
 
 import pytest
+from aiohttp.test_utils import TestClient, TestServer
 from click.testing import CliRunner
 from pydantic import ValidationError
 
+from bot.app import build_app
 from bot.cli.main import cli
+from bot.config import ConfigStore
 from bot.config.settings import Settings, WebSettings
+from bot.web.app import build_web_app
 from bot.web.security import COOKIE, check_host, is_loopback
+from memory.clock import ManualClock
 from memory.jargon import dictionary
 from tests.bot.web.conftest import TOKEN, Console
+from tests.conftest import T0
 from tests.memory.jargon.jargon_helpers import mine, record
 
 
@@ -61,6 +67,28 @@ async def test_a_post_without_the_csrf_token_is_refused_and_changes_nothing(cons
     assert ok.status == 200
     async with console.app.db.read() as session:
         assert (await dictionary.get(session, entry)).status == "approved"  # type: ignore[union-attr]
+
+
+async def test_a_request_naming_another_host_is_refused_even_with_the_token(
+    console: Console, tmp_path: Path
+) -> None:
+    """A page of another site that a DNS rebinding points at 127.0.0.1 sends its own name."""
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    refused = await console.client.get("/api/jargon", headers={**bearer, "Host": "evil.example:8765"})
+    assert refused.status == 403 and "loopback" in (await refused.json())["error"]
+    for host in ("localhost:8765", "127.0.0.1", "[::1]:8765"):
+        assert (await console.client.get("/", headers={**bearer, "Host": host})).status == 200, host
+    config = tmp_path / "remote.toml"
+    config.write_text('[web]\nhost = "0.0.0.0"\nallow_remote = true\n', encoding="utf-8")
+    app = await build_app(ConfigStore.load(config), tmp_path / "remote", ManualClock(T0), watch_config=False)
+    client = TestClient(TestServer(build_web_app(app, TOKEN), host="127.0.0.1"))
+    await client.start_server()
+    try:
+        named = await client.get("/", headers={**bearer, "Host": "bot.example.org"})
+    finally:
+        await client.close()
+        await app.close()
+    assert named.status == 200, "allow_remote: the console may be reached by any name"
 
 
 def test_loopback_hosts() -> None:
