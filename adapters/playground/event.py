@@ -136,7 +136,7 @@ def _id_field(data: dict[str, Any], name: str) -> str:
         raise BadPost(f"{name} must not be blank")
     if len(value) > MAX_ID_CHARS:
         raise BadPost(f"{name} is {len(value)} characters, over the limit of {MAX_ID_CHARS}")
-    if clean_text(value) != value:
+    if any(unicodedata.category(ch) in ("Cc", "Cs") for ch in value):  # newlines and tabs too
         raise BadPost(f"{name} must not hold control characters or lone surrogates")
     return value
 
