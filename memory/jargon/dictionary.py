@@ -14,12 +14,13 @@ Admin decisions win: an approved or rejected entry, or one whose meaning was set
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, and_, delete, func, or_, select, update
+from sqlalchemy import ColumnElement, Select, and_, delete, func, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory import messages
@@ -646,30 +647,22 @@ async def drop_meanings_read_from(session: AsyncSession, message_ids: Sequence[i
     said, i.e. those of unreviewed entries with one of them, or a message within `EVIDENCE_AROUND` of
     one, as evidence (inference reads each evidence message with that context). Such an entry is a
     candidate again and is inferred afresh from what is left at its next threshold check; an admin's
-    decision or meaning stays. Returns how many meanings were dropped."""
-    ids = sorted(set(message_ids))
-    chats = select(Message.chat_id).where(Message.id.in_(ids)).distinct()
+    decision or meaning stays. Returns how many meanings were dropped. The ids go to SQLite as one
+    JSON value, so any number of them (a forgotten person's every message) costs a few statements."""
+    ids = json.dumps(sorted(set(message_ids)))
     inferred = (
         select(JargonEvidence.jargon_id)
         .join(Jargon, Jargon.id == JargonEvidence.jargon_id)
-        .where(
-            JargonEvidence.chat_id.in_(chats), Jargon.status == "inferred", Jargon.provenance == "inferred"
-        )
+        .where(Jargon.status == "inferred", Jargon.provenance == "inferred")
     )
-    if await session.scalar(inferred.limit(1)) is None:
+    chats = select(Message.chat_id).where(Message.id.in_(_json_ids(ids))).distinct()
+    if await session.scalar(inferred.where(JargonEvidence.chat_id.in_(chats)).limit(1)) is None:
         return 0
-    seen = set(ids)
-    for stored in await messages.by_ids(session, ids):
-        around = [
-            *await messages.recent(session, stored.chat_id, EVIDENCE_AROUND, before_id=stored.id),
-            *await messages.after(session, stored.chat_id, stored.id, EVIDENCE_AROUND),
-        ]
-        seen.update(m.id for m in around)
-    rows = (
-        await session.scalars(
-            select(Jargon).where(Jargon.id.in_(inferred.where(JargonEvidence.message_id.in_(sorted(seen)))))
-        )
-    ).all()
+    seen = {
+        value for row in await session.execute(_AROUND, {"ids": ids}) for value in row if value is not None
+    }
+    read_from = inferred.where(JargonEvidence.message_id.in_(_json_ids(json.dumps(sorted(seen)))))
+    rows = (await session.scalars(select(Jargon).where(Jargon.id.in_(read_from)))).all()
     for row in rows:
         old = _snapshot(row)
         row.meaning, row.is_jargon, row.status, row.provenance = "", None, "candidate", "mined"
@@ -677,6 +670,21 @@ async def drop_meanings_read_from(session: AsyncSession, message_ids: Sequence[i
         _changed(row, now)
         session.add(_trail(row, "message deletion", "meaning dropped", old, now))
     return len(rows)
+
+
+def _json_ids(ids: str) -> Select[Any]:
+    """The integers of a JSON array, as a subquery for an IN."""
+    return select(func.json_each(ids).table_valued("value").c.value)
+
+
+_NEAR = ", ".join(f"LAG(id, {n}) OVER w, LEAD(id, {n}) OVER w" for n in range(1, EVIDENCE_AROUND + 1))
+# Each message of `:ids` (a JSON array) with the `EVIDENCE_AROUND` messages either side of it in its
+# chat, as `messages.recent` and `messages.after` would give them: one pass over the chats concerned.
+_AROUND = text(
+    f"SELECT * FROM (SELECT id, {_NEAR} FROM messages WHERE chat_id IN "
+    "(SELECT DISTINCT chat_id FROM messages WHERE id IN (SELECT value FROM json_each(:ids))) "
+    "WINDOW w AS (PARTITION BY chat_id ORDER BY id)) WHERE id IN (SELECT value FROM json_each(:ids))"
+)
 
 
 def due_threshold(count: int, last_inference_count: int, thresholds: Sequence[int]) -> int | None:

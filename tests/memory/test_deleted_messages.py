@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from memory.jargon import dictionary
 from memory.models import JobState, Message, Person, PersonFact, PersonTimelineEntry
@@ -285,3 +285,36 @@ async def test_a_meaning_the_model_read_from_a_deleted_message_is_dropped_to_be_
     assert entries[approved] is not None and entries[approved].status == "approved"
     assert trail[-1]["action"] == "meaning dropped" and trail[-1]["actor"] == "message deletion"
     assert place in due, "inferred again from the evidence left (its count still crosses 2)"
+
+
+async def test_the_meanings_read_from_many_messages_are_found_in_a_few_statements(
+    memory: MemoryService, db: Database
+) -> None:
+    """A person forgotten with thousands of messages: the messages around each of them are found in one
+    pass over the chat. Two queries per message, each reading the chat's index, took minutes (7000 of
+    35000 messages: 169 s) inside the forget's write transaction."""
+    await memory.record_many(
+        make_message(n, sender="heavy" if n % 5 == 0 else f"o{n % 3}", text=f"老地方 {n}" if n < 3 else None)
+        for n in range(200)
+    )
+    chat = (await memory.chat("test", "g1")).id  # type: ignore[union-attr]
+    ids = [m.id for m in await memory.recent(chat, 200)]
+    place = await mine(memory, chat, "老地方", ids[1:3])  # evidence next to the heavy poster's first message
+    far = await mine(memory, chat, "老地方 1", [ids[-2]])  # 8 messages after the heavy poster's last
+    async with db.write() as session:
+        for entry in (place, far):
+            assert await dictionary.apply_inference(session, entry, 2, 0, "张三家楼下", True, NOW)
+    heavy = ids[0:195:5]
+    statements: list[str] = []
+    event.listen(db.writer_engine.sync_engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
+
+    async with db.write() as session:
+        assert await dictionary.drop_meanings_read_from(session, heavy, NOW) == 1
+
+    assert len(statements) <= 6, f"{len(statements)} statements for {len(heavy)} messages"
+    async with db.read() as session:
+        entries = [await dictionary.get(session, e) for e in (place, far)]
+    assert [(e.meaning, e.status) for e in entries if e is not None] == [
+        ("", "candidate"),
+        ("张三家楼下", "inferred"),
+    ]
