@@ -35,14 +35,26 @@ from memory.topics import check as topic_check
 from memory.turn_windows import rebuild_windows, windows_touching
 from memory.types import SegmentKind
 
+ERASE_BATCH = 5_000
+"""Messages removed per round. A round binds up to five SQL variables per message (it, its neighbours
+and theirs, whose turn windows are rebuilt); SQLite refuses a statement with more than 32766 (its
+default build; 250000 in Debian's)."""
+
 
 async def erase_messages(session: AsyncSession, message_ids: Sequence[int], now: float) -> set[int | None]:
     """Delete these messages and what was derived from them, inside the caller's transaction (`now`
-    dates the jargon review trail). Returns the chat scopes (None: global) whose people's memory
-    changed (their name versions are bumped)."""
+    dates the jargon review trail), `ERASE_BATCH` at a time. Returns the chat scopes (None: global)
+    whose people's memory changed (their name versions are bumped)."""
     ids = sorted(set(message_ids))
-    if not ids:
-        return set()
+    scopes: set[int | None] = set()
+    for start in range(0, len(ids), ERASE_BATCH):
+        scopes |= await _erase(session, ids[start : start + ERASE_BATCH], now)
+    for scope in scopes:
+        await store.bump_version(session, scope)
+    return scopes
+
+
+async def _erase(session: AsyncSession, ids: Sequence[int], now: float) -> set[int | None]:
     await dictionary.drop_meanings_read_from(session, ids, now)
     touching = await windows_touching(session, ids)
     scopes = await drop_message_evidence(session, ids)
@@ -62,8 +74,6 @@ async def erase_messages(session: AsyncSession, message_ids: Sequence[int], now:
     await _uncount(session, ids)
     await session.execute(delete(Message).where(Message.id.in_(ids)))
     await rebuild_windows(session, touching)
-    for scope in scopes:
-        await store.bump_version(session, scope)
     return scopes
 
 

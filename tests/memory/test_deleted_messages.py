@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import replace
 from datetime import timedelta
+from typing import Any
 
+import pytest
 from sqlalchemy import event, select
 
+from memory import message_removal
 from memory.jargon import dictionary
 from memory.models import JobState, Message, Person, PersonFact, PersonTimelineEntry
 from memory.models.recall import PreferenceDoc
@@ -318,3 +322,30 @@ async def test_the_meanings_read_from_many_messages_are_found_in_a_few_statement
         ("", "candidate"),
         ("张三家楼下", "inferred"),
     ]
+
+
+async def test_a_forget_of_more_messages_than_sqlite_binds_at_once_removes_them_all(
+    memory: MemoryService, people: PersonMemory, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite refuses a statement with more than 32766 variables, and removing a message binds its id
+    and those of its neighbours: a person with some 6500 messages among others' could not be forgotten.
+    Here the limit is 150 and a batch 10 messages, so that 40 messages show it."""
+    await memory.record_many(
+        make_message(n, sender="heavy" if n % 5 == 0 else f"o{n % 3}") for n in range(200)
+    )
+    async with db.read() as session:
+        person = (await session.scalars(select(Person.id).where(Person.platform_user_id == "heavy"))).one()
+
+    def low_limit(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.driver_connection._conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 150)
+
+    await db.writer_engine.dispose()  # the writer's next connection has the low limit
+    event.listen(db.writer_engine.sync_engine, "connect", low_limit)
+    monkeypatch.setattr(message_removal, "ERASE_BATCH", 10)
+
+    report = await people.admin.forget(person, remove_messages=True, now=T0 + timedelta(days=1))
+
+    assert report.messages_removed == 40
+    async with db.read() as session:
+        left = (await session.scalars(select(Message.text).order_by(Message.id))).all()
+    assert left == [f"message {n}" for n in range(200) if n % 5]
