@@ -125,10 +125,14 @@ async def _unquote(session: AsyncSession, message_ids: Sequence[int]) -> None:
     stored link (`reply_to`); its reply segment keeps the platform's id as sent, which a chat merge
     does not rename (memory.chat_merge), so any reply segment of it is the quote."""
     where = Message.id.in_(message_ids)
-    gone = (await session.execute(select(Message.chat_id, Message.platform_message_id).where(where))).all()
-    for chat_id, platform_id in gone:
+    gone: dict[int, list[str]] = {}
+    for chat_id, platform_id in await session.execute(
+        select(Message.chat_id, Message.platform_message_id).where(where)
+    ):
+        gone.setdefault(chat_id, []).append(platform_id)
+    for chat_id, platform_ids in gone.items():  # one pass over each chat: `reply_to` has no index
         replies = await session.scalars(
-            select(Message).where(Message.chat_id == chat_id, Message.reply_to == platform_id)
+            select(Message).where(Message.chat_id == chat_id, Message.reply_to.in_(platform_ids))
         )
         for reply in replies.all():
             segments = [

@@ -108,11 +108,13 @@ async def neighbours(
     rows = await session.execute(
         text(
             "SELECT m.id, "
-            f"(SELECT p.id FROM messages p WHERE p.chat_id = m.chat_id AND (p.time < m.time OR "
-            f"(p.time = m.time AND p.id < m.id)) AND {searchable('p')} "
+            # `time <=` / `time >=` on their own give SQLite a range on the (chat, time) index; inside
+            # the OR alone it walked the chat's whole index from one end, for every message.
+            f"(SELECT p.id FROM messages p WHERE p.chat_id = m.chat_id AND p.time <= m.time "
+            f"AND (p.time < m.time OR p.id < m.id) AND {searchable('p')} "
             "ORDER BY p.time DESC, p.id DESC LIMIT 1), "
-            f"(SELECT n.id FROM messages n WHERE n.chat_id = m.chat_id AND (n.time > m.time OR "
-            f"(n.time = m.time AND n.id > m.id)) AND {searchable('n')} ORDER BY n.time, n.id LIMIT 1) "
+            f"(SELECT n.id FROM messages n WHERE n.chat_id = m.chat_id AND n.time >= m.time "
+            f"AND (n.time > m.time OR n.id > m.id) AND {searchable('n')} ORDER BY n.time, n.id LIMIT 1) "
             f"FROM messages m WHERE m.id IN ({ids})"
         ),
         params,

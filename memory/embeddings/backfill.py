@@ -36,11 +36,13 @@ NEIGHBOUR_CHARS = 500
 
 # A vector of the model's name but of another size (once the embedder knows its own) is none.
 _SAME_SPACE = "e.model = :model AND (:dimension = 0 OR e.dimension = :dimension)"
+# A message still settling has no later one in its chat; `n.time >=` on its own gives that EXISTS a
+# range on the (chat, time) index (inside the OR alone it walked the chat from its first message).
 _MISSING_MESSAGES = text(
     f"SELECT m.id FROM messages m WHERE m.text != '' AND {searchable('m')} "
     "AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.kind = 'message' AND e.ref_id = m.id "
     f"AND {_SAME_SPACE}) AND (m.time < :settled OR EXISTS (SELECT 1 FROM messages n "
-    "WHERE n.chat_id = m.chat_id AND (n.time > m.time OR (n.time = m.time AND n.id > m.id)))) "
+    "WHERE n.chat_id = m.chat_id AND n.time >= m.time AND (n.time > m.time OR n.id > m.id))) "
     "ORDER BY m.id LIMIT :limit"
 )
 _MISSING_HISTORY = text(

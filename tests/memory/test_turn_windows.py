@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from memory.messages import neighbours
 from memory.recall import RecallQuery, RecallSettings
 from memory.recall.settings import RecallWeights
 from memory.recall.setup import attach_recall
@@ -52,3 +53,22 @@ async def test_the_window_list_finds_an_answer_by_its_question(memory: MemorySer
     assert answer.message_id not in [h.id for h in await memory.recall(query)]
     attach_recall(memory, ranked_ids(1.0))
     assert answer.message_id in [h.id for h in await memory.recall(query)]
+
+
+async def test_neighbours_go_by_time_then_id_and_skip_what_is_not_searchable(memory: MemoryService) -> None:
+    same = T0 + timedelta(minutes=5)
+    early = await memory.record(make_message(1, text="早", time=T0))
+    tied = [await memory.record(make_message(n, text=f"同时 {n}", time=same)) for n in (2, 3, 4)]
+    await memory.record(make_message(5, text="/recall 同时", time=same))  # a command: not searchable
+    late = await memory.record(make_message(6, text="晚", time=T0 + timedelta(minutes=9)))
+    await memory.record(make_message(7, text="别的群", chat="g2", time=same))
+    first, middle, last = (r.message_id for r in tied)
+    async with memory.db.read() as session:
+        found = await neighbours(session, [early.message_id, first, middle, last, late.message_id])
+    assert found == {
+        early.message_id: (None, first),
+        first: (early.message_id, middle),
+        middle: (first, last),
+        last: (middle, late.message_id),
+        late.message_id: (last, None),
+    }
