@@ -14,7 +14,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable
 
-from sqlalchemy import and_, event, or_, select
+from sqlalchemy import event, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
@@ -128,7 +128,8 @@ class PersonObserver:
             .where(
                 Message.chat_id == recorded.chat_id,
                 Message.person_id == recorded.person_id,
-                or_(Message.time < when, and_(Message.time == when, Message.id < recorded.message_id)),
+                Message.time <= when,  # on its own: a range on the (chat, time) index
+                or_(Message.time < when, Message.id < recorded.message_id),
                 Message.sender_card != "",
             )
             .order_by(Message.time.desc(), Message.id.desc())
