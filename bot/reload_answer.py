@@ -52,8 +52,11 @@ def reload_and_answer(app: App) -> ReloadAnswer:
 
 def _write(path: Path, answer: ReloadAnswer) -> None:
     partial = path.with_name(f".{path.name}.{answer.pid}")
-    partial.write_text(json.dumps(asdict(answer), ensure_ascii=False), encoding="utf-8")
-    os.replace(partial, path)
+    try:
+        partial.write_text(json.dumps(asdict(answer), ensure_ascii=False), encoding="utf-8")
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)  # gone already once it replaced `path`
 
 
 def read_answer(data_dir: Path) -> ReloadAnswer | None:

@@ -92,6 +92,19 @@ async def test_the_answer_to_a_signalled_reload_names_what_waits_for_a_restart(t
     assert kept == "local"
 
 
+async def test_an_answer_that_cannot_be_written_leaves_no_partial_file(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("", encoding="utf-8")
+    store = ConfigStore.load(config)
+    app = await build_app(store, tmp_path / "data", ManualClock(T0), watch_config=False)
+    try:
+        (tmp_path / "data" / "reload.json").mkdir()  # cannot be replaced by a file
+        assert reload_and_answer(app).ok, "the reload itself still happens"
+    finally:
+        await app.close()
+    assert sorted(p.name for p in (tmp_path / "data").iterdir() if "reload" in p.name) == ["reload.json"]
+
+
 async def test_config_watching_turned_off_at_start_can_be_turned_on_by_a_reload(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text("[scheduler]\nconfig_watch_seconds = 0\n", encoding="utf-8")
