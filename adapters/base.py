@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterator
 
@@ -38,6 +39,19 @@ def fit_message(text: str, limit: int, chat_id: str, *, utf16: bool = False) -> 
     cut = truncate(text, low)
     log.warning("message to %s cut from %d to %d characters", chat_id, size(text), size(cut))
     return cut
+
+
+def mentions(text: str, *handles: str) -> bool:
+    """Whether `text` @-mentions one of `handles` (the bot's name or id) as a typed mention: `@` or a
+    full-width `＠` right before it, not inside an address (`me@bottle.com`), and a handle ending in a
+    Latin letter or digit not running on into more (`@bot` is not `@bottle`; `@群忆你好` is `@群忆`)."""
+    for handle in handles:
+        if not handle:
+            continue
+        after = r"(?![A-Za-z0-9_])" if handle[-1].isascii() and handle[-1].isalnum() else ""
+        if re.search(rf"(?<![A-Za-z0-9._%+\-])[@＠]{re.escape(handle)}{after}", text):
+            return True
+    return False
 
 
 class InFlight:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TextIO
 
-from adapters.base import STOP_GRACE_SECONDS, Adapter, MessageHandler
+from adapters.base import STOP_GRACE_SECONDS, Adapter, MessageHandler, mentions
 from memory.types import ChatKind, ChatMessage, InvalidMessage
 
 HELP = "Type to chat. /as <name> switches speaker, @<bot name> addresses the bot, /quit leaves."
@@ -65,7 +65,7 @@ class ConsoleAdapter(Adapter):
             return
         if self._handler is None:
             raise RuntimeError("feed_line before start: no handler")
-        addressed = f"@{self.bot_name}" in line or f"@{self.bot_id}" in line
+        addressed = mentions(line, self.bot_name, self.bot_id)
         try:
             message = ChatMessage(
                 platform=self.platform,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from adapters.base import mentions
 from adapters.neutral import reply_prefix
 from memory import untrusted_json
 from memory.text import truncate
@@ -101,7 +102,7 @@ def to_chat_message(
 ) -> ChatMessage:
     """The neutral message of `post`. It addresses the bot in a private chat, when it holds `@<bot
     name>` or `@<bot id>`, or when it replies to the bot (`quoted`, the message replied to)."""
-    addressed = f"@{bot_name}" in post.text or f"@{bot_id}" in post.text
+    addressed = mentions(post.text, bot_name, bot_id)
     replied_to_bot = quoted is not None and quoted.is_bot
     quote = truncate(quoted.text, QUOTE_CHARS) if quoted is not None else ""
     return ChatMessage(
