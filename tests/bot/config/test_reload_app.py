@@ -5,13 +5,15 @@ from __future__ import annotations
 import io
 import logging
 import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 
 from adapters.console import ConsoleAdapter
 from bot.adapters_factory import build_adapters
-from bot.app import build_app
+from bot.app import App, build_app
 from bot.config import ConfigStore
 from bot.reload_answer import read_answer, reload_and_answer
 from bot.reply.pipeline import Outcome
@@ -72,19 +74,25 @@ async def test_a_reload_changing_start_only_settings_says_a_restart_is_needed(
     ]
 
 
-async def test_the_answer_to_a_signalled_reload_names_what_waits_for_a_restart(tmp_path: Path) -> None:
+@asynccontextmanager
+async def running(tmp_path: Path, text: str) -> AsyncIterator[tuple[App, Path]]:
+    """An app over `config.toml` holding `text` (not watched: reloads are the test's), and that file."""
     config = tmp_path / "config.toml"
-    config.write_text("", encoding="utf-8")
-    store = ConfigStore.load(config)
-    app = await build_app(store, tmp_path / "data", ManualClock(T0), watch_config=False)
+    config.write_text(text, encoding="utf-8")
+    app = await build_app(ConfigStore.load(config), tmp_path / "data", ManualClock(T0), watch_config=False)
     try:
+        yield app, config
+    finally:
+        await app.close()
+
+
+async def test_the_answer_to_a_signalled_reload_names_what_waits_for_a_restart(tmp_path: Path) -> None:
+    async with running(tmp_path, "") as (app, config):
         config.write_text('[recall]\nembedder = "local"\n', encoding="utf-8")
         taken = reload_and_answer(app)
         config.write_text("[recall]\nembedder = 3\n", encoding="utf-8")
         refused = reload_and_answer(app)
         kept = app.settings.recall.embedder
-    finally:
-        await app.close()
     assert read_answer(tmp_path / "data") == refused
     assert taken.ok and taken.pid == os.getpid()
     assert taken.message == f"reloaded {config}; recall.embedder take effect only after a restart"
@@ -93,15 +101,9 @@ async def test_the_answer_to_a_signalled_reload_names_what_waits_for_a_restart(t
 
 
 async def test_an_answer_that_cannot_be_written_leaves_no_partial_file(tmp_path: Path) -> None:
-    config = tmp_path / "config.toml"
-    config.write_text("", encoding="utf-8")
-    store = ConfigStore.load(config)
-    app = await build_app(store, tmp_path / "data", ManualClock(T0), watch_config=False)
-    try:
+    async with running(tmp_path, "") as (app, _config):
         (tmp_path / "data" / "reload.json").mkdir()  # cannot be replaced by a file
         assert reload_and_answer(app).ok, "the reload itself still happens"
-    finally:
-        await app.close()
     assert sorted(p.name for p in (tmp_path / "data").iterdir() if "reload" in p.name) == ["reload.json"]
 
 
