@@ -12,7 +12,14 @@ from typing import Any, TypeVar
 
 import click
 
-from bot.cli.options import chat_not_found, open_config, open_database, run_async, runtime_options
+from bot.cli.options import (
+    chat_not_found,
+    note_if_merged,
+    open_config,
+    open_database,
+    run_async,
+    runtime_options,
+)
 from memory.jargon import dictionary, transfer
 from memory.jargon.dictionary import Decision, EntryView, JargonError
 from memory.models.jargon import STATUSES
@@ -58,6 +65,7 @@ async def _chat_id(memory: MemoryService, key: str | None) -> int | None:
     found = await memory.chats_matching(key)
     if len(found) != 1:
         raise JargonError(chat_not_found(key, found))
+    note_if_merged(found[0])
     return found[0].id
 
 

@@ -105,9 +105,14 @@ async def find_chat(memory: MemoryService, key: str, data_dir: Path) -> ChatRef:
     found = await memory.chats_matching(key)
     if len(found) != 1:
         raise click.ClickException(chat_not_found(key, found, f" in {data_dir}"))
-    if found[0].merged_from is not None:
-        click.echo(f"note: {found[0].merged_from} was merged into {found[0].key}; using that", err=True)
+    note_if_merged(found[0])
     return found[0]
+
+
+def note_if_merged(chat: ChatRef) -> None:
+    """Say on stderr when the key a command was given led to `chat` through a chat merge."""
+    if chat.merged_from is not None:
+        click.echo(f"note: {chat.merged_from} was merged into {chat.key}; using that", err=True)
 
 
 def chat_not_found(key: str, found: list[ChatRef], where: str = "") -> str:

@@ -83,6 +83,9 @@ def test_a_merged_away_key_names_the_chat_it_went_into(tmp_path: Path) -> None:
     assert "note: telegram:-4455 was merged into telegram:-1004455; using that" in result.output
     found = json.loads(result.output[result.output.index("{") :])
     assert found["chat_id"] == 2, "the chat telegram:-1004455 is"
+    jargon = CliRunner().invoke(cli, ["jargon", "list", "--chat", "telegram:-4455", *data])
+    assert jargon.exit_code == 0, jargon.output
+    assert "note: telegram:-4455 was merged into telegram:-1004455; using that" in jargon.output
     texts = {hit["text"] for hit in found["results"]}
     assert texts == {"周六爬山 1", "周六爬山 2", "周六爬山 3"}, "the old group's messages, now in the new one"
 
