@@ -171,13 +171,6 @@ async def upsert_member(session: AsyncSession, chat_id: int, person_id: int, mes
     await session.execute(_UPSERT_MEMBER, params)
 
 
-async def _replace_edited(session: AsyncSession, message_id: int) -> None:
-    """Remove the stored version of an edited message with what was learnt from it (its sender's
-    counts too); the new version is then recorded as a message of its own, which every job reads
-    afresh and counts again."""
-    await erase_messages(session, [message_id], time.time())
-
-
 class Ingestor:
     """Writes messages, chats, persons and the full-text index in one transaction per call.
 
@@ -241,7 +234,9 @@ class Ingestor:
         if row is not None:
             if not (message.edited and row.text != message.text):
                 return Recorded(row.id, chat_id, row.person_id or 0, False, message, row.text != message.text)
-            await _replace_edited(session, row.id)
+            # The stored version goes with what was learnt from it (its sender's count too); the new
+            # one is recorded as a message of its own, which every job reads afresh and counts again.
+            await erase_messages(session, [row.id], time.time())
         elif message.message_id in deleted:
             return Recorded(0, chat_id, 0, False, message, erased=True)
         until = await session.scalar(_ERASED_UNTIL, {"platform": message.platform, "user": message.sender_id})

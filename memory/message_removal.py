@@ -14,7 +14,6 @@ not text.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from sqlalchemy import delete, func, select, update
@@ -30,6 +29,7 @@ from memory.persons import store
 from memory.persons.evidence import drop_message_evidence
 from memory.recall.preferences import PREFERENCE_FTS
 from memory.storage.fts import unindex_rows
+from memory.storage.sql import json_values
 from memory.topics import cache as topic_cache
 from memory.topics import check as topic_check
 from memory.turn_windows import rebuild_windows, windows_touching
@@ -90,9 +90,7 @@ async def deleted_among(session: AsyncSession, chat_id: int, platform_ids: Seque
     found = await session.scalars(
         select(DeletedMessage.platform_message_id).where(
             DeletedMessage.chat_id == chat_id,
-            DeletedMessage.platform_message_id.in_(
-                select(func.json_each(json.dumps(list(platform_ids))).table_valued("value").c.value)
-            ),
+            DeletedMessage.platform_message_id.in_(json_values(platform_ids)),
         )
     )
     return set(found.all())

@@ -24,7 +24,8 @@ from typing import Literal
 from sqlalchemy import func, literal_column, select
 
 from memory import messages
-from memory.chat_marks import merge_mark, merged_since
+from memory.batch_check import BatchStart, batch_outdated
+from memory.chat_marks import merge_mark
 from memory.directory import members
 from memory.jargon import dictionary, extract
 from memory.jargon.dictionary import Scope
@@ -254,22 +255,13 @@ class JargonMiningJob:
         last_id = window_rows[-1].id
         try:
             async with self.db.write() as session:
-                if await merged_since(session, chat_id, merged, JOB_NAME):
+                start = BatchStart(JOB_NAME, chat_id, cursor, merged)
+                if await batch_outdated(session, start, [m.id for m in window_rows]):
+                    # Counted twice, or terms standing on what is gone: mine the window again next
+                    # time, with statistics rebuilt from the messages kept.
                     self._cache.pop(chat_id, None)
                     return 0
                 state = await session.get(JobState, (JOB_NAME, chat_id))
-                if (state.cursor if state else 0) != cursor:
-                    # Another run (a second process: `qunyi import` catching up while the bot runs)
-                    # mined this window meanwhile; counting it again would count it twice.
-                    log.info("jargon mining of chat %s: mined by another run meanwhile; skipped", chat_id)
-                    self._cache.pop(chat_id, None)
-                    return 0
-                if await messages.missing_ids(session, [m.id for m in window_rows]):
-                    # A term or evidence may stand on a message deleted meanwhile: mine the window
-                    # again next time, with statistics rebuilt from the messages kept.
-                    log.info("jargon mining of chat %s: a message was deleted meanwhile; skipped", chat_id)
-                    self._cache.pop(chat_id, None)
-                    return 0
                 await dictionary.upsert_mined(
                     session, chat_id, settings.scope, candidates, now, settings.max_evidence
                 )

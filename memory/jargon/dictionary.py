@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, Select, and_, delete, func, or_, select, text, update
+from sqlalchemy import ColumnElement, and_, delete, func, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory import messages
@@ -28,6 +28,7 @@ from memory.jargon.types import Candidate
 from memory.messages import StoredMessage
 from memory.models import Jargon, JargonChatCount, JargonEvidence, JargonReview, Message
 from memory.models.jargon import STATUSES
+from memory.storage.sql import json_values
 from memory.text import normalize, truncate
 
 Scope = Literal["global", "chat"]
@@ -649,19 +650,22 @@ async def drop_meanings_read_from(session: AsyncSession, message_ids: Sequence[i
     candidate again and is inferred afresh from what is left at its next threshold check; an admin's
     decision or meaning stays. Returns how many meanings were dropped. The ids go to SQLite as one
     JSON value, so any number of them (a forgotten person's every message) costs a few statements."""
-    ids = json.dumps(sorted(set(message_ids)))
+    ids = sorted(set(message_ids))
     inferred = (
         select(JargonEvidence.jargon_id)
         .join(Jargon, Jargon.id == JargonEvidence.jargon_id)
         .where(Jargon.status == "inferred", Jargon.provenance == "inferred")
     )
-    chats = select(Message.chat_id).where(Message.id.in_(_json_ids(ids))).distinct()
+    chats = select(Message.chat_id).where(Message.id.in_(json_values(ids))).distinct()
     if await session.scalar(inferred.where(JargonEvidence.chat_id.in_(chats)).limit(1)) is None:
         return 0
     seen = {
-        value for row in await session.execute(_AROUND, {"ids": ids}) for value in row if value is not None
+        value
+        for row in await session.execute(_AROUND, {"ids": json.dumps(ids)})
+        for value in row
+        if value is not None
     }
-    read_from = inferred.where(JargonEvidence.message_id.in_(_json_ids(json.dumps(sorted(seen)))))
+    read_from = inferred.where(JargonEvidence.message_id.in_(json_values(sorted(seen))))
     rows = (await session.scalars(select(Jargon).where(Jargon.id.in_(read_from)))).all()
     for row in rows:
         old = _snapshot(row)
@@ -670,11 +674,6 @@ async def drop_meanings_read_from(session: AsyncSession, message_ids: Sequence[i
         _changed(row, now)
         session.add(_trail(row, "message deletion", "meaning dropped", old, now))
     return len(rows)
-
-
-def _json_ids(ids: str) -> Select[Any]:
-    """The integers of a JSON array, as a subquery for an IN."""
-    return select(func.json_each(ids).table_valued("value").c.value)
 
 
 _NEAR = ", ".join(f"LAG(id, {n}) OVER w, LEAD(id, {n}) OVER w" for n in range(1, EVIDENCE_AROUND + 1))

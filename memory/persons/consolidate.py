@@ -27,9 +27,9 @@ from sqlalchemy import select
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memory.chat_marks import merge_mark, merged_since
+from memory.batch_check import BatchStart, batch_outdated
+from memory.chat_marks import merge_mark
 from memory.commands import is_memory_command
-from memory.messages import missing_ids
 from memory.models import Chat, JobState, Message, PersonFact, PersonForgotten
 from memory.persons import store
 from memory.persons.aliases import AliasIndex
@@ -163,17 +163,10 @@ class PersonConsolidator:
             llm_facts, events = await self._ask_llm(items, report)
             found.extend(llm_facts)
         async with self.db.write() as session:
-            if await merged_since(session, chat_id, mark, JOB):
+            if await batch_outdated(session, BatchStart(JOB, chat_id, cursor, mark), [r.id for r in rows]):
                 return ConsolidationReport()
-            if await _cursor(session, chat_id) != cursor:
-                log.info("chat %s was consolidated by another run meanwhile; skipping", chat_id)
-                return ConsolidationReport()
-            if await missing_ids(session, [r.id for r in rows]) or await _forgotten(session) != forgotten:
-                # What was found may stand on a message deleted meanwhile, or be about a person
-                # forgotten meanwhile: the batch is read again at the next run.
-                log.info(
-                    "chat %s: messages deleted or a person forgotten meanwhile; batch left for later", chat_id
-                )
+            if await _forgotten(session) != forgotten:  # what was found may be about them
+                log.info("chat %s: a person was forgotten meanwhile; batch left for later", chat_id)
                 return ConsolidationReport()
             await self._apply(session, chat_id, found, report)
             for item, text in events:

@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Result, text
+from sqlalchemy import CursorResult, Result, Select, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 
@@ -19,6 +19,12 @@ def in_list(name: str, values: Sequence[object], params: dict[str, object]) -> s
         params[f"{name}{i}"] = value
         names.append(f":{name}{i}")
     return ", ".join(names) or "NULL"
+
+
+def json_values(values: Sequence[object]) -> Select[Any]:
+    """`values` as a subquery for an `IN`, bound as one JSON parameter: any number of them binds one
+    SQL variable (SQLite refuses a statement with more than 32766)."""
+    return select(func.json_each(json.dumps(list(values))).table_valued("value").c.value)
 
 
 def rows_changed(result: Result[Any]) -> int:

@@ -34,14 +34,14 @@ from pydantic import BaseModel, Field
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memory.chat_marks import merge_mark, merged_since
+from memory.batch_check import BatchStart, batch_outdated
+from memory.chat_marks import merge_mark
 from memory.history import source, terms
 from memory.history.digest import speaker_line, theme_from
 from memory.history.pack import Packed, PackOptions, pack_entry
 from memory.history.source import SourceMessage, speaker_names
 from memory.history.terms import TermWeights
 from memory.history.titles import most_similar
-from memory.messages import missing_ids
 from memory.models import JobState, TopicCacheEntry
 from memory.ports import LLMPort, LLMUnavailable
 from memory.storage import Database
@@ -507,16 +507,11 @@ class TopicCheck:
         the batch is placed again at the next run."""
         cursor, before, mark = start
         async with self.db.write() as session:
-            if await merged_since(session, chat_id, mark, JOB):
+            if await batch_outdated(session, BatchStart(JOB, chat_id, cursor, mark), read):
                 return None
             state = await _job_state(session, chat_id)
-            if (state.cursor if state else 0) != cursor:
-                log.warning("topic check of chat %s: cursor moved underneath; batch skipped", chat_id)
-                return None
-            if (state.data if state else {}) != before or await missing_ids(session, read):
-                log.info(
-                    "topic check of chat %s: a message was deleted meanwhile; batch left for later", chat_id
-                )
+            if (state.data if state else {}) != before:
+                log.info("topic check of chat %s: its state changed meanwhile; batch left for later", chat_id)
                 return None
             if state is None:
                 state = JobState(job=JOB, chat_id=chat_id, cursor=cursor, last_run=0.0, data={})
