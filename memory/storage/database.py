@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -92,7 +93,7 @@ def _prepare(data_dir: Path, path: Path, create: bool, busy_timeout_ms: int) -> 
         reason = f"cannot create the folder {data_dir}: {exc.strerror or exc}"
         raise DatabaseUnavailable(path, reason) from exc
     try:
-        migrate.upgrade(path)
+        migrate.upgrade(path, busy_timeout_ms)
         _use_wal(path, busy_timeout_ms)
     except sqlite3.DatabaseError as exc:
         raise DatabaseUnavailable(path, str(exc)) from exc
@@ -141,18 +142,24 @@ class Database:
     async def write(self) -> AsyncIterator[AsyncSession]:
         """A session in one write transaction: committed on success, rolled back on any error or
         cancellation, so nothing is ever half-written."""
+        started = time.monotonic()
         try:
             async with self._write_sessions() as session, session.begin():
                 yield session
         except OperationalError as exc:
             said = str(exc.orig or exc).lower()
             if "locked" in said or "busy" in said:
-                raise DatabaseLocked(
-                    f"database {self.path} stayed locked for over {self.busy_timeout_ms} ms"
-                ) from exc
+                raise DatabaseLocked(self._locked_for(time.monotonic() - started)) from exc
             if any(failure in said for failure in _MACHINE_FAILURES):
                 raise DatabaseWriteFailed(f"database {self.path} could not be written: {exc.orig}") from exc
             raise
+
+    def _locked_for(self, seconds: float) -> str:
+        waited_ms = round(seconds * 1000)
+        if waited_ms >= self.busy_timeout_ms:
+            return f"database {self.path} stayed locked for over {self.busy_timeout_ms} ms"
+        # SQLite refuses some lock conflicts at once instead of calling the busy handler.
+        return f"database {self.path} was locked by another connection; SQLite refused after {waited_ms} ms"
 
     async def close(self) -> None:
         await self._reader.dispose()

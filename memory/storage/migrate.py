@@ -9,7 +9,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 
 SCRIPT_LOCATION = str(Path(__file__).parent / "migrations")
 
@@ -35,28 +35,44 @@ def _driver_autocommit(dbapi_connection: Any, _record: Any) -> None:
     dbapi_connection.isolation_level = None
 
 
-def _begin(connection: Connection) -> None:
-    connection.exec_driver_sql("BEGIN")
+def _engine(path: Path, busy_timeout_ms: int, begin: str) -> Engine:
+    engine = create_engine(f"sqlite:///{path}", connect_args={"timeout": busy_timeout_ms / 1000})
+    event.listen(engine, "connect", _driver_autocommit)
+    event.listen(engine, "begin", lambda connection: connection.exec_driver_sql(begin))
+    return engine
 
 
-def upgrade(path: Path) -> None:
+def _checked_heads(connection: Connection, known: set[str]) -> set[str]:
+    current = set(MigrationContext.configure(connection).get_current_heads())
+    if unknown := sorted(current - known):
+        raise NewerSchema(unknown)
+    return current
+
+
+def upgrade(path: Path, busy_timeout_ms: int = 10_000) -> None:
     """Create or upgrade the schema of the SQLite file at `path` (blocking; run it in a thread).
 
     The whole upgrade is one transaction, DDL included (the sqlite3 driver would otherwise commit
     each CREATE on its own), so an upgrade interrupted at any point leaves the file at its previous
-    revision and the next upgrade starts over cleanly. Raises NewerSchema, changing nothing, when the
+    revision and the next upgrade starts over cleanly. It holds the write lock from its first read,
+    so two processes opening a new file together take turns (the second finds it current) instead of
+    deadlocking; a file already current is only read. Raises NewerSchema, changing nothing, when the
     file is at a revision this version does not know."""
-    engine = create_engine(f"sqlite:///{path}")
-    event.listen(engine, "connect", _driver_autocommit)
-    event.listen(engine, "begin", _begin)
+    config = alembic_config()
+    scripts = ScriptDirectory.from_config(config)
+    known = {script.revision for script in scripts.walk_revisions()}
+    reader = _engine(path, busy_timeout_ms, "BEGIN")
     try:
-        with engine.begin() as connection:
-            config = alembic_config()
+        with reader.begin() as connection:
+            if not any(scripts.iterate_revisions("heads", tuple(_checked_heads(connection, known)))):
+                return
+    finally:
+        reader.dispose()
+    writer = _engine(path, busy_timeout_ms, "BEGIN IMMEDIATE")
+    try:
+        with writer.begin() as connection:
+            _checked_heads(connection, known)
             config.attributes["connection"] = connection
-            known = {script.revision for script in ScriptDirectory.from_config(config).walk_revisions()}
-            unknown = sorted(set(MigrationContext.configure(connection).get_current_heads()) - known)
-            if unknown:
-                raise NewerSchema(unknown)
             command.upgrade(config, "heads")
     finally:
-        engine.dispose()
+        writer.dispose()
