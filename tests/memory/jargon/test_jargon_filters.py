@@ -92,3 +92,15 @@ def test_absurd_batch_is_dropped_whole() -> None:
     result = filter_candidates(many, WINDOW, FilterParams(max_batch=4))
     assert result.batch_dropped and result.kept == []
     assert all(reason == "batch" for _, reason in result.dropped)
+
+
+def test_a_long_text_is_masked_exactly_as_a_short_one_would_be() -> None:
+    # Long texts are masked piece by piece; no URL or mention may be cut at a piece's edge.
+    line = "{n}. 报名+1 www.jie{n}long.com @小明{n} https://x.cn/{n}?a=b 带水\n"
+    text = "".join(line.format(n=n) for n in range(5000)) + "尾巴@lastone"
+    masked = mask_mentions(text)
+    assert len(text) > 100_000
+    assert masked.splitlines() == [mask_mentions(line.format(n=n)).rstrip("\n") for n in range(5000)] + [
+        "尾巴 "
+    ]
+    assert "jie" not in masked and "@" not in masked and "x.cn" not in masked
