@@ -47,13 +47,21 @@ class OpenAIEmbedder:
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in order; vectors of no values, or of several sizes (even across the
-        requests a long list is split into), are refused: they can be compared with nothing."""
+        requests a long list is split into, or across calls), are refused: they can be compared with
+        nothing. The first size seen holds for the process; the embedder is a start-only setting."""
         vectors: list[list[float]] = []
         for batch in request_batches(texts):
             vectors.extend(await self._request(batch))
         sizes = {len(v) for v in vectors}
         if len(sizes) > 1 or 0 in sizes:
             raise EmbedderUnavailable(f"{self.url} sent vectors of {sorted(sizes)} values for one model")
+        if vectors and self.dimension and len(vectors[0]) != self.dimension:
+            # Taking the new size would make every stored vector "of another size" and embed it again,
+            # back and forth for an endpoint that alternates between two models.
+            raise EmbedderUnavailable(
+                f"{self.url} sent vectors of {len(vectors[0])} values for {self.model}, which gave "
+                f"{self.dimension} before; restart the bot if the model behind that name was changed"
+            )
         if vectors:
             self.dimension = len(vectors[0])
         return vectors

@@ -449,3 +449,18 @@ async def test_a_message_recorded_between_embedded_ones_gets_their_windows_embed
     assert (await backfill_all(db, embedder, now=later)).messages == 3, "the neighbours are redone"
     documents = [text for call in embedder.calls for text in call]
     assert sum("爬山" in document for document in documents) == 3, "each window now holds the new turn"
+
+
+async def test_an_endpoint_that_changes_its_vector_size_is_refused_not_followed(
+    fake_openai: dict[str, object],
+) -> None:
+    # Following it made every vector stored at the other size count as missing and be embedded
+    # again, back and forth.
+    embedder = OpenAIEmbedder(str(fake_openai["base_url"]), "m")
+    assert len((await embedder.embed(["ab"]))[0]) == 3
+    fake_openai["answer"] = '{"data": [{"index": 0, "embedding": [1.0, 2.0, 3.0, 4.0]}]}'
+    with pytest.raises(EmbedderUnavailable, match="4 values for m, which gave 3 before"):
+        await embedder.embed(["x"])
+    assert embedder.dimension == 3
+    fake_openai["answer"] = None
+    assert len((await embedder.embed(["abc"]))[0]) == 3
