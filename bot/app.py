@@ -20,7 +20,7 @@ from memory.embeddings import EmbedderConfig, make_embedder
 from memory.jargon.discovery import DiscoveryParams
 from memory.jargon.explain import JargonExplainer
 from memory.jargon.filters import FilterParams
-from memory.notes import NoteScopes
+from memory.notes import NOTES_FOLDER, NoteScopes
 from memory.persons.config import PersonsConfig
 from memory.persons.service import PersonMemory
 from memory.recall import RecallSettings, RecallWeights, ScopePolicy
@@ -203,7 +203,7 @@ async def build_app(
     clock = clock or SystemClock()
     directory = resolve_data_dir(settings, data_dir)
     db = await Database.open(directory, settings.storage.busy_timeout_ms, create=create)
-    notes = NoteScopes(directory / "notes")
+    notes = NoteScopes(directory / NOTES_FOLDER)
     await move_renamed_private_chat_notes(db, notes)
     memory = MemoryService(db, clock, _context_settings(settings), notes=notes)
     note_hints = NoteHintsProvider(notes, memory.chat_key, settings.notes.hints, settings.notes.hints_tokens)

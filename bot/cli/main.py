@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bot.cli.bench",
     "bot.cli.jargon",
     "bot.cli.web",
+    "bot.cli.backup",
 )
 EVAL_MODULES: tuple[str, ...] = ("bot.cli.eval_disentangle", "bot.cli.eval_jargon", "bot.cli.eval_locomo")
 

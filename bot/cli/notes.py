@@ -12,7 +12,7 @@ import click
 from bot.app import resolve_data_dir
 from bot.cli.options import find_chat, open_config, open_database, run_async, runtime_options
 from bot.private_chat_notes import move_renamed_private_chat_notes
-from memory.notes import InvalidNoteName, NoteError, NoteScopes, NoteStore
+from memory.notes import NOTES_FOLDER, InvalidNoteName, NoteError, NoteScopes, NoteStore
 from memory.service import MemoryService
 
 GLOBAL = "global"
@@ -23,7 +23,7 @@ async def _store(config_path: Path | None, data_dir: Path | None, chat: str, cre
     scope. Read-only commands pass `create=False`, so a missing database is an error."""
     settings = open_config(config_path).current
     directory = resolve_data_dir(settings, data_dir)
-    scopes = NoteScopes(directory / "notes")
+    scopes = NoteScopes(directory / NOTES_FOLDER)
     db = await open_database(settings, directory, create=create)
     try:
         await move_renamed_private_chat_notes(db, scopes)

@@ -5,11 +5,12 @@ from memory.notes.errors import NoteChanged, NoteError, NoteNotFound, PassageNot
 from memory.notes.hints import format_hints
 from memory.notes.links import Link, iter_links, link_targets, rewrite_target
 from memory.notes.names import InvalidNoteName, clean_name
-from memory.notes.scopes import NoteScopes, chat_folder_name
+from memory.notes.scopes import NOTES_FOLDER, NoteScopes, chat_folder_name
 from memory.notes.store import NoteStore, RenameResult, version_of
 from memory.notes.weights import NoteScore, compute_weights
 
 __all__ = [
+    "NOTES_FOLDER",
     "InvalidNoteName",
     "Link",
     "NoteChanged",

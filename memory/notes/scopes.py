@@ -8,6 +8,7 @@ from pathlib import Path
 
 from memory.notes.store import LOCK_FILE, NoteStore
 
+NOTES_FOLDER = "notes"  # the notes' base directory inside a data directory
 GLOBAL_FOLDER = "global"
 CHATS_FOLDER = "chats"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")

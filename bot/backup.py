@@ -1,0 +1,63 @@
+"""`qunyi backup`: copy a data directory (the database and the notes) into a new folder that is itself a
+data directory, while the bot keeps running."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from memory.notes import NOTES_FOLDER
+from memory.storage.database import DB_FILENAME, DatabaseMissing, DatabaseUnavailable
+from memory.storage.snapshot import Snapshot, SnapshotFailed, snapshot_database
+
+
+class BackupFailed(RuntimeError):
+    """No backup was made (the destination is taken, or it could not be written); nothing is left of it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Backup:
+    """A finished backup: the folder, its database snapshot and how many note files it holds."""
+
+    folder: Path
+    database: Snapshot
+    notes: int
+
+
+def back_up(data_dir: Path, destination: Path, busy_timeout_ms: int = 10_000) -> Backup:
+    """Copy `data_dir`'s database and notes into `destination` (a new or empty folder; blocking).
+
+    The copy is assembled in a hidden folder beside `destination` and renamed into place only when
+    whole, so a crash or an error leaves no half backup behind. Raises DatabaseMissing when there is
+    no database, DatabaseUnavailable when it is not a Qunyi database, BackupFailed when `destination`
+    is taken (a file, a folder with something in it, or inside the data directory) or cannot be
+    written."""
+    source = data_dir / DB_FILENAME
+    if not source.is_file():
+        raise DatabaseMissing(source, "no database file")
+    if destination.exists() and (not destination.is_dir() or any(destination.iterdir())):
+        raise BackupFailed(f"{destination} already exists and is not an empty folder; name a new one")
+    if destination.resolve().is_relative_to(data_dir.resolve()):
+        raise BackupFailed(f"{destination} is inside the data directory {data_dir}; name one outside it")
+    work = destination.parent / f".{destination.name}.partial-{os.getpid()}"
+    try:
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        work.mkdir()
+        database = snapshot_database(source, work / DB_FILENAME, busy_timeout_ms)
+        if (data_dir / NOTES_FOLDER).is_dir():
+            shutil.copytree(data_dir / NOTES_FOLDER, work / NOTES_FOLDER)
+        if destination.exists():
+            destination.rmdir()
+        work.rename(destination)
+    except SnapshotFailed as exc:
+        raise BackupFailed(str(exc)) from exc
+    except sqlite3.DatabaseError as exc:
+        raise DatabaseUnavailable(source, str(exc)) from exc
+    except OSError as exc:
+        raise BackupFailed(f"cannot write {destination}: {exc.strerror or exc}") from exc
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return Backup(destination, database, sum(1 for _ in (destination / NOTES_FOLDER).rglob("*.md")))

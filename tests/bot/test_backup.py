@@ -1,0 +1,90 @@
+"""`qunyi backup DEST`: a consistent copy of the database and notes, taken while the bot writes, that is
+itself a data directory; a taken destination or a failed copy leaves nothing behind."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from bot.cli.main import cli
+from tests.bot.test_replay import write_log
+from tests.conftest import database_locked
+
+
+def qunyi(*args: str | Path) -> Result:
+    return CliRunner().invoke(cli, [str(a) for a in args], env={"COLUMNS": "250"})
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    """A data directory with the replayed sample log and one note in the global scope."""
+    folder = tmp_path / "data"
+    log = write_log(tmp_path / "log.jsonl")
+    assert qunyi("replay", log, "--data-dir", folder, "--no-progress", "--settle-minutes", "0").exit_code == 0
+    written = CliRunner().invoke(
+        cli, ["notes", "set", "爬山", "--chat", "global", "--data-dir", str(folder)], input="周六九溪\n"
+    )
+    assert written.exit_code == 0, written.output
+    return folder
+
+
+def test_a_backup_taken_while_another_process_writes_is_a_whole_data_directory(
+    data: Path, tmp_path: Path
+) -> None:
+    destination = tmp_path / "backups" / "today"
+    with database_locked(data / "qunyi.db"):
+        result = qunyi("backup", destination, "--data-dir", data, "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["path"] == str(destination) and report["chats"] == 1 and report["notes"] == 1
+    assert report["messages"] > 0 and report["database_bytes"] == (destination / "qunyi.db").stat().st_size
+    original = qunyi("recall", "爬山", "--chat", "replay:g1", "--data-dir", data)
+    copied = qunyi("recall", "爬山", "--chat", "replay:g1", "--data-dir", destination)
+    assert copied.exit_code == 0 and copied.output == original.output and "爬山" in copied.output
+    note = qunyi("notes", "get", "爬山", "--chat", "global", "--data-dir", destination)
+    assert "周六九溪" in note.output
+    assert sorted(p.name for p in destination.parent.iterdir()) == ["today"], "no partial folder is left"
+
+
+def test_a_backup_never_overwrites(data: Path, tmp_path: Path) -> None:
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "keep.txt").write_text("mine", encoding="utf-8")
+    result = qunyi("backup", taken, "--data-dir", data)
+    assert result.exit_code == 1 and "already exists and is not an empty folder" in result.output
+    assert [p.name for p in taken.iterdir()] == ["keep.txt"]
+    inside = qunyi("backup", data / "copy", "--data-dir", data)
+    assert inside.exit_code == 1 and "inside the data directory" in inside.output
+    assert not (data / "copy").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert qunyi("backup", empty, "--data-dir", data).exit_code == 0
+    assert (empty / "qunyi.db").is_file()
+
+
+def test_a_backup_that_fails_midway_leaves_nothing(
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def disk_full(*_args: object, **_kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(shutil, "copytree", disk_full)  # the notes come after the database
+    result = qunyi("backup", tmp_path / "out" / "b", "--data-dir", data)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "No space left on device" in result.output
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_no_database_or_not_a_database_is_a_one_line_error(tmp_path: Path) -> None:
+    missing = qunyi("backup", tmp_path / "b", "--data-dir", tmp_path / "typo")
+    assert missing.exit_code == 1 and f"no database in {tmp_path / 'typo'}" in missing.output
+    garbage = tmp_path / "g"
+    garbage.mkdir()
+    (garbage / "qunyi.db").write_bytes(b"not a sqlite database" * 10)
+    broken = qunyi("backup", tmp_path / "b", "--data-dir", garbage)
+    assert broken.exit_code == 1 and "file is not a database" in broken.output
+    assert not (tmp_path / "b").exists() and not (tmp_path / "typo").exists()
