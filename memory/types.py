@@ -189,7 +189,6 @@ class MessageDeletion:
             _check_id(name, getattr(self, name))
 
 
-
 @dataclass(frozen=True, slots=True)
 class ChatMoved:
     """A platform moved a chat to a new id (a Telegram group upgraded to a supergroup): what is

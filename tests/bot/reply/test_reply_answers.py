@@ -24,9 +24,7 @@ def llm_settings(base_url: str) -> Settings:
     return Settings(llm=llm)
 
 
-async def test_a_reasoning_models_thoughts_never_reach_the_chat(
-    tmp_path: Path, fake_llm: FakeOpenAI
-) -> None:
+async def test_a_reasoning_models_thoughts_never_reach_the_chat(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
     config = ConfigStore(llm_settings(fake_llm.base_url), None)
     app = await build_app(config, tmp_path / "data", ManualClock(T0))
     sent: list[str] = []

@@ -135,7 +135,6 @@ def test_an_interrupted_upgrade_leaves_the_old_revision_and_can_run_again(
     assert upgraded_rows(path, "SELECT rowid FROM message_windows_fts") == [(7,)]
 
 
-
 def test_a_forget_that_deleted_messages_remembers_until_when(tmp_path: Path) -> None:
     path = tmp_path / "q.db"
     engine = create_engine(f"sqlite:///{path}")
