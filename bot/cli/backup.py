@@ -43,9 +43,10 @@ async def backup_command(
         }
         click.echo(json.dumps(fields, ensure_ascii=False, indent=2))
         return
+    held = done.database
     click.echo(
-        f"backed up {directory} to {done.folder}: {done.database.messages} messages in {done.database.chats} "
-        f"chats ({done.database.size_bytes / 1_000_000:.1f} MB), {done.notes} notes"
+        f"backed up {directory} to {done.folder}: messages {held.messages}, chats {held.chats}, "
+        f"notes {done.notes}, database {held.size_bytes / 1_000_000:.1f} MB"
     )
 
 
