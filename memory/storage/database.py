@@ -74,12 +74,22 @@ def _begin(immediate: bool) -> Any:
 def _use_wal(path: Path, busy_timeout_ms: int) -> None:
     """Make the file WAL (a lasting property of the file) before any pooled connection opens it.
 
-    Switching the journal mode needs the file to itself, and SQLite refuses it at once, without waiting
-    out the busy timeout, while another connection holds a lock; left to the pools' first connections,
-    two Database objects (or processes) starting together made one fail with 'database is locked'."""
+    Switching the journal mode needs the file to itself, and SQLite refuses it at once, without
+    calling the busy handler, while another connection holds a lock (another process opening the
+    new file together with this one, still checking its schema): so the switch is retried until the
+    busy timeout runs out, and skipped when the file is WAL already."""
+    deadline = time.monotonic() + busy_timeout_ms / 1000
     connection = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, isolation_level=None)
     try:
-        connection.execute("PRAGMA journal_mode=WAL")
+        while True:
+            try:
+                if connection.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                    connection.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
     finally:
         connection.close()
 

@@ -1,13 +1,14 @@
 """Two Database objects (or processes) on one file: the one that connects second does not fail."""
 
 import asyncio
+import threading
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from memory.models import Chat, Message
-from memory.storage import Database, DatabaseLocked
+from memory.storage import Database, DatabaseLocked, migrate
 from tests.conftest import database_locked
 
 
@@ -50,5 +51,35 @@ async def test_a_lock_refused_at_once_is_not_reported_as_waited_out(tmp_path: Pa
         # SQLite answers some conflicts without the busy handler; saying it waited 200 ms would mislead.
         assert "refused after 5 ms" in db._locked_for(0.005)
         assert "stayed locked" not in db._locked_for(0.005)
+    finally:
+        await db.close()
+
+
+async def test_the_switch_to_wal_waits_for_another_process_instead_of_failing(tmp_path: Path) -> None:
+    # A second process still in its schema check holds a lock when the first switches the new file to
+    # WAL; SQLite refuses that switch at once, so it is retried until the busy timeout.
+    folder = tmp_path / "d"
+    folder.mkdir()
+    migrate.upgrade(folder / "qunyi.db")
+    locked, release = threading.Event(), threading.Event()
+
+    def other_process() -> None:
+        with database_locked(folder / "qunyi.db"):
+            locked.set()
+            release.wait(5)
+
+    holder = threading.Thread(target=other_process)
+    holder.start()
+    locked.wait(5)
+    threading.Timer(0.3, release.set).start()
+    try:
+        db = await Database.open(folder, busy_timeout_ms=5000)
+    finally:
+        release.set()
+        holder.join()
+    try:
+        async with db.read() as session:
+            mode = (await session.execute(text("PRAGMA journal_mode"))).scalar_one()
+        assert mode == "wal"
     finally:
         await db.close()
