@@ -22,7 +22,9 @@ class PlaygroundConfig(BaseModel):
         default=50, ge=1, le=10_000, description="Chats kept; the longest idle one is dropped first"
     )
     max_body_bytes: int = Field(default=16_384, ge=1_024, le=1_048_576, description="Largest post")
-    max_name_chars: int = Field(default=32, ge=1, le=256, description="A longer user name is cut")
+    max_name_chars: int = Field(
+        default=32, ge=1, le=256, description="A longer user name is refused (400), never cut"
+    )
 
     @model_validator(mode="after")
     def _loopback(self) -> PlaygroundConfig:

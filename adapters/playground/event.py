@@ -2,8 +2,9 @@
 
 A post is `{"chat_id", "chat_kind", "user", "text", "reply_to"}` (`chat_kind` "group" by default,
 `reply_to` optional). The sender id is derived from the user name, so the same name is the same member
-in every chat and in every run. A name longer than the limit is cut between whole graphemes; text and
-name lose control characters as every message does; ids holding them are refused.
+in every chat and in every run. A name longer than the limit is refused (cut, two names sharing their
+start would become one member); text and name lose control characters as every message does; ids
+holding them are refused.
 """
 
 from __future__ import annotations
@@ -70,9 +71,7 @@ def post_from_json(data: Any, *, max_name_chars: int) -> Post:
     kind_name = data.get("chat_kind", "group")
     if not isinstance(kind_name, str) or kind_name not in KINDS:
         raise BadPost(f"chat_kind must be 'group' or 'private', got {_short(kind_name)}")
-    user = clean_text(_text_field(data, "user")).strip()
-    if not user:
-        raise BadPost("user must not be blank")
+    user = user_name(data, max_name_chars=max_name_chars)
     text = clean_text(_text_field(data, "text"))
     if not text.strip():
         raise BadPost("text must not be empty")
@@ -80,10 +79,24 @@ def post_from_json(data: Any, *, max_name_chars: int) -> Post:
     return Post(
         chat_id=_id_field(data, "chat_id"),
         chat_kind=KINDS[kind_name],
-        user=truncate(unicodedata.normalize("NFC", user), max_name_chars),
+        user=user,
         text=text,
         reply_to=None if reply_to is None else _id_field(data, "reply_to"),
     )
+
+
+def user_name(data: dict[str, Any], *, max_name_chars: int) -> str:
+    """The `user` field: a name without control characters, blanks around it or a second encoding
+    (NFC); raises BadPost when it is missing, blank or over `max_name_chars` characters."""
+    user = unicodedata.normalize("NFC", clean_text(_text_field(data, "user")).strip())
+    if not user:
+        raise BadPost("user must not be blank")
+    if len(user) > max_name_chars:
+        raise BadPost(
+            f"user is {len(user)} characters, over the limit of {max_name_chars} "
+            "(names are not cut: two names sharing their start would be one member)"
+        )
+    return user
 
 
 def sender_id(user: str) -> str:

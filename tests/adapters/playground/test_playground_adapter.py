@@ -164,15 +164,19 @@ async def test_a_bad_post_gets_a_json_error_and_changes_nothing(
     assert len(inbox.events) == 2
 
 
-async def test_an_over_long_user_name_is_cut_between_whole_characters(
+async def test_names_sharing_their_start_are_refused_past_the_limit_not_made_one_member(
     playground: Playground, inbox: Inbox
 ) -> None:
-    name = "小" * 20 + "👨‍👩‍👧‍👦" * 5
-    status, body = await playground.post(chat_id="g1", user=name, text="hi")
-    assert status == 200
-    sender = body["message"]["sender"]
-    assert sender == "小" * 20 + "👨‍👩‍👧‍👦" + "…" and len(sender) <= 32
-    assert inbox.events[0].sender_name == sender  # type: ignore[union-attr]
+    start = "小" * 20 + "👨‍👩‍👧‍👦"  # 27 code points
+    for name in (start + "阿红同学呀啊", start + "阿红同桌呀啊", start + "👨‍👩‍👧‍👦"):  # 33, 33, 34
+        status, body = await playground.post(chat_id="g1", user=name, text="hi")
+        assert status == 400 and "over the limit of 32" in body["error"], body
+    assert inbox.events == [] and await playground.transcript("g1") == []
+    at_limit = [start + "阿红同学x", start + "阿红同桌x"]  # 32 each
+    for name in at_limit:
+        assert (await playground.post(chat_id="g1", user=name, text="hi"))[0] == 200
+    senders = [(e.sender_name, e.sender_id) for e in inbox.events]  # type: ignore[union-attr]
+    assert [name for name, _ in senders] == at_limit and senders[0][1] != senders[1][1]
 
 
 async def test_unknown_routes_and_methods_answer_json_errors(playground: Playground) -> None:
