@@ -48,6 +48,11 @@ SECURITY_HEADERS = {
     "Cache-Control": "no-store",
 }
 NOT_DELIVERED = "the bot is stopping; the message was not delivered"
+FAILED = "the playground failed to answer this request"
+HANDLER_FAILED = (
+    "the bot failed to handle the message (it is in the transcript, and in memory if it got recorded); "
+    "its log says why"
+)
 _SHUTDOWN_SECONDS = 2.0  # after the grace InFlight gave, for the connections still open
 
 
@@ -141,7 +146,8 @@ class PlaygroundAdapter(Adapter):
 
     @web.middleware
     async def _guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        """The Host check, the token on /api/, and every client error as a JSON error."""
+        """The Host check, the token on /api/, and every error as a JSON error: a client's with its
+        4xx status, a failure of the playground itself as a 500 (its traceback goes to the log)."""
         if not self.config.allow_remote and not host_header_is_loopback(request.headers.get("Host")):
             return _error(403, "the playground answers only to a loopback address (Host header)")
         if request.path.startswith("/api/") and not bearer_matches(
@@ -152,9 +158,14 @@ class PlaygroundAdapter(Adapter):
             )
         try:
             return await handler(request)
-        except web.HTTPClientError as exc:  # no such route, wrong method, body too large
+        except web.HTTPException as exc:  # no such route, wrong method, body too large
+            if exc.status < 400:
+                raise
             allow = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else None
             return _error(exc.status, exc.text or exc.reason, allow)
+        except Exception as exc:
+            log.exception("playground %s %s failed", request.method, request.path)
+            return _error(500, f"{FAILED} ({type(exc).__name__}); its log says why")
 
     async def _static(self, request: web.Request) -> web.Response:
         name, content_type = STATIC[request.path]
@@ -225,8 +236,7 @@ class PlaygroundAdapter(Adapter):
                 await self._handler(message)
             except Exception:
                 log.exception("handling playground message %s failed", message.message_id)
-                failed = "the bot failed to handle the message; its log says why"
-                return web.json_response({"error": failed, "message": entry}, status=500)
+                return web.json_response({"error": HANDLER_FAILED, "message": entry}, status=500)
         return web.json_response({"message": entry})
 
 

@@ -1,17 +1,26 @@
-"""A started playground adapter on an ephemeral loopback port, and a client for its API."""
+"""A started playground adapter on an ephemeral loopback port, and a client for its API; or the whole
+bot (its real pipeline and memory on a data directory) behind one."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 
 from adapters.playground import PlaygroundAdapter, PlaygroundConfig
+from bot.adapters_factory import build_adapters
+from bot.app import App, build_app
+from bot.config import ConfigStore
+from bot.config.settings import AdaptersSettings, Settings
 from memory.clock import ManualClock
-from memory.types import InboundEvent
+from memory.messages import StoredMessage
+from memory.types import ChatMoved, InboundEvent
 from tests.conftest import T0
 
 TOKEN = "playground-test-token"
@@ -61,9 +70,52 @@ async def started(adapter: PlaygroundAdapter, handler: Any) -> Playground:
     return Playground(adapter, aiohttp.ClientSession(), base)
 
 
+@dataclass
+class Bot:
+    """The bot built from settings as `qunyi run` builds it, with the playground its only adapter."""
+
+    app: App
+    playground: Playground
+
+    async def stored(self, chat_id: str) -> list[StoredMessage]:
+        """What memory holds of playground chat `chat_id` (its messages table rows), oldest first."""
+        chat = await self.app.memory.chat("playground", chat_id)
+        return [] if chat is None else await self.app.memory.recent(chat.id, 1_000)
+
+
+@asynccontextmanager
+async def running_bot(data_dir: Path, **sections: Any) -> AsyncIterator[Bot]:
+    """The bot on `data_dir` with the settings `sections` (as `Settings` takes them), its playground
+    started on a free loopback port (token TOKEN); closed after."""
+    playground_only = AdaptersSettings(enabled=["playground"], playground=make_config())
+    settings = Settings(adapters=playground_only, **sections)
+    app = await build_app(ConfigStore(settings, None), data_dir, ManualClock(T0))
+    [adapter] = build_adapters(app)
+    assert isinstance(adapter, PlaygroundAdapter)
+    stop = asyncio.Event()
+
+    async def on_message(event: InboundEvent) -> None:  # as `qunyi run` hands events to the pipeline
+        assert not isinstance(event, ChatMoved), "the playground moves no chat"
+        await app.pipeline.handle_inbound(event, adapter.send_text, stop)
+
+    try:
+        running = await started(adapter, on_message)
+        try:
+            yield Bot(app, running)
+        finally:
+            await running.session.close()
+            await adapter.stop()
+    finally:
+        await app.close()
+
+
+def make_config(**config: Any) -> PlaygroundConfig:
+    """Settings for a playground on a free loopback port with the token TOKEN."""
+    return PlaygroundConfig(**({"port": 0, "token": TOKEN} | config))
+
+
 def make_adapter(**config: Any) -> PlaygroundAdapter:
-    settings = PlaygroundConfig(**({"port": 0, "token": TOKEN} | config))
-    return PlaygroundAdapter(settings, bot_id="bot", bot_name="群忆", clock=ManualClock(T0))
+    return PlaygroundAdapter(make_config(**config), bot_id="bot", bot_name="群忆", clock=ManualClock(T0))
 
 
 @pytest.fixture

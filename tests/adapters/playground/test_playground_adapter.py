@@ -206,6 +206,25 @@ async def test_a_handler_that_fails_is_told_and_the_next_post_is_handled() -> No
         await running.adapter.stop()
 
 
+async def test_a_failure_of_the_playground_itself_is_a_json_500_and_the_next_call_is_served(
+    playground: Playground, inbox: Inbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*_args: object) -> None:
+        raise RuntimeError("transcript broken")
+
+    assert (await playground.post(**GOOD))[0] == 200
+    for name in ("after", "add"):
+        monkeypatch.setattr(playground.adapter.transcripts, name, broken)
+    status, body = await playground.call("GET", "/api/chats/g1/messages?after=0")
+    assert status == 500 and "failed" in body["error"] and "RuntimeError" in body["error"], body
+    status, body = await playground.post(**GOOD)
+    assert status == 500 and "failed" in body["error"], body
+    assert len(inbox.events) == 1, "a message that could not be shown is not handed on either"
+    monkeypatch.undo()
+    assert [m["text"] for m in await playground.transcript("g1")] == ["hi"]
+    assert (await playground.post(**GOOD))[0] == 200 and len(inbox.events) == 2
+
+
 async def test_the_transcript_of_a_chat_stays_bounded() -> None:
     running = await started(make_adapter(keep_messages=3), Inbox())
     try:

@@ -2,55 +2,28 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
-import aiohttp
+import pytest
 
-from adapters.playground import PlaygroundAdapter
-from bot.adapters_factory import build_adapters
-from bot.app import build_app
-from bot.config import ConfigStore
-from bot.config.settings import Settings
 from bot.llm import LLMSettings
-from memory.clock import ManualClock
-from memory.types import ChatMoved, InboundEvent
-from tests.adapters.playground.conftest import TOKEN, Playground
-from tests.conftest import T0
+from tests.adapters.playground.conftest import running_bot
 from tests.fakes.openai_server import Answer, FakeOpenAI
 
 
 async def test_a_member_addressing_the_bot_is_answered_in_that_chat_only(
     tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
-    settings = Settings(
-        llm=LLMSettings(enabled=True, base_url=fake_llm.base_url, model="fake-chat", max_retries=0),
-        adapters={"enabled": ["playground"], "playground": {"port": 0, "token": TOKEN}},  # type: ignore[arg-type]
-    )
-    app = await build_app(ConfigStore(settings, None), tmp_path / "data", ManualClock(T0))
-    [adapter] = build_adapters(app)
-    assert isinstance(adapter, PlaygroundAdapter)
-    stop = asyncio.Event()
-
-    async def on_message(event: InboundEvent) -> None:  # as `qunyi run` hands events to the pipeline
-        assert not isinstance(event, ChatMoved), "the playground moves no chat"
-        await app.pipeline.handle_inbound(event, adapter.send_text, stop)
-
+    llm = LLMSettings(enabled=True, base_url=fake_llm.base_url, model="fake-chat", max_retries=0)
     fake_llm.script(Answer("周五晚上九点开炉"))
-    await adapter.start(on_message)
-    assert adapter.url is not None
-    playground = Playground(adapter, aiohttp.ClientSession(), adapter.url.split("/#", 1)[0])
-    try:
+    async with running_bot(tmp_path / "data", llm=llm) as bot:
+        playground = bot.playground
         assert (await playground.post(chat_id="g2", user="bob", text="暗号是蓝色大象"))[0] == 200
         status, body = await playground.post(chat_id="g1", user="alice", text="@群忆 周五几点开炉？")
         assert status == 200, body
         asked = body["message"]
         in_g1 = await playground.transcript("g1")
         in_g2 = await playground.transcript("g2")
-    finally:
-        await playground.session.close()
-        await adapter.stop()
-        await app.close()
     assert [(m["sender"], m["text"], m["is_bot"]) for m in in_g1] == [
         ("alice", "@群忆 周五几点开炉？", False),
         ("群忆", "周五晚上九点开炉", True),
@@ -60,3 +33,23 @@ async def test_a_member_addressing_the_bot_is_answered_in_that_chat_only(
     [request] = fake_llm.chat_requests
     prompt = " ".join(str(m.get("content")) for m in request.messages)
     assert "周五几点开炉" in prompt and "蓝色大象" not in prompt, "memory of g2 stays out of g1's prompt"
+
+
+async def test_a_bot_failing_after_recording_a_message_answers_a_json_500_and_keeps_it(
+    tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    llm = LLMSettings(enabled=True, base_url=fake_llm.base_url, model="fake-chat", max_retries=0)
+    async with running_bot(tmp_path / "data", llm=llm) as bot:
+
+        async def broken(*_args: object, **_kwargs: object) -> None:
+            raise RuntimeError("context broken")
+
+        monkeypatch.setattr(bot.app.memory, "context_for_reply", broken)
+        status, body = await bot.playground.post(chat_id="g1", user="alice", text="@群忆 周五几点开炉？")
+        assert status == 500 and "failed to handle" in body["error"], body
+        assert body["message"]["text"] == "@群忆 周五几点开炉？"
+        assert [m["id"] for m in await bot.playground.transcript("g1")] == [body["message"]["id"]]
+        assert [(m.platform_message_id, m.text) for m in await bot.stored("g1")] == [
+            (body["message"]["id"], "@群忆 周五几点开炉？")
+        ]
+        assert fake_llm.chat_requests == []
