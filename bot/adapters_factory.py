@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Protocol
 
 from adapters.base import Adapter
@@ -68,6 +69,7 @@ def build_adapters(app: App) -> list[Adapter]:
                 bot_id=settings.bot.self_id,
                 bot_name=settings.bot.name,
                 clock=app.clock,
+                stored_kind=functools.partial(app.memory.chat_kind, PlaygroundAdapter.platform),
             )
             app.config.subscribe(follow_bot_identity(playground))
             adapters.append(playground)

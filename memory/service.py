@@ -20,7 +20,7 @@ from memory.notes import NoteScopes
 from memory.recall import Recaller, RecallHit, RecallQuery
 from memory.recall.timeexpr import in_zone
 from memory.storage import Database
-from memory.types import ChatMessage, MessageDeletion
+from memory.types import ChatKind, ChatMessage, MessageDeletion
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +138,23 @@ class MemoryService:
                 )
             ).scalar_one_or_none()
         return None if row is None else ChatRef(row.id, row.platform, row.platform_chat_id, row.name)
+
+    async def chat_kind(self, platform: str, platform_chat_id: str) -> ChatKind | None:
+        """The kind (group, private) memory holds for chat `platform:platform_chat_id`, that of the chat
+        it was merged into when merged; None for a chat it has never seen."""
+        async with self.db.read() as session:
+            kind = await session.scalar(
+                select(Chat.kind).where(Chat.platform == platform, Chat.platform_chat_id == platform_chat_id)
+            )
+            if kind is None:
+                kind = await session.scalar(
+                    select(Chat.kind)
+                    .join(ChatRedirect, ChatRedirect.chat_id == Chat.id)
+                    .where(
+                        ChatRedirect.platform == platform, ChatRedirect.platform_chat_id == platform_chat_id
+                    )
+                )
+        return None if kind is None else ChatKind(kind)
 
     async def find_chat(self, key: str) -> ChatRef | None:
         """A chat by `platform:id`, by platform id alone when unambiguous, or by its database id."""

@@ -32,6 +32,7 @@ from memory.types import ChatKind, ChatMessage, InvalidMessage
 log = logging.getLogger(__name__)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+StoredKind = Callable[[str], Awaitable[ChatKind | None]]  # a chat id -> the kind memory holds for it
 STATIC = {  # path -> (resource, content type)
     "/": ("index.html", "text/html"),
     "/page.js": ("page.js", "text/javascript"),
@@ -61,14 +62,24 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None) -> 
 
 
 class PlaygroundAdapter(Adapter):
-    """Chats in a browser page; see the module docstring for access and `PlaygroundConfig`."""
+    """Chats in a browser page; see the module docstring for access and `PlaygroundConfig`.
+
+    `stored_kind` tells the kind memory holds for a chat, so that one posted to before a restart
+    keeps its kind; without it a chat's kind is the one it was first used as in this run."""
 
     platform = PLATFORM
 
     def __init__(
-        self, config: PlaygroundConfig, *, bot_id: str, bot_name: str, clock: Clock | None = None
+        self,
+        config: PlaygroundConfig,
+        *,
+        bot_id: str,
+        bot_name: str,
+        clock: Clock | None = None,
+        stored_kind: StoredKind | None = None,
     ) -> None:
         self.config = config
+        self._stored_kind = stored_kind
         self.bot_id = bot_id
         self.bot_name = bot_name
         self._clock = clock or SystemClock()
@@ -211,9 +222,8 @@ class PlaygroundAdapter(Adapter):
         """Add the post to its chat and hand it to the bot; its turn has come."""
         if self._stopping:
             return _error(503, NOT_DELIVERED)
-        kind = self.transcripts.kind_of(post.chat_id)
-        if kind is not None and kind is not post.chat_kind:
-            return _error(409, f"chat {post.chat_id!r} is a {kind.value} chat in this run")
+        if refused := await self._kind_refused(post):
+            return refused
         quoted = None
         if post.reply_to is not None:
             quoted = self.transcripts.find(post.chat_id, post.reply_to)
@@ -238,6 +248,16 @@ class PlaygroundAdapter(Adapter):
                 log.exception("handling playground message %s failed", message.message_id)
                 return web.json_response({"error": HANDLER_FAILED, "message": entry}, status=500)
         return web.json_response({"message": entry})
+
+    async def _kind_refused(self, post: Post) -> web.Response | None:
+        """A 409 when the chat is of the other kind in this run or, first posted to in this run, in
+        memory."""
+        kind, since = self.transcripts.kind_of(post.chat_id), "in this run"
+        if kind is None and self._stored_kind is not None:
+            kind, since = await self._stored_kind(post.chat_id), "in memory (posted to in an earlier run)"
+        if kind is None or kind is post.chat_kind:
+            return None
+        return _error(409, f"chat {post.chat_id!r} is a {kind.value} chat {since}")
 
 
 async def _security_headers(_request: web.Request, response: web.StreamResponse) -> None:

@@ -53,3 +53,21 @@ async def test_a_bot_failing_after_recording_a_message_answers_a_json_500_and_ke
             (body["message"]["id"], "@群忆 周五几点开炉？")
         ]
         assert fake_llm.chat_requests == []
+
+
+async def test_a_chats_kind_holds_across_runs_on_one_data_directory(tmp_path: Path) -> None:
+    async with running_bot(tmp_path / "data") as bot:
+        post = bot.playground.post
+        assert (await post(chat_id="g1", user="alice", text="第一次"))[0] == 200
+        assert (await post(chat_id="dm", chat_kind="private", user="bob", text="私聊"))[0] == 200
+    async with running_bot(tmp_path / "data") as bot:
+        post = bot.playground.post
+        for chat, kind, known in (("g1", "private", "group"), ("dm", "group", "private")):
+            status, body = await post(chat_id=chat, chat_kind=kind, user="carol", text="换个身份")
+            assert status == 409 and f"is a {known} chat in memory" in body["error"], body
+            assert await bot.playground.transcript(chat) == []
+        assert [m.text for m in await bot.stored("g1")] == ["第一次"], "a refused post is not recorded"
+        assert [m.text for m in await bot.stored("dm")] == ["私聊"]
+        assert (await post(chat_id="g1", user="carol", text="还是群"))[0] == 200
+        assert (await post(chat_id="dm", chat_kind="private", user="bob", text="在吗"))[0] == 200
+        assert (await post(chat_id="g9", chat_kind="private", user="bob", text="新的"))[0] == 200
