@@ -7,7 +7,7 @@ import contextlib
 import logging
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 
 from memory.text import truncate
 from memory.types import ChatKind, ChatMessage, InboundEvent
@@ -45,13 +45,27 @@ def mentions(text: str, *handles: str) -> bool:
     """Whether `text` @-mentions one of `handles` (the bot's name or id) as a typed mention: `@` or a
     full-width `＠` right before it, not inside an address (`me@bottle.com`), and a handle ending in a
     Latin letter or digit not running on into more (`@bot` is not `@bottle`; `@群忆你好` is `@群忆`)."""
-    for handle in handles:
-        if not handle:
-            continue
-        after = r"(?![A-Za-z0-9_])" if handle[-1].isascii() and handle[-1].isalnum() else ""
-        if re.search(rf"(?<![A-Za-z0-9._%+\-])[@＠]{re.escape(handle)}{after}", text):
-            return True
-    return False
+    return any(_typed_mention(handle).search(text) for handle in handles if handle)
+
+
+def mention_spans(text: str, handles: Iterable[str]) -> list[tuple[int, int, str]]:
+    """Each typed mention in `text` of one of `handles`, read as `mentions` reads them, as (start, end,
+    handle) in the order of the text; where several handles fit one `@` (`@小红不红` fits `小红` and
+    `小红不红`), the longest."""
+    found: dict[int, tuple[int, str]] = {}
+    for handle in sorted({h for h in handles if h}, key=len, reverse=True):
+        for match in _typed_mention(handle).finditer(text):
+            found.setdefault(match.start(), (match.end(), handle))
+    spans: list[tuple[int, int, str]] = []
+    for start, (end, handle) in sorted(found.items()):
+        if not spans or start >= spans[-1][1]:  # a handle holding an `@` may hold another's match
+            spans.append((start, end, handle))
+    return spans
+
+
+def _typed_mention(handle: str) -> re.Pattern[str]:
+    after = r"(?![A-Za-z0-9_])" if handle[-1].isascii() and handle[-1].isalnum() else ""
+    return re.compile(rf"(?<![A-Za-z0-9._%+\-])[@＠]{re.escape(handle)}{after}")
 
 
 class InFlight:

@@ -237,6 +237,7 @@ class PlaygroundAdapter(Adapter):
                 bot_id=self.bot_id,
                 bot_name=self.bot_name,
                 quoted=quoted,
+                members=self.transcripts.members(post.chat_id),
             )
         except InvalidMessage as exc:
             return _error(400, str(exc))

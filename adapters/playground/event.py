@@ -12,12 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from adapters.base import mentions
-from adapters.neutral import reply_prefix
+from adapters.base import mention_spans
+from adapters.neutral import mention_targets, reply_prefix
 from memory import untrusted_json
 from memory.text import truncate
 from memory.types import ChatKind, ChatMessage, Segment, SegmentKind, clean_text
@@ -112,10 +113,14 @@ def to_chat_message(
     bot_id: str,
     bot_name: str,
     quoted: ChatMessage | None = None,
+    members: Mapping[str, str] | None = None,
 ) -> ChatMessage:
-    """The neutral message of `post`. It addresses the bot in a private chat, when it holds `@<bot
-    name>` or `@<bot id>`, or when it replies to the bot (`quoted`, the message replied to)."""
-    addressed = mentions(post.text, bot_name, bot_id)
+    """The neutral message of `post`. A typed `@<name>` (or `＠`) of one of the chat's `members` (name
+    -> sender id) mentions that member, as an @ does on the platforms; `@<bot name>` or `@<bot id>`
+    mentions the bot and addresses it, as do a private chat and a reply to the bot (`quoted`, the
+    message replied to)."""
+    body = typed_mentions(post.text, {**(members or {}), bot_name: bot_id, bot_id: bot_id})
+    targets = mention_targets(body)
     replied_to_bot = quoted is not None and quoted.is_bot
     quote = truncate(quoted.text, QUOTE_CHARS) if quoted is not None else ""
     return ChatMessage(
@@ -129,10 +134,25 @@ def to_chat_message(
         text=post.text,
         time=time,
         reply_to=post.reply_to,
-        mentions=(bot_id,) if addressed else (),
-        segments=(*reply_prefix(post.reply_to, quote), Segment(SegmentKind.TEXT, post.text)),
-        to_bot=post.chat_kind is ChatKind.PRIVATE or addressed or replied_to_bot,
+        mentions=targets,
+        segments=(*reply_prefix(post.reply_to, quote), *body),
+        to_bot=post.chat_kind is ChatKind.PRIVATE or bot_id in targets or replied_to_bot,
     )
+
+
+def typed_mentions(text: str, handles: Mapping[str, str]) -> tuple[Segment, ...]:
+    """`text` as segments: a MENTION segment for each typed @ of a name in `handles` (name -> the id
+    it mentions; see `adapters.base.mention_spans`), TEXT segments for the rest."""
+    segments: list[Segment] = []
+    done = 0
+    for start, end, handle in mention_spans(text, handles):
+        if start > done:
+            segments.append(Segment(SegmentKind.TEXT, text[done:start]))
+        segments.append(Segment(SegmentKind.MENTION, text[start:end], handles[handle]))
+        done = end
+    if done < len(text) or not segments:
+        segments.append(Segment(SegmentKind.TEXT, text[done:]))
+    return tuple(segments)
 
 
 def _text_field(data: dict[str, Any], name: str) -> str:

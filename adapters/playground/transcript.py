@@ -2,7 +2,8 @@
 
 Every message added gets the next number of one sequence shared by all chats; a page reads a chat's
 messages with a number after the last one it has (its cursor). Each chat keeps its newest `keep`
-messages, and at most `max_chats` chats are kept (the one idle longest is dropped first).
+messages, and at most `max_chats` chats are kept (the one idle longest is dropped first). A chat also
+knows the members who posted in it (the `keep` most recently active), whose names an @ mentions.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ class ChatLog:
     entries: deque[Entry]
     dropped_through: int = 0  # the seq of the newest message dropped to stay within bounds
     by_id: dict[str, Entry] = field(default_factory=dict)
+    members: OrderedDict[str, str] = field(default_factory=OrderedDict)  # name -> sender id
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +84,11 @@ class Transcripts:
         entry = log.by_id.get(message_id) if log is not None else None
         return entry.message if entry is not None else None
 
+    def members(self, chat_id: str) -> dict[str, str]:
+        """The members who posted in the chat, by name (name -> sender id); none for a chat not kept."""
+        log = self._chats.get(chat_id)
+        return dict(log.members) if log is not None else {}
+
     def add(self, message: ChatMessage) -> Entry:
         """Append `message` to its chat's transcript (made with the message's kind when new)."""
         log = self._chats.get(message.chat_id)
@@ -94,6 +101,11 @@ class Transcripts:
         entry = Entry(self._seq, message)
         log.entries.append(entry)
         log.by_id[message.message_id] = entry
+        if not message.is_bot:
+            log.members[message.sender_name] = message.sender_id
+            log.members.move_to_end(message.sender_name)
+            while len(log.members) > self.keep:
+                log.members.popitem(last=False)
         while len(log.entries) > self.keep:
             dropped = log.entries.popleft()
             log.by_id.pop(dropped.message.message_id, None)

@@ -1,8 +1,8 @@
-"""A typed @-mention of the bot, as the console and the playground read it."""
+"""A typed @-mention of the bot or a member, as the console and the playground read it."""
 
 import pytest
 
-from adapters.base import mentions
+from adapters.base import mention_spans, mentions
 
 
 @pytest.mark.parametrize(
@@ -27,3 +27,15 @@ def test_a_mention_of_the_bot_is_told_from_text_that_only_contains_its_name(
 
 def test_an_empty_handle_mentions_nothing() -> None:
     assert not mentions("@ hello", "", "")
+
+
+def test_each_typed_mention_of_a_handle_is_found_the_longest_handle_at_one_at() -> None:
+    text = "@小红不红 和 ＠小红 去吗 @bob, mail me@bob.example, not @bobby"
+    spans = mention_spans(text, ["小红", "小红不红", "bob", ""])
+    assert [(text[start:end], handle) for start, end, handle in spans] == [
+        ("@小红不红", "小红不红"),
+        ("＠小红", "小红"),
+        ("@bob", "bob"),
+    ]
+    assert mention_spans("@a@b hi", ["a@b", "b"]) == [(0, 4, "a@b")], "no mention inside another"
+    assert mention_spans("no at here", ["bob"]) == []

@@ -76,3 +76,22 @@ def test_a_reply_to_the_bot_addresses_it_and_quotes_it() -> None:
     to_member = _convert(body.replace(b"run-1", b"run-2"), quoted=member_said)
     assert to_bot.to_bot and to_bot.segments[0].text == "周五晚上开炉"
     assert not to_member.to_bot and to_member.chat_kind is ChatKind.GROUP
+
+
+def test_an_at_of_a_member_of_the_chat_is_a_mention_segment_of_their_sender_id() -> None:
+    post = read_post(
+        json.dumps({"chat_id": "g1", "user": "alice", "text": "@bob 和 ＠群忆 看看 @carol"}).encode(),
+        max_name_chars=NAME_CHARS,
+    )
+    members = {"bob": sender_id("bob"), "alice": sender_id("alice")}
+    message = to_chat_message(
+        post, message_id="run-9", time=T0, bot_id="bot", bot_name="群忆", members=members
+    )
+    assert [(s.kind.value, s.text, s.target) for s in message.segments] == [
+        ("mention", "@bob", sender_id("bob")),
+        ("text", " 和 ", None),
+        ("mention", "＠群忆", "bot"),
+        ("text", " 看看 @carol", None),
+    ]
+    assert message.mentions == (sender_id("bob"), "bot") and message.to_bot
+    assert "".join(s.text for s in message.segments) == message.text

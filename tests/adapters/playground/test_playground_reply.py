@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from adapters.playground.event import sender_id
 from bot.llm import LLMSettings
 from tests.adapters.playground.conftest import running_bot
 from tests.fakes.openai_server import Answer, FakeOpenAI
@@ -71,3 +72,30 @@ async def test_a_chats_kind_holds_across_runs_on_one_data_directory(tmp_path: Pa
         assert (await post(chat_id="g1", user="carol", text="还是群"))[0] == 200
         assert (await post(chat_id="dm", chat_kind="private", user="bob", text="在吗"))[0] == 200
         assert (await post(chat_id="g9", chat_kind="private", user="bob", text="新的"))[0] == 200
+
+
+async def test_an_at_of_a_member_seen_in_that_chat_is_recorded_as_their_mention(tmp_path: Path) -> None:
+    async with running_bot(tmp_path / "data") as bot:
+        post = bot.playground.post
+        assert (await post(chat_id="g1", user="bob", text="周六有空"))[0] == 200
+        assert (await post(chat_id="g2", user="carol", text="我只在二群"))[0] == 200
+        said = {
+            "mentions bob": "@bob 以后就叫你波波吧",
+            "full-width, CJK running on": "＠bob周六爬山吗",
+            "carol was only seen in g2": "@carol 你在吗",
+            "an address and a longer handle": "写信到 me@bob.example 或找 @bobby",
+        }
+        for text in said.values():
+            assert (await post(chat_id="g1", user="alice", text=text))[0] == 200
+        in_g2 = await post(chat_id="g2", user="carol", text="@bob 你在一群吗")
+        assert in_g2[0] == 200
+        stored = {m.text: m.mentions for m in await bot.stored("g1")}
+        g1 = await bot.app.memory.chat("playground", "g1")
+        assert g1 is not None and bot.app.persons is not None
+        who = await bot.app.persons.who(g1.id, "波波")
+        g2_mentions = [m.mentions for m in await bot.stored("g2")]
+    bob = sender_id("bob")
+    assert [stored[text] for text in said.values()] == [(bob,), (bob,), (), ()]
+    assert stored["周六有空"] == ()
+    assert g2_mentions == [(), ()], "bob was seen in g1 only: his name in g2 is text"
+    assert [record.platform_user_id for record in who.records] == [bob], "the name given went to bob"
