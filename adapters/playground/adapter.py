@@ -6,32 +6,38 @@ The page (`GET /`, its script and style) needs no token; every `/api/` call need
 which this server never answers, so another site cannot drive the API. Unless `allow_remote`, a
 request whose Host header is not a loopback name is refused (DNS rebinding).
 
-Posts are handled one at a time, in order; a post is answered once the bot has handled it, so the
-bot's reply (if any) is already in the transcript then.
+Posts, and a member's edits and deletions of their own messages, are handled one at a time, in
+order; each is answered once the bot has handled it, so the bot's reply to a post (if any) is already
+in the transcript then. Edits and deletions reach the bot as a platform's do (`ChatMessage.edited`,
+`MessageDeletion`), so memory follows them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
 from importlib import resources
+from typing import Any, TypeVar
 
 from aiohttp import web
 
 from adapters.base import Adapter, InFlight, MessageHandler
+from adapters.playground.changes import Change, edited_message, read_change
 from adapters.playground.config import PlaygroundConfig
-from adapters.playground.event import PLATFORM, BadPost, Post, read_post, to_chat_message
+from adapters.playground.event import PLATFORM, BadPost, Post, read_post, sender_id, to_chat_message
 from adapters.playground.transcript import Transcripts
 from memory.clock import Clock, SystemClock
 from memory.local_access import bearer_matches, host_header_is_loopback, new_token
-from memory.types import ChatKind, ChatMessage, InvalidMessage
+from memory.types import ChatKind, ChatMessage, InvalidMessage, MessageDeletion
 
 log = logging.getLogger(__name__)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+Taken = TypeVar("Taken")  # what a request body is read as: a post, an edit, a deletion
 StoredKind = Callable[[str], Awaitable[ChatKind | None]]  # a chat id -> the kind memory holds for it
 STATIC = {  # path -> (resource, content type)
     "/": ("index.html", "text/html"),
@@ -51,7 +57,7 @@ SECURITY_HEADERS = {
 NOT_DELIVERED = "the bot is stopping; the message was not delivered"
 FAILED = "the playground failed to answer this request"
 HANDLER_FAILED = (
-    "the bot failed to handle the message (it is in the transcript, and in memory if it got recorded); "
+    "the bot failed to handle it: the transcript shows it, memory has it only if the bot got that far; "
     "its log says why"
 )
 _SHUTDOWN_SECONDS = 2.0  # after the grace InFlight gave, for the connections still open
@@ -152,6 +158,8 @@ class PlaygroundAdapter(Adapter):
         app.router.add_get("/api/chats", self._chats)
         app.router.add_get("/api/chats/{chat_id}/messages", self._messages)
         app.router.add_post("/api/messages", self._post)
+        app.router.add_patch("/api/chats/{chat_id}/messages/{message_id}", self._edit)
+        app.router.add_delete("/api/chats/{chat_id}/messages/{message_id}", self._delete)
         app.on_response_prepare.append(_security_headers)
         return app
 
@@ -204,24 +212,47 @@ class PlaygroundAdapter(Adapter):
                 "messages": [entry.to_json() for entry in page.entries],
                 "cursor": page.cursor,
                 "missed": page.missed,
+                "deleted": page.deleted,
             }
         )
 
     async def _post(self, request: web.Request) -> web.Response:
+        read = functools.partial(read_post, max_name_chars=self.config.max_name_chars)
+        return await self._in_turn(request, read, self._deliver)
+
+    async def _edit(self, request: web.Request) -> web.Response:
+        return await self._change(request, edit=True)
+
+    async def _delete(self, request: web.Request) -> web.Response:
+        return await self._change(request, edit=False)
+
+    async def _change(self, request: web.Request, *, edit: bool) -> web.Response:
+        read = functools.partial(read_change, max_name_chars=self.config.max_name_chars, edit=edit)
+        chat_id, message_id = request.match_info["chat_id"], request.match_info["message_id"]
+        return await self._in_turn(request, read, functools.partial(self._apply, chat_id, message_id))
+
+    async def _in_turn(
+        self,
+        request: web.Request,
+        read: Callable[[bytes], Taken],
+        act: Callable[[Taken], Awaitable[web.Response]],
+    ) -> web.Response:
+        """Read the body of a request that changes a chat (a 400 when it is bad), then act on it when
+        its turn has come: one at a time, in order; a 503 once the bot is stopping."""
         if self._stopping:
             return _error(503, NOT_DELIVERED)
         try:
-            post = read_post(await request.read(), max_name_chars=self.config.max_name_chars)
+            taken = read(await request.read())
         except BadPost as exc:
             return _error(400, str(exc))
         with self._in_flight.handling():
             async with self._turn:
-                return await self._deliver(post)
+                if self._stopping:
+                    return _error(503, NOT_DELIVERED)
+                return await act(taken)
 
     async def _deliver(self, post: Post) -> web.Response:
-        """Add the post to its chat and hand it to the bot; its turn has come."""
-        if self._stopping:
-            return _error(503, NOT_DELIVERED)
+        """Add the post to its chat and hand it to the bot."""
         if refused := await self._kind_refused(post):
             return refused
         quoted = None
@@ -241,14 +272,44 @@ class PlaygroundAdapter(Adapter):
             )
         except InvalidMessage as exc:
             return _error(400, str(exc))
-        entry = self.transcripts.add(message).to_json()
+        return await self._hand_on(message, {"message": self.transcripts.add(message).to_json()})
+
+    async def _apply(self, chat_id: str, message_id: str, change: Change) -> web.Response:
+        """Edit or delete a member's message in the transcript and hand the edit or deletion on to
+        the bot, as a platform delivers them."""
+        original = self.transcripts.find(chat_id, message_id)
+        if original is None:
+            return _error(404, f"no message {message_id!r} in chat {chat_id!r} (the page's transcript)")
+        if original.is_bot:
+            return _error(403, "the bot's messages cannot be edited or deleted from the page")
+        if original.sender_id != sender_id(change.user):
+            return _error(
+                403, f"message {message_id!r} was sent by {original.sender_name!r}: only they may change it"
+            )
+        if change.text is None:
+            self.transcripts.remove(chat_id, message_id)
+            deletion = MessageDeletion(PLATFORM, chat_id, message_id, original.chat_kind)
+            return await self._hand_on(deletion, {"deleted": message_id})
+        members = self.transcripts.members(chat_id)
+        try:
+            edited = edited_message(
+                original, change.text, members=members, bot_id=self.bot_id, bot_name=self.bot_name
+            )
+        except InvalidMessage as exc:
+            return _error(400, str(exc))
+        entry = self.transcripts.replace(edited)
+        assert entry is not None, "found above, in the same turn"
+        return await self._hand_on(edited, {"message": entry.to_json()})
+
+    async def _hand_on(self, event: ChatMessage | MessageDeletion, answer: dict[str, Any]) -> web.Response:
+        """Hand `event`, already in the transcript, to the bot; `answer` is the reply to the page."""
         if self._handler is not None:
             try:
-                await self._handler(message)
+                await self._handler(event)
             except Exception:
-                log.exception("handling playground message %s failed", message.message_id)
-                return web.json_response({"error": HANDLER_FAILED, "message": entry}, status=500)
-        return web.json_response({"message": entry})
+                log.exception("handling playground %s of %s failed", type(event).__name__, event.message_id)
+                return web.json_response({"error": HANDLER_FAILED, **answer}, status=500)
+        return web.json_response(answer)
 
     async def _kind_refused(self, post: Post) -> web.Response | None:
         """A 409 when the chat is of the other kind in this run or, first posted to in this run, in

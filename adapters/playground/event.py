@@ -47,6 +47,11 @@ class Post:
 
 def read_post(body: bytes, *, max_name_chars: int) -> Post:
     """The post in a request body (UTF-8 JSON); raises BadPost saying what is wrong with it."""
+    return post_from_json(decode_body(body), max_name_chars=max_name_chars)
+
+
+def decode_body(body: bytes) -> Any:
+    """The JSON in a request body (UTF-8); raises BadPost when it is not UTF-8, empty or not JSON."""
     try:
         decoded = body.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -54,28 +59,21 @@ def read_post(body: bytes, *, max_name_chars: int) -> Post:
     if not decoded.strip():
         raise BadPost("the body is empty; send a JSON object")
     try:
-        data = untrusted_json.loads(decoded)
+        return untrusted_json.loads(decoded)
     except json.JSONDecodeError as exc:
         raise BadPost(
             f"the body is not valid JSON: {exc.msg} (line {exc.lineno} column {exc.colno})"
         ) from None
-    return post_from_json(data, max_name_chars=max_name_chars)
 
 
 def post_from_json(data: Any, *, max_name_chars: int) -> Post:
     """A `Post` from decoded JSON; raises BadPost for a missing, unknown or wrong field."""
-    if not isinstance(data, dict):
-        raise BadPost(f"the body must be a JSON object, got {_json_type(data)}")
-    unknown = sorted(str(key) for key in data if key not in FIELDS)
-    if unknown:
-        raise BadPost(f"unknown fields {', '.join(unknown)[:200]}; the fields are {', '.join(FIELDS)}")
+    data = json_object(data, FIELDS)
     kind_name = data.get("chat_kind", "group")
     if not isinstance(kind_name, str) or kind_name not in KINDS:
         raise BadPost(f"chat_kind must be 'group' or 'private', got {_short(kind_name)}")
     user = user_name(data, max_name_chars=max_name_chars)
-    text = clean_text(_text_field(data, "text"))
-    if not text.strip():
-        raise BadPost("text must not be empty")
+    text = message_text(data)
     reply_to = data.get("reply_to")
     return Post(
         chat_id=_id_field(data, "chat_id"),
@@ -84,6 +82,24 @@ def post_from_json(data: Any, *, max_name_chars: int) -> Post:
         text=text,
         reply_to=None if reply_to is None else _id_field(data, "reply_to"),
     )
+
+
+def json_object(data: Any, fields: tuple[str, ...]) -> dict[str, Any]:
+    """`data` when it is a JSON object holding no field but `fields`; raises BadPost otherwise."""
+    if not isinstance(data, dict):
+        raise BadPost(f"the body must be a JSON object, got {_json_type(data)}")
+    unknown = sorted(str(key) for key in data if key not in fields)
+    if unknown:
+        raise BadPost(f"unknown fields {', '.join(unknown)[:200]}; the fields are {', '.join(fields)}")
+    return data
+
+
+def message_text(data: dict[str, Any]) -> str:
+    """The `text` field without control characters; raises BadPost when missing or empty."""
+    text = clean_text(_text_field(data, "text"))
+    if not text.strip():
+        raise BadPost("text must not be empty")
+    return text
 
 
 def user_name(data: dict[str, Any], *, max_name_chars: int) -> str:
@@ -119,7 +135,7 @@ def to_chat_message(
     -> sender id) mentions that member, as an @ does on the platforms; `@<bot name>` or `@<bot id>`
     mentions the bot and addresses it, as do a private chat and a reply to the bot (`quoted`, the
     message replied to)."""
-    body = typed_mentions(post.text, {**(members or {}), bot_name: bot_id, bot_id: bot_id})
+    body = typed_mentions(post.text, mention_handles(members or {}, bot_id=bot_id, bot_name=bot_name))
     targets = mention_targets(body)
     replied_to_bot = quoted is not None and quoted.is_bot
     quote = truncate(quoted.text, QUOTE_CHARS) if quoted is not None else ""
@@ -138,6 +154,12 @@ def to_chat_message(
         segments=(*reply_prefix(post.reply_to, quote), *body),
         to_bot=post.chat_kind is ChatKind.PRIVATE or bot_id in targets or replied_to_bot,
     )
+
+
+def mention_handles(members: Mapping[str, str], *, bot_id: str, bot_name: str) -> dict[str, str]:
+    """What an @ in a chat may mention, name -> id: its `members` (name -> sender id) and the bot, by
+    name and id (the bot wins over a member of its name)."""
+    return {**members, bot_name: bot_id, bot_id: bot_id}
 
 
 def typed_mentions(text: str, handles: Mapping[str, str]) -> tuple[Segment, ...]:

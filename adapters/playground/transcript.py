@@ -1,8 +1,11 @@
 """What the playground page shows: the recent messages of each chat, bounded, read after a cursor.
 
 Every message added gets the next number of one sequence shared by all chats; a page reads a chat's
-messages with a number after the last one it has (its cursor). Each chat keeps its newest `keep`
-messages, and at most `max_chats` chats are kept (the one idle longest is dropped first). A chat also
+messages with a number after the last one it has (its cursor). An edit gives its message the next
+number (in its place in the chat), and a deletion takes the message out and leaves its id under the
+next number, so a page that read the message learns of both. Each chat keeps its newest `keep`
+messages (and `keep` deletions), and at most `max_chats` chats are kept (the one idle longest is
+dropped first). A chat also
 knows the members who posted in it (the `keep` most recently active), whose names an @ mentions.
 """
 
@@ -35,28 +38,46 @@ class Entry:
             "is_bot": message.is_bot,
             "to_bot": message.to_bot,
             "reply_to": message.reply_to,
+            "edited": message.edited,
         }
 
 
 @dataclass(slots=True)
 class ChatLog:
-    """The kept messages of one chat, oldest first."""
+    """The kept messages of one chat, oldest first, and the ids of those deleted."""
 
     kind: ChatKind
     entries: deque[Entry]
-    dropped_through: int = 0  # the seq of the newest message dropped to stay within bounds
+    dropped_through: int = 0  # the highest seq dropped (a message or deletion) to stay within bounds
     by_id: dict[str, Entry] = field(default_factory=dict)
     members: OrderedDict[str, str] = field(default_factory=OrderedDict)  # name -> sender id
+    deleted: deque[tuple[int, str]] = field(default_factory=deque)  # (seq, message id)
+
+    @property
+    def newest(self) -> int:
+        """The highest seq of a kept message or deletion (0: none)."""
+        return max([e.seq for e in self.entries] + [seq for seq, _ in self.deleted], default=0)
+
+    def drop_beyond(self, keep: int) -> None:
+        """Drop the oldest messages and deletions beyond `keep` each."""
+        while len(self.entries) > keep:
+            dropped = self.entries.popleft()
+            self.by_id.pop(dropped.message.message_id, None)
+            self.dropped_through = max(self.dropped_through, dropped.seq)
+        while len(self.deleted) > keep:
+            self.dropped_through = max(self.dropped_through, self.deleted.popleft()[0])
 
 
 @dataclass(frozen=True, slots=True)
 class Page:
-    """A chat's messages after a cursor; `missed` when some of them were dropped before being read."""
+    """A chat's messages (new or edited) and deleted message ids after a cursor; `missed` when some
+    of them were dropped before being read."""
 
     kind: ChatKind | None
     entries: list[Entry]
     cursor: int
     missed: bool
+    deleted: list[str] = field(default_factory=list)
 
 
 class Transcripts:
@@ -106,11 +127,35 @@ class Transcripts:
             log.members.move_to_end(message.sender_name)
             while len(log.members) > self.keep:
                 log.members.popitem(last=False)
-        while len(log.entries) > self.keep:
-            dropped = log.entries.popleft()
-            log.by_id.pop(dropped.message.message_id, None)
-            log.dropped_through = dropped.seq
+        log.drop_beyond(self.keep)
         return entry
+
+    def replace(self, message: ChatMessage) -> Entry | None:
+        """Put `message` (an edit) in the place of the kept message of its chat with its id, under
+        the next number; None when there is no such message."""
+        log = self._chats.get(message.chat_id)
+        old = log.by_id.get(message.message_id) if log is not None else None
+        if log is None or old is None:
+            return None
+        self._chats.move_to_end(message.chat_id)
+        self._seq += 1
+        entry = log.by_id[message.message_id] = Entry(self._seq, message)
+        log.entries[log.entries.index(old)] = entry
+        return entry
+
+    def remove(self, chat_id: str, message_id: str) -> ChatMessage | None:
+        """Take a kept message out of its chat, its id kept as deleted under the next number; the
+        message, or None when there is no such message."""
+        log = self._chats.get(chat_id)
+        old = log.by_id.pop(message_id, None) if log is not None else None
+        if log is None or old is None:
+            return None
+        self._chats.move_to_end(chat_id)
+        self._seq += 1
+        log.entries.remove(old)
+        log.deleted.append((self._seq, message_id))
+        log.drop_beyond(self.keep)
+        return old.message
 
     def after(self, chat_id: str, cursor: int) -> Page:
         """The kept messages of the chat numbered after `cursor` (all of them for a cursor past the
@@ -120,12 +165,13 @@ class Transcripts:
         log = self._chats.get(chat_id)
         if log is None:
             return Page(None, [], cursor, False)
-        entries = [e for e in log.entries if e.seq > cursor]
-        newest = entries[-1].seq if entries else cursor
-        return Page(log.kind, entries, newest, cursor < log.dropped_through)
+        entries = [e for e in log.entries if e.seq > cursor]  # in the chat's order
+        deleted = [(seq, message_id) for seq, message_id in log.deleted if seq > cursor]
+        newest = max([e.seq for e in entries] + [seq for seq, _ in deleted], default=cursor)
+        missed = cursor < log.dropped_through
+        return Page(log.kind, entries, newest, missed, [message_id for _, message_id in deleted])
 
     def chats(self) -> list[tuple[str, ChatKind, int]]:
-        """Every kept chat with its kind and the number of its newest message, most recent last."""
-        return [
-            (chat_id, log.kind, log.entries[-1].seq) for chat_id, log in self._chats.items() if log.entries
-        ]
+        """Every kept chat with its kind and the number of its newest message or deletion, most
+        recent last."""
+        return [(chat_id, log.kind, log.newest) for chat_id, log in self._chats.items() if log.newest]

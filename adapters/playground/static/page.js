@@ -15,10 +15,10 @@ function takeToken() {
 
 const state = { token: takeToken(), chat: "g1", kind: "group", cursor: 0, run: null, replyTo: null };
 
-async function api(path, body) {
+async function api(path, body, method = "POST") {
   const init = { headers: { Authorization: "Bearer " + state.token } };
   if (body !== undefined) {
-    init.method = "POST";
+    init.method = method;
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
@@ -48,6 +48,41 @@ function element(tag, className, text) {
 }
 
 const shown = new Map();  // message id -> text, for quotes
+const boxes = new Map();  // message id -> its element in the transcript
+
+function tool(label, title, action) {
+  const button = element("button", "", label);
+  button.type = "button";
+  button.title = title;
+  button.addEventListener("click", (event) => { event.stopPropagation(); action(); });
+  return button;
+}
+
+async function change(message, body, method) {
+  say("");
+  try {
+    await api("/api/chats/" + encodeURIComponent(state.chat) + "/messages/" + encodeURIComponent(message.id),
+      body, method);
+  } catch (error) {
+    say(error.message);
+  }
+  poll();
+}
+
+function editMessage(message) {
+  const text = prompt("Edit your message", message.text);
+  if (text !== null && text.trim() && text !== message.text) {
+    change(message, { user: $("user").value, text }, "PATCH");
+  }
+}
+
+function deleteMessage(message) {
+  if (confirm("Delete this message? Memory forgets it too.")) change(message, { user: $("user").value }, "DELETE");
+}
+
+function markOwn() {  // edit and delete show on the messages of the member typing
+  boxes.forEach((box) => box.classList.toggle("own", box.dataset.sender === $("user").value));
+}
 
 function show(message) {
   const box = element("div", message.is_bot ? "msg bot" : "msg", "");
@@ -56,7 +91,14 @@ function show(message) {
   }
   box.append(element("span", "who", message.is_bot ? message.sender + " (bot)" : message.sender));
   box.append(element("span", "text", message.text));
-  box.append(element("span", "meta", new Date(message.time).toLocaleTimeString() + " · " + message.id));
+  const meta = new Date(message.time).toLocaleTimeString() + " · " + message.id;
+  box.append(element("span", "meta", message.edited ? meta + " · edited" : meta));
+  if (!message.is_bot) {
+    const tools = element("span", "tools", "");
+    tools.append(tool("✎", "edit", () => editMessage(message)), tool("🗑", "delete", () => deleteMessage(message)));
+    box.append(tools);
+    box.dataset.sender = message.sender;
+  }
   box.title = "click to reply";
   box.addEventListener("click", () => {
     state.replyTo = message.id;
@@ -64,10 +106,22 @@ function show(message) {
     $("replying").hidden = false;
   });
   shown.set(message.id, message.text.slice(0, 60));
+  const old = boxes.get(message.id);
+  boxes.set(message.id, box);
+  markOwn();
+  if (old) { old.replaceWith(box); return; }  // an edit: in its place
   const transcript = $("transcript");
   const atBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
   transcript.append(box);
   if (atBottom) transcript.scrollTop = transcript.scrollHeight;
+}
+
+function drop(id) {
+  const box = boxes.get(id);
+  if (box) box.remove();
+  boxes.delete(id);
+  shown.delete(id);
+  if (state.replyTo === id) cancelReply();
 }
 
 function cancelReply() { state.replyTo = null; $("replying").hidden = true; }
@@ -81,6 +135,7 @@ async function poll() {
     state.run = page.run;
     if (page.missed) say("older messages were dropped from this transcript");
     page.messages.filter((m) => m.seq > state.cursor).forEach(show);  // two polls may overlap
+    (page.deleted || []).forEach(drop);
     state.cursor = Math.max(state.cursor, page.cursor);
   } catch (error) {
     say(error.message);
@@ -91,6 +146,7 @@ function switchChat(chat, kind) {
   Object.assign(state, { chat, kind, cursor: 0, run: null });
   cancelReply();
   shown.clear();
+  boxes.clear();
   $("transcript").replaceChildren();
   addOption(chat, kind);
   $("chat").value = chat + "\n" + kind;
@@ -125,6 +181,7 @@ async function start() {
   PRESETS.forEach(([chat, kind]) => addOption(chat, kind));
   $("user").value = localStorage.getItem("qunyi-playground-user") || $("user").value;
   $("user").addEventListener("change", () => localStorage.setItem("qunyi-playground-user", $("user").value));
+  $("user").addEventListener("input", markOwn);
   $("chat").addEventListener("change", () => switchChat(...$("chat").value.split("\n")));
   $("new-chat").addEventListener("submit", (event) => {
     event.preventDefault();

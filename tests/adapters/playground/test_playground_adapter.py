@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from typing import Any
 
 import aiohttp
 import pytest
@@ -15,7 +16,7 @@ from adapters.playground import adapter as playground_adapter
 from bot.config import ConfigError
 from bot.config.loader import parse_settings
 from bot.config.settings import Settings
-from memory.types import ChatMessage, InboundEvent
+from memory.types import ChatKind, ChatMessage, InboundEvent, MessageDeletion
 from tests.adapters.held import HeldHandler
 from tests.adapters.playground.conftest import TOKEN, Inbox, Playground, make_adapter, started
 
@@ -275,3 +276,60 @@ async def test_stop_lets_the_message_being_handled_finish_and_refuses_new_ones(
     assert status == 200 and held.message_ids() == [body["message"]["id"]]
     texts = [e.message.text for e in adapter.transcripts.after("g1", 0).entries]
     assert texts == ["first", "收到"], "the answer given while stopping is in the transcript"
+
+
+async def test_a_member_edits_and_deletes_their_message_and_the_bot_and_a_reader_learn_of_it(
+    playground: Playground, inbox: Inbox
+) -> None:
+    first = (await playground.post(chat_id="g1", user="alice", text="周六去爬山"))[1]["message"]
+    second = (await playground.post(chat_id="g1", user="alice", text="发错群了"))[1]["message"]
+    path = f"/api/chats/g1/messages/{first['id']}"
+    status, body = await playground.call("PATCH", path, json={"user": "alice", "text": "周日去爬山"})
+    assert status == 200 and body["message"]["edited"] and body["message"]["text"] == "周日去爬山"
+    assert body["message"]["id"] == first["id"] and body["message"]["seq"] > second["seq"]
+    status, body = await playground.call(
+        "DELETE", f"/api/chats/g1/messages/{second['id']}", json={"user": "alice"}
+    )
+    assert status == 200 and body == {"deleted": second["id"]}
+    edit, deletion = inbox.events[2:]
+    assert isinstance(edit, ChatMessage) and edit.edited and edit.message_id == first["id"]
+    assert edit.text == "周日去爬山" and edit.time.isoformat() == first["time"], "the first send time stays"
+    assert deletion == MessageDeletion("playground", "g1", second["id"], ChatKind.GROUP)
+    status, page = await playground.call("GET", f"/api/chats/g1/messages?after={second['seq']}")
+    assert [(m["id"], m["text"], m["edited"]) for m in page["messages"]] == [
+        (first["id"], "周日去爬山", True)
+    ]
+    assert page["deleted"] == [second["id"]] and page["cursor"] > page["messages"][0]["seq"]
+    assert [m["text"] for m in await playground.transcript("g1")] == ["周日去爬山"]
+
+
+async def test_only_the_sender_may_change_a_message_and_a_bad_change_changes_nothing(
+    playground: Playground, inbox: Inbox
+) -> None:
+    mine = (await playground.post(chat_id="g1", user="alice", text="原话"))[1]["message"]
+    bots = await playground.adapter.send_text("g1", "机器人说的")
+    other_chat = (await playground.post(chat_id="g2", user="alice", text="二群"))[1]["message"]
+    at = "/api/chats/g1/messages/"
+    cases: list[tuple[str, str, Any, int, str]] = [
+        ("PATCH", at + mine["id"], {"user": "bob", "text": "改"}, 403, "only they may"),
+        ("DELETE", at + mine["id"], {"user": "Alice"}, 403, "only they may"),
+        ("PATCH", at + bots.message_id, {"user": "群忆", "text": "改"}, 403, "bot's messages"),
+        ("DELETE", at + bots.message_id, {"user": "alice"}, 403, "bot's messages"),
+        ("PATCH", at + "nope-1", {"user": "alice", "text": "改"}, 404, "no message"),
+        ("DELETE", at + other_chat["id"], {"user": "alice"}, 404, "no message"),
+        ("DELETE", f"/api/chats/g9/messages/{mine['id']}", {"user": "alice"}, 404, "no message"),
+        ("PATCH", at + mine["id"], {"user": "alice", "text": " "}, 400, "text must not be empty"),
+        ("PATCH", at + mine["id"], {"user": "alice"}, 400, "text is missing"),
+        ("DELETE", at + mine["id"], {"user": "alice", "text": "x"}, 400, "unknown fields text"),
+        ("DELETE", at + mine["id"], None, 400, "body is empty"),
+        ("DELETE", at + mine["id"], {"user": "a" * 33}, 400, "over the limit"),
+    ]
+    for method, path, body, status, error in cases:
+        got, answer = await playground.call(method, path, data=json.dumps(body) if body else b"")
+        assert got == status and error in answer["error"], (method, path, body, answer)
+    assert len(inbox.events) == 2, "nothing reached the bot"
+    assert [m["text"] for m in await playground.transcript("g1")] == ["原话", "机器人说的"]
+    assert (await playground.call("GET", "/api/chats/g1/messages?after=0"))[1]["deleted"] == []
+    for token in (None, "wrong"):
+        got, _ = await playground.call("DELETE", at + mine["id"], token=token, json={"user": "alice"})
+        assert got == 401

@@ -99,3 +99,22 @@ async def test_an_at_of_a_member_seen_in_that_chat_is_recorded_as_their_mention(
     assert stored["周六有空"] == ()
     assert g2_mentions == [(), ()], "bob was seen in g1 only: his name in g2 is text"
     assert [record.platform_user_id for record in who.records] == [bob], "the name given went to bob"
+
+
+async def test_memory_follows_an_edit_and_a_deletion_made_on_the_page(tmp_path: Path) -> None:
+    async with running_bot(tmp_path / "data") as bot:
+        playground = bot.playground
+        kept = (await playground.post(chat_id="g1", user="alice", text="周六下午三点去爬山"))[1]["message"]
+        gone = (await playground.post(chat_id="g1", user="bob", text="银行卡密码是蓝色大象"))[1]["message"]
+        chat = await bot.app.memory.chat("playground", "g1")
+        assert chat is not None and await bot.app.memory.search([chat.id], "蓝色大象")
+        at = "/api/chats/g1/messages/"
+        edit = {"user": "alice", "text": "周日上午十点去爬山"}
+        assert (await playground.call("PATCH", at + kept["id"], json=edit))[0] == 200
+        assert (await playground.call("DELETE", at + gone["id"], json={"user": "bob"}))[0] == 200
+        stored = [(m.platform_message_id, m.text) for m in await bot.stored("g1")]
+        found = [hit.text for hit in await bot.app.memory.search([chat.id], "蓝色大象 银行卡密码")]
+        refound = [hit.text for hit in await bot.app.memory.search([chat.id], "周日上午十点")]
+    assert stored == [(kept["id"], "周日上午十点去爬山")], "the edit replaced the text; the deletion is gone"
+    assert not any("蓝色大象" in text for text in found), found
+    assert any("周日上午十点" in text for text in refound), refound

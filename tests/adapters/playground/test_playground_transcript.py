@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 from adapters.playground.transcript import Transcripts
@@ -51,3 +52,31 @@ def test_a_cursor_from_an_earlier_run_reads_from_the_start() -> None:
     transcripts = Transcripts(keep=5, max_chats=2)
     transcripts.add(said("g1", 1))
     assert [e.seq for e in transcripts.after("g1", 400).entries] == [1]
+
+
+def test_an_edit_and_a_deletion_reach_a_reader_past_the_message_and_keep_the_order() -> None:
+    transcripts = Transcripts(keep=5, max_chats=10)
+    for n in range(1, 4):
+        transcripts.add(said("g1", n))
+    read = transcripts.after("g1", 0).cursor
+    edited = transcripts.replace(replace(said("g1", 1), text="message 1, fixed", edited=True))
+    assert edited is not None and edited.seq == 4 and edited.to_json()["edited"]
+    assert transcripts.remove("g1", "r-2") is not None
+    page = transcripts.after("g1", read)
+    assert [e.message.text for e in page.entries] == ["message 1, fixed"]
+    assert page.deleted == ["r-2"] and page.cursor == 5 and not page.missed
+    whole = transcripts.after("g1", 0)
+    assert [e.message.message_id for e in whole.entries] == ["r-1", "r-3"], "an edit keeps its place"
+    assert transcripts.find("g1", "r-2") is None and transcripts.chats() == [("g1", ChatKind.GROUP, 5)]
+    assert transcripts.replace(said("g1", 2)) is None and transcripts.remove("g1", "r-2") is None
+    assert transcripts.remove("g2", "r-1") is None and transcripts.after("g1", 5).deleted == []
+
+
+def test_deletions_kept_are_bounded_and_a_reader_behind_them_is_told() -> None:
+    transcripts = Transcripts(keep=2, max_chats=10)
+    for n in range(1, 5):
+        transcripts.add(said("g1", n))
+        transcripts.remove("g1", f"r-{n}")
+    page = transcripts.after("g1", 0)
+    assert page.entries == [] and page.deleted == ["r-3", "r-4"] and page.missed
+    assert not transcripts.after("g1", 6).missed
