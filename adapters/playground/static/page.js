@@ -2,6 +2,16 @@
 // The playground page: every chat text is shown with textContent, never parsed as HTML.
 const PRESETS = [["g1", "group"], ["g2", "group"], ["dm", "private"]];
 const POLL_MS = 1500;
+const QUOTE_GRAPHEMES = 60;
+const graphemes = typeof Intl === "object" && Intl.Segmenter
+  ? (text) => Array.from(new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(text), (s) => s.segment)
+  : (text) => Array.from(text);  // code points: never half a surrogate pair, though a ZWJ sequence may split
+
+// The start of `text` for a quote, cut between whole graphemes (an emoji, a ZWJ family), "…" marking a cut.
+function clip(text, limit = QUOTE_GRAPHEMES) {
+  const parts = graphemes(text);
+  return parts.length <= limit ? text : parts.slice(0, limit).join("") + "…";
+}
 const $ = (id) => document.getElementById(id);
 
 function takeToken() {
@@ -102,10 +112,10 @@ function show(message) {
   box.title = "click to reply";
   box.addEventListener("click", () => {
     state.replyTo = message.id;
-    $("replying-text").textContent = "replying to " + message.sender + ": " + message.text.slice(0, 60);
+    $("replying-text").textContent = "replying to " + message.sender + ": " + clip(message.text);
     $("replying").hidden = false;
   });
-  shown.set(message.id, message.text.slice(0, 60));
+  shown.set(message.id, clip(message.text));
   const old = boxes.get(message.id);
   boxes.set(message.id, box);
   markOwn();
