@@ -111,6 +111,9 @@ class Adapter(ABC):
     """
 
     platform: str
+    # True: the adapter tells the sender when handling their event failed (and logs it), so its handler
+    # raises to it rather than logging the failure and going on
+    reports_failures: bool = False
 
     @abstractmethod
     async def start(self, handler: MessageHandler) -> None: ...

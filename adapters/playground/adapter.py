@@ -74,6 +74,7 @@ class PlaygroundAdapter(Adapter):
     keeps its kind; without it a chat's kind is the one it was first used as in this run."""
 
     platform = PLATFORM
+    reports_failures = True  # a post whose handling failed is answered with a 500
 
     def __init__(
         self,

@@ -23,17 +23,15 @@ from adapters.base import Adapter
 from adapters.console import ConsoleAdapter
 from bot.adapters_factory import build_adapters
 from bot.app import App, resolve_data_dir
-from bot.chat_moves import follow_chat_move
 from bot.cli.options import async_command, open_app, open_config, platform_name, runtime_options
 from bot.cli.printing import print_literal, print_skipped
 from bot.config import ConfigStore
+from bot.inbound import inbound_handler
 from bot.reload_answer import await_answer, reload_and_answer
 from bot.replay import count_lines, replay, replay_clock
 from bot.summary import summarize
 from memory.persons.names import prepare as prepare_names
-from memory.storage import DatabaseWriteFailed
 from memory.text import prepare as prepare_text
-from memory.types import ChatMoved, InboundEvent
 
 PID_FILE = "qunyi.pid"
 RELOAD_ANSWER_SECONDS = 15.0
@@ -136,21 +134,8 @@ async def _serve(app: App, config: ConfigStore, adapters: list[Adapter]) -> None
     waits = [asyncio.create_task(stop.wait())]
     try:
         for adapter in adapters:
-
-            async def on_message(event: InboundEvent, adapter: Adapter = adapter) -> None:
-                log = logging.getLogger(__name__)
-                try:
-                    if isinstance(event, ChatMoved):
-                        await follow_chat_move(app, event, stop)
-                    else:
-                        await app.pipeline.handle_inbound(event, adapter.send_text, stop)
-                except DatabaseWriteFailed as exc:  # the machine's trouble: one line, not a traceback each
-                    log.error("a %s event was not applied: %s", adapter.platform, exc)
-                except Exception:
-                    log.exception("handling a %s event failed", adapter.platform)
-
             try:
-                await adapter.start(on_message)
+                await adapter.start(inbound_handler(app, adapter, stop))
             except Exception as exc:
                 logging.getLogger(__name__).debug("starting %s failed", adapter.platform, exc_info=True)
                 raise click.ClickException(f"cannot start the {adapter.platform} adapter: {exc}") from None

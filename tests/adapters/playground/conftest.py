@@ -18,9 +18,10 @@ from bot.adapters_factory import build_adapters
 from bot.app import App, build_app
 from bot.config import ConfigStore
 from bot.config.settings import AdaptersSettings, Settings
+from bot.inbound import inbound_handler
 from memory.clock import ManualClock
 from memory.messages import StoredMessage
-from memory.types import ChatMoved, InboundEvent
+from memory.types import InboundEvent
 from tests.conftest import T0
 
 TOKEN = "playground-test-token"
@@ -86,20 +87,14 @@ class Bot:
 @asynccontextmanager
 async def running_bot(data_dir: Path, **sections: Any) -> AsyncIterator[Bot]:
     """The bot on `data_dir` with the settings `sections` (as `Settings` takes them), its playground
-    started on a free loopback port (token TOKEN); closed after."""
+    started on a free loopback port (token TOKEN) with the handler `qunyi run` gives it; closed after."""
     playground_only = AdaptersSettings(enabled=["playground"], playground=make_config())
     settings = Settings(adapters=playground_only, **sections)
     app = await build_app(ConfigStore(settings, None), data_dir, ManualClock(T0))
     [adapter] = build_adapters(app)
     assert isinstance(adapter, PlaygroundAdapter)
-    stop = asyncio.Event()
-
-    async def on_message(event: InboundEvent) -> None:  # as `qunyi run` hands events to the pipeline
-        assert not isinstance(event, ChatMoved), "the playground moves no chat"
-        await app.pipeline.handle_inbound(event, adapter.send_text, stop)
-
     try:
-        running = await started(adapter, on_message)
+        running = await started(adapter, inbound_handler(app, adapter, asyncio.Event()))
         try:
             yield Bot(app, running)
         finally:
