@@ -15,6 +15,7 @@ Admin decisions win: an approved or rejected entry, or one whose meaning was set
 from __future__ import annotations
 
 import json
+import logging
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -30,6 +31,8 @@ from memory.models import Jargon, JargonChatCount, JargonEvidence, JargonReview,
 from memory.models.jargon import STATUSES
 from memory.storage.sql import json_values
 from memory.text import normalize, truncate
+
+log = logging.getLogger(__name__)
 
 Scope = Literal["global", "chat"]
 Decision = Literal["approve", "reject"]
@@ -727,11 +730,17 @@ async def apply_inference(
     meaning: str | None,
     is_jargon: bool | None,
     now: float,
+    expected_revision: int | None = None,
 ) -> bool:
-    """Store an inference result unless the entry changed meanwhile (decided, deleted, or inferred by
-    another run). `meaning` None = the evidence gave no information: only the threshold is used up."""
+    """Store an inference result unless the entry changed meanwhile (decided, deleted, inferred by
+    another run, or, with `expected_revision` read with the evidence, changed at all since: edited,
+    folded with another entry by a chat merge, its meaning dropped by a deletion); it then stays due.
+    `meaning` None = the evidence gave no information: only the threshold is used up."""
     row = await session.get(Jargon, jargon_id)
     if row is None or is_decided(row) or row.last_inference_count != expected_last:
+        return False
+    if expected_revision is not None and (row.revision or 0) != expected_revision:
+        log.info("jargon inference for %r: the entry changed meanwhile; left for a later run", row.content)
         return False
     row.last_inference_count = threshold
     if meaning is not None:

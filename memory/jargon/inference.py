@@ -128,22 +128,29 @@ async def run_inference(
     many rounds were stored.
 
     The model is called outside any write transaction; each result is stored in its own short one,
-    and only if the entry did not change meanwhile. Stops at the first LLMUnavailable: the entries
-    stay due and the next run (which looks at every due entry) tries again. An entry the model
-    answers unusably (LLMBadAnswer) has its threshold used up, as when the evidence says nothing.
-    An entry whose request the endpoint refuses (LLMRefused: a provider's content filter refuses it
-    at every run) is put aside and the next one asked: once another entry is answered, the refused
-    one's threshold is used up too, so it cannot hold up the entries behind it for good; a second
-    refusal in a row stops the run with both still due (an endpoint refusing every request).
+    and only if the entry did not change since its evidence was read (`apply_inference`): an entry a
+    chat merge folded another into meanwhile (memory.chat_merge: by this process or another) has
+    evidence the model did not see, so it is left due and asked again at a later run. Stops at the
+    first LLMUnavailable: the entries stay due and the next run (which looks at every due entry)
+    tries again. An entry the model answers unusably (LLMBadAnswer) has its threshold used up, as
+    when the evidence says nothing. An entry whose request the endpoint refuses (LLMRefused: a
+    provider's content filter refuses it at every run) is put aside and the next one asked: once
+    another entry is answered, the refused one's threshold is used up too, so it cannot hold up the
+    entries behind it for good; a second refusal in a row stops the run with both still due (an
+    endpoint refusing every request).
     """
     async with db.read() as session:
         due = await dictionary.due_for_inference(session, thresholds, ids, limit)
     stored = 0
-    refused: list[tuple[EntryView, int]] = []
+    refused: list[tuple[EntryView, int, int]] = []
     for entry, threshold in due:
         if not llm.available(TASK):
             break
         async with db.read() as session:
+            try:
+                seen = await dictionary.revision(session, entry.id)
+            except dictionary.JargonError:  # deleted, or folded into another entry, since `due`
+                continue
             items = await dictionary.evidence(session, entry.id, None, limit=max_evidence)
         try:
             result = await infer(llm, entry.content, items, entry.meaning)
@@ -156,15 +163,18 @@ async def run_inference(
             log.info("jargon inference for %r refused: %s", entry.content, exc.reason)
             if refused:
                 break
-            refused.append((entry, threshold))
+            refused.append((entry, threshold, seen))
             continue
         except LLMUnavailable as exc:
             log.info("jargon inference skipped: %s", exc.reason)
             break
         # Another entry was answered: what was refused before it was refused for its own content.
-        outcomes = [*((e, t, Inference(None, None)) for e, t in refused), (entry, threshold, result)]
+        outcomes = [
+            *((e, t, r, Inference(None, None)) for e, t, r in refused),
+            (entry, threshold, seen, result),
+        ]
         refused.clear()
-        for done, at, outcome in outcomes:
+        for done, at, revision, outcome in outcomes:
             async with db.write() as session:
                 ok = await dictionary.apply_inference(
                     session,
@@ -174,6 +184,7 @@ async def run_inference(
                     outcome.meaning,
                     outcome.is_jargon,
                     now,
+                    revision,
                 )
             stored += ok
     return stored

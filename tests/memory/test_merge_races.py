@@ -4,6 +4,7 @@ chat merged away, and does not move its cursor past the messages merged into the
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from datetime import timedelta
 
@@ -11,6 +12,8 @@ from sqlalchemy import select
 
 from memory.chat_merge import merge_chats
 from memory.clock import ManualClock
+from memory.jargon import dictionary
+from memory.jargon.inference import run_inference
 from memory.models import ChatHistory, JobState, PersonFact, PersonTimelineEntry, TopicCacheEntry
 from memory.persons.config import PersonsConfig
 from memory.persons.service import PersonMemory
@@ -19,6 +22,8 @@ from memory.storage import Database
 from memory.topics.check import TopicCheck
 from tests.conftest import T0, make_message
 from tests.fakes.openai_server import FakeOpenAI, Hold, answer_json
+from tests.memory.jargon.jargon_helpers import NOW, mine, record
+from tests.memory.jargon.test_jargon_dictionary import THRESHOLDS
 from tests.memory.test_deletion_races import meanwhile, model, person_answer
 from tests.memory.topics.test_check import SMALL
 
@@ -126,3 +131,36 @@ async def test_people_read_in_a_chat_merged_away_meanwhile_get_their_facts_in_th
         events = (await session.execute(select(PersonTimelineEntry.chat_id, PersonTimelineEntry.text))).all()
     assert [tuple(f) for f in facts] == [(new, "likes")]
     assert [tuple(e) for e in events] == [(new, "养了一只猫")]
+
+
+async def test_jargon_inference_gives_way_when_a_merge_folds_its_entry_meanwhile(
+    memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
+) -> None:
+    """Both chats had their own entry of 开炉; the merge folded the old group's into the new group's
+    while the model read the new group's evidence alone, and that meaning was stored (its threshold
+    used up), so the old group's use of the term was never read. The entry now stays due and the next
+    run reads both groups' evidence."""
+    new_ids = await record(memory, 0, ["今晚开炉", "开炉吗", "开炉!"], chat="new")
+    old_ids = await record(memory, 10, ["周五开炉吃毛肚", "开炉去海底捞"], chat="old")
+    new, old = await chat_ids(memory, "new", "old")
+    entry = await mine(memory, new, "开炉", new_ids, scope="chat")
+    await mine(memory, old, "开炉", old_ids, scope="chat")
+    held = Hold(answer_json({"no_information": False, "meaning": "开始做事"}))
+    fake_llm.script(held, answer_json({"meaning": "点火"}), answer_json({"same": False}))
+    async with model(fake_llm, memory, clock) as llm:
+        first = asyncio.ensure_future(run_inference(memory.db, llm, THRESHOLDS, NOW, limit=1))
+        await meanwhile(held, first, lambda: merge_chats(memory.db, old, new, now=NOW))
+        async with memory.db.read() as session:
+            waited = await dictionary.get(session, entry)
+        fake_llm.script(
+            answer_json({"no_information": False, "meaning": "吃火锅"}),
+            answer_json({"meaning": "点火"}),
+            answer_json({"same": False}),
+        )
+        again = await run_inference(memory.db, llm, THRESHOLDS, NOW)
+    assert waited is not None and (waited.meaning, waited.last_inference_count) == ("", 0)
+    asked = fake_llm.chat_requests[-3].messages[-1]["content"]
+    async with memory.db.read() as session:
+        after = await dictionary.get(session, entry)
+    assert (first.result(), again, "海底捞" in asked) == (0, 1, True)
+    assert after is not None and (after.meaning, after.count, after.last_inference_count) == ("吃火锅", 5, 4)
