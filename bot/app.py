@@ -211,6 +211,7 @@ async def build_app(
     llm = build_gateway(settings.llm, db, clock)
     embedder = make_embedder(embedder_config(settings))
     explainer = JargonExplainer(db)
+    memory.chat_caches.append(explainer)
     recaller = attach_recall(
         memory, recall_settings(settings), embedder, llm=llm, glossary=JargonGlossary(explainer)
     )

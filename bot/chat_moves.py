@@ -79,6 +79,7 @@ async def follow_chat_move(
     if report is None:
         return None
     log.info("%s", report.summary())
+    app.memory.forget_chats(report.chat_ids)
     if app.persons is not None:
         app.persons.observer.forget_cache()
     for hint in chat_setting_hints(app.settings, report):

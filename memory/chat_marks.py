@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import ScalarSelect, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -14,6 +14,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memory.models import Chat, ChatRedirect
 
 log = logging.getLogger(__name__)
+
+
+def merge_count() -> ScalarSelect[Any]:
+    """How many chat keys were ever merged into another, as a column: every merge adds one redirect
+    and none is removed, so a process that saw a number saw every merge made until then."""
+    return select(func.count()).select_from(ChatRedirect).scalar_subquery()
 
 
 def merges_into(chat_id: int) -> ScalarSelect[Any]:
@@ -50,3 +56,29 @@ async def gone_chats(session: AsyncSession, chat_ids: Iterable[int]) -> set[int]
         return set()
     found = await session.scalars(select(Chat.id).where(Chat.id.in_(wanted)))
     return wanted - set(found.all())
+
+
+class ChatCache(Protocol):
+    """Something kept in memory per chat (vectors, names, vocabularies) that a merge makes stale."""
+
+    def forget_chats(self, chat_ids: Iterable[int]) -> None:
+        """Drop what is held for these chats; their next use reads them again."""
+
+
+class MergeWatch:
+    """What a per-chat cache saw of chat merges. `gone` costs one count of the merges while none was
+    made since it last looked; after one (by this process or another: `qunyi chats merge`) it names
+    the cached chats that no longer exist, so they are dropped at the cache's next use, whichever chat
+    it is used for."""
+
+    def __init__(self) -> None:
+        self._seen: int | None = None
+
+    async def gone(self, session: AsyncSession, cached: Iterable[int]) -> set[int]:
+        """Those of the `cached` chats merged away since the last call (none when no merge was made)."""
+        count = int(await session.scalar(select(merge_count())) or 0)
+        if count == self._seen:
+            return set()
+        gone = await gone_chats(session, cached)
+        self._seen = count
+        return gone

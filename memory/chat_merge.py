@@ -132,6 +132,7 @@ class MergeReport:
     windows: int = 0
     cursors: list[CursorMerge] = field(default_factory=list)
     notes: list[tuple[str, str]] = field(default_factory=list)
+    chat_ids: tuple[int, int] = (0, 0)  # the database ids of FROM and INTO
 
     def summary(self) -> str:
         """One line: what moved (or would move)."""
@@ -256,6 +257,7 @@ async def _merge(session: AsyncSession, source_id: int, target_id: int, now: flo
     report = MergeReport(
         f"{source.platform}:{source.platform_chat_id}", f"{target.platform}:{target.platform_chat_id}", prefix
     )
+    report.chat_ids = (source_id, target_id)
     changed_windows = await _windows_changing(session, source_id, target_id)
     report.cursors = await _merge_cursors(session, source_id, target_id, prefix)
     await _move_messages(session, source_id, target_id, prefix, report)

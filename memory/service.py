@@ -9,6 +9,7 @@ from itertools import islice
 from sqlalchemy import func, select
 
 from memory import messages
+from memory.chat_marks import ChatCache
 from memory.clock import Clock, SystemClock
 from memory.context import ContextBuilder, ContextProvider, ContextRequest, ReplyContext
 from memory.context.recent import RecentWindowProvider
@@ -79,6 +80,8 @@ class MemoryService:
         self.context_settings = context_settings or ContextSettings()
         self.notes = notes
         self.recaller = Recaller(db)
+        # What else is kept in memory per chat (names, vocabularies): see `forget_chats`.
+        self.chat_caches: list[ChatCache] = []
 
     @property
     def context_settings(self) -> ContextSettings:
@@ -89,6 +92,18 @@ class MemoryService:
     def context_settings(self, settings: ContextSettings) -> None:
         self._context_settings = settings
         self._recent.budget_tokens = settings.recent_tokens
+
+    def forget_chats(self, chat_ids: Iterable[int]) -> None:
+        """Drop what this process keeps in memory of these chats, recall's vectors and glossary and
+        every `chat_caches` entry, so their next use reads them again: after a chat merge this process
+        made (the chat merged away and the one it went into). Each cache notices a merge made by
+        another process at its next use (memory.chat_marks)."""
+        ids = set(chat_ids)
+        caches: list[ChatCache] = [self.recaller.vectors, *self.chat_caches]
+        if self.recaller.glossary is not None:
+            caches.append(self.recaller.glossary)
+        for cache in caches:
+            cache.forget_chats(ids)
 
     async def record(self, message: ChatMessage, searchable: bool = True) -> Recorded:
         """Store one message (idempotent on chat + platform message id)."""

@@ -25,7 +25,7 @@ from sqlalchemy import func, literal_column, select
 
 from memory import messages
 from memory.batch_check import BatchStart, batch_outdated
-from memory.chat_marks import merge_mark
+from memory.chat_marks import merge_count, merge_mark
 from memory.directory import members
 from memory.jargon import dictionary, extract
 from memory.jargon.dictionary import Scope
@@ -33,7 +33,7 @@ from memory.jargon.discovery import Discoverer, DiscoveryParams
 from memory.jargon.inference import run_inference
 from memory.jargon.types import Candidate, MinerMessage
 from memory.messages import StoredMessage
-from memory.models import Chat, ChatRedirect, JobState, Message
+from memory.models import Chat, JobState, Message
 from memory.persons.config import ALIAS_SOURCES
 from memory.persons.store import alias_entries
 from memory.ports import LLMPort, LLMUnavailable
@@ -132,8 +132,7 @@ class JargonMiningJob:
         messages left past its `max_window_messages` are mined once its cooldown ends, new messages
         or not."""
         async with self.db.read() as session:
-            merges = select(func.count()).select_from(ChatRedirect).scalar_subquery()
-            newest, merged = (await session.execute(select(func.max(Message.id), merges))).one()
+            newest, merged = (await session.execute(select(func.max(Message.id), merge_count()))).one()
             top = (int(newest or 0), int(merged))
             unchanged = top == self._seen_top and settings == self._seen_settings
             if unchanged and all(now < until for until in self._cooling.values()):

@@ -4,7 +4,7 @@ brute-force cosine top-k over them with numpy (fine for the tens of thousands of
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,7 +12,7 @@ from sqlalchemy import ColumnElement, and_, delete, func, select
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memory.chat_marks import gone_chats, merges_into
+from memory.chat_marks import MergeWatch, merges_into
 from memory.embeddings.vectors import Matrix, from_blob, normalized, to_blob
 from memory.models import EmbeddingVector
 
@@ -111,14 +111,22 @@ class VectorIndex:
     """Per-chat vectors cached in memory; a chat is reloaded when its row count or newest id changes,
     or another chat was merged into it (memory.chat_merge, by this process or another: rows of lower
     ids move in while rows whose turn window changed are dropped, which count and newest id may not
-    show). A reload also drops the vectors held for chats merged into another since."""
+    show). The vectors held for a chat merged into another are dropped at the next search after the
+    merge, in whichever chats (memory.chat_marks.MergeWatch), or at once by `forget_chats`."""
 
     def __init__(self) -> None:
         self._cache: dict[tuple[int, str, int], tuple[int, ChatVectors]] = {}
+        self._merges = MergeWatch()
 
     def cached_chats(self) -> set[int]:
         """The chats whose vectors are held in memory."""
         return {chat_id for chat_id, _, _ in self._cache}
+
+    def forget_chats(self, chat_ids: Iterable[int]) -> None:
+        """Drop the vectors held for these chats (a merge this process made); reloaded when searched."""
+        dropped = set(chat_ids)
+        if dropped:
+            self._cache = {k: v for k, v in self._cache.items() if k[0] not in dropped}
 
     async def _chat(self, session: AsyncSession, chat_id: int, model: str, dimension: int) -> ChatVectors:
         found = (
@@ -136,8 +144,6 @@ class VectorIndex:
         key = (chat_id, model, dimension)
         held = self._cache.get(key)
         if held is None or held[1].version != version or held[0] != merged:
-            gone = await gone_chats(session, self.cached_chats())
-            self._cache = {k: v for k, v in self._cache.items() if k[0] not in gone}
             held = (merged, await load_vectors(session, chat_id, model, dimension))
             self._cache[key] = held
         return held[1]
@@ -150,6 +156,7 @@ class VectorIndex:
         q = normalized([query])[0]
         if not q.any():  # no values, or all zero: a query with no direction is similar to nothing
             return []
+        self.forget_chats(await self._merges.gone(session, self.cached_chats()))
         scored: list[tuple[Key, float]] = []
         for chat_id in chat_ids:
             chat = await self._chat(session, chat_id, model, int(q.shape[0]))

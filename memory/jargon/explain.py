@@ -89,6 +89,13 @@ class JargonExplainer:
         """The chats whose own vocabulary is held in memory (the shared one of global terms aside)."""
         return {scope for scope in self._cache if scope is not None}
 
+    def forget_chats(self, chat_ids: Iterable[int]) -> None:
+        """Drop the own vocabularies held for these chats (a merge this process made). A merge made by
+        another process changes the dictionary (the merged chat's terms move), so the next call drops
+        them then."""
+        for chat_id in chat_ids:
+            self._cache.pop(chat_id, None)
+
     async def explain(self, chat_id: int, texts: Iterable[str]) -> list[Explained]:
         """Terms present in `texts` (each once, in order of first appearance) with their meanings."""
         return (await self.vocabulary(chat_id)).find(texts)

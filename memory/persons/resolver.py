@@ -2,17 +2,18 @@
 
 It builds an `AliasIndex` of a chat's members (their person_name there, their aliases of that chat
 and their global ones) and caches it until the chat's or the global alias version changes, so a
-lookup costs one small query when nothing changed. A rebuild also drops what is held for chats
-merged into another since (a merge changes the names of the chat it went into, which is then
-rebuilt). Person ids inside `Resolution` and `Mention` are the database ids as strings (the pure core
-is storage-agnostic); `mentions` returns ints.
+lookup costs two small queries when nothing changed. A merge changes the names of the chat it went
+into, which is then rebuilt; what is held for the chat merged away is dropped at the next lookup
+after the merge, in whichever chat (memory.chat_marks.MergeWatch), or at once by `forget_chats`.
+Person ids inside `Resolution` and `Mention` are the database ids as strings (the pure core is
+storage-agnostic); `mentions` returns ints.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
-from memory.chat_marks import gone_chats
+from memory.chat_marks import MergeWatch
 from memory.persons import store
 from memory.persons.aliases import AliasIndex, Mention, Resolution
 from memory.persons.config import PersonsConfig
@@ -31,22 +32,27 @@ class PersonResolver:
         # Mentions already found per chat and text; the recent window is searched again for every
         # reply. Dropped with the chat's index when its names change.
         self._found: dict[int, dict[str, list[int]]] = {}
+        self._merges = MergeWatch()
 
     def cached_chats(self) -> set[int]:
         """The chats whose names are held in memory."""
         return set(self._cache) | set(self._found)
 
+    def forget_chats(self, chat_ids: Iterable[int]) -> None:
+        """Drop the names held for these chats (a merge this process made); rebuilt at their next use."""
+        for chat_id in chat_ids:
+            self._cache.pop(chat_id, None)
+            self._found.pop(chat_id, None)
+
     async def index(self, chat_id: int) -> AliasIndex:
         """The chat's alias index, rebuilt only when its names changed."""
         async with self.db.read() as session:
+            self.forget_chats(await self._merges.gone(session, self.cached_chats()))
             version = await store.versions(session, chat_id)
             cached = self._cache.get(chat_id)
             if cached is not None and cached[0] == version:
                 return cached[1]
             entries = await store.alias_entries(session, chat_id, self.config().alias_sources)
-            for gone in await gone_chats(session, self.cached_chats()):
-                self._cache.pop(gone, None)
-                self._found.pop(gone, None)
         built = AliasIndex(entries)
         self._cache[chat_id] = (version, built)
         self._found[chat_id] = {}

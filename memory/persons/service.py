@@ -62,6 +62,7 @@ class PersonMemory:
         """Observe every recorded message, add the card section, label transcripts with aliases."""
         _ATTACHED[memory] = self
         memory.ingestor.observers.append(self.observer)
+        memory.chat_caches.append(self.resolver)
         memory.context_providers.append(self.cards)
         for provider in memory.context_providers:
             if isinstance(provider, RecentWindowProvider):

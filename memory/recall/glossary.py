@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -95,6 +95,12 @@ class JargonGlossary:
     def cached_chats(self) -> set[int]:
         """The chats whose own index is held in memory (the shared one of global terms aside)."""
         return {scope for scope in self._indexes if scope is not None}
+
+    def forget_chats(self, chat_ids: Iterable[int]) -> None:
+        """Drop the indexes held for these chats (a merge this process made; one made by another
+        process changes the dictionary's version, and they are dropped at the next expansion)."""
+        for chat_id in chat_ids:
+            self._indexes.pop(chat_id, None)
 
     async def expansion(
         self, chat_ids: Sequence[int], question: str, keywords: Sequence[Keyword]

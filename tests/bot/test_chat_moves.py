@@ -14,13 +14,17 @@ import pytest
 
 from bot.app import App, build_app
 from bot.chat_moves import follow_chat_move
+from bot.commands import answers
 from bot.config import ConfigStore
 from bot.config.settings import Settings, StorageSettings
 from memory.clock import ManualClock
+from memory.embeddings.store import save_vectors
+from memory.jargon import dictionary
 from memory.types import ChatMessage, ChatMoved
 from tests.bot.reply.test_reply_answers import llm_settings
 from tests.conftest import T0, database_locked, make_message
 from tests.fakes.openai_server import Answer, FakeOpenAI
+from tests.memory.jargon.jargon_helpers import NOW, mine
 
 MOVED = ChatMoved("test", "g1", "g2")
 
@@ -113,3 +117,41 @@ async def test_a_late_message_under_the_old_id_joins_the_merged_memory_and_is_an
     assert (asked.reply, again.reply, again.reason) == ("香山", "八点", "replied to")
     assert sent == [("g1", "m3"), ("g1", "m4")]
     assert shown == ["周六爬山", "好", "@群忆 去哪座山", "香山", "几点出发", "八点"]
+
+
+async def test_a_chat_move_the_bot_follows_drops_both_chats_cached_memory_at_once(tmp_path: Path) -> None:
+    """What the bot keeps in memory per chat (vectors, names, vocabularies) stayed under the old
+    group's id after the move until some later rebuild happened to drop it; it is now dropped at the
+    move, and the new group's is read again, so recall, names and slang there find the old group's
+    memory straight away."""
+    app = await build_app(ConfigStore(Settings(), None), tmp_path / "data", ManualClock(T0))
+    try:
+        await app.memory.record_many(
+            [make_message(1, text="周六开炉去香山脚下", sender_card="小红"), make_message(2, text="开炉!")]
+        )
+        await app.memory.record(make_message(3, chat="g2", sender="u2", text="超级群"))
+        old, new = [(await app.memory.find_chat(f"test:{k}")).id for k in ("g1", "g2")]  # type: ignore[union-attr]
+        entry = await mine(app.memory, old, "开炉", [1, 2], scope="chat")
+        async with app.db.write() as session:
+            await dictionary.decide(session, [entry], "approve", "admin", NOW, meaning="吃火锅")
+            await save_vectors(session, "message", "m", [(1, old), (2, old), (3, new)], [[1.0, 0.0]] * 3)
+        assert app.persons is not None and app.memory.recaller.glossary is not None
+        glossary = app.memory.recaller.glossary
+        caches = [app.memory.recaller.vectors, app.persons.resolver, glossary, glossary.source]
+        for chat_id in (old, new):
+            async with app.db.read() as session:
+                await app.memory.recaller.vectors.search(session, [chat_id], "m", [1.0, 0.0], 5)
+            await app.persons.resolver.mentions(chat_id, "小红 在吗")
+            await glossary.expansion([chat_id], "开炉吗", [])
+        assert old in set().union(*(cache.cached_chats() for cache in caches))  # type: ignore[attr-defined]
+        assert await follow_chat_move(app, MOVED) is not None
+        held = set().union(*(cache.cached_chats() for cache in caches))  # type: ignore[attr-defined]
+        recalled = await answers.recall(app.memory, new, "香山")
+        who = await app.persons.who(new, "小红")
+        slang = await glossary.expansion([new], "开炉吗", [])
+    finally:
+        await app.close()
+    assert held == set(), "nothing of either chat is kept from before the move"
+    assert "香山" in "\n".join(recalled.lines)
+    assert [r.platform_user_id for r in who.records] == ["u1"]
+    assert slang is not None and "火锅" in slang

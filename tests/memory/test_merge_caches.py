@@ -79,3 +79,42 @@ async def test_the_vocabulary_of_a_merged_chat_is_dropped(memory: MemoryService)
     assert [e.meaning for e in await explainer.explain(new, ["旧群的梗"])] == ["旧群的笑话"]
     await glossary.expansion([new], "旧群的梗 是什么", [])
     assert (explainer.cached_chats(), glossary.cached_chats()) == ({new}, {new})
+
+
+async def _three_chats(memory: MemoryService) -> tuple[int, int, int]:
+    """`_two_chats` and a third chat, "other", with one message; their ids."""
+    old, new = await _two_chats(memory)
+    await memory.record(make_message(5, chat="other", text="别的群"))
+    [other] = await chat_ids(memory, "other")
+    return old, new, other
+
+
+async def test_a_merge_by_another_process_drops_the_merged_chats_vectors_at_the_next_search_anywhere(
+    memory: MemoryService,
+) -> None:
+    """After `qunyi chats merge` the running bot kept the merged chat's matrix until a search in the
+    chat it went into happened to reload that one; searches in other chats kept it for good."""
+    old, new, other = await _three_chats(memory)
+    async with memory.db.write() as session:
+        rows = (await session.execute(select(Message.id, Message.chat_id).order_by(Message.id))).all()
+        await save_vectors(session, "message", "m", [(i, c) for i, c in rows], [[1.0, 0.0]] * len(rows))
+    index = VectorIndex()
+    async with memory.db.read() as session:
+        await index.search(session, [old, new, other], "m", [1.0, 0.0], 5)
+    await merge_chats(memory.db, old, new, now=NOW)
+    async with memory.db.read() as session:
+        found = await index.search(session, [other], "m", [1.0, 0.0], 5)
+    assert ([key for key, _ in found], index.cached_chats()) == ([("message", 5)], {new, other})
+
+
+async def test_a_merge_by_another_process_drops_the_merged_chats_names_at_the_next_lookup_anywhere(
+    memory: MemoryService,
+) -> None:
+    people = PersonMemory(memory.db, PersonsConfig)
+    people.attach(memory)
+    old, new, other = await _three_chats(memory)
+    for chat_id in (old, new, other):
+        await people.resolver.mentions(chat_id, "name-u1 在吗")
+    await merge_chats(memory.db, old, new, now=NOW)
+    await people.resolver.mentions(other, "name-u1 在吗")
+    assert people.resolver.cached_chats() == {new, other}
