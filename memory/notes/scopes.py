@@ -6,7 +6,7 @@ import hashlib
 import re
 from pathlib import Path
 
-from memory.notes.store import LOCK_FILE, NoteStore
+from memory.notes.store import NoteStore, moved_to
 
 NOTES_FOLDER = "notes"  # the notes' base directory inside a data directory
 GLOBAL_FOLDER = "global"
@@ -28,21 +28,25 @@ def chat_folder_name(chat_key: str | int) -> str:
 
 class NoteScopes:
     """Hands out the NoteStore of a chat (`base_dir/chats/<slug>-<hash>/`) or of the global scope
-    (`base_dir/global/`). Stores are cached, so each scope has one in-process write lock."""
+    (`base_dir/global/`). Stores are cached, so each scope has one in-process write lock. A chat
+    merged into another (`merge_chat`, by this process or another) has the store of the chat its notes
+    went into."""
 
     def __init__(self, base_dir: Path) -> None:
         self.base_dir = Path(base_dir)
         self._stores: dict[Path, NoteStore] = {}
 
     def for_chat(self, chat_key: str | int) -> NoteStore:
-        """The notes of one chat."""
-        return self._store(self.base_dir / CHATS_FOLDER / chat_folder_name(chat_key))
+        """The notes of one chat (of the chat it was merged into, if it was)."""
+        return self._store(moved_to(self._chat_folder(chat_key)))
+
+    def _chat_folder(self, chat_key: str | int) -> Path:
+        return self.base_dir / CHATS_FOLDER / chat_folder_name(chat_key)
 
     def move_chat(self, old_key: str, new_key: str) -> bool:
         """Move a chat's notes folder to the chat's new key (a renamed chat) when the new key has no
         folder yet; True when moved. Use before either store is handed out."""
-        old = self.base_dir / CHATS_FOLDER / chat_folder_name(old_key)
-        new = self.base_dir / CHATS_FOLDER / chat_folder_name(new_key)
+        old, new = self._chat_folder(old_key), self._chat_folder(new_key)
         if not old.is_dir() or new.exists():
             return False
         old.rename(new)
@@ -50,23 +54,20 @@ class NoteScopes:
 
     async def merge_chat(self, old_key: str, new_key: str, *, dry_run: bool = False) -> list[tuple[str, str]]:
         """Move a chat's notes into another chat's folder (a chat merged into another); returns
-        (old name, new name) pairs. With no folder there yet the folder moves whole (`move_chat`);
-        otherwise note by note, a name taken there keeping both notes (`NoteStore.adopt`). The emptied
-        folder is removed. `dry_run` only says what would move."""
-        old = self.base_dir / CHATS_FOLDER / chat_folder_name(old_key)
-        if not old.is_dir():
+        (old name, new name) pairs. They move note by note under both folders' locks, a name taken
+        there keeping both notes (`NoteStore.adopt`), and the old folder is left holding only a
+        `.moved` file naming the new one (made for that, when the chat had no notes): a store of it
+        handed out before (a reply's tools, `qunyi mcp`, here or in another process) follows the notes
+        there, and nothing is written in it again. `dry_run` only says what would move."""
+        old = self._chat_folder(old_key)
+        if moved_to(old) != old or (dry_run and not old.is_dir()):
             return []
-        source, target = self.for_chat(old_key), self.for_chat(new_key)
-        if not dry_run and not target.root.exists():
-            names = await source.list()
-            if self.move_chat(old_key, new_key):
-                return [(name, name) for name in names]
+        if not dry_run:
+            old.mkdir(parents=True, exist_ok=True)
+        source, target = self._store(old), self.for_chat(new_key)
         moved = await target.adopt(source, f"from {old_key}", dry_run=dry_run)
         if not dry_run:
-            leftovers = [p for p in old.iterdir() if p.name != LOCK_FILE]
-            if not leftovers:
-                (old / LOCK_FILE).unlink(missing_ok=True)
-                old.rmdir()
+            self._stores.pop(old, None)
         return moved
 
     def global_scope(self) -> NoteStore:

@@ -14,6 +14,11 @@ no operation rewrites it from that text (rename, append, extract refuse with a N
 bytes are never lost; `set` may still replace it whole. A file whose name is in another Unicode form
 of a valid name (NFD, as macOS writes them) is read under the NFC name and renamed to it at the next
 change, so it is neither skipped nor doubled by a write.
+
+A folder whose notes were all moved into a sibling folder (`adopt`: a chat merged into another) keeps
+only a `.moved` file naming that folder. A store of the old folder, handed out before the move (a
+reply's tools, an MCP server, in this process or another), follows it at its next operation: it reads
+and writes the notes where they went, and writes nothing in the old folder again.
 """
 
 from __future__ import annotations
@@ -45,6 +50,8 @@ log = logging.getLogger(__name__)
 
 SUFFIX = ".md"
 LOCK_FILE = ".lock"
+MOVED_FILE = ".moved"
+MAX_MOVES = 64  # a chain of folders merged on into others that is longer is taken as a loop
 MAX_NOTE_CHARS = 100_000
 # A note moved in under a taken name is `<name> (<label>)`: labels are cut to this many characters.
 LABEL_CHARS = 40
@@ -99,7 +106,7 @@ class NoteStore:
     """
 
     def __init__(self, root: Path) -> None:
-        self.root = Path(root)
+        self.root = moved_to(Path(root))
         self._entries: dict[str, _Entry] = {}
         self._version = 0
         self._scores: tuple[int, Scores] | None = None
@@ -269,12 +276,13 @@ class NoteStore:
         """Move every note of `source` (another folder) here; returns (name there, name here) pairs.
         A note whose name is taken here keeps both: the one moved in is named `<name> (<label>)`
         (with a number when that is taken too), and links to it among the moved notes follow it. A
-        file that is not UTF-8 moves byte for byte. `dry_run` only says what would move."""
+        file that is not UTF-8 moves byte for byte. A sibling folder is left holding a `.moved` file
+        naming this one, so its stores follow the notes here. `dry_run` only says what would move."""
         async with self._write_lock, source._write_lock:
             return await asyncio.to_thread(self._adopt_sync, source, label, dry_run)
 
     def _adopt_sync(self, source: NoteStore, label: str, dry_run: bool) -> Moves:
-        if not source.root.is_dir():
+        if not source.root.is_dir() or source.root == self.root:
             return []
         if dry_run:  # reads only: no lock, and no folder made
             return list(self._names_for(source._refresh(), label).items())
@@ -295,6 +303,8 @@ class NoteStore:
                     source._path(old).unlink()
                 else:
                     os.replace(source._path(old), self._path(new))
+            if self.root.parent == source.root.parent:
+                _write_file(source.root / MOVED_FILE, self.root.name)
             self._refresh()
             source._refresh()
         return list(names.items())
@@ -323,13 +333,21 @@ class NoteStore:
             return await asyncio.to_thread(self._mutate_sync, change)
 
     def _mutate_sync(self, change: Callable[[dict[str, _Entry]], T]) -> T:
-        self.root.mkdir(parents=True, exist_ok=True)
-        with self._folder_lock():
-            self._canonical_file_names()
-            try:
-                return change(self._refresh())
-            finally:
-                self._refresh()
+        while True:
+            with self._index_lock:
+                self._follow_moves()
+            self.root.mkdir(parents=True, exist_ok=True)
+            with self._folder_lock():
+                if moved_to(self.root) == self.root:
+                    return self._change_locked(change)
+            # The notes were moved away while this waited for the lock: change them where they went.
+
+    def _change_locked(self, change: Callable[[dict[str, _Entry]], T]) -> T:
+        self._canonical_file_names()
+        try:
+            return change(self._refresh())
+        finally:
+            self._refresh()
 
     @contextmanager
     def _folder_lock(self) -> Iterator[None]:
@@ -341,17 +359,15 @@ class NoteStore:
             os.close(fd)  # closing the descriptor releases the flock
 
     def _write(self, name: str, text: str) -> None:
-        path = self._path(name)
-        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-", suffix=".part")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        _write_file(self._path(name), text)
+
+    def _follow_moves(self) -> None:
+        """Point the store at the folder its notes were moved to, if they were (under `_index_lock`)."""
+        root = moved_to(self.root)
+        if root != self.root:
+            log.info("notes of %s are now in %s", self.root, root)
+            self.root, self._entries, self._scores = root, {}, None
+            self._version += 1
 
     def _refresh(self) -> dict[str, _Entry]:
         """Bring the index in line with the folder and return a snapshot of it."""
@@ -359,6 +375,7 @@ class NoteStore:
 
     def _refresh_versioned(self) -> tuple[dict[str, _Entry], int]:
         with self._index_lock:
+            self._follow_moves()
             seen: dict[str, tuple[int, int, int]] = {}
             paths: dict[str, Path] = {}
             for name, path, stamp in self._scan():
@@ -425,6 +442,39 @@ class NoteStore:
         with self._index_lock:
             self._scores = (version, scores)
         return scores
+
+
+def moved_to(root: Path) -> Path:
+    """The folder `root`'s notes are in: `root`, or the sibling folder its `.moved` file names (and
+    on, when that one's notes moved too)."""
+    for _ in range(MAX_MOVES):
+        try:
+            name = (root / MOVED_FILE).read_text(encoding="utf-8").strip()
+        except (FileNotFoundError, NotADirectoryError):
+            return root
+        except (OSError, UnicodeDecodeError) as exc:
+            log.warning("notes folder %s: unreadable %s (%s); read as it is", root, MOVED_FILE, exc)
+            return root
+        if not name or name in (".", "..") or "/" in name or os.sep in name or "\x00" in name:
+            log.warning("notes folder %s: %s names no sibling folder (%r); ignored", root, MOVED_FILE, name)
+            return root
+        root = root.parent / name
+    log.warning("notes folder %s: more than %d moves in a row; ignored from here", root, MAX_MOVES)
+    return root
+
+
+def _write_file(path: Path, text: str) -> None:
+    """Replace `path` atomically with `text` (a temporary file beside it, fsynced, then renamed)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".part")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _free_name(name: str, label: str, taken: set[str]) -> str:

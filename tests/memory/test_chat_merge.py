@@ -464,8 +464,39 @@ async def test_notes_move_and_a_clashing_name_keeps_both(
     assert await into.get("plan (from test:a)") == "old group's plan"
     assert await into.get("index") == "see [[plan (from test:a)]] and [[gear]]"
     assert sorted(report.notes) == [("gear", "gear"), ("index", "index"), ("plan", "plan (from test:a)")]
-    assert await notes.for_chat("test:a").list() == []
+    assert notes.for_chat("test:a") is into, "the merged chat's notes are the chat's it went into"
+    assert not list(notes.base_dir.glob("chats/test_a-*/*.md"))
     assert await notes.for_chat("test:c").get("plan") == "another group's plan"
+
+
+@pytest.mark.parametrize("by_the_bot", [True, False], ids=["merged by the bot", "by another process"])
+async def test_notes_handed_out_for_the_merged_chat_follow_its_notes(
+    memory: MemoryService, db: Database, tmp_path: Path, by_the_bot: bool
+) -> None:
+    """The notes of a chat handed out before the merge (a reply's tools, `qunyi mcp --chat FROM`)
+    stayed on FROM's old folder: they showed none of the folded notes, and a note written there made
+    the folder again, where nothing ever read it. They now follow the notes into INTO's folder."""
+    bot = NoteScopes(tmp_path / "notes")
+    merger = bot if by_the_bot else NoteScopes(tmp_path / "notes")
+    await memory.record(_message("a", 1, "hi"))
+    await memory.record(_message("b", 1, "hi"))
+    a, b = await _chat_id(memory, "a"), await _chat_id(memory, "b")
+    handed = bot.for_chat("test:a")
+    await handed.set("plan", "old group's plan")
+    await bot.for_chat("test:b").set("plan", "supergroup plan")
+    await merge_chats(db, a, b, now=NOW, notes=merger)
+    await handed.set("gear", "boots")
+    into = bot.for_chat("test:b")
+    assert await handed.list() == ["gear", "plan", "plan (from test:a)"]
+    assert await into.get("gear") == "boots"
+    assert bot.for_chat("test:a") is into
+    await memory.record(_message("c", 1, "hi"))
+    no_notes_yet = bot.for_chat("test:c")
+    await merge_chats(db, await _chat_id(memory, "c"), b, now=NOW, notes=merger)
+    await no_notes_yet.set("gear", "a tent too")
+    assert await into.get("gear") == "a tent too"
+    left = [p.name for p in (tmp_path / "notes").glob("chats/test_[ac]-*/*") if not p.name.startswith(".")]
+    assert left == []
 
 
 async def test_a_clashing_note_of_a_chat_whose_key_cannot_end_a_note_name_is_still_moved(
@@ -486,7 +517,7 @@ async def test_a_clashing_note_of_a_chat_whose_key_cannot_end_a_note_name_is_sti
         await memory.record(_message(key, 1, "hi"))
         await notes.for_chat(f"test:{key}").set("plan", f"plan of {key}")
         report = await merge_chats(db, await _chat_id(memory, key), b, now=NOW, notes=notes)
-        assert await notes.for_chat(f"test:{key}").list() == []
+        assert notes.for_chat(f"test:{key}") is notes.for_chat("test:b")
         [(old, new)] = report.notes
         assert old == "plan" and await notes.for_chat("test:b").get(new) == f"plan of {key}"
     names = await notes.for_chat("test:b").list()
