@@ -85,7 +85,8 @@ HANDLED: dict[str, str] = {
     "jargon_chat_counts": "folded into INTO's count of the entry",
     "jargon_evidence": "moved",
     "job_state": "cursors combined per job; the topic check's thread state kept or renamed",
-    "chat_redirects": "FROM's key added, pointing at INTO; keys merged into FROM before re-pointed alike",
+    "chat_redirects": "FROM's key and database id added, pointing at INTO; keys merged into FROM before "
+    "re-pointed alike",
 }
 # Tables whose rows of FROM may stay after the merge (everything else must be empty of FROM).
 KEPT = frozenset({"person_alias_versions"})
@@ -299,7 +300,7 @@ async def _redirect(session: AsyncSession, source: Chat, target_id: int, prefix:
         .values(chat_id=target_id, prefix=prefix + ChatRedirect.prefix)
         .execution_options(synchronize_session=False)
     )
-    await _add_redirect(session, source.platform, source.platform_chat_id, target_id, prefix, now)
+    await _add_redirect(session, source.platform, source.platform_chat_id, target_id, prefix, now, source.id)
 
 
 async def _redirect_unseen(
@@ -315,15 +316,19 @@ async def _redirect_unseen(
 
 
 async def _add_redirect(
-    session: AsyncSession, platform: str, platform_chat_id: str, target_id: int, prefix: str, now: float
+    session: AsyncSession,
+    platform: str,
+    platform_chat_id: str,
+    target_id: int,
+    prefix: str,
+    now: float,
+    from_chat_id: int | None = None,
 ) -> None:
-    stmt = insert(ChatRedirect).values(
-        platform=platform, platform_chat_id=platform_chat_id, chat_id=target_id, prefix=prefix, time=now
-    )
+    values = {"chat_id": target_id, "prefix": prefix, "time": now, "from_chat_id": from_chat_id}
+    stmt = insert(ChatRedirect).values(platform=platform, platform_chat_id=platform_chat_id, **values)
     await session.execute(
         stmt.on_conflict_do_update(
-            index_elements=[ChatRedirect.platform, ChatRedirect.platform_chat_id],
-            set_={"chat_id": target_id, "prefix": prefix, "time": now},
+            index_elements=[ChatRedirect.platform, ChatRedirect.platform_chat_id], set_=values
         )
     )
 

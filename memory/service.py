@@ -206,6 +206,24 @@ class MemoryService:
                 for row, old_platform, old_id in led.all()
             ]
 
+    async def merged_into(self, chat_id: int) -> ChatRef | None:
+        """The chat that the chat with this database id was merged into (its `merged_from` the merged
+        chat's key), following later merges; None for an id that is no merged chat (or was merged
+        before its id was kept, by a Qunyi older than 0013_redirect_chat_ids)."""
+        async with self.db.read() as session:
+            found = (
+                await session.execute(
+                    select(Chat, ChatRedirect.platform, ChatRedirect.platform_chat_id)
+                    .join(ChatRedirect, ChatRedirect.chat_id == Chat.id)
+                    .where(ChatRedirect.from_chat_id == chat_id)
+                    .limit(1)
+                )
+            ).first()
+        if found is None:
+            return None
+        row, platform, platform_chat_id = found
+        return ChatRef(row.id, row.platform, row.platform_chat_id, row.name, f"{platform}:{platform_chat_id}")
+
     async def chat_key(self, chat_id: int) -> str | None:
         """The stable `platform:id` key of a chat (names its notes folder)."""
         async with self.db.read() as session:

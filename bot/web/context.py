@@ -52,12 +52,30 @@ async def chat_of(request: web.Request, name: str = "chat_id") -> ChatRef:
 
 
 async def chat_by_id(request: web.Request, chat_id: int) -> ChatRef:
-    """The chat with this database id (404 when unknown)."""
+    """The chat with this database id (404 when unknown). A chat merged into another sends its pages
+    to that chat's (`merged_away`)."""
     async with app_of(request).db.read() as session:
         row = await session.get(Chat, chat_id)
     if row is None:
+        into = await app_of(request).memory.merged_into(chat_id)
+        if into is not None:
+            raise merged_away(request, chat_id, into)
         raise web.HTTPNotFound(text=f"no chat {chat_id}")
     return ChatRef(row.id, row.platform, row.platform_chat_id, row.name)
+
+
+def merged_away(request: web.Request, chat_id: int, into: ChatRef) -> web.HTTPException:
+    """The answer for a page of a chat merged into `into`: a redirect to the same page of `into`
+    (307, so a form posted from a page opened before the merge is posted there, with its checks) when
+    the path names the chat; else a 404 saying where it went."""
+    named = f"/chats/{request.match_info.get('chat_id')}"
+    path = request.rel_url.raw_path
+    if "chat_id" in request.match_info and (path == named or path.startswith(named + "/")):
+        query = request.rel_url.raw_query_string
+        target = f"/chats/{into.id}{path[len(named):]}" + (f"?{query}" if query else "")
+        return web.HTTPTemporaryRedirect(target)  # starts with /chats/<id>: stays on the console
+    where = f"chat {into.id} ({into.key}): see /chats/{into.id}"
+    return web.HTTPNotFound(text=f"chat {chat_id} ({into.merged_from}) was merged into {where}")
 
 
 def chat_title(chat: ChatRef) -> str:

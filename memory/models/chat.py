@@ -36,7 +36,9 @@ class ChatMember(Base):
 class ChatRedirect(Base):
     """A chat merged into another (memory.chat_merge): what arrives under its platform key goes to
     chat `chat_id`, its platform message ids prefixed with `prefix` as the merge prefixed those it
-    moved; added by 0012_chat_redirects."""
+    moved; added by 0012_chat_redirects. `from_chat_id` is the database id the merged chat had (never
+    given to another chat; None for a key never recorded as a chat, and for merges made before
+    0013_redirect_chat_ids)."""
 
     __tablename__ = "chat_redirects"
 
@@ -45,3 +47,4 @@ class ChatRedirect(Base):
     chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id", ondelete="CASCADE"), index=True)
     prefix: Mapped[str] = mapped_column(String(512))
     time: Mapped[float] = mapped_column(Float)
+    from_chat_id: Mapped[int | None] = mapped_column(Integer, nullable=True, default=None)

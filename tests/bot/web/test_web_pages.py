@@ -8,6 +8,7 @@ import re
 from datetime import timedelta
 
 from bot.web.html import when
+from memory.chat_merge import merge_chats
 from memory.jargon import dictionary
 from memory.models import ChatHistory
 from memory.storage.fts import index_rows
@@ -537,3 +538,30 @@ async def test_a_reload_names_the_settings_the_console_applies_only_after_a_rest
     console.config_path.write_text(CONFIG, encoding="utf-8")
     put_back = await console.client.post("/config/reload", data={"_csrf": csrf})
     assert "config reloaded: the new settings are in force" in await put_back.text()
+
+
+async def test_the_pages_of_a_chat_merged_away_lead_to_the_chat_it_went_into(console: Console) -> None:
+    """A merged chat's pages (bookmarks, links in the jargon review, a page left open) were a bare 404
+    after `qunyi chats merge`; they now lead to the same page of the chat it went into, a form posted
+    from one is posted there, and where a chat is asked for by id otherwise the page says where it
+    went. The console's token is still needed first."""
+    memory = console.app.memory
+    await memory.record(make_message(1, chat="g1", text="周六爬山"))
+    await memory.record(make_message(2, chat="g2", text="超级群"))
+    old, new = await console.chat_id("test:g1"), await console.chat_id("test:g2")
+    assert memory.notes is not None
+    await memory.notes.for_chat("test:g1").set("计划", "周六爬山")
+    await merge_chats(console.app.db, old, new, now=T0.timestamp(), notes=memory.notes)
+    client = console.client
+    assert (await client.get(f"/chats/{old}/topics", allow_redirects=False)).status == 401
+    csrf = await console.login()
+    moved = await client.get(f"/chats/{old}/people?x=1", allow_redirects=False)
+    assert (moved.status, moved.headers["Location"]) == (307, f"/chats/{new}/people?x=1")
+    home = await client.get(f"/chats/{old}")
+    assert home.status == 200 and "周六爬山" in await home.text() and f"/chats/{new}" in str(home.url)
+    note = await client.get(f"/chats/{old}/notes/%E8%AE%A1%E5%88%92")
+    assert note.status == 200 and "周六爬山" in await note.text()
+    saved = await client.post(f"/chats/{old}/notes/新笔记", data={"_csrf": csrf, "content": "带上水"})
+    assert saved.status == 200 and await memory.notes.for_chat("test:g2").get("新笔记") == "带上水"
+    asked = await client.get(f"/forgetting?chat={old}")
+    assert asked.status == 404 and f"was merged into chat {new} (test:g2)" in await asked.text()
