@@ -72,7 +72,7 @@ def merged_away(request: web.Request, chat_id: int, into: ChatRef) -> web.HTTPEx
     path = request.rel_url.raw_path
     if "chat_id" in request.match_info and (path == named or path.startswith(named + "/")):
         query = request.rel_url.raw_query_string
-        target = f"/chats/{into.id}{path[len(named):]}" + (f"?{query}" if query else "")
+        target = f"/chats/{into.id}{path[len(named) :]}" + (f"?{query}" if query else "")
         return web.HTTPTemporaryRedirect(target)  # starts with /chats/<id>: stays on the console
     where = f"chat {into.id} ({into.key}): see /chats/{into.id}"
     return web.HTTPNotFound(text=f"chat {chat_id} ({into.merged_from}) was merged into {where}")
