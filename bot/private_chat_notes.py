@@ -3,7 +3,9 @@
 The notes folder is named after the chat key, so after the rename a private chat's notes sat in the
 folder of the bare key, where its own notes were not found and a later group N would have read them.
 At start the folder moves to the new key, unless the bare key is a chat of its own again (a group N,
-or a chat both had fed, which kept the bare name) or the new key already has notes.
+or a chat both had fed, which kept the bare name), the new key already has notes, or the bare key's
+folder is one a chat merge left (a group N merged into another chat: it only names where its notes
+went, and the private chat must not read that chat's notes).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import hashlib
 import re
 from pathlib import Path
 
-from memory.notes.store import NoteStore, moved_to
+from memory.notes.store import MOVED_FILE, NoteStore, moved_to
 
 NOTES_FOLDER = "notes"  # the notes' base directory inside a data directory
 GLOBAL_FOLDER = "global"
@@ -45,9 +45,11 @@ class NoteScopes:
 
     def move_chat(self, old_key: str, new_key: str) -> bool:
         """Move a chat's notes folder to the chat's new key (a renamed chat) when the new key has no
-        folder yet; True when moved. Use before either store is handed out."""
+        folder yet; True when moved. A folder a merge left (its `.moved` file naming where the notes
+        went) stays: it holds no notes of the chat, and moved it would send the new key's notes to the
+        chat the old one was merged into. Use before either store is handed out."""
         old, new = self._chat_folder(old_key), self._chat_folder(new_key)
-        if not old.is_dir() or new.exists():
+        if not old.is_dir() or new.exists() or (old / MOVED_FILE).exists():
             return False
         old.rename(new)
         return True
