@@ -446,21 +446,26 @@ class NoteStore:
 
 def moved_to(root: Path) -> Path:
     """The folder `root`'s notes are in: `root`, or the sibling folder its `.moved` file names (and
-    on, when that one's notes moved too)."""
-    for _ in range(MAX_MOVES):
+    on, when that one's notes moved too). `.moved` files that lead round in a loop, or on for more
+    than `MAX_MOVES` folders, are ignored: the notes are in `root`."""
+    seen = [root]
+    while True:
+        folder = seen[-1]
         try:
-            name = (root / MOVED_FILE).read_text(encoding="utf-8").strip()
+            name = (folder / MOVED_FILE).read_text(encoding="utf-8").strip()
         except (FileNotFoundError, NotADirectoryError):
-            return root
+            return folder
         except (OSError, UnicodeDecodeError) as exc:
-            log.warning("notes folder %s: unreadable %s (%s); read as it is", root, MOVED_FILE, exc)
-            return root
+            log.warning("notes folder %s: unreadable %s (%s); read as it is", folder, MOVED_FILE, exc)
+            return folder
         if not name or name in (".", "..") or "/" in name or os.sep in name or "\x00" in name:
-            log.warning("notes folder %s: %s names no sibling folder (%r); ignored", root, MOVED_FILE, name)
+            log.warning("notes folder %s: %s names no sibling folder (%r); ignored", folder, MOVED_FILE, name)
+            return folder
+        following = folder.parent / name
+        if following in seen or len(seen) > MAX_MOVES:
+            log.warning("notes folder %s: its %s files lead round or on too far; ignored", root, MOVED_FILE)
             return root
-        root = root.parent / name
-    log.warning("notes folder %s: more than %d moves in a row; ignored from here", root, MAX_MOVES)
-    return root
+        seen.append(following)
 
 
 def _write_file(path: Path, text: str) -> None:

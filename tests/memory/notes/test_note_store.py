@@ -15,6 +15,7 @@ from memory.notes import (
     chat_folder_name,
     version_of,
 )
+from memory.notes.store import MOVED_FILE, moved_to
 
 
 @pytest.fixture
@@ -221,3 +222,17 @@ async def test_set_with_a_stale_base_is_refused_and_writes_nothing(store: NoteSt
     with pytest.raises(NoteChanged, match="was deleted"):
         await store.set("聚餐", "again", base=version_of("周日火锅，七点"))
     assert await store.list() == []
+
+
+async def test_moved_files_leading_round_in_a_loop_are_ignored(tmp_path: Path) -> None:
+    """Three folders whose `.moved` files name each other in a ring (a corrupt or hostile file): each
+    folder's notes are its own. Before, the chain was followed 64 steps and, 64 not being a multiple of
+    3, a store landed in another folder whose chain led on again, so a write looped forever."""
+    folders = [tmp_path / "chats" / chat_folder_name(key) for key in ("a", "b", "c")]
+    for folder, following in zip(folders, folders[1:] + folders[:1], strict=True):
+        folder.mkdir(parents=True)
+        (folder / MOVED_FILE).write_text(following.name, encoding="utf-8")
+    assert [moved_to(folder) for folder in folders] == folders
+    store = NoteScopes(tmp_path).for_chat("a")
+    assert await store.set("规则", "不许刷屏") is True
+    assert (folders[0] / "规则.md").read_text(encoding="utf-8") == "不许刷屏"
