@@ -30,11 +30,14 @@ class Backup:
 def back_up(data_dir: Path, destination: Path, busy_timeout_ms: int = 10_000) -> Backup:
     """Copy `data_dir`'s database and notes into `destination` (a new or empty folder; blocking).
 
-    The copy is assembled in a hidden folder beside `destination` and renamed into place only when
-    whole, so a crash or an error leaves no half backup behind. Raises DatabaseMissing when there is
-    no database, DatabaseUnavailable when it is not a Qunyi database, BackupFailed when `destination`
-    is taken (a file, a folder with something in it, or inside the data directory) or cannot be
-    written."""
+    The copy is assembled in a hidden folder beside a new `destination` and renamed into place only
+    when whole, so a crash or an error leaves no half backup behind. An empty `destination` that exists
+    (`.`, a mount point, a symlink to a folder) stays the folder it is: the copy is assembled in a
+    hidden folder inside it and its parts moved up when whole, the database last.
+
+    Raises DatabaseMissing when there is no database, DatabaseUnavailable when it is not a Qunyi
+    database, BackupFailed when `destination` is taken (a file, a folder with something in it, or
+    inside the data directory) or cannot be written."""
     source = data_dir / DB_FILENAME
     if not source.is_file():
         raise DatabaseMissing(source, "no database file")
@@ -42,16 +45,23 @@ def back_up(data_dir: Path, destination: Path, busy_timeout_ms: int = 10_000) ->
         raise BackupFailed(f"{destination} already exists and is not an empty folder; name a new one")
     if destination.resolve().is_relative_to(data_dir.resolve()):
         raise BackupFailed(f"{destination} is inside the data directory {data_dir}; name one outside it")
-    work = destination.parent / f".{destination.name}.partial-{os.getpid()}"
+    in_place = destination.is_dir()
+    if in_place:
+        work = destination / f".partial-{os.getpid()}"
+    else:
+        work = destination.parent / f".{destination.name}.partial-{os.getpid()}"
     try:
         destination.parent.mkdir(parents=True, exist_ok=True)
         work.mkdir()
         database = snapshot_database(source, work / DB_FILENAME, busy_timeout_ms)
         if (data_dir / NOTES_FOLDER).is_dir():
             shutil.copytree(data_dir / NOTES_FOLDER, work / NOTES_FOLDER)
-        if destination.exists():
-            destination.rmdir()
-        work.rename(destination)
+        if in_place:
+            for part in (NOTES_FOLDER, DB_FILENAME):  # the database last: a folder holding it is whole
+                if (work / part).exists():
+                    (work / part).rename(destination / part)
+        else:
+            work.rename(destination)
     except SnapshotFailed as exc:
         raise BackupFailed(str(exc)) from exc
     except sqlite3.DatabaseError as exc:

@@ -88,3 +88,26 @@ def test_no_database_or_not_a_database_is_a_one_line_error(tmp_path: Path) -> No
     broken = qunyi("backup", tmp_path / "b", "--data-dir", garbage)
     assert broken.exit_code == 1 and "file is not a database" in broken.output
     assert not (tmp_path / "b").exists() and not (tmp_path / "typo").exists()
+
+
+def test_a_backup_goes_into_an_empty_folder_that_exists_however_it_is_named(
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`.` (the folder one is in), a symlink to an empty folder (and a mounted drive, which cannot be
+    removed and renamed over) are each an empty folder: the backup fills it. Before, the empty folder
+    was removed and the copy renamed in its place, which failed for each ('Invalid argument', 'Not a
+    directory', 'Device or resource busy')."""
+    here = tmp_path / "这里 backups"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    into_here = qunyi("backup", ".", "--data-dir", data)
+    assert into_here.exit_code == 0, into_here.output
+    assert sorted(p.name for p in here.iterdir()) == ["notes", "qunyi.db"]
+    target = tmp_path / "usb"
+    target.mkdir()
+    (tmp_path / "latest").symlink_to(target)
+    linked = qunyi("backup", tmp_path / "latest", "--data-dir", data, "--json")
+    assert linked.exit_code == 0, linked.output
+    assert sorted(p.name for p in target.iterdir()) == ["notes", "qunyi.db"]
+    note = qunyi("notes", "get", "爬山", "--chat", "global", "--data-dir", tmp_path / "latest")
+    assert "周六九溪" in note.output
