@@ -6,12 +6,13 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from memory.notes import NOTES_FOLDER
 from memory.storage.database import DB_FILENAME, DatabaseMissing, DatabaseUnavailable
-from memory.storage.snapshot import Snapshot, SnapshotFailed, snapshot_database
+from memory.storage.snapshot import CopyStopped, Snapshot, SnapshotFailed, snapshot_database
 
 
 class BackupFailed(RuntimeError):
@@ -27,7 +28,9 @@ class Backup:
     notes: int
 
 
-def back_up(data_dir: Path, destination: Path, busy_timeout_ms: int = 10_000) -> Backup:
+def back_up(
+    data_dir: Path, destination: Path, busy_timeout_ms: int = 10_000, stop: threading.Event | None = None
+) -> Backup:
     """Copy `data_dir`'s database and notes into `destination` (a new or empty folder; blocking).
 
     The copy is assembled in a hidden folder beside a new `destination` and renamed into place only
@@ -37,7 +40,8 @@ def back_up(data_dir: Path, destination: Path, busy_timeout_ms: int = 10_000) ->
 
     Raises DatabaseMissing when there is no database, DatabaseUnavailable when it is not a Qunyi
     database, BackupFailed when `destination` is taken (a file, a folder with something in it, or
-    inside the data directory) or cannot be written."""
+    inside the data directory) or cannot be written, CopyStopped when `stop` is set (Ctrl-C) before
+    the backup is in place: nothing of it is left then either."""
     source = data_dir / DB_FILENAME
     if not source.is_file():
         raise DatabaseMissing(source, "no database file")
@@ -53,9 +57,11 @@ def back_up(data_dir: Path, destination: Path, busy_timeout_ms: int = 10_000) ->
     try:
         destination.parent.mkdir(parents=True, exist_ok=True)
         work.mkdir()
-        database = snapshot_database(source, work / DB_FILENAME, busy_timeout_ms)
+        database = snapshot_database(source, work / DB_FILENAME, busy_timeout_ms, stop)
         if (data_dir / NOTES_FOLDER).is_dir():
             shutil.copytree(data_dir / NOTES_FOLDER, work / NOTES_FOLDER)
+        if stop is not None and stop.is_set():
+            raise CopyStopped(f"stopped before {destination} was in place")
         if in_place:
             for part in (NOTES_FOLDER, DB_FILENAME):  # the database last: a folder holding it is whole
                 if (work / part).exists():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from pathlib import Path
 
 import click
@@ -25,14 +26,21 @@ async def backup_command(
     """Copy the database and the notes into DEST, a new (or empty) folder, safely while the bot runs.
 
     DEST is a data directory of its own: look at it with `--data-dir DEST`; to restore, stop the bot and
-    run it with `--data-dir DEST` (or put DEST where the data directory was)."""
+    run it with `--data-dir DEST` (or put DEST where the data directory was). Ctrl-C stops it and
+    leaves no backup."""
     settings = open_config(config_path).current
     directory = resolve_data_dir(settings, data_dir)
+    stop = threading.Event()
     with database_errors():
         try:
-            done = await asyncio.to_thread(back_up, directory, destination, settings.storage.busy_timeout_ms)
+            done = await asyncio.to_thread(
+                back_up, directory, destination, settings.storage.busy_timeout_ms, stop
+            )
         except BackupFailed as exc:
             raise click.ClickException(str(exc)) from None
+        except asyncio.CancelledError:  # Ctrl-C: the copy stops at its next step and leaves nothing
+            stop.set()
+            raise
     if as_json:
         fields = {
             "path": str(done.folder),

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
+from bot.backup import back_up
 from bot.cli.main import cli
+from memory.storage import snapshot
+from memory.storage.snapshot import CopyStopped
 from tests.bot.test_replay import write_log
 from tests.conftest import database_locked
 
@@ -111,3 +115,30 @@ def test_a_backup_goes_into_an_empty_folder_that_exists_however_it_is_named(
     assert sorted(p.name for p in target.iterdir()) == ["notes", "qunyi.db"]
     note = qunyi("notes", "get", "爬山", "--chat", "global", "--data-dir", tmp_path / "latest")
     assert "周六九溪" in note.output
+
+
+class SetOnceLookedAt(threading.Event):
+    """A stop event set the moment it is first looked at: Ctrl-C pressed once the copy has begun."""
+
+    def is_set(self) -> bool:
+        """False the first time, True from then on."""
+        was = super().is_set()
+        self.set()
+        return was
+
+
+def test_a_backup_stopped_midway_by_ctrl_c_leaves_nothing(
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`qunyi backup` sets the stop event on Ctrl-C. Before, Ctrl-C went unheard until the whole database
+    was copied, and the backup was then put in place though the command said 'Aborted!'."""
+    monkeypatch.setattr(snapshot, "STEP_PAGES", 4)  # the copy takes many steps: stopped inside it
+    with pytest.raises(CopyStopped):
+        back_up(data, tmp_path / "b", stop=SetOnceLookedAt())
+    assert not (tmp_path / "b").exists()
+    assert not [p.name for p in tmp_path.iterdir() if ".partial" in p.name]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(CopyStopped):
+        back_up(data, empty, stop=SetOnceLookedAt())
+    assert list(empty.iterdir()) == []
