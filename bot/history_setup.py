@@ -9,6 +9,7 @@ from bot.config import Settings
 from memory.forgetting import ForgetPolicy, Scope, Stage
 from memory.history.pack import PackOptions
 from memory.ports import LLMPort
+from memory.retention import RetentionPolicy
 from memory.storage import Database
 from memory.topics.cache import PackRules
 from memory.topics.check import TopicCheck, TopicCheckSettings
@@ -49,6 +50,17 @@ def forget_policy(settings: Settings) -> tuple[ForgetPolicy, Scope]:
     return ForgetPolicy(stages, f.small_cohort, f.min_cohort, f.seed), f.scope
 
 
+def retention_policy(settings: Settings) -> RetentionPolicy:
+    """The `[retention]` settings as the domain's policy (0 days: kept forever)."""
+    r = settings.retention
+
+    def keep(days: float) -> timedelta | None:
+        return timedelta(days=days) if days > 0 else None
+
+    keep_days = {"llm_usage": keep(r.llm_usage_days), "forget_log": keep(r.forget_log_days)}
+    return RetentionPolicy(keep_days, r.batch)
+
+
 def topic_check(db: Database, current: Callable[[], Settings], llm: LLMPort | None) -> TopicCheck:
     """A TopicCheck that reads the settings in force at each run."""
     return TopicCheck(db, lambda: topic_check_settings(current()), llm)
@@ -57,7 +69,8 @@ def topic_check(db: Database, current: Callable[[], Settings], llm: LLMPort | No
 def register_history_jobs(
     runner: JobRunner, db: Database, current: Callable[[], Settings], llm: LLMPort | None
 ) -> TopicCheck:
-    """Register the topic-check and forgetting jobs; both follow config reloads (cadence included)."""
+    """Register the topic-check and forgetting jobs (the latter also applies `[retention]`); both follow
+    config reloads (cadence included)."""
     check = topic_check(db, current, llm)
     runner.register(
         topic_check_job(
@@ -71,6 +84,7 @@ def register_history_jobs(
             db,
             lambda: forget_policy(current()) if current().forgetting.enabled else None,
             lambda: timedelta(minutes=current().forgetting.interval_minutes),
+            lambda: retention_policy(current()),
         )
     )
     return check

@@ -291,6 +291,15 @@ class ForgettingSettings(Section):
         return self
 
 
+class RetentionSettings(Section):
+    """`[retention]`: how long bookkeeping rows that are not memory are kept (0 = forever), pruned a
+    bounded batch at a time by the forgetting job."""
+
+    llm_usage_days: float = Field(30.0, ge=0.0, le=36_500.0)
+    forget_log_days: float = Field(180.0, ge=0.0, le=36_500.0)
+    batch: int = Field(5000, ge=1, le=1_000_000)
+
+
 class WebSettings(Section):
     """`[web]`: the admin web console (`qunyi web`). Loopback only unless `allow_remote`."""
 
@@ -324,4 +333,5 @@ class Settings(Section):
     logging: LoggingSettings = LoggingSettings()
     topics: TopicsSettings = TopicsSettings()
     forgetting: ForgettingSettings = ForgettingSettings()
+    retention: RetentionSettings = RetentionSettings()
     web: WebSettings = WebSettings()

@@ -6,9 +6,11 @@ from datetime import timedelta
 
 from sqlalchemy import func, select
 
+from bot.config import Settings
+from bot.history_setup import register_history_jobs
 from memory.clock import ManualClock
 from memory.forgetting import ForgetPolicy
-from memory.models import ChatHistory, Message, TopicCacheEntry
+from memory.models import ChatHistory, ForgetLogEntry, LlmUsage, Message, TopicCacheEntry
 from memory.service import MemoryService
 from memory.topics.cache import PackRules
 from memory.topics.check import TopicCheck, TopicCheckSettings
@@ -53,3 +55,22 @@ async def test_jobs_turn_messages_into_history_and_forget_it_in_simulated_time(
         # round_up: the single 1-hour-old row (cohort of one) is deleted at stage 1.
         assert (await session.execute(select(func.count(ChatHistory.id)))).scalar_one() < len(rows)
         assert (await session.execute(select(func.count(Message.id)))).scalar_one() == 8
+
+
+async def test_the_forgetting_turn_prunes_expired_bookkeeping_even_with_forgetting_off(
+    memory: MemoryService, clock: ManualClock
+) -> None:
+    """`[retention]` from the settings reaches the registered job: 0 days keeps the forgetting log."""
+    settings = Settings.model_validate({"retention": {"llm_usage_days": 30, "forget_log_days": 0}})
+    runner = JobRunner(clock)
+    register_history_jobs(runner, memory.db, lambda: settings, None)
+    old, recent = (clock.now() - timedelta(days=age) for age in (31, 29))
+    async with memory.db.write() as session:
+        for when in (old, recent):
+            session.add(LlmUsage(task="reply", time=when.timestamp()))
+            session.add(ForgetLogEntry(chat_history_id=1, chat_id=1, theme="t", stage=1, count=0, time=0.0))
+    assert await runner.run_job("forgetting")
+    assert runner.failures["forgetting"] == 0
+    async with memory.db.read() as session:
+        assert (await session.scalars(select(LlmUsage.time))).all() == [recent.timestamp()]
+        assert (await session.execute(select(func.count(ForgetLogEntry.id)))).scalar_one() == 2
