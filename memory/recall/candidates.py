@@ -68,7 +68,11 @@ class Scope:
         return " AND ".join(parts)
 
     def preferences(self, params: dict[str, object]) -> str:
-        return f"message_id IN (SELECT id FROM messages WHERE {self.messages(params)})"
+        """A condition on `preference_docs` rows: their message is in scope (looked up by its id)."""
+        return (
+            "EXISTS (SELECT 1 FROM messages WHERE messages.id = preference_docs.message_id "
+            f"AND {self.messages(params)})"
+        )
 
 
 async def lexical_messages(
@@ -76,8 +80,7 @@ async def lexical_messages(
 ) -> list[tuple[Key, float]]:
     """Messages matching, by their own text (`messages_fts`) or by their turn window (`WINDOWS_FTS`)."""
     params: dict[str, object] = {}
-    allowed = f"SELECT id FROM messages WHERE {scope.messages(params)}"
-    hits = await bm25_search(session, table, match, limit, allowed, **params)
+    hits = await bm25_search(session, table, match, limit, "messages", scope.messages(params), **params)
     return [(("message", rowid), score) for rowid, score in hits]
 
 
@@ -85,8 +88,8 @@ async def lexical_histories(
     session: AsyncSession, scope: Scope, match: str, limit: int
 ) -> list[tuple[Key, float]]:
     params: dict[str, object] = {}
-    allowed = f"SELECT id FROM chat_history WHERE {scope.histories(params)}"
-    hits = await bm25_search(session, "chat_history_fts", match, limit, allowed, **params)
+    where = scope.histories(params)
+    hits = await bm25_search(session, "chat_history_fts", match, limit, "chat_history", where, **params)
     return [(("history", rowid), score) for rowid, score in hits]
 
 
@@ -95,8 +98,8 @@ async def lexical_preferences(
 ) -> list[tuple[Key, float]]:
     """Preference documents matching, reported as their source messages."""
     params: dict[str, object] = {}
-    allowed = f"SELECT id FROM preference_docs WHERE {scope.preferences(params)}"
-    hits = await bm25_search(session, "preference_fts", match, limit, allowed, **params)
+    where = scope.preferences(params)
+    hits = await bm25_search(session, "preference_fts", match, limit, "preference_docs", where, **params)
     if not hits:
         return []
     id_params: dict[str, object] = {}

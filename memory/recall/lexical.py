@@ -18,8 +18,8 @@ async def search_messages(
     if match is None or not chat_ids:
         return []
     params: dict[str, object] = {}
-    scope = f"SELECT id FROM messages WHERE chat_id IN ({in_list('c', chat_ids, params)})"
+    scope = f"chat_id IN ({in_list('c', chat_ids, params)})"
     async with db.read() as session:
-        hits = await bm25_search(session, "messages_fts", match, limit, scope, **params)
+        hits = await bm25_search(session, "messages_fts", match, limit, "messages", scope, **params)
         rows = {m.id: m for m in await by_ids(session, [rowid for rowid, _ in hits])}
     return [(rows[rowid], score) for rowid, score in hits if rowid in rows]

@@ -31,9 +31,11 @@ async def keyword_rarity(
     distinct = list({k.match: k for k in keywords}.values())
     params: dict[str, object] = {}
     chats = in_list("rc", chat_ids, params)
-    # The chats' size (every message, indexed or not: an index-only count), then each keyword's matching
-    # rowids looked up in the chats (the other way round, MATCH would run once per message); one
-    # statement per batch of keywords, as SQLite caps the arms of a compound SELECT.
+    # The chats' size (every message, indexed or not: an index-only count), then each keyword's matches
+    # counted with each one's message looked up by id, in proportion to the matches: `id IN (matches)
+    # AND chat_id IN (…)` read every message of the chats once per keyword, and correlating the other
+    # way round would run MATCH once per message. One statement per batch of keywords, as SQLite caps
+    # the arms of a compound SELECT.
     counts: dict[int, int] = {}
     for first in range(0, len(distinct), _ARMS_PER_STATEMENT):
         batch_params = dict(params)
@@ -41,8 +43,8 @@ async def keyword_rarity(
         for i in range(first, min(first + _ARMS_PER_STATEMENT, len(distinct))):
             batch_params[f"term{i}"] = distinct[i].fts()
             parts.append(
-                f"SELECT {i}, count(*) FROM messages WHERE id IN (SELECT rowid FROM messages_fts "
-                f"WHERE messages_fts MATCH :term{i}) AND chat_id IN ({chats})"
+                f"SELECT {i}, count(*) FROM messages_fts WHERE messages_fts MATCH :term{i} AND EXISTS "
+                f"(SELECT 1 FROM messages WHERE messages.id = messages_fts.rowid AND chat_id IN ({chats}))"
             )
         rows = await session.execute(text(" UNION ALL ".join(parts)), batch_params)
         counts.update((int(row[0]), int(row[1])) for row in rows)

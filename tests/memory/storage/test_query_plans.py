@@ -1,14 +1,20 @@
-"""Reading a chat at scale: the recent window and a job's next batch seek what they need instead of
-reading every message of the chat."""
+"""Reading a chat at scale: the recent window, a job's next batch and recall seek what they need
+instead of reading every message of the chat, and the rewritten recall statements give the answers
+the old ones gave, ties included."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
+from sqlalchemy import text
+
 from memory.messages import after
+from memory.recall.keywords import query_keywords
+from memory.recall.rarity import inverse_document_frequency, keyword_rarity
 from memory.service import MemoryService
+from memory.storage.fts import bm25_search, match_expression
 from tests.conftest import T0, make_message
-from tests.query_plans import planned
+from tests.query_plans import listed_subqueries, planned
 
 TEXTS = ["周末去爬山", "周末加班", "deploy 失败了", "火锅还是烧烤", "周末去爬山"]
 
@@ -39,3 +45,49 @@ async def test_the_recent_window_and_a_jobs_next_batch_are_a_seek_not_a_sort_of_
     assert len(plans) == 3
     for statement, steps in plans:
         assert len(steps) == 1 and "ix_messages_chat_id" in steps[0].detail, (statement, steps)
+
+
+async def test_recall_looks_matches_up_instead_of_listing_the_chats_messages(memory: MemoryService) -> None:
+    g1, _ = await two_chats(memory)
+    with planned(memory.db) as plans:
+        hits = await memory.search([g1], '周末 "去爬山" deploy', 10)
+    assert hits and all(h.chat_id == g1 for h in hits)
+    read = [(s, d) for s, steps in plans for d in listed_subqueries(steps) if " messages" in d or "_fts" in d]
+    assert read == []
+
+
+async def test_scoped_bm25_and_keyword_counts_answer_as_the_listed_scope_did_on_ties(
+    memory: MemoryService,
+) -> None:
+    """The old statements, scope as a list of the chat's message ids, against the new ones."""
+    g1, g2 = await two_chats(memory)
+    match = match_expression("周末 爬山 火锅")
+    assert match is not None
+    keywords = query_keywords("周末 爬山 火锅 失败")
+    async with memory.db.read() as session:
+        for chats in ((g1,), (g2,), (g1, g2)):
+            scope = f"chat_id IN ({', '.join(str(c) for c in chats)})"
+            for table in ("messages_fts", "message_windows_fts"):
+                listed = await session.execute(
+                    text(
+                        f"SELECT rowid, -bm25({table}) AS score FROM {table} WHERE {table} MATCH :m "
+                        f"AND +rowid IN (SELECT id FROM messages WHERE {scope}) ORDER BY score DESC LIMIT 7"
+                    ),
+                    {"m": match},
+                )
+                old = [(int(r[0]), float(r[1])) for r in listed]
+                assert len({score for _, score in old}) < len(old), "the test needs ties"
+                assert await bm25_search(session, table, match, 7, "messages", scope) == old
+            documents = len(chats) * 60
+            counted = {}
+            for k in keywords:
+                row = await session.execute(
+                    text(
+                        "SELECT count(*) FROM messages WHERE id IN (SELECT rowid FROM messages_fts "
+                        f"WHERE messages_fts MATCH :t) AND {scope}"
+                    ),
+                    {"t": k.fts()},
+                )
+                counted[k.match] = int(row.scalar_one())
+            rarity = await keyword_rarity(session, chats, keywords)
+            assert rarity == {m: inverse_document_frequency(n, documents) for m, n in counted.items()}
