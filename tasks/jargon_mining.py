@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
 
-from sqlalchemy import func, literal_column, select
+from sqlalchemy import func, select, text
 
 from memory import messages
 from memory.batch_check import BatchStart, batch_outdated
@@ -33,7 +33,7 @@ from memory.jargon.discovery import Discoverer, DiscoveryParams
 from memory.jargon.inference import run_inference
 from memory.jargon.types import Candidate, MinerMessage
 from memory.messages import StoredMessage
-from memory.models import Chat, JobState, Message
+from memory.models import JobState, Message
 from memory.persons.config import ALIAS_SOURCES
 from memory.persons.store import alias_entries
 from memory.ports import LLMPort, LLMUnavailable
@@ -103,6 +103,13 @@ def to_miner(message: StoredMessage) -> MinerMessage:
     return MinerMessage(str(message.id), message.text, speaker, message.is_bot)
 
 
+_PENDING = text(
+    "SELECT c.id, (SELECT count(*) FROM (SELECT 1 FROM messages m WHERE m.chat_id = c.id "
+    "AND m.id > coalesce(j.cursor, 0) LIMIT :need)) FROM chats c "
+    "LEFT JOIN job_state j ON j.job = :job AND j.chat_id = c.id"
+)
+
+
 class JargonMiningJob:
     """The job object; register `spec()` with the JobRunner, or call `run(now)` directly."""
 
@@ -141,31 +148,14 @@ class JargonMiningJob:
                 s.chat_id: s
                 for s in (await session.scalars(select(JobState).where(JobState.job == JOB_NAME))).all()
             }
-            chat_ids = list((await session.scalars(select(Chat.id))).all())
-            # A range on the primary key from the lowest cursor, so a tick reads only messages some
-            # chat has not mined yet: `+` keeps SQLite from grouping along the chat index instead,
-            # which reads every message. Chats never mined (too few messages, or none) do not lower
-            # it: their messages before it are counted apart, through the chat index.
-            low = min((states[c].cursor for c in chat_ids if c in states), default=0)
-            cursor = func.coalesce(JobState.cursor, 0)
-            pending = await session.execute(
-                select(Message.chat_id, func.count())
-                .outerjoin(JobState, (JobState.job == JOB_NAME) & (JobState.chat_id == Message.chat_id))
-                .where(Message.id > low, Message.id > cursor)
-                .group_by(literal_column("+messages.chat_id"))
-            )
+            # Each chat's new messages after its own cursor (all of them for a chat never mined),
+            # counted through the (chat, id) index and only up to `min_new_messages`, all a tick needs:
+            # the work is the same however long the history. A range from the lowest cursor over every
+            # chat's messages read, at each tick, everything the busy chats said since a quiet chat
+            # (fewer new messages than the minimum) was last mined.
+            pending = await session.execute(_PENDING, {"job": JOB_NAME, "need": settings.min_new_messages})
             counts: dict[int, int] = {int(c): int(n) for c, n in pending.all()}
-            if low:
-                mined = select(JobState.chat_id).where(JobState.job == JOB_NAME)
-                never = select(Chat.id).where(Chat.id.not_in(mined))
-                earlier = await session.execute(
-                    select(Message.chat_id, func.count())
-                    .where(Message.chat_id.in_(never), Message.id <= low)
-                    .group_by(Message.chat_id)
-                )
-                for chat_id, count in earlier.all():
-                    counts[chat_id] = counts.get(chat_id, 0) + int(count)
-        alive = set(chat_ids)  # the statistics of a chat merged into another are never used again
+        alive = set(counts)  # the statistics of a chat merged into another are never used again
         self._cache = {c: cached for c, cached in self._cache.items() if c in alive}
         due = []
         self._cooling = {}

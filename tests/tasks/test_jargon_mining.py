@@ -27,6 +27,7 @@ from tasks.runner import JobRunner
 from tests.conftest import T0, database_locked, make_message
 from tests.fakes.openai_server import FakeOpenAI, Hold, answer_json
 from tests.memory.test_deletion_races import meanwhile, model
+from tests.query_plans import planned
 
 SETTINGS = MiningSettings(discovery=DiscoveryParams(min_lift=0.0, min_df=2))
 LINES = [
@@ -124,6 +125,25 @@ async def test_a_chat_never_mined_counts_the_messages_it_had_before_the_others_w
     assert (await job.run(T0)).chats == 1
     await _record(memory, 19, ["又一句"], chat="small")
     assert (await job.run(T0 + timedelta(minutes=1))).chats == 1
+
+
+async def test_a_quiet_chat_does_not_make_every_tick_read_what_the_busy_chats_said_since(
+    memory: MemoryService,
+) -> None:
+    """A chat with fewer new messages than `min_new_messages` kept its cursor low, and each tick read
+    every message of every chat above it (a range on the messages' id): a day of a busy group each
+    few seconds. Each chat's new messages are now counted through its own index, up to the minimum."""
+    job = JargonMiningJob(memory.db, lambda: SETTINGS)
+    await _record(memory, 0, LINES, chat="quiet")
+    await _record(memory, 10, LINES, chat="busy")
+    assert (await job.run(T0)).chats == 2
+    await _record(memory, 20, LINES[:3], chat="quiet")
+    await _record(memory, 23, [f"忙群第{n}句" for n in range(30)], chat="busy")
+    with planned(memory.db) as plans:
+        assert (await job.run(T0 + timedelta(minutes=1))).chats == 1
+    ranges = [(s, step.detail) for s, steps in plans for step in steps if "rowid>" in step.detail]
+    assert ranges == []
+    assert not any(step.detail.startswith("SCAN m") for _, steps in plans for step in steps)
 
 
 async def test_a_merge_from_another_process_is_mined_without_waiting_for_a_new_message(
