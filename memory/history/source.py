@@ -11,7 +11,7 @@ from typing import Any, TypeAlias, cast
 from sqlalchemy import Boolean, Select, func, literal_column, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memory.models import Message, Person, PersonChatName
+from memory.models import Chat, Message, Person, PersonChatName
 from memory.storage.fts import searchable
 from memory.text import normalize
 
@@ -141,8 +141,10 @@ async def newest_time(session: AsyncSession, chat_id: int) -> float | None:
 
 
 async def chats_with_messages_after(session: AsyncSession, cursors: dict[int, int]) -> list[int]:
-    """Chats that have a message beyond their cursor (chats without a cursor count from zero)."""
-    rows = (
-        await session.execute(select(Message.chat_id, func.max(Message.id)).group_by(Message.chat_id))
-    ).all()
-    return sorted(int(chat) for chat, top in rows if int(top) > cursors.get(int(chat), 0))
+    """Chats that have a message beyond their cursor (chats without a cursor count from zero).
+
+    Each chat's newest id is one seek on the (chat_id, id) index; grouping the messages by chat
+    read every message at each run."""
+    newest = select(func.max(Message.id)).where(Message.chat_id == Chat.id).correlate(Chat).scalar_subquery()
+    rows = (await session.execute(select(Chat.id, newest))).all()
+    return sorted(int(chat) for chat, top in rows if top is not None and int(top) > cursors.get(int(chat), 0))

@@ -24,6 +24,7 @@ from memory.topics.cache import PackRules
 from memory.topics.check import JOB, TopicCheck, TopicCheckSettings
 from memory.types import ChatMessage
 from tests.conftest import T0, make_message
+from tests.query_plans import planned
 
 SMALL = TopicCheckSettings(
     batch_size=5,
@@ -66,6 +67,19 @@ async def test_count_trigger(memory: MemoryService) -> None:
     assert report.created == 1
     entries = await cached(memory.db)
     assert sum(len(e.message_ids) for e in entries) == 5
+
+
+async def test_a_run_finds_the_chats_with_new_messages_without_reading_every_message(
+    memory: MemoryService,
+) -> None:
+    """Grouping all messages by chat for each chat's newest id read the whole database at every run."""
+    check = TopicCheck(memory.db, SMALL)
+    await memory.record_many([*chain(1, 5, "周末去九溪爬山"), *chain(10, 2, "火锅", chat="g2")])
+    with planned(memory.db) as plans:
+        reports = await check.run(T0 + timedelta(minutes=5))
+    assert [(r.chat_id, r.messages) for r in reports] == [(1, 5), (2, 0)]
+    whole = [(s, st) for s, steps in plans for st in steps if re.match(r"SCAN messages( |$)", st.detail)]
+    assert whole == []
 
 
 async def test_time_trigger_needs_age_and_min_messages(memory: MemoryService) -> None:
