@@ -121,15 +121,22 @@ async def messages_in_window(
     start, end = hint.start.timestamp(), hint.end.timestamp()
     margin = hint.tolerance.total_seconds()
     params.update(c0=start, c1=end, w0=start - margin, w1=end + margin, lim=limit)
-    rows = await session.execute(
-        text(
-            f"SELECT id FROM messages WHERE {where} AND time >= :w0 AND time < :w1 "
-            f"AND {searchable('messages')} "
-            "ORDER BY max(:c0 - time, time - :c1, 0) ASC, time DESC, id DESC LIMIT :lim"
-        ),
-        params,
+    bounds = (
+        f"SELECT id FROM messages WHERE {where} AND time >= :w0 AND time < :w1 AND {searchable('messages')}"
     )
-    return [(("message", int(r[0])), 1.0) for r in rows]
+    # The window's own messages (distance 0, its ends included) come first, newest first: when they
+    # fill the list, the newest of them are the answer, read backwards along the (chat, time) index.
+    # Ranking the tolerance too sorted every message of the window and of its margins (a month of a
+    # busy group for "上个月").
+    inside = await session.execute(
+        text(f"{bounds} AND time >= :c0 AND time <= :c1 ORDER BY time DESC, id DESC LIMIT :lim"), params
+    )
+    ids = [int(r[0]) for r in inside]
+    if len(ids) < limit:
+        nearest = "ORDER BY max(:c0 - time, time - :c1, 0) ASC, time DESC, id DESC LIMIT :lim"
+        rows = await session.execute(text(f"{bounds} {nearest}"), params)
+        ids = [int(r[0]) for r in rows]
+    return [(("message", i), 1.0) for i in ids]
 
 
 async def messages_by_people(

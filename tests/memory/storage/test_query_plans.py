@@ -9,10 +9,12 @@ from datetime import timedelta
 from sqlalchemy import text
 
 from memory.messages import after
+from memory.recall.candidates import Scope, messages_in_window
 from memory.recall.keywords import query_keywords
 from memory.recall.rarity import inverse_document_frequency, keyword_rarity
+from memory.recall.timeexpr import TimeHint
 from memory.service import MemoryService
-from memory.storage.fts import bm25_search, match_expression
+from memory.storage.fts import bm25_search, match_expression, searchable
 from tests.conftest import T0, make_message
 from tests.query_plans import listed_subqueries, planned
 
@@ -91,3 +93,52 @@ async def test_scoped_bm25_and_keyword_counts_answer_as_the_listed_scope_did_on_
                 counted[k.match] = int(row.scalar_one())
             rarity = await keyword_rarity(session, chats, keywords)
             assert rarity == {m: inverse_document_frequency(n, documents) for m, n in counted.items()}
+
+
+async def test_a_time_window_with_enough_messages_reads_its_newest_and_answers_as_the_full_ranking(
+    memory: MemoryService,
+) -> None:
+    """Messages inside the window (its end included) come first, newest first, then those of the
+    tolerance nearest first; the full ranking sorted every message of the window and its margins."""
+    g1, _ = await two_chats(memory)  # one message a minute from T0, the same minute in both chats
+    await memory.record_many(
+        [make_message(500 + n, text="同一刻", time=T0 + timedelta(minutes=30)) for n in range(4)]
+    )
+    async with memory.db.read() as session:
+        for start, end, tolerance, limit in [
+            (20, 30, 5, 6),
+            (20, 30, 5, 40),
+            (58, 70, 10, 9),
+            (0, 0, 3, 5),
+            (10, 20, 0, 3),
+        ]:
+            hint = TimeHint(
+                T0 + timedelta(minutes=start),
+                T0 + timedelta(minutes=end),
+                timedelta(minutes=tolerance),
+                (0, 0),
+                "",
+            )
+            scope = Scope((g1,))
+            params: dict[str, object] = {}
+            where = scope.messages(params)
+            params.update(
+                c0=hint.start.timestamp(),
+                c1=hint.end.timestamp(),
+                lim=limit,
+                w0=(hint.start - hint.tolerance).timestamp(),
+                w1=(hint.end + hint.tolerance).timestamp(),
+            )
+            ranked = await session.execute(
+                text(
+                    f"SELECT id FROM messages WHERE {where} AND time >= :w0 AND time < :w1 "
+                    f"AND {searchable('messages')} "
+                    "ORDER BY max(:c0 - time, time - :c1, 0) ASC, time DESC, id DESC LIMIT :lim"
+                ),
+                params,
+            )
+            old = [(("message", int(r[0])), 1.0) for r in ranked]
+            with planned(memory.db) as plans:
+                assert await messages_in_window(session, scope, hint, limit) == old, (start, end, limit)
+            if (start, limit) == (20, 6):
+                assert len(plans) == 1 and not any("TEMP B-TREE" in s.detail for s in plans[0][1])
