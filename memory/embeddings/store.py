@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 from sqlalchemy import ColumnElement, and_, delete, func, select
@@ -15,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memory.chat_marks import MergeWatch, merges_into
 from memory.embeddings.vectors import Matrix, from_blob, normalized, to_blob
 from memory.models import EmbeddingVector
+from memory.storage.sql import json_values
 
 Key = tuple[str, int]
 
@@ -65,12 +67,13 @@ async def drop_vectors(session: AsyncSession, kind: str, ref_ids: Sequence[int])
 
 @dataclass(frozen=True, slots=True)
 class ChatVectors:
-    """All vectors of one chat under one model and size: keys (kind, ref_id), a unit-row matrix, and
-    the (count, newest id, newest write time) they were read at."""
+    """All vectors of one chat under one model and size, in row id order: keys (kind, ref_id), a
+    unit-row matrix, the (count, newest id, newest write time) they were read at, and the row ids."""
 
     keys: list[Key]
     matrix: Matrix
     version: tuple[int, int, float]
+    ids: tuple[int, ...] = ()
 
 
 def _same_space(chat_id: int, model: str, dimension: int) -> ColumnElement[bool]:
@@ -84,18 +87,21 @@ def _same_space(chat_id: int, model: str, dimension: int) -> ColumnElement[bool]
     )
 
 
+_VECTOR_COLUMNS = (
+    EmbeddingVector.id,
+    EmbeddingVector.created_at,
+    EmbeddingVector.kind,
+    EmbeddingVector.ref_id,
+    EmbeddingVector.dimension,
+    EmbeddingVector.vector,
+)
+
+
 async def load_vectors(session: AsyncSession, chat_id: int, model: str, dimension: int) -> ChatVectors:
     """The vectors of `chat_id` stored for `model` with `dimension` values."""
     rows = (
         await session.execute(
-            select(
-                EmbeddingVector.id,
-                EmbeddingVector.created_at,
-                EmbeddingVector.kind,
-                EmbeddingVector.ref_id,
-                EmbeddingVector.dimension,
-                EmbeddingVector.vector,
-            )
+            select(*_VECTOR_COLUMNS)
             .where(_same_space(chat_id, model, dimension))
             .order_by(EmbeddingVector.id)
         )
@@ -104,15 +110,59 @@ async def load_vectors(session: AsyncSession, chat_id: int, model: str, dimensio
         return ChatVectors([], np.zeros((0, dimension), dtype=np.float32), (0, 0, 0.0))
     matrix = np.vstack([from_blob(row.vector, row.dimension) for row in rows])
     version = (len(rows), rows[-1].id, max(row.created_at for row in rows))
-    return ChatVectors([(row.kind, row.ref_id) for row in rows], matrix, version)
+    return ChatVectors(
+        [(row.kind, row.ref_id) for row in rows], matrix, version, tuple(row.id for row in rows)
+    )
+
+
+async def refresh_vectors(
+    session: AsyncSession, held: ChatVectors, chat_id: int, model: str, dimension: int
+) -> ChatVectors:
+    """`held` brought up to date: the rows gone are left out and only the rows added or rewritten
+    since it was read (new ids, a later write time) are read, so the result is what `load_vectors`
+    would give now without reading the unchanged vectors again. The list of rows reads the index
+    alone. More than half of the rows new: everything is read again."""
+    current = {
+        int(i): float(at)
+        for i, at in await session.execute(
+            select(EmbeddingVector.id, EmbeddingVector.created_at).where(
+                _same_space(chat_id, model, dimension)
+            )
+        )
+    }
+    since, known = held.version[2], set(held.ids)
+    fresh = sorted(i for i, at in current.items() if at > since or i not in known)
+    if not current or len(fresh) * 2 > len(current) or len(held.ids) != len(held.keys):
+        return await load_vectors(session, chat_id, model, dimension)
+    stale = set(fresh)
+    keep = np.fromiter((i in current and i not in stale for i in held.ids), dtype=bool, count=len(held.ids))
+    added = (
+        (
+            await session.execute(select(*_VECTOR_COLUMNS).where(EmbeddingVector.id.in_(json_values(fresh))))
+        ).all()
+        if fresh
+        else []
+    )
+    kept = np.flatnonzero(keep)
+    ids = [held.ids[n] for n in kept] + [int(row.id) for row in added]
+    keys = [held.keys[n] for n in kept] + [(row.kind, row.ref_id) for row in added]
+    # One copy of the matrix when rows were only added after the others (the usual case).
+    base = held.matrix if keep.all() else held.matrix[kept]
+    matrix = np.concatenate([base, *(from_blob(row.vector, row.dimension)[None, :] for row in added)])
+    version = (len(current), max(current), max(current.values()))
+    if any(a >= b for a, b in pairwise(ids)):
+        order = np.argsort(np.array(ids, dtype=np.int64), kind="stable")
+        matrix, keys, ids = matrix[order], [keys[n] for n in order], [ids[n] for n in order]
+    return ChatVectors(keys, matrix, version, tuple(ids))
 
 
 class VectorIndex:
-    """Per-chat vectors cached in memory; a chat is reloaded when its row count or newest id changes,
-    or another chat was merged into it (memory.chat_merge, by this process or another: rows of lower
-    ids move in while rows whose turn window changed are dropped, which count and newest id may not
-    show). The vectors held for a chat merged into another are dropped at the next search after the
-    merge, in whichever chats (memory.chat_marks.MergeWatch), or at once by `forget_chats`."""
+    """Per-chat vectors cached in memory; a chat's rows added, rewritten or removed since are read
+    again when its row count, newest id or newest write time changes (`refresh_vectors`), and the
+    whole chat when another chat was merged into it (memory.chat_merge, by this process or another:
+    rows of lower ids move in while rows whose turn window changed are dropped, which count and newest
+    id may not show). The vectors held for a chat merged into another are dropped at the next search
+    after the merge, in whichever chats (memory.chat_marks.MergeWatch), or at once by `forget_chats`."""
 
     def __init__(self) -> None:
         self._cache: dict[tuple[int, str, int], tuple[int, ChatVectors]] = {}
@@ -143,8 +193,11 @@ class VectorIndex:
         merged = int(found[3])
         key = (chat_id, model, dimension)
         held = self._cache.get(key)
-        if held is None or held[1].version != version or held[0] != merged:
+        if held is None or held[0] != merged:
             held = (merged, await load_vectors(session, chat_id, model, dimension))
+            self._cache[key] = held
+        elif held[1].version != version:
+            held = (merged, await refresh_vectors(session, held[1], chat_id, model, dimension))
             self._cache[key] = held
         return held[1]
 
