@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import text
 
 from memory.messages import after
@@ -14,6 +15,7 @@ from memory.recall.keywords import query_keywords
 from memory.recall.rarity import inverse_document_frequency, keyword_rarity
 from memory.recall.timeexpr import TimeHint
 from memory.service import MemoryService
+from memory.storage import fts
 from memory.storage.fts import bm25_search, match_expression, searchable
 from tests.conftest import T0, make_message
 from tests.query_plans import listed_subqueries, planned
@@ -49,7 +51,11 @@ async def test_the_recent_window_and_a_jobs_next_batch_are_a_seek_not_a_sort_of_
         assert len(steps) == 1 and "ix_messages_chat_id" in steps[0].detail, (statement, steps)
 
 
-async def test_recall_looks_matches_up_instead_of_listing_the_chats_messages(memory: MemoryService) -> None:
+async def test_recall_looks_matches_up_instead_of_listing_a_large_chats_messages(
+    memory: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chat of at least `LIST_SCOPE_BELOW` messages (here 10) is never listed whole per search."""
+    monkeypatch.setattr(fts, "LIST_SCOPE_BELOW", 10)
     g1, _ = await two_chats(memory)
     with planned(memory.db) as plans:
         hits = await memory.search([g1], '周末 "去爬山" deploy', 10)
@@ -58,10 +64,13 @@ async def test_recall_looks_matches_up_instead_of_listing_the_chats_messages(mem
     assert read == []
 
 
+@pytest.mark.parametrize("list_below", [10, fts.LIST_SCOPE_BELOW])
 async def test_scoped_bm25_and_keyword_counts_answer_as_the_listed_scope_did_on_ties(
-    memory: MemoryService,
+    memory: MemoryService, monkeypatch: pytest.MonkeyPatch, list_below: int
 ) -> None:
-    """The old statements, scope as a list of the chat's message ids, against the new ones."""
+    """The old statements, scope as a list of the chat's message ids, against the new ones, for a
+    scope taken as large (matches looked up) and as small (listed)."""
+    monkeypatch.setattr(fts, "LIST_SCOPE_BELOW", list_below)
     g1, g2 = await two_chats(memory)
     match = match_expression("周末 爬山 火锅")
     assert match is not None
