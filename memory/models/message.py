@@ -13,7 +13,7 @@ class Message(Base):
     __table_args__ = (
         UniqueConstraint("chat_id", "platform_message_id"),
         Index("ix_messages_chat_time", "chat_id", "time"),
-        # Added by 0013_messages_chat_id: a chat's messages in id order (recent window, job cursors).
+        # Added by 0014_messages_chat_id: a chat's messages in id order (recent window, job cursors).
         Index("ix_messages_chat_id", "chat_id", "id"),
     )
 

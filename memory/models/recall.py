@@ -20,7 +20,7 @@ class EmbeddingVector(Base):
     __table_args__ = (
         UniqueConstraint("kind", "ref_id", "model", name="uq_embeddings_kind_ref_model"),
         Index("ix_embeddings_chat_model", "chat_id", "model"),
-        # Added by 0014_embeddings_chat_space: what changed in a chat's vector space, index-only.
+        # Added by 0015_embeddings_chat_space: what changed in a chat's vector space, index-only.
         Index("ix_embeddings_chat_space", "chat_id", "model", "dimension", "created_at"),
     )
 

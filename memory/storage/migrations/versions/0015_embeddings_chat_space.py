@@ -2,16 +2,16 @@
 changed since recall cached them, and the list of which did, read the index alone. Through the
 (chat_id, model) index they read every vector row of the chat, blobs and all, at each question.
 
-Revision ID: 0014_embeddings_chat_space
-Revises: 0013_messages_chat_id
+Revision ID: 0015_embeddings_chat_space
+Revises: 0014_messages_chat_id
 """
 
 from collections.abc import Sequence
 
 from alembic import op
 
-revision: str = "0014_embeddings_chat_space"
-down_revision: str | Sequence[str] | None = "0013_messages_chat_id"
+revision: str = "0015_embeddings_chat_space"
+down_revision: str | Sequence[str] | None = "0014_messages_chat_id"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
