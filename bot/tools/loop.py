@@ -2,7 +2,9 @@
 
 The LLM gateway supplies `chat(messages, tools)`, one chat-completion call returning the assistant
 message in OpenAI's shape (`content`, optional `tool_calls` with `id` and `function.name/arguments`).
-The last call is always made without tools, so the loop ends with a text answer.
+The last call is always made without tools, so the loop ends with a text answer. Each tool result
+goes back as a quoted <memory> block, like the reply context: what members said, found by recall or
+written into a note, is data to the model, never instructions.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.tools.registry import ToolContext, ToolRegistry
+from memory.context.render import quote_text
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +25,7 @@ ChatFn = Callable[[list[dict[str, Any]], list[dict[str, Any]] | None], Awaitable
 DEFAULT_MAX_ROUNDS = 3
 DEFAULT_TIME_LIMIT = 30.0
 MAX_CALLS_PER_ROUND = 4
+RESULT_TITLE = "Tool result"
 
 
 @dataclass(slots=True)
@@ -77,4 +81,5 @@ async def run_with_tools(
             else:
                 text = await registry.call(name, raw, ctx)
                 result.calls.append((name, raw if isinstance(raw, str) else str(raw)))
-            history.append({"role": "tool", "tool_call_id": call.get("id", ""), "content": text})
+            content = quote_text("tool", RESULT_TITLE, text)
+            history.append({"role": "tool", "tool_call_id": call.get("id", ""), "content": content})

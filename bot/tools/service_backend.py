@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from bot.commands import answers
+from memory.context.render import neutralize
 from memory.service import MemoryService
+
+
+def _entries(answer: answers.Answer) -> str:
+    """The answer's lines, a line break inside one (a member's message) continuing it indented, as in
+    the reply context: a message cannot add a forged line to the answer."""
+    return "\n".join(neutralize(line) for line in answer.lines)
 
 
 class ServiceMemoryTools:
@@ -35,7 +42,7 @@ class ServiceMemoryTools:
         chat_id = await self._chat_id(chat)
         if chat_id is None:
             return ""
-        return (
+        return _entries(
             await answers.recall(
                 self.memory,
                 chat_id,
@@ -45,12 +52,12 @@ class ServiceMemoryTools:
                 counted=self.counted,
                 asker=self.asker,
             )
-        ).text
+        )
 
     async def person(self, chat: str, name: str) -> str:
         chat_id = await self._chat_id(chat)
-        return "" if chat_id is None else (await answers.who(self.memory, chat_id, name)).text
+        return "" if chat_id is None else _entries(await answers.who(self.memory, chat_id, name))
 
     async def jargon(self, chat: str, term: str) -> str:
         chat_id = await self._chat_id(chat)
-        return "" if chat_id is None else (await answers.what(self.memory, chat_id, term)).text
+        return "" if chat_id is None else _entries(await answers.what(self.memory, chat_id, term))

@@ -43,6 +43,12 @@ def fit_lines(lines: Sequence[str], budget_tokens: int) -> list[str]:
     return kept
 
 
+def quote_text(name: str, title: str, text: str) -> str:
+    """`text`, whose lines its producer already made (a tool's answer), as a block of quoted data:
+    each line neutralized, so that nothing in it can close the block or pose as markup."""
+    return render_section(name, title, [neutralize(line) for line in text.splitlines()])
+
+
 def render_section(name: str, title: str, lines: Sequence[str]) -> str:
     """A delimited block whose content is data quoted from memory, never instructions; `lines` are
     already neutralized."""

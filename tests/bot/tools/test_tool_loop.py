@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 
 from bot.tools import ToolContext, build_registry, run_with_tools
+from bot.tools.loop import RESULT_TITLE
+from memory.context.render import render_section
 from memory.notes import NoteStore
 
 
@@ -45,7 +47,8 @@ async def test_tool_results_reach_the_model(tmp_path: Path) -> None:
     assert result.text == "群规是不许刷屏。"
     assert result.calls == [("note_get", '{"name": "\\u89c4\\u5219"}')]
     assert (result.rounds, result.cut) == (1, None)
-    assert model.seen[1][-1] == {"role": "tool", "tool_call_id": "c1", "content": "不许刷屏"}
+    quoted = render_section("tool", RESULT_TITLE, ["不许刷屏"])
+    assert model.seen[1][-1] == {"role": "tool", "tool_call_id": "c1", "content": quoted}
 
 
 async def test_rounds_are_bounded_and_last_call_has_no_tools(tmp_path: Path) -> None:
