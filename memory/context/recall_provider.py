@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import tzinfo
 
 from memory.context.builder import ContextRequest, ContextSection
+from memory.context.render import stamped
 from memory.recall.pipeline import Recaller
 from memory.recall.query import RecallHit, RecallQuery
 
@@ -16,12 +17,12 @@ PRIORITY = 60
 
 def memory_line(hit: RecallHit, zone: tzinfo | None = None) -> str:
     """One recalled memory as a context line, with the speaker's alias and the date (in `zone`, by
-    default the offset the memory carries)."""
+    default the offset the memory carries), marked on the bot's own messages (`stamped`)."""
     when = hit.time.astimezone(zone or hit.time.tzinfo)
     if hit.kind == "history":
         who = f" ({hit.speaker})" if hit.speaker else ""
         return f"[topic {when:%Y-%m-%d}] {hit.theme}{who}: {hit.text}"
-    return f"[{when:%Y-%m-%d %H:%M}] {hit.speaker}: {hit.text}"
+    return f"{stamped(f'{when:%Y-%m-%d %H:%M}', hit.is_bot)} {hit.speaker}: {hit.text}"
 
 
 class RecallProvider:

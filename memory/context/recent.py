@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import tzinfo
 
 from memory.context.builder import ContextRequest, ContextSection
-from memory.context.render import fit_lines, neutralize, render_section
+from memory.context.render import fit_lines, neutralize, render_section, stamped
 from memory.messages import StoredMessage
 from memory.text import estimate_tokens
 
@@ -17,9 +17,10 @@ TITLE = "Recent messages"
 
 def transcript_line(message: StoredMessage, speaker: str | None = None, zone: tzinfo | None = None) -> str:
     """One transcript line; `speaker` (the person_name) replaces the raw card/nickname when given.
-    The time is shown in `zone` (by default the offset the message was stored with)."""
+    The time is shown in `zone` (by default the offset the message was stored with), marked on the
+    bot's own messages (`stamped`)."""
     stamp = message.time.astimezone(zone or message.time.tzinfo).strftime("%m-%d %H:%M")
-    return f"[{stamp}] {speaker or message.speaker}: {message.text}"
+    return f"{stamped(stamp, message.is_bot)} {speaker or message.speaker}: {message.text}"
 
 
 class RecentWindowProvider:

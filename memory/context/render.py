@@ -11,6 +11,7 @@ _ESCAPES = {"<": "‹", ">": "›", "＜": "‹", "＞": "›", "﹤": "‹", "�
 
 
 CONTINUATION = "\n  "
+SELF_MARK = "you"  # inside the time brackets of the bot's own messages
 
 
 def neutralize(text: str) -> str:
@@ -20,6 +21,13 @@ def neutralize(text: str) -> str:
     for raw, safe in _ESCAPES.items():
         text = text.replace(raw, safe)
     return CONTINUATION.join(text.splitlines())
+
+
+def stamped(when: str, own: bool) -> str:
+    """The `[time]` a memory line starts with; the bot's `own` message says so inside the brackets,
+    where no member's text or name can reach (theirs follow the bracket and never start a line): a
+    member named like the bot cannot pass for it."""
+    return f"[{when}, {SELF_MARK}]" if own else f"[{when}]"
 
 
 def fit_lines(lines: Sequence[str], budget_tokens: int) -> list[str]:

@@ -68,6 +68,7 @@ class RecallHit:
     signals: dict[str, float] = field(default_factory=dict)
     found_by: dict[str, int] = field(default_factory=dict)
     started: datetime | None = None
+    is_bot: bool = False  # a message the bot itself sent
 
     @property
     def key(self) -> tuple[str, int]:
