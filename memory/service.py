@@ -252,6 +252,11 @@ class MemoryService:
         """The hybrid recall (messages and ChatHistory) with the query's full `where`."""
         return await self.recaller.recall(query)
 
+    async def speaker_name(self, chat_id: int, message: messages.StoredMessage) -> str:
+        """The name the reply context shows `message`'s speaker under (the person_name the bot uses
+        for them in the chat: cleaned and bounded, unlike a raw group card)."""
+        return (await self._recent.speakers(chat_id, [message]))[0]
+
     async def context_for_reply(
         self, chat_id: int, message: messages.StoredMessage | None, query: str | None = None
     ) -> ReplyContext:

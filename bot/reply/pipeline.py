@@ -140,7 +140,8 @@ class ReplyPipeline:
             stored = (await messages.by_ids(session, [recorded.message_id]))[0]
         question = without_bot_names(stored.text, settings.bot)
         context = await self.memory.context_for_reply(recorded.chat_id, stored, question)
-        prompt = reply_messages(settings.bot.name, context, message)
+        speaker = await self.memory.speaker_name(recorded.chat_id, stored)
+        prompt = reply_messages(settings.bot.name, context, speaker, message.text)
         try:
             text = await self._answer(
                 self.llm,

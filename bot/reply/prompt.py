@@ -6,7 +6,6 @@ from typing import Any
 
 from memory.context import ReplyContext
 from memory.text import truncate
-from memory.types import ChatMessage
 
 # The message being answered, as the model reads it: a pasted article or a flood (a message may hold up
 # to a million characters) would otherwise blow the model's context and lose the reply.
@@ -21,11 +20,13 @@ SYSTEM = (
 )
 
 
-def reply_messages(bot_name: str, context: ReplyContext, message: ChatMessage) -> list[dict[str, Any]]:
-    """The chat-completion messages for a reply: instructions, the memory context, the message (its
-    head, at most `MESSAGE_CHARS` characters)."""
+def reply_messages(bot_name: str, context: ReplyContext, speaker: str, text: str) -> list[dict[str, Any]]:
+    """The chat-completion messages for a reply: instructions, the memory context, the message
+    `speaker: text` (its head, at most `MESSAGE_CHARS` characters). `speaker` is the name the context
+    shows for them (`MemoryService.speaker_name`), never the raw group card: a card is as long as a
+    member makes it and may hold line breaks, and would push the question out or forge a line."""
     return [
         {"role": "system", "content": SYSTEM.format(name=bot_name)},
         {"role": "system", "content": context.text or "(no memory yet)"},
-        {"role": "user", "content": truncate(f"{message.display_name}: {message.text}", MESSAGE_CHARS)},
+        {"role": "user", "content": truncate(f"{speaker}: {text}", MESSAGE_CHARS)},
     ]

@@ -32,19 +32,22 @@ class RecentWindowProvider:
         self.budget_tokens = budget_tokens
         self.speaker_names = speaker_names
 
+    async def speakers(self, chat_id: int, messages: Sequence[StoredMessage]) -> list[str]:
+        """The name each of `messages` shows its speaker under: the person_name the bot uses in the
+        chat, else the raw card or nickname."""
+        names: dict[int, str] = {}
+        if self.speaker_names is not None:
+            ids = list({m.person_id for m in messages if m.person_id is not None})
+            names = await self.speaker_names(chat_id, ids)
+        return [names.get(m.person_id, m.speaker) if m.person_id is not None else m.speaker for m in messages]
+
     async def lines(
         self, chat_id: int, messages: Sequence[StoredMessage], zone: tzinfo | None = None
     ) -> list[str]:
         """The transcript lines of `messages` (oldest first), newest first, with the names the bot
         uses for the speakers."""
-        names: dict[int, str] = {}
-        if self.speaker_names is not None:
-            ids = list({m.person_id for m in messages if m.person_id is not None})
-            names = await self.speaker_names(chat_id, ids)
-        return [
-            transcript_line(m, names.get(m.person_id) if m.person_id is not None else None, zone)
-            for m in reversed(messages)
-        ]
+        speakers = await self.speakers(chat_id, messages)
+        return [transcript_line(m, s, zone) for m, s in zip(messages, speakers, strict=True)][::-1]
 
     async def fitting(
         self, chat_id: int, messages: Sequence[StoredMessage], zone: tzinfo | None = None

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from bot.reply.prompt import MESSAGE_CHARS, reply_messages
 from memory.context import ReplyContext
-from tests.conftest import make_message
 
 
 def test_a_huge_message_reaches_the_model_as_its_head_without_a_broken_character() -> None:
-    flood = make_message(1, sender_name="小红", text="周六去爬山吗？" + "👍🏽" * 100_000)
-    messages = reply_messages("群忆", ReplyContext(), flood)
+    messages = reply_messages("群忆", ReplyContext(), "小红", "周六去爬山吗？" + "👍🏽" * 100_000)
     asked = messages[-1]["content"]
     assert asked.startswith("小红: 周六去爬山吗？") and asked.endswith("👍🏽…")
     assert len(asked) <= MESSAGE_CHARS
-    short = reply_messages("群忆", ReplyContext(), make_message(2, sender_name="小红", text="在吗"))
+    short = reply_messages("群忆", ReplyContext(), "小红", "在吗")
     assert short[-1]["content"] == "小红: 在吗"
