@@ -130,6 +130,15 @@ async def chat_target(
 ) -> ChatTarget:
     """Where chat `platform:platform_chat_id` is stored: the chat it was merged into, else its own row,
     made with `kind`, `name` and `when` if new (a non-empty name replaces the stored one)."""
+    redirect = await redirected_chat(session, platform, platform_chat_id)
+    if redirect is not None:
+        return redirect
+    return ChatTarget(await upsert_chat_row(session, platform, platform_chat_id, kind, name, when))
+
+
+async def redirected_chat(session: AsyncSession, platform: str, platform_chat_id: str) -> ChatTarget | None:
+    """The chat that chat `platform:platform_chat_id` was merged into (with its message-id prefix), if
+    it was."""
     redirect = (
         await session.execute(
             select(ChatRedirect.chat_id, ChatRedirect.prefix).where(
@@ -137,9 +146,7 @@ async def chat_target(
             )
         )
     ).first()
-    if redirect is not None:
-        return ChatTarget(redirect.chat_id, redirect.prefix)
-    return ChatTarget(await upsert_chat_row(session, platform, platform_chat_id, kind, name, when))
+    return None if redirect is None else ChatTarget(redirect.chat_id, redirect.prefix)
 
 
 async def upsert_chat_row(

@@ -14,7 +14,7 @@ from memory.clock import Clock, SystemClock
 from memory.context import ContextBuilder, ContextProvider, ContextRequest, ReplyContext
 from memory.context.recent import RecentWindowProvider
 from memory.history.reinforce import reinforce
-from memory.ingest import BatchReport, Ingestor, Recorded, chat_target
+from memory.ingest import BatchReport, Ingestor, Recorded, chat_target, redirected_chat
 from memory.message_removal import erase_messages, remember_deleted
 from memory.models import Chat, ChatMember, ChatRedirect, Message, Person
 from memory.notes import NoteScopes
@@ -158,17 +158,11 @@ class MemoryService:
         """The kind (group, private) memory holds for chat `platform:platform_chat_id`, that of the chat
         it was merged into when merged; None for a chat it has never seen."""
         async with self.db.read() as session:
+            redirect = await redirected_chat(session, platform, platform_chat_id)
+            own = (Chat.platform == platform) & (Chat.platform_chat_id == platform_chat_id)
             kind = await session.scalar(
-                select(Chat.kind).where(Chat.platform == platform, Chat.platform_chat_id == platform_chat_id)
+                select(Chat.kind).where(own if redirect is None else Chat.id == redirect.chat_id)
             )
-            if kind is None:
-                kind = await session.scalar(
-                    select(Chat.kind)
-                    .join(ChatRedirect, ChatRedirect.chat_id == Chat.id)
-                    .where(
-                        ChatRedirect.platform == platform, ChatRedirect.platform_chat_id == platform_chat_id
-                    )
-                )
         return None if kind is None else ChatKind(kind)
 
     async def find_chat(self, key: str) -> ChatRef | None:

@@ -37,6 +37,13 @@ def make_message(
     return ChatMessage(**fields)  # type: ignore[arg-type]
 
 
+async def chat_ids(memory: MemoryService, *keys: str) -> list[int]:
+    """The database ids of the test chats `keys` (chat ids of `make_message`)."""
+    found = [await memory.chat("test", key) for key in keys]
+    assert all(chat is not None for chat in found), keys
+    return [chat.id for chat in found if chat is not None]
+
+
 @pytest.fixture
 async def db(tmp_path: Path) -> AsyncIterator[Database]:
     database = await Database.open(tmp_path / "data")

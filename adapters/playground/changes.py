@@ -10,11 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from adapters.neutral import mention_targets
 from adapters.playground.event import (
     decode_body,
     json_object,
-    mention_handles,
     message_text,
     typed_mentions,
     user_name,
@@ -48,8 +46,7 @@ def edited_message(
     its @-mentions are read again from the new text (`members` as in `to_chat_message`); marked
     `edited`, so memory replaces the stored version and never answers it. It stays addressed to the
     bot when it was when sent."""
-    body = typed_mentions(text, mention_handles(members, bot_id=bot_id, bot_name=bot_name))
-    targets = mention_targets(body)
+    body, targets = typed_mentions(text, members, bot_id=bot_id, bot_name=bot_name)
     reply = tuple(s for s in original.segments if s.kind is SegmentKind.REPLY)
     return replace(
         original,

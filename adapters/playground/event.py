@@ -135,8 +135,7 @@ def to_chat_message(
     -> sender id) mentions that member, as an @ does on the platforms; `@<bot name>` or `@<bot id>`
     mentions the bot and addresses it, as do a private chat and a reply to the bot (`quoted`, the
     message replied to)."""
-    body = typed_mentions(post.text, mention_handles(members or {}, bot_id=bot_id, bot_name=bot_name))
-    targets = mention_targets(body)
+    body, targets = typed_mentions(post.text, members or {}, bot_id=bot_id, bot_name=bot_name)
     replied_to_bot = quoted is not None and quoted.is_bot
     quote = truncate(quoted.text, QUOTE_CHARS) if quoted is not None else ""
     return ChatMessage(
@@ -156,15 +155,13 @@ def to_chat_message(
     )
 
 
-def mention_handles(members: Mapping[str, str], *, bot_id: str, bot_name: str) -> dict[str, str]:
-    """What an @ in a chat may mention, name -> id: its `members` (name -> sender id) and the bot, by
-    name and id (the bot wins over a member of its name)."""
-    return {**members, bot_name: bot_id, bot_id: bot_id}
-
-
-def typed_mentions(text: str, handles: Mapping[str, str]) -> tuple[Segment, ...]:
-    """`text` as segments: a MENTION segment for each typed @ of a name in `handles` (name -> the id
-    it mentions; see `adapters.base.mention_spans`), TEXT segments for the rest."""
+def typed_mentions(
+    text: str, members: Mapping[str, str], *, bot_id: str, bot_name: str
+) -> tuple[tuple[Segment, ...], tuple[str, ...]]:
+    """`text` as segments, and the ids it mentions: a MENTION segment for each typed @ of one of the
+    chat's `members` (name -> sender id) or of the bot, by name or id (the bot wins over a member of
+    its name; see `adapters.base.mention_spans`), TEXT segments for the rest."""
+    handles = {**members, bot_name: bot_id, bot_id: bot_id}
     segments: list[Segment] = []
     done = 0
     for start, end, handle in mention_spans(text, handles):
@@ -174,7 +171,7 @@ def typed_mentions(text: str, handles: Mapping[str, str]) -> tuple[Segment, ...]
         done = end
     if done < len(text) or not segments:
         segments.append(Segment(SegmentKind.TEXT, text[done:]))
-    return tuple(segments)
+    return tuple(segments), mention_targets(segments)
 
 
 def _text_field(data: dict[str, Any], name: str) -> str:

@@ -20,7 +20,7 @@ from memory.persons.service import PersonMemory
 from memory.service import MemoryService
 from memory.storage import Database
 from memory.topics.check import TopicCheck
-from tests.conftest import T0, make_message
+from tests.conftest import T0, chat_ids, make_message
 from tests.fakes.openai_server import FakeOpenAI, Hold, answer_json
 from tests.memory.jargon.jargon_helpers import NOW, mine, record
 from tests.memory.jargon.test_jargon_dictionary import THRESHOLDS
@@ -28,11 +28,6 @@ from tests.memory.test_deletion_races import meanwhile, model, person_answer
 from tests.memory.topics.test_check import SMALL
 
 LATER = T0 + timedelta(hours=1)
-
-
-async def chat_ids(memory: MemoryService, *keys: str) -> list[int]:
-    """The database ids of the test chats `keys`."""
-    return [(await memory.find_chat(f"test:{key}")).id for key in keys]  # type: ignore[union-attr]
 
 
 def topics(*ids: int) -> Hold:

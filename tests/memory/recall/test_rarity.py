@@ -9,7 +9,7 @@ from memory.recall import RecallQuery
 from memory.recall.keywords import query_keywords
 from memory.recall.rarity import inverse_document_frequency, keyword_rarity
 from memory.service import MemoryService
-from tests.conftest import T0, make_message
+from tests.conftest import T0, chat_ids, make_message
 from tests.memory.recall.conftest import with_weights
 
 COMMON = ["周末去爬山了", "周末加班好累", "这个周末下雨", "周末有人打球吗", "周末的电影不错"]
@@ -24,9 +24,8 @@ async def corpus(memory: MemoryService) -> tuple[int, int]:
         await memory.record(make_message(n, text=text, time=T0 + timedelta(hours=3 * n)))
     for n in range(20):  # in another chat the rare word is everywhere
         await memory.record(make_message(100 + n, chat="g2", text=f"陶艺课第{n}次"))
-    g1, g2 = await memory.chat("test", "g1"), await memory.chat("test", "g2")
-    assert g1 is not None and g2 is not None
-    return g1.id, g2.id
+    g1, g2 = await chat_ids(memory, "g1", "g2")
+    return g1, g2
 
 
 async def test_rare_words_weigh_more_and_only_the_chat_searched_counts(

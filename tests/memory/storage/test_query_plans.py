@@ -17,7 +17,7 @@ from memory.recall.timeexpr import TimeHint
 from memory.service import MemoryService
 from memory.storage import fts
 from memory.storage.fts import bm25_search, match_expression, searchable
-from tests.conftest import T0, make_message
+from tests.conftest import T0, chat_ids, make_message
 from tests.query_plans import listed_subqueries, planned
 
 TEXTS = ["周末去爬山", "周末加班", "deploy 失败了", "火锅还是烧烤", "周末去爬山"]
@@ -31,9 +31,8 @@ async def two_chats(memory: MemoryService) -> tuple[int, int]:
         for chat in ("g1", "g2")
     ]
     await memory.record_many(batch)
-    g1, g2 = await memory.chat("test", "g1"), await memory.chat("test", "g2")
-    assert g1 is not None and g2 is not None
-    return g1.id, g2.id
+    g1, g2 = await chat_ids(memory, "g1", "g2")
+    return g1, g2
 
 
 async def test_the_recent_window_and_a_jobs_next_batch_are_a_seek_not_a_sort_of_the_chat(
