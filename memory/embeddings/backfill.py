@@ -36,19 +36,30 @@ NEIGHBOUR_CHARS = 500
 
 # A vector of the model's name but of another size (once the embedder knows its own) is none.
 _SAME_SPACE = "e.model = :model AND (:dimension = 0 OR e.dimension = :dimension)"
+_MESSAGES = f"FROM messages m WHERE m.text != '' AND {searchable('m')}"
+
+
+def _has_vector(kind: str, alias: str) -> str:
+    """An SQL condition: row `alias` of `kind` has a vector in the model's space."""
+    return (
+        f"EXISTS (SELECT 1 FROM embeddings e WHERE e.kind = '{kind}' AND e.ref_id = {alias}.id "
+        f"AND {_SAME_SPACE})"
+    )
+
+
 # A message still settling has no later one in its chat; `n.time >=` on its own gives that EXISTS a
 # range on the (chat, time) index (inside the OR alone it walked the chat from its first message).
 _MISSING_MESSAGES = text(
-    f"SELECT m.id FROM messages m WHERE m.text != '' AND {searchable('m')} "
-    "AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.kind = 'message' AND e.ref_id = m.id "
-    f"AND {_SAME_SPACE}) AND (m.time < :settled OR EXISTS (SELECT 1 FROM messages n "
-    "WHERE n.chat_id = m.chat_id AND n.time >= m.time AND (n.time > m.time OR n.id > m.id))) "
-    "ORDER BY m.id LIMIT :limit"
+    f"SELECT m.id {_MESSAGES} AND NOT {_has_vector('message', 'm')} AND (m.time < :settled OR EXISTS "
+    "(SELECT 1 FROM messages n WHERE n.chat_id = m.chat_id AND n.time >= m.time "
+    "AND (n.time > m.time OR n.id > m.id))) ORDER BY m.id LIMIT :limit"
 )
 _MISSING_HISTORY = text(
-    "SELECT h.id FROM chat_history h "
-    "WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.kind = 'history' AND e.ref_id = h.id "
-    f"AND {_SAME_SPACE}) ORDER BY h.id LIMIT :limit"
+    f"SELECT h.id FROM chat_history h WHERE NOT {_has_vector('history', 'h')} ORDER BY h.id LIMIT :limit"
+)
+_PROGRESS = text(
+    f"SELECT * FROM (SELECT count(*), coalesce(sum({_has_vector('message', 'm')}), 0) {_MESSAGES}), "
+    f"(SELECT count(*), coalesce(sum({_has_vector('history', 'h')}), 0) FROM chat_history h)"
 )
 
 
@@ -80,6 +91,43 @@ class BackfillReport:
     @property
     def total(self) -> int:
         return self.messages + self.histories
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """How many rows of one kind have a vector of the model (`embedded`) out of all that are to have
+    one (`total`)."""
+
+    embedded: int
+    total: int
+
+    @property
+    def waiting(self) -> int:
+        return self.total - self.embedded
+
+
+@dataclass(frozen=True, slots=True)
+class BackfillProgress:
+    """How far the backfill of one model has got: searchable messages and ChatHistory rows."""
+
+    messages: Progress
+    topics: Progress
+
+    @property
+    def rows(self) -> Progress:
+        """Messages and topics together."""
+        return Progress(
+            self.messages.embedded + self.topics.embedded, self.messages.total + self.topics.total
+        )
+
+
+async def backfill_progress(session: AsyncSession, model: str, dimension: int = 0) -> BackfillProgress:
+    """The rows `backfill` embeds for `model` and how many of them have their vector. A message still
+    settling counts as waiting. With `dimension` 0 (an embedder that does not know its size before its
+    first use) a vector of any size under the model's name counts as embedded."""
+    found = (await session.execute(_PROGRESS, {"model": model, "dimension": dimension})).one()
+    messages, embedded_messages, topics, embedded_topics = (int(n) for n in found)
+    return BackfillProgress(Progress(embedded_messages, messages), Progress(embedded_topics, topics))
 
 
 async def _message_documents(session: AsyncSession, ids: Sequence[int]) -> dict[int, tuple[int, str]]:

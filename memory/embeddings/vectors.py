@@ -8,6 +8,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 Matrix = NDArray[np.float32]
+BLOB_DTYPE = np.dtype("<f4")
+VALUE_BYTES = BLOB_DTYPE.itemsize
+"""Bytes one value of a stored vector takes."""
 
 
 def normalized(vectors: Sequence[Sequence[float]]) -> Matrix:
@@ -20,11 +23,11 @@ def normalized(vectors: Sequence[Sequence[float]]) -> Matrix:
 
 
 def to_blob(vector: Matrix) -> bytes:
-    return np.asarray(vector, dtype="<f4").tobytes()
+    return np.asarray(vector, dtype=BLOB_DTYPE).tobytes()
 
 
 def from_blob(blob: bytes, dimension: int) -> Matrix:
-    vector = np.frombuffer(blob, dtype="<f4")
+    vector = np.frombuffer(blob, dtype=BLOB_DTYPE)
     if vector.shape[0] != dimension:
         raise ValueError(f"stored vector has {vector.shape[0]} values, expected {dimension}")
     return vector
