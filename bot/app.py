@@ -141,6 +141,13 @@ def embedder_config(settings: Settings) -> EmbedderConfig:
     return EmbedderConfig(r.embedder, r.model, r.base_url, r.api_key_env, r.embed_timeout_seconds)
 
 
+def embedding_model(settings: Settings) -> str | None:
+    """The model name the configured embedder stores its vectors under (nothing is loaded or
+    contacted); None for embedder "none"."""
+    embedder = make_embedder(embedder_config(settings))
+    return None if embedder is None else embedder.model
+
+
 def _configure_recall_context(memory: MemoryService, settings: Settings) -> None:
     for provider in memory.context_providers:
         if isinstance(provider, RecallProvider):

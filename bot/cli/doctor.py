@@ -12,11 +12,14 @@ from rich.markup import escape
 from rich.table import Table
 from sqlalchemy import text
 
-from bot.app import App, build_app
+from bot.app import App, build_app, embedding_model
+from bot.cli.embeddings import prune_hint
 from bot.cli.options import async_command, missing_database, open_config, runtime_options
+from bot.cli.printing import size_text
 from bot.config import ConfigStore, Settings
 from bot.tools import build_registry, tool_definition_tokens
 from memory.embeddings.local import DEFAULT_MODEL, LocalEmbedder
+from memory.embeddings.stored_models import StoredModel, stored_models
 from memory.storage import DatabaseMissing, DatabaseUnavailable
 
 
@@ -53,10 +56,14 @@ async def run_checks(app: App) -> list[Check]:
         checks.append(Check("database", "ok", f"{app.db.path} (schema {version})"))
         stats = await app.memory.stats()
         checks.append(Check("memory", "info", ", ".join(f"{k} {v}" for k, v in stats.items())))
+        async with app.db.read() as session:
+            stored = await stored_models(session)
     except Exception as exc:
         checks.append(Check("database", "fail", f"{app.db.path}: {exc}"))
+        stored = []
     checks.extend(await llm_checks(app))
     checks.append(await embedder_check(app.settings))
+    checks.extend(unused_vector_checks(app, stored))
     checks.append(_tools_check())
     return checks
 
@@ -105,6 +112,22 @@ async def embedder_check(settings: Settings) -> Check:
     if problem:
         return Check("embedder", "fail", f"{detail} — {problem}; recall falls back to lexical only")
     return Check("embedder", "ok", detail)
+
+
+def unused_vector_checks(app: App, stored: list[StoredModel]) -> list[Check]:
+    """A warning for each model not in force whose vectors are still stored: their size, and the
+    command that deletes them (nothing deletes them by itself)."""
+    in_force = embedding_model(app.settings)
+    return [
+        Check(
+            "unused vectors",
+            "warn",
+            f"{found.vectors:,} vectors ({size_text(found.bytes)}) of {found.model!r}, not the model in "
+            f"force; `{prune_hint(found.model, app.config.path, app.data_dir)}` deletes them",
+        )
+        for found in stored
+        if found.model != in_force
+    ]
 
 
 def _cap(tokens: int | None) -> str:

@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bot.cli.jargon",
     "bot.cli.web",
     "bot.cli.backup",
+    "bot.cli.embeddings",
 )
 EVAL_MODULES: tuple[str, ...] = ("bot.cli.eval_disentangle", "bot.cli.eval_jargon", "bot.cli.eval_locomo")
 

@@ -17,3 +17,13 @@ def print_literal(console: Console, text: str, style: str = "") -> None:
 def print_skipped(console: Console, issue: ImportIssue) -> None:
     """Report an entry that was not imported (its location and reason come from the file)."""
     print_literal(console, f"skipped {issue}", "yellow")
+
+
+def size_text(size: int) -> str:
+    """A size in bytes as a person reads it: bytes under a kilobyte, kB under a megabyte, else MB
+    (decimal units)."""
+    if size < 1000:
+        return f"{size:,} bytes"
+    if size < 1_000_000:
+        return f"{size / 1000:.1f} kB"
+    return f"{size / 1_000_000:.1f} MB"

@@ -31,6 +31,8 @@ READ_ONLY = [
     ["notes", "list", "--chat", "replay:g1"],
     ["notes", "get", "爬山", "--chat", "replay:g1"],
     ["notes", "list", "--chat", "global"],
+    ["embeddings", "status"],
+    ["embeddings", "prune", "--model", "m"],
 ]
 WRITING = [
     ["replay", "LOG", "--no-progress"],
