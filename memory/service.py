@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import tzinfo
 from itertools import islice
 
 from sqlalchemy import func, select
@@ -251,6 +252,12 @@ class MemoryService:
         for them in the chat: cleaned and bounded, unlike a raw group card)."""
         return (await self._recent.speakers(chat_id, [message]))[0]
 
+    def context_zone(self) -> tzinfo | None:
+        """The time zone the memory shown to the reply model (its context, its tools' results) gives
+        times in: the context's `timezone` at its offset now; None keeps each memory's own offset."""
+        zone = self.context_settings.timezone
+        return in_zone(self.clock.now(), zone).tzinfo if zone else None
+
     async def context_for_reply(
         self, chat_id: int, message: messages.StoredMessage | None, query: str | None = None
     ) -> ReplyContext:
@@ -264,7 +271,7 @@ class MemoryService:
         if query is None:
             query = message.text if message is not None else ""
         now = self.clock.now()
-        zone = in_zone(now, settings.timezone).tzinfo if settings.timezone else None
+        zone = self.context_zone()
         recent = await self._recent.fitting(chat_id, window, zone)
         request = ContextRequest(chat_id, message, recent, now, query, zone)
         builder = ContextBuilder(self.context_providers, settings.total_tokens)

@@ -9,7 +9,7 @@ from memory.history.reinforce import reinforce
 from memory.jargon import dictionary
 from memory.persons.card import render_card
 from memory.persons.service import persons_of
-from memory.recall import RecallQuery
+from memory.recall import RecallHit, RecallQuery
 from memory.recall.timeexpr import in_zone
 from memory.service import MemoryService
 from memory.text import truncate
@@ -29,7 +29,7 @@ class Answer:
         return "\n".join(self.lines)
 
 
-async def recall(
+async def recalled(
     memory: MemoryService,
     chat_id: int,
     query: str,
@@ -38,7 +38,7 @@ async def recall(
     reinforce_shown: bool = True,
     counted: set[int] | None = None,
     asker: int | None = None,
-) -> Answer:
+) -> list[RecallHit]:
     """The hybrid recall over messages and topics of the chats this chat may read; unless `reinforce_shown`
     is false (a read-only caller), shown topics are reinforced (their `count` rises). `counted` holds
     the topics already reinforced in the same exchange (a reply and its tool calls): they are not
@@ -52,6 +52,21 @@ async def recall(
             await reinforce(session, shown_topics)
         if counted is not None:
             counted.update(shown_topics)
+    return hits
+
+
+async def recall(
+    memory: MemoryService,
+    chat_id: int,
+    query: str,
+    limit: int = 5,
+    *,
+    reinforce_shown: bool = True,
+    asker: int | None = None,
+) -> Answer:
+    """/recall: what `recalled` finds (for `asker`; topics reinforced unless `reinforce_shown` is
+    false), as JSON and as the chat text members read."""
+    hits = await recalled(memory, chat_id, query, limit, reinforce_shown=reinforce_shown, asker=asker)
     results: list[dict[str, Any]] = [
         {
             "kind": hit.kind,

@@ -1,20 +1,27 @@
-"""`MemoryTools` over the real MemoryService: the same answers as /recall, /who and /what."""
+"""`MemoryTools` over the real MemoryService: recalled memories as the reply context shows them, and
+the same answers as /who and /what."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import replace
+
 from bot.commands import answers
+from memory.context.recall_provider import memory_line
 from memory.context.render import neutralize
 from memory.service import MemoryService
+from memory.text import truncate
 
 
-def _entries(answer: answers.Answer) -> str:
-    """The answer's lines, a line break inside one (a member's message) continuing it indented, as in
-    the reply context: a message cannot add a forged line to the answer."""
-    return "\n".join(neutralize(line) for line in answer.lines)
+def _lines(lines: Iterable[str]) -> str:
+    """`lines`, a line break inside one (a member's message) continuing it indented, as in the reply
+    context: a message cannot add a forged line to the answer."""
+    return "\n".join(neutralize(line) for line in lines)
 
 
 class ServiceMemoryTools:
-    """Answers the model's memory look-ups for a chat given by its `platform:id` key.
+    """Answers the model's memory look-ups for a chat given by its `platform:id` key. Recalled memories
+    come as the reply context shows them (`memory_line`: the bot's own messages marked as its own).
 
     With `reinforce` false nothing is written: recalled topics are not counted as recalled again.
     `counted` holds the topics already reinforced in this exchange (the reply context's): each topic
@@ -42,22 +49,24 @@ class ServiceMemoryTools:
         chat_id = await self._chat_id(chat)
         if chat_id is None:
             return ""
-        return _entries(
-            await answers.recall(
-                self.memory,
-                chat_id,
-                query,
-                limit,
-                reinforce_shown=self.reinforce,
-                counted=self.counted,
-                asker=self.asker,
-            )
+        hits = await answers.recalled(
+            self.memory,
+            chat_id,
+            query,
+            limit,
+            reinforce_shown=self.reinforce,
+            counted=self.counted,
+            asker=self.asker,
+        )
+        zone = self.memory.context_zone()
+        return _lines(
+            memory_line(replace(hit, text=truncate(hit.text, answers.MAX_ITEM_CHARS)), zone) for hit in hits
         )
 
     async def person(self, chat: str, name: str) -> str:
         chat_id = await self._chat_id(chat)
-        return "" if chat_id is None else _entries(await answers.who(self.memory, chat_id, name))
+        return "" if chat_id is None else _lines((await answers.who(self.memory, chat_id, name)).lines)
 
     async def jargon(self, chat: str, term: str) -> str:
         chat_id = await self._chat_id(chat)
-        return "" if chat_id is None else _entries(await answers.what(self.memory, chat_id, term))
+        return "" if chat_id is None else _lines((await answers.what(self.memory, chat_id, term)).lines)

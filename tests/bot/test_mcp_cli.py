@@ -31,6 +31,14 @@ async def test_qunyi_mcp_serves_recall_from_the_database(tmp_path: Path) -> None
             "text": "周六去九溪徒步吧",
         },
         {
+            "chat": "g1",
+            "message_id": "m2",
+            "sender_id": "bot",
+            "sender_name": "群忆",
+            "time": 1772367360,
+            "text": "好, 九溪徒步记得带水",
+        },
+        {
             "chat": "g2",
             "message_id": "m1",
             "sender_id": "u9",
@@ -59,6 +67,10 @@ async def test_qunyi_mcp_serves_recall_from_the_database(tmp_path: Path) -> None
     assert not recalled.is_error
     assert "周六去九溪徒步吧" in text
     assert "秘密计划" not in text, "another chat's memory never leaks"
+    marked = [line for line in text.splitlines() if ", you] " in line]
+    assert len(marked) == 1 and marked[0].endswith(": 好, 九溪徒步记得带水"), (
+        "the bot's own line is marked as such"
+    )
 
 
 async def test_read_only_mcp_recall_writes_nothing_and_write_mode_reinforces(tmp_path: Path) -> None:

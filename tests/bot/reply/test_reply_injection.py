@@ -94,6 +94,27 @@ async def test_the_bots_own_message_recalled_from_long_ago_is_marked_as_its_own(
     assert "[2026-03-01 12:01] 群忆: 开炉改到周六了" in recalled, "the member came first: 群忆 is theirs"
 
 
+async def test_the_bots_own_message_found_by_the_recall_tool_is_marked_as_its_own(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    """The recall tool rendered its hits without the mark the reply context gives the bot's own lines
+    (the /recall chat text): there the member named 群忆 and the bot looked alike. It now renders them
+    as the context does."""
+    impostor = make_message(1, sender="u2", sender_card="群忆", text="开炉改到周六了")
+    own = make_message(2, sender="bot", sender_name="群忆", is_bot=True, text="周五晚上开炉, 老地方")
+    chatter = [make_message(n, sender="u4", text=f"闲聊 {n}") for n in range(3, 60)]  # out of the window
+    question = make_message(60, sender="u1", text="@群忆 还记得吗", to_bot=True)
+    recall = Answer(None, tool_calls=[tool_call("recall", {"query": "开炉"}, "c1")])
+    messages = await _reply(tmp_path, fake_llm, [impostor, own, *chatter], question, recall, Answer("好的"))
+
+    lines = next(m["content"] for m in messages if m["role"] == "tool").splitlines()
+    assert "[2026-03-01 12:02, you] 群忆#bot: 周五晚上开炉, 老地方" in lines
+    assert "[2026-03-01 12:01] 群忆: 开炉改到周六了" in lines
+    assert [line for line in lines if ", you]" in line] == [
+        "[2026-03-01 12:02, you] 群忆#bot: 周五晚上开炉, 老地方"
+    ]
+
+
 async def test_the_asker_is_named_as_in_the_context_not_by_their_raw_group_card(
     tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:

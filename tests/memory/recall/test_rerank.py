@@ -59,3 +59,18 @@ async def test_rerank_is_off_by_default_and_reorders_when_on(db: Database) -> No
     llm.order, llm.hang = [3, 1], True
     memory.recaller.settings = RecallSettings(rerank=True, rerank_timeout_seconds=0.2)
     assert await recall_ids(memory) == plain, "a rerank that does not answer in time keeps recall's order"
+
+
+async def test_the_rerank_model_sees_which_memory_is_the_bots_own(db: Database) -> None:
+    """The rerank prompt showed the bot's own messages like anyone's; they carry the context's mark now."""
+    memory = MemoryService(db)
+    llm = FakeLLM([1, 2])
+    attach_recall(memory, RecallSettings(rerank=True), llm=llm)
+    await memory.record(make_message(1, sender="u2", sender_card="群忆", text="火锅改到周六"))
+    await memory.record(make_message(2, sender="bot", sender_name="群忆", is_bot=True, text="火锅周五老地方"))
+    await recall_ids(memory)
+    items = llm.prompts[0].splitlines()
+    assert [line[3:] for line in items if "火锅" in line and ", you]" in line] == [
+        "[2026-03-01, you] 群忆: 火锅周五老地方"
+    ]
+    assert any(line.endswith("[2026-03-01] 群忆: 火锅改到周六") for line in items)
