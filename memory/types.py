@@ -7,12 +7,17 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 
+from memory.text.invisible import drop_invisible
+
 MAX_TEXT_CHARS = 1_000_000
 # Message times are unix seconds in storage and get intervals added and subtracted by the jobs and by
 # recall; within these bounds every such sum stays inside what datetime and fromtimestamp can hold.
 EARLIEST_TIME = datetime(1970, 1, 1, tzinfo=UTC)
 LATEST_TIME = datetime(9000, 1, 1, tzinfo=UTC)
 ID_FIELDS = ("platform", "chat_id", "message_id", "sender_id")
+# Names lose zero-width and bidirectional controls (`drop_invisible`); one held nothing else is unknown (""),
+# like a name the platform left out.
+NAME_FIELDS = ("sender_name", "sender_card", "chat_name")
 
 
 class InvalidMessage(ValueError):
@@ -136,9 +141,8 @@ class ChatMessage:
                 f"({EARLIEST_TIME:%Y-%m-%d} to {LATEST_TIME:%Y-%m-%d} UTC)"
             )
         object.__setattr__(self, "text", clean_text(self.text))
-        object.__setattr__(self, "sender_name", clean_text(self.sender_name or ""))
-        object.__setattr__(self, "sender_card", clean_text(self.sender_card or ""))
-        object.__setattr__(self, "chat_name", clean_text(self.chat_name or ""))
+        for name in NAME_FIELDS:
+            object.__setattr__(self, name, drop_invisible(clean_text(getattr(self, name) or "")))
         object.__setattr__(self, "mentions", tuple(str(m) for m in self.mentions))
 
     @classmethod

@@ -1,7 +1,9 @@
 """Server-rendered HTML with escaping by default.
 
 `Safe` marks markup we built; everything else — chat text, names, terms, error messages — goes through
-`esc` (via `h`, `join`, `table`...), so a `<script>` in a message is shown as text, never run.
+`esc` (via `h`, `join`, `table`...), so a `<script>` in a message is shown as text, never run; shown
+among other text, what members wrote is isolated (`bdi`, every table cell's text), so a bidirectional
+control in it (an RTL override) cannot turn the rest of the line around.
 No JavaScript, no external resources: the pages are plain forms and links.
 """
 
@@ -53,6 +55,12 @@ def url(path: str, /, **query: object) -> str:
     return path + ("?" + urlencode(kept, doseq=True) if kept else "")
 
 
+def bdi(value: object) -> Safe:
+    """Text members wrote (a message, a name) isolated from the page around it: an RTL override or
+    another bidirectional control inside it cannot reorder what comes after it."""
+    return h("<bdi>{}</bdi>", value)
+
+
 def link(href: str, text: object) -> Safe:
     return h('<a href="{}">{}</a>', href, text)
 
@@ -66,10 +74,12 @@ def when(value: float | datetime | None) -> str:
 
 
 def _cell(value: Cell) -> Safe:
-    """A table cell; long text (a pasted URL, a summary) may break anywhere rather than widen the page."""
-    if not isinstance(value, Safe) and len(str(value)) > LONG_CELL:
-        return h('<td class="long">{}</td>', value)
-    return h("<td>{}</td>", value)
+    """A table cell; its text isolated (`bdi`); long text (a pasted URL, a summary) may break anywhere
+    rather than widen the page."""
+    if isinstance(value, Safe):
+        return h("<td>{}</td>", value)
+    kind = ' class="long"' if len(str(value)) > LONG_CELL else ""
+    return h("<td{}>{}</td>", Safe(kind), bdi(value) if isinstance(value, str) and value else value)
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[Cell]], empty: str = "nothing here") -> Safe:
@@ -165,7 +175,7 @@ def chat_nav(chat_id: int, title: object) -> Safe:
         ),
         " ",
     )
-    return h('<nav class="sub"><b>{}</b>: {}</nav>', title, links)
+    return h('<nav class="sub"><b>{}</b>: {}</nav>', bdi(title), links)
 
 
 def page(request: web.Request, title: str, body: Safe, *, status: int = 200) -> web.Response:

@@ -55,7 +55,7 @@ def message_table(shown: list[messages.StoredMessage], highlight: int | None = N
     """Messages as a table (speaker and text escaped); `highlight` marks one of them."""
     rows = []
     for m in shown:
-        text = h('<span class="hit">{}</span>', m.text) if m.id == highlight else m.text
+        text = h('<bdi class="hit">{}</bdi>', m.text) if m.id == highlight else m.text
         rows.append([link(f"/chats/{m.chat_id}/messages/{m.id}", f"#{m.id}"), when(m.time), m.speaker, text])
     return table(["id", "time", "speaker", "text"], rows, "no messages")
 

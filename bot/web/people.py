@@ -7,7 +7,7 @@ from aiohttp import web
 from sqlalchemy import func, select
 
 from bot.web.context import app_of, chat_of, chat_title, path_int
-from bot.web.html import Safe, chat_nav, done, form, h, join, link, page, table, text_input, when
+from bot.web.html import Safe, bdi, chat_nav, done, form, h, join, link, page, table, text_input, when
 from memory.models import Message
 from memory.persons.service import PersonMemory
 from memory.persons.store import PersonRecord
@@ -45,7 +45,7 @@ async def people_list(request: web.Request) -> web.Response:
         [
             link(f"/chats/{chat.id}/people/{r.person_id}", f"#{r.person_id}"),
             r.name,
-            ", ".join(list(r.view.aliases)[:8]),
+            join((bdi(alias) for alias in list(r.view.aliases)[:8]), ", "),
             r.platform_user_id,
             r.message_count,
             len(r.facts),
@@ -134,7 +134,7 @@ async def person_forget_confirm(request: web.Request) -> web.Response:
     body = h(
         "<p>Forget <b>{}</b> (#{}) in every chat: facts, timeline, aliases, names and cards are deleted, "
         "and their messages are never consolidated into a profile again. This cannot be undone.</p>{}",
-        record.name,
+        bdi(record.name),
         record.person_id,
         form(
             request,

@@ -19,7 +19,7 @@ from typing import Any
 
 import regex
 
-from memory.text import normalize
+from memory.text import drop_invisible, normalize
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]+")
@@ -44,9 +44,10 @@ def _is_decoration(grapheme: str) -> bool:
 
 
 def clean_name(raw: str) -> str:
-    """A display name: NFKC, control characters dropped, whitespace collapsed, and emoji, symbols and
-    punctuation trimmed from both ends. Empty when nothing name-like (a letter or digit) is left."""
-    text = unicodedata.normalize("NFKC", raw or "")
+    """A display name: NFKC, control, zero-width and bidirectional control characters dropped (a
+    zero-width joiner only inside an emoji, `drop_invisible`), whitespace collapsed, and emoji, symbols
+    and punctuation trimmed from both ends. Empty when nothing name-like (a letter or digit) is left."""
+    text = drop_invisible(unicodedata.normalize("NFKC", raw or ""))
     text = "".join(ch for ch in text if unicodedata.category(ch) not in ("Cc", "Cf", "Cs") or ch == "\u200d")
     text = _SPACES.sub(" ", text).strip()
     graphemes = _GRAPHEME.findall(text)

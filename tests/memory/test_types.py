@@ -48,3 +48,22 @@ def test_an_id_with_a_lone_surrogate_is_invalid(field: str, value: object) -> No
 def test_lone_surrogates_in_text_fields_are_still_dropped() -> None:
     message = make_message(1, text="a\ud800b", sender_name="n\udc00", chat_name="c\ud800")
     assert (message.text, message.sender_name, message.chat_name) == ("ab", "n", "c")
+
+
+def test_names_lose_zero_width_and_bidi_controls_but_the_text_is_kept_as_sent() -> None:
+    """A group card, nickname or chat name holding an RTL override or a zero-width space reached
+    people's names, aliases, the reply context, `qunyi people` and the console as it was."""
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"
+    text = "\u202e看我\u200b的 " + family
+    message = make_message(
+        1,
+        text=text,
+        sender_name="\u202eevil\u202c",
+        sender_card=f"小\u200b红{family}",
+        chat_name="群\u2067名\u2069",
+    )
+    assert (message.sender_name, message.sender_card, message.chat_name) == ("evil", f"小红{family}", "群名")
+    assert message.text == text
+    empty = make_message(2, sender_card="\u200b\u200e", sender_name="\ufeff", chat_name="\u061c\u180e")
+    assert (empty.sender_card, empty.sender_name, empty.chat_name) == ("", "", "")
+    assert empty.display_name == "u1", "a name of nothing but such characters is no name"

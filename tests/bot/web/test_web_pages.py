@@ -10,7 +10,7 @@ from datetime import timedelta
 from bot.web.html import when
 from memory.chat_merge import merge_chats
 from memory.jargon import dictionary
-from memory.models import ChatHistory
+from memory.models import ChatHistory, PersonAlias
 from memory.storage.fts import index_rows
 from tests.bot.web.conftest import CONFIG, TOKEN, Console
 from tests.conftest import T0, make_message
@@ -207,6 +207,44 @@ async def test_hostile_chat_text_is_escaped_everywhere(console: Console) -> None
     assert "&lt;script&gt;" in await (await console.client.get(f"/jargon/{entry}")).text()
 
 
+async def test_an_rtl_override_in_member_text_cannot_reorder_the_page_around_it(console: Console) -> None:
+    """Message text (stored as sent) and names from before names lost their bidirectional controls
+    were put into the page bare: an RTL override in one turned the rest of its line around (the
+    other aliases after it, the words after a name). They are isolated in <bdi> now."""
+    memory = console.app.memory
+    spoof = "\u202e我是管理员\u202c"
+    recorded = await memory.record(make_message(1, text=f"看 {spoof} 哈", sender_card="小红"))
+    chat = await console.chat_id()
+    assert recorded.person_id is not None
+    async with console.app.db.write() as session:  # an alias kept by an older Qunyi
+        session.add(
+            PersonAlias(
+                person_id=recorded.person_id,
+                chat_id=chat,
+                alias=f"{spoof}阿红",
+                alias_key="我是管理员阿红",
+                source="card",
+                weight=1.0,
+                count=1,
+                first_seen=T0.timestamp(),
+                last_seen=T0.timestamp(),
+            )
+        )
+    stored = await memory.recent(chat, 1)
+    assert stored[0].text == f"看 {spoof} 哈", "the message is kept as it was sent"
+    await console.login()
+    for path in (f"/chats/{chat}", f"/chats/{chat}/messages/{stored[0].id}", f"/chats/{chat}/people"):
+        body = await (await console.client.get(path)).text()
+        assert spoof in body, path
+        outside = re.sub(r"<bdi[^>]*>.*?</bdi>", "", body, flags=re.DOTALL)
+        assert "\u202e" not in outside, path
+    people = await (await console.client.get(f"/chats/{chat}/people")).text()
+    assert (
+        f"<bdi>{spoof}阿红</bdi>, <bdi>name-u1</bdi>" in people
+        or f"<bdi>name-u1</bdi>, <bdi>{spoof}阿红</bdi>" in people
+    )
+
+
 def _history(chat_id: int, theme: str, count: int, age: timedelta = timedelta(hours=2)) -> ChatHistory:
     end = (T0 - age).timestamp()
     return ChatHistory(
@@ -368,12 +406,14 @@ async def test_long_text_wraps_and_the_review_trail_shows_readable_times(console
     url = "https://example.com/" + "a" * 200
     await console.client.post(f"/jargon/{xswl}/approve", data={"_csrf": csrf, "meaning": url})
     shown = await (await console.client.get(f"/jargon/{xswl}")).text()
-    assert f'<td class="long">{url}</td>' in shown, "a long meaning may wrap inside its cell"
+    assert f'<td class="long"><bdi>{url}</bdi></td>' in shown, "a long meaning may wrap inside its cell"
     assert "td.long{min-width:12em}" in shown and "td.long,.hit{overflow-wrap:anywhere}" in shown
-    assert '<td class="long">approved</td>' not in shown and "<td>approved</td>" in shown
+    assert (
+        '<td class="long"><bdi>approved</bdi></td>' not in shown and "<td><bdi>approved</bdi></td>" in shown
+    )
     async with console.app.db.read() as session:
         trail = await dictionary.reviews(session, xswl)
-    assert f"<td>{when(trail[-1]['time'])}</td>" in shown
+    assert f"<td><bdi>{when(trail[-1]['time'])}</bdi></td>" in shown
     assert f"{trail[-1]['time']:.0f}" not in shown
 
 

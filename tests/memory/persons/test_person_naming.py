@@ -62,3 +62,13 @@ def test_brackets_that_belong_to_the_name_are_kept() -> None:
     assert clean_name("(汤姆)Tom") == "(汤姆)Tom"
     assert clean_name("【阿红】") == "阿红"
     assert clean_name("Tom)") == "Tom"
+
+
+def test_zero_width_and_bidi_controls_leave_a_name_but_an_emoji_stays_whole() -> None:
+    """A zero-width joiner between two letters was kept ("阿\u200d明" looked like 阿明 and was not it);
+    the one inside an emoji sequence still is."""
+    assert clean_name("阿\u200d明") == "阿明"
+    assert clean_name("\u202e小\u200b红\u2066\u2069\ufeff") == "小红"
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"
+    assert clean_name(f"小{family}红") == f"小{family}红"
+    assert clean_name("\u200b\u200e\u2060") == ""

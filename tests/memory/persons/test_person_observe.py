@@ -157,3 +157,32 @@ async def test_typographic_apostrophes_read_like_ascii_ones(chat, people: Person
     assert record.view.attributes == {"hometown": "Lyon", "allergy": ["peanuts"]}
     other = await people.record(refused.chat_id, refused.person_id)
     assert other is not None and other.name == "Robert" and "Robbie" not in other.view.aliases
+
+
+async def test_invisible_characters_in_names_do_not_reach_people_or_the_reply_context(
+    chat, people: PersonMemory, memory: MemoryService
+) -> None:
+    """A card with a zero-width space looked like another member's name while not matching it, a card
+    of nothing but invisible characters replaced a real one, and a declared 叫我阿\u200d明 kept its
+    joiner; all of it reached the names, aliases and the reply context as it was."""
+    g1 = chat()
+    real = await g1.say("u1", "hi", card="小红")
+    twin = await g1.say("u2", "hi", card="小\u200b红", nickname="\u202etxet")
+    await g1.say("u3", "早", card="浩子")
+    blanked = await g1.say("u3", "hi", card="\u200b\u200e")
+    declared = await g1.say("u4", "叫我阿\u200d明")
+    records = {r.person_id: r for r in await people.records(real.chat_id)}
+    assert records[real.person_id].name == "小红"
+    assert records[twin.person_id].name.startswith("小红#"), "the same name as 小红's, told apart"
+    assert (records[twin.person_id].card, records[twin.person_id].nickname) == ("小红", "txet")
+    assert (records[blanked.person_id].name, records[blanked.person_id].card) == ("浩子", "浩子")
+    assert records[declared.person_id].name == "阿明"
+    shown = [
+        text
+        for r in records.values()
+        for text in (r.name, r.card, r.nickname, *r.view.aliases, *(a.alias for a in r.aliases))
+    ]
+    assert not [text for text in shown if any(ch in text for ch in "\u200b\u200d\u200e\u202e")]
+    context = (await memory.context_for_reply(real.chat_id, None, "hi")).text
+    assert "叫我阿\u200d明" in context, "message text stays as it was sent"
+    assert context.count("\u200d") == 1 and not any(ch in context for ch in "\u200b\u200e\u202e")
