@@ -28,6 +28,13 @@ class Backup:
     notes: int
 
 
+def _dangling_link(path: Path) -> Path | None:
+    """`path` or the first of its parent folders that is a symbolic link leading nowhere, if one is: a
+    backup would otherwise fail halfway ('Not a directory'), or make the folder a link names (say on a
+    drive that is not mounted) where the link's owner did not mean it to be."""
+    return next((p for p in (path, *path.parents) if p.is_symlink() and not p.exists()), None)
+
+
 def back_up(
     data_dir: Path, destination: Path, busy_timeout_ms: int = 10_000, stop: threading.Event | None = None
 ) -> Backup:
@@ -40,11 +47,18 @@ def back_up(
 
     Raises DatabaseMissing when there is no database, DatabaseUnavailable when it is not a Qunyi
     database, BackupFailed when `destination` is taken (a file, a folder with something in it, or
-    inside the data directory) or cannot be written, CopyStopped when `stop` is set (Ctrl-C) before
-    the backup is in place: nothing of it is left then either."""
+    inside the data directory), is or lies under a symbolic link that leads nowhere, or cannot be
+    written, CopyStopped when `stop` is set (Ctrl-C) before the backup is in place: nothing of it is
+    left then either."""
     source = data_dir / DB_FILENAME
     if not source.is_file():
         raise DatabaseMissing(source, "no database file")
+    dangling = _dangling_link(destination)
+    if dangling is not None:
+        raise BackupFailed(
+            f"{dangling} is a symbolic link to {os.readlink(dangling)}, which does not exist (or leads back "
+            "to itself): make the folder it names, or name another destination"
+        )
     if destination.exists() and (not destination.is_dir() or any(destination.iterdir())):
         raise BackupFailed(f"{destination} already exists and is not an empty folder; name a new one")
     if destination.resolve().is_relative_to(data_dir.resolve()):

@@ -4,6 +4,7 @@ itself a data directory; a taken destination or a failed copy leaves nothing beh
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import threading
 from pathlib import Path
@@ -142,3 +143,23 @@ def test_a_backup_stopped_midway_by_ctrl_c_leaves_nothing(
     with pytest.raises(CopyStopped):
         back_up(data, empty, stop=SetOnceLookedAt())
     assert list(empty.iterdir()) == []
+
+
+def test_a_destination_behind_a_symlink_that_leads_nowhere_is_refused_before_anything_is_copied(
+    data: Path, tmp_path: Path
+) -> None:
+    """A dangling symlink as DEST (a `latest` link to a drive that is not mounted) failed after the
+    whole database was copied, with 'cannot write …: Not a directory'; it is now refused first, naming
+    the link and where it leads."""
+    (tmp_path / "latest").symlink_to(tmp_path / "usb" / "backups")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    for destination, link in (
+        (tmp_path / "latest", tmp_path / "latest"),
+        (tmp_path / "latest" / "today", tmp_path / "latest"),
+        (tmp_path / "loop", tmp_path / "loop"),
+    ):
+        result = qunyi("backup", destination, "--data-dir", data)
+        assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+        assert f"{link} is a symbolic link to {os.readlink(link)}, which does not exist" in result.output
+    assert not (tmp_path / "usb").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "latest", "log.jsonl", "loop"]
