@@ -219,6 +219,16 @@ class MemoryService:
         row, platform, platform_chat_id = found
         return ChatRef(row.id, row.platform, row.platform_chat_id, row.name, f"{platform}:{platform_chat_id}")
 
+    async def has_unplaced_merges(self) -> bool:
+        """Whether a chat was merged without its database id being kept (by a Qunyi older than
+        0013_redirect_chat_ids; also a key moved before it was ever recorded): `merged_into` cannot
+        tell where such a chat went by its old id, only `chat_overviews`' `merged_from` by its key."""
+        async with self.db.read() as session:
+            found = await session.scalar(
+                select(ChatRedirect.chat_id).where(ChatRedirect.from_chat_id.is_(None)).limit(1)
+            )
+        return found is not None
+
     async def chat_key(self, chat_id: int) -> str | None:
         """The stable `platform:id` key of a chat (names its notes folder)."""
         async with self.db.read() as session:

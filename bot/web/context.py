@@ -16,6 +16,10 @@ CREDENTIALS_KEY = web.AppKey("qunyi_credentials", Credentials)
 REMOTE_KEY = web.AppKey("qunyi_allow_remote", bool)
 CSRF_KEY = web.RequestKey("qunyi_csrf", str)
 ACTOR = "web"
+UNPLACED_MERGE = (
+    "it may have been merged into another chat by an older Qunyi, which kept no old id to follow: "
+    "`qunyi chats list` shows the chats merged into each one (merged_from)"
+)
 
 
 def app_of(request: web.Request) -> App:
@@ -53,13 +57,15 @@ async def chat_of(request: web.Request, name: str = "chat_id") -> ChatRef:
 
 async def chat_by_id(request: web.Request, chat_id: int) -> ChatRef:
     """The chat with this database id (404 when unknown). A chat merged into another sends its pages
-    to that chat's (`merged_away`)."""
+    to that chat's (`merged_away`); when merges without ids were made, the 404 says the chat may be one."""
     async with app_of(request).db.read() as session:
         row = await session.get(Chat, chat_id)
     if row is None:
         into = await app_of(request).memory.merged_into(chat_id)
         if into is not None:
             raise merged_away(request, chat_id, into)
+        if await app_of(request).memory.has_unplaced_merges():
+            raise web.HTTPNotFound(text=f"no chat {chat_id}; {UNPLACED_MERGE}")
         raise web.HTTPNotFound(text=f"no chat {chat_id}")
     return ChatRef(row.id, row.platform, row.platform_chat_id, row.name)
 

@@ -7,10 +7,12 @@ import html
 import re
 from datetime import timedelta
 
+from sqlalchemy import update
+
 from bot.web.html import when
 from memory.chat_merge import merge_chats
 from memory.jargon import dictionary
-from memory.models import ChatHistory, PersonAlias
+from memory.models import ChatHistory, ChatRedirect, PersonAlias
 from memory.storage.fts import index_rows
 from tests.bot.web.conftest import CONFIG, TOKEN, Console
 from tests.conftest import T0, make_message
@@ -605,3 +607,26 @@ async def test_the_pages_of_a_chat_merged_away_lead_to_the_chat_it_went_into(con
     assert saved.status == 200 and await memory.notes.for_chat("test:g2").get("新笔记") == "带上水"
     asked = await client.get(f"/forgetting?chat={old}")
     assert asked.status == 404 and f"was merged into chat {new} (test:g2)" in await asked.text()
+
+
+async def test_a_chat_merged_before_its_id_was_kept_gets_a_404_that_says_it_may_have_been_merged(
+    console: Console,
+) -> None:
+    """A merge made before 0013_redirect_chat_ids kept FROM's platform key but not its database id, so
+    `/chats/<old id>` cannot be followed: it was a bare 'no chat N'. It now says the chat may have been
+    merged and where to look; with no such merge the 404 stays plain."""
+    memory = console.app.memory
+    await memory.record(make_message(1, chat="g1", text="周六爬山"))
+    await memory.record(make_message(2, chat="g2", text="超级群"))
+    old, new = await console.chat_id("test:g1"), await console.chat_id("test:g2")
+    await console.login()
+    plain = await console.client.get(f"/chats/{old + 5}/topics")
+    assert plain.status == 404 and "may have been merged" not in await plain.text()
+    await merge_chats(console.app.db, old, new, now=T0.timestamp())
+    async with console.app.db.write() as session:  # as an older Qunyi recorded the merge
+        await session.execute(update(ChatRedirect).values(from_chat_id=None))
+    for path in (f"/chats/{old}/topics", f"/forgetting?chat={old}"):
+        page = await console.client.get(path, allow_redirects=False)
+        text = html.unescape(await page.text())
+        assert page.status == 404 and f"no chat {old}; it may have been merged into another chat" in text
+        assert "`qunyi chats list` shows the chats merged into each one (merged_from)" in text
