@@ -13,6 +13,7 @@ import click
 from bot.app import resolve_data_dir
 from bot.backup import BackupFailed, back_up
 from bot.cli.options import async_command, database_errors, open_config, runtime_options
+from bot.cli.printing import size_text
 
 
 @click.command("backup")
@@ -54,7 +55,7 @@ async def backup_command(
     held = done.database
     click.echo(
         f"backed up {directory} to {done.folder}: messages {held.messages}, chats {held.chats}, "
-        f"notes {done.notes}, database {held.size_bytes / 1_000_000:.1f} MB"
+        f"notes {done.notes}, database {size_text(held.size_bytes)}"
     )
 
 
