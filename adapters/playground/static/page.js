@@ -14,8 +14,10 @@ function clip(text, limit = QUOTE_GRAPHEMES) {
 }
 const $ = (id) => document.getElementById(id);
 
+const TOKEN_IN_HASH = /(?:^#|&)token=([^&]+)/;
+
 function takeToken() {
-  const match = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+  const match = TOKEN_IN_HASH.exec(location.hash);
   if (match) {
     sessionStorage.setItem("qunyi-playground-token", decodeURIComponent(match[1]));
     history.replaceState(null, "", location.pathname);
@@ -187,6 +189,8 @@ async function send(event) {
 }
 
 async function start() {
+  // The address pasted into a tab already open on the page only changes its hash: start again with its token.
+  window.addEventListener("hashchange", () => { if (TOKEN_IN_HASH.test(location.hash)) location.reload(); });
   if (!state.token) say("no access token: open the address the bot logged at start (…/#token=…)");
   PRESETS.forEach(([chat, kind]) => addOption(chat, kind));
   $("user").value = localStorage.getItem("qunyi-playground-user") || $("user").value;

@@ -168,6 +168,16 @@ async def test_a_refused_post_shows_its_error_and_keeps_the_text(page: Page, bot
     assert [m.text for m in await bot.stored("g1")] == ["这条不该发出去。"]
 
 
+async def test_a_wrong_token_is_shown_and_the_right_address_then_works(page: Page, bot: Bot) -> None:
+    assert (await bot.playground.post(chat_id="g1", user="bob", text="有人在吗？"))[0] == 200
+    await open_page(page, bot, token="wrong-token")
+    await expect(page.locator("#status")).to_contain_text("Authorization: Bearer")
+    await expect(texts(page)).to_have_count(0)
+    await open_page(page, bot)
+    await expect(texts(page)).to_have_text(["有人在吗？"])
+    await expect(page.locator("#status")).to_have_text("")
+
+
 async def test_switching_chats_never_shows_another_chats_messages(page: Page, bot: Bot) -> None:
     await open_page(page, bot)
     await be(page, "alice")
