@@ -25,7 +25,8 @@ function takeToken() {
   return sessionStorage.getItem("qunyi-playground-token") || "";
 }
 
-const state = { token: takeToken(), chat: "g1", kind: "group", cursor: 0, run: null, replyTo: null };
+// view: counts the chats shown, so that a poll answered after its chat was left (even if shown again) is dropped
+const state = { token: takeToken(), chat: "g1", kind: "group", cursor: 0, run: null, replyTo: null, view: 0 };
 
 async function api(path, body, method = "POST") {
   const init = { headers: { Authorization: "Bearer " + state.token } };
@@ -139,10 +140,10 @@ function drop(id) {
 function cancelReply() { state.replyTo = null; $("replying").hidden = true; }
 
 async function poll() {
-  const chat = state.chat;
+  const { chat, view } = state;
   try {
     const page = await api("/api/chats/" + encodeURIComponent(chat) + "/messages?after=" + state.cursor);
-    if (chat !== state.chat) return;
+    if (view !== state.view) return;
     if (state.run !== null && page.run !== state.run) { switchChat(chat, state.kind); return; }
     state.run = page.run;
     if (page.missed) say("older messages were dropped from this transcript");
@@ -150,12 +151,12 @@ async function poll() {
     (page.deleted || []).forEach(drop);
     state.cursor = Math.max(state.cursor, page.cursor);
   } catch (error) {
-    say(error.message);
+    if (view === state.view) say(error.message);
   }
 }
 
 function switchChat(chat, kind) {
-  Object.assign(state, { chat, kind, cursor: 0, run: null });
+  Object.assign(state, { chat, kind, cursor: 0, run: null, view: state.view + 1 });
   cancelReply();
   shown.clear();
   boxes.clear();

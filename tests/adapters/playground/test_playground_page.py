@@ -4,13 +4,14 @@ Playwright's expectations (or the response the page waits for), never a sleep.""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
-from playwright.async_api import Browser, Locator, Page, expect
+from playwright.async_api import Browser, Locator, Page, Route, expect
 
 from adapters.playground.event import sender_id
 from bot.llm import LLMSettings
@@ -23,7 +24,7 @@ REPLY = "周五晚上九点开炉。"
 WAIT_MS = 30_000  # two loaded cores: generous, and never a reason to pass
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
+@pytest_asyncio.fixture(loop_scope="module")
 async def model() -> AsyncIterator[FakeOpenAI]:
     async with FakeOpenAI() as server:
         server.default = lambda _body: Answer(REPLY)
@@ -214,3 +215,31 @@ async def test_a_reload_shows_what_the_api_keeps(page: Page, bot: Bot) -> None:
     await pick_chat(page, "g1 · group")
     await expect(texts(page)).to_have_text(["第一条（改过）", "第三条"])
     await expect(message(page, "第一条（改过）").locator(".meta")).to_contain_text("edited")
+
+
+async def test_a_poll_answered_after_leaving_the_chat_and_coming_back_loses_nothing(
+    page: Page, bot: Bot
+) -> None:
+    await open_page(page, bot)
+    for said in ("第一句", "第二句"):
+        assert (await send(page, said))[0] == 200
+    await expect(texts(page)).to_have_text(["第一句", "第二句"])
+    held: asyncio.Queue[Route] = asyncio.Queue()
+    polls_of_g1 = "**/api/chats/g1/messages?*"
+    await page.route(polls_of_g1, held.put_nowait)
+    stale = [await asyncio.wait_for(held.get(), WAIT_MS / 1000)]  # a poll after what is shown
+    assert not stale[0].request.url.endswith("after=0")
+    await pick_chat(page, "g2 · group")
+    await expect(texts(page)).to_have_count(0)
+    await pick_chat(page, "g1 · group")
+    fresh: list[Route] = []
+    while not fresh:  # the poll of the chat shown again, from the start
+        route = await asyncio.wait_for(held.get(), WAIT_MS / 1000)
+        (fresh if route.request.url.endswith("after=0") else stale).append(route)
+    for route in stale:  # the old poll's answer comes first
+        async with page.expect_event("requestfinished", lambda r, route=route: r == route.request):
+            await route.continue_()
+    for route in fresh:
+        await route.continue_()
+    await page.unroute(polls_of_g1)  # lets the polls held since go on
+    await expect(texts(page)).to_have_text(["第一句", "第二句"])
