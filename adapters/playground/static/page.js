@@ -93,8 +93,11 @@ function deleteMessage(message) {
   if (confirm("Delete this message? Memory forgets it too.")) change(message, { user: $("user").value }, "DELETE");
 }
 
+// The member typing, named as the server reads the name: no blanks around it, one encoding (NFC).
+const me = () => $("user").value.trim().normalize("NFC");
+
 function markOwn() {  // edit and delete show on the messages of the member typing
-  boxes.forEach((box) => box.classList.toggle("own", box.dataset.sender === $("user").value));
+  boxes.forEach((box) => box.classList.toggle("own", box.dataset.sender === me()));
 }
 
 function show(message) {

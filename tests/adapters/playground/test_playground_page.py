@@ -217,6 +217,36 @@ async def test_a_reload_shows_what_the_api_keeps(page: Page, bot: Bot) -> None:
     await expect(message(page, "第一条（改过）").locator(".meta")).to_contain_text("edited")
 
 
+async def test_clicking_a_message_replies_to_it_and_a_reply_to_the_bot_addresses_it(
+    page: Page, bot: Bot, model: FakeOpenAI
+) -> None:
+    await open_page(page, bot)
+    await be(page, "alice")
+    asked = "@群忆 周五几点开炉？<b>不是粗体</b>"
+    assert (await send(page, asked))[0] == 200
+    await expect(texts(page)).to_have_text([asked, REPLY])
+    await expect(page.locator("#transcript b")).to_have_count(0)
+    await message(page, REPLY).click()
+    await expect(page.locator("#replying")).to_have_text("replying to 群忆: " + REPLY + " ×")
+    status, body = await send(page, "好的，谢谢！")
+    assert status == 200 and body["message"]["to_bot"] and body["message"]["reply_to"], body
+    await expect(page.locator("#replying")).to_be_hidden()
+    await expect(texts(page)).to_have_text([asked, REPLY, "好的，谢谢！", REPLY])
+    await expect(message(page, "好的，谢谢！").locator(".quote")).to_have_text("↪ " + REPLY)
+    assert len(model.chat_requests) == 2
+
+
+async def test_a_name_typed_with_blanks_around_it_or_decomposed_still_owns_its_messages(
+    page: Page, bot: Bot
+) -> None:
+    await open_page(page, bot)
+    await be(page, " Zoe\u0308 ")  # the server takes it as "Zoë": stripped, NFC
+    assert (await send(page, "前后有空格的名字"))[0] == 200
+    await expect(message(page, "前后有空格的名字").locator(".who")).to_have_text("Zo\u00eb")
+    assert await change(page, "前后有空格的名字", "edit", "名字两边的空格不算") == 200
+    await expect(texts(page)).to_have_text(["名字两边的空格不算"])
+
+
 async def test_a_poll_answered_after_leaving_the_chat_and_coming_back_loses_nothing(
     page: Page, bot: Bot
 ) -> None:
