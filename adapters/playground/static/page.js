@@ -37,7 +37,7 @@ async function api(path, body, method = "POST") {
   }
   const response = await fetch(path, init);
   const data = await response.json().catch(() => ({ error: "HTTP " + response.status }));
-  if (!response.ok) throw new Error(data.error || "HTTP " + response.status);
+  if (!response.ok) throw Object.assign(new Error(data.error || "HTTP " + response.status), { data });
   return data;
 }
 
@@ -185,7 +185,8 @@ async function send(event) {
     await api("/api/messages", body);
   } catch (error) {
     say(error.message);
-    if (chat === state.chat && !$("text").value) $("text").value = text;
+    const delivered = error.data && error.data.message;  // a 500 after it joined the transcript: never twice
+    if (!delivered && chat === state.chat && !$("text").value) $("text").value = text;
   } finally {
     clearInterval(waiting);
     poll();

@@ -247,6 +247,22 @@ async def test_a_name_typed_with_blanks_around_it_or_decomposed_still_owns_its_m
     await expect(texts(page)).to_have_text(["名字两边的空格不算"])
 
 
+async def test_a_post_the_bot_failed_to_handle_stays_shown_and_is_not_offered_again(
+    page: Page, bot: Bot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("context broken")
+
+    monkeypatch.setattr(bot.app.memory, "context_for_reply", broken)
+    await open_page(page, bot)
+    asked = "@群忆 这条会让机器人出错"
+    status, body = await send(page, asked)
+    assert status == 500 and body["message"]["text"] == asked, body
+    await expect(page.locator("#status")).to_contain_text("failed to handle")
+    await expect(texts(page)).to_have_text([asked])
+    await expect(page.locator("#text")).to_have_value("")
+
+
 async def test_a_poll_answered_after_leaving_the_chat_and_coming_back_loses_nothing(
     page: Page, bot: Bot
 ) -> None:
