@@ -28,6 +28,7 @@ MAX_ID_CHARS = 64
 QUOTE_CHARS = 60
 FIELDS = ("chat_id", "chat_kind", "user", "text", "reply_to")
 KINDS = {"group": ChatKind.GROUP, "private": ChatKind.PRIVATE}
+DOT_SEGMENTS = (".", "..")  # a URL reads them as path steps, so /api/chats/../messages names no chat
 
 
 class BadPost(ValueError):
@@ -191,6 +192,8 @@ def _id_field(data: dict[str, Any], name: str) -> str:
         raise BadPost(f"{name} is {len(value)} characters, over the limit of {MAX_ID_CHARS}")
     if any(unicodedata.category(ch) in ("Cc", "Cs") for ch in value):  # newlines and tabs too
         raise BadPost(f"{name} must not hold control characters or lone surrogates")
+    if value in DOT_SEGMENTS:
+        raise BadPost(f"{name} must not be '.' or '..': no address could read it back (a path step)")
     return value
 
 

@@ -205,6 +205,7 @@ async function start() {
   $("new-chat").addEventListener("submit", (event) => {
     event.preventDefault();
     const chat = $("new-chat-id").value.trim();
+    if (chat === "." || chat === "..") { say("a chat id cannot be '.' or '..': no address could read it"); return; }
     if (chat) switchChat(chat, $("new-chat-kind").value);
     $("new-chat-id").value = "";
   });

@@ -289,3 +289,16 @@ async def test_a_poll_answered_after_leaving_the_chat_and_coming_back_loses_noth
         await route.continue_()
     await page.unroute(polls_of_g1)  # lets the polls held since go on
     await expect(texts(page)).to_have_text(["第一句", "第二句"])
+
+
+async def test_a_chat_no_address_could_read_is_refused_by_the_page_and_the_api(page: Page, bot: Bot) -> None:
+    await open_page(page, bot)
+    await expect(page.locator("#chat")).to_have_value("g1\ngroup")
+    for dots in ("..", "."):
+        await page.fill("#new-chat-id", dots)
+        await page.click("#new-chat button")
+        await expect(page.locator("#status")).to_contain_text("cannot be '.' or '..'")
+        await expect(page.locator("#chat")).to_have_value("g1\ngroup")
+        status, body = await bot.playground.post(chat_id=dots, user="alice", text="点点群")
+        assert status == 400 and "must not be '.' or '..'" in body["error"], body
+    assert await bot.stored("..") == [] and await bot.stored(".") == []
