@@ -70,6 +70,7 @@ def build_adapters(app: App) -> list[Adapter]:
                 bot_name=settings.bot.name,
                 clock=app.clock,
                 stored_kind=functools.partial(app.memory.chat_kind, PlaygroundAdapter.platform),
+                stored_members=functools.partial(app.memory.chat_nicknames, PlaygroundAdapter.platform),
             )
             app.config.subscribe(follow_bot_identity(playground))
             adapters.append(playground)

@@ -7,13 +7,15 @@ from dataclasses import dataclass
 from datetime import tzinfo
 from itertools import islice
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory import messages
 from memory.chat_marks import ChatCache
 from memory.clock import Clock, SystemClock
 from memory.context import ContextBuilder, ContextProvider, ContextRequest, ReplyContext
 from memory.context.recent import RecentWindowProvider
+from memory.directory import members
 from memory.history.reinforce import reinforce
 from memory.ingest import BatchReport, Ingestor, Recorded, chat_target, redirected_chat
 from memory.message_removal import erase_messages, remember_deleted
@@ -159,12 +161,25 @@ class MemoryService:
         """The kind (group, private) memory holds for chat `platform:platform_chat_id`, that of the chat
         it was merged into when merged; None for a chat it has never seen."""
         async with self.db.read() as session:
-            redirect = await redirected_chat(session, platform, platform_chat_id)
-            own = (Chat.platform == platform) & (Chat.platform_chat_id == platform_chat_id)
             kind = await session.scalar(
-                select(Chat.kind).where(own if redirect is None else Chat.id == redirect.chat_id)
+                select(Chat.kind).where(await _held_chat(session, platform, platform_chat_id))
             )
         return None if kind is None else ChatKind(kind)
+
+    async def chat_nicknames(self, platform: str, platform_chat_id: str) -> dict[str, str]:
+        """The members memory has seen in chat `platform:platform_chat_id` (that of the chat it was
+        merged into when merged) by nickname: nickname -> platform user id. The bot is left out; of
+        members sharing a nickname, the most active has it."""
+        async with self.db.read() as session:
+            chat_id = await session.scalar(
+                select(Chat.id).where(await _held_chat(session, platform, platform_chat_id))
+            )
+            found = [] if chat_id is None else await members(session, chat_id)
+        names: dict[str, str] = {}
+        for member in found:  # most active first
+            if not member.is_bot and member.nickname:
+                names.setdefault(member.nickname, member.platform_user_id)
+        return names
 
     async def find_chat(self, key: str) -> ChatRef | None:
         """A chat by `platform:id`, by platform id alone when unambiguous, or by its database id."""
@@ -306,3 +321,11 @@ class MemoryService:
                     (await session.execute(select(func.count()).select_from(model))).scalar_one()
                 )
         return counts
+
+
+async def _held_chat(session: AsyncSession, platform: str, platform_chat_id: str) -> ColumnElement[bool]:
+    """The condition on `Chat` picking chat `platform:platform_chat_id`, or the chat it was merged into."""
+    redirect = await redirected_chat(session, platform, platform_chat_id)
+    if redirect is not None:
+        return Chat.id == redirect.chat_id
+    return (Chat.platform == platform) & (Chat.platform_chat_id == platform_chat_id)

@@ -19,7 +19,7 @@ import functools
 import itertools
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from importlib import resources
 from typing import Any, TypeVar
 
@@ -39,6 +39,9 @@ log = logging.getLogger(__name__)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 Taken = TypeVar("Taken")  # what a request body is read as: a post, an edit, a deletion
 StoredKind = Callable[[str], Awaitable[ChatKind | None]]  # a chat id -> the kind memory holds for it
+StoredMembers = Callable[
+    [str], Awaitable[Mapping[str, str]]
+]  # a chat id -> its members memory knows, by name
 STATIC = {  # path -> (resource, content type)
     "/": ("index.html", "text/html"),
     "/page.js": ("page.js", "text/javascript"),
@@ -71,7 +74,9 @@ class PlaygroundAdapter(Adapter):
     """Chats in a browser page; see the module docstring for access and `PlaygroundConfig`.
 
     `stored_kind` tells the kind memory holds for a chat, so that one posted to before a restart
-    keeps its kind; without it a chat's kind is the one it was first used as in this run."""
+    keeps its kind; without it a chat's kind is the one it was first used as in this run.
+    `stored_members` tells the members memory knows in a chat (name -> sender id), whom a typed @
+    mentions as it does those who posted in this run; without it only the latter."""
 
     platform = PLATFORM
     reports_failures = True  # a post whose handling failed is answered with a 500
@@ -84,9 +89,11 @@ class PlaygroundAdapter(Adapter):
         bot_name: str,
         clock: Clock | None = None,
         stored_kind: StoredKind | None = None,
+        stored_members: StoredMembers | None = None,
     ) -> None:
         self.config = config
         self._stored_kind = stored_kind
+        self._stored_members = stored_members
         self.bot_id = bot_id
         self.bot_name = bot_name
         self._clock = clock or SystemClock()
@@ -269,7 +276,7 @@ class PlaygroundAdapter(Adapter):
                 bot_id=self.bot_id,
                 bot_name=self.bot_name,
                 quoted=quoted,
-                members=self.transcripts.members(post.chat_id),
+                members=await self._members(post.chat_id),
             )
         except InvalidMessage as exc:
             return _error(400, str(exc))
@@ -291,7 +298,7 @@ class PlaygroundAdapter(Adapter):
             self.transcripts.remove(chat_id, message_id)
             deletion = MessageDeletion(PLATFORM, chat_id, message_id, original.chat_kind)
             return await self._hand_on(deletion, {"deleted": message_id})
-        members = self.transcripts.members(chat_id)
+        members = await self._members(chat_id)
         try:
             edited = edited_message(
                 original, change.text, members=members, bot_id=self.bot_id, bot_name=self.bot_name
@@ -311,6 +318,12 @@ class PlaygroundAdapter(Adapter):
                 log.exception("handling playground %s of %s failed", type(event).__name__, event.message_id)
                 return web.json_response({"error": HANDLER_FAILED, **answer}, status=500)
         return web.json_response(answer)
+
+    async def _members(self, chat_id: str) -> dict[str, str]:
+        """The chat's members an @ mentions, by name (name -> sender id): those memory knows from
+        earlier runs and those who posted in this run, who win a name both have."""
+        stored = await self._stored_members(chat_id) if self._stored_members is not None else {}
+        return {**stored, **self.transcripts.members(chat_id)}
 
     async def _kind_refused(self, post: Post) -> web.Response | None:
         """A 409 when the chat is of the other kind in this run or, first posted to in this run, in

@@ -118,3 +118,26 @@ async def test_memory_follows_an_edit_and_a_deletion_made_on_the_page(tmp_path: 
     assert stored == [(kept["id"], "周日上午十点去爬山")], "the edit replaced the text; the deletion is gone"
     assert not any("蓝色大象" in text for text in found), found
     assert any("周日上午十点" in text for text in refound), refound
+
+
+async def test_an_at_of_a_member_memory_knows_in_that_chat_mentions_them_after_a_restart(
+    tmp_path: Path,
+) -> None:
+    async with running_bot(tmp_path / "data") as bot:
+        post = bot.playground.post
+        assert (await post(chat_id="g1", user="bob", text="周六有空"))[0] == 200
+        assert (await post(chat_id="g2", user="carol", text="我只在二群"))[0] == 200
+    async with running_bot(tmp_path / "data") as bot:
+        post = bot.playground.post
+        said = ["@bob 还记得周六吗", "@carol 你在一群吗", "@群忆 在吗"]
+        for text in said:
+            assert (await post(chat_id="g1", user="alice", text=text))[0] == 200
+        edited = (await post(chat_id="g1", user="alice", text="找人"))[1]["message"]
+        edit = {"user": "alice", "text": "＠bob周日也行"}
+        at = f"/api/chats/g1/messages/{edited['id']}"
+        assert (await bot.playground.call("PATCH", at, json=edit))[0] == 200
+        stored = {m.text: m.mentions for m in await bot.stored("g1")}
+        bot_id = bot.playground.adapter.bot_id
+    bob = sender_id("bob")
+    assert [stored[text] for text in said] == [(bob,), (), (bot_id,)], "carol is known in g2 only"
+    assert stored["＠bob周日也行"] == (bob,), "an edit reads its mentions the same way"
