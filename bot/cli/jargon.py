@@ -51,7 +51,8 @@ def _run(
     *,
     create: bool,
 ) -> T:
-    """Run `action` on the database; read-only commands pass `create=False` (no database is an error)."""
+    """Run `action` on the database. Only an import may make a new one (`create=True`): the other
+    commands show or change entries that must already be there, so no database is an error."""
     try:
         return run_async(_with_memory(config_path, data_dir, action, create))
     except JargonError as exc:
@@ -209,7 +210,7 @@ def _decide(action_name: Decision) -> click.Command:
                     session, list(ids), action_name, _actor(by), time.time(), meaning
                 )
 
-        for entry in _run(config_path, data_dir, action, create=True):
+        for entry in _run(config_path, data_dir, action, create=False):
             click.echo(_line(entry))
 
     command.help = f"{action_name.capitalize()} one or more entries (a batch: several ids)."
@@ -244,7 +245,7 @@ def edit_command(
                 session, jargon_id, _actor(by), time.time(), meaning, content, is_jargon
             )
 
-    click.echo(_line(_run(config_path, data_dir, action, create=True)))
+    click.echo(_line(_run(config_path, data_dir, action, create=False)))
 
 
 @jargon_group.command("delete")
@@ -260,7 +261,7 @@ def delete_command(
         async with memory.db.write() as session:
             return await dictionary.remove(session, list(ids), _actor(by), time.time())
 
-    click.echo(f"deleted {_run(config_path, data_dir, action, create=True)}")
+    click.echo(f"deleted {_run(config_path, data_dir, action, create=False)}")
 
 
 def _format(path: Path, fmt: str | None) -> transfer.Format:

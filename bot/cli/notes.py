@@ -20,7 +20,8 @@ GLOBAL = "global"
 
 async def _store(config_path: Path | None, data_dir: Path | None, chat: str, create: bool) -> NoteStore:
     """The notes of `--chat`: a chat found in the database (under the key the bot reads), or the global
-    scope. Read-only commands pass `create=False`, so a missing database is an error."""
+    scope. Only `set` passes `create=True`: the others read or change notes that must already be
+    there, so a missing database is an error."""
     settings = open_config(config_path).current
     directory = resolve_data_dir(settings, data_dir)
     scopes = NoteScopes(directory / NOTES_FOLDER)
@@ -127,7 +128,7 @@ def set_command(
 @runtime_options
 def rename_command(old: str, new: str, chat: str, config_path: Path | None, data_dir: Path | None) -> None:
     """Rename a note, rewriting every link to it; merges into NEW when it exists."""
-    result = _run(lambda s: s.rename(old, new), config_path, data_dir, chat, create=True)
+    result = _run(lambda s: s.rename(old, new), config_path, data_dir, chat, create=False)
     where = f" ({', '.join(result.rewritten)})" if result.rewritten else ""
     click.echo(
         f"{'merged' if result.merged else 'renamed'} {old} → {new}; "
@@ -141,7 +142,7 @@ def rename_command(old: str, new: str, chat: str, config_path: Path | None, data
 @runtime_options
 def delete_command(name: str, chat: str, config_path: Path | None, data_dir: Path | None) -> None:
     """Delete a note."""
-    if not _run(lambda s: s.delete(name), config_path, data_dir, chat, create=True):
+    if not _run(lambda s: s.delete(name), config_path, data_dir, chat, create=False):
         raise click.ClickException(f"no note named {name!r}")
     click.echo(f"deleted {name}")
 

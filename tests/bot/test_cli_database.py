@@ -34,11 +34,23 @@ READ_ONLY = [
     ["embeddings", "status"],
     ["embeddings", "prune", "--model", "m"],
 ]
+# Changes to a chat, an entry or a note that must already be there: in a mistyped --data-dir they
+# used to leave a new, empty database behind, so that directory then looked like an empty memory.
+CHANGING_WHAT_IS_THERE = [
+    ["people", "edit", "小红", "--name", "红", "--chat", "replay:g1"],
+    ["people", "merge", "小红", "阿明", "--chat", "replay:g1"],
+    ["people", "forget", "小红", "--yes", "--chat", "replay:g1"],
+    ["jargon", "approve", "1"],
+    ["jargon", "reject", "1"],
+    ["jargon", "edit", "1", "--meaning", "火锅"],
+    ["jargon", "delete", "1"],
+    ["notes", "rename", "爬山", "登山", "--chat", "global"],
+    ["notes", "delete", "爬山", "--chat", "global"],
+]
 WRITING = [
     ["replay", "LOG", "--no-progress"],
     ["import", "replay", "LOG", "--no-progress"],
-    ["people", "edit", "小红", "--name", "红", "--chat", "replay:g1"],
-    ["jargon", "approve", "1"],
+    ["jargon", "import", "DICT"],
     ["notes", "set", "爬山", "--chat", "global"],
 ]
 
@@ -46,7 +58,9 @@ WRITING = [
 def invoke(args: list[str], data: Path, tmp_path: Path) -> Result:
     log = tmp_path / "log.jsonl"
     log.write_text("", encoding="utf-8")
-    args = [str(log) if a == "LOG" else a for a in args]
+    dictionary = tmp_path / "dict.csv"
+    dictionary.write_text("content,meaning\n开炉,吃火锅\n", encoding="utf-8")
+    args = [{"LOG": str(log), "DICT": str(dictionary)}.get(a, a) for a in args]
     return CliRunner().invoke(cli, [*args, "--data-dir", str(data)], input="text\n", env={"COLUMNS": "250"})
 
 
@@ -54,8 +68,8 @@ def no_traceback(result: Result) -> bool:
     return result.exception is None or isinstance(result.exception, SystemExit)
 
 
-@pytest.mark.parametrize("args", READ_ONLY, ids=" ".join)
-def test_read_only_commands_refuse_a_missing_database_and_create_nothing(
+@pytest.mark.parametrize("args", READ_ONLY + CHANGING_WHAT_IS_THERE, ids=" ".join)
+def test_commands_needing_what_memory_holds_refuse_a_missing_database_and_create_nothing(
     args: list[str], tmp_path: Path
 ) -> None:
     data = tmp_path / "typo_dir"
@@ -75,9 +89,12 @@ def test_writing_commands_still_create_the_database(tmp_path: Path) -> None:
     notes = invoke(["notes", "set", "爬山", "--chat", "global"], tmp_path / "d2", tmp_path)
     assert notes.exit_code == 0, notes.output
     assert (tmp_path / "d2" / "qunyi.db").is_file()
+    dictionary = invoke(["jargon", "import", "DICT"], tmp_path / "d3", tmp_path)
+    assert dictionary.exit_code == 0, dictionary.output
+    assert (tmp_path / "d3" / "qunyi.db").is_file()
 
 
-@pytest.mark.parametrize("args", READ_ONLY + WRITING, ids=" ".join)
+@pytest.mark.parametrize("args", READ_ONLY + CHANGING_WHAT_IS_THERE + WRITING, ids=" ".join)
 def test_a_file_that_is_not_a_database_is_a_clean_error(args: list[str], tmp_path: Path) -> None:
     data = tmp_path / "d"
     data.mkdir()
@@ -89,7 +106,7 @@ def test_a_file_that_is_not_a_database_is_a_clean_error(args: list[str], tmp_pat
     assert (data / "qunyi.db").read_bytes() == garbage
 
 
-@pytest.mark.parametrize("args", READ_ONLY + WRITING, ids=" ".join)
+@pytest.mark.parametrize("args", READ_ONLY + CHANGING_WHAT_IS_THERE + WRITING, ids=" ".join)
 def test_a_database_from_a_newer_qunyi_is_a_clean_error_and_stays_as_it_is(
     args: list[str], tmp_path: Path
 ) -> None:
