@@ -1,6 +1,11 @@
+import itertools
 import json
 import re
 from pathlib import Path
+
+import click
+
+from bot.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,3 +38,53 @@ def test_readme_counts_the_sample_as_it_is() -> None:
     assert int(said[1]) == len(rows)
     assert NUMBER_WORDS.index(said[2]) == len({row["chat"] for row in rows})
     assert NUMBER_WORDS.index(said[3]) == len(people)
+
+
+def _named_commands(span: str) -> tuple[list[click.Command], list[str]]:
+    """The commands a README span such as `qunyi jargon list\\|show --chat CHAT` names (alternatives
+    split at `|`), and the options it gives them. An unknown command name fails."""
+    words = span.replace("\\|", "|").split()
+    commands: list[click.Command] = [cli]
+    for word in words:
+        if not re.fullmatch(r"[a-z]+(\|[a-z]+)*", word):
+            break
+        groups = [command for command in commands if isinstance(command, click.Group)]
+        if len(groups) < len(commands):
+            choices = [
+                p.type.choices for c in commands for p in c.params[:1] if isinstance(p.type, click.Choice)
+            ]
+            assert all(set(word.split("|")) <= set(c) for c in choices), (
+                f"`qunyi {span}`: {word} not accepted"
+            )
+            break
+        with click.Context(cli) as ctx:
+            found = [group.get_command(ctx, name) for group in groups for name in word.split("|")]
+        assert None not in found, f"`qunyi {span}`: {word} is no command"
+        commands = [command for command in found if command is not None]
+    return commands, re.findall(r"--[a-z][a-z-]*", span)
+
+
+def _options(command: click.Command) -> set[str]:
+    return {name for param in command.params for name in param.opts + param.secondary_opts}
+
+
+def test_readme_commands_and_options_exist() -> None:
+    """Every `qunyi …` the README shows names real commands with the options it gives them, and every
+    other `--option` in the same table row or paragraph belongs to one of those commands."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    paragraphs = readme.split("\n\n")
+    blocks = [line for part in paragraphs for line in (part.splitlines() if part.startswith("|") else [part])]
+    checked = 0
+    for block in blocks:
+        named = [_named_commands(span) for span in re.findall(r"`qunyi ([^`]*)`", block)]
+        for commands, options in named:
+            for command, option in itertools.product(commands, options):
+                assert option in _options(command), f"`qunyi {command.name}` has no {option}"
+                checked += 1
+        mentioned = re.findall(r"`\[?(--[a-z][a-z-]*)", block)
+        known = {option for commands, _ in named for command in commands for option in _options(command)}
+        if named:
+            checked += len(mentioned)
+            unknown = set(mentioned) - known - {"--config", "--data-dir"}
+            assert not unknown, f"{sorted(unknown)} belong to none of the commands in: {block[:100]}"
+    assert checked > 40
