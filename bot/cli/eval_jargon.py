@@ -100,7 +100,8 @@ def jargon(
 ) -> None:
     """Mine jargon from a simulated group chat and score it against the gold terms.
 
-    Job settings come from `[jargon]` of the config (the flags above override cadence and history);
+    Job settings come from `[jargon]` of the config (`--history`, `--cooldown` and
+    `--min-new` override its history and cadence);
     `--data-dir` keeps the evaluation database there instead of a temporary folder."""
     base = mining_settings(open_config(config_path).current)
     try:

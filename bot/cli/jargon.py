@@ -81,7 +81,7 @@ def _actor(by: str | None) -> str:
     return by or getpass.getuser() or "admin"
 
 
-chat_option = click.option("--chat", default=None, help="Chat key platform:id (or its database id).")
+chat_option = click.option("--chat", default=None, help="Chat as platform:id, or its id alone.")
 by_option = click.option("--by", default=None, help="Who decides (default: your login name).")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 status_option = click.option(

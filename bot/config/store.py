@@ -56,7 +56,7 @@ class ConfigStore:
                 listener(old, new)
             except Exception:
                 log.exception("a config listener failed after reload")
-        log.info("config reloaded from %s", self.path)
+        log.info("config reloaded from %s", self.path or "the built-in defaults (no config file)")
         return True
 
     def reload_if_changed(self) -> bool:

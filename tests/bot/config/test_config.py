@@ -1,3 +1,4 @@
+import logging
 from pathlib import Path
 from typing import get_args
 
@@ -118,6 +119,14 @@ def test_bad_reload_keeps_old_settings(tmp_path: Path) -> None:
     assert store.reload() is True
     assert store.current.reply.probability == 0.3
     assert seen == [(0.1, 0.3)]
+
+
+def test_a_reload_without_a_config_file_says_it_read_the_defaults(caplog: pytest.LogCaptureFixture) -> None:
+    """The bot started without a config file logged "config reloaded from None" on `qunyi reload`."""
+    store = ConfigStore.load(None)
+    with caplog.at_level(logging.INFO, logger="bot.config.store"):
+        assert store.reload() is True
+    assert "config reloaded from the built-in defaults (no config file)" in caplog.messages
 
 
 def test_shipped_config_is_the_default() -> None:
