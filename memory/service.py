@@ -24,6 +24,7 @@ from memory.notes import NoteScopes
 from memory.recall import Recaller, RecallHit, RecallQuery
 from memory.recall.timeexpr import in_zone
 from memory.storage import Database
+from memory.storage.sql import json_values
 from memory.types import ChatKind, ChatMessage, MessageDeletion
 
 
@@ -246,9 +247,20 @@ class MemoryService:
 
     async def chat_key(self, chat_id: int) -> str | None:
         """The stable `platform:id` key of a chat (names its notes folder)."""
+        return (await self.chat_keys([chat_id])).get(chat_id)
+
+    async def chat_keys(self, chat_ids: Iterable[int]) -> dict[int, str]:
+        """The `platform:id` key of each chat of `chat_ids` that exists, by database id."""
+        wanted = set(chat_ids)
+        if not wanted:
+            return {}
         async with self.db.read() as session:
-            row = await session.get(Chat, chat_id)
-        return None if row is None else f"{row.platform}:{row.platform_chat_id}"
+            rows = await session.execute(
+                select(Chat.id, Chat.platform, Chat.platform_chat_id).where(
+                    Chat.id.in_(json_values(sorted(wanted)))
+                )
+            )
+        return {chat_id: f"{platform}:{platform_chat_id}" for chat_id, platform, platform_chat_id in rows}
 
     async def recent(
         self, chat_id: int, limit: int, before_id: int | None = None

@@ -10,6 +10,7 @@ import click
 
 from bot.app import App
 from bot.cli.options import async_command, find_chat, open_app, open_config, runtime_options
+from bot.cli.printing import chat_label
 from bot.history_setup import forget_policy
 from memory.forgetting import ForgetReport, forget_log, forget_pass
 from memory.history.view import topic_views
@@ -47,7 +48,7 @@ async def topics_command(
         click.echo("no topics yet")
 
 
-def _print_report(report: ForgetReport) -> None:
+def _print_report(report: ForgetReport, keys: dict[int, str]) -> None:
     verb = "would delete" if report.dry_run else "deleted"
     for plan in sorted(report.plans, key=lambda p: p.stage.number):
         if not plan.cohort:
@@ -60,7 +61,8 @@ def _print_report(report: ForgetReport) -> None:
         click.echo(f"stage {plan.stage.number}: cohort {plan.cohort}, {state}")
     for f in report.forgotten:
         click.echo(
-            f"  {verb} #{f.id} (chat {f.chat_id}) {f.theme} — stage {f.stage}, count {f.count}, {f.end} end"
+            f"  {verb} #{f.id} ({chat_label(f.chat_id, keys)}) {f.theme} — stage {f.stage}, count {f.count}, "
+            f"{f.end} end"
         )
     if not report.forgotten:
         click.echo(f"nothing {'would be ' if report.dry_run else ''}forgotten")
@@ -84,18 +86,20 @@ async def forget_command(
         if show_log:
             async with app.db.read() as session:
                 entries = await forget_log(session, chat_id, limit=200)
+            keys = await app.memory.chat_keys(e.chat_id for e in entries)
             for e in entries:
                 when = datetime.fromtimestamp(e.time, UTC).isoformat(timespec="minutes")
-                where = f"#{e.chat_history_id} (chat {e.chat_id})"
+                where = f"#{e.chat_history_id} ({chat_label(e.chat_id, keys)})"
                 click.echo(f"{when} {where} {e.theme} — stage {e.stage}, count {e.count}")
             if not entries:
                 click.echo("nothing forgotten yet")
             return
         policy, scope = forget_policy(app.settings)
         report = await forget_pass(app.db, app.clock.now(), policy, scope, chat_id, dry_run)
+        keys = await app.memory.chat_keys(f.chat_id for f in report.forgotten)
     finally:
         await app.close()
-    _print_report(report)
+    _print_report(report, keys)
 
 
 COMMANDS = [topics_command, forget_command]

@@ -20,6 +20,7 @@ from bot.cli.options import (
     run_async,
     runtime_options,
 )
+from bot.cli.printing import chat_label
 from memory.jargon import dictionary, transfer
 from memory.jargon.dictionary import Decision, EntryView, JargonError
 from memory.models.jargon import STATUSES
@@ -70,9 +71,17 @@ async def _chat_id(memory: MemoryService, key: str | None) -> int | None:
     return found[0].id
 
 
-def _line(e: EntryView) -> str:
+Listed = tuple[list[EntryView], dict[int, str]]
+"""Entries, and the `platform:id` key of each chat they belong to."""
+
+
+async def _listed(memory: MemoryService, entries: list[EntryView]) -> Listed:
+    return entries, await memory.chat_keys(e.chat_id for e in entries if e.chat_id is not None)
+
+
+def _line(e: EntryView, keys: dict[int, str]) -> str:
     flag = {True: "jargon", False: "ordinary", None: "?"}[e.is_jargon]
-    scope = "global" if e.chat_id is None else f"chat {e.chat_id}"
+    scope = "global" if e.chat_id is None else chat_label(e.chat_id, keys)
     meaning = truncate(e.meaning, 60) if e.meaning else "—"
     return f"{e.id:>6}  {e.content}  ×{e.count}  [{e.status}/{e.provenance}/{flag}] ({scope})  {meaning}"
 
@@ -124,17 +133,18 @@ def list_command(
 ) -> None:
     """List entries, most counted first."""
 
-    async def action(memory: MemoryService) -> list[EntryView]:
+    async def action(memory: MemoryService) -> Listed:
         chat_id = await _chat_id(memory, chat)
         async with memory.db.read() as session:
-            return await dictionary.list_entries(session, chat_id, statuses, min_count, limit, search=search)
+            found = await dictionary.list_entries(session, chat_id, statuses, min_count, limit, search=search)
+        return await _listed(memory, found)
 
-    entries = _run(config_path, data_dir, action, create=False)
+    entries, keys = _run(config_path, data_dir, action, create=False)
     if as_json:
         click.echo(json.dumps([e.to_json() for e in entries], ensure_ascii=False, indent=2))
         return
     for entry in entries:
-        click.echo(_line(entry))
+        click.echo(_line(entry, keys))
     if not entries:
         click.echo("no entries")
 
@@ -149,16 +159,17 @@ def show_command(
 ) -> None:
     """One entry with its per-chat counts, evidence (read from the messages now) and review trail."""
 
-    async def action(memory: MemoryService) -> dict[str, Any]:
+    async def action(memory: MemoryService) -> tuple[dict[str, Any], dict[int, str]]:
         chat_id = await _chat_id(memory, chat)
         async with memory.db.read() as session:
             entry = await dictionary.get(session, jargon_id)
             if entry is None:
                 raise JargonError(f"no jargon entry with id {jargon_id}")
             found = await dictionary.evidence(session, jargon_id, chat_id)
-            return {
+            counts = await dictionary.chat_counts(session, jargon_id)
+            data: dict[str, Any] = {
                 "entry": entry.to_json(),
-                "chat_counts": await dictionary.chat_counts(session, jargon_id),
+                "chat_counts": counts,
                 "evidence": [
                     {
                         "message_id": e.message.id,
@@ -172,17 +183,21 @@ def show_command(
                 ],
                 "reviews": await dictionary.reviews(session, jargon_id),
             }
+        return data, await memory.chat_keys([*counts, *(e.message.chat_id for e in found)])
 
-    data = _run(config_path, data_dir, action, create=False)
+    data, keys = _run(config_path, data_dir, action, create=False)
     if as_json:
         click.echo(json.dumps(data, ensure_ascii=False, indent=2))
         return
     entry = data["entry"]
     click.echo(f"{entry['content']}  ×{entry['count']}  [{entry['status']}/{entry['provenance']}]")
     click.echo(f"meaning: {entry['meaning'] or '—'}  is_jargon: {entry['is_jargon']}")
-    click.echo("counts per chat: " + ", ".join(f"{c}: {n}" for c, n in data["chat_counts"].items()))
+    click.echo(
+        "counts per chat: "
+        + ", ".join(f"{chat_label(int(c), keys)}: {n}" for c, n in data["chat_counts"].items())
+    )
     for item in data["evidence"]:
-        click.echo(f"-- message {item['message_id']} (chat {item['chat_id']})")
+        click.echo(f"-- message {item['message_id']} ({chat_label(item['chat_id'], keys)})")
         for m in item["context"]:
             mark = "»" if m["id"] == item["message_id"] else " "
             click.echo(f"{mark} {m['speaker']}: {truncate(m['text'], 120)}")
@@ -204,14 +219,16 @@ def _decide(action_name: Decision) -> click.Command:
         config_path: Path | None,
         data_dir: Path | None,
     ) -> None:
-        async def action(memory: MemoryService) -> list[EntryView]:
+        async def action(memory: MemoryService) -> Listed:
             async with memory.db.write() as session:
-                return await dictionary.decide(
+                decided = await dictionary.decide(
                     session, list(ids), action_name, _actor(by), time.time(), meaning
                 )
+            return await _listed(memory, decided)
 
-        for entry in _run(config_path, data_dir, action, create=False):
-            click.echo(_line(entry))
+        entries, keys = _run(config_path, data_dir, action, create=False)
+        for entry in entries:
+            click.echo(_line(entry, keys))
 
     command.help = f"{action_name.capitalize()} one or more entries (a batch: several ids)."
     return command
@@ -239,13 +256,15 @@ def edit_command(
     if meaning is None and content is None and is_jargon is None:
         raise click.UsageError("give --meaning, --content or --jargon/--ordinary")
 
-    async def action(memory: MemoryService) -> EntryView:
+    async def action(memory: MemoryService) -> Listed:
         async with memory.db.write() as session:
-            return await dictionary.edit(
+            edited = await dictionary.edit(
                 session, jargon_id, _actor(by), time.time(), meaning, content, is_jargon
             )
+        return await _listed(memory, [edited])
 
-    click.echo(_line(_run(config_path, data_dir, action, create=False)))
+    entries, keys = _run(config_path, data_dir, action, create=False)
+    click.echo(_line(entries[0], keys))
 
 
 @jargon_group.command("delete")

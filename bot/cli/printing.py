@@ -1,6 +1,9 @@
-"""Printing through rich without letting chat text act as markup (`[/]`) or emoji codes (`:fire:`)."""
+"""How commands print: through rich without letting chat text act as markup (`[/]`) or emoji codes
+(`:fire:`), sizes, and chats by their keys."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from rich.console import Console
 from rich.text import Text
@@ -27,3 +30,9 @@ def size_text(size: int) -> str:
     if size < 1_000_000:
         return f"{size / 1000:.1f} kB"
     return f"{size / 1_000_000:.1f} MB"
+
+
+def chat_label(chat_id: int, keys: Mapping[int, str]) -> str:
+    """How a chat is named in a command's output: its `platform:id` key from `keys`
+    (`MemoryService.chat_keys`), or `chat <id>` for one no longer there."""
+    return keys.get(chat_id, f"chat {chat_id}")

@@ -90,3 +90,21 @@ def test_a_forgetting_age_no_clock_can_count_is_a_config_error_naming_it(age: st
     year = "[forgetting]\nstage_ages_minutes = [525600.0]\nstage_shares = [0.1]\n"
     policy, _scope = forget_policy(parse_settings(year, "c.toml", env={}))
     assert policy.stages[0].min_age == timedelta(days=365)
+
+
+def test_forgetting_names_chats_by_their_keys(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    forgetting = "[forgetting]\nenabled = false\nstage_ages_minutes = [0, 0, 0, 0]\nsmall_cohort = 'round_up'"
+    config.write_text(f"{CONFIG}\n{forgetting}\n", encoding="utf-8")
+    runner = CliRunner()
+    common = ["--config", str(config), "--data-dir", str(tmp_path / "d")]
+    replayed = runner.invoke(
+        cli, ["replay", str(write_log(tmp_path / "log.jsonl")), "--no-progress", *common]
+    )
+    assert replayed.exit_code == 0, replayed.output
+    forgot = runner.invoke(cli, ["forget", *common])
+    assert forgot.exit_code == 0, forgot.output
+    assert "deleted #" in forgot.output and "(replay:g1)" in forgot.output and "(chat " not in forgot.output
+    log = runner.invoke(cli, ["forget", "--log", *common])
+    assert log.exit_code == 0, log.output
+    assert "(replay:g1)" in log.output and "(chat " not in log.output

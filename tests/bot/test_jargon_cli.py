@@ -142,3 +142,26 @@ def test_export_then_import_keeps_each_chats_own_entries_in_that_chat(tmp_path: 
     assert "an entry of chat 1's own dictionary, not of chat 2" in result.output
     entries = json.loads(_cli(data, "list", "--json", "--search", "老地方"))
     assert sorted((e["chat_id"], e["meaning"]) for e in entries) == [(1, "海底捞"), (2, "308会议室")]
+
+
+def test_text_output_names_chats_by_their_keys(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+
+    async def seed() -> int:
+        db = await Database.open(data)
+        try:
+            memory = MemoryService(db)
+            ids = await record(memory, 0, ["yyds 绝了", "真的yyds"], chat="g7")
+            chat = await memory.chat("test", "g7")
+            assert chat is not None
+            return await mine(memory, chat.id, "yyds", ids, scope="chat")
+        finally:
+            await db.close()
+
+    entry = asyncio.run(seed())
+    shown = _cli(data, "show", str(entry))
+    assert "counts per chat: test:g7: 2" in shown and "(test:g7)" in shown
+    assert "(chat " not in shown
+    assert "(test:g7)" in _cli(data, "list")
+    assert "(test:g7)" in _cli(data, "approve", str(entry), "--meaning", "永远的神", "--by", "alice")
+    assert "(test:g7)" in _cli(data, "edit", str(entry), "--meaning", "永远的神!", "--by", "alice")
