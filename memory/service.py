@@ -287,7 +287,11 @@ class MemoryService:
     async def speaker_name(self, chat_id: int, message: messages.StoredMessage) -> str:
         """The name the reply context shows `message`'s speaker under (the person_name the bot uses
         for them in the chat: cleaned and bounded, unlike a raw group card)."""
-        return (await self._recent.speakers(chat_id, [message]))[0]
+        return (await self.speaker_names(chat_id, [message]))[0]
+
+    async def speaker_names(self, chat_id: int, shown: Sequence[messages.StoredMessage]) -> list[str]:
+        """`speaker_name` of each message of `shown`, in one look-up."""
+        return await self._recent.speakers(chat_id, shown)
 
     def context_zone(self) -> tzinfo | None:
         """The time zone the memory shown to the reply model (its context, its tools' results) gives

@@ -143,6 +143,8 @@ async def what(memory: MemoryService, chat_id: int, term: str) -> Answer:
         here = (await dictionary.chat_counts(session, entry.id)).get(chat_id, 0) if shown and entry else 0
         shown = shown and entry is not None and (bool(entry.meaning) or here > 0)
         examples = await dictionary.evidence(session, entry.id, chat_id, limit=2) if shown and entry else []
+    said = zip(await memory.speaker_names(chat_id, [e.message for e in examples]), examples, strict=True)
+    quoted = [(speaker, e.message.text) for speaker, e in said]
     data: dict[str, Any] = {"term": term, "chat_id": chat_id, "found": False, "meaning": None}
     if entry is None or not shown:
         return Answer(data, [f"我还不知道「{term}」是什么意思。"])
@@ -152,7 +154,7 @@ async def what(memory: MemoryService, chat_id: int, term: str) -> Answer:
         is_jargon=entry.is_jargon,
         status=entry.status,
         count=here,
-        examples=[{"speaker": e.message.speaker, "text": e.message.text} for e in examples],
+        examples=[{"speaker": speaker, "text": text} for speaker, text in quoted],
     )
     if entry.meaning:
         lines = [f"「{entry.content}」: {entry.meaning}"]
@@ -160,5 +162,5 @@ async def what(memory: MemoryService, chat_id: int, term: str) -> Answer:
             lines[0] += "(从聊天里推测的)"
     else:
         lines = [f"「{entry.content}」在群里出现过 {here} 次，还不知道是什么意思。"]
-    lines += [f"- {e.message.speaker}: {truncate(e.message.text, MAX_ITEM_CHARS)}" for e in examples]
+    lines += [f"- {speaker}: {truncate(text, MAX_ITEM_CHARS)}" for speaker, text in quoted]
     return Answer(data, lines)
