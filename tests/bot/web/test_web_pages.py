@@ -154,7 +154,7 @@ async def test_batch_approve_and_reject(console: Console) -> None:
 
 
 async def test_json_api_lists_and_decides_with_a_bearer_token(console: Console) -> None:
-    xswl, _awsl = await _entries(console)
+    xswl, awsl_id = await _entries(console)
     headers = {"Authorization": f"Bearer {TOKEN}"}
     listed = await (
         await console.client.get("/api/jargon?min_count=2&status=candidate", headers=headers)
@@ -177,6 +177,12 @@ async def test_json_api_lists_and_decides_with_a_bearer_token(console: Console) 
     assert [r["actor"] for r in shown["reviews"]] == ["bot-admin"]
     missing = await console.client.get("/api/jargon/9999", headers=headers)
     assert missing.status == 404 and "9999" in (await missing.json())["error"]
+    partly_known = await console.client.post(
+        "/api/jargon/decide", json={"ids": [awsl_id, 9999], "action": "reject"}, headers=headers
+    )
+    assert partly_known.status == 400 and "9999" in (await partly_known.json())["error"]
+    awsl = await _entry(console, awsl_id)
+    assert awsl is not None and awsl.status == "candidate", "a batch with an unknown id decides nothing"
 
 
 async def test_hostile_chat_text_is_escaped_everywhere(console: Console) -> None:
