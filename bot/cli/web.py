@@ -18,7 +18,10 @@ from bot.web.security import check_host, new_token
 @click.command("web")
 @click.option("--host", default=None, help="Address to listen on (default: [web] host, 127.0.0.1).")
 @click.option(
-    "--port", default=None, type=click.IntRange(0, 65_535), help="Port (default: [web] port, 8765)."
+    "--port",
+    default=None,
+    type=click.IntRange(0, 65_535),
+    help="Port (default: [web] port, 8765; 0 picks a free one, printed with the link).",
 )
 @runtime_options
 @async_command
