@@ -21,6 +21,7 @@ from bot.tools import build_registry, tool_definition_tokens
 from memory.embeddings.local import DEFAULT_MODEL, LocalEmbedder
 from memory.embeddings.stored_models import StoredModel, stored_models
 from memory.storage import DatabaseMissing, DatabaseUnavailable
+from memory.storage.migrate import schema_state
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,11 +50,10 @@ async def run_checks(app: App) -> list[Check]:
     checks = [_config_check(app.config)]
     try:
         async with app.db.read() as session:
-            version = (
-                await session.execute(text("SELECT group_concat(version_num) FROM alembic_version"))
-            ).scalar()
+            revisions = (await session.execute(text("SELECT version_num FROM alembic_version"))).scalars()
+            schema = schema_state(revisions)
             await session.execute(text("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH '\"x\"'"))
-        checks.append(Check("database", "ok", f"{app.db.path} (schema {version})"))
+        checks.append(Check("database", "ok", f"{app.db.path} (schema {schema})"))
         stats = await app.memory.stats()
         checks.append(Check("memory", "info", ", ".join(f"{k} {v}" for k, v in stats.items())))
         async with app.db.read() as session:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,16 @@ def _checked_heads(connection: Connection, known: set[str]) -> set[str]:
     if unknown := sorted(current - known):
         raise NewerSchema(unknown)
     return current
+
+
+def schema_state(current: Iterable[str]) -> str:
+    """How a database at revisions `current` (its alembic_version rows: one per branch of the chain)
+    stands against this version's migrations, for people: up to date or behind, and its newest one."""
+    scripts = ScriptDirectory.from_config(alembic_config())
+    heads = set(current)
+    newest = max(heads, default="none")
+    behind = any(scripts.iterate_revisions("heads", tuple(heads)))
+    return f"{'behind, upgraded at the next start' if behind else 'up to date'}, newest {newest}"
 
 
 def upgrade(path: Path, busy_timeout_ms: int = 10_000) -> None:

@@ -152,3 +152,21 @@ def test_a_forget_that_deleted_messages_remembers_until_when(tmp_path: Path) -> 
         engine.dispose()
     rows = upgraded_rows(path, "SELECT person_id, messages_removed_until FROM person_forgotten ORDER BY 1")
     assert rows == [(1, 100.0), (2, None)], "a forget that deleted messages did so up to its time"
+
+
+def test_schema_state_says_whether_a_database_is_current(tmp_path: Path) -> None:
+    def state_after(target: str) -> str:
+        engine = create_engine(f"sqlite:///{tmp_path / target}.db")
+        with engine.begin() as connection:
+            config = migrate.alembic_config()
+            config.attributes["connection"] = connection
+            command.upgrade(config, target)
+            found = connection.exec_driver_sql("SELECT version_num FROM alembic_version")
+            revisions = [row[0] for row in found]
+        engine.dispose()
+        return migrate.schema_state(revisions)
+
+    newest = max(ScriptDirectory.from_config(migrate.alembic_config()).get_heads())
+    assert state_after("heads") == f"up to date, newest {newest}"
+    behind = state_after("0014_messages_chat_id")
+    assert behind.startswith("behind") and newest not in behind
