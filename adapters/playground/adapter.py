@@ -327,13 +327,14 @@ class PlaygroundAdapter(Adapter):
 
     async def _kind_refused(self, post: Post) -> web.Response | None:
         """A 409 when the chat is of the other kind in this run or, first posted to in this run, in
-        memory."""
+        memory; its `chat_kind` is the chat's kind."""
         kind, since = self.transcripts.kind_of(post.chat_id), "in this run"
         if kind is None and self._stored_kind is not None:
             kind, since = await self._stored_kind(post.chat_id), "in memory (posted to in an earlier run)"
         if kind is None or kind is post.chat_kind:
             return None
-        return _error(409, f"chat {post.chat_id!r} is a {kind.value} chat {since}")
+        error = f"chat {post.chat_id!r} is a {kind.value} chat {since}"
+        return web.json_response({"error": error, "chat_kind": kind.value}, status=409)
 
 
 async def _security_headers(_request: web.Request, response: web.StreamResponse) -> None:

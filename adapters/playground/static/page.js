@@ -3,6 +3,7 @@
 const PRESETS = [["g1", "group"], ["g2", "group"], ["dm", "private"]];
 const POLL_MS = 1500;
 const QUOTE_GRAPHEMES = 60;
+const DROPPED = "… older messages were dropped here (memory keeps them)";
 const graphemes = typeof Intl === "object" && Intl.Segmenter
   ? (text) => Array.from(new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(text), (s) => s.segment)
   : (text) => Array.from(text);  // code points: never half a surrogate pair, though a ZWJ sequence may split
@@ -35,7 +36,9 @@ async function api(path, body, method = "POST") {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
-  const response = await fetch(path, init);
+  const response = await fetch(path, init).catch(() => {
+    throw new Error("no answer from the bot: stopped or restarting? (the page keeps trying)");
+  });
   const data = await response.json().catch(() => ({ error: "HTTP " + response.status }));
   if (!response.ok) throw Object.assign(new Error(data.error || "HTTP " + response.status), { data });
   return data;
@@ -60,8 +63,15 @@ function element(tag, className, text) {
   return node;
 }
 
-const shown = new Map();  // message id -> text, for quotes
+const shown = new Map();  // message id -> its text as quoted
 const boxes = new Map();  // message id -> its element in the transcript
+
+// The replies shown quote message `id` as it now reads (edited, or "deleted"), as Telegram and QQ do.
+function requote(id, text) {
+  $("transcript").querySelectorAll(".quote").forEach((quote) => {
+    if (quote.dataset.of === id) quote.textContent = "↪ " + text;
+  });
+}
 
 function tool(label, title, action) {
   const button = element("button", "", label);
@@ -103,7 +113,9 @@ function markOwn() {  // edit and delete show on the messages of the member typi
 function show(message) {
   const box = element("div", message.is_bot ? "msg bot" : "msg", "");
   if (message.reply_to) {
-    box.append(element("span", "quote", "↪ " + (shown.get(message.reply_to) || message.reply_to)));
+    const quote = element("span", "quote", "↪ " + (shown.get(message.reply_to) || message.reply_to));
+    quote.dataset.of = message.reply_to;
+    box.append(quote);
   }
   box.append(element("span", "who", message.is_bot ? message.sender + " (bot)" : message.sender));
   box.append(element("span", "text", message.text));
@@ -116,12 +128,10 @@ function show(message) {
     box.dataset.sender = message.sender;
   }
   box.title = "click to reply";
-  box.addEventListener("click", () => {
-    state.replyTo = message.id;
-    $("replying-text").textContent = "replying to " + message.sender + ": " + clip(message.text);
-    $("replying").hidden = false;
-  });
+  box.addEventListener("click", () => replyTo(message));
+  if (state.replyTo === message.id) replyTo(message);  // edited while being replied to
   shown.set(message.id, clip(message.text));
+  requote(message.id, clip(message.text));
   const old = boxes.get(message.id);
   boxes.set(message.id, box);
   markOwn();
@@ -137,7 +147,14 @@ function drop(id) {
   if (box) box.remove();
   boxes.delete(id);
   shown.delete(id);
+  requote(id, "(deleted)");
   if (state.replyTo === id) cancelReply();
+}
+
+function replyTo(message) {
+  state.replyTo = message.id;
+  $("replying-text").textContent = "replying to " + message.sender + ": " + clip(message.text);
+  $("replying").hidden = false;
 }
 
 function cancelReply() { state.replyTo = null; $("replying").hidden = true; }
@@ -148,8 +165,12 @@ async function poll() {
     const page = await api("/api/chats/" + encodeURIComponent(chat) + "/messages?after=" + state.cursor);
     if (view !== state.view) return;
     if (state.run !== null && page.run !== state.run) { switchChat(chat, state.kind); return; }
+    if (page.chat_kind && page.chat_kind !== state.kind) {
+      rekind(page.chat_kind, "chat '" + chat + "' is a " + page.chat_kind + " chat in this run");
+      return;
+    }
     state.run = page.run;
-    if (page.missed) say("older messages were dropped from this transcript");
+    if (page.missed) $("transcript").append(element("p", "gap", DROPPED));  // marks the gap, in this view only
     page.messages.filter((m) => m.seq > state.cursor).forEach(show);  // two polls may overlap
     (page.deleted || []).forEach(drop);
     state.cursor = Math.max(state.cursor, page.cursor);
@@ -160,6 +181,7 @@ async function poll() {
 
 function switchChat(chat, kind) {
   Object.assign(state, { chat, kind, cursor: 0, run: null, view: state.view + 1 });
+  say("");
   cancelReply();
   shown.clear();
   boxes.clear();
@@ -168,6 +190,14 @@ function switchChat(chat, kind) {
   $("chat").value = chat + "\n" + kind;
   localStorage.setItem("qunyi-playground-chat", chat + "\n" + kind);
   poll();
+}
+
+// The chat is of the other kind (`kind`): its wrong entry leaves the list, and the chat is shown as it is.
+function rekind(kind, why) {
+  const wrong = [...$("chat").options].find((o) => o.value === state.chat + "\n" + state.kind);
+  if (wrong) wrong.remove();
+  switchChat(state.chat, kind);
+  say(why);
 }
 
 async function send(event) {
@@ -179,12 +209,13 @@ async function send(event) {
   $("text").value = "";
   cancelReply();
   say("");
-  const chat = state.chat;
+  const { chat, view } = state;
   const waiting = setInterval(poll, 500);  // the member's message shows before the bot has answered
   try {
     await api("/api/messages", body);
   } catch (error) {
-    say(error.message);
+    const kind = error.data && error.data.chat_kind;  // a 409: the chat is of that kind
+    if (kind && view === state.view) rekind(kind, error.message); else say(error.message);
     const delivered = error.data && error.data.message;  // a 500 after it joined the transcript: never twice
     if (!delivered && chat === state.chat && !$("text").value) $("text").value = text;
   } finally {
@@ -199,8 +230,10 @@ async function start() {
   if (!state.token) say("no access token: open the address the bot logged at start (…/#token=…)");
   PRESETS.forEach(([chat, kind]) => addOption(chat, kind));
   $("user").value = localStorage.getItem("qunyi-playground-user") || $("user").value;
-  $("user").addEventListener("change", () => localStorage.setItem("qunyi-playground-user", $("user").value));
-  $("user").addEventListener("input", markOwn);
+  $("user").addEventListener("input", () => {  // saved as typed: a reload keeps it
+    localStorage.setItem("qunyi-playground-user", $("user").value);
+    markOwn();
+  });
   $("chat").addEventListener("change", () => switchChat(...$("chat").value.split("\n")));
   $("new-chat").addEventListener("submit", (event) => {
     event.preventDefault();
@@ -217,7 +250,7 @@ async function start() {
   try {
     const info = await api("/api/chats");
     info.chats.forEach((c) => addOption(c.chat_id, c.chat_kind));
-    $("text").placeholder = "Message (@" + info.bot.name + " addresses the bot; Enter sends)";
+    $("text").placeholder = "Message (@" + info.bot.name + " addresses the bot; Enter sends, Shift+Enter: new line)";
   } catch (error) {
     say(error.message);
   }

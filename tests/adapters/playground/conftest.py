@@ -99,10 +99,13 @@ class Bot:
 
 
 @asynccontextmanager
-async def running_bot(data_dir: Path, **sections: Any) -> AsyncIterator[Bot]:
+async def running_bot(
+    data_dir: Path, *, playground: PlaygroundConfig | None = None, **sections: Any
+) -> AsyncIterator[Bot]:
     """The bot on `data_dir` with the settings `sections` (as `Settings` takes them), its playground
-    started on a free loopback port (token TOKEN) with the handler `qunyi run` gives it; closed after."""
-    playground_only = AdaptersSettings(enabled=["playground"], playground=make_config())
+    started with the handler `qunyi run` gives it (by default `make_config()`: a free loopback port,
+    the token TOKEN); closed after."""
+    playground_only = AdaptersSettings(enabled=["playground"], playground=playground or make_config())
     settings = Settings(adapters=playground_only, **sections)
     app = await build_app(ConfigStore(settings, None), data_dir, ManualClock(T0))
     [adapter] = build_adapters(app)

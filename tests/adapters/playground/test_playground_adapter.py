@@ -160,6 +160,7 @@ async def test_a_bad_post_gets_a_json_error_and_changes_nothing(
         "POST", "/api/messages", data=body, headers={"Content-Type": "application/json"}
     )
     assert got == status and error in answer["error"], answer
+    assert answer.get("chat_kind") == ("group" if status == 409 else None), "a 409 names the chat's kind"
     assert len(inbox.events) == 1 and await playground.transcript("g1") == before
     assert (await playground.post(**GOOD))[0] == 200, "the playground goes on"
     assert len(inbox.events) == 2

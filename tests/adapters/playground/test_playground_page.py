@@ -5,9 +5,11 @@ Playwright's expectations (or the response the page waits for), never a sleep.""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import pytest_asyncio
@@ -15,7 +17,7 @@ from playwright.async_api import Browser, Locator, Page, Route, expect
 
 from adapters.playground.event import sender_id
 from bot.llm import LLMSettings
-from tests.adapters.playground.conftest import TOKEN, Bot, running_bot
+from tests.adapters.playground.conftest import TOKEN, Bot, make_config, running_bot
 from tests.fakes.openai_server import Answer, FakeOpenAI
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -31,10 +33,14 @@ async def model() -> AsyncIterator[FakeOpenAI]:
         yield server
 
 
+def answering(model: FakeOpenAI) -> LLMSettings:
+    """The bot's reply model: the fake server."""
+    return LLMSettings(enabled=True, base_url=model.base_url, model="fake-chat", max_retries=0)
+
+
 @pytest_asyncio.fixture(loop_scope="module")
 async def bot(tmp_path: Path, model: FakeOpenAI) -> AsyncIterator[Bot]:
-    llm = LLMSettings(enabled=True, base_url=model.base_url, model="fake-chat", max_retries=0)
-    async with running_bot(tmp_path / "data", llm=llm) as running:
+    async with running_bot(tmp_path / "data", llm=answering(model)) as running:
         yield running
 
 
@@ -77,15 +83,23 @@ async def be(page: Page, user: str) -> None:
     await page.fill("#user", user)
 
 
-async def send(page: Page, text: str) -> tuple[int, Any]:
-    """Type `text` and press Enter; the status and body of the post once the bot has handled it."""
-    await page.fill("#text", text)
+async def send(page: Page, text: str | None = None) -> tuple[int, Any]:
+    """Type `text` (None: what the box holds) and press Enter; the status and body of the post once
+    the bot has handled it."""
+    if text is not None:
+        await page.fill("#text", text)
     async with page.expect_response(
         lambda r: r.url.endswith("/api/messages") and r.request.method == "POST"
     ) as answered:
         await page.press("#text", "Enter")
     response = await answered.value
     return response.status, await response.json()
+
+
+async def add_chat(page: Page, chat: str, kind: str = "group") -> None:
+    await page.fill("#new-chat-id", chat)
+    await page.select_option("#new-chat-kind", kind)
+    await page.click("#new-chat button")
 
 
 async def change(page: Page, text: str, tool: str, answer: str | None = None) -> int:
@@ -302,3 +316,143 @@ async def test_a_chat_no_address_could_read_is_refused_by_the_page_and_the_api(p
         status, body = await bot.playground.post(chat_id=dots, user="alice", text="点点群")
         assert status == 400 and "must not be '.' or '..'" in body["error"], body
     assert await bot.stored("..") == [] and await bot.stored(".") == []
+
+
+async def test_a_chat_added_as_the_other_kind_is_shown_as_the_kind_it_is(page: Page, bot: Bot) -> None:
+    assert (await bot.playground.post(chat_id="g1", user="bob", text="一群是群聊"))[0] == 200
+    await open_page(page, bot)
+    await expect(texts(page)).to_have_text(["一群是群聊"])
+    await add_chat(page, "g1", "private")
+    await expect(page.locator("#status")).to_have_text("chat 'g1' is a group chat in this run")
+    await expect(page.locator("#chat")).to_have_value("g1\ngroup")
+    await expect(page.locator("#chat option")).to_have_text(["g1 · group", "g2 · group", "dm · private"])
+    await expect(texts(page)).to_have_text(["一群是群聊"])
+    await page.reload()
+    await expect(page.locator("#chat")).to_have_value("g1\ngroup")
+
+
+async def test_a_post_refused_for_the_kind_memory_holds_leaves_the_page_on_the_chat_as_it_is(
+    page: Page, tmp_path: Path
+) -> None:
+    async with running_bot(tmp_path / "data") as earlier:
+        assert (await earlier.playground.post(chat_id="老群", user="bob", text="上次说的"))[0] == 200
+    async with running_bot(tmp_path / "data") as bot:
+        await open_page(page, bot)
+        await add_chat(page, "老群", "private")
+        await expect(page.locator("#chat")).to_have_value("老群\nprivate")
+        status, body = await send(page, "这句该发到群里")
+        assert status == 409 and body["chat_kind"] == "group", body
+        await expect(page.locator("#status")).to_have_text(body["error"])
+        await expect(page.locator("#chat")).to_have_value("老群\ngroup")
+        await expect(page.locator("#chat option", has_text="老群")).to_have_text(["老群 · group"])
+        await expect(page.locator("#text")).to_have_value("这句该发到群里")
+        assert (await send(page))[0] == 200
+        await expect(texts(page)).to_have_text(["这句该发到群里"])
+        assert [m.text for m in await bot.stored("老群")] == ["上次说的", "这句该发到群里"]
+        await page.reload()
+        await expect(page.locator("#chat")).to_have_value("老群\ngroup")
+
+
+async def test_the_note_of_dropped_messages_belongs_to_the_chat_it_was_shown_for(
+    page: Page, tmp_path: Path
+) -> None:
+    async with running_bot(tmp_path / "data", playground=make_config(keep_messages=2)) as bot:
+        for said in ("第一句", "第二句", "第三句"):
+            assert (await bot.playground.post(chat_id="g1", user="bob", text=said))[0] == 200
+        await open_page(page, bot)
+        dropped = page.get_by_text("older messages were dropped")
+        await expect(texts(page)).to_have_text(["第二句", "第三句"])
+        await expect(dropped).to_be_visible()
+        await pick_chat(page, "g2 · group")
+        await expect(texts(page)).to_have_count(0)
+        await expect(dropped).to_have_count(0)
+        await expect(page.locator("#status")).to_have_text("")
+
+
+async def test_the_user_name_is_kept_by_a_reload_right_after_typing_it(page: Page, bot: Bot) -> None:
+    await open_page(page, bot)
+    await be(page, "小明")
+    await page.reload()
+    await expect(page.locator("#user")).to_have_value("小明")
+
+
+async def test_a_reply_quotes_the_message_as_it_now_reads(page: Page, bot: Bot) -> None:
+    await open_page(page, bot)
+    assert (await send(page, "周六下午三点去爬山"))[0] == 200
+    await message(page, "周六下午三点去爬山").locator(".text").click()
+    await be(page, "bob")
+    assert (await send(page, "好，我带水"))[0] == 200
+    quote = message(page, "好，我带水").locator(".quote")
+    await expect(quote).to_have_text("↪ 周六下午三点去爬山")
+    await be(page, "alice")
+    assert await change(page, "周六下午三点去爬山", "edit", "周日上午十点去爬山") == 200
+    await expect(quote).to_have_text("↪ 周日上午十点去爬山")
+    await message(page, "周日上午十点去爬山").locator(".text").click()
+    assert await change(page, "周日上午十点去爬山", "edit", "周日上午十一点去爬山") == 200
+    await expect(page.locator("#replying-text")).to_have_text("replying to alice: 周日上午十一点去爬山")
+    assert await change(page, "周日上午十一点去爬山", "delete") == 200
+    await expect(quote).to_have_text("↪ (deleted)")
+    await expect(page.locator("#replying")).to_be_hidden()
+    await page.reload()
+    await expect(quote).to_have_text("↪ (deleted)")
+
+
+async def test_after_the_bot_restarts_the_page_starts_again_with_no_stale_error(
+    page: Page, tmp_path: Path
+) -> None:
+    async with running_bot(tmp_path / "data") as first:
+        port = urlsplit(first.playground.base).port
+        await open_page(page, first)
+        assert (await send(page, "重启前的话"))[0] == 200
+        await message(page, "重启前的话").locator(".text").click()
+        await expect(page.locator("#replying")).to_be_visible()
+    await expect(page.locator("#status")).to_contain_text("no answer from the bot")
+    async with running_bot(tmp_path / "data", playground=make_config(port=port)) as again:
+        await expect(page.locator("#status")).to_have_text("")
+        await expect(texts(page)).to_have_count(0)
+        await expect(page.locator("#replying")).to_be_hidden()
+        assert (await send(page, "重启后的话"))[0] == 200
+        await expect(texts(page)).to_have_text(["重启后的话"])
+        assert [m.text for m in await again.stored("g1")] == ["重启前的话", "重启后的话"]
+
+
+async def test_shift_enter_starts_a_new_line_and_enter_sends(page: Page, bot: Bot) -> None:
+    await open_page(page, bot)
+    hint = re.compile(r"Shift\+Enter: new line")
+    await expect(page.locator("#text")).to_have_attribute("placeholder", hint)
+    await page.fill("#text", "第一行")
+    await page.press("#text", "Shift+Enter")
+    await page.locator("#text").press_sequentially("第二行")
+    await expect(page.locator("#text")).to_have_value("第一行\n第二行")
+    status, body = await send(page)
+    assert status == 200 and body["message"]["text"] == "第一行\n第二行", body
+    await expect(texts(page).first).to_have_js_property("textContent", "第一行\n第二行")
+
+
+async def test_long_unbroken_text_and_names_wrap_on_a_narrow_screen(page: Page, bot: Bot) -> None:
+    await page.set_viewport_size({"width": 360, "height": 640})
+    await open_page(page, bot)
+    await be(page, "W" * 32)
+    link = "https://example.com/" + "a" * 150
+    assert (await send(page, link))[0] == 200
+    await message(page, link).locator(".text").click()
+    assert (await send(page, "收到，这个链接好长"))[0] == 200
+    await message(page, link).locator(".text").click()
+    await expect(message(page, "收到，这个链接好长").locator(".quote")).to_be_visible()
+    await expect(page.locator("#replying")).to_be_visible()
+    width = "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    assert await page.evaluate(width) == 0, "nothing sticks out sideways"
+
+
+async def test_an_emoji_name_over_the_limit_is_refused_not_cut(page: Page, bot: Bot) -> None:
+    await open_page(page, bot)
+    await be(page, "🐱" * 33)
+    status, body = await send(page, "猫猫来了")
+    assert status == 400 and "user is 33 characters" in body["error"], body
+    await be(page, "🐱猫")
+    assert (await send(page))[0] == 200
+    await expect(message(page, "猫猫来了").locator(".who")).to_have_text("🐱猫")
+    await expect(message(page, "猫猫来了").get_by_title("edit")).to_be_visible()
+    await be(page, "bob")
+    assert (await send(page, "@🐱猫 一起玩吗"))[0] == 200
+    assert {m.text: m.mentions for m in await bot.stored("g1")}["@🐱猫 一起玩吗"] == (sender_id("🐱猫"),)

@@ -66,6 +66,7 @@ async def test_a_chats_kind_holds_across_runs_on_one_data_directory(tmp_path: Pa
         for chat, kind, known in (("g1", "private", "group"), ("dm", "group", "private")):
             status, body = await post(chat_id=chat, chat_kind=kind, user="carol", text="换个身份")
             assert status == 409 and f"is a {known} chat in memory" in body["error"], body
+            assert body["chat_kind"] == known, "the page goes to the chat as it is"
             assert await bot.playground.transcript(chat) == []
         assert [m.text for m in await bot.stored("g1")] == ["第一次"], "a refused post is not recorded"
         assert [m.text for m in await bot.stored("dm")] == ["私聊"]
