@@ -15,7 +15,7 @@ MAX_TEXT_CHARS = 1_000_000
 EARLIEST_TIME = datetime(1970, 1, 1, tzinfo=UTC)
 LATEST_TIME = datetime(9000, 1, 1, tzinfo=UTC)
 ID_FIELDS = ("platform", "chat_id", "message_id", "sender_id")
-# Names lose zero-width and bidirectional controls (`drop_invisible`); one held nothing else is unknown (""),
+# Names lose what shows nothing (`drop_invisible`); one that held nothing else is unknown (""),
 # like a name the platform left out.
 NAME_FIELDS = ("sender_name", "sender_card", "chat_name")
 

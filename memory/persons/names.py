@@ -44,8 +44,8 @@ def _is_decoration(grapheme: str) -> bool:
 
 
 def clean_name(raw: str) -> str:
-    """A display name: NFKC, control, zero-width and bidirectional control characters dropped (a
-    zero-width joiner only inside an emoji, `drop_invisible`), whitespace collapsed, and emoji, symbols
+    """A display name: NFKC, control characters and those that show nothing dropped (a zero-width
+    joiner only inside an emoji, `drop_invisible`), whitespace collapsed, and emoji, symbols
     and punctuation trimmed from both ends. Empty when nothing name-like (a letter or digit) is left."""
     text = drop_invisible(unicodedata.normalize("NFKC", raw or ""))
     text = "".join(ch for ch in text if unicodedata.category(ch) not in ("Cc", "Cf", "Cs") or ch == "\u200d")

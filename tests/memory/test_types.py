@@ -67,3 +67,16 @@ def test_names_lose_zero_width_and_bidi_controls_but_the_text_is_kept_as_sent() 
     empty = make_message(2, sender_card="\u200b\u200e", sender_name="\ufeff", chat_name="\u061c\u180e")
     assert (empty.sender_card, empty.sender_name, empty.chat_name) == ("", "", "")
     assert empty.display_name == "u1", "a name of nothing but such characters is no name"
+
+
+def test_names_lose_every_character_that_shows_nothing_but_emoji_and_variants_stay_whole() -> None:
+    """Only zero-width and bidi controls were dropped: a soft hyphen, a Hangul filler (the usual
+    "blank name"), a tag or a combining grapheme joiner still made a name look like another or like
+    none. A variation selector after what it varies and an emoji flag's tags stay."""
+    for hidden in ("\u00ad", "\u3164", "\uffa0", "\u115f", "\u034f", "\u206a", "\U000e0041", "\u17b4"):
+        message = make_message(1, sender_card=f"小{hidden}红", sender_name=hidden, chat_name=f"{hidden}群")
+        assert (message.sender_card, message.sender_name, message.chat_name) == ("小红", "", "群"), hidden
+    england = "\U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f"
+    kept = f"葛\U000e0100 ❤\ufe0f 1\ufe0f\u20e3 {england}"
+    assert make_message(2, sender_card=kept).sender_card == kept
+    assert make_message(3, sender_card="\ufe0f\u00ad").sender_card == "", "a selector varying nothing"

@@ -186,3 +186,19 @@ async def test_invisible_characters_in_names_do_not_reach_people_or_the_reply_co
     context = (await memory.context_for_reply(real.chat_id, None, "hi")).text
     assert "叫我阿\u200d明" in context, "message text stays as it was sent"
     assert context.count("\u200d") == 1 and not any(ch in context for ch in "\u200b\u200e\u202e")
+
+
+async def test_a_blank_looking_name_neither_replaces_a_card_nor_becomes_a_persons_name(
+    chat, people: PersonMemory
+) -> None:
+    """A card of soft hyphens or a Hangul-filler nickname (U+3164, the usual "invisible name") showed
+    as nothing yet replaced the member's real card or became their name."""
+    g1 = chat()
+    await g1.say("u3", "早", card="浩子")
+    blanked = await g1.say("u3", "hi", card="\u00ad\u3164")
+    filler = await g1.say("u5", "hi", nickname="\u3164")
+    records = {r.person_id: r for r in await people.records(blanked.chat_id)}
+    assert (records[blanked.person_id].name, records[blanked.person_id].card) == ("浩子", "浩子")
+    shown = records[filler.person_id]
+    assert shown.name.strip() and not any(ch in shown.name for ch in "\u3164\u1160"), shown.name
+    assert shown.nickname == ""
