@@ -3,8 +3,8 @@
 A post is `{"chat_id", "chat_kind", "user", "text", "reply_to"}` (`chat_kind` "group" by default,
 `reply_to` optional). The sender id is derived from the user name, so the same name is the same member
 in every chat and in every run. A name longer than the limit is refused (cut, two names sharing their
-start would become one member); text and name lose control characters as every message does; ids
-holding them are refused.
+start would become one member), as is one holding a character that shows nothing (names lose them);
+text and name lose control characters as every message does; ids holding them are refused.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 from adapters.base import mention_spans
 from adapters.neutral import mention_targets, reply_prefix
 from memory import untrusted_json
-from memory.text import truncate
+from memory.text import drop_invisible, truncate
 from memory.types import ChatKind, ChatMessage, Segment, SegmentKind, clean_text
 
 PLATFORM = "playground"
@@ -105,10 +105,17 @@ def message_text(data: dict[str, Any]) -> str:
 
 def user_name(data: dict[str, Any], *, max_name_chars: int) -> str:
     """The `user` field: a name without control characters, blanks around it or a second encoding
-    (NFC); raises BadPost when it is missing, blank or over `max_name_chars` characters."""
+    (NFC); raises BadPost when it is missing, blank, over `max_name_chars` characters or holds a
+    character that shows nothing (memory drops those from names, `drop_invisible`: the member would be
+    shown under another name than the one typed, and look like the member of that name)."""
     user = unicodedata.normalize("NFC", clean_text(_text_field(data, "user")).strip())
     if not user:
         raise BadPost("user must not be blank")
+    if drop_invisible(user) != user:
+        raise BadPost(
+            "user must not hold characters that show nothing (a zero-width space or joiner, a "
+            "bidirectional mark...): names lose them, so the name would be shown as another member's"
+        )
     if len(user) > max_name_chars:
         raise BadPost(
             f"user is {len(user)} characters, over the limit of {max_name_chars} "

@@ -261,6 +261,23 @@ async def test_a_name_typed_with_blanks_around_it_or_decomposed_still_owns_its_m
     await expect(texts(page)).to_have_text(["名字两边的空格不算"])
 
 
+async def test_a_name_memory_would_show_otherwise_is_refused_and_the_text_stays_to_post_again(
+    page: Page, bot: Bot
+) -> None:
+    """A name holding a character that shows nothing (a Persian ZWNJ, a zero-width space) was taken,
+    but memory drops such characters from names, so the page showed the messages under another name
+    than the one typed: its own messages had no edit or delete tools, and 小红 and 小<ZWSP>红, two
+    members, looked like one. Such a name is refused, saying why, and the text is not lost."""
+    await open_page(page, bot)
+    for name in ("\u0645\u062d\u0645\u062f\u200c\u0631\u0636\u0627", "小\u200b红"):
+        await be(page, name)
+        status, body = await send(page, "名字里有看不见的字")
+        assert status == 400 and "user must not hold characters that show nothing" in body["error"], body
+        await expect(page.locator("#text")).to_have_value("名字里有看不见的字")
+    await expect(texts(page)).to_have_count(0)
+    assert await bot.stored("g1") == []
+
+
 async def test_a_post_the_bot_failed_to_handle_stays_shown_and_is_not_offered_again(
     page: Page, bot: Bot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
