@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from memory.context.render import stamped
+from memory.context.render import neutralize, stamped
 from memory.ports import LLMPort, LLMUnavailable
 from memory.recall.query import RecallHit
 from memory.text import truncate
@@ -30,8 +30,10 @@ class RerankAnswer(BaseModel):
 
 def _messages(question: str, hits: Sequence[RecallHit]) -> list[dict[str, str]]:
     items = "\n".join(
-        f"{i}. {stamped(f'{hit.time:%Y-%m-%d}', hit.is_bot)} {hit.speaker}: "
-        f"{truncate(hit.matched_text, ITEM_CHARS)}"
+        neutralize(
+            f"{i}. {stamped(f'{hit.time:%Y-%m-%d}', hit.is_bot)} {hit.speaker}: "
+            f"{truncate(hit.matched_text, ITEM_CHARS)}"
+        )
         for i, hit in enumerate(hits, start=1)
     )
     return [
