@@ -9,6 +9,7 @@ import gc
 import logging
 import os
 import signal
+import sys
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -142,6 +143,11 @@ async def _serve(app: App, config: ConfigStore, adapters: list[Adapter]) -> None
             if isinstance(adapter, ConsoleAdapter):
                 waits.append(asyncio.create_task(adapter.finished.wait()))
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        if not stop.is_set() and not sys.stdin.isatty():
+            logging.getLogger(__name__).warning(
+                "the console adapter's input ended (no terminal, as under a service manager): the bot "
+                "stops; a bot serving a platform leaves console out of [adapters] enabled"
+            )
     finally:
         for task in waits:
             task.cancel()

@@ -306,3 +306,11 @@ def test_what_the_bot_loads_before_it_starts_is_kept_out_of_full_collections() -
         assert gc.get_freeze_count() > 100_000
     finally:
         gc.unfreeze()
+
+
+def test_a_console_bot_without_a_terminal_says_why_it_stops(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[logging]\nlevel = "WARNING"\n', encoding="utf-8")
+    done = _run_once(tmp_path / "data", config)
+    assert done.returncode == 0, done.stderr
+    assert "input ended" in done.stderr and "[adapters] enabled" in done.stderr
