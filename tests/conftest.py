@@ -3,6 +3,7 @@ fake OpenAI-compatible server on loopback, and `database_locked`, another proces
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
@@ -10,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from memory.clock import ManualClock
 from memory.service import MemoryService
@@ -18,6 +20,18 @@ from memory.types import ChatMessage
 from tests.fakes.openai_server import FakeOpenAI
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+# Property tests run the same examples every time, untimed, and write no example database into the
+# tree. QUNYI_HYPOTHESIS_EXAMPLES raises the number of examples for a longer hunt.
+settings.register_profile(
+    "qunyi",
+    derandomize=True,
+    deadline=None,
+    database=None,
+    print_blob=True,
+    max_examples=int(os.environ.get("QUNYI_HYPOTHESIS_EXAMPLES", "100")),
+)
+settings.load_profile("qunyi")
 
 
 def make_message(
