@@ -52,3 +52,18 @@ def test_deep_export_file_jargon_import_and_model_answer_are_clear_errors(tmp_pa
     # array does, and nothing escapes as a RecursionError.
     answer = "here you go: " + "[" * 3000 + "1" + "]" * 3000
     assert isinstance(extract_json(answer), list)
+
+
+LONG_NUMBER = "1" * 5000  # past the 4300 digits int() reads by default
+
+
+def test_an_integer_too_long_to_read_is_a_decode_error_not_a_crash() -> None:
+    """json.loads raised a plain ValueError: the OneBot frame, the playground post, the QQ dump, the
+    jargon import and the model answer all handle only JSONDecodeError."""
+    with pytest.raises(json.JSONDecodeError, match="more than 4300 digits"):
+        untrusted_json.loads(LONG_NUMBER)
+    with pytest.raises(json.JSONDecodeError, match="more than 4300 digits"):
+        untrusted_json.raw_decode(json.JSONDecoder(), f'x {{"n": {LONG_NUMBER}}}', 2)
+    assert extract_json(f'{{"n": {LONG_NUMBER}}} and then {{"ok": true}}') == {"ok": True}
+    with pytest.raises(JargonError, match="invalid JSON"):
+        transfer.parse(f"[{LONG_NUMBER}]", "json")
