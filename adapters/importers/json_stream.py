@@ -24,7 +24,7 @@ from typing import Any, BinaryIO
 import ijson
 
 from adapters.importers.base import ImportFileError, ImportIssue, MessageIterator
-from memory.untrusted_json import TOO_DEEP
+from memory.untrusted_json import TOO_DEEP, too_long_number
 
 MAX_DEPTH = 256
 """Deeper nesting is refused, as json.loads refuses it; no export comes near it."""
@@ -213,7 +213,19 @@ def _outline(path: Path, arrays: frozenset[str], keep: frozenset[str], mode: _Mo
             raise _Undecodable from None
         except OSError as exc:
             raise ImportFileError(f"{path}: cannot read: {exc}") from exc
+        except ImportFileError:
+            raise
+        except (ValueError, SystemError) as exc:
+            if not _number_too_long(exc):
+                raise
+            raise ImportFileError(f"{path}: not valid JSON: {too_long_number()}") from None
     return Outline(path, root, mode, stamp)
+
+
+def _number_too_long(exc: Exception) -> bool:
+    """Whether the parser failed on an integer of more digits than int() reads: the C backend raises
+    int()'s ValueError, or, when that happens in the first buffer it reads, a SystemError caused by it."""
+    return isinstance(exc, ValueError) or isinstance(exc.__cause__, ValueError)
 
 
 def _broken(path: Path, error: str, near: str, handle: BinaryIO, read: int) -> str:
