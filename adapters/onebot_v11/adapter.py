@@ -380,7 +380,11 @@ class OneBotAdapter(Adapter):
         names = self._names_for(_chat_key(event.chat_kind, event.chat_id))
         if self_id is not None and conn.nickname:
             names.setdefault(self_id, conn.nickname)
-        message = to_chat_message(event, self_id=self_id, reply=reply, names=names)
+        try:
+            message = to_chat_message(event, self_id=self_id, reply=reply, names=names)
+        except InvalidMessage as exc:  # what only the neutral message checks: a time before 1970
+            log.warning("OneBot message event skipped: %s", exc)
+            return
         self._remember(message)
         if self_id is not None:
             self._chat_owner.remember(_chat_key(message.chat_kind, message.chat_id), self_id)

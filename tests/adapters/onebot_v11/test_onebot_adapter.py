@@ -127,6 +127,21 @@ async def test_frames_that_cannot_be_handled_are_skipped_and_the_connection_stay
     assert not peer.ws.closed
 
 
+async def test_a_message_the_neutral_form_refuses_is_skipped_with_a_warning_not_a_traceback(
+    reverse: Reverse, connect_peer: ConnectPeer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A time before 1970 passed MessageEvent.from_dict; ChatMessage refused it with an InvalidMessage
+    the adapter did not catch, logged as a failure with its traceback."""
+    _, inbox, _ = reverse
+    peer = await connect_peer()
+    await peer.send(fixture("group_message_array.json") | {"time": -1, "message_id": 1})
+    await peer.send(fixture("group_message_array.json"))
+    assert (await inbox.get()).message_id == "-2147400001"
+    skipped = [r for r in caplog.records if "OneBot message event skipped" in r.getMessage()]
+    assert len(skipped) == 1 and "out of range" in skipped[0].getMessage()
+    assert not [r for r in caplog.records if r.exc_info]
+
+
 async def test_mentioned_bot_answers_with_send_group_msg(reverse: Reverse, connect_peer: ConnectPeer) -> None:
     adapter, inbox, _ = reverse
     peer = await connect_peer()
