@@ -52,12 +52,17 @@ def clean_name(raw: str) -> str:
     text = _SPACES.sub(" ", text).strip()
     graphemes = _GRAPHEME.findall(text)
     start, end = 0, len(graphemes)
-    while end - start > 2 and _PAIRS.get(graphemes[start]) == graphemes[end - 1]:
-        start, end = start + 1, end - 1  # a name wrapped whole in brackets: 【阿红】
-    while start < end and _is_decoration(graphemes[start]) and not _closed_inside(graphemes, start, end):
-        start += 1
-    while end > start and _is_decoration(graphemes[end - 1]) and not _opened_inside(graphemes, start, end):
-        end -= 1
+    trimmed = None
+    while trimmed != (start, end):  # until nothing is left to trim: "[阿红]:" loses ":", then "[]"
+        trimmed = start, end
+        while end - start > 2 and _PAIRS.get(graphemes[start]) == graphemes[end - 1]:
+            start, end = start + 1, end - 1  # a name wrapped whole in brackets: 【阿红】
+        while start < end and _is_decoration(graphemes[start]) and not _closed_inside(graphemes, start, end):
+            start += 1
+        while (
+            end > start and _is_decoration(graphemes[end - 1]) and not _opened_inside(graphemes, start, end)
+        ):
+            end -= 1
     return "".join(graphemes[start:end]).strip()
 
 
