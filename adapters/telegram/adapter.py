@@ -20,7 +20,7 @@ from adapters.extras import require
 from adapters.telegram.config import TelegramConfig
 from adapters.telegram.convert import PLATFORM, message_to_chat
 from memory import untrusted_json
-from memory.types import ChatKind, ChatMessage, ChatMoved
+from memory.types import ChatKind, ChatMessage, ChatMoved, InvalidMessage
 
 if TYPE_CHECKING:
     from aiogram import Bot, Dispatcher
@@ -190,7 +190,11 @@ class TelegramAdapter(Adapter):
         if self._stopping and self._polling is not None:  # wait to be cancelled: it stays unconfirmed
             await asyncio.get_running_loop().create_future()
         await self._upgraded(message)
-        converted = message_to_chat(message, bot_id=self._bot_id, bot_username=self._bot_username)
+        try:
+            converted = message_to_chat(message, bot_id=self._bot_id, bot_username=self._bot_username)
+        except InvalidMessage as exc:  # a date before 1970
+            log.warning("Telegram message %s in %s skipped: %s", message.message_id, message.chat.id, exc)
+            return
         if converted is None:
             log.debug("Telegram service message %s in %s ignored", message.message_id, message.chat.id)
             return

@@ -149,6 +149,25 @@ async def test_feed_update_without_polling(api: tuple[FakeBotAPI, str]) -> None:
         await adapter.stop()
 
 
+async def test_a_message_the_neutral_form_refuses_is_skipped_with_a_warning(
+    api: tuple[FakeBotAPI, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A date before 1970 passed aiogram's validation; ChatMessage refused it with an InvalidMessage
+    the adapter did not catch, so the update failed with a traceback."""
+    fake, base = api
+    fake.updates = []
+    inbox: asyncio.Queue[ChatMessage] = asyncio.Queue()
+    adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0))
+    await adapter.start(inbox.put)
+    try:
+        await adapter.feed_update(UPDATES[0] | {"message": UPDATES[0]["message"] | {"date": -1}})
+        await adapter.feed_update(UPDATES[3])
+        assert inbox.get_nowait().message_id == "43" and inbox.empty()
+    finally:
+        await adapter.stop()
+    assert any("skipped" in r.getMessage() and "out of range" in r.getMessage() for r in caplog.records)
+
+
 async def test_an_edited_message_is_polled_and_delivered_marked_edited_with_its_first_date(
     api: tuple[FakeBotAPI, str],
 ) -> None:
