@@ -135,18 +135,24 @@ async def test_polls_updates_and_replies(api: tuple[FakeBotAPI, str]) -> None:
     assert fake.calls[0][0] == "getMe"
 
 
-async def test_feed_update_without_polling(api: tuple[FakeBotAPI, str]) -> None:
-    fake, base = api
-    fake.updates = []
+async def fed(base: str, *updates: dict[str, Any]) -> list[ChatMessage]:
+    """The messages a started adapter hands on for `updates` fed to it without polling."""
     inbox: asyncio.Queue[ChatMessage] = asyncio.Queue()
     adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0))
     await adapter.start(inbox.put)
     try:
-        await adapter.feed_update(UPDATES[3])
-        msg = inbox.get_nowait()
-        assert msg.message_id == "43" and msg.to_bot
+        for update in updates:
+            await adapter.feed_update(update)
     finally:
         await adapter.stop()
+    return [inbox.get_nowait() for _ in range(inbox.qsize())]
+
+
+async def test_feed_update_without_polling(api: tuple[FakeBotAPI, str]) -> None:
+    fake, base = api
+    fake.updates = []
+    (msg,) = await fed(base, UPDATES[3])
+    assert msg.message_id == "43" and msg.to_bot
 
 
 async def test_a_message_the_neutral_form_refuses_is_skipped_with_a_warning(
@@ -156,15 +162,8 @@ async def test_a_message_the_neutral_form_refuses_is_skipped_with_a_warning(
     the adapter did not catch, so the update failed with a traceback."""
     fake, base = api
     fake.updates = []
-    inbox: asyncio.Queue[ChatMessage] = asyncio.Queue()
-    adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0))
-    await adapter.start(inbox.put)
-    try:
-        await adapter.feed_update(UPDATES[0] | {"message": UPDATES[0]["message"] | {"date": -1}})
-        await adapter.feed_update(UPDATES[3])
-        assert inbox.get_nowait().message_id == "43" and inbox.empty()
-    finally:
-        await adapter.stop()
+    dated_1969 = UPDATES[0] | {"message": UPDATES[0]["message"] | {"date": -1}}
+    assert [m.message_id for m in await fed(base, dated_1969, UPDATES[3])] == ["43"]
     assert any("skipped" in r.getMessage() and "out of range" in r.getMessage() for r in caplog.records)
 
 
