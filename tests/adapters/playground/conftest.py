@@ -1,12 +1,10 @@
 """A started playground adapter on an ephemeral loopback port, and a client for its API; or the whole
-bot (its real pipeline and memory on a data directory) behind one; and a headless Chromium for the
-page's tests."""
+bot (its real pipeline and memory on a data directory) behind one; and the headless Chromium of
+`tests.browser` for the page's tests."""
 
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -15,8 +13,6 @@ from typing import Any
 
 import aiohttp
 import pytest
-import pytest_asyncio
-from playwright.async_api import Browser, async_playwright
 
 from adapters.playground import PlaygroundAdapter, PlaygroundConfig
 from bot.adapters_factory import build_adapters
@@ -27,18 +23,10 @@ from bot.inbound import inbound_handler
 from memory.clock import ManualClock
 from memory.messages import StoredMessage
 from memory.types import InboundEvent
+from tests.browser import browser as browser
 from tests.conftest import T0
 
 TOKEN = "playground-test-token"
-CHROMIUM_FLAGS = [  # headless, and never reaching for the network on its own (this machine has none)
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 @dataclass
@@ -143,31 +131,3 @@ async def playground(inbox: Inbox) -> AsyncIterator[Playground]:
     finally:
         await running.session.close()
         await running.adapter.stop()
-
-
-def chromium_executable() -> str:
-    """Debian's Chromium (`chromium` on PATH). Without it the browser tests skip, except under CI
-    (`CI` set), where they fail: CI installs it, so it can never go green by skipping them."""
-    found = shutil.which("chromium")
-    if found is None:
-        reason = "the browser tests need Debian's chromium on PATH (apt-get install chromium)"
-        if os.environ.get("CI", "").lower() not in ("", "0", "false"):
-            pytest.fail(f"{reason}; CI is set, so they must run, not skip", pytrace=False)
-        pytest.skip(reason)
-    return found
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def browser() -> AsyncIterator[Browser]:
-    """One headless Chromium per test module, on a fresh temporary profile that Playwright makes and
-    removes (a test takes a fresh context of it, so no storage passes from one test to the next).
-    Playwright's own browser downloads are never used."""
-    executable = chromium_executable()
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(
-            executable_path=executable, headless=True, args=CHROMIUM_FLAGS
-        )
-        try:
-            yield launched
-        finally:
-            await launched.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,8 @@ from bot.app import App, build_app
 from bot.config import ConfigStore
 from bot.web.app import build_web_app
 from memory.clock import ManualClock
+from memory.models import ChatHistory
+from tests.browser import browser as browser
 from tests.conftest import T0
 
 TOKEN = "test-token-Zx9"
@@ -60,3 +63,13 @@ async def console(tmp_path: Path) -> AsyncIterator[Console]:
     finally:
         await client.close()
         await app.close()
+
+
+def history_row(chat_id: int, theme: str, count: int, age: timedelta = timedelta(hours=2)) -> ChatHistory:
+    """A packed topic of `chat_id` that ended `age` before T0, about 火锅."""
+    end = (T0 - age).timestamp()
+    return ChatHistory(
+        chat_id=chat_id, theme=theme, keywords=["火锅"], summary="周末吃火锅", key_points=[],
+        original_text="t", participants=[], start_time=end - 600, end_time=end,
+        source_message_ids=[1, 2], count=count, forget_times=0, provenance="offline", created_at=end,
+    )  # fmt: skip

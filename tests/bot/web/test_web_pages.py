@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import html
 import re
-from datetime import timedelta
 
 from sqlalchemy import update
 
 from bot.web.html import when
 from memory.chat_merge import merge_chats
 from memory.jargon import dictionary
-from memory.models import ChatHistory, ChatRedirect, PersonAlias
+from memory.models import ChatRedirect, PersonAlias
 from memory.storage.fts import index_rows
-from tests.bot.web.conftest import CONFIG, TOKEN, Console
+from tests.bot.web.conftest import CONFIG, TOKEN, Console, history_row
 from tests.conftest import T0, make_message
 from tests.memory.jargon.jargon_helpers import mine, record
 
@@ -194,7 +193,7 @@ async def test_hostile_chat_text_is_escaped_everywhere(console: Console) -> None
     chat = await console.chat_id()
     entry = await mine(memory, chat, HOSTILE, ids)
     async with console.app.db.write() as session:
-        session.add(_history(chat, f"theme {HOSTILE}", count=1))
+        session.add(history_row(chat, f"theme {HOSTILE}", count=1))
     await console.login()
     pages = [
         "/",
@@ -253,20 +252,11 @@ async def test_an_rtl_override_in_member_text_cannot_reorder_the_page_around_it(
     )
 
 
-def _history(chat_id: int, theme: str, count: int, age: timedelta = timedelta(hours=2)) -> ChatHistory:
-    end = (T0 - age).timestamp()
-    return ChatHistory(
-        chat_id=chat_id, theme=theme, keywords=["火锅"], summary="周末吃火锅", key_points=[],
-        original_text="t", participants=[], start_time=end - 600, end_time=end,
-        source_message_ids=[1, 2], count=count, forget_times=0, provenance="offline", created_at=end,
-    )  # fmt: skip
-
-
 async def test_topics_and_forgetting_preview_change_nothing(console: Console) -> None:
     await console.app.memory.record(make_message(1))
     chat = await console.chat_id()
     async with console.app.db.write() as session:
-        rows = [_history(chat, f"火锅局 {i}", count=i) for i in range(8)]
+        rows = [history_row(chat, f"火锅局 {i}", count=i) for i in range(8)]
         session.add_all(rows)
         await session.flush()
         await index_rows(session, "chat_history_fts", [(r.id, r.theme) for r in rows])

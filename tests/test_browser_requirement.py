@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from tests.adapters.playground.conftest import chromium_executable
+from tests.browser import chromium_executable
 
 
 @pytest.fixture
