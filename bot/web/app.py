@@ -19,7 +19,7 @@ from bot.config.settings import Settings
 from bot.config.store import Listener
 from bot.web import config, forgetting, jargon, notes, overview, people, topics, usage
 from bot.web.context import APP_KEY, CREDENTIALS_KEY, CSRF_KEY, REMOTE_KEY
-from bot.web.html import error_page, local_path
+from bot.web.html import error_page, local_path, logged_in_page
 from bot.web.jargon import JargonNotFound
 from bot.web.security import COOKIE, CSRF_FIELD, CSRF_HEADER, Credentials
 from memory.jargon.dictionary import JargonChanged, JargonError
@@ -61,7 +61,9 @@ def _without_token(request: web.Request) -> str:
 @web.middleware
 async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     """The Host check (loopback names only, unless `[web] allow_remote`), authentication (token,
-    cookie), the `?token=` login, reading a posted form (a body that is too
+    cookie), the `?token=` login (a page that sets the cookie and moves on to the same address
+    without the token; not a redirect: a SameSite=Strict cookie is not sent along a redirect another
+    site started, so a link followed from one landed logged out), reading a posted form (a body that is too
     large or malformed is refused with a clear error), and CSRF on unsafe methods."""
     creds = request.app[CREDENTIALS_KEY]
     if not request.app[REMOTE_KEY] and not host_header_is_loopback(request.headers.get("Host")):
@@ -70,11 +72,11 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     if "token" in request.query and request.method == "GET":
         if not creds.token_ok(request.query.get("token")):
             return _refuse(request, 401, "wrong token")
-        response = web.HTTPSeeOther(_without_token(request))
+        response = logged_in_page(request, _without_token(request))
         response.set_cookie(
             COOKIE, creds.session, httponly=True, samesite="Strict", path="/", secure=request.secure
         )
-        raise response
+        return response
     by_header = creds.bearer_ok(request.headers.get("Authorization"))
     if not by_header and not creds.cookie_ok(request.cookies.get(COOKIE)):
         return _refuse(

@@ -206,6 +206,14 @@ def error_page(request: web.Request, status: int, message: str) -> web.Response:
     )
 
 
+def logged_in_page(request: web.Request, target: str) -> web.Response:
+    """The answer to a login: a page that goes on to `target` at once (the `Refresh` header), a
+    navigation of the console itself, so the browser sends the session cookie it has just set."""
+    response = page(request, "Logged in", h('<p>Logged in. <a href="{}">Continue</a></p>', target))
+    response.headers["Refresh"] = f"0; url={target}"
+    return response
+
+
 def local_path(value: object, default: str) -> str:
     """`value` as a redirect target when it stays on this console, else `default`.
 

@@ -183,6 +183,18 @@ async def test_the_printed_login_link_logs_in_and_the_cookie_keeps_the_admin_log
     await expect(heading(page)).to_have_text("Topics of 周末群 (test:g1)")
 
 
+async def test_a_login_link_followed_from_another_site_lands_logged_in(page: Page, console: Console) -> None:
+    """The login answered with a redirect: a browser that followed the link from another site (a chat
+    app in the browser, a wiki) does not send a SameSite=Strict cookie along a redirect that site
+    started, so the admin landed on "Login needed", and a reload did not help."""
+    await page.set_content(f'<a href="{console.login_link}">console</a>')
+    await page.get_by_role("link", name="console").click()
+    await expect(page).to_have_url(console.base + "/")
+    await expect(heading(page)).to_have_text("Overview")
+    await page.go_back()
+    await expect(page).not_to_have_url(re.compile("token="))
+
+
 async def test_a_wrong_token_shows_the_refusal_page(page: Page, console: Console) -> None:
     refused = await page.goto(f"{console.base}/?token=wrong")
     assert refused is not None and refused.status == 401
