@@ -43,6 +43,7 @@ DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
 MAX_ACTOR_CHARS = 64  # a longer "by" of the API is cut, on a grapheme boundary
 Decision = Literal["approve", "reject"]
+DONE = {"approve": "approved", "reject": "rejected"}  # what the page after a decision says
 
 
 class JargonNotFound(JargonError):
@@ -227,7 +228,7 @@ async def jargon_batch(request: web.Request) -> web.Response:
         decided = await dictionary.decide(
             session, ids, action, ACTOR, _now(request), meaning if action == "approve" else None
         )
-    raise done(local_path(data.get("back"), "/jargon"), f"{action}d {len(decided)} entries")
+    raise done(local_path(data.get("back"), "/jargon"), f"{DONE[action]} {len(decided)} entries")
 
 
 async def _entry_with_trail(
@@ -339,7 +340,7 @@ async def _decide_one(request: web.Request, action: Decision) -> web.Response:
         await dictionary.decide(
             session, [jargon_id], action, ACTOR, _now(request), meaning or None, _seen_revision(data)
         )
-    raise done(f"/jargon/{jargon_id}", f"{action}d")
+    raise done(f"/jargon/{jargon_id}", DONE[action])
 
 
 @routes.post(r"/jargon/{jargon_id:\d+}/approve")

@@ -205,6 +205,58 @@ async def test_a_wrong_token_shows_the_refusal_page(page: Page, console: Console
     await expect(page.locator("p.error")).to_contain_text("open the link `qunyi web` printed")
 
 
+async def test_jargon_review_filters_approves_rejects_and_edits_through_the_forms(
+    page: Page, context: BrowserContext, console: Console
+) -> None:
+    await logged_in(page, console)
+    await page.get_by_role("link", name="Jargon", exact=True).click()
+    terms = page.locator("tbody tr td:nth-child(2)")
+    await expect(terms).to_have_count(3)
+    await page.get_by_label("term contains").fill("xs")
+    await page.get_by_role("button", name="Filter").click()
+    await expect(page).to_have_url(re.compile(r"/jargon\?.*search=xs"))
+    await expect(terms).to_have_text(["xswl"])
+    await page.get_by_role("link", name="xswl").click()
+    xswl = f"{console.base}/jargon/{console.jargon['xswl']}"
+    await expect(heading(page)).to_have_text("Jargon: xswl")
+    await expect(page.locator("bdi.hit", has_text="真的xswl")).to_be_visible()  # its evidence
+    await page.locator("form[action$='/approve']").get_by_label("meaning").fill("笑死我了")
+    await page.get_by_role("button", name="Approve").click()
+    await expect(page).to_have_url(f"{xswl}?msg=approved")
+    await expect(flash(page)).to_have_text("approved")
+    await expect(field_row(page, "status")).to_have_text("approved")
+    await expect(field_row(page, "meaning")).to_have_text("笑死我了")
+
+    await page.reload()  # the forms of a reloaded page still carry a good CSRF token
+    await page.locator("form[action$='/edit'] textarea").fill("笑死我了（夸张）")
+    await page.get_by_label("kind").select_option(label="group jargon")
+    await page.get_by_role("button", name="Save edit").click()
+    await expect(page).to_have_url(f"{xswl}?msg=saved")
+    await expect(field_row(page, "meaning")).to_have_text("笑死我了（夸张）")
+    await expect(field_row(page, "kind")).to_have_text("jargon")
+
+    second = await context.new_page()  # a second tab of the same session
+    await second.goto(f"{console.base}/jargon/{console.jargon['awsl']}")
+    await second.get_by_role("button", name="Reject").click()
+    await expect(second).to_have_url(f"{console.base}/jargon/{console.jargon['awsl']}?msg=rejected")
+    await expect(field_row(second, "status")).to_have_text("rejected")
+
+    await page.goto(f"{console.base}/jargon?status=candidate")
+    await page.get_by_role("row", name="开炉").get_by_role("checkbox").check()
+    await page.get_by_label("meaning for approved").fill("开始打游戏")
+    await page.get_by_role("button", name="Approve selected").click()
+    await expect(page).to_have_url(re.compile(r"/jargon\?status=candidate&msg=approved"))
+    await expect(flash(page)).to_have_text("approved 1 entries")
+    await expect(terms).to_have_count(0)
+    async with console.app.db.read() as session:
+        shown = {e.content: (e.status, e.meaning) for e in await dictionary.list_entries(session)}
+    assert shown == {
+        "xswl": ("approved", "笑死我了（夸张）"),
+        "awsl": ("rejected", ""),
+        "开炉": ("approved", "开始打游戏"),
+    }
+
+
 async def test_notes_topics_forgetting_usage_and_config_pages_show_the_recorded_data(
     page: Page, console: Console
 ) -> None:
