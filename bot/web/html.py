@@ -178,8 +178,12 @@ def chat_nav(chat_id: int, title: object) -> Safe:
     return h('<nav class="sub"><b>{}</b>: {}</nav>', bdi(title), links)
 
 
-def page(request: web.Request, title: str, body: Safe, *, status: int = 200) -> web.Response:
-    """The whole document around `body`, with the flash message of a redirect (`?msg=`), if any."""
+def page(
+    request: web.Request, title: str, body: Safe, *, status: int = 200, heading: Safe | None = None
+) -> web.Response:
+    """The whole document around `body`, with the flash message of a redirect (`?msg=`), if any.
+    `heading` is the title as the page shows it, where what members wrote is isolated (`bdi`) from
+    the text after it (default: `title`)."""
     nav = join(link(href, text) for href, text in NAV)
     flash = request.query.get("msg")
     note = h('<p class="flash">{}</p>', flash) if flash else Safe("")
@@ -190,7 +194,7 @@ def page(request: web.Request, title: str, body: Safe, *, status: int = 200) -> 
         title,
         Safe(CSS),
         nav,
-        title,
+        title if heading is None else heading,
         note,
         body,
     )

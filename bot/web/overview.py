@@ -6,7 +6,7 @@ from aiohttp import web
 
 from bot.cli.doctor import run_checks
 from bot.web.context import app_of, chat_of, chat_title, int_param, path_int
-from bot.web.html import Safe, chat_nav, h, join, link, page, table, url, when
+from bot.web.html import Safe, bdi, chat_nav, h, join, link, page, table, url, when
 from memory import messages
 from memory.overview import chat_overviews
 
@@ -48,7 +48,7 @@ async def chat_home(request: web.Request) -> web.Response:
     async with app_of(request).db.read() as session:
         latest = await messages.recent(session, chat.id, 20)
     body = h("{}<h2>Latest messages</h2>{}", chat_nav(chat.id, chat_title(chat)), message_table(latest))
-    return page(request, chat_title(chat), body)
+    return page(request, chat_title(chat), body, heading=bdi(chat_title(chat)))
 
 
 def message_table(shown: list[messages.StoredMessage], highlight: int | None = None) -> Safe:

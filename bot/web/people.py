@@ -61,7 +61,9 @@ async def people_list(request: web.Request) -> web.Response:
             ["id", "name", "also called", "user id", "messages", "facts", "last seen", ""], rows, "nobody yet"
         ),
     )
-    return page(request, f"People of {chat_title(chat)}", body)
+    return page(
+        request, f"People of {chat_title(chat)}", body, heading=h("People of {}", bdi(chat_title(chat)))
+    )
 
 
 @routes.get(PERSON)
@@ -99,7 +101,8 @@ async def person_show(request: web.Request) -> web.Response:
         table(["time", "event", "messages"], timeline, "no events"),
         link(f"{base}/forget", "Forget this person…"),
     )
-    return page(request, f"{record.name} (#{record.person_id})", body)
+    heading = h("{} (#{})", bdi(record.name), record.person_id)
+    return page(request, f"{record.name} (#{record.person_id})", body, heading=heading)
 
 
 @routes.post(PERSON + "/rename")
@@ -145,7 +148,7 @@ async def person_forget_confirm(request: web.Request) -> web.Response:
             inline=False,
         ),
     )
-    return page(request, f"Forget {record.name}?", body)
+    return page(request, f"Forget {record.name}?", body, heading=h("Forget {}?", bdi(record.name)))
 
 
 @routes.post(PERSON + "/forget")

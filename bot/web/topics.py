@@ -6,7 +6,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from bot.web.context import app_of, chat_of, chat_title
-from bot.web.html import chat_nav, h, page, table, when
+from bot.web.html import bdi, chat_nav, h, page, table, when
 from memory.history.view import TopicView, topic_views
 
 routes = web.RouteTableDef()
@@ -65,4 +65,6 @@ async def chat_topics(request: web.Request) -> web.Response:
             "nothing in the topic cache",
         ),
     )
-    return page(request, f"Topics of {chat_title(chat)}", body)
+    return page(
+        request, f"Topics of {chat_title(chat)}", body, heading=h("Topics of {}", bdi(chat_title(chat)))
+    )

@@ -15,6 +15,7 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Locator, Page, expect
+from sqlalchemy import update
 
 from bot.app import App, build_app
 from bot.config import ConfigStore
@@ -23,7 +24,7 @@ from bot.web.security import COOKIE
 from memory.chat_merge import merge_chats
 from memory.clock import ManualClock
 from memory.jargon import dictionary
-from memory.models import PersonAlias
+from memory.models import PersonAlias, PersonChatName
 from memory.storage.fts import index_rows
 from tests.bot.web.conftest import CONFIG, TOKEN, history_row
 from tests.conftest import T0, chat_ids, make_message
@@ -308,13 +309,16 @@ async def test_hostile_chat_text_shows_as_text_and_cannot_reorder_its_line(
     page: Page, console: Console
 ) -> None:
     g1, u1 = console.chats["g1"], console.people["u1"]
-    async with console.app.db.write() as session:  # an alias kept by an older Qunyi
+    async with console.app.db.write() as session:  # a name and an alias kept by an older Qunyi
         session.add(
             PersonAlias(
                 person_id=u1, chat_id=g1, alias=f"{SPOOF}阿红", alias_key="我是管理员阿红", source="card",
                 weight=9.0, count=1, first_seen=T0.timestamp(), last_seen=T0.timestamp(),
             )
         )  # fmt: skip
+        await session.execute(
+            update(PersonChatName).where(PersonChatName.person_id == u1).values(person_name=f"{SPOOF}红")
+        )
     await logged_in(page, console)
     await page.goto(f"{console.base}/chats/{g1}")
     said = page.get_by_role("cell", name=re.compile("^看 "))
@@ -326,6 +330,10 @@ async def test_hostile_chat_text_shows_as_text_and_cannot_reorder_its_line(
     await page.goto(f"{console.base}/chats/{g1}/people")
     aliases = page.get_by_role("cell", name=re.compile("阿红"))
     assert await _left(page, aliases, ", ") > await _left(page, aliases, "阿红")
+    await page.goto(f"{console.base}/chats/{g1}/people/{u1}")
+    title = heading(page)
+    await expect(title).to_contain_text(f"(#{u1})")
+    assert await _left(page, title, f"(#{u1})") > await _left(page, title, "红")
 
 
 async def test_the_old_address_of_a_merged_chat_leads_to_the_chat_it_went_into(
