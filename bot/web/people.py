@@ -1,14 +1,30 @@
-"""People of a chat: cards, aliases, facts with links to their messages, timeline; renaming; and
-forgetting a person (after a confirmation page)."""
+"""People of a chat: cards, aliases, facts with links to their messages, timeline; renaming; merging
+another account of the chat into a person; and forgetting a person (after a confirmation page)."""
 
 from __future__ import annotations
 
 from aiohttp import web
-from sqlalchemy import func, select
+from sqlalchemy import func
+from sqlalchemy import select as query
 
-from bot.web.context import app_of, chat_of, chat_title, path_int
-from bot.web.html import Safe, bdi, chat_nav, done, form, h, join, link, page, table, text_input, when
+from bot.web.context import app_of, chat_of, chat_title, int_param, path_int
+from bot.web.html import (
+    Safe,
+    bdi,
+    chat_nav,
+    done,
+    form,
+    h,
+    join,
+    link,
+    page,
+    select,
+    table,
+    text_input,
+    when,
+)
 from memory.models import Message
+from memory.persons.admin import PersonAdminError
 from memory.persons.service import PersonMemory
 from memory.persons.store import PersonRecord
 from memory.service import ChatRef
@@ -89,7 +105,7 @@ async def person_show(request: web.Request) -> web.Response:
     ]
     body = h(
         "{}<h2>Card</h2><pre>{}</pre>{}<h2>Aliases</h2>{}<h2>Facts</h2>{}<h2>Superseded facts</h2>{}"
-        "<h2>Timeline</h2>{}<h2>Forget</h2><p>{}</p>",
+        "<h2>Timeline</h2>{}<h2>Merge</h2>{}<h2>Forget</h2><p>{}</p>",
         chat_nav(chat.id, chat_title(chat)),
         card or "",
         form(
@@ -99,10 +115,53 @@ async def person_show(request: web.Request) -> web.Response:
         table(["key", "value", "source", "confidence", "message", "evidence"], facts, "no facts"),
         table(["key", "value", "message", "superseded"], old, "none"),
         table(["time", "event", "messages"], timeline, "no events"),
+        await _merge_form(request, chat, record),
         link(f"{base}/forget", "Forget this person…"),
     )
     heading = h("{} (#{})", bdi(record.name), record.person_id)
     return page(request, f"{record.name} (#{record.person_id})", body, heading=heading)
+
+
+async def _merge_form(request: web.Request, chat: ChatRef, record: PersonRecord) -> Safe:
+    """The form merging another member of the chat (a second account, a duplicate) into `record`."""
+    others = {
+        str(r.person_id): f"#{r.person_id} {r.name} ({r.platform_user_id})"
+        for r in await _persons(request).records(chat.id)
+        if r.person_id != record.person_id
+    }
+    if not others:
+        return h('<p class="muted">nobody else in this chat to merge</p>')
+    fields = h(
+        "{} <label>{} really merge: their aliases, facts, timeline and messages become this person's "
+        "(cannot be undone)</label> ",
+        select("merged", others, "", "account to merge into this person"),
+        Safe('<input type="checkbox" name="confirm" value="yes">'),
+    )
+    return form(
+        request,
+        f"/chats/{chat.id}/people/{record.person_id}/merge",
+        fields,
+        "Merge",
+        danger=True,
+        inline=False,
+    )
+
+
+@routes.post(PERSON + "/merge")
+async def person_merge(request: web.Request) -> web.Response:
+    """Merge the member the form names into the person of the path (`qunyi people merge`)."""
+    chat, record = await _person(request)
+    data = await request.post()
+    merged_id = int_param(str(data.get("merged") or ""), "merged")
+    if merged_id is None:
+        raise PersonAdminError("choose the account to merge into this person")
+    if data.get("confirm") != "yes":
+        raise PersonAdminError("tick 'really merge' to merge the two")
+    persons = _persons(request)
+    if await persons.record(chat.id, merged_id) is None:
+        raise PersonAdminError(f"person {merged_id} is not a member of chat {chat.id}")
+    await persons.admin.merge(record.person_id, merged_id)
+    raise done(f"/chats/{chat.id}/people/{record.person_id}", f"merged #{merged_id} into #{record.person_id}")
 
 
 @routes.post(PERSON + "/rename")
@@ -124,7 +183,7 @@ async def person_forget_confirm(request: web.Request) -> web.Response:
     checked = Safe(" checked" if app.settings.persons.forget_removes_messages else "")
     async with app.db.read() as session:  # forgetting deletes them in every chat, not only this one
         everywhere = await session.scalar(
-            select(func.count()).select_from(Message).where(Message.person_id == record.person_id)
+            query(func.count()).select_from(Message).where(Message.person_id == record.person_id)
         )
     fields = h(
         '<input type="hidden" name="confirm" value="yes">'

@@ -258,6 +258,41 @@ async def test_jargon_review_filters_approves_rejects_and_edits_through_the_form
     }
 
 
+async def test_people_rename_merge_and_forget_through_the_forms(page: Page, console: Console) -> None:
+    g1, people = console.chats["g1"], console.people
+    await logged_in(page, console)
+    await page.goto(f"{console.base}/chats/{g1}/people")
+    await page.get_by_role("link", name=f"#{people['u2']}", exact=True).click()
+    await expect(heading(page)).to_have_text(f"阿明 (#{people['u2']})")
+    await page.get_by_label("name the bot uses here").fill("阿明哥")
+    await page.get_by_role("button", name="Rename").click()
+    await expect(page).to_have_url(re.compile(rf"/chats/{g1}/people/{people['u2']}\?msg="))
+    await expect(flash(page)).to_have_text("renamed to 阿明哥")
+    await expect(heading(page)).to_have_text(f"阿明哥 (#{people['u2']})")
+
+    await page.goto(f"{console.base}/chats/{g1}/people/{people['u1']}")
+    await page.get_by_label("account to merge into this person").select_option(str(people["u3"]))
+    await page.get_by_label("really merge").check()
+    await page.get_by_role("button", name="Merge").click()
+    await expect(page).to_have_url(re.compile(rf"/chats/{g1}/people/{people['u1']}\?msg="))
+    await expect(flash(page)).to_have_text(f"merged #{people['u3']} into #{people['u1']}")
+    await expect(page.get_by_role("cell", name="小红的小号")).to_be_visible()  # its alias came along
+    await page.goto(f"{console.base}/chats/{g1}/people")
+    await expect(page.get_by_role("link", name=f"#{people['u3']}", exact=True)).to_have_count(0)
+
+    await page.goto(f"{console.base}/chats/{g1}/people/{people['u2']}")
+    await page.get_by_role("link", name="Forget this person…").click()
+    await expect(heading(page)).to_have_text("Forget 阿明哥?")
+    await expect(page.get_by_text("This cannot be undone")).to_be_visible()
+    await page.get_by_role("button", name="Forget for good").click()
+    await expect(page).to_have_url(re.compile(rf"/chats/{g1}/people\?msg="))
+    await expect(flash(page)).to_contain_text(f"forgot #{people['u2']}")
+    persons = console.app.persons
+    assert persons is not None
+    forgotten = await persons.record(g1, people["u2"])
+    assert forgotten is None or not any(a.alias == "阿明哥" for a in forgotten.aliases)
+
+
 async def test_notes_topics_forgetting_usage_and_config_pages_show_the_recorded_data(
     page: Page, console: Console
 ) -> None:

@@ -305,6 +305,35 @@ async def test_forget_a_person_through_the_web(console: Console) -> None:
     assert (await persons.record(chat, other.person_id)).name == "阿明"  # type: ignore[union-attr]
 
 
+async def test_merging_an_account_through_the_web_needs_the_tick_and_a_member_of_the_chat(
+    console: Console,
+) -> None:
+    memory, persons = console.app.memory, console.app.persons
+    assert persons is not None
+    await memory.record(make_message(1, sender="u1", text="我是小红"))
+    await memory.record(make_message(2, sender="u3", text="小红的小号"))
+    await memory.record(make_message(3, chat="g2", sender="u4", text="别的群"))
+    chat, elsewhere = await console.chat_id(), await console.chat_id("test:g2")
+    ids = {r.platform_user_id: r.person_id for r in await persons.records(chat)}
+    [stranger] = [r.person_id for r in await persons.records(elsewhere)]
+    csrf = await console.login()
+    merge = f"/chats/{chat}/people/{ids['u1']}/merge"
+    unticked = await console.client.post(merge, data={"_csrf": csrf, "merged": str(ids["u3"])})
+    assert unticked.status == 400 and "really merge" in await unticked.text()
+    outside = await console.client.post(
+        merge, data={"_csrf": csrf, "merged": str(stranger), "confirm": "yes"}
+    )
+    assert (
+        outside.status == 400 and f"person {stranger} is not a member of chat {chat}" in await outside.text()
+    )
+    assert len(await persons.records(chat)) == 2 and len(await persons.records(elsewhere)) == 1
+    merged = await console.client.post(
+        merge, data={"_csrf": csrf, "merged": str(ids["u3"]), "confirm": "yes"}
+    )
+    assert merged.status == 200 and f"merged #{ids['u3']} into #{ids['u1']}" in await merged.text()
+    assert [r.person_id for r in await persons.records(chat)] == [ids["u1"]]
+
+
 async def test_notes_edit_round_trip(console: Console) -> None:
     await console.app.memory.record(make_message(1))
     chat = await console.chat_id()
