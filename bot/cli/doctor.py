@@ -53,11 +53,10 @@ async def run_checks(app: App) -> list[Check]:
             revisions = (await session.execute(text("SELECT version_num FROM alembic_version"))).scalars()
             schema = schema_state(revisions)
             await session.execute(text("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH '\"x\"'"))
+            stored = await stored_models(session)
         checks.append(Check("database", "ok", f"{app.db.path} (schema {schema})"))
         stats = await app.memory.stats()
         checks.append(Check("memory", "info", ", ".join(f"{k} {v}" for k, v in stats.items())))
-        async with app.db.read() as session:
-            stored = await stored_models(session)
     except Exception as exc:
         checks.append(Check("database", "fail", f"{app.db.path}: {exc}"))
         stored = []
