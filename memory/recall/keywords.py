@@ -75,12 +75,16 @@ def remove_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
-def query_keywords(text: str, use_stems: bool = True) -> list[Keyword]:
-    """Distinct non-stop-word tokens of a query, in order; all its tokens when every one is a stop word.
-    With `use_stems`, English words that share a stem count once and match by stem in the overlap
-    signal; without, they match as whole words."""
+def query_keywords(text: str, use_stems: bool = True, stop_words_alone: bool = True) -> list[Keyword]:
+    """Distinct non-stop-word tokens of a query, in order; when every one is a stop word, all its
+    tokens, or none without `stop_words_alone` (a question whose time or person already says what it
+    is after: in "上周三说了什么" the words 说, 了 and 什么 would match half the chat). With `use_stems`,
+    English words that share a stem count once and match by stem in the overlap signal; without, they
+    match as whole words."""
     terms = search_terms(text)
-    kept = [t for t in terms if t not in STOP_WORDS and not (len(t) == 1 and t.isascii())] or terms
+    kept = [t for t in terms if t not in STOP_WORDS and not (len(t) == 1 and t.isascii())]
+    if not kept and stop_words_alone:
+        kept = terms
     found: dict[str, Keyword] = {}
     for term in kept:
         matched = stem(term) if use_stems else term

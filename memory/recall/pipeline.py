@@ -41,7 +41,7 @@ from memory.recall.signals import QuestionSignals, apply_signals
 from memory.recall.timeexpr import in_zone, parse_time_hints
 from memory.storage import Database
 from memory.storage.fts import indexed_tokens, phrase_expression
-from memory.text import truncate
+from memory.text import search_terms, truncate
 from memory.turn_windows import WINDOWS_FTS
 
 log = logging.getLogger(__name__)
@@ -165,9 +165,9 @@ class Recaller:
             if not any(_inside(hint.span, span) for span in verbatim)
         ]
         stripped = remove_spans(query.text, [n.span for n in named] + [h.span for h in hints])
-        keywords: list[Keyword] = query_keywords(stripped, self.settings.stems)
+        keywords: list[Keyword] = query_keywords(stripped, self.settings.stems, not (named or hints))
         person_only: tuple[int, ...] = ()
-        if not keywords and named:
+        if named and not search_terms(stripped):  # nothing but names: what is said by or of them
             keywords = query_keywords(" ".join(n.surface for n in named), self.settings.stems)
             person_only = tuple(sorted({p for n in named for p in n.person_ids}))
         rarity: dict[str, float] = {}

@@ -123,6 +123,28 @@ async def test_last_wednesday_prefers_that_day(recall_memory: MemoryService, clo
     )
 
 
+async def test_a_time_and_stop_words_recall_that_time_not_the_words(recall_memory: MemoryService) -> None:
+    wednesday = datetime(2026, 3, 4, 19, 0, tzinfo=UTC)
+    await recall_memory.record(make_message(1, text="下午开会讨论预算", time=wednesday))
+    for n in range(2, 8):
+        text = "你刚才说了什么？没听清你说了什么" if n % 2 else "了解了解，他到底说了什么"
+        await recall_memory.record(make_message(n, text=text, time=wednesday + timedelta(days=n)))
+    now = datetime(2026, 3, 12, 15, 0, tzinfo=UTC)  # Thursday
+    for question in ("上周三说了什么", "上周三大家聊了什么"):
+        assert await ask(recall_memory, 1, question, now, limit=1) == ["下午开会讨论预算"], question
+
+
+async def test_a_name_and_stop_words_recalls_what_that_person_said(recall_memory: MemoryService) -> None:
+    await recall_memory.record(make_message(1, sender="lily", sender_name="Lily", text="周五的会改到三点"))
+    await recall_memory.record(make_message(2, sender="lily", sender_name="Lily", text="文件我发群里"))
+    for n in range(3, 9):
+        text = "Lily 说过她会来的，说过好几次了" if n % 2 else "Lily 到底说了什么，我忘了"
+        await recall_memory.record(make_message(n, sender="bob", sender_name="Bob", text=text))
+    for question in ("Lily 说过什么", "Lily 说了啥"):
+        said = await ask(recall_memory, 1, question, T0 + timedelta(days=1), limit=2)
+        assert sorted(said) == ["周五的会改到三点", "文件我发群里"], question
+
+
 async def test_a_bare_day_recalls_that_day_before_the_hours_around_it(recall_memory: MemoryService) -> None:
     beijing = timezone(timedelta(hours=8))
     await recall_memory.record(
