@@ -14,7 +14,8 @@ import snowballstemmer
 from memory.storage.fts import quote_term
 from memory.text import search_terms
 
-# Function words that carry no topic: English question/auxiliary words and Chinese particles.
+# Function words that carry no topic: English question/auxiliary words, Chinese particles, and the words
+# a question uses for the chat itself (大家聊了什么, 群里讨论过的事).
 STOP_WORDS = frozenset(
     """
     a an the and or but if then so than that this these those there here of to in on at by for from with
@@ -28,6 +29,7 @@ STOP_WORDS = frozenset(
     哪些 哪里 哪儿 谁 为什么 为啥 啥 在 有 和 与 跟 及 就 都 也 还 又 这 那 这个 那个 这些 那些 个 一 一个
     不 没 没有 把 被 给 让 对 说 过 着 得 地 之 去 来 到 要 会 能 而 或 或者 呢 嘛 吗 么 哈 啦 呗 来着
     一下 知道 记得 还记得 上次 下次 这次 哪天 几点 几号 什么时候 时候 最后 到底 来着 当时
+    大家 群里 聊 聊过 聊天 讨论 提到 提过 讲 讲过 说过 发生 事 事情
     """.split()
 )
 

@@ -15,7 +15,7 @@ from tests.memory.recall.conftest import with_weights
 COMMON = ["周末去爬山了", "周末加班好累", "这个周末下雨", "周末有人打球吗", "周末的电影不错"]
 RARE = "报了个陶艺班，手作很解压"
 FILLER = ["今天吃什么", "下午开会", "谁有充电器", "快递到了", "明天降温", "新来的同事挺好"]
-EVERYWHERE = "大家好"
+EVERYWHERE = "打卡"
 
 
 async def corpus(memory: MemoryService) -> tuple[int, int]:
@@ -32,7 +32,7 @@ async def test_rare_words_weigh_more_and_only_the_chat_searched_counts(
     recall_memory: MemoryService,
 ) -> None:
     g1, g2 = await corpus(recall_memory)
-    keywords = query_keywords("周末 陶艺 大家")
+    keywords = query_keywords("周末 陶艺 打卡")
     async with recall_memory.db.read() as session:
         in_g1 = await keyword_rarity(session, (g1,), keywords)
         in_g2 = await keyword_rarity(session, (g2,), keywords)
@@ -40,7 +40,7 @@ async def test_rare_words_weigh_more_and_only_the_chat_searched_counts(
     assert in_g1["陶艺"] == pytest.approx(inverse_document_frequency(1, documents))
     assert in_g1["周末"] == pytest.approx(inverse_document_frequency(len(COMMON), documents))
     assert in_g1["陶艺"] > in_g1["周末"] > 0
-    assert in_g1["大家"] == 0.0, "a word in half the messages or more weighs nothing"
+    assert in_g1["打卡"] == 0.0, "a word in half the messages or more weighs nothing"
     assert in_g2["陶艺"] == 0.0, "g2's counts are g2's own"
 
 
