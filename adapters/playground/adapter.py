@@ -1,6 +1,6 @@
 """The web playground adapter: a page on loopback where a person chats with the bot as any member.
 
-The page (`GET /`, its script and style) needs no token; every `/api/` call needs
+The page (`GET /`, its script, style and icon) needs no token; every `/api/` call needs
 `Authorization: Bearer <token>`, which the page takes from the address it is opened with
 (`…/#token=…`, logged at start). A browser sends that header cross-site only after a CORS preflight,
 which this server never answers, so another site cannot drive the API. Unless `allow_remote`, a
@@ -42,10 +42,11 @@ StoredKind = Callable[[str], Awaitable[ChatKind | None]]  # a chat id -> the kin
 StoredMembers = Callable[
     [str], Awaitable[Mapping[str, str]]
 ]  # a chat id -> its members memory knows, by name
-STATIC = {  # path -> (resource, content type)
-    "/": ("index.html", "text/html"),
-    "/page.js": ("page.js", "text/javascript"),
-    "/page.css": ("page.css", "text/css"),
+STATIC = {  # path -> (resource, content type, Cache-Control: None for the default, no-store)
+    "/": ("index.html", "text/html", None),
+    "/page.js": ("page.js", "text/javascript", None),
+    "/page.css": ("page.css", "text/css", None),
+    "/favicon.ico": ("favicon.svg", "image/svg+xml", "public, max-age=86400"),  # browsers ask for it
 }
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -195,9 +196,10 @@ class PlaygroundAdapter(Adapter):
             return _error(500, f"{FAILED} ({type(exc).__name__}); its log says why")
 
     async def _static(self, request: web.Request) -> web.Response:
-        name, content_type = STATIC[request.path]
+        name, content_type, cache = STATIC[request.path]
         body = resources.files("adapters.playground").joinpath("static", name).read_text(encoding="utf-8")
-        return web.Response(text=body, content_type=content_type, charset="utf-8")
+        headers = {"Cache-Control": cache} if cache else None
+        return web.Response(text=body, content_type=content_type, charset="utf-8", headers=headers)
 
     async def _chats(self, _request: web.Request) -> web.Response:
         chats = [

@@ -17,7 +17,7 @@ from multidict import MultiDict, MultiMapping
 from bot.app import App
 from bot.config.settings import Settings
 from bot.config.store import Listener
-from bot.web import config, forgetting, jargon, notes, overview, people, topics, usage
+from bot.web import config, favicon, forgetting, jargon, notes, overview, people, topics, usage
 from bot.web.context import APP_KEY, CREDENTIALS_KEY, CSRF_KEY, REMOTE_KEY
 from bot.web.html import error_page, local_path, logged_in_page
 from bot.web.jargon import JargonNotFound
@@ -61,14 +61,17 @@ def _without_token(request: web.Request) -> str:
 @web.middleware
 async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     """The Host check (loopback names only, unless `[web] allow_remote`), authentication (token,
-    cookie), the `?token=` login (a page that sets the cookie and moves on to the same address
-    without the token; not a redirect: a SameSite=Strict cookie is not sent along a redirect another
-    site started, so a link followed from one landed logged out), reading a posted form (a body that is too
-    large or malformed is refused with a clear error), and CSRF on unsafe methods."""
+    cookie; the icon needs none), the `?token=` login (a page that sets the cookie and moves on to the
+    same address without the token; not a redirect: a SameSite=Strict cookie is not sent along a
+    redirect another site started, so a link followed from one landed logged out), reading a posted
+    form (a body that is too large or malformed is refused with a clear error), and CSRF on unsafe
+    methods."""
     creds = request.app[CREDENTIALS_KEY]
     if not request.app[REMOTE_KEY] and not host_header_is_loopback(request.headers.get("Host")):
         # A site whose name a DNS rebinding points at 127.0.0.1 still sends its own name.
         return _refuse(request, 403, "the console answers only to a loopback address (Host header)")
+    if request.path == favicon.PATH and request.method in SAFE_METHODS:
+        return await handler(request)
     if "token" in request.query and request.method == "GET":
         if not creds.token_ok(request.query.get("token")):
             return _refuse(request, 401, "wrong token")
@@ -153,6 +156,6 @@ def build_web_app(app: App, token: str) -> web.Application:
     web_app[CREDENTIALS_KEY] = credentials
     app.config.subscribe(_follow_token(credentials))
     web_app.on_response_prepare.append(_security_headers)
-    for module in (overview, topics, jargon, people, forgetting, usage, notes, config):
+    for module in (overview, topics, jargon, people, forgetting, usage, notes, config, favicon):
         web_app.add_routes(module.routes)
     return web_app

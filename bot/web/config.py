@@ -87,8 +87,8 @@ async def config_reload(request: web.Request) -> web.Response:
         pending = app_of(request).restart_pending(*WEB_RESTART_ONLY)
         if pending:
             later = ", ".join(pending)
-            raise done("/config", f"config reloaded, but {later} take effect only after a restart")
-        raise done("/config", "config reloaded: the new settings are in force")
+            raise done(request, "/config", f"config reloaded, but {later} take effect only after a restart")
+        raise done(request, "/config", "config reloaded: the new settings are in force")
     body = h(
         '<p class="error">Reload refused; the settings in force are unchanged.\n\n{}</p><p><a href="/config">'
         "Back to the config</a></p>",

@@ -18,11 +18,14 @@ from urllib.parse import urlencode
 from aiohttp import web
 from yarl import URL
 
-from bot.web.context import CSRF_KEY
-from bot.web.security import CSRF_FIELD
+from bot.web.context import CREDENTIALS_KEY, CSRF_KEY
+from bot.web.security import CSRF_FIELD, FLASH_COOKIE
+from memory.text.truncate import truncate
 
 Cell = Any
 LONG_CELL = 40  # characters of plain text beyond which a cell may wrap inside words
+FLASH_CHARS = 600  # a flash message longer than this is cut (a cookie holds about 4 KB)
+FLASH_SECONDS = 60  # how long a flash waits for the page it was left for
 
 
 class Safe(str):
@@ -181,11 +184,12 @@ def chat_nav(chat_id: int, title: object) -> Safe:
 def page(
     request: web.Request, title: str, body: Safe, *, status: int = 200, heading: Safe | None = None
 ) -> web.Response:
-    """The whole document around `body`, with the flash message of a redirect (`?msg=`), if any.
-    `heading` is the title as the page shows it, where what members wrote is isolated (`bdi`) from
-    the text after it (default: `title`)."""
+    """The whole document around `body`, with the flash message a redirect left (`done`), if any: shown
+    once, its cookie cleared by this response. `heading` is the title as the page shows it, where what
+    members wrote is isolated (`bdi`) from the text after it (default: `title`)."""
     nav = join(link(href, text) for href, text in NAV)
-    flash = request.query.get("msg")
+    sealed = request.cookies.get(FLASH_COOKIE)
+    flash = request.app[CREDENTIALS_KEY].unseal(sealed) if sealed is not None else None
     note = h('<p class="flash">{}</p>', flash) if flash else Safe("")
     document = h(
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{} · Qunyi</title>'
@@ -198,7 +202,10 @@ def page(
         note,
         body,
     )
-    return web.Response(text=document, content_type="text/html", charset="utf-8", status=status)
+    response = web.Response(text=document, content_type="text/html", charset="utf-8", status=status)
+    if sealed is not None:
+        response.del_cookie(FLASH_COOKIE, path="/", secure=request.secure, httponly=True, samesite="Strict")
+    return response
 
 
 def error_page(request: web.Request, status: int, message: str) -> web.Response:
@@ -230,7 +237,18 @@ def local_path(value: object, default: str) -> str:
     return target if target.startswith("/") and target[1:2] not in ("/", "\\") else default
 
 
-def done(location: str, message: str) -> web.HTTPSeeOther:
-    """The redirect after a successful POST, carrying a short message to show."""
-    sep = "&" if "?" in location else "?"
-    return web.HTTPSeeOther(location + sep + urlencode({"msg": message}))
+def done(request: web.Request, location: str, message: str) -> web.HTTPSeeOther:
+    """The redirect after a successful POST, leaving `message` for the page it leads to: in a sealed
+    cookie (HttpOnly, SameSite=Strict, gone after a minute or once shown), never in the address, so a
+    reload or a bookmark does not show it again and no link can make the console say anything."""
+    redirect = web.HTTPSeeOther(location)
+    redirect.set_cookie(
+        FLASH_COOKIE,
+        request.app[CREDENTIALS_KEY].seal(truncate(message, FLASH_CHARS)),
+        max_age=FLASH_SECONDS,
+        path="/",
+        secure=request.secure,
+        httponly=True,
+        samesite="Strict",
+    )
+    return redirect

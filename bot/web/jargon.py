@@ -84,7 +84,7 @@ def _pager(request: web.Request, filters: dict[str, Any], shown: int, more: bool
     start, limit = filters["offset"], filters["limit"]
     if not shown and not start:
         return Safe("")
-    query = _query_without(request, "msg", "offset")
+    query = _query_without(request, "offset")
     links = [h("entries {}–{}", start + 1, start + shown) if shown else h("no entries from {} on", start + 1)]
     if start:
         links.append(link(url("/jargon", **query, offset=max(start - limit, 0) or None), "← previous"))
@@ -132,7 +132,7 @@ async def jargon_list(request: web.Request) -> web.Response:
         ]
         for e in entries
     ]
-    back = url("/jargon", **_query_without(request, "msg"))
+    back = url("/jargon", **_query_without(request))
     batch = h(
         '<form method="post" action="/jargon/batch">{}{}{}'
         '<p><label>meaning for approved (optional) <input name="meaning" size="40"></label> '
@@ -185,7 +185,7 @@ async def jargon_add(request: web.Request) -> web.Response:
         entry, created = await dictionary.add_manual(
             session, content, str(data.get("meaning") or ""), chat_id, ACTOR, _now(request)
         )
-    raise done(f"/jargon/{entry.id}", "added" if created else "updated")
+    raise done(request, f"/jargon/{entry.id}", "added" if created else "updated")
 
 
 @routes.post("/jargon/import")
@@ -201,7 +201,7 @@ async def jargon_import(request: web.Request) -> web.Response:
     summary = f"imported: {report.created} created, {report.updated} updated, {len(problems)} errors"
     if problems:
         summary += " (" + "; ".join(f"row {n}: {message}" for n, message in problems[:5]) + ")"
-    raise done("/jargon", summary)
+    raise done(request, "/jargon", summary)
 
 
 def _ids(values: list[str]) -> list[int]:
@@ -228,7 +228,7 @@ async def jargon_batch(request: web.Request) -> web.Response:
         decided = await dictionary.decide(
             session, ids, action, ACTOR, _now(request), meaning if action == "approve" else None
         )
-    raise done(local_path(data.get("back"), "/jargon"), f"{DONE[action]} {len(decided)} entries")
+    raise done(request, local_path(data.get("back"), "/jargon"), f"{DONE[action]} {len(decided)} entries")
 
 
 async def _entry_with_trail(
@@ -340,7 +340,7 @@ async def _decide_one(request: web.Request, action: Decision) -> web.Response:
         await dictionary.decide(
             session, [jargon_id], action, ACTOR, _now(request), meaning or None, _seen_revision(data)
         )
-    raise done(f"/jargon/{jargon_id}", DONE[action])
+    raise done(request, f"/jargon/{jargon_id}", DONE[action])
 
 
 @routes.post(r"/jargon/{jargon_id:\d+}/approve")
@@ -372,7 +372,7 @@ async def jargon_edit(request: web.Request) -> web.Response:
             is_jargon=kind,
             expected_revision=_seen_revision(data),
         )
-    raise done(f"/jargon/{jargon_id}", "saved")
+    raise done(request, f"/jargon/{jargon_id}", "saved")
 
 
 @routes.post(r"/jargon/{jargon_id:\d+}/delete")
@@ -382,7 +382,7 @@ async def jargon_delete(request: web.Request) -> web.Response:
         raise JargonError("tick 'really delete' to delete the entry")
     async with app_of(request).db.write() as session:
         await dictionary.remove(session, [jargon_id], ACTOR, _now(request))
-    raise done("/jargon", f"deleted entry {jargon_id}")
+    raise done(request, "/jargon", f"deleted entry {jargon_id}")
 
 
 # -- JSON API -------------------------------------------------------------------------------------

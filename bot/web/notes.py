@@ -118,7 +118,7 @@ async def note_save(request: web.Request) -> web.Response:
         created = await store.set(name, content, base=version if isinstance(version, str) else None)
     except NoteChanged as exc:
         return _conflict(request, base, nav, exc, content)
-    raise done(_note_url(base, name), "created" if created else "saved")
+    raise done(request, _note_url(base, name), "created" if created else "saved")
 
 
 def _conflict(request: web.Request, base: str, nav: Safe, changed: NoteChanged, mine: str) -> web.Response:

@@ -161,7 +161,11 @@ async def person_merge(request: web.Request) -> web.Response:
     if await persons.record(chat.id, merged_id) is None:
         raise PersonAdminError(f"person {merged_id} is not a member of chat {chat.id}")
     await persons.admin.merge(record.person_id, merged_id)
-    raise done(f"/chats/{chat.id}/people/{record.person_id}", f"merged #{merged_id} into #{record.person_id}")
+    raise done(
+        request,
+        f"/chats/{chat.id}/people/{record.person_id}",
+        f"merged #{merged_id} into #{record.person_id}",
+    )
 
 
 @routes.post(PERSON + "/rename")
@@ -172,7 +176,7 @@ async def person_rename(request: web.Request) -> web.Response:
     chosen = await _persons(request).admin.rename(
         chat.id, record.person_id, name, now=app.clock.now(), reason="admin (web)"
     )
-    raise done(f"/chats/{chat.id}/people/{record.person_id}", f"renamed to {chosen}")
+    raise done(request, f"/chats/{chat.id}/people/{record.person_id}", f"renamed to {chosen}")
 
 
 @routes.get(PERSON + "/forget")
@@ -221,6 +225,7 @@ async def person_forget(request: web.Request) -> web.Response:
         record.person_id, remove_messages=data.get("remove_messages") == "yes", now=app.clock.now()
     )
     raise done(
+        request,
         f"/chats/{chat.id}/people",
         f"forgot #{report.person_id}: {report.facts} facts, {report.timeline} timeline entries, "
         f"{report.aliases} aliases, {report.names} names, {report.messages_removed} messages removed",

@@ -334,3 +334,15 @@ async def test_only_the_sender_may_change_a_message_and_a_bad_change_changes_not
     for token in (None, "wrong"):
         got, _ = await playground.call("DELETE", at + mine["id"], token=token, json={"user": "alice"})
         assert got == 401
+
+
+async def test_the_icon_browsers_ask_for_is_served_without_the_token_and_cached(
+    playground: Playground,
+) -> None:
+    """Browsers ask every site for /favicon.ico: the playground answered it with a JSON 404."""
+    async with playground.session.get(playground.base + "/favicon.ico") as icon:
+        assert icon.status == 200 and icon.content_type == "image/svg+xml"
+        assert icon.headers["Cache-Control"] == "public, max-age=86400"
+        assert (await icon.text()).startswith("<svg xmlns=")
+    async with playground.session.get(playground.base + "/page.js") as script:
+        assert script.headers["Cache-Control"] == "no-store", "the page itself is still never cached"

@@ -6,6 +6,7 @@ one of Playwright's expectations, never a sleep."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from sqlalchemy import update
 from bot.app import App, build_app
 from bot.config import ConfigStore
 from bot.web.app import build_web_app
-from bot.web.security import COOKIE
+from bot.web.security import COOKIE, FLASH_COOKIE
 from memory.chat_merge import merge_chats
 from memory.clock import ManualClock
 from memory.jargon import dictionary
@@ -41,12 +42,27 @@ REPORT_CSP = """document.addEventListener("securitypolicyviolation", (e) =>
 
 
 @dataclass
+class Icon:
+    """What the console answered to the browser's own requests for its icon (a browser asks every
+    site for `/favicon.ico`; Playwright does not report those requests, the server sees them)."""
+
+    statuses: list[int] = field(default_factory=list)
+    asked: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def note(self, request: web.Request, response: web.StreamResponse) -> None:
+        if request.path == "/favicon.ico":
+            self.statuses.append(response.status)
+            self.asked.set()
+
+
+@dataclass
 class Console:
     """The console served on loopback, the App under it, and what `qunyi web` prints to log in."""
 
     app: App
     base: str
     config_path: Path
+    icon: Icon
     chats: dict[str, int] = field(default_factory=dict)
     people: dict[str, int] = field(default_factory=dict)
     jargon: dict[str, int] = field(default_factory=dict)
@@ -96,11 +112,14 @@ async def console(tmp_path: Path) -> AsyncIterator[Console]:
     app = await build_app(
         ConfigStore.load(config_path), tmp_path / "data", ManualClock(T0), watch_config=False
     )
-    runner = web.AppRunner(build_web_app(app, TOKEN), access_log=None)
+    icon = Icon()
+    web_app = build_web_app(app, TOKEN)
+    web_app.on_response_prepare.append(icon.note)
+    runner = web.AppRunner(web_app, access_log=None)
     await runner.setup()
     try:
         await web.TCPSite(runner, "127.0.0.1", 0).start()
-        served = Console(app, f"http://127.0.0.1:{runner.addresses[0][1]}", config_path)
+        served = Console(app, f"http://127.0.0.1:{runner.addresses[0][1]}", config_path, icon)
         await _seed(served)
         yield served
     finally:
@@ -124,8 +143,9 @@ class Watch:
 
 @pytest_asyncio.fixture(loop_scope="module")
 async def context(browser: Browser, console: Console) -> AsyncIterator[BrowserContext]:
-    """A fresh browser context (no cookie from another test); after the test, no CSP violation and
-    no request off the console's origin may have happened in any of its tabs."""
+    """A fresh browser context (no cookie from another test); after the test, no CSP violation, no
+    request off the console's origin and no icon request the console could not answer may have
+    happened in any of its tabs."""
     expect.set_options(timeout=WAIT_MS)
     fresh = await browser.new_context(locale="zh-CN", viewport={"width": 1000, "height": 800})
     fresh.set_default_timeout(WAIT_MS)
@@ -141,6 +161,7 @@ async def context(browser: Browser, console: Console) -> AsyncIterator[BrowserCo
     elsewhere = [u for u in watch.requests if not u.startswith(console.base + "/")]
     assert elsewhere == [], f"requests off the console: {elsewhere}"
     assert watch.requests, "the browser requested nothing at all"
+    assert set(console.icon.statuses) <= {200}, f"the icon was answered {console.icon.statuses}"
 
 
 @pytest_asyncio.fixture(loop_scope="module")
@@ -196,6 +217,23 @@ async def test_a_login_link_followed_from_another_site_lands_logged_in(page: Pag
     await expect(page).not_to_have_url(re.compile("token="))
 
 
+async def test_the_browser_gets_the_console_icon_logged_out_and_logged_in(
+    page: Page, console: Console
+) -> None:
+    """Browsers ask every site for /favicon.ico: the console answered a 401 before the login and a
+    404 after it, in the browser and in the log."""
+    refused = await page.goto(f"{console.base}/jargon")
+    assert refused is not None and refused.status == 401
+    await asyncio.wait_for(console.icon.asked.wait(), WAIT_MS / 1000)
+    assert console.icon.statuses[:1] == [200], "asked for on the login-needed page, without a session"
+    await logged_in(page, console)
+    icon = await page.goto(f"{console.base}/favicon.ico")
+    assert icon is not None and icon.status == 200
+    assert icon.headers["content-type"].startswith("image/svg+xml")
+    assert "max-age=" in icon.headers["cache-control"] and "no-store" not in icon.headers["cache-control"]
+    await expect(page.locator("svg")).to_be_visible()
+
+
 async def test_a_wrong_token_shows_the_refusal_page(page: Page, console: Console) -> None:
     refused = await page.goto(f"{console.base}/?token=wrong")
     assert refused is not None and refused.status == 401
@@ -223,30 +261,35 @@ async def test_jargon_review_filters_approves_rejects_and_edits_through_the_form
     await expect(page.locator("bdi.hit", has_text="真的xswl")).to_be_visible()  # its evidence
     await page.locator("form[action$='/approve']").get_by_label("meaning").fill("笑死我了")
     await page.get_by_role("button", name="Approve").click()
-    await expect(page).to_have_url(f"{xswl}?msg=approved")
+    await expect(page).to_have_url(xswl)  # the message is not in the address
     await expect(flash(page)).to_have_text("approved")
     await expect(field_row(page, "status")).to_have_text("approved")
     await expect(field_row(page, "meaning")).to_have_text("笑死我了")
 
     await page.reload()  # the forms of a reloaded page still carry a good CSRF token
+    await expect(heading(page)).to_have_text("Jargon: xswl")
+    await expect(flash(page)).to_have_count(0)  # shown once: a reload does not say "approved" again
+    assert not [c for c in await context.cookies() if c["name"] == FLASH_COOKIE]
     await page.locator("form[action$='/edit'] textarea").fill("笑死我了（夸张）")
     await page.get_by_label("kind").select_option(label="group jargon")
     await page.get_by_role("button", name="Save edit").click()
-    await expect(page).to_have_url(f"{xswl}?msg=saved")
+    await expect(page).to_have_url(xswl)
+    await expect(flash(page)).to_have_text("saved")
     await expect(field_row(page, "meaning")).to_have_text("笑死我了（夸张）")
     await expect(field_row(page, "kind")).to_have_text("jargon")
 
     second = await context.new_page()  # a second tab of the same session
     await second.goto(f"{console.base}/jargon/{console.jargon['awsl']}")
     await second.get_by_role("button", name="Reject").click()
-    await expect(second).to_have_url(f"{console.base}/jargon/{console.jargon['awsl']}?msg=rejected")
+    await expect(second).to_have_url(f"{console.base}/jargon/{console.jargon['awsl']}")
+    await expect(flash(second)).to_have_text("rejected")
     await expect(field_row(second, "status")).to_have_text("rejected")
 
     await page.goto(f"{console.base}/jargon?status=candidate")
     await page.get_by_role("row", name="开炉").get_by_role("checkbox").check()
     await page.get_by_label("meaning for approved").fill("开始打游戏")
     await page.get_by_role("button", name="Approve selected").click()
-    await expect(page).to_have_url(re.compile(r"/jargon\?status=candidate&msg=approved"))
+    await expect(page).to_have_url(f"{console.base}/jargon?status=candidate")
     await expect(flash(page)).to_have_text("approved 1 entries")
     await expect(terms).to_have_count(0)
     async with console.app.db.read() as session:
@@ -266,7 +309,7 @@ async def test_people_rename_merge_and_forget_through_the_forms(page: Page, cons
     await expect(heading(page)).to_have_text(f"阿明 (#{people['u2']})")
     await page.get_by_label("name the bot uses here").fill("阿明哥")
     await page.get_by_role("button", name="Rename").click()
-    await expect(page).to_have_url(re.compile(rf"/chats/{g1}/people/{people['u2']}\?msg="))
+    await expect(page).to_have_url(f"{console.base}/chats/{g1}/people/{people['u2']}")
     await expect(flash(page)).to_have_text("renamed to 阿明哥")
     await expect(heading(page)).to_have_text(f"阿明哥 (#{people['u2']})")
 
@@ -274,7 +317,7 @@ async def test_people_rename_merge_and_forget_through_the_forms(page: Page, cons
     await page.get_by_label("account to merge into this person").select_option(str(people["u3"]))
     await page.get_by_label("really merge").check()
     await page.get_by_role("button", name="Merge").click()
-    await expect(page).to_have_url(re.compile(rf"/chats/{g1}/people/{people['u1']}\?msg="))
+    await expect(page).to_have_url(f"{console.base}/chats/{g1}/people/{people['u1']}")
     await expect(flash(page)).to_have_text(f"merged #{people['u3']} into #{people['u1']}")
     await expect(page.get_by_role("cell", name="小红的小号")).to_be_visible()  # its alias came along
     await page.goto(f"{console.base}/chats/{g1}/people")
@@ -285,7 +328,7 @@ async def test_people_rename_merge_and_forget_through_the_forms(page: Page, cons
     await expect(heading(page)).to_have_text("Forget 阿明哥?")
     await expect(page.get_by_text("This cannot be undone")).to_be_visible()
     await page.get_by_role("button", name="Forget for good").click()
-    await expect(page).to_have_url(re.compile(rf"/chats/{g1}/people\?msg="))
+    await expect(page).to_have_url(f"{console.base}/chats/{g1}/people")
     await expect(flash(page)).to_contain_text(f"forgot #{people['u2']}")
     persons = console.app.persons
     assert persons is not None

@@ -149,7 +149,7 @@ async def test_batch_approve_and_reject(console: Console) -> None:
         data=[("_csrf", csrf), ("ids", str(xswl)), ("action", "reject"), ("back", "//evil.example/")],
         allow_redirects=False,
     )
-    assert off_site.headers["Location"].startswith("/jargon?"), "never redirects off the console"
+    assert off_site.headers["Location"] == "/jargon", "never redirects off the console"
 
 
 async def test_json_api_lists_and_decides_with_a_bearer_token(console: Console) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 from pathlib import Path
 
@@ -16,12 +17,14 @@ from bot.cli.main import cli
 from bot.config import ConfigStore
 from bot.config.settings import Settings, WebSettings
 from bot.web.app import build_web_app
-from bot.web.security import COOKIE, check_host, is_loopback
+from bot.web.security import COOKIE, FLASH_COOKIE, Credentials, check_host, is_loopback
 from memory.clock import ManualClock
 from memory.jargon import dictionary
 from tests.bot.web.conftest import TOKEN, Console
 from tests.conftest import T0
 from tests.memory.jargon.jargon_helpers import mine, record
+
+FLASH = re.compile(r'<p class="flash">(.*?)</p>')
 
 
 async def test_every_page_needs_the_token(console: Console) -> None:
@@ -193,7 +196,7 @@ async def test_redirects_never_leave_the_console(console: Console) -> None:
         data={"_csrf": csrf, "action": "reject", "ids": [str(entry)], "back": "/jargon?status=candidate"},
         allow_redirects=False,
     )
-    assert kept.headers["Location"].startswith("/jargon?status=candidate&msg=")
+    assert kept.headers["Location"] == "/jargon?status=candidate"
 
 
 async def test_a_malformed_or_oversized_form_is_a_clear_error_not_a_server_error(console: Console) -> None:
@@ -221,3 +224,58 @@ async def test_a_malformed_or_oversized_form_is_a_clear_error_not_a_server_error
     assert "Maximum request body size" in await huge.text()
     async with console.app.db.read() as session:
         assert await dictionary.list_entries(session) == []
+
+
+async def test_a_flash_message_is_shown_once_and_never_taken_from_the_address(console: Console) -> None:
+    """The message after an action came from `?msg=` in the address: a reload or a bookmark showed
+    "approved" again, and any link could make the console say anything. It is a sealed one-shot
+    cookie now, cleared by the page that shows it."""
+    ids = await record(console.app.memory, 0, ["xswl 笑死", "真的xswl"])
+    entry = await mine(console.app.memory, await console.chat_id(), "xswl", ids)
+    csrf = await console.login()
+    client = console.client
+    approved = await client.post(
+        f"/jargon/{entry}/approve", data={"_csrf": csrf, "meaning": "笑死我了"}, allow_redirects=False
+    )
+    assert approved.status == 303 and approved.headers["Location"] == f"/jargon/{entry}"
+    cookie = approved.cookies[FLASH_COOKIE]
+    assert (cookie["httponly"], cookie["samesite"], cookie["path"]) == (True, "Strict", "/")
+    assert 0 < int(cookie["max-age"]) <= 60
+    assert "approved" not in cookie.value, "sealed, not the message in clear"
+    shown = await client.get(f"/jargon/{entry}")
+    assert FLASH.findall(await shown.text()) == ["approved"]
+    assert shown.cookies[FLASH_COOKIE]["max-age"] == "0", "the page that shows it clears it"
+    assert FLASH.findall(await (await client.get(f"/jargon/{entry}")).text()) == [], "a reload shows none"
+    crafted = await (await client.get(f"/jargon/{entry}?msg=Approved+everything")).text()
+    assert FLASH.findall(crafted) == [] and "Approved everything" not in crafted
+    for forged in (Credentials("another-token").seal("Approved everything"), "QXBwcm92ZWQ.00", "x"):
+        client.session.cookie_jar.update_cookies({FLASH_COOKIE: forged})
+        response = await client.get("/jargon")
+        assert FLASH.findall(await response.text()) == [], forged
+        assert response.cookies[FLASH_COOKIE]["max-age"] == "0", "a cookie that shows nothing goes too"
+
+
+def test_a_sealed_flash_message_opens_whole_with_its_token_only() -> None:
+    credentials = Credentials(TOKEN)
+    message = "renamed to 👨‍👩‍👧 阿明哥 <b>"
+    sealed = credentials.seal(message)
+    assert credentials.unseal(sealed) == message
+    data, _, mac = sealed.partition(".")
+    assert credentials.unseal(data + "." + mac[::-1]) is None
+    assert credentials.unseal(data[:-4] + "." + mac) is None
+    assert credentials.unseal(None) is None and credentials.unseal("") is None
+    credentials.rotate("rotated-token")
+    assert credentials.unseal(sealed) is None, "a new token drops the messages sealed with the old one"
+
+
+async def test_the_icon_needs_no_token_but_a_loopback_host(console: Console) -> None:
+    """Browsers ask every site for /favicon.ico, the login-needed page too: it was a 401, then a 404."""
+    icon = await console.client.get("/favicon.ico")
+    assert icon.status == 200 and icon.content_type == "image/svg+xml"
+    assert icon.headers["Cache-Control"] == "public, max-age=86400"
+    assert "default-src 'none'" in icon.headers["Content-Security-Policy"]
+    assert (await icon.text()).startswith("<svg xmlns=")
+    elsewhere = await console.client.get("/favicon.ico", headers={"Host": "evil.example"})
+    assert elsewhere.status == 403
+    assert (await console.client.get("/favicon.ico/x")).status == 401, "only the icon itself"
+    assert not console.client.session.cookie_jar.filter_cookies(console.client.make_url("/"))
