@@ -15,11 +15,11 @@ from memory.chat_marks import ChatCache
 from memory.clock import Clock, SystemClock
 from memory.context import ContextBuilder, ContextProvider, ContextRequest, ReplyContext
 from memory.context.recent import RecentWindowProvider
-from memory.directory import members
 from memory.history.reinforce import reinforce
 from memory.ingest import BatchReport, Ingestor, Recorded, chat_target, redirected_chat
 from memory.message_removal import erase_messages, remember_deleted
 from memory.models import Chat, ChatMember, ChatRedirect, Message, Person
+from memory.nicknames import ChatNicknames
 from memory.notes import NoteScopes
 from memory.recall import Recaller, RecallHit, RecallQuery
 from memory.recall.timeexpr import in_zone
@@ -84,8 +84,9 @@ class MemoryService:
         self.context_settings = context_settings or ContextSettings()
         self.notes = notes
         self.recaller = Recaller(db)
+        self.nicknames = ChatNicknames()
         # What else is kept in memory per chat (names, vocabularies): see `forget_chats`.
-        self.chat_caches: list[ChatCache] = []
+        self.chat_caches: list[ChatCache] = [self.nicknames]
 
     @property
     def context_settings(self) -> ContextSettings:
@@ -112,6 +113,7 @@ class MemoryService:
     async def record(self, message: ChatMessage, searchable: bool = True) -> Recorded:
         """Store one message (idempotent on chat + platform message id)."""
         report = await self.ingestor.record_many([message], searchable)
+        self.nicknames.recorded(report.recorded)
         return report.recorded[0]
 
     async def record_many(self, batch: Iterable[ChatMessage], batch_size: int = 2000) -> BatchReport:
@@ -120,6 +122,7 @@ class MemoryService:
         iterator = iter(batch)
         while chunk := list(islice(iterator, batch_size)):
             report = await self.ingestor.record_many(chunk)
+            self.nicknames.recorded(report.recorded)
             total.created += report.created
             total.duplicates += report.duplicates
             total.erased += report.erased
@@ -147,6 +150,7 @@ class MemoryService:
             if stored is None:
                 return False
             await erase_messages(session, [stored], now)
+        self.nicknames.forget_chats([target.chat_id])  # its sender counts one message less there
         return True
 
     async def chat(self, platform: str, platform_chat_id: str) -> ChatRef | None:
@@ -170,17 +174,16 @@ class MemoryService:
     async def chat_nicknames(self, platform: str, platform_chat_id: str) -> dict[str, str]:
         """The members memory has seen in chat `platform:platform_chat_id` (that of the chat it was
         merged into when merged) by nickname: nickname -> platform user id. The bot is left out; of
-        members sharing a nickname, the most active has it."""
+        members sharing a nickname, the most active has it. Kept per chat until they may have changed
+        (memory.nicknames): a call costs two small queries then."""
+        mark = self.nicknames.mark()
         async with self.db.read() as session:
             chat_id = await session.scalar(
                 select(Chat.id).where(await _held_chat(session, platform, platform_chat_id))
             )
-            found = [] if chat_id is None else await members(session, chat_id)
-        names: dict[str, str] = {}
-        for member in found:  # most active first
-            if not member.is_bot and member.nickname:
-                names.setdefault(member.nickname, member.platform_user_id)
-        return names
+            if chat_id is None:
+                return {}
+            return await self.nicknames.names(session, (platform, platform_chat_id), chat_id, mark)
 
     async def find_chat(self, key: str) -> ChatRef | None:
         """A chat by `platform:id`, by platform id alone when unambiguous, or by its database id."""
