@@ -67,6 +67,24 @@ def _backfill_line(model: str, progress: BackfillProgress) -> str:
     )
 
 
+def _wrong_size_line(model: str, dimension: int, wrong_size: int) -> str:
+    return (
+        f"{_plural(wrong_size, 'vector')} of {model!r} not of {dimension} values, the size taken as its "
+        "own (the most common among its stored vectors; the model is not loaded to ask it): recall "
+        "ignores them, and the backfill embeds their rows again (counted as waiting)"
+    )
+
+
+def _in_force_size(models: list[StoredModel], in_force: str) -> tuple[int, int]:
+    """The size taken as the model in force's (the most common of its stored vectors; 0 when none is
+    stored) and how many of its vectors are of another size."""
+    for found in models:
+        if found.model == in_force:
+            dimension = found.usual_dimension
+            return dimension, found.vectors_not_of(dimension)
+    return 0, 0
+
+
 @click.group("embeddings")
 def embeddings_group() -> None:
     """The dense vectors stored per model: what each holds, and deleting a model's."""
@@ -82,10 +100,14 @@ async def status_command(as_json: bool, config_path: Path | None, data_dir: Path
     settings = open_config(config_path).current
     in_force = embedding_model(settings)
     db = await open_database(settings, data_dir, create=False)
+    dimension = wrong_size = 0
     try:
         async with db.read() as session:
             models = await stored_models(session)
-            progress = None if in_force is None else await backfill_progress(session, in_force)
+            progress = None
+            if in_force is not None:
+                dimension, wrong_size = _in_force_size(models, in_force)
+                progress = await backfill_progress(session, in_force, dimension)
     finally:
         await db.close()
     if as_json:
@@ -100,6 +122,8 @@ async def status_command(as_json: bool, config_path: Path | None, data_dir: Path
                 **_progress_json(progress.rows),
                 "messages": _progress_json(progress.messages),
                 "topics": _progress_json(progress.topics),
+                "dimension": dimension or None,
+                "wrong_size": wrong_size,
             },
         }
         click.echo(json.dumps(fields, ensure_ascii=False, indent=2))
@@ -109,6 +133,8 @@ async def status_command(as_json: bool, config_path: Path | None, data_dir: Path
     else:
         click.echo(f"embedder: {settings.recall.embedder}, model in force: {in_force!r}")
         click.echo(_backfill_line(in_force, progress))
+        if wrong_size:
+            click.echo(_wrong_size_line(in_force, dimension, wrong_size))
     for found in models:
         click.echo(_model_line(found, in_force))
     if not models:

@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memory.embeddings.local import EmbedderUnavailable
 from memory.embeddings.store import save_vectors
 from memory.messages import StoredMessage, by_ids, neighbours, turn_window, with_neighbours
-from memory.models import ChatHistory
+from memory.models import ChatHistory, EmbeddingVector
 from memory.ports import Embedder
 from memory.storage import Database
 from memory.storage.fts import searchable
@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 SETTLE_SECONDS = 600.0
 FOCUS_CHARS = 2000
 NEIGHBOUR_CHARS = 500
+SIZE_PROBE = "群忆"  # embedded once to learn the size of an embedder that does not know it yet
 
 # A vector of the model's name but of another size (once the embedder knows its own) is none.
 _SAME_SPACE = "e.model = :model AND (:dimension = 0 OR e.dimension = :dimension)"
@@ -122,9 +123,10 @@ class BackfillProgress:
 
 
 async def backfill_progress(session: AsyncSession, model: str, dimension: int = 0) -> BackfillProgress:
-    """The rows `backfill` embeds for `model` and how many of them have their vector. A message still
-    settling counts as waiting. With `dimension` 0 (an embedder that does not know its size before its
-    first use) a vector of any size under the model's name counts as embedded."""
+    """The rows `backfill` embeds for `model` and how many of them have their vector of `dimension`
+    values (one of another size waits to be embedded again). A message still settling counts as
+    waiting. With `dimension` 0 (the size not known) a vector of any size under the model's name counts
+    as embedded."""
     found = (await session.execute(_PROGRESS, {"model": model, "dimension": dimension})).one()
     messages, embedded_messages, topics, embedded_topics = (int(n) for n in found)
     return BackfillProgress(Progress(embedded_messages, messages), Progress(embedded_topics, topics))
@@ -182,15 +184,34 @@ async def _embed(
         return await save_vectors(session, kind, embedder.model, rows, [vectors[i] for i in same])
 
 
+async def _dimension(db: Database, embedder: Embedder) -> int:
+    """The embedder's size (values per vector). One that does not know it yet (the `local` and `openai`
+    embedders before their first use) embeds `SIZE_PROBE` to learn it when vectors of its model are
+    stored: without a size every stored vector counts as embedded, and those of another size (the model
+    changed under its name) waited, ignored by recall, until a row lacking a vector or a question made
+    the embedder learn it. None stored: 0, and the rows to embed teach it."""
+    if embedder.dimension:
+        return embedder.dimension
+    async with db.read() as session:
+        stored = await session.scalar(
+            select(EmbeddingVector.id).where(EmbeddingVector.model == embedder.model).limit(1)
+        )
+    if stored is None:
+        return 0
+    [probe] = await embedder.embed([SIZE_PROBE])
+    return embedder.dimension or len(probe)
+
+
 async def backfill(
     db: Database, embedder: Embedder, batch_size: int = 256, now: float | None = None
 ) -> BackfillReport:
     """Embed up to `batch_size` messages and `batch_size` ChatHistory rows that lack a vector
-    (`now`, a Unix time, decides which last turns of a chat have settled). Once the embedder knows
-    its size (`dimension`), a vector of another size under its model name counts as lacking: the
-    model changed under that name, and its rows are embedded again."""
+    (`now`, a Unix time, decides which last turns of a chat have settled). A vector of another size
+    than the embedder's (`_dimension`) under its model name counts as lacking: the model changed under
+    that name, and its rows are embedded again."""
     settled = (time.time() if now is None else now) - SETTLE_SECONDS
-    params = {"model": embedder.model, "dimension": embedder.dimension, "limit": batch_size}
+    dimension = await _dimension(db, embedder)
+    params = {"model": embedder.model, "dimension": dimension, "limit": batch_size}
     async with db.read() as session:
         message_ids = [
             int(r[0]) for r in await session.execute(_MISSING_MESSAGES, {**params, "settled": settled})

@@ -15,11 +15,20 @@ from memory.models import EmbeddingVector
 
 
 @dataclass(frozen=True, slots=True)
+class StoredSize:
+    """How many vectors of one model have one size, and the latest write time among them."""
+
+    dimension: int
+    vectors: int
+    newest_time: float
+
+
+@dataclass(frozen=True, slots=True)
 class StoredModel:
     """The vectors stored under one model name. `dimensions` lists their sizes (values per vector;
-    more than one when the model changed size under its name), `bytes` what the vectors themselves take
-    (the rows and their index entries take a little more). `newest_id` and `newest_time` are the highest
-    row id and write time among them."""
+    more than one when the model changed size under its name), `sizes` how many there are of each,
+    `bytes` what the vectors themselves take (the rows and their index entries take a little more).
+    `newest_id` and `newest_time` are the highest row id and write time among them."""
 
     model: str
     vectors: int
@@ -28,10 +37,21 @@ class StoredModel:
     chat_ids: tuple[int, ...]
     newest_id: int
     newest_time: float
+    sizes: tuple[StoredSize, ...]
 
     @property
     def chats(self) -> int:
         return len(self.chat_ids)
+
+    @property
+    def usual_dimension(self) -> int:
+        """The size most of the vectors have (of two as common, the one written last): the model's
+        size as far as the stored vectors tell, without loading or asking the model."""
+        return max(self.sizes, key=lambda size: (size.vectors, size.newest_time)).dimension
+
+    def vectors_not_of(self, dimension: int) -> int:
+        """How many of the vectors are of another size than `dimension`."""
+        return sum(size.vectors for size in self.sizes if size.dimension != dimension)
 
 
 class _Group(NamedTuple):
@@ -59,14 +79,23 @@ def _chat_space_groups(model: str | None) -> Select[int, str, int, int, int, flo
 
 
 def _summed(model: str, groups: list[_Group]) -> StoredModel:
+    dimensions = tuple(sorted({g.dimension for g in groups}))
     return StoredModel(
         model=model,
         vectors=sum(g.vectors for g in groups),
-        dimensions=tuple(sorted({g.dimension for g in groups})),
+        dimensions=dimensions,
         bytes=sum(g.vectors * g.dimension * VALUE_BYTES for g in groups),
         chat_ids=tuple(sorted({g.chat_id for g in groups})),
         newest_id=max(g.newest_id for g in groups),
         newest_time=max(g.newest_time for g in groups),
+        sizes=tuple(
+            StoredSize(
+                d,
+                sum(g.vectors for g in groups if g.dimension == d),
+                max(g.newest_time for g in groups if g.dimension == d),
+            )
+            for d in dimensions
+        ),
     )
 
 

@@ -20,7 +20,7 @@ from memory.service import MemoryService
 from memory.storage import Database
 from tests.conftest import T0, chat_ids, database_locked, make_message
 from tests.fakes.openai_server import FakeOpenAI
-from tests.memory.embeddings.test_embeddings import TopicEmbedder
+from tests.memory.embeddings.test_embeddings import TopicEmbedder, WiderTopicEmbedder
 
 SETTLED = 1e10  # a `now` after every test message: all have settled
 IN_FORCE = "test-topics"
@@ -87,6 +87,8 @@ def test_status_lists_every_stored_model_and_the_backfill_of_the_one_in_force(tm
             "waiting": 2,
             "messages": {"embedded": 3, "total": 5, "waiting": 2},
             "topics": {"embedded": 0, "total": 0, "waiting": 0},
+            "dimension": 3,
+            "wrong_size": 0,
         },
     }
     result = run("embeddings", "status", *data)
@@ -100,6 +102,42 @@ def test_status_lists_every_stored_model_and_the_backfill_of_the_one_in_force(tm
     hint = shlex.join(["qunyi", "embeddings", "prune", "--model", CHINESE, *data[2:], *data[:2]])
     assert f"delete the vectors of {CHINESE!r} with: {hint}" in lines
     assert shlex.split(hint)[4] == CHINESE, "the hint pastes back as the name"
+
+
+async def _widen(data_dir: Path, count: int) -> None:
+    """Embed `count` more messages again under the model in force with one more value a vector: the
+    model behind its name changed size, and the backfill is under way."""
+    db = await Database.open(data_dir)
+    try:
+        assert (await backfill(db, WiderTopicEmbedder(), batch_size=count, now=SETTLED)).messages == count
+    finally:
+        await db.close()
+
+
+def test_status_counts_the_vectors_of_the_model_in_force_of_another_size_as_waiting(tmp_path: Path) -> None:
+    """A vector of another size under the model in force's name (the model changed size) is one recall
+    ignores, but status counted it as embedded."""
+    data = _data(tmp_path, {IN_FORCE: 5}, _in_force())
+    asyncio.run(_widen(tmp_path / "d", 2))
+    status = as_json("embeddings", "status", *data)
+    assert [(m["vectors"], m["dimensions"]) for m in status["models"]] == [(5, [3, 4])]
+    backfill_json = status["backfill"]
+    assert (backfill_json["dimension"], backfill_json["wrong_size"]) == (3, 2), "the most common size"
+    assert (backfill_json["embedded"], backfill_json["waiting"]) == (3, 2)
+    lines = run("embeddings", "status", *data).output.splitlines()
+    assert lines[1] == f"backfill of {IN_FORCE!r}: 3 of 5 rows embedded (messages 3/5, topics 0/0), 2 waiting"
+    assert lines[2] == (
+        f"2 vectors of {IN_FORCE!r} not of 3 values, the size taken as its own (the most common among its "
+        "stored vectors; the model is not loaded to ask it): recall ignores them, and the backfill embeds "
+        "their rows again (counted as waiting)"
+    )
+    asyncio.run(_widen(tmp_path / "d", 2))
+    backfill_json = as_json("embeddings", "status", *data)["backfill"]
+    assert (backfill_json["dimension"], backfill_json["wrong_size"], backfill_json["waiting"]) == (4, 1, 1)
+    asyncio.run(_widen(tmp_path / "d", 1))
+    backfill_json = as_json("embeddings", "status", *data)["backfill"]
+    assert (backfill_json["dimension"], backfill_json["wrong_size"], backfill_json["waiting"]) == (4, 0, 0)
+    assert len(run("embeddings", "status", *data).output.splitlines()) == 3, "no line for none"
 
 
 def test_status_with_embedder_none_has_no_model_in_force(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from aiohttp import web
 from sqlalchemy import select
 
 from memory.embeddings import EmbedderConfig, VectorIndex, make_embedder, save_vectors
-from memory.embeddings.backfill import backfill, backfill_all
+from memory.embeddings.backfill import SIZE_PROBE, backfill, backfill_all
 from memory.embeddings.local import EmbedderUnavailable, LocalEmbedder
 from memory.embeddings.openai import OpenAIEmbedder
 from memory.embeddings.vectors import from_blob, normalized, to_blob
@@ -404,6 +404,49 @@ async def test_a_model_that_changed_size_under_its_name_is_embedded_again(db: Da
     await memory.record(make_message(3, text="代码又有 bug", time=T0 + timedelta(hours=6)))
     with pytest.raises(EmbedderUnavailable, match="not of its size 5"):
         await backfill(db, type("Misdeclared", (WiderTopicEmbedder,), {"dimension": 5})(), now=now)
+
+
+class LearningWiderEmbedder(WiderTopicEmbedder):
+    """The wider model behind an embedder that knows its size only once it has answered, as the
+    `openai` and `local` ones (0 before their first use)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dimension = 0
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        vectors = await super().embed(texts)
+        self.dimension = len(vectors[0])
+        return vectors
+
+
+async def test_vectors_of_another_size_are_embedded_again_before_the_embedder_knows_its_size(
+    db: Database,
+) -> None:
+    """Every row had a vector of the old size: an embedder that learns its size from its first answer
+    was never asked anything by the backfill (no row lacked a vector of any size), so the old vectors,
+    which recall ignores, stayed for good unless a question happened to teach it."""
+    memory = MemoryService(db)
+    await memory.record(make_message(1, text="周六去爬山，走哪条 trail?"))
+    await memory.record(make_message(2, text="晚上吃什么", time=T0 + timedelta(hours=3)))
+    now = (T0 + timedelta(days=1)).timestamp()
+    assert (await backfill_all(db, TopicEmbedder(), now=now)).messages == 2
+    asked = LearningWiderEmbedder()
+    attach_recall(memory, RecallSettings(), asked)
+    question = RecallQuery("dinner food 吃什么", (1,), T0 + timedelta(days=1))
+    hits = await memory.recall(question)
+    assert hits and not any("dense" in h.found_by for h in hits), "the old size ignored, no crash"
+    fresh = LearningWiderEmbedder()
+    assert (await backfill_all(db, fresh, now=now)).messages == 2
+    assert fresh.calls[0] == [SIZE_PROBE], "one short text to learn its size"
+    async with db.read() as session:
+        assert set((await session.scalars(select(EmbeddingVector.dimension))).all()) == {4}
+    dense = [h.id for h in await memory.recall(question) if "dense" in h.found_by]
+    assert dense[:1] == [2], "compared at the new size"
+    nothing_stored = LearningWiderEmbedder()
+    nothing_stored.model = "another"
+    await backfill(db, nothing_stored, batch_size=1, now=now)
+    assert nothing_stored.calls and SIZE_PROBE not in nothing_stored.calls[0], "nothing stored: no probe"
 
 
 class ZeroQueryEmbedder(TopicEmbedder):

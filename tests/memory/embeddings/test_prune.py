@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from sqlalchemy import update
 
-from memory.embeddings.backfill import backfill_all, backfill_progress
+from memory.embeddings.backfill import backfill, backfill_all, backfill_progress
 from memory.embeddings.prune import Pruned, left_of, prune_batches
 from memory.embeddings.stored_models import stored_models
 from memory.models import EmbeddingVector
 from memory.service import MemoryService
 from memory.storage import Database, DatabaseLocked
 from tests.conftest import chat_ids, database_locked, make_message
-from tests.memory.embeddings.test_embeddings import TopicEmbedder
+from tests.memory.embeddings.test_embeddings import TopicEmbedder, WiderTopicEmbedder
 from tests.memory.recall.conftest import add_history
 from tests.query_plans import planned
 
@@ -135,3 +135,19 @@ async def test_a_lock_held_past_the_busy_timeout_stops_a_prune_keeping_the_batch
         assert await left_of(db, "old") == 0
     finally:
         await db.close()
+
+
+async def test_the_usual_size_of_a_model_is_its_most_common_then_its_newest(memory: MemoryService) -> None:
+    """What `qunyi embeddings status` takes as the size of the model in force, without loading it."""
+    db = memory.db
+    await two_chats(memory)  # 10 messages
+    await backfill_all(db, named("m"), now=SETTLED)
+    wider = WiderTopicEmbedder()
+    wider.model = "m"
+    sizes = []
+    for batch in (4, 1, 1):  # 4 of 10 at the new size, then 5 (a tie), then 6
+        await backfill(db, wider, batch_size=batch, now=SETTLED)
+        async with db.read() as session:
+            [found] = await stored_models(session, "m")
+        sizes.append((found.usual_dimension, found.vectors_not_of(found.usual_dimension)))
+    assert sizes == [(3, 4), (4, 5), (4, 4)], "of two as common, the size written last"
