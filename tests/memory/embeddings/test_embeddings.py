@@ -381,14 +381,20 @@ class WiderTopicEmbedder(TopicEmbedder):
         return [[*vector, 0.0] for vector in await super().embed(texts)]
 
 
-async def test_a_model_that_changed_size_under_its_name_is_embedded_again(db: Database, caplog) -> None:
-    """Vectors of the old size are never compared with the new ones (dense recall went on lexically in
-    every chat holding both, for good), and the backfill embeds their rows again."""
+async def _embedded_at_the_old_size(db: Database) -> tuple[MemoryService, float]:
+    """Two messages embedded by `TopicEmbedder` (3 values); the service and a time both have settled by."""
     memory = MemoryService(db)
     await memory.record(make_message(1, text="周六去爬山，走哪条 trail?"))
     await memory.record(make_message(2, text="晚上吃什么", time=T0 + timedelta(hours=3)))
     now = (T0 + timedelta(days=1)).timestamp()
     assert (await backfill_all(db, TopicEmbedder(), now=now)).messages == 2
+    return memory, now
+
+
+async def test_a_model_that_changed_size_under_its_name_is_embedded_again(db: Database, caplog) -> None:
+    """Vectors of the old size are never compared with the new ones (dense recall went on lexically in
+    every chat holding both, for good), and the backfill embeds their rows again."""
+    memory, now = await _embedded_at_the_old_size(db)
     wider = WiderTopicEmbedder()
     attach_recall(memory, RecallSettings(), wider)
     assert (await backfill(db, wider, batch_size=1, now=now)).messages == 1, "an old-size vector is redone"
@@ -426,11 +432,7 @@ async def test_vectors_of_another_size_are_embedded_again_before_the_embedder_kn
     """Every row had a vector of the old size: an embedder that learns its size from its first answer
     was never asked anything by the backfill (no row lacked a vector of any size), so the old vectors,
     which recall ignores, stayed for good unless a question happened to teach it."""
-    memory = MemoryService(db)
-    await memory.record(make_message(1, text="周六去爬山，走哪条 trail?"))
-    await memory.record(make_message(2, text="晚上吃什么", time=T0 + timedelta(hours=3)))
-    now = (T0 + timedelta(days=1)).timestamp()
-    assert (await backfill_all(db, TopicEmbedder(), now=now)).messages == 2
+    memory, now = await _embedded_at_the_old_size(db)
     asked = LearningWiderEmbedder()
     attach_recall(memory, RecallSettings(), asked)
     question = RecallQuery("dinner food 吃什么", (1,), T0 + timedelta(days=1))
