@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,13 +16,18 @@ from sqlalchemy import text
 from bot.app import App, build_app, embedding_model
 from bot.cli.embeddings import prune_hint
 from bot.cli.options import async_command, missing_database, open_config, runtime_options
-from bot.cli.printing import size_text
+from bot.cli.printing import command_hint, size_text
 from bot.config import ConfigStore, Settings
 from bot.tools import build_registry, tool_definition_tokens
 from memory.embeddings.local import DEFAULT_MODEL, LocalEmbedder
 from memory.embeddings.stored_models import StoredModel, stored_models
 from memory.storage import DatabaseMissing, DatabaseUnavailable
+from memory.storage.compact import Space, measure
 from memory.storage.migrate import schema_state
+
+# Free pages in the database file worth a `qunyi compact`: over both (decimal megabytes, as sizes print).
+COMPACT_WARN_BYTES = 64_000_000
+COMPACT_WARN_SHARE = 0.25  # of the file and its -wal file on disk
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,12 +63,16 @@ async def run_checks(app: App) -> list[Check]:
         checks.append(Check("database", "ok", f"{app.db.path} (schema {schema})"))
         stats = await app.memory.stats()
         checks.append(Check("memory", "info", ", ".join(f"{k} {v}" for k, v in stats.items())))
+        space: Space | None = await asyncio.to_thread(measure, app.db.path, app.db.busy_timeout_ms)
     except Exception as exc:
         checks.append(Check("database", "fail", f"{app.db.path}: {exc}"))
         stored = []
+        space = None
     checks.extend(await llm_checks(app))
     checks.append(await embedder_check(app.settings))
     checks.extend(unused_vector_checks(app, stored))
+    if space is not None and worth_compacting(space):
+        checks.append(compact_check(app, space))
     checks.append(_tools_check())
     return checks
 
@@ -127,6 +137,26 @@ def unused_vector_checks(app: App, stored: list[StoredModel]) -> list[Check]:
         for found in stored
         if found.model != in_force
     ]
+
+
+def worth_compacting(space: Space) -> bool:
+    """Whether the database file's free pages are many: over COMPACT_WARN_BYTES, and over
+    COMPACT_WARN_SHARE of what the database takes on disk."""
+    return (
+        space.reclaimable > COMPACT_WARN_BYTES and space.reclaimable > COMPACT_WARN_SHARE * space.file_bytes
+    )
+
+
+def compact_check(app: App, space: Space) -> Check:
+    """A warning with the size of the free pages in the database file, and the command that gives them
+    back to the disk (SQLite keeps them: nothing shrinks the file by itself)."""
+    hint = command_hint(["compact"], app.config.path, app.data_dir)
+    return Check(
+        "reclaimable space",
+        "warn",
+        f"{size_text(space.reclaimable)} of the database's {size_text(space.file_bytes)} on disk are free "
+        f"pages left by deleted memory; with the bot stopped, `{hint}` gives them back to the disk",
+    )
 
 
 def _cap(tokens: int | None) -> str:

@@ -4,8 +4,8 @@ deleting the vectors of a model no longer used (memory.embeddings.prune)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
-import shlex
 from pathlib import Path
 from typing import Any
 
@@ -13,22 +13,18 @@ import click
 
 from bot.app import embedding_model
 from bot.cli.options import async_command, open_config, open_database, runtime_options
-from bot.cli.printing import size_text
+from bot.cli.printing import command_hint, size_text
 from bot.config import Settings
 from memory.embeddings.backfill import BackfillProgress, Progress, backfill_progress
 from memory.embeddings.prune import Pruned, left_of, prune_batches
 from memory.embeddings.stored_models import StoredModel, stored_models
 from memory.storage import Database, DatabaseLocked
+from memory.storage.compact import measure
 
 
 def prune_hint(model: str, config_path: Path | None = None, data_dir: Path | None = None) -> str:
     """The command that deletes `model`'s vectors, quoted for a shell (with the options given here)."""
-    words = ["qunyi", "embeddings", "prune", "--model", model]
-    if config_path is not None:
-        words += ["--config", str(config_path)]
-    if data_dir is not None:
-        words += ["--data-dir", str(data_dir)]
-    return shlex.join(words)
+    return command_hint(["embeddings", "prune", "--model", model], config_path, data_dir)
 
 
 def _plural(count: int, word: str) -> str:
@@ -189,7 +185,8 @@ async def prune_command(
     model: str, dry_run: bool, force: bool, as_json: bool, config_path: Path | None, data_dir: Path | None
 ) -> None:
     """Delete every stored vector of model NAME, a model no longer in force, in short batches (safe while
-    the bot runs). The database file keeps its size: SQLite reuses the freed space for new rows."""
+    the bot runs). The database file keeps its size (SQLite reuses the freed space for new rows) until
+    `qunyi compact`."""
     settings = open_config(config_path).current
     in_force = model == embedding_model(settings)
     db = await open_database(settings, data_dir, create=False)
@@ -203,6 +200,7 @@ async def prune_command(
         planned = found[0]
         deleted = Pruned(planned.vectors, planned.bytes) if dry_run else await _pruned(db, planned)
         kept = 0 if dry_run else await left_of(db, model)
+        space = None if dry_run else await asyncio.to_thread(measure, db.path, db.busy_timeout_ms)
     finally:
         await db.close()
     if as_json:
@@ -231,6 +229,12 @@ async def prune_command(
         click.echo(
             f"{_plural(kept, 'vector')} of {model!r} written while the prune ran were kept: a bot still "
             "running with that model writes them (restart it with the new config, then prune again)"
+        )
+    if space is not None and space.reclaimable:
+        click.echo(
+            f"the database file ({size_text(space.file_bytes)}) keeps the space: it could now shrink by "
+            f"{size_text(space.reclaimable)}; with the bot stopped, "
+            f"`{command_hint(['compact'], config_path, data_dir)}` gives that back to the disk"
         )
 
 

@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bot.cli.web",
     "bot.cli.backup",
     "bot.cli.embeddings",
+    "bot.cli.compact",
 )
 EVAL_MODULES: tuple[str, ...] = ("bot.cli.eval_disentangle", "bot.cli.eval_jargon", "bot.cli.eval_locomo")
 

@@ -1,9 +1,11 @@
 """How commands print: through rich without letting chat text act as markup (`[/]`) or emoji codes
-(`:fire:`), sizes, and chats by their keys."""
+(`:fire:`), sizes, commands to paste, and chats by their keys."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
+from pathlib import Path
 
 from rich.console import Console
 from rich.text import Text
@@ -30,6 +32,16 @@ def size_text(size: int) -> str:
     if size < 1_000_000:
         return f"{size / 1000:.1f} kB"
     return f"{size / 1_000_000:.1f} MB"
+
+
+def command_hint(words: list[str], config_path: Path | None = None, data_dir: Path | None = None) -> str:
+    """The command `qunyi WORDS…` quoted for a shell, with the `--config`/`--data-dir` given here."""
+    words = ["qunyi", *words]
+    if config_path is not None:
+        words += ["--config", str(config_path)]
+    if data_dir is not None:
+        words += ["--data-dir", str(data_dir)]
+    return shlex.join(words)
 
 
 def chat_label(chat_id: int, keys: Mapping[int, str]) -> str:

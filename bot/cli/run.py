@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import gc
 import logging
 import os
@@ -28,13 +27,13 @@ from bot.cli.options import async_command, open_app, open_config, platform_name,
 from bot.cli.printing import print_literal, print_skipped
 from bot.config import ConfigStore
 from bot.inbound import inbound_handler
+from bot.pid_file import BOT, COMPACT, PID_FILE, DataDirTaken, Holder, hold, running_bot
 from bot.reload_answer import await_answer, reload_and_answer
 from bot.replay import count_lines, replay, replay_clock
 from bot.summary import summarize
 from memory.persons.names import prepare as prepare_names
 from memory.text import prepare as prepare_text
 
-PID_FILE = "qunyi.pid"
 RELOAD_ANSWER_SECONDS = 15.0
 MAX_SETTLE_MINUTES = 7 * 24 * 60  # replay steps the daemons every 5 simulated minutes: a week is ~2000 steps
 
@@ -44,51 +43,24 @@ def pid_lock(data_dir: Path) -> Iterator[None]:
     """Hold `<data_dir>/qunyi.pid` (our pid, locked) while the bot runs; removed at the end.
 
     A second bot on the same data directory is refused instead of overwriting the file (and removing
-    it when it stops, which left `qunyi reload` unable to find the bot still running). The lock goes
-    with the process, so the file of a bot that was killed does not block the next start."""
-    path = data_dir / PID_FILE
-    handle = path.open("a+", encoding="utf-8")
-    try:
+    it when it stops, which left `qunyi reload` unable to find the bot still running), and so is a bot
+    started while `qunyi compact` rewrites the database."""
+    with contextlib.ExitStack() as held:
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            pid = handle.read().strip() or "?"
-            raise click.ClickException(
-                f"another bot (pid {pid}) is already running on {data_dir}; stop it first"
-            ) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(str(os.getpid()))
-        handle.flush()
-        try:
-            yield
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
-    finally:
-        handle.close()
+            held.enter_context(hold(data_dir, BOT))
+        except DataDirTaken as exc:
+            raise click.ClickException(_taken(data_dir, exc.holder)) from None
+        yield
 
 
-def running_bot(data_dir: Path) -> int | None:
-    """The pid of the bot running on `data_dir`, or None when none is.
-
-    The pid file alone does not tell: a bot that was killed leaves it behind, and its number may since
-    have gone to another process. Only a file still locked by `pid_lock` names a running bot."""
-    try:
-        handle = (data_dir / PID_FILE).open("r", encoding="utf-8")
-    except OSError:
-        return None
-    with handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            try:
-                return int(handle.read().strip())
-            except ValueError:
-                return None
-        fcntl.flock(handle, fcntl.LOCK_UN)
-        return None
+def _taken(data_dir: Path, found: Holder) -> str:
+    pid = "?" if found.pid is None else found.pid
+    if found.role == COMPACT:
+        return (
+            f"`qunyi compact` (pid {pid}) is compacting the database in {data_dir}; start the bot when "
+            "it is done"
+        )
+    return f"another bot (pid {pid}) is already running on {data_dir}; stop it first"
 
 
 @click.command("run")

@@ -36,6 +36,26 @@ class DatabaseWriteFailed(RuntimeError):
 _MACHINE_FAILURES = ("disk is full", "readonly database", "disk i/o error")
 
 
+def write_refused(
+    path: Path, busy_timeout_ms: int, error: BaseException, waited: float
+) -> DatabaseLocked | DatabaseWriteFailed | None:
+    """What a write to `path` that SQLite failed with `error` after `waited` seconds raises:
+    DatabaseLocked when another connection held the file, DatabaseWriteFailed when the machine refused
+    the write, None for any other failure (the statement's own)."""
+    said = str(error).lower()
+    if "locked" in said or "busy" in said:
+        waited_ms = round(waited * 1000)
+        if waited_ms >= busy_timeout_ms:
+            return DatabaseLocked(f"database {path} stayed locked for over {busy_timeout_ms} ms")
+        # SQLite refuses some lock conflicts at once instead of calling the busy handler.
+        return DatabaseLocked(
+            f"database {path} was locked by another connection; SQLite refused after {waited_ms} ms"
+        )
+    if any(failure in said for failure in _MACHINE_FAILURES):
+        return DatabaseWriteFailed(f"database {path} could not be written: {error}")
+    return None
+
+
 class DatabaseUnavailable(RuntimeError):
     """The database cannot be opened: its folder cannot be made, or the file is not a Qunyi database."""
 
@@ -157,19 +177,11 @@ class Database:
             async with self._write_sessions() as session, session.begin():
                 yield session
         except OperationalError as exc:
-            said = str(exc.orig or exc).lower()
-            if "locked" in said or "busy" in said:
-                raise DatabaseLocked(self._locked_for(time.monotonic() - started)) from exc
-            if any(failure in said for failure in _MACHINE_FAILURES):
-                raise DatabaseWriteFailed(f"database {self.path} could not be written: {exc.orig}") from exc
+            waited = time.monotonic() - started
+            refused = write_refused(self.path, self.busy_timeout_ms, exc.orig or exc, waited)
+            if refused is not None:
+                raise refused from exc
             raise
-
-    def _locked_for(self, seconds: float) -> str:
-        waited_ms = round(seconds * 1000)
-        if waited_ms >= self.busy_timeout_ms:
-            return f"database {self.path} stayed locked for over {self.busy_timeout_ms} ms"
-        # SQLite refuses some lock conflicts at once instead of calling the busy handler.
-        return f"database {self.path} was locked by another connection; SQLite refused after {waited_ms} ms"
 
     async def close(self) -> None:
         await self._reader.dispose()

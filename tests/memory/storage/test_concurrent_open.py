@@ -1,6 +1,7 @@
 """Two Database objects (or processes) on one file: the one that connects second does not fail."""
 
 import asyncio
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -9,6 +10,7 @@ from sqlalchemy import func, select, text
 
 from memory.models import Chat, Message
 from memory.storage import Database, DatabaseLocked, migrate
+from memory.storage.database import write_refused
 from tests.conftest import database_locked
 
 
@@ -49,8 +51,9 @@ async def test_a_lock_refused_at_once_is_not_reported_as_waited_out(tmp_path: Pa
             async with db.write() as session:
                 session.add(Chat(platform="qq", platform_chat_id="g1", kind="group", created_at=0.0))
         # SQLite answers some conflicts without the busy handler; saying it waited 200 ms would mislead.
-        assert "refused after 5 ms" in db._locked_for(0.005)
-        assert "stayed locked" not in db._locked_for(0.005)
+        at_once = write_refused(db.path, 200, sqlite3.OperationalError("database is locked"), 0.005)
+        assert isinstance(at_once, DatabaseLocked) and "refused after 5 ms" in str(at_once)
+        assert "stayed locked" not in str(at_once)
     finally:
         await db.close()
 

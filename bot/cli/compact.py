@@ -1,0 +1,150 @@
+"""`qunyi compact [--dry-run] [--json]`: give the disk back the space deleted memory left inside the
+database file (SQLite's VACUUM), with the bot stopped."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from pathlib import Path
+
+import click
+
+from bot.cli.options import async_command, open_config, open_database, runtime_options
+from bot.cli.printing import command_hint, size_text
+from bot.pid_file import COMPACT, DataDirTaken, Holder, hold, holder
+from memory.storage import DatabaseLocked, DatabaseWriteFailed
+from memory.storage.compact import (
+    Compacted,
+    CompactStopped,
+    NotEnoughSpace,
+    Space,
+    compact,
+    free_space,
+    measure,
+)
+
+
+def _compact_alone(path: Path, busy_timeout_ms: int, stop: threading.Event) -> Compacted:
+    """`compact` holding the data directory, so that no bot starts on it meanwhile (blocking)."""
+    with hold(path.parent, COMPACT):
+        return compact(path, busy_timeout_ms, stop)
+
+
+def _taken(data_dir: Path, found: Holder, hint: str) -> str:
+    pid = "?" if found.pid is None else found.pid
+    if found.role == COMPACT:
+        return f"`qunyi compact` (pid {pid}) is already compacting the database in {data_dir}"
+    return (
+        f"a bot (pid {pid}) is running on {data_dir}: stop it, run `{hint}`, then start it again "
+        "(compacting holds the database's write lock from start to end, which the bot's writes cannot "
+        "wait out)"
+    )
+
+
+def _space_lines(path: Path, space: Space, free: int) -> list[str]:
+    lines = [
+        f"{path}: {size_text(space.file_bytes)} on disk, {size_text(space.reclaimable)} of it in free pages "
+        "(compacting gives back at least that)",
+        f"compacting needs {size_text(space.needed)} free on the disk of {path.parent} for a packed copy "
+        f"of the database and its -wal file: {size_text(free)} free",
+    ]
+    if free < space.needed:
+        lines.append("not enough to compact now: free some space first")
+    return lines
+
+
+def _print_json(path: Path, before: int, after: int, reclaimable: int, seconds: float, dry_run: bool) -> None:
+    fields = {
+        "path": str(path),
+        "bytes_before": before,
+        "bytes_after": after,
+        "reclaimable_bytes": reclaimable,
+        "seconds": round(seconds, 3),
+        "dry_run": dry_run,
+    }
+    click.echo(json.dumps(fields, ensure_ascii=False, indent=2))
+
+
+async def _compacted(path: Path, busy_timeout_ms: int) -> Compacted:
+    """`_compact_alone` in a thread. Ctrl-C stops the VACUUM at its next step, rolled back, and ends the
+    command once it has; the last step (copying the packed pages back) cannot be stopped: a Ctrl-C
+    during it is answered with the result, since the database was compacted."""
+    stop = threading.Event()
+    work = asyncio.ensure_future(asyncio.to_thread(_compact_alone, path, busy_timeout_ms, stop))
+    try:
+        return await asyncio.shield(work)
+    except asyncio.CancelledError:
+        stop.set()
+        try:
+            done = await work
+        except CompactStopped:
+            raise asyncio.CancelledError from None
+        click.echo("Ctrl-C came during the last step of the VACUUM, which runs to its end:", err=True)
+        return done
+
+
+@click.command("compact")
+@click.option("--dry-run", is_flag=True, help="Print the sizes and the free disk it needs; change nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@runtime_options
+@async_command
+async def compact_command(
+    dry_run: bool, as_json: bool, config_path: Path | None, data_dir: Path | None
+) -> None:
+    """Rewrite the database file without its free pages (SQLite's VACUUM), giving back to the disk the
+    space deleted memory left in it.
+
+    The bot must be stopped, and the database's disk needs about twice what the database holds free.
+    Ctrl-C stops it, leaving the database as it was."""
+    settings = open_config(config_path).current
+    busy_timeout_ms = settings.storage.busy_timeout_ms
+    db = await open_database(settings, data_dir, create=False)
+    await db.close()
+    path = db.path
+    hint = command_hint(["compact"], config_path, data_dir)
+    if dry_run:
+        started = time.monotonic()
+        space = await asyncio.to_thread(measure, path, busy_timeout_ms)
+        free = free_space(path.parent)
+        seconds = time.monotonic() - started
+        if as_json:
+            _print_json(path, space.file_bytes, space.file_bytes, space.reclaimable, seconds, True)
+            return
+        for line in _space_lines(path, space, free):
+            click.echo(line)
+        found = holder(path.parent)
+        if found is not None:
+            click.echo(_taken(path.parent, found, hint))
+        click.echo("nothing changed (--dry-run)")
+        return
+    try:
+        done = await _compacted(path, busy_timeout_ms)
+    except DataDirTaken as exc:
+        raise click.ClickException(_taken(path.parent, exc.holder, hint)) from None
+    except NotEnoughSpace as exc:
+        raise click.ClickException(
+            f"not enough free disk space to compact {path}: it needs {size_text(exc.needed)} free in "
+            f"{exc.folder} for a packed copy of the database and its -wal file, and {size_text(exc.free)} "
+            "is free; nothing was changed"
+        ) from None
+    except DatabaseLocked as exc:
+        raise click.ClickException(
+            f"{exc}: another process is writing to it; nothing was changed, run `{hint}` again when it is "
+            "done"
+        ) from None
+    except DatabaseWriteFailed as exc:
+        raise click.ClickException(f"{exc}; nothing was changed (the database is as it was)") from None
+    before = done.before.file_bytes
+    if as_json:
+        _print_json(path, before, done.bytes_after, done.before.reclaimable, done.seconds, False)
+        return
+    given_back = max(0, before - done.bytes_after)
+    click.echo(
+        f"compacted {path}: {size_text(before)} → {size_text(done.bytes_after)} "
+        f"({size_text(given_back)} given back) in {done.seconds:.1f} s"
+    )
+
+
+COMMANDS = [compact_command]
