@@ -21,7 +21,6 @@ from memory.storage.compact import (
     NotEnoughSpace,
     Space,
     compact,
-    free_space,
     measure,
 )
 
@@ -43,14 +42,14 @@ def _taken(data_dir: Path, found: Holder, hint: str) -> str:
     )
 
 
-def _space_lines(path: Path, space: Space, free: int) -> list[str]:
+def _space_lines(path: Path, space: Space) -> list[str]:
     lines = [
         f"{path}: {size_text(space.file_bytes)} on disk, {size_text(space.reclaimable)} of it in free pages "
         "(compacting gives back at least that)",
         f"compacting needs {size_text(space.needed)} free on the disk of {path.parent} for a packed copy "
-        f"of the database and its -wal file: {size_text(free)} free",
+        f"of the database and its -wal file: {size_text(space.disk_free)} free",
     ]
-    if free < space.needed:
+    if not space.enough_room:
         lines.append("not enough to compact now: free some space first")
     return lines
 
@@ -107,12 +106,11 @@ async def compact_command(
     if dry_run:
         started = time.monotonic()
         space = await asyncio.to_thread(measure, path, busy_timeout_ms)
-        free = free_space(path.parent)
         seconds = time.monotonic() - started
         if as_json:
             _print_json(path, space.file_bytes, space.file_bytes, space.reclaimable, seconds, True)
             return
-        for line in _space_lines(path, space, free):
+        for line in _space_lines(path, space):
             click.echo(line)
         found = holder(path.parent)
         if found is not None:

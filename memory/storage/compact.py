@@ -27,12 +27,14 @@ PROGRESS_STEPS = 1000  # SQLite VM instructions between two looks at the stop ev
 
 @dataclass(frozen=True, slots=True)
 class Space:
-    """How much room a database takes: its file and `-wal` file on disk, and its pages."""
+    """How much room a database takes (its file and `-wal` file on disk, and its pages), and the free
+    space left on its disk."""
 
     file_bytes: int
     page_size: int
     pages: int
     free_pages: int
+    disk_free: int
 
     @property
     def reclaimable(self) -> int:
@@ -46,6 +48,11 @@ class Space:
         the same pages again, each with its frame header, in the `-wal` file."""
         in_use = self.pages - self.free_pages
         return in_use * self.page_size + WAL_HEADER_BYTES + in_use * (self.page_size + WAL_FRAME_HEADER_BYTES)
+
+    @property
+    def enough_room(self) -> bool:
+        """Whether the disk has the room VACUUM needs."""
+        return self.disk_free >= self.needed
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,20 +96,20 @@ def _connect(path: Path, busy_timeout_ms: int) -> sqlite3.Connection:
 
 
 def _measure(connection: sqlite3.Connection, path: Path) -> Space:
-    connection.execute("BEGIN")  # the three numbers from one view of a file others may be writing
+    def pragma(name: str) -> int:
+        return int(connection.execute(f"PRAGMA {name}").fetchone()[0])
+
+    connection.execute("BEGIN")  # the page counts from one view of a file others may be writing
     try:
-        numbers = [int(connection.execute(f"PRAGMA {name}").fetchone()[0]) for name in _PAGE_PRAGMAS]
+        pages, free_pages = pragma("page_count"), pragma("freelist_count")
     finally:
         connection.execute("COMMIT")
-    return Space(on_disk(path), *numbers)
-
-
-_PAGE_PRAGMAS = ("page_size", "page_count", "freelist_count")
+    return Space(on_disk(path), pragma("page_size"), pages, free_pages, free_space(path.parent))
 
 
 def measure(path: Path, busy_timeout_ms: int = 10_000) -> Space:
-    """The space of the database at `path` (blocking; reads only). Raises sqlite3.DatabaseError when
-    it is not a database, DatabaseMissing when there is no file."""
+    """The space of the database at `path` and on its disk (blocking; reads only). Raises
+    sqlite3.DatabaseError when it is not a database, DatabaseMissing when there is no file."""
     connection = _connect(path, busy_timeout_ms)
     try:
         return _measure(connection, path)
@@ -157,9 +164,8 @@ def compact(path: Path, busy_timeout_ms: int = 10_000, stop: threading.Event | N
     connection = _connect(path, busy_timeout_ms)
     try:
         before = _measure(connection, path)
-        free = free_space(path.parent)
-        if free < before.needed:
-            raise NotEnoughSpace(path.parent, before.needed, free)
+        if not before.enough_room:
+            raise NotEnoughSpace(path.parent, before.needed, before.disk_free)
         started = time.monotonic()
         _vacuum(connection, path, busy_timeout_ms, stop)
     finally:

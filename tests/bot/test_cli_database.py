@@ -33,6 +33,7 @@ READ_ONLY = [
     ["notes", "list", "--chat", "global"],
     ["embeddings", "status"],
     ["embeddings", "prune", "--model", "m"],
+    ["compact", "--dry-run"],
 ]
 # Changes to a chat, an entry or a note that must already be there: in a mistyped --data-dir they
 # used to leave a new, empty database behind, so that directory then looked like an empty memory.
@@ -46,6 +47,7 @@ CHANGING_WHAT_IS_THERE = [
     ["jargon", "delete", "1"],
     ["notes", "rename", "爬山", "登山", "--chat", "global"],
     ["notes", "delete", "爬山", "--chat", "global"],
+    ["compact"],
 ]
 WRITING = [
     ["replay", "LOG", "--no-progress"],

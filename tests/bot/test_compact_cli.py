@@ -1,0 +1,426 @@
+"""`qunyi compact` on real data directories: after a prune it gives the space back and keeps every row;
+`--dry-run` changes nothing; too little disk, a busy database and a running bot are refused, changing
+nothing; Ctrl-C or a crash midway loses nothing; doctor's warning on much free space."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from bot.cli import compact as compact_cli
+from bot.cli.doctor import COMPACT_WARN_BYTES, COMPACT_WARN_SHARE, worth_compacting
+from bot.cli.main import cli
+from bot.cli.printing import command_hint, size_text
+from bot.pid_file import BOT, COMPACT, Holder, hold, holder
+from memory.storage import compact as storage_compact
+from memory.storage.compact import Compacted, Space, measure
+from tests.bot.test_run_cli import _reload, _run_once, _start, _texts, _wait_for, _wait_for_texts
+from tests.memory.storage.filled import OLD, fill, pages, rows
+
+ROOT = Path(__file__).resolve().parents[2]
+JSON_KEYS = {"path", "bytes_before", "bytes_after", "reclaimable_bytes", "seconds", "dry_run"}
+
+
+def qunyi(*args: str | Path) -> Result:
+    return CliRunner().invoke(cli, [str(a) for a in args], env={"COLUMNS": "250"})
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """120 messages with their vectors, 4,000 bulk vectors of the model in force and 6,000 of OLD."""
+    folder = tmp_path_factory.mktemp("template") / "data"
+    asyncio.run(fill(folder, old_vectors=6000, kept_vectors=4000))
+    return folder
+
+
+@pytest.fixture
+def data(template: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(template, tmp_path / "data"))
+
+
+def pruned(data: Path) -> Result:
+    result = qunyi("embeddings", "prune", "--model", OLD, "--data-dir", data)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def digest(database: Path) -> str:
+    return hashlib.sha256(database.read_bytes()).hexdigest()
+
+
+def as_json(result: Result) -> Any:
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert set(report) == JSON_KEYS
+    return report
+
+
+def test_after_a_prune_compact_gives_the_space_back_and_keeps_every_row(data: Path) -> None:
+    database = data / "qunyi.db"
+    recall_before = qunyi("recall", "爬山", "--chat", "test:g0", "--data-dir", data)
+    pruned_output = pruned(data).output
+    freed = measure(database)
+    assert freed.reclaimable > 8_000_000, "the prune left free pages in the file"
+    assert (
+        f"could now shrink by {size_text(freed.reclaimable)}; with the bot stopped, "
+        f"`qunyi compact --data-dir {data}` gives that back to the disk"
+    ) in pruned_output
+    kept = rows(database)
+    report = as_json(qunyi("compact", "--data-dir", data, "--json"))
+    assert report["path"] == str(database) and report["dry_run"] is False
+    assert report["bytes_before"] == freed.file_bytes and report["reclaimable_bytes"] == freed.reclaimable
+    assert report["bytes_after"] == database.stat().st_size
+    assert report["bytes_after"] <= report["bytes_before"] - report["reclaimable_bytes"]
+    assert isinstance(report["seconds"], float) and report["seconds"] >= 0
+    assert not database.with_name("qunyi.db-wal").exists(), "the -wal file does not keep the old size"
+    assert sorted(p.name for p in data.iterdir()) == ["qunyi.db"], "no temporary copy or pid file is left"
+    assert pages(database)[1] == 0
+    assert rows(database) == kept
+    with closing(sqlite3.connect(database)) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    recall_after = qunyi("recall", "爬山", "--chat", "test:g0", "--data-dir", data)
+    assert recall_after.exit_code == 0 and "爬山" in recall_after.output
+    assert recall_after.output == recall_before.output
+    again = qunyi("compact", "--data-dir", data)
+    assert again.exit_code == 0, again.output
+    size = size_text(database.stat().st_size)
+    assert again.output.startswith(f"compacted {database}: {size} → {size} (0 bytes given back) in ")
+
+
+def test_a_dry_run_reports_and_changes_nothing(data: Path) -> None:
+    pruned(data)
+    database = data / "qunyi.db"
+    before = digest(database)
+    free_pages = pages(database)[1]
+    report = as_json(qunyi("compact", "--dry-run", "--json", "--data-dir", data))
+    assert report["dry_run"] is True and report["path"] == str(database)
+    assert report["reclaimable_bytes"] == free_pages * 4096 > 0
+    assert report["bytes_before"] == report["bytes_after"] == database.stat().st_size
+    text = qunyi("compact", "--dry-run", "--data-dir", data)
+    assert text.exit_code == 0, text.output
+    lines = text.output.splitlines()
+    assert lines[0] == (
+        f"{database}: {size_text(database.stat().st_size)} on disk, {size_text(free_pages * 4096)} of it in "
+        "free pages (compacting gives back at least that)"
+    )
+    assert lines[1].startswith(
+        f"compacting needs {size_text(measure(database).needed)} free on the disk of {data}"
+    )
+    assert lines[-1] == "nothing changed (--dry-run)"
+    assert digest(database) == before and pages(database)[1] == free_pages
+    assert sorted(p.name for p in data.iterdir()) == ["qunyi.db"]
+
+
+def test_too_little_free_disk_is_refused_and_changes_nothing(
+    data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pruned(data)
+    database = data / "qunyi.db"
+    needed = measure(database).needed
+    before, kept = digest(database), rows(database)
+    monkeypatch.setattr(storage_compact, "free_space", lambda _folder: needed - 1)
+    refused = qunyi("compact", "--data-dir", data)
+    assert refused.exit_code == 1 and "Traceback" not in refused.output
+    assert (
+        f"not enough free disk space to compact {database}: it needs {size_text(needed)} free in {data} for "
+        f"a packed copy of the database and its -wal file, and {size_text(needed - 1)} is free; nothing was "
+        "changed"
+    ) in refused.output
+    dry = qunyi("compact", "--dry-run", "--data-dir", data)
+    assert "not enough to compact now: free some space first" in dry.output
+    assert digest(database) == before and rows(database) == kept
+    assert sorted(p.name for p in data.iterdir()) == ["qunyi.db"], "no pid file is left"
+    monkeypatch.setattr(storage_compact, "free_space", lambda _folder: needed)
+    assert qunyi("compact", "--data-dir", data).exit_code == 0
+    assert pages(database)[1] == 0 and rows(database) == kept
+
+
+def test_a_writer_is_waited_for_and_one_that_stays_is_a_clean_error(data: Path, tmp_path: Path) -> None:
+    pruned(data)
+    database = data / "qunyi.db"
+    kept = rows(database)
+    held, release = threading.Event(), threading.Event()
+
+    def write_a_while() -> None:
+        with closing(sqlite3.connect(database, isolation_level=None)) as writer:
+            writer.execute("BEGIN IMMEDIATE")
+            held.set()
+            release.wait(60)
+            writer.execute("ROLLBACK")
+
+    other = threading.Thread(target=write_a_while)
+    other.start()
+    try:
+        assert held.wait(60)
+        config = tmp_path / "config.toml"
+        config.write_text("[storage]\nbusy_timeout_ms = 200\n", encoding="utf-8")
+        before = digest(database)
+        locked = qunyi("compact", "--config", config, "--data-dir", data)
+        assert locked.exit_code == 1 and "Traceback" not in locked.output
+        assert (
+            f"database {database} stayed locked for over 200 ms: another process is writing" in locked.output
+        )
+        assert "nothing was changed" in locked.output
+        assert digest(database) == before
+        threading.Timer(0.5, release.set).start()  # the default busy timeout, 10 s, outlasts this writer
+        waited = qunyi("compact", "--data-dir", data)
+    finally:
+        release.set()
+        other.join(60)
+    assert waited.exit_code == 0, waited.output
+    assert pages(database)[1] == 0 and rows(database) == kept
+
+
+def test_compact_refuses_while_a_bot_runs_and_the_bot_goes_on(data: Path, tmp_path: Path) -> None:
+    pruned(data)
+    database = data / "qunyi.db"
+    config = tmp_path / "config.toml"
+    config.write_text('[logging]\nlevel = "WARNING"\n', encoding="utf-8")
+    size = database.stat().st_size
+    with (tmp_path / "bot.txt").open("w", encoding="utf-8") as out:
+        bot = _start(data, config, out)
+    try:
+        assert bot.stdin is not None
+        _wait_for(data / "qunyi.pid")
+        deadline = time.monotonic() + 60
+        while holder(data) != Holder(bot.pid, BOT):
+            assert time.monotonic() < deadline, "the bot never took the data directory"
+            time.sleep(0.05)
+        bot.stdin.write("周六去西湖边爬山\n")
+        bot.stdin.flush()
+        _wait_for_texts(database, 121)
+        refused = qunyi("compact", "--data-dir", data)
+        assert refused.exit_code == 1 and "Traceback" not in refused.output
+        assert (
+            f"a bot (pid {bot.pid}) is running on {data}: stop it, run `qunyi compact --data-dir {data}`, "
+            "then start it again"
+        ) in refused.output
+        dry = qunyi("compact", "--dry-run", "--data-dir", data)
+        assert dry.exit_code == 0 and f"a bot (pid {bot.pid}) is running on {data}" in dry.output
+        assert database.stat().st_size >= size, "nothing was compacted"
+        assert holder(data) == Holder(bot.pid, BOT), "the bot's pid file is as it was"
+        bot.stdin.write("last words\n")
+        bot.stdin.flush()
+        _wait_for_texts(database, 122)
+        bot.send_signal(signal.SIGTERM)
+        bot.wait(timeout=30)
+    finally:
+        if bot.poll() is None:
+            bot.kill()
+            bot.wait()
+        assert bot.stdin is not None
+        bot.stdin.close()
+    assert bot.returncode == 0
+    kept = rows(database)
+    done = qunyi("compact", "--data-dir", data)
+    assert done.exit_code == 0, done.output
+    assert pages(database)[1] == 0 and rows(database) == kept
+    assert _texts(database)[-2:] == ["周六去西湖边爬山", "last words"]
+
+
+def test_a_bot_is_refused_while_compact_holds_the_data_dir(data: Path, tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("", encoding="utf-8")
+    with hold(data, COMPACT):
+        started = _run_once(data, config)
+        reload = _reload(data, config)
+        again = qunyi("compact", "--data-dir", data)
+    assert started.returncode == 1 and "Traceback" not in started.stderr
+    assert (
+        f"`qunyi compact` (pid {os.getpid()}) is compacting the database in {data}; start the bot when it "
+        "is done"
+    ) in started.stderr
+    assert reload.returncode == 1 and "no running bot was found" in reload.stderr, "SIGHUP would end compact"
+    assert again.exit_code == 1
+    assert f"`qunyi compact` (pid {os.getpid()}) is already compacting the database in {data}" in again.output
+    assert not (data / "qunyi.pid").exists()
+
+
+def test_compact_holds_the_data_dir_while_the_vacuum_runs(
+    data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[Holder | None] = []
+    real = compact_cli.compact
+
+    def watched(*args: Any) -> Any:
+        seen.append(holder(data))
+        return real(*args)
+
+    monkeypatch.setattr(compact_cli, "compact", watched)
+    assert qunyi("compact", "--data-dir", data).exit_code == 0
+    assert seen == [Holder(os.getpid(), COMPACT)]
+    assert holder(data) is None and not (data / "qunyi.pid").exists()
+
+
+# Run `qunyi compact` in a process whose watcher thread acts at a point of the VACUUM it can see: the
+# temporary copy open in the data directory (the copy is being built), or the -wal file growing past
+# 2 MB (the packed pages are being written back).
+WATCHED_COMPACT = """
+import os, signal, sys, threading, time
+from pathlib import Path
+data, act = Path(sys.argv[1]), sys.argv[2]
+wal = data / "qunyi.db-wal"
+
+def seen() -> bool:
+    if act == "interrupt":
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                if os.readlink(f"/proc/self/fd/{fd}").startswith(str(data / "etilqs_")):
+                    return True
+            except OSError:
+                pass
+        return False
+    return wal.exists() and wal.stat().st_size > 2_000_000
+
+def watch() -> None:
+    while not seen():
+        time.sleep(0.0005)
+    print("acting", flush=True)
+    os.kill(os.getpid(), signal.SIGINT if act == "interrupt" else signal.SIGKILL)
+
+threading.Thread(target=watch, daemon=True).start()
+from bot.cli.main import cli
+cli(["compact", "--data-dir", str(data)])
+"""
+
+
+def _watched_compact(data: Path, act: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", WATCHED_COMPACT, str(data), act],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+        timeout=300,
+    )
+
+
+def _grown(data: Path) -> Path:
+    """`data` pruned, with 12,000 more vectors of the model in force: a VACUUM long enough to act in."""
+    pruned(data)
+    with closing(sqlite3.connect(data / "qunyi.db")) as connection, connection:
+        connection.execute(
+            "INSERT INTO embeddings (kind, ref_id, chat_id, model, dimension, vector, created_at) "
+            "SELECT 'history', ref_id, chat_id, model, dimension, randomblob(6144), created_at "
+            "FROM embeddings WHERE ref_id >= 1000000"
+        )
+    return data / "qunyi.db"
+
+
+def test_ctrl_c_mid_vacuum_stops_it_and_loses_nothing(data: Path) -> None:
+    database = _grown(data)
+    kept, counts = rows(database), pages(database)
+    stopped = _watched_compact(data, "interrupt")
+    assert stopped.stdout == "acting\n", "the temporary copy was being built in the data directory"
+    assert stopped.returncode == 1 and "Aborted!" in stopped.stderr, stopped.stderr
+    assert "Traceback" not in stopped.stderr
+    assert pages(database) == counts, "nothing was compacted"
+    assert rows(database) == kept
+    assert sorted(p.name for p in data.iterdir()) == ["qunyi.db"], "no copy, -wal or pid file is left"
+
+
+def test_a_crash_mid_vacuum_loses_nothing(data: Path) -> None:
+    database = _grown(data)
+    kept = rows(database)
+    crashed = _watched_compact(data, "kill")
+    assert crashed.returncode == -signal.SIGKILL and crashed.stdout == "acting\n", crashed.stderr
+    assert database.with_name("qunyi.db-wal").stat().st_size > 2_000_000, "killed with the pages half back"
+    assert rows(database) == kept
+    with closing(sqlite3.connect(database)) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    again = qunyi("compact", "--data-dir", data)
+    assert again.exit_code == 0, again.output
+    assert pages(database)[1] == 0 and rows(database) == kept
+    assert sorted(p.name for p in data.iterdir()) == ["qunyi.db"]
+
+
+def test_ctrl_c_during_the_last_step_waits_for_it_and_answers_with_the_result(
+    data: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Writing the packed pages back cannot be stopped: a Ctrl-C then waits for the VACUUM's end, and
+    the command says the database was compacted rather than "Aborted!" over a compacted database."""
+    pruned(data)
+    database = data / "qunyi.db"
+    last_step, finish = threading.Event(), threading.Event()
+    stopped: list[bool] = []
+    real = compact_cli.compact
+
+    def unstoppable(path: Path, busy_timeout_ms: int, stop: threading.Event) -> Compacted:
+        last_step.set()
+        finish.wait(60)
+        stopped.append(stop.is_set())
+        return real(path, busy_timeout_ms)
+
+    async def interrupted() -> Compacted:
+        task = asyncio.create_task(compact_cli._compacted(database, 10_000))
+        assert await asyncio.to_thread(last_step.wait, 60)
+        task.cancel()
+        await asyncio.sleep(0)  # the cancellation reaches the task, which asks the VACUUM to stop
+        finish.set()
+        return await task
+
+    monkeypatch.setattr(compact_cli, "compact", unstoppable)
+    done = asyncio.run(interrupted())
+    assert stopped == [True]
+    assert done.bytes_after == database.stat().st_size < done.before.file_bytes
+    assert "Ctrl-C came during the last step of the VACUUM" in capsys.readouterr().err
+
+
+def _space(reclaimable: int, file_bytes: int) -> Space:
+    return Space(file_bytes, 4096, file_bytes // 4096, reclaimable // 4096, 10**12)
+
+
+def test_free_pages_are_worth_compacting_over_both_thresholds_only() -> None:
+    assert COMPACT_WARN_BYTES == 15_625 * 4096  # whole pages land on the threshold below
+    at, over = COMPACT_WARN_BYTES, COMPACT_WARN_BYTES + 4096
+    assert not worth_compacting(_space(at, 2 * at))
+    assert worth_compacting(_space(over, 2 * over))
+    share = int(over / COMPACT_WARN_SHARE)
+    assert not worth_compacting(_space(over, share)), "exactly a quarter of the file"
+    assert worth_compacting(_space(over, share - 4096))
+    assert not worth_compacting(_space(over, share + 4096))
+
+
+def test_doctor_warns_of_much_free_space_with_the_command(data: Path, tmp_path: Path) -> None:
+    config = tmp_path / "设置 config.toml"
+    config.write_text("", encoding="utf-8")
+    doctor = ["doctor", "--config", str(config), "--data-dir", str(data)]
+    small = qunyi(*doctor)
+    assert small.exit_code == 0, small.output
+    pruned(data)
+    assert not worth_compacting(measure(data / "qunyi.db"))
+    assert "reclaimable space" not in qunyi(*doctor).output
+    with closing(sqlite3.connect(data / "qunyi.db")) as connection, connection:
+        connection.execute(
+            "INSERT INTO embeddings (kind, ref_id, chat_id, model, dimension, vector, created_at) "
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 9000) "
+            "SELECT 'preference', i, (SELECT min(id) FROM chats), 'big', 2048, randomblob(8192), 0 FROM n"
+        )
+    with closing(sqlite3.connect(data / "qunyi.db")) as connection, connection:
+        connection.execute("DELETE FROM embeddings WHERE model = 'big'")
+    space = measure(data / "qunyi.db")
+    assert worth_compacting(space)
+    result = CliRunner().invoke(cli, doctor, env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.output.splitlines() if "reclaimable space" in line)
+    assert "warn" in line
+    assert (
+        f"{size_text(space.reclaimable)} of the database's {size_text(space.file_bytes)} on disk are free "
+        f"pages left by deleted memory; with the bot stopped, `{command_hint(['compact'], config, data)}` "
+        "gives them back to the disk"
+    ) in line
