@@ -24,6 +24,11 @@ class Holder:
     pid: int | None
     role: str
 
+    @property
+    def shown_pid(self) -> str:
+        """The pid as messages show it: `?` when the file does not say."""
+        return "?" if self.pid is None else str(self.pid)
+
 
 class DataDirTaken(RuntimeError):
     """Another process holds the data directory."""

@@ -32,13 +32,12 @@ def _compact_alone(path: Path, busy_timeout_ms: int, stop: threading.Event) -> C
 
 
 def _taken(data_dir: Path, found: Holder, hint: str) -> str:
-    pid = "?" if found.pid is None else found.pid
     if found.role == COMPACT:
-        return f"`qunyi compact` (pid {pid}) is already compacting the database in {data_dir}"
+        return f"`qunyi compact` (pid {found.shown_pid}) is already compacting the database in {data_dir}"
     return (
-        f"a bot (pid {pid}) is running on {data_dir}: stop it, run `{hint}`, then start it again "
-        "(compacting holds the database's write lock from start to end, which the bot's writes cannot "
-        "wait out)"
+        f"a bot (pid {found.shown_pid}) is running on {data_dir}: stop it, run `{hint}`, then start it "
+        "again (compacting holds the database's write lock from start to end, longer than the bot's "
+        "writes wait on a large file)"
     )
 
 
@@ -134,6 +133,9 @@ async def compact_command(
         ) from None
     except DatabaseWriteFailed as exc:
         raise click.ClickException(f"{exc}; nothing was changed (the database is as it was)") from None
+    except OSError as exc:  # the pid file cannot be written: neither can the temporary copy
+        reason = exc.strerror or str(exc)
+        raise click.ClickException(f"cannot compact {path}: {reason}; nothing was changed") from None
     before = done.before.file_bytes
     if as_json:
         _print_json(path, before, done.bytes_after, done.before.reclaimable, done.seconds, False)

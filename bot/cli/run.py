@@ -54,13 +54,12 @@ def pid_lock(data_dir: Path) -> Iterator[None]:
 
 
 def _taken(data_dir: Path, found: Holder) -> str:
-    pid = "?" if found.pid is None else found.pid
     if found.role == COMPACT:
         return (
-            f"`qunyi compact` (pid {pid}) is compacting the database in {data_dir}; start the bot when "
-            "it is done"
+            f"`qunyi compact` (pid {found.shown_pid}) is compacting the database in {data_dir}; start the "
+            "bot when it is done"
         )
-    return f"another bot (pid {pid}) is already running on {data_dir}; stop it first"
+    return f"another bot (pid {found.shown_pid}) is already running on {data_dir}; stop it first"
 
 
 @click.command("run")

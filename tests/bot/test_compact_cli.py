@@ -12,7 +12,6 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from contextlib import closing
@@ -29,10 +28,17 @@ from bot.cli.printing import command_hint, size_text
 from bot.pid_file import BOT, COMPACT, Holder, hold, holder
 from memory.storage import compact as storage_compact
 from memory.storage.compact import Compacted, Space, measure
-from tests.bot.test_run_cli import _reload, _run_once, _start, _texts, _wait_for, _wait_for_texts
+from tests.bot.test_run_cli import (
+    _console_bot,
+    _reload,
+    _run_once,
+    _texts,
+    _wait_for,
+    _wait_for_texts,
+    python,
+)
 from tests.memory.storage.filled import OLD, fill, pages, rows
 
-ROOT = Path(__file__).resolve().parents[2]
 JSON_KEYS = {"path", "bytes_before", "bytes_after", "reclaimable_bytes", "seconds", "dry_run"}
 
 
@@ -150,6 +156,17 @@ def test_too_little_free_disk_is_refused_and_changes_nothing(
     assert pages(database)[1] == 0 and rows(database) == kept
 
 
+def test_a_data_dir_it_cannot_take_is_a_clean_error_and_changes_nothing(data: Path) -> None:
+    pruned(data)
+    database = data / "qunyi.db"
+    (data / "qunyi.pid").mkdir()
+    before = digest(database)
+    result = qunyi("compact", "--data-dir", data)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert f"cannot compact {database}: Is a directory; nothing was changed" in result.output
+    assert digest(database) == before
+
+
 def test_a_writer_is_waited_for_and_one_that_stays_is_a_clean_error(data: Path, tmp_path: Path) -> None:
     pruned(data)
     database = data / "qunyi.db"
@@ -192,9 +209,7 @@ def test_compact_refuses_while_a_bot_runs_and_the_bot_goes_on(data: Path, tmp_pa
     config = tmp_path / "config.toml"
     config.write_text('[logging]\nlevel = "WARNING"\n', encoding="utf-8")
     size = database.stat().st_size
-    with (tmp_path / "bot.txt").open("w", encoding="utf-8") as out:
-        bot = _start(data, config, out)
-    try:
+    with _console_bot(data, config, tmp_path / "bot.txt") as bot:
         assert bot.stdin is not None
         _wait_for(data / "qunyi.pid")
         deadline = time.monotonic() + 60
@@ -219,12 +234,6 @@ def test_compact_refuses_while_a_bot_runs_and_the_bot_goes_on(data: Path, tmp_pa
         _wait_for_texts(database, 122)
         bot.send_signal(signal.SIGTERM)
         bot.wait(timeout=30)
-    finally:
-        if bot.poll() is None:
-            bot.kill()
-            bot.wait()
-        assert bot.stdin is not None
-        bot.stdin.close()
     assert bot.returncode == 0
     kept = rows(database)
     done = qunyi("compact", "--data-dir", data)
@@ -300,14 +309,7 @@ cli(["compact", "--data-dir", str(data)])
 
 
 def _watched_compact(data: Path, act: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", WATCHED_COMPACT, str(data), act],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        cwd=ROOT,
-        timeout=300,
-    )
+    return python("-c", WATCHED_COMPACT, str(data), act, timeout=300)
 
 
 def _grown(data: Path) -> Path:

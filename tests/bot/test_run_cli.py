@@ -54,17 +54,22 @@ def _console_bot(data: Path, config: Path, log: Path) -> Iterator[subprocess.Pop
         bot.stdin.close()
 
 
-def _run_once(data: Path, config: Path) -> subprocess.CompletedProcess[str]:
-    """`qunyi run` with no input, to its end."""
+def python(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """`python ARGS…` run to its end from the repository, with no input, its output captured."""
     return subprocess.run(
-        [sys.executable, "-m", "bot.cli.main", "run", "--config", str(config), "--data-dir", str(data)],
+        [sys.executable, *args],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         cwd=ROOT,
-        timeout=60,
+        timeout=timeout,
     )
+
+
+def _run_once(data: Path, config: Path) -> subprocess.CompletedProcess[str]:
+    """`qunyi run` with no input, to its end."""
+    return python("-m", "bot.cli.main", "run", "--config", str(config), "--data-dir", str(data))
 
 
 def _wait_for(path: Path, timeout: float = 60.0) -> None:
@@ -176,14 +181,7 @@ def test_the_scheduler_does_not_log_every_job_run_into_the_console_chat(tmp_path
 
 
 def _reload(data: Path, config: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot.cli.main", "reload", "--config", str(config), "--data-dir", str(data)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        cwd=ROOT,
-        timeout=60,
-    )
+    return python("-m", "bot.cli.main", "reload", "--config", str(config), "--data-dir", str(data))
 
 
 def test_reload_signals_the_running_bot(tmp_path: Path) -> None:
