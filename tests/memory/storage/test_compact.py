@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -59,12 +60,12 @@ class HeldAt(threading.Event):
 
 
 async def test_compact_gives_back_the_free_pages_and_keeps_every_row(tmp_path: Path) -> None:
-    database = await _pruned(tmp_path / "d")
+    database = await _pruned(tmp_path / "群忆 it's data")  # the folder is named to SQLite in quotes
     before = measure(database)
     kept = rows(database)
     assert before.reclaimable == pages(database)[1] * 4096 > 4_000_000
     done = compact(database)
-    assert done.before == before
+    assert replace(done.before, disk_free=0) == replace(before, disk_free=0)  # the disk is shared
     assert done.bytes_after == on_disk(database) == database.stat().st_size
     assert done.bytes_after <= before.file_bytes - before.reclaimable
     assert pages(database)[1] == 0
