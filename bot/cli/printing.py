@@ -25,13 +25,14 @@ def print_skipped(console: Console, issue: ImportIssue) -> None:
 
 
 def size_text(size: int) -> str:
-    """A size in bytes as a person reads it: bytes under a kilobyte, kB under a megabyte, else MB
-    (decimal units)."""
+    """A size in bytes as a person reads it: bytes under a kilobyte, then kB, MB, GB and TB (decimal
+    units)."""
     if size < 1000:
         return f"{size:,} bytes"
-    if size < 1_000_000:
-        return f"{size / 1000:.1f} kB"
-    return f"{size / 1_000_000:.1f} MB"
+    for unit, scale in (("kB", 10**3), ("MB", 10**6), ("GB", 10**9)):
+        if size < 1000 * scale:
+            return f"{size / scale:.1f} {unit}"
+    return f"{size / 10**12:,.1f} TB"
 
 
 def command_hint(words: list[str], config_path: Path | None = None, data_dir: Path | None = None) -> str:
