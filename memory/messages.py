@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
-from sqlalchemy import Select, select, text
+from sqlalchemy import Select, TextClause, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.models import Message
@@ -31,8 +32,13 @@ class StoredMessage:
     to_bot: bool
 
 
+def sent_at(time: float, utc_offset_minutes: int) -> datetime:
+    """A stored message time (UTC unix seconds) in the offset it was sent with."""
+    tz = timezone(timedelta(minutes=utc_offset_minutes)) if utc_offset_minutes else UTC
+    return datetime.fromtimestamp(time, tz)
+
+
 def to_stored(row: Message) -> StoredMessage:
-    tz = timezone(timedelta(minutes=row.utc_offset_minutes)) if row.utc_offset_minutes else UTC
     return StoredMessage(
         id=row.id,
         chat_id=row.chat_id,
@@ -40,7 +46,7 @@ def to_stored(row: Message) -> StoredMessage:
         person_id=row.person_id,
         speaker=row.sender_card or row.sender_name or str(row.person_id),
         text=row.text,
-        time=datetime.fromtimestamp(row.time, tz),
+        time=sent_at(row.time, row.utc_offset_minutes),
         reply_to=row.reply_to,
         mentions=tuple(row.mentions or ()),
         is_bot=row.is_bot,
@@ -96,6 +102,30 @@ TURN_CONTEXT_SECONDS = 1800.0
 """How close in time a neighbouring message must be to count as the context of a turn."""
 
 
+def neighbours_query(message_ids: Sequence[int], params: dict[str, object]) -> TextClause:
+    """The statement behind `neighbours` (its ids bound into `params`), for a caller on a plain
+    connection; `neighbour_pairs` reads its rows."""
+    ids = in_list("nm", message_ids, params)
+    return text(
+        "SELECT m.id, "
+        # `time <=` / `time >=` on their own give SQLite a range on the (chat, time) index; inside
+        # the OR alone it walked the chat's whole index from one end, for every message.
+        f"(SELECT p.id FROM messages p WHERE p.chat_id = m.chat_id AND p.time <= m.time "
+        f"AND (p.time < m.time OR p.id < m.id) AND {searchable('p')} "
+        "ORDER BY p.time DESC, p.id DESC LIMIT 1), "
+        f"(SELECT n.id FROM messages n WHERE n.chat_id = m.chat_id AND n.time >= m.time "
+        f"AND (n.time > m.time OR n.id > m.id) AND {searchable('n')} ORDER BY n.time, n.id LIMIT 1) "
+        f"FROM messages m WHERE m.id IN ({ids})"
+    )
+
+
+def neighbour_pairs(rows: Iterable[Sequence[Any]]) -> dict[int, tuple[int | None, int | None]]:
+    """`neighbours_query`'s rows as `neighbours` returns them."""
+    return {
+        int(r[0]): (None if r[1] is None else int(r[1]), None if r[2] is None else int(r[2])) for r in rows
+    }
+
+
 async def neighbours(
     session: AsyncSession, message_ids: Sequence[int]
 ) -> dict[int, tuple[int | None, int | None]]:
@@ -104,24 +134,8 @@ async def neighbours(
     if not message_ids:
         return {}
     params: dict[str, object] = {}
-    ids = in_list("nm", message_ids, params)
-    rows = await session.execute(
-        text(
-            "SELECT m.id, "
-            # `time <=` / `time >=` on their own give SQLite a range on the (chat, time) index; inside
-            # the OR alone it walked the chat's whole index from one end, for every message.
-            f"(SELECT p.id FROM messages p WHERE p.chat_id = m.chat_id AND p.time <= m.time "
-            f"AND (p.time < m.time OR p.id < m.id) AND {searchable('p')} "
-            "ORDER BY p.time DESC, p.id DESC LIMIT 1), "
-            f"(SELECT n.id FROM messages n WHERE n.chat_id = m.chat_id AND n.time >= m.time "
-            f"AND (n.time > m.time OR n.id > m.id) AND {searchable('n')} ORDER BY n.time, n.id LIMIT 1) "
-            f"FROM messages m WHERE m.id IN ({ids})"
-        ),
-        params,
-    )
-    return {
-        int(r[0]): (None if r[1] is None else int(r[1]), None if r[2] is None else int(r[2])) for r in rows
-    }
+    rows = await session.execute(neighbours_query(message_ids, params), params)
+    return neighbour_pairs(rows.all())
 
 
 def with_neighbours(

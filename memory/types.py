@@ -76,6 +76,12 @@ def clean_text(text: str) -> str:
     return "".join(kept)
 
 
+def clean_name_field(value: str | None) -> str:
+    """A sender name, group card or chat name as a ChatMessage keeps it (`NAME_FIELDS`): control
+    characters and those that show nothing dropped; empty (unknown) when nothing else was there."""
+    return drop_invisible(clean_text(value or ""))
+
+
 def _check_unicode(name: str, value: str) -> None:
     """Refuse an id holding a lone surrogate: it cannot be stored or sent anywhere as UTF-8."""
     try:
@@ -142,7 +148,7 @@ class ChatMessage:
             )
         object.__setattr__(self, "text", clean_text(self.text))
         for name in NAME_FIELDS:
-            object.__setattr__(self, name, drop_invisible(clean_text(getattr(self, name) or "")))
+            object.__setattr__(self, name, clean_name_field(getattr(self, name)))
         object.__setattr__(self, "mentions", tuple(str(m) for m in self.mentions))
 
     @classmethod

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 import numpy as np
-from sqlalchemy import ColumnElement, and_, delete, func, select
+from sqlalchemy import ColumnElement, Delete, and_, delete, func, select
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -60,9 +60,12 @@ async def drop_vectors(session: AsyncSession, kind: str, ref_ids: Sequence[int])
     """Delete the vectors (of every model) of rows that are being deleted or rewritten, inside the
     caller's transaction, so no vector outlives its row or is taken for a later row given its id."""
     if ref_ids:
-        await session.execute(
-            delete(EmbeddingVector).where(EmbeddingVector.kind == kind, EmbeddingVector.ref_id.in_(ref_ids))
-        )
+        await session.execute(vectors_of(kind, ref_ids))
+
+
+def vectors_of(kind: str, ref_ids: Sequence[int]) -> Delete:
+    """The statement `drop_vectors` runs, for a caller on a plain connection."""
+    return delete(EmbeddingVector).where(EmbeddingVector.kind == kind, EmbeddingVector.ref_id.in_(ref_ids))
 
 
 @dataclass(frozen=True, slots=True)

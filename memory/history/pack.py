@@ -37,9 +37,14 @@ class Packed:
 
 
 def original_text(messages: Sequence[SourceMessage]) -> str:
-    """The verbatim conversation, one `YYYY-MM-DD HH:MM name: text` line per message (in the offset
-    each message was sent with)."""
-    return "\n".join(f"{m.when:%Y-%m-%d %H:%M} {m.display_name}: {m.text}" for m in messages)
+    """The verbatim conversation, one `transcript_line` per message."""
+    return "\n".join(transcript_line(m.when, m.display_name, m.text) for m in messages)
+
+
+def transcript_line(when: datetime, name: str, text: str) -> str:
+    """One message of `original_text`: `YYYY-MM-DD HH:MM name: text`, at `when` in the offset the
+    message was sent with."""
+    return f"{when:%Y-%m-%d %H:%M} {name}: {text}"
 
 
 def participants(messages: Sequence[SourceMessage]) -> list[dict[str, Any]]:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime
 from typing import Any, TypeAlias, cast
 
 from sqlalchemy import Boolean, Select, func, literal_column, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from memory.messages import sent_at
 from memory.models import Chat, Message, Person, PersonChatName
 from memory.storage.fts import searchable
 from memory.text import normalize
@@ -44,9 +45,7 @@ class SourceMessage:
     @property
     def when(self) -> datetime:
         """The message time, in the offset it was sent with."""
-        offset = self.utc_offset_minutes
-        tz = timezone(timedelta(minutes=offset)) if offset else UTC
-        return datetime.fromtimestamp(self.time, tz)
+        return sent_at(self.time, self.utc_offset_minutes)
 
 
 _CARD_PARTS = re.compile(r"[｜|/\-—_（）()\[\]【】·\s]+")

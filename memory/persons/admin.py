@@ -40,6 +40,7 @@ from memory.persons.facts import Fact, merge_facts
 from memory.persons.names import clean_name, name_key
 from memory.persons.naming import vet_suggested_name
 from memory.persons.observe import taken_names
+from memory.persons.sightings import Sightings
 from memory.recall.preferences import PREFERENCE_FTS
 from memory.storage import Database
 from memory.storage.fts import unindex_rows
@@ -322,9 +323,10 @@ async def fold_alias(session: AsyncSession, alias: PersonAlias, person_id: int, 
     if same is None:
         alias.person_id, alias.chat_id = person_id, chat_id
         return
-    same.count += alias.count
-    same.first_seen = min(same.first_seen, alias.first_seen)
-    same.last_seen = max(same.last_seen, alias.last_seen)
+    kept = Sightings(same.count, same.first_seen, same.last_seen)
+    same.count, same.first_seen, same.last_seen = kept.folded(
+        Sightings(alias.count, alias.first_seen, alias.last_seen)
+    ).values()
     await session.delete(alias)
 
 
@@ -453,9 +455,11 @@ async def fold_membership(session: AsyncSession, member: ChatMember, chat_id: in
             )
         )
     else:
-        kept.message_count += member.message_count
-        kept.first_seen = min(kept.first_seen, member.first_seen)
-        kept.last_seen = max(kept.last_seen, member.last_seen)
+        kept.message_count, kept.first_seen, kept.last_seen = (
+            Sightings(kept.message_count, kept.first_seen, kept.last_seen)
+            .folded(Sightings(member.message_count, member.first_seen, member.last_seen))
+            .values()
+        )
         kept.card = kept.card or member.card
     await session.delete(member)
 

@@ -69,8 +69,7 @@ async def _drop_declared_name(session: AsyncSession, chat_id: int, person_id: in
     member = await session.get(ChatMember, (chat_id, person_id))
     if person is None:
         return
-    card = member.card if member is not None else ""
-    first = next(iter(store.card_names(card)), card)
+    first = store.first_card_name(member.card if member is not None else "")
     await store.name_at_first_sight(
         session, chat_id, person_id, first, person.nickname, person.platform_user_id, time=current.updated_at
     )

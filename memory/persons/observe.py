@@ -14,14 +14,14 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable
 
-from sqlalchemy import event, or_, select
+from sqlalchemy import Select, event, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
 from memory.ingest import Recorded
 from memory.models import Message, PersonChatName
 from memory.offload import text_work
-from memory.persons import store
+from memory.persons import store, timeline_text
 from memory.persons.config import PersonsConfig
 from memory.persons.declarations import Target, extract_declarations
 from memory.persons.names import clean_name, name_key
@@ -122,22 +122,8 @@ class PersonObserver:
             )
 
     async def _note_card_change(self, session: AsyncSession, recorded: Recorded, when: float) -> None:
-        # The card before this message in time, not in recording order (imported history comes later).
-        query = (
-            select(Message.sender_card)
-            .where(
-                Message.chat_id == recorded.chat_id,
-                Message.person_id == recorded.person_id,
-                Message.time <= when,  # on its own: a range on the (chat, time) index
-                or_(Message.time < when, Message.id < recorded.message_id),
-                Message.sender_card != "",
-            )
-            .order_by(Message.time.desc(), Message.id.desc())
-            .limit(1)
-        )
         forgotten = await store.forgotten_at(session, recorded.person_id)
-        if forgotten is not None:  # a card from before they asked to be forgotten was deleted with it
-            query = query.where(Message.time > forgotten)
+        query = previous_card(recorded.chat_id, recorded.person_id, when, recorded.message_id, forgotten)
         previous = (await session.execute(query)).scalar_one_or_none()
         card = clean_name(recorded.message.sender_card)
         if previous and name_key(previous) != name_key(card):
@@ -146,7 +132,7 @@ class PersonObserver:
                 recorded.person_id,
                 recorded.chat_id,
                 when,
-                f"群名片改为「{card}」(原「{clean_name(previous)}」)",
+                timeline_text.card_change(card, clean_name(previous)),
                 [recorded.message_id],
                 kind="card",
             )
@@ -191,13 +177,12 @@ class PersonObserver:
                 message_id=recorded.message_id,
             ):
                 changed = True
-                verb = "自称" if source == "self" else "被叫作"
                 await store.add_timeline(
                     session,
                     person_id,
                     recorded.chat_id,
                     when,
-                    f"{verb}「{declared.alias}」",
+                    timeline_text.declared(source, declared.alias),
                     [recorded.message_id],
                     kind="alias",
                 )
@@ -222,6 +207,27 @@ class PersonObserver:
                     names[person_id] = vetted
         if changed:
             await store.bump_version(session, recorded.chat_id)
+
+
+def previous_card(
+    chat_id: int, person_id: int, when: float, message_id: int, forgotten: float | None
+) -> Select[str]:
+    """The group card a person showed in a chat before their message `message_id` sent at `when`: on
+    the one before it in time, not in recording order (imported history comes later), leaving out
+    messages up to their request to be forgotten at `forgotten` (a card from then went with it)."""
+    query = (
+        select(Message.sender_card)
+        .where(
+            Message.chat_id == chat_id,
+            Message.person_id == person_id,
+            Message.time <= when,  # on its own: a range on the (chat, time) index
+            or_(Message.time < when, Message.id < message_id),
+            Message.sender_card != "",
+        )
+        .order_by(Message.time.desc(), Message.id.desc())
+        .limit(1)
+    )
+    return query if forgotten is None else query.where(Message.time > forgotten)
 
 
 async def taken_names(session: AsyncSession, chat_id: int, except_person: int | None = None) -> list[str]:

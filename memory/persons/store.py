@@ -71,6 +71,12 @@ def card_names(card: str) -> list[str]:
     return [n for n in dict.fromkeys(found) if name_key(n) and name_key(n) != name_key(cleaned)]
 
 
+def first_card_name(card: str) -> str:
+    """What naming takes from a group card: the first name inside it ("阿红" of "阿红｜前端"), else the
+    card as it is."""
+    return next(iter(card_names(card)), card)
+
+
 def own_words(text: str, segments: Sequence[dict[str, str]] | None) -> str:
     """The sender's own text: only text and mention segments when the message has segments, so a
     quoted reply preview or a forwarded card is never taken for the sender's words."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from sqlalchemy import text
+from sqlalchemy import TextClause, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.offload import text_work
@@ -56,14 +56,23 @@ async def index_rows_tokenized(session: AsyncSession, table: str, rows: Iterable
     """Add (rowid, space-joined tokens) pairs to an FTS table as they are."""
     params = [{"rowid": rowid, "body": body} for rowid, body in rows]
     if params:
-        await session.execute(text(f"INSERT INTO {table}(rowid, body) VALUES (:rowid, :body)"), params)
+        await session.execute(insert_statement(table), params)
 
 
 async def unindex_rows(session: AsyncSession, table: str, rowids: Sequence[int]) -> None:
     if rowids:
-        await session.execute(
-            text(f"DELETE FROM {table} WHERE rowid = :rowid"), [{"rowid": r} for r in rowids]
-        )
+        await session.execute(delete_statement(table), [{"rowid": r} for r in rowids])
+
+
+def insert_statement(table: str) -> TextClause:
+    """Adds one row (`:rowid`, `:body` as space-joined tokens) to an FTS table; for callers on a
+    plain connection, as `index_rows_tokenized` runs it."""
+    return text(f"INSERT INTO {table}(rowid, body) VALUES (:rowid, :body)")
+
+
+def delete_statement(table: str) -> TextClause:
+    """Takes row `:rowid` out of an FTS table, as `unindex_rows` runs it."""
+    return text(f"DELETE FROM {table} WHERE rowid = :rowid")
 
 
 LIST_SCOPE_BELOW = 20_000

@@ -1,6 +1,6 @@
 """Text handling: normalisation, jieba tokens, CJK-safe cuts, token estimates."""
 
-from memory.text.invisible import drop_invisible
+from memory.text.invisible import drop_invisible, holds_invisible
 from memory.text.normalize import normalize, plain_apostrophes
 from memory.text.tokens import estimate_tokens, index_text, prepare, search_terms, words
 from memory.text.truncate import truncate
@@ -8,6 +8,7 @@ from memory.text.truncate import truncate
 __all__ = [
     "drop_invisible",
     "estimate_tokens",
+    "holds_invisible",
     "index_text",
     "normalize",
     "plain_apostrophes",
