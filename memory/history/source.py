@@ -40,12 +40,18 @@ class SourceMessage:
     @property
     def display_name(self) -> str:
         """The name shown for the speaker: the bot-chosen alias, group card or nickname."""
-        return next((n for n in self.names if n), self.user_id)
+        return display_name_of(self.names, self.user_id)
 
     @property
     def when(self) -> datetime:
         """The message time, in the offset it was sent with."""
         return sent_at(self.time, self.utc_offset_minutes)
+
+
+def display_name_of(names: Iterable[str | None], user_id: str) -> str:
+    """The name a speaker is shown under: the first of their `names` (the bot-chosen alias, group
+    card, nickname) that is not empty, else their platform user id."""
+    return next((n for n in names if n), user_id)
 
 
 _CARD_PARTS = re.compile(r"[｜|/\-—_（）()\[\]【】·\s]+")

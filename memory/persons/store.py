@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sqlalchemy import ColumnElement, and_, func, or_, select, update
-from sqlalchemy.dialects.sqlite import insert
+from sqlalchemy.dialects.sqlite import Insert, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
@@ -91,11 +91,15 @@ def own_words(text: str, segments: Sequence[dict[str, str]] | None) -> str:
 
 async def bump_version(session: AsyncSession, chat_id: int | None) -> None:
     """Mark the names of a chat (or the global scope) as changed."""
+    await session.execute(version_bump(chat_id))
+
+
+def version_bump(chat_id: int | None) -> Insert:
+    """The statement `bump_version` runs, for a caller on a plain connection."""
     stmt = insert(PersonAliasVersion).values(chat_id=chat_id or GLOBAL, version=1)
-    stmt = stmt.on_conflict_do_update(
+    return stmt.on_conflict_do_update(
         index_elements=[PersonAliasVersion.chat_id], set_={"version": PersonAliasVersion.version + 1}
     )
-    await session.execute(stmt)
 
 
 async def versions(session: AsyncSession, chat_id: int) -> tuple[int, int]:

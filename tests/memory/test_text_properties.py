@@ -11,8 +11,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from memory.context.render import CONTINUATION, neutralize
+from memory.persons import timeline_text
 from memory.persons.names import clean_name
-from memory.text import drop_invisible, truncate
+from memory.text import drop_invisible, holds_invisible, truncate
 from memory.types import ChatMessage, InvalidMessage, clean_text
 from tests.fuzzing import texts
 
@@ -58,6 +59,24 @@ def test_a_name_wrapped_in_brackets_with_a_trailing_decoration_loses_both_at_onc
     and a second took them off: the same card gave two names."""
     assert clean_name("【阿红】~") == clean_name("【阿红】") == "阿红"
     assert clean_name("~(Tom)") == "Tom" and clean_name("Tom(汤姆)~") == "Tom(汤姆)"
+
+
+@given(long_texts)
+def test_text_holding_no_hidden_character_is_never_changed_by_dropping_them(text: str) -> None:
+    if not holds_invisible(text):
+        assert drop_invisible(text) == text
+    assert holds_invisible(text) == (text != regex.sub(r"\p{Default_Ignorable_Code_Point}", "", text))
+
+
+unbracketed = texts.filter(lambda text: "」" not in text)  # a name closing the quote reads ambiguously
+
+
+@given(unbracketed, unbracketed, st.sampled_from(["self", "others"]))
+def test_the_timeline_name_lines_read_back_as_written(card: str, previous: str, source: str) -> None:
+    assert timeline_text.read_card_change(timeline_text.card_change(card, previous)) == (card, previous)
+    assert timeline_text.read_declared(timeline_text.declared(source, card)) == (source, card)
+    assert timeline_text.read_card_change(f"去了「{card}」") is None
+    assert timeline_text.read_declared(f"搬到「{card}」") is None
 
 
 @given(long_texts)

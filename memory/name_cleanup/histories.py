@@ -1,0 +1,152 @@
+"""ChatHistory rows: the names heading the lines of their verbatim text (`pack.transcript_line`) and
+those of their participants, with the rows' full-text entries. A name is what the cleaned row it came
+from now holds: the bot's name for the speaker (renamed by this run), else the name cleaned as the
+platform's names are, else (nothing left) the name the speaker would be shown under today. The rest of
+each line is the message's text, kept as sent. History vectors embed the theme, summary and keywords,
+which hold no line names, so they stay."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Connection, text
+
+from memory.history.pack import index_body, transcript_line
+from memory.history.source import display_name_of
+from memory.messages import sent_at
+from memory.models import ChatHistory
+from memory.name_cleanup.people import Renamed
+from memory.name_cleanup.sql import HOLDS_INVISIBLE
+from memory.storage.fts import delete_statement, insert_statement
+from memory.text import holds_invisible, index_text
+from memory.types import clean_name_field
+
+if TYPE_CHECKING:
+    from memory.name_cleanup.run import CleanupReport
+
+HISTORY_FTS = "chat_history_fts"
+_PLACEHOLDER = "\x00"  # never in a message's text or a name (clean_text drops control characters)
+_CANDIDATES = text(
+    "SELECT id, chat_id, theme, keywords, summary, key_points, original_text, participants, "
+    "source_message_ids FROM chat_history "
+    f"WHERE {HOLDS_INVISIBLE}(original_text) OR EXISTS (SELECT 1 FROM json_each(participants) j "
+    f"WHERE j.type = 'object' AND {HOLDS_INVISIBLE}(json_extract(j.value, '$.name')))"
+)
+_SOURCES = text(
+    "SELECT m.person_id, m.time, m.utc_offset_minutes, m.text, m.sender_card, m.sender_name, "
+    "p.platform_user_id, p.nickname, c.person_name FROM messages m "
+    "LEFT JOIN persons p ON p.id = m.person_id "
+    "LEFT JOIN person_chat_names c ON c.chat_id = m.chat_id AND c.person_id = m.person_id "
+    "WHERE m.id IN (SELECT value FROM json_each(:ids)) ORDER BY m.time, m.id"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    """One message's line, around its name: `head` + name + `tail`."""
+
+    head: str
+    tail: str
+    person_id: int | None
+    user_id: str
+    shown_today: str  # the name the line would show if packed today
+
+
+def clean_histories(connection: Connection, renamed: Renamed, report: CleanupReport) -> None:
+    """Rewrite the names in the rows holding hidden characters, and re-index the rows that changed
+    (after the messages, people and names are cleaned: names are taken from them)."""
+    for row in connection.execute(_CANDIDATES).mappings().all():
+        lines = _lines(connection, json.loads(row["source_message_ids"]))
+        names = _names(row["original_text"], lines)
+        if names is None:
+            report.histories_unread += 1
+            continue
+        new_names = [
+            _renamed(n, int(row["chat_id"]), line, renamed) for n, line in zip(names, lines, strict=True)
+        ]
+        original = "\n".join(line.head + n + line.tail for n, line in zip(new_names, lines, strict=True))
+        participants = _participants(json.loads(row["participants"]), lines, new_names)
+        if original == row["original_text"] and participants == json.loads(row["participants"]):
+            continue
+        _rewrite(connection, row, original, participants)
+        report.histories += 1
+
+
+def _rewrite(connection: Connection, row: Any, original: str, participants: list[Any]) -> None:
+    """Store a row's new text and participants, and its full-text entry anew."""
+    connection.execute(
+        text("UPDATE chat_history SET original_text = :text, participants = :people WHERE id = :id"),
+        {"text": original, "people": json.dumps(participants), "id": row["id"]},
+    )
+    entry = ChatHistory(
+        theme=row["theme"],
+        keywords=json.loads(row["keywords"]),
+        summary=row["summary"],
+        key_points=json.loads(row["key_points"]),
+        original_text=original,
+    )
+    connection.execute(delete_statement(HISTORY_FTS), {"rowid": row["id"]})
+    body = index_text(index_body(entry))
+    connection.execute(insert_statement(HISTORY_FTS), {"rowid": row["id"], "body": body})
+
+
+def _lines(connection: Connection, ids: Sequence[int]) -> list[_Line]:
+    """The lines of these messages, in the order packing wrote them."""
+    lines = []
+    for row in connection.execute(_SOURCES, {"ids": json.dumps(list(ids))}).all():
+        person, time, offset, body, card, name, user, nickname, chat_name = row
+        head, tail = transcript_line(sent_at(time, offset), _PLACEHOLDER, body).split(_PLACEHOLDER, 1)
+        user_id = user or str(person)
+        shown = display_name_of((chat_name, card, name, nickname), user_id)
+        lines.append(_Line(head, tail, person, user_id, shown))
+    return lines
+
+
+def _names(original: str, lines: Sequence[_Line]) -> list[str] | None:
+    """The name heading each line of `original`, or None when it is not these lines (a message
+    gone since, or text that was never packed from them)."""
+    names: list[str] = []
+    position = 0
+    for i, line in enumerate(lines):
+        if not original.startswith(line.head, position):
+            return None
+        start = position + len(line.head)
+        if i == len(lines) - 1:
+            end = len(original) - len(line.tail)
+            if end < start or not original.endswith(line.tail):
+                return None
+            names.append(original[start:end])
+            return names
+        # The name ends where this message's text and the next line's head follow it.
+        end = original.find(line.tail + "\n" + lines[i + 1].head, start)
+        if end < 0:
+            return None
+        names.append(original[start:end])
+        position = end + len(line.tail) + 1
+    return names if original == "" else None
+
+
+def _renamed(name: str, chat: int, line: _Line, renamed: Renamed) -> str:
+    if not holds_invisible(name):
+        return name
+    if line.person_id is not None:
+        was, now = renamed.get((chat, line.person_id), ("", ""))
+        if name == was:
+            return now
+    return clean_name_field(name) or line.shown_today
+
+
+def _participants(participants: list[Any], lines: Sequence[_Line], names: Sequence[str]) -> list[Any]:
+    """Each participant shown under the name of their last line (as packing took it)."""
+    last = {line.user_id: name for line, name in zip(lines, names, strict=True)}
+    cleaned = []
+    for participant in participants:
+        if isinstance(participant, dict) and holds_invisible(str(participant.get("name", ""))):
+            user = str(participant.get("user_id", ""))
+            name = last.get(user) or clean_name_field(str(participant["name"])) or user
+            participant = {**participant, "name": name}
+        cleaned.append(participant)
+    return cleaned
