@@ -8,7 +8,7 @@ which hold no line names, so they stay."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,11 +29,16 @@ if TYPE_CHECKING:
 
 HISTORY_FTS = "chat_history_fts"
 _PLACEHOLDER = "\x00"  # never in a message's text or a name (clean_text drops control characters)
-_CANDIDATES = text(
+# Every row's messages, and whether a participant's name holds a hidden character. A line's name is
+# the speaker's name on their last line (a participant's) or came from a message whose names changed:
+# only those rows are read whole (message text keeps hidden characters, ❤️'s selector among them).
+_SCAN = text(
+    "SELECT id, source_message_ids, EXISTS (SELECT 1 FROM json_each(participants) j "
+    f"WHERE j.type = 'object' AND {HOLDS_INVISIBLE}(json_extract(j.value, '$.name'))) FROM chat_history"
+)
+_ROW = text(
     "SELECT id, chat_id, theme, keywords, summary, key_points, original_text, participants, "
-    "source_message_ids FROM chat_history "
-    f"WHERE {HOLDS_INVISIBLE}(original_text) OR EXISTS (SELECT 1 FROM json_each(participants) j "
-    f"WHERE j.type = 'object' AND {HOLDS_INVISIBLE}(json_extract(j.value, '$.name')))"
+    "source_message_ids FROM chat_history WHERE id = :id"
 )
 _SOURCES = text(
     "SELECT m.person_id, m.time, m.utc_offset_minutes, m.text, m.sender_card, m.sender_name, "
@@ -55,10 +60,17 @@ class _Line:
     shown_today: str  # the name the line would show if packed today
 
 
-def clean_histories(connection: Connection, renamed: Renamed, report: CleanupReport) -> None:
-    """Rewrite the names in the rows holding hidden characters, and re-index the rows that changed
+def clean_histories(
+    connection: Connection, changed: Collection[int], renamed: Renamed, report: CleanupReport
+) -> None:
+    """Rewrite the names in the rows that may hold dirty ones (a participant's name holds a hidden
+    character, or a message of `changed` had its names cleaned), and re-index the rows that changed
     (after the messages, people and names are cleaned: names are taken from them)."""
-    for row in connection.execute(_CANDIDATES).mappings().all():
+    changed = set(changed)
+    scanned = connection.execute(_SCAN).all()
+    candidates = [i for i, sources, dirty in scanned if dirty or not changed.isdisjoint(json.loads(sources))]
+    for history_id in candidates:
+        row = connection.execute(_ROW, {"id": history_id}).mappings().one()
         lines = _lines(connection, json.loads(row["source_message_ids"]))
         names = _names(row["original_text"], lines)
         if names is None:

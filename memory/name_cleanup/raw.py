@@ -35,9 +35,9 @@ _LATEST_CARDS = text(
 )
 
 
-def clean_messages(connection: Connection, report: CleanupReport) -> None:
+def clean_messages(connection: Connection, report: CleanupReport) -> list[int]:
     """Each message's sender name and card; the vectors of the messages whose embedded turn window
-    shows a cleaned sender go, for the backfill to embed them again."""
+    shows a cleaned sender go, for the backfill to embed them again. Returns the messages changed."""
     found = connection.execute(
         text(
             "SELECT id, sender_name, sender_card FROM messages "
@@ -50,7 +50,7 @@ def clean_messages(connection: Connection, report: CleanupReport) -> None:
         if (cleaned["name"], cleaned["card"]) != (name, card):
             changes.append(cleaned)
     if not changes:
-        return
+        return []
     connection.execute(
         text("UPDATE messages SET sender_name = :name, sender_card = :card WHERE id = :id"), changes
     )
@@ -59,8 +59,8 @@ def clean_messages(connection: Connection, report: CleanupReport) -> None:
         params: dict[str, object] = {}
         around = neighbour_pairs(connection.execute(neighbours_query(ids, params), params).all())
         touched = sorted(with_neighbours(ids, around))
-        report.message_vectors += len(touched)
-        connection.execute(vectors_of("message", touched))
+        report.message_vectors += connection.execute(vectors_of("message", touched)).rowcount
+    return [c["id"] for c in changes]
 
 
 def clean_chats(connection: Connection, report: CleanupReport) -> None:

@@ -20,7 +20,7 @@ class CleanupReport:
     """How many rows each pass changed."""
 
     messages: int = 0  # sender name or card cleaned
-    message_vectors: int = 0  # messages whose vectors went (their turn window names a cleaned sender)
+    message_vectors: int = 0  # dropped: their turn window names a cleaned sender (embedded again)
     chats: int = 0
     nicknames: int = 0
     cards: int = 0  # members' current group cards
@@ -38,20 +38,20 @@ class CleanupReport:
     def summary(self) -> str:
         """One line for the log: the counts that are not zero."""
         changed = [f"{name.replace('_', ' ')} {count}" for name, count in asdict(self).items() if count]
-        return "stored names cleaned: " + (", ".join(changed) if changed else "none held hidden characters")
+        return "stored names cleaned: " + (", ".join(changed) if changed else "nothing to change")
 
 
 def clean_stored_names(connection: Connection) -> CleanupReport:
     """Clean every stored name (see the package docstring) inside the connection's transaction."""
     report = CleanupReport()
     _register_functions(connection)
-    raw.clean_messages(connection, report)
+    changed = raw.clean_messages(connection, report)
     raw.clean_chats(connection, report)
     raw.clean_nicknames(connection, report)
     raw.clean_cards(connection, report)
     renamed = people.clean_people(connection, report)
     timeline.clean_timeline(connection, report)
-    histories.clean_histories(connection, renamed, report)
+    histories.clean_histories(connection, changed, renamed, report)
     topics.clean_topic_states(connection, report)
     log.info(report.summary())
     return report
