@@ -20,6 +20,7 @@ from memory.history.pack import PackOptions, index_body, transcript_line
 from memory.history.source import by_ids
 from memory.messages import sent_at
 from memory.models import ChatHistory
+from memory.name_cleanup import histories
 from memory.persons.service import PersonMemory
 from memory.service import MemoryService
 from memory.storage import migrate
@@ -406,3 +407,25 @@ def test_a_name_from_before_a_request_to_be_forgotten_does_not_come_back(tmp_pat
     rows = _read(path)
     assert rows("SELECT nickname FROM persons") == [("",)]
     assert rows("SELECT card FROM chat_members") == [("",)]
+
+
+def test_an_interrupted_cleaning_leaves_the_names_as_they_were_and_runs_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "q.db"
+    _dirty_database(path)
+
+    def interrupted(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(histories, "clean_histories", interrupted)  # after messages and people are cleaned
+    with pytest.raises(KeyboardInterrupt):
+        migrate.upgrade(path)
+    rows = _read(path)
+    assert rows("SELECT sender_name FROM messages WHERE id = 3") == [(f"小{ZWSP}红",)]
+    assert rows("SELECT count(*) FROM person_aliases") == [(9,)]
+    assert (BEFORE,) in rows("SELECT version_num FROM alembic_version")
+    monkeypatch.undo()
+    migrate.upgrade(path)
+    assert rows("SELECT sender_name FROM messages WHERE id = 3") == [("小红",)]
+    assert rows("SELECT count(*) FROM person_aliases") == [(6,)]
