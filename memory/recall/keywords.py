@@ -25,6 +25,8 @@ STOP_WORDS = frozenset(
     any some all each both more most other such only own same too very just also ever now ago s t d ll
     m re ve don didn doesn isn wasn aren weren won wouldn couldn shouldn let lets get got go went gone
     tell say said like kind sort thing things one ones anything something someone somebody
+    talk talks talked talking discuss discussed discussing mention mentioned mentioning happen happened
+    happening
     的 了 是 我 你 他 她 它 们 我们 你们 他们 她们 吗 呢 吧 啊 呀 哦 嗯 么 什么 怎么 怎样 怎么样 哪 哪个
     哪些 哪里 哪儿 谁 为什么 为啥 啥 在 有 和 与 跟 及 就 都 也 还 又 这 那 这个 那个 这些 那些 个 一 一个
     不 没 没有 把 被 给 让 对 说 过 着 得 地 之 去 来 到 要 会 能 而 或 或者 呢 嘛 吗 么 哈 啦 呗 来着

@@ -127,10 +127,19 @@ async def test_a_time_and_stop_words_recall_that_time_not_the_words(recall_memor
     wednesday = datetime(2026, 3, 4, 19, 0, tzinfo=UTC)
     await recall_memory.record(make_message(1, text="下午开会讨论预算", time=wednesday))
     for n in range(2, 8):
-        text = "你刚才说了什么？没听清你说了什么" if n % 2 else "了解了解，大家在群里聊天讨论这事"
+        text = (
+            "你刚才说了什么？没听清你说了什么",
+            "了解了解，大家在群里聊天讨论这事",
+            "we talked, what happened?",
+        )[n % 3]
         await recall_memory.record(make_message(n, text=text, time=wednesday + timedelta(days=n)))
     now = datetime(2026, 3, 12, 15, 0, tzinfo=UTC)  # Thursday
-    for question in ("上周三说了什么", "上周三大家聊了什么", "上周三群里讨论了什么事"):
+    for question in (
+        "上周三说了什么",
+        "上周三大家聊了什么",
+        "上周三群里讨论了什么事",
+        "what did we talk about last Wednesday",
+    ):
         assert await ask(recall_memory, 1, question, now, limit=1) == ["下午开会讨论预算"], question
 
 
