@@ -53,14 +53,18 @@ def _space_lines(path: Path, space: Space) -> list[str]:
     return lines
 
 
-def _print_json(path: Path, before: int, after: int, reclaimable: int, seconds: float, dry_run: bool) -> None:
+def _print_json(
+    path: Path, before: int, after: int, reclaimable: int, seconds: float, wal_emptied: bool | None
+) -> None:
+    """The report as JSON; `wal_emptied` None for a dry run."""
     fields = {
         "path": str(path),
         "bytes_before": before,
         "bytes_after": after,
         "reclaimable_bytes": reclaimable,
         "seconds": round(seconds, 3),
-        "dry_run": dry_run,
+        "dry_run": wal_emptied is None,
+        "wal_emptied": wal_emptied,
     }
     click.echo(json.dumps(fields, ensure_ascii=False, indent=2))
 
@@ -107,7 +111,7 @@ async def compact_command(
         space = await asyncio.to_thread(measure, path, busy_timeout_ms)
         seconds = time.monotonic() - started
         if as_json:
-            _print_json(path, space.file_bytes, space.file_bytes, space.reclaimable, seconds, True)
+            _print_json(path, space.file_bytes, space.file_bytes, space.reclaimable, seconds, None)
             return
         for line in _space_lines(path, space):
             click.echo(line)
@@ -138,7 +142,15 @@ async def compact_command(
         raise click.ClickException(f"cannot compact {path}: {reason}; nothing was changed") from None
     before = done.before.file_bytes
     if as_json:
-        _print_json(path, before, done.bytes_after, done.before.reclaimable, done.seconds, False)
+        _print_json(path, before, done.bytes_after, done.before.reclaimable, done.seconds, done.wal_emptied)
+        return
+    if not done.wal_emptied:
+        click.echo(
+            f"compacted {path} in {done.seconds:.1f} s, but another process (a `qunyi backup`, the admin "
+            "console) was still reading it, so the packed database waits in its -wal file: "
+            f"{size_text(before)} → {size_text(done.bytes_after)} on disk for now; it shrinks once that "
+            f"process is done with the database (or run `{hint}` again then)"
+        )
         return
     given_back = max(0, before - done.bytes_after)
     click.echo(

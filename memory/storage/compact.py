@@ -57,11 +57,15 @@ class Space:
 
 @dataclass(frozen=True, slots=True)
 class Compacted:
-    """A finished VACUUM: the space before it, the bytes on disk after, and how long it took."""
+    """A finished VACUUM: the space before it, the bytes on disk after, how long it took, and whether
+    the `-wal` file was emptied (not while another connection still reads an older view of the
+    database: the packed pages then wait in the `-wal` file, and the file is as large as before or
+    larger, until a checkpoint after that reader is done)."""
 
     before: Space
     bytes_after: int
     seconds: float
+    wal_emptied: bool = True
 
 
 class NotEnoughSpace(RuntimeError):
@@ -121,15 +125,17 @@ def _sql_text(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _empty_wal(connection: sqlite3.Connection) -> None:
-    """Fold the `-wal` file into the database and cut it to nothing (waiting up to the busy timeout
-    for readers still on an older view; if they stay, the next checkpoint does it)."""
-    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+def _empty_wal(connection: sqlite3.Connection) -> bool:
+    """Fold the `-wal` file into the database and cut it to nothing, waiting up to the busy timeout
+    for readers still on an older view. False when they stayed: the next checkpoint does it."""
+    busy, _, _ = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    return not busy
 
 
 def _vacuum(
     connection: sqlite3.Connection, path: Path, busy_timeout_ms: int, stop: threading.Event | None
-) -> None:
+) -> bool:
+    """VACUUM, then `_empty_wal`: whether the `-wal` file was emptied."""
     started = time.monotonic()
     connection.execute("PRAGMA temp_store = FILE")
     # Process-wide, and read by SQLite before TMPDIR or /var/tmp: set only for this VACUUM.
@@ -149,7 +155,7 @@ def _vacuum(
     finally:
         connection.set_progress_handler(None, 0)
         connection.execute("PRAGMA temp_store_directory = ''")
-    _empty_wal(connection)
+    return _empty_wal(connection)
 
 
 def compact(path: Path, busy_timeout_ms: int = 10_000, stop: threading.Event | None = None) -> Compacted:
@@ -167,7 +173,7 @@ def compact(path: Path, busy_timeout_ms: int = 10_000, stop: threading.Event | N
         if not before.enough_room:
             raise NotEnoughSpace(path.parent, before.needed, before.disk_free)
         started = time.monotonic()
-        _vacuum(connection, path, busy_timeout_ms, stop)
+        wal_emptied = _vacuum(connection, path, busy_timeout_ms, stop)
     finally:
         connection.close()
-    return Compacted(before, on_disk(path), time.monotonic() - started)
+    return Compacted(before, on_disk(path), time.monotonic() - started, wal_emptied)
