@@ -116,3 +116,27 @@ async def test_chats_merged_by_another_process_are_followed(memory: MemoryServic
     assert await memory.chat_nicknames("test", "side") == both, "its key leads to the chat it went into"
     await merge_chats(other, room, third, now=T0.timestamp())
     assert await memory.chat_nicknames(*ROOM) == {**both, "老王": "u3"}, "this one merged into another"
+
+
+async def test_a_nickname_changed_in_another_chat_is_followed(memory: MemoryService) -> None:
+    """A nickname is the person's: going back to one they had before, in another chat, moves no name
+    version, and the names kept for this chat still showed the one before."""
+    await say(memory, 1, "u1", "alice")
+    await say(memory, 2, "u2", "bob")
+    await say(memory, 3, "u3", "bob")
+    assert await memory.chat_nicknames(*ROOM) == {"alice": "u1", "bob": "u2"}
+    await say(memory, 4, "u1", "alicia", chat="other")
+    assert await memory.chat_nicknames(*ROOM) == {"alicia": "u1", "bob": "u2"}
+    await say(memory, 5, "u1", "alice", chat="other")
+    assert await memory.chat_nicknames(*ROOM) == {"alice": "u1", "bob": "u2"}
+    await say(memory, 6, "u1", "alicia", chat="other")
+    assert await memory.chat_nicknames(*ROOM) == {"alicia": "u1", "bob": "u2"}, "a name they had before"
+    await say(memory, 7, "u3", "carol", chat="other")  # the member the other bob left out
+    assert await memory.chat_nicknames(*ROOM) == {"alicia": "u1", "bob": "u2", "carol": "u3"}
+    with planned(memory.db) as plans:
+        await say(memory, 8, "u1", "alicia", chat="other")
+        await memory.record(
+            make_message(9, chat="other", sender="u1", sender_name="别的平台的人", platform="elsewhere")
+        )
+        assert await memory.chat_nicknames(*ROOM) == {"alicia": "u1", "bob": "u2", "carol": "u3"}
+    assert member_reads(plans) == 0, "the same nickname, or another platform's member, changes nothing"
