@@ -2,8 +2,10 @@
 those of their participants, with the rows' full-text entries. A name is what the cleaned row it came
 from now holds: the bot's name for the speaker (renamed by this run), else the name cleaned as the
 platform's names are, else (nothing left) the name the speaker would be shown under today. The rest of
-each line is the message's text, kept as sent. History vectors embed the theme, summary and keywords,
-which hold no line names, so they stay."""
+each line is the message's text, kept as sent. A summary and key points made offline
+(`digest.offline_digest`) are speakers' lines and a list of speakers: their names are renamed alike, and
+the row's vector (it embeds the summary) goes, for the backfill to embed it again; a model's summary is
+its own text and stays as written."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, text
 
+from memory.embeddings.store import vectors_of
 from memory.history.pack import index_body, transcript_line
 from memory.history.source import display_name_of
 from memory.messages import sent_at
@@ -40,8 +43,9 @@ _SCAN = text(
 )
 _ROWS = text(
     "SELECT id, chat_id, theme, keywords, summary, key_points, original_text, participants, "
-    "source_message_ids FROM chat_history WHERE id IN (SELECT value FROM json_each(:ids))"
+    "source_message_ids, provenance FROM chat_history WHERE id IN (SELECT value FROM json_each(:ids))"
 )
+_LIST_OPEN, _LIST_CLOSE, _LIST_SEP, _POINT_SEP = "（", "）", "、", " / "  # as offline_digest writes them
 _SOURCES = text(
     "SELECT m.id, m.person_id, m.time, m.utc_offset_minutes, m.text, m.sender_card, m.sender_name, "
     "p.platform_user_id, p.nickname, c.person_name FROM messages m "
@@ -49,6 +53,16 @@ _SOURCES = text(
     "LEFT JOIN person_chat_names c ON c.chat_id = m.chat_id AND c.person_id = m.person_id "
     "WHERE m.id IN (SELECT value FROM json_each(:ids))"
 )
+
+
+@dataclass(frozen=True, slots=True)
+class _Cleaned:
+    """A row's verbatim text, participants, summary and key points with cleaned names."""
+
+    original_text: str
+    participants: list[Any]
+    summary: str
+    key_points: list[Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,15 +96,22 @@ def clean_histories(
             cleaned = _cleaned(row, lines, renamed)
             if cleaned is None:
                 report.histories_unread += 1
-            elif cleaned != (row["original_text"], json.loads(row["participants"])):
-                rewritten.append((row, *cleaned))
+            elif cleaned != _Cleaned(
+                row["original_text"],
+                json.loads(row["participants"]),
+                row["summary"],
+                json.loads(row["key_points"]),
+            ):
+                rewritten.append((row, cleaned))
         _rewrite(connection, rewritten)
         report.histories += len(rewritten)
+        summarised = [row["id"] for row, cleaned in rewritten if cleaned.summary != row["summary"]]
+        if summarised:
+            report.history_vectors += connection.execute(vectors_of("history", summarised)).rowcount
 
 
-def _cleaned(row: Any, lines: dict[int, _Line], renamed: Renamed) -> tuple[str, list[Any]] | None:
-    """A row's text and participants with cleaned names, or None when its text is not its messages'
-    lines."""
+def _cleaned(row: Any, lines: dict[int, _Line], renamed: Renamed) -> _Cleaned | None:
+    """A row with cleaned names, or None when its text is not its messages' lines."""
     ordered = sorted(
         (lines[i] for i in json.loads(row["source_message_ids"]) if i in lines),
         key=lambda line: line.position,
@@ -101,31 +122,77 @@ def _cleaned(row: Any, lines: dict[int, _Line], renamed: Renamed) -> tuple[str, 
     chat = int(row["chat_id"])
     new_names = [_renamed(n, chat, line, renamed) for n, line in zip(names, ordered, strict=True)]
     original = "\n".join(line.head + n + line.tail for n, line in zip(new_names, ordered, strict=True))
-    return original, _participants(json.loads(row["participants"]), ordered, new_names)
+    before = json.loads(row["participants"])
+    participants = _participants(before, ordered, new_names)
+    summary, key_points = row["summary"], json.loads(row["key_points"])
+    if row["provenance"] == "offline":
+        speakers = dict(zip(names, new_names, strict=True))
+        speakers.update(
+            (str(was.get("name", "")), str(now.get("name", "")))
+            for was, now in zip(before, participants, strict=True)
+            if isinstance(was, dict) and isinstance(now, dict)
+        )
+        speakers = {was: now for was, now in speakers.items() if was != now}
+        summary = _offline_summary(summary, speakers)
+        key_points = [_speaker_line(p, speakers) if isinstance(p, str) else p for p in key_points]
+    return _Cleaned(original, participants, summary, key_points)
 
 
-def _rewrite(connection: Connection, rewritten: Sequence[tuple[Any, str, list[Any]]]) -> None:
-    """Store rows' new text and participants, and their full-text entries anew."""
+def _speaker_line(line: str, speakers: dict[str, str]) -> str:
+    """`digest.speaker_line`'s "name: text" with the speaker renamed."""
+    name, colon, said = line.partition(": ")
+    return speakers.get(name, name) + colon + said if colon else line
+
+
+def _offline_summary(summary: str, speakers: dict[str, str]) -> str:
+    """`digest.offline_digest`'s summary, speakers' lines joined by " / " then the speakers in （、）,
+    with the speakers renamed (its text cut short may end inside either part)."""
+    if not speakers:
+        return summary
+    lines, bracket, names = summary.rpartition(_LIST_OPEN)
+    if not bracket:  # cut short before the list
+        lines, names = summary, ""
+    renamed = _POINT_SEP.join(_speaker_line(line, speakers) for line in lines.split(_POINT_SEP))
+    if not bracket:
+        return renamed
+    listed, close, rest = names.partition(_LIST_CLOSE)
+    listed = _LIST_SEP.join(speakers.get(name, name) for name in listed.split(_LIST_SEP))
+    return renamed + bracket + listed + close + rest
+
+
+def _rewrite(connection: Connection, rewritten: Sequence[tuple[Any, _Cleaned]]) -> None:
+    """Store rows' new text, participants, summary and key points, and their full-text entries anew."""
     if not rewritten:
         return
     connection.execute(
-        text("UPDATE chat_history SET original_text = :text, participants = :people WHERE id = :id"),
-        [{"text": text_, "people": json.dumps(people), "id": row["id"]} for row, text_, people in rewritten],
+        text(
+            "UPDATE chat_history SET original_text = :text, participants = :people, summary = :summary, "
+            "key_points = :points WHERE id = :id"
+        ),
+        [
+            {
+                "text": new.original_text,
+                "people": json.dumps(new.participants),
+                "summary": new.summary,
+                "points": json.dumps(new.key_points),
+                "id": row["id"],
+            }
+            for row, new in rewritten
+        ],
     )
-    connection.execute(delete_statement(HISTORY_FTS), [{"rowid": row["id"]} for row, _, _ in rewritten])
-    bodies = [{"rowid": row["id"], "body": index_text(_body(row, text_))} for row, text_, _ in rewritten]
+    connection.execute(delete_statement(HISTORY_FTS), [{"rowid": row["id"]} for row, _ in rewritten])
+    bodies = [{"rowid": row["id"], "body": index_text(_body(row, new))} for row, new in rewritten]
     connection.execute(insert_statement(HISTORY_FTS), bodies)
 
 
-def _body(row: Any, original: str) -> str:
+def _body(row: Any, new: _Cleaned) -> str:
     """What the full-text index holds of a row (`pack.index_body`), with its new text."""
-    keywords, key_points = json.loads(row["keywords"]), json.loads(row["key_points"])
     entry = ChatHistory(
         theme=row["theme"],
-        keywords=keywords,
-        summary=row["summary"],
-        key_points=key_points,
-        original_text=original,
+        keywords=json.loads(row["keywords"]),
+        summary=new.summary,
+        key_points=new.key_points,
+        original_text=new.original_text,
     )
     return index_body(entry)
 

@@ -33,6 +33,7 @@ class CleanupReport:
     timeline_dropped: int = 0  # changes that are no change once cleaned
     histories: int = 0
     histories_unread: int = 0  # verbatim text not made of their messages' lines: left as it was
+    history_vectors: int = 0  # dropped: their offline summary named a cleaned speaker (embedded again)
     topic_states: int = 0  # chats whose topic check knew speakers by names now cleaned
 
     def summary(self) -> str:

@@ -48,6 +48,19 @@ MESSAGES = [  # id, chat, person, sender name, card, text, time
 ]
 # What packing wrote, when the bot called u2 FILLER and u1 小<ZWSP>红 in chat 1.
 PACKED_NAMES = {1: FILLER, 2: FILLER, 3: f"小{ZWSP}红"}
+# An offline digest of messages 1-3 under those names (offline_digest: the speakers' lines, the speakers
+# in （、）; key points the speakers' lines), and the same once cleaned.
+DIGESTS = [
+    (
+        f"{FILLER}: 大家好{ZWSP}! / 小{ZWSP}红: hi {RLO}there（{FILLER}、小{ZWSP}红）",
+        [f"{FILLER}: 大家好{ZWSP}!", f"{FILLER}: 我来了", f"小{ZWSP}红: hi {RLO}there"],
+    ),
+    (f"小{ZWSP}红: 大家好（{FILLER}、小{ZWSP}红", [f"{FILLER}: 我来了"]),  # a model's
+    (
+        f"明哥2: 大家好{ZWSP}! / 小红: hi {RLO}there（明哥2、小红）",
+        [f"明哥2: 大家好{ZWSP}!", "明哥2: 我来了", f"小红: hi {RLO}there"],
+    ),
+]
 
 
 def _line(message_id: int, name: str) -> str:
@@ -107,7 +120,8 @@ def _dirty_database(path: Path) -> None:
                 "INSERT INTO messages_fts (rowid, body) VALUES (?, ?)", (message_id, index_text(body))
             )
         vectors = [(i, "message", i, MESSAGES[i - 1][1], "m", 1, b"\0\0\x80?", 0.0) for i in range(1, 8)]
-        _insert(connection, "embeddings", [*vectors, (8, "history", 1, 1, "m", 1, b"\0\0\x80?", 0.0)])
+        topics = [(8 + i, "history", ref, 1, "m", 1, b"\0\0\x80?", 0.0) for i, ref in enumerate((1, 4, 5))]
+        _insert(connection, "embeddings", [*vectors, *topics])
         _insert(
             connection,
             "person_aliases",
@@ -180,6 +194,15 @@ def _dirty_database(path: Path) -> None:
             body = "\n".join(["打招呼", "大家", "见面", original])
             connection.exec_driver_sql(
                 "INSERT INTO chat_history_fts (rowid, body) VALUES (?, ?)", (history_id, index_text(body))
+            )
+        for history_id, (summary, points), provenance in zip(
+            (4, 5), DIGESTS[:2], ("offline", "llm"), strict=True
+        ):
+            connection.exec_driver_sql(
+                "INSERT INTO chat_history (id, chat_id, theme, keywords, summary, key_points, original_text, "
+                "participants, start_time, end_time, source_message_ids, count, forget_times, provenance, "
+                "created_at) VALUES (?, 1, '打招呼', '[\"大家\"]', ?, ?, ?, ?, 0, 0, '[1,2,3]', 0, 0, ?, 0)",
+                (history_id, summary, json.dumps(points), histories[0][1], json.dumps(people), provenance),
             )
 
 
@@ -311,6 +334,23 @@ def test_topic_text_participants_and_index_follow_the_names(
     )
 
 
+def test_offline_summaries_and_key_points_follow_the_names(
+    upgraded: Callable[[str], list[tuple[Any, ...]]],
+) -> None:
+    """An offline digest is made of the speakers' names: they were left as packing wrote them, so a topic
+    read 'ㅤ: 大家好 / 小<ZWSP>红: hi（ㅤ、小<ZWSP>红）' beside its cleaned text."""
+    rows = {r[0]: r[1:] for r in upgraded("SELECT id, summary, key_points, original_text FROM chat_history")}
+    summary, points, original = rows[4]
+    assert (summary, json.loads(points)) == DIGESTS[2]
+    assert original == rows[1][2]
+    expected = ChatHistory(
+        theme="打招呼", keywords=["大家"], summary=summary, key_points=DIGESTS[2][1], original_text=original
+    )
+    assert dict(upgraded("SELECT rowid, body FROM chat_history_fts"))[4] == index_text(index_body(expected))
+    assert (rows[5][0], json.loads(rows[5][1])) == DIGESTS[1], "a model's summary is its own text"
+    assert rows[5][2] == original
+
+
 def test_the_topic_check_knows_speakers_by_their_cleaned_names(
     upgraded: Callable[[str], list[tuple[Any, ...]]],
 ) -> None:
@@ -335,7 +375,8 @@ def test_vectors_of_windows_showing_a_cleaned_sender_go(
         ("message", 5),
         ("message", 6),
         ("history", 1),
-    ]
+        ("history", 5),
+    ], "and that of a topic whose offline summary named a cleaned speaker"
 
 
 def test_the_upgrade_reports_what_it_changed(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -345,7 +386,7 @@ def test_the_upgrade_reports_what_it_changed(tmp_path: Path, caplog: pytest.LogC
     assert (
         "stored names cleaned: messages 3, message vectors 5, chats 2, nicknames 3, cards 2, aliases 3, "
         "aliases folded 2, aliases dropped 1, chat names 3, person names 3, timeline 3, timeline dropped 3, "
-        "histories 1, histories unread 1, topic states 1"
+        "histories 3, histories unread 1, history vectors 1, topic states 1"
     ) in caplog.messages
 
 
