@@ -55,12 +55,8 @@ def hold(data_dir: Path, role: str = BOT) -> Iterator[None]:
     Raises DataDirTaken, leaving the file as it is, when another process holds it. The lock goes with
     the process, so the file of one that was killed does not block the next."""
     path = data_dir / PID_FILE
-    handle = path.open("a+", encoding="utf-8")
+    handle = _locked(data_dir, path)
     try:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise DataDirTaken(data_dir, _holder(handle)) from None
         handle.seek(0)
         handle.truncate()
         handle.write(str(os.getpid()) if role == BOT else f"{os.getpid()} {role}")
@@ -72,6 +68,33 @@ def hold(data_dir: Path, role: str = BOT) -> Iterator[None]:
                 path.unlink()
     finally:
         handle.close()
+
+
+def _locked(data_dir: Path, path: Path) -> IO[str]:
+    """The pid file, opened and locked. A holder that stops removes its file before it lets the lock go:
+    a file opened before that and locked after is no longer the one at `path` (another process would
+    make and lock a new one), so it is let go and the one at `path` taken instead."""
+    while True:
+        handle = path.open("a+", encoding="utf-8")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            found = _holder(handle)
+            handle.close()
+            raise DataDirTaken(data_dir, found) from None
+        if _is_at(handle, path):
+            return handle
+        handle.close()
+
+
+def _is_at(handle: IO[str], path: Path) -> bool:
+    """Whether the open file `handle` is still the one at `path` (not removed, nor replaced)."""
+    try:
+        here = path.stat()
+    except FileNotFoundError:
+        return False
+    mine = os.fstat(handle.fileno())
+    return (here.st_dev, here.st_ino) == (mine.st_dev, mine.st_ino)
 
 
 def holder(data_dir: Path) -> Holder | None:
