@@ -154,7 +154,7 @@ def clean_term(content: str) -> str:
     if not normalize(text):
         raise JargonError("a term cannot be empty")
     if len(text) > MAX_TERM_CHARS:
-        raise JargonError(f"a term is at most {MAX_TERM_CHARS} characters: {text[:20]}…")
+        raise JargonError(f"a term is at most {MAX_TERM_CHARS} characters: {truncate(text, 21)}")
     return text
 
 

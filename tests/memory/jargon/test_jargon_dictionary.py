@@ -458,3 +458,12 @@ async def test_a_term_whose_evidence_the_endpoint_refuses_does_not_stop_inferenc
         a, b = [await dictionary.get(session, i) for i in (stuck, other)]
     assert a is not None and (a.meaning, a.status, a.last_inference_count) == ("", "candidate", 2)
     assert b is not None and (b.meaning, b.status) == ("永远的神", "inferred"), "the next entry is inferred"
+
+
+def test_a_term_too_long_is_quoted_whole_graphemes_in_its_error() -> None:
+    """The error quotes the term's start: it was cut at 20 code points, inside the 4th family emoji."""
+    family = "👨\u200d👩\u200d👧"
+    with pytest.raises(dictionary.JargonError) as refused:
+        dictionary.clean_term("a" + family * 20)
+    quoted = str(refused.value).split(": ", 1)[1]
+    assert quoted == "a" + family * 3 + "…"
