@@ -226,7 +226,8 @@ class Recaller:
             add("feedback", w.feedback, await self._feedback(session, plan, scope, rankings))
         named = sorted({p for person in plan.signals.named for p in person.person_ids})
         if named:
-            weight = w.lexical if plan.person_only else w.person_fill
+            # With no words to search ("Lily 昨天说了什么"), what the people said is the answer, not a filler.
+            weight = w.lexical if plan.person_only or plan.match is None else w.person_fill
             add("person", weight, await cand.messages_by_people(session, scope, named, n))
         for hint in plan.signals.hints:
             add("time_window", w.time_window, await cand.messages_in_window(session, scope, hint, n))

@@ -129,7 +129,7 @@ async def test_a_time_and_stop_words_recall_that_time_not_the_words(recall_memor
     for n in range(2, 8):
         text = (
             "你刚才说了什么？没听清你说了什么",
-            "了解了解，大家在群里聊天讨论这事",
+            "了解了解，大家在群里聊天讨论这些事",
             "we talked, what happened?",
         )[n % 3]
         await recall_memory.record(make_message(n, text=text, time=wednesday + timedelta(days=n)))
@@ -138,6 +138,7 @@ async def test_a_time_and_stop_words_recall_that_time_not_the_words(recall_memor
         "上周三说了什么",
         "上周三大家聊了什么",
         "上周三群里讨论了什么事",
+        "上周三大家都聊了些什么",
         "what did we talk about last Wednesday",
     ):
         assert await ask(recall_memory, 1, question, now, limit=1) == ["下午开会讨论预算"], question
@@ -149,9 +150,34 @@ async def test_a_name_and_stop_words_recalls_what_that_person_said(recall_memory
     for n in range(3, 9):
         text = "Lily 说过她会来的，说过好几次了" if n % 2 else "Lily 到底说了什么，我忘了"
         await recall_memory.record(make_message(n, sender="bob", sender_name="Bob", text=text))
-    for question in ("Lily 说过什么", "Lily 说了啥"):
+    for question in ("Lily 说过什么", "Lily 说了啥", "Lily 都说了些什么"):
         said = await ask(recall_memory, 1, question, T0 + timedelta(days=1), limit=2)
         assert sorted(said) == ["周五的会改到三点", "文件我发群里"], question
+
+
+async def test_a_name_a_time_and_stop_words_recall_what_that_person_said_then(
+    recall_memory: MemoryService,
+) -> None:
+    day = datetime(2026, 3, 11, 12, 0, tzinfo=UTC)
+    lily = {"sender": "lily", "sender_name": "Lily"}
+    await recall_memory.record(
+        make_message(1, text="下周出差，周末不在", time=day - timedelta(days=3), **lily)
+    )
+    await recall_memory.record(make_message(2, text="新来的实习生挺靠谱", time=day, **lily))
+    for n in range(3, 9):
+        await recall_memory.record(
+            make_message(
+                n,
+                sender="bob",
+                sender_name="Bob",
+                text="@Lily 收到",
+                mentions=("lily",),
+                time=day + timedelta(minutes=n),
+            )
+        )
+    now = datetime(2026, 3, 12, 15, 0, tzinfo=UTC)
+    for question in ("Lily 昨天说了什么", "what did Lily say yesterday"):
+        assert await ask(recall_memory, 1, question, now, limit=1) == ["新来的实习生挺靠谱"], question
 
 
 async def test_a_bare_day_recalls_that_day_before_the_hours_around_it(recall_memory: MemoryService) -> None:
