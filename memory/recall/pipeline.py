@@ -148,7 +148,7 @@ class Recaller:
                 self.embedder.embed([text]), self.settings.query_embed_timeout_seconds
             )
         except Exception as exc:  # any embedder failure degrades to lexical recall
-            log.warning("question not embedded (%s); recalling lexically", exc)
+            log.warning("question not embedded (%s); recalling lexically", str(exc) or type(exc).__name__)
             return None
         return vectors[0] if vectors else None
 

@@ -111,12 +111,15 @@ async def test_dense_recall_finds_what_shares_no_word(db: Database) -> None:
     assert hits[0].id == 1
 
 
-async def test_a_slow_question_embedding_falls_back_to_lexical(db: Database) -> None:
+async def test_a_slow_question_embedding_falls_back_to_lexical(
+    db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
     memory = MemoryService(db)
     attach_recall(memory, RecallSettings(query_embed_timeout_seconds=0.05), SlowEmbedder())
     await memory.record(make_message(1, text="hotpot tonight"))
     hits = await memory.recall(RecallQuery("hotpot", (1,), T0))
     assert [h.id for h in hits] == [1]
+    assert "question not embedded (TimeoutError); recalling lexically" in caplog.text, "the reason is named"
 
 
 async def test_backfill_job_waits_for_the_next_turn_or_until_settled(db: Database) -> None:
