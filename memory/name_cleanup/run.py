@@ -36,6 +36,11 @@ class CleanupReport:
     history_vectors: int = 0  # dropped: their offline summary named a cleaned speaker (embedded again)
     topic_states: int = 0  # chats whose topic check knew speakers by names now cleaned
 
+    @property
+    def changed(self) -> bool:
+        """Whether any row was changed."""
+        return any(asdict(self).values())
+
     def summary(self) -> str:
         """One line for the log: the counts that are not zero."""
         changed = [f"{name.replace('_', ' ')} {count}" for name, count in asdict(self).items() if count]
@@ -54,7 +59,8 @@ def clean_stored_names(connection: Connection) -> CleanupReport:
     timeline.clean_timeline(connection, report)
     histories.clean_histories(connection, changed, renamed, report)
     topics.clean_topic_states(connection, report)
-    log.info(report.summary())
+    # A new database passes through this revision too: only a cleaning that changed something is news.
+    log.log(logging.INFO if report.changed else logging.DEBUG, report.summary())
     return report
 
 

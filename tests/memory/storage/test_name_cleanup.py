@@ -390,6 +390,14 @@ def test_the_upgrade_reports_what_it_changed(tmp_path: Path, caplog: pytest.LogC
     ) in caplog.messages
 
 
+def test_a_new_database_logs_no_cleaning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Every new database passes through the cleaning revision; an upgrade with nothing to clean is no
+    news at the level a command shows."""
+    with caplog.at_level(logging.INFO, logger="memory.name_cleanup"):
+        migrate.upgrade(tmp_path / "q.db")
+    assert not [m for m in caplog.messages if m.startswith("stored names cleaned")]
+
+
 def _dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of every table but alembic_version (full-text tables through their content)."""
     with sqlite3.connect(path) as connection:
