@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import threading
 import time
 from pathlib import Path
@@ -70,11 +71,14 @@ def _print_json(
 
 
 async def _compacted(path: Path, busy_timeout_ms: int) -> Compacted:
-    """`_compact_alone` in a thread. Ctrl-C stops the VACUUM at its next step, rolled back, and ends the
-    command once it has; the last step (copying the packed pages back) cannot be stopped: a Ctrl-C
-    during it is answered with the result, since the database was compacted."""
+    """`_compact_alone` in a thread. Ctrl-C (or SIGTERM, from a service manager) stops the VACUUM at its
+    next step, rolled back, and ends the command once it has; the last step (copying the packed pages
+    back) cannot be stopped: a Ctrl-C during it is answered with the result, since the database was
+    compacted."""
     stop = threading.Event()
     work = asyncio.ensure_future(asyncio.to_thread(_compact_alone, path, busy_timeout_ms, stop))
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, signal.raise_signal, signal.SIGINT)  # taken as a Ctrl-C
     try:
         return await asyncio.shield(work)
     except asyncio.CancelledError:
@@ -85,6 +89,8 @@ async def _compacted(path: Path, busy_timeout_ms: int) -> Compacted:
             raise asyncio.CancelledError from None
         click.echo("Ctrl-C came during the last step of the VACUUM, which runs to its end:", err=True)
         return done
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
 
 
 @click.command("compact")

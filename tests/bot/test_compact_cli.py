@@ -314,7 +314,7 @@ data, act = Path(sys.argv[1]), sys.argv[2]
 wal = data / "qunyi.db-wal"
 
 def seen() -> bool:
-    if act == "interrupt":
+    if act in ("interrupt", "terminate"):
         for fd in os.listdir("/proc/self/fd"):
             try:
                 if os.readlink(f"/proc/self/fd/{fd}").startswith(str(data / "etilqs_")):
@@ -328,7 +328,7 @@ def watch() -> None:
     while not seen():
         time.sleep(0.0005)
     print("acting", flush=True)
-    os.kill(os.getpid(), signal.SIGINT if act == "interrupt" else signal.SIGKILL)
+    os.kill(os.getpid(), {"interrupt": signal.SIGINT, "terminate": signal.SIGTERM}.get(act, signal.SIGKILL))
 
 threading.Thread(target=watch, daemon=True).start()
 from bot.cli.main import cli
@@ -352,10 +352,11 @@ def _grown(data: Path) -> Path:
     return data / "qunyi.db"
 
 
-def test_ctrl_c_mid_vacuum_stops_it_and_loses_nothing(data: Path) -> None:
+@pytest.mark.parametrize("act", ["interrupt", "terminate"])
+def test_ctrl_c_or_sigterm_mid_vacuum_stops_it_and_loses_nothing(data: Path, act: str) -> None:
     database = _grown(data)
     kept, counts = rows(database), pages(database)
-    stopped = _watched_compact(data, "interrupt")
+    stopped = _watched_compact(data, act)
     assert stopped.stdout == "acting\n", "the temporary copy was being built in the data directory"
     assert stopped.returncode == 1 and "Aborted!" in stopped.stderr, stopped.stderr
     assert "Traceback" not in stopped.stderr
