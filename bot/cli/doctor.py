@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from bot.tools import build_registry, tool_definition_tokens
 from memory.embeddings.local import DEFAULT_MODEL, LocalEmbedder
 from memory.embeddings.stored_models import StoredModel, stored_models
 from memory.storage import DatabaseMissing, DatabaseUnavailable
-from memory.storage.compact import Space, measure
+from memory.storage.compact import Space, space_of
 from memory.storage.migrate import schema_state
 
 # Free pages in the database file worth a `qunyi compact`: over both (decimal megabytes, as sizes print).
@@ -60,10 +59,14 @@ async def run_checks(app: App) -> list[Check]:
             schema = schema_state(revisions)
             await session.execute(text("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH '\"x\"'"))
             stored = await stored_models(session)
+            pages = [
+                int((await session.execute(text(f"PRAGMA {name}"))).scalar_one())
+                for name in ("page_size", "page_count", "freelist_count")
+            ]
         checks.append(Check("database", "ok", f"{app.db.path} (schema {schema})"))
         stats = await app.memory.stats()
         checks.append(Check("memory", "info", ", ".join(f"{k} {v}" for k, v in stats.items())))
-        space: Space | None = await asyncio.to_thread(measure, app.db.path, app.db.busy_timeout_ms)
+        space: Space | None = space_of(app.db.path, *pages)
     except Exception as exc:
         checks.append(Check("database", "fail", f"{app.db.path}: {exc}"))
         stored = []

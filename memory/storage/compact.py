@@ -108,7 +108,13 @@ def _measure(connection: sqlite3.Connection, path: Path) -> Space:
         pages, free_pages = pragma("page_count"), pragma("freelist_count")
     finally:
         connection.execute("COMMIT")
-    return Space(on_disk(path), pragma("page_size"), pages, free_pages, free_space(path.parent))
+    return space_of(path, pragma("page_size"), pages, free_pages)
+
+
+def space_of(path: Path, page_size: int, pages: int, free_pages: int) -> Space:
+    """The `Space` of the database at `path` from its page counts (read by the caller, in a transaction
+    it already has), with its size on disk and the free space of its disk."""
+    return Space(on_disk(path), page_size, pages, free_pages, free_space(path.parent))
 
 
 def measure(path: Path, busy_timeout_ms: int = 10_000) -> Space:
