@@ -64,6 +64,12 @@ def bdi(value: object) -> Safe:
     return h("<bdi>{}</bdi>", value)
 
 
+def isolated(text: object) -> str:
+    """Text members wrote, isolated inside plain text (a flash message) as `bdi` isolates it in
+    markup: right-to-left words in it cannot reorder what follows (FSI … PDI)."""
+    return f"\u2068{text}\u2069"
+
+
 def link(href: str, text: object) -> Safe:
     return h('<a href="{}">{}</a>', href, text)
 

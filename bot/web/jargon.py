@@ -19,6 +19,7 @@ from bot.web.html import (
     form,
     h,
     hidden,
+    isolated,
     join,
     link,
     local_path,
@@ -200,7 +201,7 @@ async def jargon_import(request: web.Request) -> web.Response:
     problems = sorted(errors + report.errors)
     summary = f"imported: {report.created} created, {report.updated} updated, {len(problems)} errors"
     if problems:
-        summary += " (" + "; ".join(f"row {n}: {message}" for n, message in problems[:5]) + ")"
+        summary += " (" + "; ".join(f"row {n}: {isolated(message)}" for n, message in problems[:5]) + ")"
     raise done(request, "/jargon", summary)
 
 

@@ -15,6 +15,7 @@ from bot.web.html import (
     done,
     form,
     h,
+    isolated,
     join,
     link,
     page,
@@ -176,7 +177,7 @@ async def person_rename(request: web.Request) -> web.Response:
     chosen = await _persons(request).admin.rename(
         chat.id, record.person_id, name, now=app.clock.now(), reason="admin (web)"
     )
-    raise done(request, f"/chats/{chat.id}/people/{record.person_id}", f"renamed to {chosen}")
+    raise done(request, f"/chats/{chat.id}/people/{record.person_id}", f"renamed to {isolated(chosen)}")
 
 
 @routes.get(PERSON + "/forget")

@@ -310,7 +310,7 @@ async def test_people_rename_merge_and_forget_through_the_forms(page: Page, cons
     await page.get_by_label("name the bot uses here").fill("阿明哥")
     await page.get_by_role("button", name="Rename").click()
     await expect(page).to_have_url(f"{console.base}/chats/{g1}/people/{people['u2']}")
-    await expect(flash(page)).to_have_text("renamed to 阿明哥")
+    await expect(flash(page)).to_have_text("renamed to \u2068阿明哥\u2069")
     await expect(heading(page)).to_have_text(f"阿明哥 (#{people['u2']})")
 
     await page.goto(f"{console.base}/chats/{g1}/people/{people['u1']}")

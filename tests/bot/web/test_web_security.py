@@ -255,6 +255,28 @@ async def test_a_flash_message_is_shown_once_and_never_taken_from_the_address(co
         assert response.cookies[FLASH_COOKIE]["max-age"] == "0", "a cookie that shows nothing goes too"
 
 
+async def test_member_text_in_a_flash_message_is_isolated(console: Console) -> None:
+    """A right-to-left name or term inside a flash message reordered the text after it: it is
+    wrapped in FSI … PDI, as `bdi` wraps it in the page."""
+    await record(console.app.memory, 0, ["شادي here"])
+    chat = await console.chat_id()
+    persons = console.app.persons
+    assert persons is not None
+    [person] = await persons.records(chat)
+    csrf = await console.login()
+    renamed = await console.client.post(
+        f"/chats/{chat}/people/{person.person_id}/rename", data={"_csrf": csrf, "name": "شادي 2"}
+    )
+    assert FLASH.findall(await renamed.text()) == ["renamed to \u2068شادي 2\u2069"]
+    pasted = "content,meaning\nyyds,永远的神\n,معنى\n"
+    imported = await console.client.post(
+        "/jargon/import", data={"_csrf": csrf, "text": pasted, "format": "csv"}
+    )
+    [summary] = FLASH.findall(await imported.text())
+    assert summary.startswith("imported: 1 created, 0 updated, 1 errors (row 2: \u2068")
+    assert summary.endswith("\u2069)")
+
+
 def test_a_sealed_flash_message_opens_whole_with_its_token_only() -> None:
     credentials = Credentials(TOKEN)
     message = "renamed to 👨‍👩‍👧 阿明哥 <b>"
