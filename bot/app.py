@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -203,15 +204,24 @@ async def build_app(
     clock: Clock | None = None,
     watch_config: bool = True,
     create: bool = True,
+    *,
+    upgrade: bool = True,
+    lock: AbstractContextManager[object] | None = None,
 ) -> App:
     """Open the database (migrating it; creating it only with `create`) and wire every part from the
-    settings in force. Raises DatabaseMissing / DatabaseUnavailable (memory.storage) when it cannot."""
+    settings in force. Without `upgrade` (a dry run) opening changes nothing: the schema is not
+    upgraded (an old one raises DatabaseBehind) and no notes folder is moved. `lock` is held while the
+    database is open (Database.open). Raises DatabaseMissing / DatabaseUnavailable (memory.storage)
+    when it cannot."""
     settings = config.current
     clock = clock or SystemClock()
     directory = resolve_data_dir(settings, data_dir)
-    db = await Database.open(directory, settings.storage.busy_timeout_ms, create=create)
+    db = await Database.open(
+        directory, settings.storage.busy_timeout_ms, create=create, upgrade=upgrade, lock=lock
+    )
     notes = NoteScopes(directory / NOTES_FOLDER)
-    await move_renamed_private_chat_notes(db, notes)
+    if upgrade:
+        await move_renamed_private_chat_notes(db, notes)
     memory = MemoryService(db, clock, _context_settings(settings), notes=notes)
     note_hints = NoteHintsProvider(notes, memory.chat_key, settings.notes.hints, settings.notes.hints_tokens)
     memory.context_providers.append(note_hints)

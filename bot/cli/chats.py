@@ -27,7 +27,7 @@ def chats_group() -> None:
 async def list_chats(as_json: bool, config_path: Path | None, data_dir: Path | None) -> None:
     """Every chat with its key (platform:id) and how much memory it holds, and the keys of the chats
     merged into it (what arrives under them goes there)."""
-    app = await open_app(open_config(config_path), data_dir, create=False)
+    app = await open_app(open_config(config_path), data_dir, create=False, writes=False)
     try:
         async with app.db.read() as session:
             chats = await chat_overviews(session)
@@ -87,7 +87,9 @@ async def merge_command(
     group that got a new id, e.g. a Telegram group upgraded to a supergroup. A key starting with `-`
     (a bare Telegram id) goes after `--`: `qunyi chats merge -- -4455 -1004455`."""
     config = open_config(config_path)
-    app = await open_app(config, data_dir, create=False)
+    # A dry run too takes the database's write lock (and rolls back), so it holds the data directory
+    # for writing as well: refused at once while `qunyi compact` runs, rather than after the busy timeout.
+    app = await open_app(config, data_dir, create=False, writes=True, upgrade=not dry_run)
     try:
         source = await _one_chat(app.memory, source_key, "FROM", app.data_dir)
         target = await _one_chat(app.memory, target_key, "INTO", app.data_dir)

@@ -12,9 +12,11 @@ from pathlib import Path
 
 import click
 
-from bot.cli.options import async_command, open_config, open_database, runtime_options
+from bot.app import resolve_data_dir
+from bot.cli.options import async_command, missing_database, open_config, open_database, runtime_options
 from bot.cli.printing import command_hint, size_text
 from bot.pid_file import COMPACT, DataDirTaken, Holder, hold, holder
+from bot.writers import WritersRunning, excluding_writers, writers
 from memory.storage import DatabaseLocked, DatabaseWriteFailed
 from memory.storage.compact import (
     Compacted,
@@ -24,12 +26,7 @@ from memory.storage.compact import (
     compact,
     measure,
 )
-
-
-def _compact_alone(path: Path, busy_timeout_ms: int, stop: threading.Event) -> Compacted:
-    """`compact` holding the data directory, so that no bot starts on it meanwhile (blocking)."""
-    with hold(path.parent, COMPACT):
-        return compact(path, busy_timeout_ms, stop)
+from memory.storage.database import DB_FILENAME
 
 
 def _taken(data_dir: Path, found: Holder, hint: str) -> str:
@@ -39,6 +36,22 @@ def _taken(data_dir: Path, found: Holder, hint: str) -> str:
         f"a bot (pid {found.shown_pid}) is running on {data_dir}: stop it, run `{hint}`, then start it "
         "again (compacting holds the database's write lock from start to end, longer than the bot's "
         "writes wait on a large file)"
+    )
+
+
+def _writing(data_dir: Path, found: list[Holder], hint: str) -> str:
+    """Why compact waits for the processes writing the database (`found`: those that could be named)."""
+    if not found:
+        who = "another Qunyi process (`qunyi web`, `qunyi mcp --write`, `qunyi import`, an edit…) is"
+    else:
+        named = [f"`qunyi {w.role}` (pid {w.shown_pid})" for w in found]
+        listed = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} and {named[-1]}"
+        who = f"{listed} {'is' if len(named) == 1 else 'are'}"
+    them = "it" if len(found) < 2 else "them"
+    return (
+        f"{who} writing to the database in {data_dir}: let {them} end or stop {them}, run `{hint}`, then "
+        f"start {them} again if stopped (compacting holds the database's write lock from start to end, and "
+        "writes meanwhile would fail)"
     )
 
 
@@ -71,12 +84,12 @@ def _print_json(
 
 
 async def _compacted(path: Path, busy_timeout_ms: int) -> Compacted:
-    """`_compact_alone` in a thread. Ctrl-C (or SIGTERM, from a service manager) stops the VACUUM at its
+    """`compact` in a thread. Ctrl-C (or SIGTERM, from a service manager) stops the VACUUM at its
     next step, rolled back, and ends the command once it has; the last step (copying the packed pages
     back) cannot be stopped: a Ctrl-C during it is answered with the result, since the database was
     compacted."""
     stop = threading.Event()
-    work = asyncio.ensure_future(asyncio.to_thread(_compact_alone, path, busy_timeout_ms, stop))
+    work = asyncio.ensure_future(asyncio.to_thread(compact, path, busy_timeout_ms, stop))
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, signal.raise_signal, signal.SIGINT)  # taken as a Ctrl-C
     try:
@@ -104,15 +117,17 @@ async def compact_command(
     """Rewrite the database file without its free pages (SQLite's VACUUM), giving back to the disk the
     space deleted memory left in it.
 
-    The bot must be stopped, and the database's disk needs about twice what the database holds free.
-    Ctrl-C stops it, leaving the database as it was."""
+    The bot and every other process writing the database (`qunyi web`, `qunyi mcp --write`, an import)
+    must be stopped, and the database's disk needs about twice what the database holds free. Ctrl-C
+    stops it, leaving the database as it was."""
     settings = open_config(config_path).current
     busy_timeout_ms = settings.storage.busy_timeout_ms
-    db = await open_database(settings, data_dir, create=False)
-    await db.close()
-    path = db.path
+    directory = resolve_data_dir(settings, data_dir)
+    path = directory / DB_FILENAME
     hint = command_hint(["compact"], config_path, data_dir)
     if dry_run:
+        db = await open_database(settings, directory, create=False, writes=False, upgrade=False)
+        await db.close()
         started = time.monotonic()
         space = await asyncio.to_thread(measure, path, busy_timeout_ms)
         seconds = time.monotonic() - started
@@ -121,15 +136,26 @@ async def compact_command(
             return
         for line in _space_lines(path, space):
             click.echo(line)
-        found = holder(path.parent)
+        found = holder(directory)
         if found is not None:
-            click.echo(_taken(path.parent, found, hint))
+            click.echo(_taken(directory, found, hint))
+        others = [w for w in writers(directory) if found is None or w.pid != found.pid]
+        if others:
+            click.echo(_writing(directory, others, hint))
         click.echo("nothing changed (--dry-run)")
         return
+    if not path.is_file():  # before taking the data directory, which may not be there either
+        raise click.ClickException(missing_database(directory))
     try:
-        done = await _compacted(path, busy_timeout_ms)
+        with hold(directory, COMPACT), excluding_writers(directory):
+            # An upgrade the schema is due for is made now, with the data directory held.
+            db = await open_database(settings, directory, create=False, writes=False)
+            await db.close()
+            done = await _compacted(path, busy_timeout_ms)
     except DataDirTaken as exc:
-        raise click.ClickException(_taken(path.parent, exc.holder, hint)) from None
+        raise click.ClickException(_taken(directory, exc.holder, hint)) from None
+    except WritersRunning as exc:
+        raise click.ClickException(_writing(directory, exc.writers, hint)) from None
     except NotEnoughSpace as exc:
         raise click.ClickException(
             f"not enough free disk space to compact {path}: it needs {size_text(exc.needed)} free in "

@@ -20,9 +20,9 @@ from bot.config import ConfigStore, Settings
 from bot.tools import build_registry, tool_definition_tokens
 from memory.embeddings.local import DEFAULT_MODEL, LocalEmbedder
 from memory.embeddings.stored_models import StoredModel, stored_models
-from memory.storage import DatabaseMissing, DatabaseUnavailable
+from memory.storage import DatabaseBehind, DatabaseMissing, DatabaseUnavailable
 from memory.storage.compact import Space, space_of
-from memory.storage.migrate import schema_state
+from memory.storage.migrate import newest, schema_state
 
 # Free pages in the database file worth a `qunyi compact`: over both (decimal megabytes, as sizes print).
 COMPACT_WARN_BYTES = 64_000_000
@@ -80,20 +80,30 @@ async def run_checks(app: App) -> list[Check]:
     return checks
 
 
+def _database_check(error: DatabaseUnavailable) -> Check:
+    if isinstance(error, DatabaseMissing):
+        return Check("database", "fail", missing_database(error.path.parent))
+    if isinstance(error, DatabaseBehind):
+        return Check(
+            "database",
+            "warn",
+            f"{error.path} (schema {schema_state(error.current)}; this version's newest is "
+            f"{newest(error.heads)}): its contents are checked after the upgrade",
+        )
+    return Check("database", "fail", f"cannot open {error.path}: {error.reason}")
+
+
 def checks_without_database(config: ConfigStore, error: DatabaseUnavailable) -> list[Check]:
     """The checks when the database is missing (doctor never creates it: a mistyped --data-dir must not
-    look like an empty memory) or cannot be opened. The model endpoint's usage and budgets live in the
-    database, so the endpoint is not checked."""
-    if isinstance(error, DatabaseMissing):
-        detail = missing_database(error.path.parent)
-    else:
-        detail = f"cannot open {error.path}: {error.reason}"
+    look like an empty memory), cannot be opened, or is behind this version's schema (doctor never
+    upgrades it either: a bot of the version before may still be running on it). The model endpoint's
+    usage and budgets live in the database, so the endpoint is not checked."""
     llm = (
         Check("llm", "warn", "not checked: its usage and budgets are kept in the database")
         if config.current.llm.enabled
         else _llm_off()
     )
-    return [_config_check(config), Check("database", "fail", detail), llm, _tools_check()]
+    return [_config_check(config), _database_check(error), llm, _tools_check()]
 
 
 async def endpoint_reachable(base_url: str, limit_seconds: float = 5.0) -> str | None:
@@ -206,10 +216,10 @@ async def llm_checks(app: App) -> list[Check]:
 @runtime_options
 @async_command
 async def doctor_command(config_path: Path | None, data_dir: Path | None) -> None:
-    """Check the set-up and say what is missing (never creates the database)."""
+    """Check the set-up and say what is missing (never creates the database, nor upgrades it)."""
     config = open_config(config_path)
     try:
-        app = await build_app(config, data_dir, watch_config=False, create=False)
+        app = await build_app(config, data_dir, watch_config=False, create=False, upgrade=False)
     except DatabaseUnavailable as exc:
         checks = checks_without_database(config, exc)
         checks.insert(-1, await embedder_check(config.current))

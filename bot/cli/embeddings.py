@@ -95,7 +95,7 @@ async def status_command(as_json: bool, config_path: Path | None, data_dir: Path
     for a vector of the model in force."""
     settings = open_config(config_path).current
     in_force = embedding_model(settings)
-    db = await open_database(settings, data_dir, create=False)
+    db = await open_database(settings, data_dir, create=False, writes=False)
     dimension = wrong_size = 0
     try:
         async with db.read() as session:
@@ -189,7 +189,7 @@ async def prune_command(
     `qunyi compact`."""
     settings = open_config(config_path).current
     in_force = model == embedding_model(settings)
-    db = await open_database(settings, data_dir, create=False)
+    db = await open_database(settings, data_dir, create=False, writes=not dry_run, upgrade=not dry_run)
     try:
         async with db.read() as session:
             found = await stored_models(session, model)

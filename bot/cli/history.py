@@ -31,7 +31,7 @@ async def topics_command(
     chat_key: str, as_json: bool, config_path: Path | None, data_dir: Path | None
 ) -> None:
     """A chat's topics: packed ChatHistory rows and topics still collecting in the cache."""
-    app = await open_app(open_config(config_path), data_dir, create=False)
+    app = await open_app(open_config(config_path), data_dir, create=False, writes=False)
     try:
         chat_id = await _chat_id(app, chat_key)
         assert chat_id is not None
@@ -80,7 +80,8 @@ async def forget_command(
     """Run one forgetting pass over ChatHistory now (raw messages and jargon are never deleted)."""
     if show_log and dry_run:
         raise click.UsageError("--log lists past passes and --dry-run previews the next one: use one")
-    app = await open_app(open_config(config_path), data_dir, create=False)
+    writes = not (dry_run or show_log)
+    app = await open_app(open_config(config_path), data_dir, create=False, writes=writes, upgrade=not dry_run)
     try:
         chat_id = await _chat_id(app, chat_key)
         if show_log:

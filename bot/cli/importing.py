@@ -85,7 +85,7 @@ async def import_command(
         raise click.UsageError("--platform is for the replay format (the other exports name their platform)")
     console = Console()
     config = open_config(config_path)
-    app = await open_app(config, data_dir, create=True)
+    app = await open_app(config, data_dir, create=True, writes=True)
     bot_id = app.settings.bot.self_id
     progress = Progress(
         TextColumn(f"importing {fmt}"),

@@ -37,8 +37,9 @@ async def _with_memory(
     data_dir: Path | None,
     action: Callable[[MemoryService], Awaitable[T]],
     create: bool,
+    writes: bool,
 ) -> T:
-    db = await open_database(open_config(config_path).current, data_dir, create=create)
+    db = await open_database(open_config(config_path).current, data_dir, create=create, writes=writes)
     try:
         return await action(MemoryService(db))
     finally:
@@ -51,11 +52,13 @@ def _run(
     action: Callable[[MemoryService], Awaitable[T]],
     *,
     create: bool,
+    writes: bool,
 ) -> T:
     """Run `action` on the database. Only an import may make a new one (`create=True`): the other
-    commands show or change entries that must already be there, so no database is an error."""
+    commands show or change entries that must already be there, so no database is an error. Those that
+    change entries pass `writes` (options.open_database)."""
     try:
-        return run_async(_with_memory(config_path, data_dir, action, create))
+        return run_async(_with_memory(config_path, data_dir, action, create, writes))
     except JargonError as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -139,7 +142,7 @@ def list_command(
             found = await dictionary.list_entries(session, chat_id, statuses, min_count, limit, search=search)
         return await _listed(memory, found)
 
-    entries, keys = _run(config_path, data_dir, action, create=False)
+    entries, keys = _run(config_path, data_dir, action, create=False, writes=False)
     if as_json:
         click.echo(json.dumps([e.to_json() for e in entries], ensure_ascii=False, indent=2))
         return
@@ -185,7 +188,7 @@ def show_command(
             }
         return data, await memory.chat_keys([*counts, *(e.message.chat_id for e in found)])
 
-    data, keys = _run(config_path, data_dir, action, create=False)
+    data, keys = _run(config_path, data_dir, action, create=False, writes=False)
     if as_json:
         click.echo(json.dumps(data, ensure_ascii=False, indent=2))
         return
@@ -226,7 +229,7 @@ def _decide(action_name: Decision) -> click.Command:
                 )
             return await _listed(memory, decided)
 
-        entries, keys = _run(config_path, data_dir, action, create=False)
+        entries, keys = _run(config_path, data_dir, action, create=False, writes=True)
         for entry in entries:
             click.echo(_line(entry, keys))
 
@@ -263,7 +266,7 @@ def edit_command(
             )
         return await _listed(memory, [edited])
 
-    entries, keys = _run(config_path, data_dir, action, create=False)
+    entries, keys = _run(config_path, data_dir, action, create=False, writes=True)
     click.echo(_line(entries[0], keys))
 
 
@@ -280,7 +283,7 @@ def delete_command(
         async with memory.db.write() as session:
             return await dictionary.remove(session, list(ids), _actor(by), time.time())
 
-    click.echo(f"deleted {_run(config_path, data_dir, action, create=False)}")
+    click.echo(f"deleted {_run(config_path, data_dir, action, create=False, writes=True)}")
 
 
 def _format(path: Path, fmt: str | None) -> transfer.Format:
@@ -318,7 +321,7 @@ def import_command(
         report.errors = sorted(errors + report.errors)
         return report
 
-    report = _run(config_path, data_dir, action, create=True)
+    report = _run(config_path, data_dir, action, create=True, writes=True)
     click.echo(f"created {report.created}, updated {report.updated}, errors {len(report.errors)}")
     for number, message in report.errors:
         click.echo(f"row {number}: {message}", err=True)
@@ -345,7 +348,7 @@ def export_command(
         async with memory.db.read() as session:
             return await dictionary.list_entries(session, chat_id, statuses, min_count, limit=None)
 
-    entries = _run(config_path, data_dir, action, create=False)
+    entries = _run(config_path, data_dir, action, create=False, writes=False)
     text = transfer.render(entries, _format(path, fmt))
     if str(path) == "-":
         click.echo(text, nl=False)

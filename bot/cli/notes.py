@@ -25,7 +25,7 @@ async def _store(config_path: Path | None, data_dir: Path | None, chat: str, cre
     settings = open_config(config_path).current
     directory = resolve_data_dir(settings, data_dir)
     scopes = NoteScopes(directory / NOTES_FOLDER)
-    db = await open_database(settings, directory, create=create)
+    db = await open_database(settings, directory, create=create, writes=False)  # notes are files
     try:
         await move_renamed_private_chat_notes(db, scopes)
         if chat == GLOBAL:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar
@@ -14,9 +14,19 @@ import click
 
 from bot.app import App, build_app, resolve_data_dir, set_log_level
 from bot.config import ConfigError, ConfigStore, Settings
+from bot.holder_file import DataDirTaken
+from bot.writers import writing
 from memory.clock import Clock
 from memory.service import ChatRef, MemoryService
-from memory.storage import Database, DatabaseLocked, DatabaseMissing, DatabaseUnavailable, DatabaseWriteFailed
+from memory.storage import (
+    Database,
+    DatabaseBehind,
+    DatabaseLocked,
+    DatabaseMissing,
+    DatabaseUnavailable,
+    DatabaseWriteFailed,
+)
+from memory.storage.migrate import newest
 
 DEFAULT_CONFIG = Path("config.toml")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -67,15 +77,51 @@ def missing_database(directory: Path) -> str:
     return f"no database in {directory} (run `qunyi replay`/`qunyi run` first, or check --data-dir)"
 
 
+def _schema_behind(error: DatabaseBehind) -> str:
+    """Why a dry run cannot look at a database whose schema is older than this version's."""
+    return (
+        f"the database {error.path} is at schema revision {newest(error.current)}; this version of Qunyi "
+        f"upgrades it to {newest(error.heads)} when the bot next starts (or when this command runs without "
+        "--dry-run), and a dry run changes nothing, so it cannot preview on the old schema"
+    )
+
+
+def _compact_running(error: DataDirTaken) -> str:
+    """What to tell someone whose writing command `qunyi compact` refused."""
+    return (
+        f"`qunyi {error.holder.role}` (pid {error.holder.shown_pid}) is rewriting the database in "
+        f"{error.data_dir}; try again when it ends"
+    )
+
+
 @contextmanager
 def database_errors() -> Iterator[None]:
-    """Turn a database that is missing or cannot be opened into a one-line CLI error."""
+    """Turn a database that is missing or cannot be opened (or, for a dry run, is behind this version's
+    schema), or a data directory `qunyi compact` holds, into a one-line CLI error."""
     try:
         yield
     except DatabaseMissing as exc:
         raise click.ClickException(missing_database(exc.path.parent)) from None
+    except DatabaseBehind as exc:
+        raise click.ClickException(_schema_behind(exc)) from None
     except DatabaseUnavailable as exc:
         raise click.ClickException(f"cannot open the database {exc.path}: {exc.reason}") from None
+    except DataDirTaken as exc:
+        raise click.ClickException(_compact_running(exc)) from None
+
+
+def _command_name() -> str:
+    """The command being run, as typed after `qunyi` (`people edit`), naming it to `qunyi compact`."""
+    context = click.get_current_context()
+    names: list[str] = []
+    while context.parent is not None:
+        names.append(context.info_name or "")
+        context = context.parent
+    return " ".join(reversed(names))
+
+
+def _lock(directory: Path, writes: bool) -> AbstractContextManager[object] | None:
+    return writing(directory, _command_name()) if writes else None
 
 
 async def open_app(
@@ -83,20 +129,41 @@ async def open_app(
     data_dir: Path | None,
     *,
     create: bool,
+    writes: bool,
+    upgrade: bool = True,
     clock: Clock | None = None,
     watch_config: bool = False,
 ) -> App:
     """build_app for a command. Read-only commands pass `create=False`: a missing database is then
-    an error instead of a new, empty one (a mistyped --data-dir must not look like an empty memory)."""
+    an error instead of a new, empty one (a mistyped --data-dir must not look like an empty memory).
+    A command that may write the database passes `writes=True`: it holds the data directory for writing
+    (bot.writers) until the app closes, and is refused at once while `qunyi compact` runs. A dry run
+    passes `upgrade=False`: opening then changes nothing, and a schema behind this version's is refused."""
+    directory = resolve_data_dir(config.current, data_dir)
     with database_errors():
-        return await build_app(config, data_dir, clock, watch_config, create=create)
+        return await build_app(
+            config,
+            directory,
+            clock,
+            watch_config,
+            create=create,
+            upgrade=upgrade,
+            lock=_lock(directory, writes),
+        )
 
 
-async def open_database(settings: Settings, data_dir: Path | None, *, create: bool) -> Database:
-    """The database alone, for commands that need no App; errors as for open_app."""
+async def open_database(
+    settings: Settings, data_dir: Path | None, *, create: bool, writes: bool, upgrade: bool = True
+) -> Database:
+    """The database alone, for commands that need no App; `writes`, `upgrade` and errors as for open_app."""
+    directory = resolve_data_dir(settings, data_dir)
     with database_errors():
         return await Database.open(
-            resolve_data_dir(settings, data_dir), settings.storage.busy_timeout_ms, create=create
+            directory,
+            settings.storage.busy_timeout_ms,
+            create=create,
+            upgrade=upgrade,
+            lock=_lock(directory, writes),
         )
 
 

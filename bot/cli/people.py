@@ -37,11 +37,12 @@ def chat_option(command: F) -> F:
 
 @asynccontextmanager
 async def _open(
-    config_path: Path | None, data_dir: Path | None, chat_key: str
+    config_path: Path | None, data_dir: Path | None, chat_key: str, *, writes: bool
 ) -> AsyncIterator[tuple[App, int]]:
     """The app and the id of the chat `--chat` names. Every people command needs that chat, so a data
-    directory without a database is an error, never a new empty one."""
-    app = await open_app(open_config(config_path), data_dir, create=False)
+    directory without a database is an error, never a new empty one. Those that change people pass
+    `writes` (options.open_app)."""
+    app = await open_app(open_config(config_path), data_dir, create=False, writes=writes)
     try:
         yield app, (await find_chat(app.memory, chat_key, app.data_dir)).id
     finally:
@@ -109,7 +110,7 @@ def _record_json(record: PersonRecord) -> dict[str, object]:
 @async_command
 async def list_people(chat_key: str, as_json: bool, config_path: Path | None, data_dir: Path | None) -> None:
     """Every member with the name the bot uses and their other names."""
-    async with _open(config_path, data_dir, chat_key) as (app, chat_id):
+    async with _open(config_path, data_dir, chat_key, writes=False) as (app, chat_id):
         records = await _persons(app).records(chat_id)
     if as_json:
         click.echo(json.dumps([_record_json(r) for r in records], ensure_ascii=False, indent=2))
@@ -129,7 +130,7 @@ async def show(
     person: str, chat_key: str, as_json: bool, config_path: Path | None, data_dir: Path | None
 ) -> None:
     """A person's card, facts with their evidence, superseded facts and timeline."""
-    async with _open(config_path, data_dir, chat_key) as (app, chat_id):
+    async with _open(config_path, data_dir, chat_key, writes=False) as (app, chat_id):
         persons = _persons(app)
         record = await _person(persons, chat_id, person)
         card = await persons.card(chat_id, record.person_id)
@@ -177,7 +178,7 @@ async def edit(
             check_fact(key, value)
     except PersonAdminError as exc:
         raise click.ClickException(str(exc)) from None
-    async with _open(config_path, data_dir, chat_key) as (app, chat_id):
+    async with _open(config_path, data_dir, chat_key, writes=True) as (app, chat_id):
         persons = _persons(app)
         record = await _person(persons, chat_id, person)
         now = app.clock.now()
@@ -215,7 +216,7 @@ async def merge(
     survivor: str, merged: str, chat_key: str, config_path: Path | None, data_dir: Path | None
 ) -> None:
     """Merge MERGED into SURVIVOR (aliases, facts, timeline, memberships and messages move)."""
-    async with _open(config_path, data_dir, chat_key) as (app, chat_id):
+    async with _open(config_path, data_dir, chat_key, writes=True) as (app, chat_id):
         persons = _persons(app)
         keep = await _person(persons, chat_id, survivor)
         gone = await _person(persons, chat_id, merged)
@@ -247,7 +248,7 @@ async def forget(
     data_dir: Path | None,
 ) -> None:
     """Delete everything learnt about a person (a request to be forgotten), in every chat."""
-    async with _open(config_path, data_dir, chat_key) as (app, chat_id):
+    async with _open(config_path, data_dir, chat_key, writes=True) as (app, chat_id):
         persons = _persons(app)
         record = await _person(persons, chat_id, person)
         remove = app.settings.persons.forget_removes_messages if remove_messages is None else remove_messages

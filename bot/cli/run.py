@@ -68,7 +68,7 @@ def _taken(data_dir: Path, found: Holder) -> str:
 async def run_command(config_path: Path | None, data_dir: Path | None) -> None:
     """Start the bot with its daemons on the adapters `[adapters] enabled` names (default: console)."""
     config = open_config(config_path)
-    app = await open_app(config, data_dir, create=True, watch_config=True)
+    app = await open_app(config, data_dir, create=True, writes=True, watch_config=True)
     adapters = build_adapters(app)
     try:
         with pid_lock(app.data_dir):
@@ -158,7 +158,7 @@ async def replay_command(
     console = Console(stderr=False)
     config = open_config(config_path)
     clock = replay_clock()
-    app = await open_app(config, data_dir, create=True, clock=clock)
+    app = await open_app(config, data_dir, create=True, writes=True, clock=clock)
     total = count_lines(log)
     progress = Progress(
         TextColumn("replaying"),

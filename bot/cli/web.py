@@ -42,7 +42,7 @@ async def web_command(
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     token = settings.token or new_token()
-    app = await open_app(config, data_dir, create=True)
+    app = await open_app(config, data_dir, create=True, writes=True)
     runner = web.AppRunner(build_web_app(app, token), access_log=None)
     await runner.setup()
     try:

@@ -2,10 +2,18 @@
 
 from memory.storage.database import (
     Database,
+    DatabaseBehind,
     DatabaseLocked,
     DatabaseMissing,
     DatabaseUnavailable,
     DatabaseWriteFailed,
 )
 
-__all__ = ["Database", "DatabaseLocked", "DatabaseMissing", "DatabaseUnavailable", "DatabaseWriteFailed"]
+__all__ = [
+    "Database",
+    "DatabaseBehind",
+    "DatabaseLocked",
+    "DatabaseMissing",
+    "DatabaseUnavailable",
+    "DatabaseWriteFailed",
+]

@@ -10,7 +10,7 @@ import asyncio
 import sqlite3
 import time
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractContextManager, ExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -66,14 +66,26 @@ class DatabaseUnavailable(RuntimeError):
 
 
 class DatabaseMissing(DatabaseUnavailable):
-    """There is no database file, and the caller asked not to create one."""
+    """There is no database file, and the caller asked not to create one (or not to upgrade it, which
+    creating it would be)."""
 
 
-def _set_pragmas(busy_timeout_ms: int, immediate: bool) -> Any:
+class DatabaseBehind(DatabaseUnavailable):
+    """The database's schema is older than this version's, and the caller asked not to upgrade it:
+    `current` are its revisions, `heads` those an upgrade brings it to."""
+
+    def __init__(self, path: Path, behind: migrate.SchemaBehind) -> None:
+        super().__init__(path, str(behind))
+        self.current = behind.current
+        self.heads = behind.heads
+
+
+def _set_pragmas(busy_timeout_ms: int, make_wal: bool) -> Any:
     def on_connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")  # a no-op: `_prepare` made the file WAL
+        if make_wal:
+            cursor.execute("PRAGMA journal_mode=WAL")  # a no-op: `_prepare` made the file WAL
         cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
@@ -114,21 +126,39 @@ def _use_wal(path: Path, busy_timeout_ms: int) -> None:
         connection.close()
 
 
-def _prepare(data_dir: Path, path: Path, create: bool, busy_timeout_ms: int) -> None:
-    if not create and not path.is_file():
+def _prepare(
+    data_dir: Path,
+    path: Path,
+    create: bool,
+    busy_timeout_ms: int,
+    upgrade: bool,
+    lock: AbstractContextManager[object] | None,
+    held: ExitStack,
+) -> None:
+    if (not create or not upgrade) and not path.is_file():
         raise DatabaseMissing(path, "no database file")
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         reason = f"cannot create the folder {data_dir}: {exc.strerror or exc}"
         raise DatabaseUnavailable(path, reason) from exc
+    if lock is not None:
+        try:
+            held.enter_context(lock)
+        except OSError as exc:
+            raise DatabaseUnavailable(path, f"cannot lock {data_dir}: {exc.strerror or exc}") from exc
     try:
-        migrate.upgrade(path, busy_timeout_ms)
-        _use_wal(path, busy_timeout_ms)
+        if upgrade:
+            migrate.upgrade(path, busy_timeout_ms)
+            _use_wal(path, busy_timeout_ms)
+        else:
+            migrate.check(path, busy_timeout_ms)
     except sqlite3.DatabaseError as exc:
         raise DatabaseUnavailable(path, str(exc)) from exc
     except DBAPIError as exc:
         raise DatabaseUnavailable(path, str(exc.orig)) from exc
+    except migrate.SchemaBehind as exc:
+        raise DatabaseBehind(path, exc) from exc
     except (migrate.NewerSchema, CommandError) as exc:
         raise DatabaseUnavailable(path, str(exc)) from exc
 
@@ -136,27 +166,54 @@ def _prepare(data_dir: Path, path: Path, create: bool, busy_timeout_ms: int) -> 
 class Database:
     """The Qunyi database under a data directory. Use `await Database.open(data_dir)`."""
 
-    def __init__(self, path: Path, busy_timeout_ms: int = 10_000) -> None:
+    def __init__(
+        self,
+        path: Path,
+        busy_timeout_ms: int = 10_000,
+        *,
+        upgraded: bool = True,
+        held: ExitStack | None = None,
+    ) -> None:
         self.path = path
         self.busy_timeout_ms = busy_timeout_ms
+        self._held = held or ExitStack()
         url = f"sqlite+aiosqlite:///{path}"
         self._reader = create_async_engine(url, pool_size=4, max_overflow=4)
         self._writer = create_async_engine(url, pool_size=1, max_overflow=0, pool_timeout=600)
         for engine, immediate in ((self._reader, False), (self._writer, True)):
-            event.listen(engine.sync_engine, "connect", _set_pragmas(busy_timeout_ms, immediate))
+            event.listen(engine.sync_engine, "connect", _set_pragmas(busy_timeout_ms, upgraded))
             event.listen(engine.sync_engine, "begin", _begin(immediate))
         self._read_sessions = async_sessionmaker(self._reader, expire_on_commit=False)
         self._write_sessions = async_sessionmaker(self._writer, expire_on_commit=False)
 
     @classmethod
-    async def open(cls, data_dir: Path, busy_timeout_ms: int = 10_000, create: bool = True) -> Database:
+    async def open(
+        cls,
+        data_dir: Path,
+        busy_timeout_ms: int = 10_000,
+        create: bool = True,
+        *,
+        upgrade: bool = True,
+        lock: AbstractContextManager[object] | None = None,
+    ) -> Database:
         """Migrate the schema and connect; with `create`, make the directory and database if missing.
 
+        Without `upgrade` nothing is written on opening (for a dry run): no database is created, and a
+        schema behind this version's raises DatabaseBehind instead of being upgraded. `lock`, when given,
+        is entered once the folder is there, before the schema is read or upgraded, and exited when the
+        database closes (the CLI's hold on the data directory for writing).
+
         Raises DatabaseMissing when `create` is false and there is no database file, and
-        DatabaseUnavailable when the folder cannot be made or the file is not a usable database."""
+        DatabaseUnavailable when the folder cannot be made or locked or the file is not a usable
+        database; whatever `lock` raises on entering, such as the data directory being taken."""
         path = data_dir / DB_FILENAME
-        await asyncio.to_thread(_prepare, data_dir, path, create, busy_timeout_ms)
-        return cls(path, busy_timeout_ms)
+        held = ExitStack()
+        try:
+            await asyncio.to_thread(_prepare, data_dir, path, create, busy_timeout_ms, upgrade, lock, held)
+        except BaseException:
+            held.close()
+            raise
+        return cls(path, busy_timeout_ms, upgraded=upgrade, held=held)
 
     @property
     def writer_engine(self) -> AsyncEngine:
@@ -184,5 +241,9 @@ class Database:
             raise
 
     async def close(self) -> None:
-        await self._reader.dispose()
-        await self._writer.dispose()
+        """Close every connection, then let go of what `open` was given to hold."""
+        try:
+            await self._reader.dispose()
+            await self._writer.dispose()
+        finally:
+            self._held.close()

@@ -26,6 +26,24 @@ class NewerSchema(RuntimeError):
         self.revisions = revisions
 
 
+def newest(revisions: Iterable[str]) -> str:
+    """The newest of `revisions` (the rows of alembic_version, or this version's heads: one per branch of
+    the chain), as messages name a schema; `none` for a database without any."""
+    return max(revisions, default="none")
+
+
+class SchemaBehind(RuntimeError):
+    """The database is at an older schema revision than this version's, and was not to be upgraded:
+    `current` are its revisions, `heads` those an upgrade brings it to."""
+
+    def __init__(self, current: list[str], heads: list[str]) -> None:
+        super().__init__(
+            f"its schema is at revision {newest(current)}, older than this version's {newest(heads)}"
+        )
+        self.current = current
+        self.heads = heads
+
+
 def alembic_config() -> Config:
     config = Config()
     config.set_main_option("script_location", SCRIPT_LOCATION)
@@ -43,6 +61,14 @@ def _engine(path: Path, busy_timeout_ms: int, begin: str) -> Engine:
     return engine
 
 
+def _scripts() -> ScriptDirectory:
+    return ScriptDirectory.from_config(alembic_config())
+
+
+def _known(scripts: ScriptDirectory) -> set[str]:
+    return {script.revision for script in scripts.walk_revisions()}
+
+
 def _checked_heads(connection: Connection, known: set[str]) -> set[str]:
     current = set(MigrationContext.configure(connection).get_current_heads())
     if unknown := sorted(current - known):
@@ -50,14 +76,36 @@ def _checked_heads(connection: Connection, known: set[str]) -> set[str]:
     return current
 
 
+def _read_heads(path: Path, busy_timeout_ms: int, known: set[str]) -> set[str]:
+    """The revisions of the file at `path`, read without taking its write lock."""
+    reader = _engine(path, busy_timeout_ms, "BEGIN")
+    try:
+        with reader.begin() as connection:
+            return _checked_heads(connection, known)
+    finally:
+        reader.dispose()
+
+
+def _behind(scripts: ScriptDirectory, current: Iterable[str]) -> bool:
+    return any(scripts.iterate_revisions("heads", tuple(current)))
+
+
 def schema_state(current: Iterable[str]) -> str:
     """How a database at revisions `current` (its alembic_version rows: one per branch of the chain)
     stands against this version's migrations, for people: up to date or behind, and its newest one."""
-    scripts = ScriptDirectory.from_config(alembic_config())
     heads = set(current)
-    newest = max(heads, default="none")
-    behind = any(scripts.iterate_revisions("heads", tuple(heads)))
-    return f"{'behind, upgraded at the next start' if behind else 'up to date'}, newest {newest}"
+    state = "behind, upgraded at the next start" if _behind(_scripts(), heads) else "up to date"
+    return f"{state}, newest {newest(heads)}"
+
+
+def check(path: Path, busy_timeout_ms: int = 10_000) -> None:
+    """Read the schema revision of the SQLite file at `path`, changing nothing (blocking; run it in a
+    thread). Raises NewerSchema when the file is at a revision this version does not know, and
+    SchemaBehind when `upgrade` would change it."""
+    scripts = _scripts()
+    current = _read_heads(path, busy_timeout_ms, _known(scripts))
+    if _behind(scripts, current):
+        raise SchemaBehind(sorted(current), sorted(scripts.get_heads()))
 
 
 def upgrade(path: Path, busy_timeout_ms: int = 10_000) -> None:
@@ -71,14 +119,9 @@ def upgrade(path: Path, busy_timeout_ms: int = 10_000) -> None:
     file is at a revision this version does not know."""
     config = alembic_config()
     scripts = ScriptDirectory.from_config(config)
-    known = {script.revision for script in scripts.walk_revisions()}
-    reader = _engine(path, busy_timeout_ms, "BEGIN")
-    try:
-        with reader.begin() as connection:
-            if not any(scripts.iterate_revisions("heads", tuple(_checked_heads(connection, known)))):
-                return
-    finally:
-        reader.dispose()
+    known = _known(scripts)
+    if not _behind(scripts, _read_heads(path, busy_timeout_ms, known)):
+        return
     writer = _engine(path, busy_timeout_ms, "BEGIN IMMEDIATE")
     try:
         with writer.begin() as connection:

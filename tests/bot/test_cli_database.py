@@ -9,12 +9,14 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from alembic.script import ScriptDirectory
 from click.testing import CliRunner, Result
 
 from bot.cli.main import cli
 from memory.storage import Database, migrate
 from tests.conftest import T0
 from tests.memory.recall.conftest import add_history
+from tests.memory.storage.test_migrations import schema_at
 
 READ_ONLY = [
     ["forget", "--dry-run"],
@@ -125,6 +127,64 @@ def test_a_database_from_a_newer_qunyi_is_a_clean_error_and_stays_as_it_is(
     assert result.exit_code == 1 and no_traceback(result), result.output
     assert "its schema revision 0099_future is newer than this version of Qunyi knows" in result.output
     assert (data / "qunyi.db").read_bytes() == before
+
+
+OLD_REVISION = "0015_embeddings_chat_space"  # the next one, 0016, rewrites stored names
+DRY_RUNS = [
+    ["forget", "--dry-run"],
+    ["chats", "merge", "replay:g1", "replay:g2", "--dry-run"],
+    ["embeddings", "prune", "--model", "m", "--dry-run"],
+    ["compact", "--dry-run"],
+    ["compact", "--dry-run", "--json"],
+]
+
+
+def old_database(data: Path) -> Path:
+    """A database a Qunyi of OLD_REVISION left in `data` (made here)."""
+    data.mkdir()
+    with schema_at(data / "qunyi.db", OLD_REVISION):
+        pass
+    return data / "qunyi.db"
+
+
+@pytest.mark.parametrize("args", DRY_RUNS, ids=" ".join)
+def test_a_dry_run_on_an_older_schema_refuses_and_changes_nothing(args: list[str], tmp_path: Path) -> None:
+    """Opening upgraded the schema (0016 rewriting names) before the dry run said it changed nothing."""
+    data = tmp_path / "d"
+    database = old_database(data)
+    before = database.read_bytes()
+    result = invoke(args, data, tmp_path)
+    assert result.exit_code == 1 and no_traceback(result), result.output
+    newest = migrate.newest(ScriptDirectory.from_config(migrate.alembic_config()).get_heads())
+    assert (
+        f"the database {database} is at schema revision {OLD_REVISION}; this version of Qunyi upgrades it "
+        f"to {newest} when the bot next starts (or when this command runs without --dry-run), and a dry "
+        "run changes nothing, so it cannot preview on the old schema"
+    ) in " ".join(result.output.split())
+    assert database.read_bytes() == before
+    assert sorted(p.name for p in data.iterdir()) == ["qunyi.db"]
+
+
+@pytest.mark.parametrize(
+    ("args", "exit_code"),
+    [
+        (["forget"], 0),
+        (["chats", "merge", "replay:g1", "replay:g2"], 2),  # no such chats: after opening
+        (["embeddings", "prune", "--model", "m"], 2),  # no such vectors: after opening
+        (["compact"], 0),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else str(v),
+)
+def test_the_same_commands_without_dry_run_upgrade_an_older_schema(
+    args: list[str], exit_code: int, tmp_path: Path
+) -> None:
+    data = tmp_path / "d"
+    database = old_database(data)
+    with pytest.raises(migrate.SchemaBehind):
+        migrate.check(database)
+    result = invoke(args, data, tmp_path)
+    assert result.exit_code == exit_code and no_traceback(result), result.output
+    migrate.check(database)  # up to date: raises nothing
 
 
 def test_a_data_dir_that_cannot_be_made_is_a_clean_error(tmp_path: Path) -> None:

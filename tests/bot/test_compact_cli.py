@@ -12,9 +12,11 @@ import shutil
 import signal
 import sqlite3
 import subprocess
+import sys
 import threading
 import time
-from contextlib import closing
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +28,11 @@ from bot.cli.doctor import COMPACT_WARN_BYTES, COMPACT_WARN_SHARE, worth_compact
 from bot.cli.main import cli
 from bot.cli.printing import command_hint, size_text
 from bot.pid_file import BOT, COMPACT, Holder, hold, holder
+from bot.writers import excluding_writers, writing
 from memory.storage import compact as storage_compact
 from memory.storage.compact import Compacted, Space, measure
 from tests.bot.test_run_cli import (
+    ROOT,
     _console_bot,
     _reload,
     _run_once,
@@ -255,6 +259,7 @@ def test_compact_refuses_while_a_bot_runs_and_the_bot_goes_on(data: Path, tmp_pa
         ) in refused.output
         dry = qunyi("compact", "--dry-run", "--data-dir", data)
         assert dry.exit_code == 0 and f"a bot (pid {bot.pid}) is running on {data}" in dry.output
+        assert "writing to the database" not in dry.output, "the bot, a writer too, is named once"
         assert database.stat().st_size >= size, "nothing was compacted"
         assert holder(data) == Holder(bot.pid, BOT), "the bot's pid file is as it was"
         bot.stdin.write("last words\n")
@@ -455,3 +460,237 @@ def test_doctor_warns_of_much_free_space_with_the_command(data: Path, tmp_path: 
         f"pages left by deleted memory; with the bot stopped, `{command_hint(['compact'], config, data)}` "
         "gives them back to the disk"
     ) in line
+
+
+@contextmanager
+def _web(data: Path, config: Path) -> Iterator[subprocess.Popen[str]]:
+    """`qunyi web` on a free port, once it serves (it holds the data directory for writing by then);
+    stopped at the end."""
+    web = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bot.cli.main",
+            "web",
+            "--port",
+            "0",
+            "--config",
+            str(config),
+            "--data-dir",
+            str(data),
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+    )
+    try:
+        assert web.stdout is not None
+        first = web.stdout.readline()
+        assert first.startswith("Qunyi admin console on "), first + web.stdout.read()
+        yield web
+    finally:
+        if web.poll() is None:
+            web.send_signal(signal.SIGTERM)
+            web.wait(timeout=30)
+
+
+def _quiet_config(tmp_path: Path) -> Path:
+    config = tmp_path / "config.toml"
+    config.write_text('[logging]\nlevel = "WARNING"\n', encoding="utf-8")
+    return config
+
+
+def test_compact_refuses_while_other_processes_write_and_names_them(data: Path, tmp_path: Path) -> None:
+    """`qunyi web` and an import (held here) write the database beside each other: compact, which would
+    make their writes fail, is refused, naming both; a dry run names them too. Once they end it runs."""
+    pruned(data)
+    database = data / "qunyi.db"
+    counts, kept = pages(database), rows(database)
+    with _web(data, _quiet_config(tmp_path)) as web, writing(data, "import"):
+        refused = qunyi("compact", "--data-dir", data)
+        dry = qunyi("compact", "--dry-run", "--data-dir", data)
+        assert pages(database) == counts, "nothing was compacted"
+        assert holder(data) is None, "compact let the pid file go"
+    assert web.returncode == 0
+    (first_pid, first), (second_pid, second) = sorted([(web.pid, "web"), (os.getpid(), "import")])
+    named = f"`qunyi {first}` (pid {first_pid}) and `qunyi {second}` (pid {second_pid}) are writing"
+    assert refused.exit_code == 1 and "Traceback" not in refused.output
+    assert (
+        f"{named} to the database in {data}: let them end or stop them, run `qunyi compact --data-dir "
+        f"{data}`, then start them again if stopped (compacting holds the database's write lock from start "
+        "to end, and writes meanwhile would fail)"
+    ) in refused.output
+    assert dry.exit_code == 0, dry.output
+    assert f"{named} to the database in {data}" in dry.output
+    assert dry.output.splitlines()[-1] == "nothing changed (--dry-run)"
+    done = qunyi("compact", "--data-dir", data)
+    assert done.exit_code == 0, done.output
+    assert pages(database)[1] == 0 and rows(database) == kept
+    assert sorted(p.name for p in data.iterdir()) == ["qunyi.db"], "no marker of a writer is left"
+
+
+# Writing commands, each refused while compact holds the data directory. Without the refusal each would
+# run (a change, an import) or fail otherwise (no such person, entry or model: another message).
+ONE_SHOT_WRITERS = [
+    ["import", "replay", "LOG", "--no-progress"],
+    ["replay", "LOG", "--no-progress"],
+    ["people", "edit", "u1", "--name", "红", "--chat", "test:g0"],
+    ["people", "merge", "u1", "u3", "--chat", "test:g1"],
+    ["people", "forget", "u1", "--yes", "--chat", "test:g1"],
+    ["jargon", "approve", "1"],
+    ["jargon", "reject", "1"],
+    ["jargon", "edit", "1", "--meaning", "火锅"],
+    ["jargon", "delete", "1"],
+    ["jargon", "import", "DICT"],
+    ["forget"],
+    ["chats", "merge", "test:g0", "test:g1"],
+    ["chats", "merge", "test:g0", "test:g1", "--dry-run"],
+    ["embeddings", "prune", "--model", OLD],
+]
+# Reading commands go on while compact runs, as they did: they do not hold the data directory.
+READERS = [
+    ["people", "list", "--chat", "test:g0"],
+    ["people", "show", "u1", "--chat", "test:g1"],
+    ["recall", "爬山", "--chat", "test:g0"],
+    ["who", "u1", "--chat", "test:g1"],
+    ["what", "火锅", "--chat", "test:g1"],
+    ["topics", "--chat", "test:g0"],
+    ["chats", "list"],
+    ["jargon", "list"],
+    ["jargon", "export", "-"],
+    ["notes", "list", "--chat", "global"],
+    ["embeddings", "status"],
+    ["embeddings", "prune", "--model", OLD, "--dry-run"],
+    ["forget", "--dry-run"],
+    ["forget", "--log"],
+    ["doctor"],
+    ["backup", "BACKUP"],
+    ["compact", "--dry-run"],
+]
+
+
+def _filled_in(args: list[str], tmp_path: Path) -> list[str]:
+    log = tmp_path / "log.jsonl"
+    log.write_text(
+        '{"chat": "g9", "message_id": "m1", "sender_id": "u1", "sender_name": "小红", '
+        '"time": "2026-03-01T20:15:00+08:00", "text": "周六去爬山吗"}\n',
+        encoding="utf-8",
+    )
+    dictionary = tmp_path / "dict.csv"
+    dictionary.write_text("content,meaning\n开炉,吃火锅\n", encoding="utf-8")
+    names = {"LOG": log, "DICT": dictionary, "BACKUP": tmp_path / "backup"}
+    return [str(names.get(a, a)) for a in args]
+
+
+@contextmanager
+def _compacting(data: Path) -> Iterator[None]:
+    """The data directory held as `qunyi compact` holds it, by this process."""
+    with hold(data, COMPACT), excluding_writers(data):
+        yield
+
+
+def test_writers_are_refused_at_once_while_compact_holds_the_data_dir(data: Path, tmp_path: Path) -> None:
+    database = data / "qunyi.db"
+    before, kept = digest(database), rows(database)
+    config = _quiet_config(tmp_path)
+    refusal = (
+        f"`qunyi compact` (pid {os.getpid()}) is rewriting the database in {data}; try again when it ends"
+    )
+    with _compacting(data):
+        for args in ONE_SHOT_WRITERS:
+            result = qunyi(*_filled_in(args, tmp_path), "--data-dir", data)
+            assert result.exit_code == 1 and "Traceback" not in result.output, (args, result.output)
+            assert refusal in result.output, (args, result.output)
+        # Those that run until stopped, in processes of their own: each would serve, not end, if it
+        # were not refused (web and run) or end well (mcp, its input empty).
+        for args in (["web", "--port", "0"], ["mcp", "--chat", "test:g0", "--write"], ["run"]):
+            served = python("-m", "bot.cli.main", *args, "--config", str(config), "--data-dir", str(data))
+            assert served.returncode == 1 and "Traceback" not in served.stderr, (args, served.stderr)
+            assert refusal in served.stderr, (args, served.stderr)
+        assert digest(database) == before
+    assert rows(database) == kept
+    assert sorted(p.name for p in data.iterdir()) == ["qunyi.db"], "no marker of a writer is left"
+
+
+def test_reading_commands_go_on_while_compact_holds_the_data_dir(data: Path, tmp_path: Path) -> None:
+    with _compacting(data):
+        for args in READERS:
+            result = qunyi(*_filled_in(args, tmp_path), "--data-dir", data)
+            assert result.exit_code == 0, (args, result.output)
+        served = python("-m", "bot.cli.main", "mcp", "--chat", "test:g0", "--data-dir", str(data))
+        assert served.returncode == 0, "mcp without --write only reads: " + served.stderr
+    dry = qunyi("compact", "--dry-run", "--data-dir", data)
+    assert "is already compacting" not in dry.output
+
+
+# A process holding the data directory as a writer (`qunyi web`) or as `qunyi compact` does, until killed.
+HOLD_UNTIL_KILLED = """
+import contextlib, sys, time
+from pathlib import Path
+from bot.pid_file import COMPACT, hold
+from bot.writers import excluding_writers, writing
+data, what = Path(sys.argv[1]), sys.argv[2]
+with contextlib.ExitStack() as held:
+    if what == "compact":
+        held.enter_context(hold(data, COMPACT))
+        held.enter_context(excluding_writers(data))
+    else:
+        held.enter_context(writing(data, "web"))
+    print("holding", flush=True)
+    time.sleep(600)
+"""
+
+
+@contextmanager
+def _held_until_killed(data: Path, what: str) -> Iterator[subprocess.Popen[str]]:
+    holding = subprocess.Popen(
+        [sys.executable, "-c", HOLD_UNTIL_KILLED, str(data), what],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+    )
+    try:
+        assert holding.stdout is not None and holding.stdout.readline() == "holding\n"
+        yield holding
+    finally:
+        if holding.poll() is None:
+            holding.kill()
+            holding.wait()
+
+
+def _markers(data: Path) -> list[str]:
+    return [p.name for p in data.iterdir() if p.name.startswith("qunyi.writer-")]
+
+
+def test_a_killed_writer_or_compact_blocks_nobody(data: Path) -> None:
+    hint = f"qunyi compact --data-dir {data}"
+    with _held_until_killed(data, "writer") as writer:
+        refused = qunyi("compact", "--data-dir", data)
+        assert refused.exit_code == 1, refused.output
+        assert (
+            f"`qunyi web` (pid {writer.pid}) is writing to the database in {data}: let it end or stop it, "
+            f"run `{hint}`, then start it again if stopped"
+        ) in refused.output
+        writer.kill()
+        writer.wait()
+    assert _markers(data), "a killed writer leaves its marker behind"
+    after_writer = qunyi("compact", "--data-dir", data)
+    assert after_writer.exit_code == 0, after_writer.output
+    assert sorted(p.name for p in data.iterdir()) == ["qunyi.db"], "compact removed the marker left"
+    with _held_until_killed(data, "compact") as compacting:
+        refused = qunyi("forget", "--data-dir", data)
+        assert refused.exit_code == 1, refused.output
+        assert f"`qunyi compact` (pid {compacting.pid}) is rewriting the database in {data}" in refused.output
+        compacting.kill()
+        compacting.wait()
+    assert (data / "qunyi.pid").exists(), "a killed compact leaves its pid file behind"
+    forgot = qunyi("forget", "--data-dir", data)
+    assert forgot.exit_code == 0, forgot.output
+    again = qunyi("compact", "--data-dir", data)
+    assert again.exit_code == 0, again.output
+    assert sorted(p.name for p in data.iterdir()) == ["qunyi.db"]

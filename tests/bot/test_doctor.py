@@ -10,6 +10,7 @@ from bot.cli.main import cli
 from bot.config.loader import parse_settings
 from memory.storage import Database
 from tests.fakes.openai_server import FakeOpenAI
+from tests.memory.storage.test_migrations import schema_at
 
 
 def free_port() -> int:
@@ -65,6 +66,25 @@ def test_doctor_reports_a_corrupt_database_as_a_failed_check(tmp_path: Path) -> 
     assert f"│ database         │ fail   │ cannot open {tmp_path / 'qunyi.db'}: file is not a database" in (
         result.output
     )
+
+
+def test_doctor_reports_an_older_schema_as_behind_and_does_not_upgrade_it(tmp_path: Path) -> None:
+    """doctor opened the database as every command did, upgrading it: it then always said "up to date",
+    and upgraded the schema under a bot of the version before that may still be running on it."""
+    database = tmp_path / "qunyi.db"
+    with schema_at(database, "0015_embeddings_chat_space"):
+        pass
+    before = database.read_bytes()
+    result = CliRunner().invoke(cli, ["doctor", "--data-dir", str(tmp_path)], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.output.splitlines() if "│ database " in line)
+    assert "│ warn   │" in line
+    assert (
+        f"{database} (schema behind, upgraded at the next start, newest 0015_embeddings_chat_space; this "
+        "version's newest is "
+    ) in line
+    assert "its contents are checked after the upgrade" in line
+    assert database.read_bytes() == before
 
 
 def doctor_with(tmp_path: Path, config_text: str) -> Result:

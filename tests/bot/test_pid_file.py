@@ -10,7 +10,7 @@ from typing import IO, Any
 
 import pytest
 
-from bot import pid_file
+from bot import holder_file, pid_file
 from bot.pid_file import BOT, COMPACT, DataDirTaken, hold, holder
 
 
@@ -32,9 +32,9 @@ def test_a_holder_stopping_between_the_next_ones_open_and_lock_leaves_one_holder
             compacting.close()
         real_flock(handle, operation)
 
-    monkeypatch.setattr(pid_file.fcntl, "flock", flock_after_compact_ends)
+    monkeypatch.setattr(holder_file.fcntl, "flock", flock_after_compact_ends)
     with hold(tmp_path, BOT):
-        monkeypatch.setattr(pid_file.fcntl, "flock", real_flock)
+        monkeypatch.setattr(holder_file.fcntl, "flock", real_flock)
         found = holder(tmp_path)
         assert found is not None and found.role == BOT
         with pytest.raises(DataDirTaken), hold(tmp_path, COMPACT):
