@@ -115,6 +115,15 @@ async def infer(llm: LLMPort, term: str, items: Sequence[Evidence], previous: st
     return Inference(in_context, not step3.same)
 
 
+@dataclass(frozen=True, slots=True)
+class InferenceRun:
+    """What one `run_inference` did: the rounds it stored, and why it stopped leaving due entries
+    unasked or refused (the model unavailable or refusing), None when it did not."""
+
+    stored: int
+    stopped: str | None = None
+
+
 async def run_inference(
     db: Database,
     llm: LLMPort,
@@ -123,9 +132,9 @@ async def run_inference(
     ids: Iterable[int] | None = None,
     limit: int = 20,
     max_evidence: int = 8,
-) -> int:
+) -> InferenceRun:
     """Infer entries (among `ids`, or any) that crossed a threshold, at most `limit`; returns how
-    many rounds were stored.
+    many rounds were stored, and whether the model left entries due (`InferenceRun.stopped`).
 
     The model is called outside any write transaction; each result is stored in its own short one,
     and only if the entry did not change since its evidence was read (`apply_inference`): an entry a
@@ -137,11 +146,12 @@ async def run_inference(
     provider's content filter refuses it at every run) is put aside and the next one asked: once
     another entry is answered, the refused one's threshold is used up too, so it cannot hold up the
     entries behind it for good; a second refusal in a row stops the run with both still due (an
-    endpoint refusing every request).
+    endpoint refusing every request), as does a refusal no answered entry follows.
     """
     async with db.read() as session:
         due = await dictionary.due_for_inference(session, thresholds, ids, limit)
     stored = 0
+    stopped: str | None = None
     refused: list[tuple[EntryView, int, int]] = []
     for entry, threshold in due:
         if not llm.available(TASK):
@@ -161,12 +171,13 @@ async def run_inference(
             result = Inference(None, None)
         except LLMRefused as exc:
             log.info("jargon inference for %r refused: %s", entry.content, exc.reason)
+            stopped = exc.reason
             if refused:
                 break
             refused.append((entry, threshold, seen))
             continue
         except LLMUnavailable as exc:
-            log.info("jargon inference skipped: %s", exc.reason)
+            stopped = exc.reason  # the caller logs it, with when it asks again
             break
         # Another entry was answered: what was refused before it was refused for its own content.
         outcomes = [
@@ -174,6 +185,7 @@ async def run_inference(
             (entry, threshold, seen, result),
         ]
         refused.clear()
+        stopped = None
         for done, at, revision, outcome in outcomes:
             async with db.write() as session:
                 ok = await dictionary.apply_inference(
@@ -187,4 +199,4 @@ async def run_inference(
                     revision,
                 )
             stored += ok
-    return stored
+    return InferenceRun(stored, stopped)

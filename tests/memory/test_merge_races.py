@@ -157,5 +157,5 @@ async def test_jargon_inference_gives_way_when_a_merge_folds_its_entry_meanwhile
     asked = fake_llm.chat_requests[-3].messages[-1]["content"]
     async with memory.db.read() as session:
         after = await dictionary.get(session, entry)
-    assert (first.result(), again, "海底捞" in asked) == (0, 1, True)
+    assert (first.result().stored, again.stored, "海底捞" in asked) == (0, 1, True)
     assert after is not None and (after.meaning, after.count, after.last_inference_count) == ("吃火锅", 5, 4)

@@ -25,7 +25,7 @@ from memory.types import MessageDeletion
 from tasks.jargon_mining import JOB_NAME, JargonMiningJob, MiningSettings, RunReport, name_variants
 from tasks.runner import JobRunner
 from tests.conftest import T0, database_locked, make_message
-from tests.fakes.openai_server import FakeOpenAI, Hold, answer_json
+from tests.fakes.openai_server import Fail, FakeOpenAI, Hold, answer_json
 from tests.memory.test_deletion_races import meanwhile, model
 from tests.query_plans import planned
 
@@ -380,6 +380,43 @@ async def test_no_inference_when_inferences_per_run_is_zero(
     assert (report.candidates, report.inferred) == (1, 0)
     assert fake_llm.requests == []
     assert (await _entries(memory))["绝绝子"] == 5
+
+
+async def test_an_endpoint_that_is_down_is_not_asked_again_at_every_tick(
+    memory: MemoryService, fake_llm: FakeOpenAI, clock: ManualClock
+) -> None:
+    """The job ticks every cooldown/4 seconds (5 s by default). A due term whose inference failed
+    (endpoint down: 5xx, timeouts) stayed due, and every tick asked the model again: retries and
+    all, an outage of an hour sent thousands of requests. After a failed inference the job waits,
+    from a cooldown doubling at each failure; the term is inferred once the endpoint answers."""
+    llm = build_gateway(
+        LLMSettings(enabled=True, base_url=fake_llm.base_url, model="m", api_key="k", max_retries=0),
+        memory.db,
+        clock,
+    )
+    fake_llm.default = lambda _body: Fail(500)
+    job = JargonMiningJob(memory.db, lambda: SETTINGS, llm)
+    cooldown = SETTINGS.cooldown_seconds
+    try:
+        await _record(memory, 0, LINES)
+        await job.run(T0)
+        assert len(fake_llm.chat_requests) == 1
+        for seconds in (5, 10, 15):  # ticks within the first wait ask nothing
+            await job.run(T0 + timedelta(seconds=seconds))
+        assert len(fake_llm.chat_requests) == 1
+        await job.run(T0 + timedelta(seconds=cooldown))
+        assert len(fake_llm.chat_requests) == 2
+        await job.run(T0 + timedelta(seconds=cooldown * 2.5))  # the wait doubled
+        assert len(fake_llm.chat_requests) == 2
+        every_step = {"no_information": False, "meaning": "非常好", "same": False}
+        fake_llm.default = lambda _body: answer_json(every_step)
+        report = await job.run(T0 + timedelta(seconds=cooldown * 3))
+    finally:
+        await llm.close()
+    assert report.inferred == 1 and len(fake_llm.chat_requests) == 5
+    async with memory.db.read() as session:
+        entry = await dictionary.lookup(session, "绝绝子", (await memory.chat("test", "g1")).id)  # type: ignore[union-attr]
+    assert entry is not None and entry.meaning == "非常好"
 
 
 async def test_a_backlog_window_with_more_terms_than_the_batch_limit_still_counts_its_best(

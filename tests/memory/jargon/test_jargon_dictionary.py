@@ -14,7 +14,7 @@ from bot.llm.settings import LLMSettings
 from memory.clock import ManualClock
 from memory.jargon import dictionary, transfer
 from memory.jargon.explain import JargonExplainer
-from memory.jargon.inference import run_inference
+from memory.jargon.inference import InferenceRun, run_inference
 from memory.models import Jargon, JargonEvidence
 from memory.service import MemoryService
 from memory.storage import Database
@@ -89,7 +89,7 @@ async def test_different_meanings_make_jargon(
 ) -> None:
     entry_id = await _entry_with_count(memory, "awsl", 2)
     _script_inference(fake_llm, "表示被可爱到了", "一串随机字母", same=False)
-    assert await run_inference(memory.db, llm, THRESHOLDS, NOW) == 1
+    assert (await run_inference(memory.db, llm, THRESHOLDS, NOW)).stored == 1
     async with memory.db.read() as session:
         entry = await dictionary.get(session, entry_id)
     assert entry is not None
@@ -98,7 +98,7 @@ async def test_different_meanings_make_jargon(
     first_prompt = fake_llm.chat_requests[0].messages[-1]["content"]
     assert "awsl" in first_prompt and "冲冲冲" in first_prompt  # the evidence context is in the prompt
     # Nothing is due any more until the count reaches 4: no further request.
-    assert await run_inference(memory.db, llm, THRESHOLDS, NOW) == 0
+    assert (await run_inference(memory.db, llm, THRESHOLDS, NOW)).stored == 0
     assert len(fake_llm.chat_requests) == 3
 
 
@@ -159,7 +159,7 @@ async def test_manual_decisions_survive_inference(
         ids = await record(memory, start, [f"{term} x{i}" for i in range(12)])
         await mine(memory, chat, term, ids)
     fake_llm.default = lambda _body: answer_json({"no_information": False, "meaning": "WRONG"})
-    assert await run_inference(memory.db, llm, THRESHOLDS, NOW) == 0
+    assert (await run_inference(memory.db, llm, THRESHOLDS, NOW)).stored == 0
     assert fake_llm.chat_requests == []
     async with memory.db.read() as session:
         a, e, r = [await dictionary.get(session, i) for i in (approved, edited, rejected)]
@@ -375,7 +375,7 @@ async def test_a_term_the_model_cannot_answer_does_not_hold_up_the_others(
     fake_llm.default = lambda body: (
         "这个我不回答" if "「绝绝子」" in json.dumps(body, ensure_ascii=False) else answer_json(every_step)
     )
-    assert await run_inference(memory.db, llm, THRESHOLDS, NOW) == 2
+    assert await run_inference(memory.db, llm, THRESHOLDS, NOW) == InferenceRun(2, stopped=None)
     async with memory.db.read() as session:
         a, b = [await dictionary.get(session, i) for i in (stuck, other)]
     assert a is not None and (a.meaning, a.status, a.last_inference_count) == ("", "candidate", 2)
@@ -444,7 +444,8 @@ async def test_a_term_whose_evidence_the_endpoint_refuses_does_not_stop_inferenc
     other = await mine(memory, chat, "yyds", other_ids)
     every_step = {"no_information": False, "meaning": "永远的神", "same": False}
     fake_llm.default = lambda _body: Fail(400, "Content Exists Risk")
-    assert await run_inference(memory.db, llm, THRESHOLDS, NOW) == 0
+    refused = await run_inference(memory.db, llm, THRESHOLDS, NOW)
+    assert refused.stored == 0 and "HTTP 400" in (refused.stopped or "")
     async with memory.db.read() as session:
         both = [await dictionary.get(session, i) for i in (stuck, other)]
     assert [(e.last_inference_count, e.status) for e in both if e] == [(0, "candidate"), (0, "candidate")]
@@ -453,7 +454,7 @@ async def test_a_term_whose_evidence_the_endpoint_refuses_does_not_stop_inferenc
         if "「绝绝子」" in json.dumps(body, ensure_ascii=False)
         else answer_json(every_step)
     )
-    assert await run_inference(memory.db, llm, THRESHOLDS, NOW) == 2
+    assert await run_inference(memory.db, llm, THRESHOLDS, NOW) == InferenceRun(2, stopped=None)
     async with memory.db.read() as session:
         a, b = [await dictionary.get(session, i) for i in (stuck, other)]
     assert a is not None and (a.meaning, a.status, a.last_inference_count) == ("", "candidate", 2)
