@@ -14,6 +14,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
 from memory.clock import Clock
+from memory.storage import DatabaseLocked, DatabaseWriteFailed
 from tasks.registry import JobSpec
 
 log = logging.getLogger(__name__)
@@ -65,7 +66,11 @@ class JobRunner:
             log.warning("job %s was cancelled; its open transaction was rolled back", name)
             return
         error = task.exception()
-        if isinstance(error, Exception):
+        if isinstance(error, (DatabaseLocked, DatabaseWriteFailed)):
+            # Conditions of the machine, not bugs: their message says it all, at every turn they last.
+            self.failures[name] += 1
+            log.error("job %s failed: %s; it will run again at its next turn", name, error)
+        elif isinstance(error, Exception):
             self.failures[name] += 1
             log.error("job %s failed; it will run again at its next turn", name, exc_info=error)
         self.runs[name] += 1

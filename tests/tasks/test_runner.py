@@ -1,14 +1,19 @@
 import asyncio
+import logging
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
+import pytest
 from apscheduler.events import EVENT_JOB_EXECUTED, EVENT_JOB_MISSED
 from sqlalchemy import func, select
 
 from memory.clock import ManualClock
 from memory.models import JobState
+from memory.retention import RetentionPolicy
 from memory.storage import Database
 from tasks import JobRunner, JobSpec
-from tests.conftest import T0
+from tasks.forgetting import forgetting_job
+from tests.conftest import T0, database_locked
 
 
 async def test_jobs_fire_in_simulated_time_without_sleeping(clock: ManualClock) -> None:
@@ -65,6 +70,27 @@ async def test_a_failing_job_is_counted_and_does_not_stop_others(clock: ManualCl
     runner.register(JobSpec("fine", lambda: timedelta(seconds=1), fine))
     await runner.run_all()
     assert runner.failures["boom"] == 1 and ran == [1]
+
+
+async def test_a_job_meeting_a_locked_database_logs_one_line_not_a_traceback(
+    tmp_path: Path, clock: ManualClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Another process holding the database longer than busy_timeout (`qunyi compact`, a backup tool)
+    failed every job turn with a three-part traceback (sqlite3, SQLAlchemy, DatabaseLocked): a job
+    ticking every few seconds filled the log with them. The turn fails with one line saying why."""
+    db = await Database.open(tmp_path / "data", busy_timeout_ms=50)
+    runner = JobRunner(clock)
+    retention = RetentionPolicy({"llm_usage": timedelta(days=30)})
+    runner.register(forgetting_job(db, lambda: None, lambda: timedelta(minutes=5), lambda: retention))
+    try:
+        with database_locked(db.path), caplog.at_level(logging.INFO, logger="tasks.runner"):
+            assert await runner.run_job("forgetting") is True
+    finally:
+        await db.close()
+    assert runner.failures["forgetting"] == 1
+    [record] = [r for r in caplog.records if r.name == "tasks.runner"]
+    assert record.exc_info is None and "stayed locked" in record.getMessage()
+    assert "will run again at its next turn" in record.getMessage()
 
 
 async def test_shutdown_mid_job_leaves_no_partial_rows(db: Database, clock: ManualClock) -> None:
