@@ -1,7 +1,8 @@
 """Running jobs: live under APScheduler's AsyncIOScheduler, or driven by a clock in simulated time.
 
-Both modes share `run_job`: a job never overlaps itself, failures are logged and do not stop the
-scheduler, and shutdown lets a running job finish (or cancels it, rolling back its transaction).
+Both modes start jobs the same way: a job never overlaps itself (a turn that finds it running is
+skipped), failures are logged and do not stop the scheduler, and shutdown lets a running job finish
+(or cancels it, rolling back its transaction).
 """
 
 from __future__ import annotations
@@ -41,17 +42,24 @@ class JobRunner:
         self.runs[spec.name] = 0
         self.failures[spec.name] = 0
 
+    def _start(self, name: str) -> asyncio.Task[object] | None:
+        """Start a job as its own task, or None when it is already running or shutdown began."""
+        if self._closing or name in self._running:
+            return None
+        spec = self.jobs[name]
+        task = asyncio.create_task(spec.run(self.clock.now()), name=f"job:{name}")
+        self._running[name] = task
+        task.add_done_callback(lambda done: self._finished(name, done))
+        return task
+
     async def run_job(self, name: str) -> bool:
         """Run a job now unless it is already running or shutdown began. True when it ran.
 
         The job runs as its own task: if the caller stops waiting (APScheduler cancels what it
         started when it shuts down), the job runs on and `shutdown` gives it its grace."""
-        if self._closing or name in self._running:
+        task = self._start(name)
+        if task is None:
             return False
-        spec = self.jobs[name]
-        task = asyncio.create_task(spec.run(self.clock.now()), name=f"job:{name}")
-        self._running[name] = task
-        task.add_done_callback(lambda done: self._finished(name, done))
         try:
             await asyncio.shield(task)
         except asyncio.CancelledError:
@@ -59,6 +67,13 @@ class JobRunner:
         except Exception:
             pass  # logged and counted by _finished
         return True
+
+    async def _turn(self, name: str) -> None:
+        """A live turn: start the job and return. A turn that finds the job still running (a run
+        longer than its interval) is skipped; APScheduler, had it awaited the run, would log a
+        warning naming no job at each such turn."""
+        if self._start(name) is None and not self._closing:
+            log.debug("job %s is still running; this turn is skipped", name)
 
     def _finished(self, name: str, task: asyncio.Task[object]) -> None:
         self._running.pop(name, None)
@@ -103,7 +118,7 @@ class JobRunner:
         for name, spec in self.jobs.items():
             seconds = _seconds(spec.interval())
             scheduler.add_job(
-                self.run_job,
+                self._turn,
                 IntervalTrigger(seconds=seconds),
                 args=[name],
                 id=name,

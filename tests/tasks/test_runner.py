@@ -4,7 +4,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from apscheduler.events import EVENT_JOB_EXECUTED, EVENT_JOB_MISSED
+from apscheduler.events import (
+    EVENT_JOB_EXECUTED,
+    EVENT_JOB_MAX_INSTANCES,
+    EVENT_JOB_MISSED,
+    EVENT_JOB_SUBMITTED,
+    JobEvent,
+)
 from sqlalchemy import func, select
 
 from memory.clock import ManualClock
@@ -133,6 +139,50 @@ async def test_live_scheduler_runs_jobs_and_reschedules(clock: ManualClock) -> N
     finally:
         await runner.shutdown(timedelta(seconds=1))
     assert runner.runs["live"] >= 1
+
+
+async def test_a_live_job_slower_than_its_interval_skips_its_turns_without_a_warning_each(
+    clock: ManualClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A job outlasting its interval (the jargon job, every 5 s, waiting on a model that times out)
+    never overlaps itself; but APScheduler, which awaited the whole run, logged a WARNING naming no
+    job ('Execution of job "JobRunner.run_job …" skipped: maximum number of running instances
+    reached') at every turn it came to meanwhile. A turn that finds the job running is skipped quietly."""
+    runner = JobRunner(clock)
+    started, release = asyncio.Event(), asyncio.Event()
+    starts = 0
+
+    async def slow(_now):
+        nonlocal starts
+        starts += 1
+        started.set()
+        await release.wait()
+
+    runner.register(JobSpec("slow", lambda: timedelta(hours=1), slow))
+    runner.start()
+    scheduler = runner._scheduler
+    assert scheduler is not None
+    loop = asyncio.get_running_loop()
+    turns: list[asyncio.Future[int]] = [loop.create_future(), loop.create_future()]
+
+    def seen(event: JobEvent) -> None:
+        waiting = next((turn for turn in turns if not turn.done()), None)
+        if waiting is not None:
+            waiting.set_result(event.code)
+
+    scheduler.add_listener(seen, EVENT_JOB_SUBMITTED | EVENT_JOB_MAX_INSTANCES)
+    try:
+        with caplog.at_level(logging.WARNING, logger="apscheduler"):
+            for turn in turns:  # two turns: the first starts the job, the second finds it running
+                scheduler.modify_job("slow", next_run_time=datetime.now(UTC))
+                scheduler.wakeup()
+                assert await turn == EVENT_JOB_SUBMITTED
+                await started.wait()
+        release.set()
+    finally:
+        await runner.shutdown(timedelta(seconds=5))
+    assert starts == 1 and runner.runs["slow"] == 1
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("apscheduler")] == []
 
 
 async def test_live_shutdown_lets_a_running_job_finish_within_its_grace(clock: ManualClock) -> None:
