@@ -15,10 +15,16 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
 from memory.clock import Clock
+from memory.embeddings.local import EmbedderUnavailable
 from memory.storage import DatabaseLocked, DatabaseWriteFailed
 from tasks.registry import JobSpec
 
 log = logging.getLogger(__name__)
+
+# Failures of the machine or of a service, not of the code: their message says all there is to say
+# (a database another process holds, a full disk, an embeddings endpoint down), and they recur at
+# every turn while they last, so a traceback each time would bury the log.
+_STATED_FAILURES = (DatabaseLocked, DatabaseWriteFailed, EmbedderUnavailable)
 
 
 class JobRunner:
@@ -81,8 +87,7 @@ class JobRunner:
             log.warning("job %s was cancelled; its open transaction was rolled back", name)
             return
         error = task.exception()
-        if isinstance(error, (DatabaseLocked, DatabaseWriteFailed)):
-            # Conditions of the machine, not bugs: their message says it all, at every turn they last.
+        if isinstance(error, _STATED_FAILURES):
             self.failures[name] += 1
             log.error("job %s failed: %s; it will run again at its next turn", name, error)
         elif isinstance(error, Exception):

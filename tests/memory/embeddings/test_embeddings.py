@@ -10,6 +10,7 @@ import pytest
 from aiohttp import web
 from sqlalchemy import select
 
+from memory.clock import ManualClock
 from memory.embeddings import EmbedderConfig, VectorIndex, make_embedder, save_vectors
 from memory.embeddings.backfill import SIZE_PROBE, backfill, backfill_all
 from memory.embeddings.local import EmbedderUnavailable, LocalEmbedder
@@ -23,6 +24,7 @@ from memory.recall.setup import attach_recall
 from memory.service import MemoryService
 from memory.storage import Database
 from tasks.embedding_backfill import JOB_NAME, embedding_backfill_job
+from tasks.runner import JobRunner
 from tests.conftest import T0, make_message
 from tests.memory.recall.conftest import add_history
 
@@ -204,6 +206,30 @@ async def test_openai_embedder_talks_the_embeddings_api(fake_openai: dict[str, o
     assert embedder.dimension == 3
     auth, body = fake_openai["requests"][0]  # type: ignore[index]
     assert auth == "Bearer sk-test" and body == {"model": "text-embedding-3-small", "input": ["ab", "abcd"]}
+
+
+async def test_a_backfill_turn_with_the_endpoint_down_logs_one_line(
+    db: Database, fake_openai: dict[str, object], caplog: pytest.LogCaptureFixture
+) -> None:
+    """With the embeddings endpoint down, every backfill turn (each minute) failed with a traceback
+    sixty lines long (aiohttp's, then ours): the message alone says what is wrong. The turn fails
+    with one line, and the next turn after the endpoint is back embeds what waited."""
+    memory = MemoryService(db)
+    await memory.record(make_message(1, text="python bug"))
+    clock = ManualClock(T0 + timedelta(minutes=20))
+    runner = JobRunner(clock)
+    embedder = OpenAIEmbedder(str(fake_openai["base_url"]), "m")
+    runner.register(embedding_backfill_job(db, embedder, lambda: timedelta(seconds=60), lambda: 10))
+    fake_openai["status"] = 503
+    with caplog.at_level(logging.INFO, logger="tasks.runner"):
+        await runner.run_job(JOB_NAME)
+    [record] = [r for r in caplog.records if r.name == "tasks.runner"]
+    assert record.exc_info is None and "answered 503" in record.getMessage()
+    fake_openai["status"] = 200
+    await runner.run_job(JOB_NAME)
+    assert runner.failures[JOB_NAME] == 1 and runner.runs[JOB_NAME] == 2
+    async with db.read() as session:
+        assert len((await session.scalars(select(EmbeddingVector))).all()) == 1
 
 
 async def test_openai_embedder_errors_are_clear(fake_openai: dict[str, object]) -> None:
