@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 
@@ -147,6 +147,12 @@ class ChatMessage:
                 f"({EARLIEST_TIME:%Y-%m-%d} to {LATEST_TIME:%Y-%m-%d} UTC)"
             )
         object.__setattr__(self, "text", clean_text(self.text))
+        # Segments hold the text's words too (a person's own words are read from them): the same
+        # characters go, or a lone surrogate kept there fails every request that quotes them.
+        segments = tuple(
+            s if (t := clean_text(s.text)) == s.text else replace(s, text=t) for s in self.segments
+        )
+        object.__setattr__(self, "segments", segments)
         for name in NAME_FIELDS:
             object.__setattr__(self, name, clean_name_field(getattr(self, name)))
         object.__setattr__(self, "mentions", tuple(str(m) for m in self.mentions))

@@ -17,10 +17,13 @@ from memory.persons.service import PersonMemory
 from memory.ports import LLMUnavailable, Model
 from memory.service import MemoryService
 from memory.storage import Database
+from memory.types import Segment, SegmentKind
 from tasks import JobRunner
 from tasks.person_consolidation import person_consolidation_job
-from tests.conftest import T0
+from tests.conftest import T0, make_message
+from tests.fakes.openai_server import FakeOpenAI, answer_json
 from tests.memory.persons.people_fixtures import Chat
+from tests.memory.test_deletion_races import model
 
 
 def _attach(memory: MemoryService, db: Database, llm: FakeLLM | None = None, **config: Any) -> PersonMemory:
@@ -224,3 +227,27 @@ async def test_the_model_and_the_offline_path_reading_one_message_differently_is
     assert [(f.value, f.superseded_at) for f in await _facts(db, said.person_id)] == [("杭州滨江", None)]
     record = await people.record(said.chat_id, said.person_id)
     assert record is not None and record.timeline == []
+
+
+async def test_a_message_whose_segments_held_a_lone_surrogate_does_not_stop_consolidation(
+    memory: MemoryService, db: Database, fake_llm: FakeOpenAI, clock: ManualClock
+) -> None:
+    """A OneBot event can carry an escaped lone surrogate ("\\ud800", valid JSON). The message text
+    lost it, its segments kept it; the person job sends the segments' words to the model, and the
+    `openai` client cannot encode them: the run failed with UnicodeEncodeError at every turn and the
+    chat was never consolidated again. Segments are cleaned as the text is."""
+    async with model(fake_llm, memory, clock) as llm:
+        people = PersonMemory(db, lambda: PersonsConfig(use_llm=True), llm)
+        people.attach(memory)
+        text = "\ud800我住在杭州"
+        await memory.record(make_message(1, text=text, segments=(Segment(SegmentKind.TEXT, text),)))
+        await memory.record(make_message(2, text="大家好"))
+        fake_llm.default = lambda _body: answer_json({"facts": [], "events": []})
+        runner = JobRunner(clock)
+        runner.register(person_consolidation_job(people.consolidator, lambda: timedelta(minutes=5)))
+        await runner.run_job(JOB)
+    assert runner.failures[JOB] == 0 and len(fake_llm.chat_requests) == 1
+    assert "\ufffd" not in fake_llm.chat_requests[0].messages[-1]["content"]
+    async with db.read() as session:
+        cursor = await session.scalar(select(JobState.cursor).where(JobState.job == JOB))
+    assert cursor == 2
