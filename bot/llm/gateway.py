@@ -377,6 +377,8 @@ class LLMGateway:
             try:
                 async with self._semaphore:
                     response = await client.chat.completions.create(**kwargs)
+            except UnicodeEncodeError as exc:  # the client encodes the body before sending anything
+                raise LLMRefused(task, f"the request cannot be encoded: {exc}") from exc
             except openai.APIStatusError as exc:
                 failure = f"HTTP {exc.status_code}: {truncate(exc.message, _ERROR_CHARS)}"
                 await self._record(resolved, 0, 0, failure)

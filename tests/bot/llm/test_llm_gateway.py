@@ -17,7 +17,7 @@ from bot.llm.settings import Budget, LLMSettings, TaskModel
 from bot.llm.usage import UsageLedger
 from memory.clock import ManualClock
 from memory.models import LlmUsage
-from memory.ports import LLMUnavailable
+from memory.ports import LLMRefused, LLMUnavailable
 from memory.storage.database import Database
 from tests.fakes.openai_server import Answer, Delay, Fail, FakeOpenAI, Raw, answer_json, tool_call
 
@@ -190,6 +190,26 @@ async def test_client_errors_are_not_retried(
         await make_gateway().complete_text("reply", ASK)
     assert info.value.reason.startswith("HTTP 401")
     assert len(fake_llm.chat_requests) == 1 and sleeps == []
+
+
+async def test_a_request_holding_a_lone_surrogate_is_refused_not_raised(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, sleeps: list[float]
+) -> None:
+    """Text that is not valid Unicode (a lone surrogate, which JSON can carry escaped: in a tool's
+    arguments the model wrote, in a stored message) cannot be encoded by the `openai` client: its
+    UnicodeEncodeError escaped the gateway, so callers' offline paths (which catch LLMUnavailable)
+    never ran and a job failed with a traceback at every turn. It is refused, as a 4xx is."""
+    gateway = make_gateway()
+    broken = [{"role": "user", "content": "\ud800 周六爬山"}]
+    for call in (
+        lambda: gateway.complete_json("topic", broken, Topic),
+        lambda: gateway.complete_text("summary", broken),
+        lambda: gateway.chat("reply", broken),
+    ):
+        with pytest.raises(LLMRefused) as info:
+            await call()
+        assert "cannot be encoded" in info.value.reason and "surrogates not allowed" in info.value.reason
+    assert fake_llm.chat_requests == [] and sleeps == []
 
 
 @pytest.mark.parametrize(
