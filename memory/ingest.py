@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import groupby
+from operator import itemgetter
+from typing import Protocol, runtime_checkable
 
 from sqlalchemy import insert, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -16,6 +19,7 @@ from memory.message_removal import deleted_among, erase_messages
 from memory.models import ChatRedirect, Message
 from memory.storage import Database
 from memory.storage.fts import index_rows
+from memory.storage.sql import json_values
 from memory.turn_windows import refresh_windows
 from memory.types import ChatMessage
 
@@ -46,6 +50,20 @@ class BatchReport:
 
 
 RecordObserver = Callable[[AsyncSession, Recorded], Awaitable[None]]
+"""Called inside the record transaction with each newly created message, in recording order."""
+
+
+@runtime_checkable
+class SelectiveObserver(Protocol):
+    """A `RecordObserver` that can tell, without the database, that a message gives it nothing to do;
+    the batch path then sends its held writes only for the messages that do (`_BatchWriter`)."""
+
+    async def __call__(self, session: AsyncSession, recorded: Recorded) -> None: ...
+
+    async def wants(self, session: AsyncSession, recorded: Recorded) -> bool:
+        """False only when calling the observer with `recorded` would do nothing at all. It must not
+        touch the database: the batch's latest writes may not be in it yet."""
+        ...
 
 
 def _ts(message: ChatMessage) -> float:
@@ -64,7 +82,7 @@ _UPSERT_CHAT = text(
     "name = CASE WHEN excluded.name != '' THEN excluded.name ELSE chats.name END "
     "RETURNING id"
 )
-_UPSERT_PERSON = text(
+_UPSERT_PERSON_SQL = (
     "INSERT INTO persons "
     "(platform, platform_user_id, nickname, is_bot, first_seen, last_seen, message_count) "
     "VALUES (:platform, :user, :nickname, :is_bot, :ts, :ts, 1) "
@@ -75,14 +93,19 @@ _UPSERT_PERSON = text(
     "THEN excluded.nickname ELSE persons.nickname END, "
     "first_seen = min(persons.first_seen, excluded.first_seen), "
     "last_seen = max(persons.last_seen, excluded.last_seen), "
-    "message_count = persons.message_count + 1 "
-    "RETURNING id"
+    "message_count = persons.message_count + 1"
 )
-_MERGED_ACCOUNT = text(
+_MERGED_ACCOUNT_SQL = (
     "UPDATE persons SET first_seen = min(first_seen, :ts), last_seen = max(last_seen, :ts), "
     "message_count = message_count + 1 WHERE id = (SELECT person_id FROM person_accounts "
-    "WHERE platform = :platform AND platform_user_id = :user) RETURNING id"
+    "WHERE platform = :platform AND platform_user_id = :user)"
 )
+# Each with and without the row id: a batch sends the later messages of a sender it already knows
+# together (`_HeldWrites`), and an executemany returns no rows.
+_UPSERT_PERSON = text(_UPSERT_PERSON_SQL)
+_UPSERT_PERSON_ID = text(_UPSERT_PERSON_SQL + " RETURNING id")
+_MERGED_ACCOUNT = text(_MERGED_ACCOUNT_SQL)
+_MERGED_ACCOUNT_ID = text(_MERGED_ACCOUNT_SQL + " RETURNING id")
 # Up to when the sender's messages were deleted on request (their account's person, or the person it
 # was merged into), if ever.
 _ERASED_UNTIL = text(
@@ -157,25 +180,218 @@ async def upsert_chat_row(
     return int((await session.execute(_UPSERT_CHAT, params)).scalar_one())
 
 
-async def upsert_person(session: AsyncSession, message: ChatMessage) -> int:
-    """The sender's person id: the person an account was merged into, else the account's own person
-    (created on its first message)."""
-    params = {
+def _person_params(message: ChatMessage) -> dict[str, object]:
+    return {
         "platform": message.platform,
         "user": message.sender_id,
         "nickname": message.sender_name,
         "is_bot": message.is_bot,
         "ts": _ts(message),
     }
-    merged_into = (await session.execute(_MERGED_ACCOUNT, params)).scalar_one_or_none()
+
+
+async def _upsert_person(session: AsyncSession, message: ChatMessage) -> tuple[int, bool]:
+    """The sender's person id, and whether it is that of the person the account was merged into (else
+    the account's own person, created on its first message)."""
+    params = _person_params(message)
+    merged_into = (await session.execute(_MERGED_ACCOUNT_ID, params)).scalar_one_or_none()
     if merged_into is not None:
-        return int(merged_into)
-    return int((await session.execute(_UPSERT_PERSON, params)).scalar_one())
+        return int(merged_into), True
+    return int((await session.execute(_UPSERT_PERSON_ID, params)).scalar_one()), False
 
 
-async def upsert_member(session: AsyncSession, chat_id: int, person_id: int, message: ChatMessage) -> None:
-    params = {"chat_id": chat_id, "person_id": person_id, "card": message.sender_card, "ts": _ts(message)}
-    await session.execute(_UPSERT_MEMBER, params)
+def _member_params(chat_id: int, person_id: int, message: ChatMessage) -> dict[str, object]:
+    return {"chat_id": chat_id, "person_id": person_id, "card": message.sender_card, "ts": _ts(message)}
+
+
+def _message_values(chat_id: int, person_id: int, message: ChatMessage) -> dict[str, object]:
+    return {
+        "chat_id": chat_id,
+        "platform_message_id": message.message_id,
+        "person_id": person_id,
+        "sender_name": message.sender_name,
+        "sender_card": message.sender_card,
+        "text": message.text,
+        "segments": [segment.to_json() for segment in message.segments],
+        "reply_to": message.reply_to,
+        "mentions": list(message.mentions),
+        "time": _ts(message),
+        "utc_offset_minutes": _offset_minutes(message),
+        "is_bot": message.is_bot,
+        "to_bot": message.to_bot,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class _StoredRow:
+    """What recording needs of a message already stored under a (chat, platform message id)."""
+
+    id: int
+    person_id: int | None
+    text: str
+
+
+@dataclass(slots=True)
+class _Sender:
+    """What a batch knows of a sender after their first message in it. `erased_until` is read again
+    after their person is first upserted, which may have made it; both stay put for the rest of the
+    batch (accounts are merged and people forgotten only by an admin, in transactions of their own)."""
+
+    erased_until: float | None = None
+    erased_read: bool = False
+    person_id: int | None = None
+    merged: bool = False  # `person_id` is that of the person the account was merged into
+
+
+@dataclass(slots=True)
+class _HeldWrites:
+    """Writes a batch holds back to send together, one executemany per statement. None of these
+    statements reads a table another of them writes (besides them, only `person_forgotten`, which
+    recording never changes, and the rows their foreign keys name, which exist before any is held),
+    and each table's rows go in recording order, so sending them later, grouped by table, leaves every
+    table as sending them one by one would."""
+
+    persons: list[tuple[bool, dict[str, object]]] = field(default_factory=list)  # (merged, params)
+    members: list[dict[str, object]] = field(default_factory=list)
+    messages: list[dict[str, object]] = field(default_factory=list)
+    searchable: list[tuple[int, str]] = field(default_factory=list)  # (message id, text) to index
+
+    async def send(self, session: AsyncSession) -> None:
+        """Execute and forget every held write; first, what an observer or an erasure left pending in
+        the ORM session, which one message at a time went out with the next message's first query."""
+        await session.flush()
+        for merged, run in groupby(self.persons, key=itemgetter(0)):
+            await session.execute(
+                _MERGED_ACCOUNT if merged else _UPSERT_PERSON, [params for _, params in run]
+            )
+        if self.members:
+            await session.execute(_UPSERT_MEMBER, self.members)
+        if self.messages:
+            # render_nulls: one executemany; else the ORM groups the rows by which values are None.
+            await session.execute(insert(Message).execution_options(render_nulls=True), self.messages)
+        if self.searchable:
+            await index_rows(session, "messages_fts", self.searchable)
+        self.persons, self.members, self.messages, self.searchable = [], [], [], []
+
+
+class _BatchWriter:
+    """Records the messages of one batch, in order, inside its transaction.
+
+    The result is that of recording them one at a time: what a message's outcome depends on (its
+    stored row, its sender's erasure and person) is read once per batch and kept up to date here, and
+    the routine writes of a message (`_HeldWrites`) are held back and sent together. Every other
+    statement, and every observer that has something to do, runs after they were sent
+    (`immediate`), so it meets the database exactly as it would have one message at a time.
+    """
+
+    def __init__(self, session: AsyncSession, observers: Sequence[RecordObserver], searchable: bool) -> None:
+        self.session = session
+        self.observers = observers
+        self.searchable = searchable
+        self.held = _HeldWrites()
+        self.stored: dict[tuple[int, str], _StoredRow] = {}  # by (chat id, platform message id)
+        self.senders: dict[tuple[str, str], _Sender] = {}  # by (platform, platform user id)
+        self.next_id: int | None = None  # the id the next new message gets, once known
+
+    async def immediate(self) -> AsyncSession:
+        """The session, once the held writes were sent: for any statement that is not held back."""
+        await self.held.send(self.session)
+        return self.session
+
+    async def open_chat(
+        self, message: ChatMessage, batch: Sequence[ChatMessage]
+    ) -> tuple[ChatTarget, set[str]]:
+        """Where the batch's messages under `message`'s chat key go, and which of their ids the
+        platform said were deleted; reads the rows already stored under those ids."""
+        session = await self.immediate()
+        key = (message.platform, message.chat_id)
+        target = await chat_target(session, *key, message.chat_kind.value, message.chat_name, _ts(message))
+        ids = [target.prefix + m.message_id for m in batch if (m.platform, m.chat_id) == key]
+        found = await session.execute(
+            select(Message.platform_message_id, Message.id, Message.person_id, Message.text).where(
+                Message.chat_id == target.chat_id, Message.platform_message_id.in_(json_values(ids))
+            )
+        )
+        for row in found:
+            self.stored[(target.chat_id, row.platform_message_id)] = _StoredRow(
+                row.id, row.person_id, row.text
+            )
+        return target, await deleted_among(session, target.chat_id, ids)
+
+    async def record(self, chat_id: int, message: ChatMessage, deleted: set[str]) -> Recorded:
+        """Record one message of the batch; `deleted`: the batch's ids in the chat said deleted."""
+        key = (chat_id, message.message_id)
+        row = self.stored.get(key)
+        if row is not None:
+            if not (message.edited and row.text != message.text):
+                return Recorded(row.id, chat_id, row.person_id or 0, False, message, row.text != message.text)
+            # The stored version goes with what was learnt from it (its sender's count too); the new
+            # one is recorded as a message of its own, which every job reads afresh and counts again.
+            await self._erase(key, row.id)
+        elif message.message_id in deleted:
+            return Recorded(0, chat_id, 0, False, message, erased=True)
+        sender = await self._sender(message)
+        if sender.erased_until is not None and _ts(message) <= sender.erased_until:
+            return Recorded(0, chat_id, 0, False, message, erased=True)
+        person_id = await self._person_seen(sender, message)
+        self.held.members.append(_member_params(chat_id, person_id, message))
+        message_id = await self._insert(_message_values(chat_id, person_id, message))
+        self.stored[key] = _StoredRow(message_id, person_id, message.text)
+        if self.searchable and not is_memory_command(message.text):
+            self.held.searchable.append((message_id, message.text))
+        recorded = Recorded(message_id, chat_id, person_id, True, message)
+        await self._observe(recorded)
+        return recorded
+
+    async def finish(self, created: Sequence[int]) -> None:
+        """After the last message: send what is held, then index the new messages' turn windows."""
+        session = await self.immediate()
+        changed = await refresh_windows(session, created)
+        # A message is embedded with its turn window: a neighbour's new window needs a new vector.
+        await drop_vectors(session, "message", changed)
+
+    async def _erase(self, key: tuple[int, str], message_id: int) -> None:
+        session = await self.immediate()
+        await erase_messages(session, [message_id], time.time())
+        del self.stored[key]
+        self.next_id = None  # the next id is read again (`_insert`), past the floor the erasure kept
+
+    async def _sender(self, message: ChatMessage) -> _Sender:
+        sender = self.senders.setdefault((message.platform, message.sender_id), _Sender())
+        if not sender.erased_read:
+            session = await self.immediate()
+            params = {"platform": message.platform, "user": message.sender_id}
+            sender.erased_until = await session.scalar(_ERASED_UNTIL, params)
+            sender.erased_read = True
+        return sender
+
+    async def _person_seen(self, sender: _Sender, message: ChatMessage) -> int:
+        """Count the message to its sender's person (made on their first message) and return its id."""
+        if sender.person_id is None:
+            sender.person_id, sender.merged = await _upsert_person(await self.immediate(), message)
+            sender.erased_read = False
+        else:
+            self.held.persons.append((sender.merged, _person_params(message)))
+        return sender.person_id
+
+    async def _insert(self, values: dict[str, object]) -> int:
+        """Insert a new message and return its id. The first of the batch (or after an erasure) is
+        given its id by `next_message_id` in SQL; each later one the next, which is what that SQL
+        would give it: no one else adds messages inside the batch's transaction."""
+        if self.next_id is None:
+            stmt = insert(Message).values(id=next_message_id(), **values).returning(Message.id)
+            message_id = int((await (await self.immediate()).execute(stmt)).scalar_one())
+        else:
+            message_id = self.next_id
+            self.held.messages.append({"id": message_id, **values})
+        self.next_id = message_id + 1
+        return message_id
+
+    async def _observe(self, recorded: Recorded) -> None:
+        for observer in self.observers:
+            if isinstance(observer, SelectiveObserver) and not await observer.wants(self.session, recorded):
+                continue  # it would do nothing with this message
+            await observer(await self.immediate(), recorded)
 
 
 class Ingestor:
@@ -184,7 +400,7 @@ class Ingestor:
     Idempotent on (chat, platform message id): a redelivered message returns the stored row and
     changes nothing; an edited one (`ChatMessage.edited`) with another text replaces it, and one its
     platform said was deleted is not recorded (`erased`). Observers run inside the same transaction
-    for each newly created message.
+    for each newly created message, in order.
     """
 
     def __init__(self, db: Database) -> None:
@@ -197,18 +413,14 @@ class Ingestor:
         report = BatchReport()
         batch = list(messages)
         async with self.db.write() as session:
+            writer = _BatchWriter(session, self.observers, searchable)
             chats: dict[tuple[str, str], tuple[ChatTarget, set[str]]] = {}
             for message in batch:
                 key = (message.platform, message.chat_id)
                 if key not in chats:
-                    target = await chat_target(
-                        session, *key, message.chat_kind.value, message.chat_name, _ts(message)
-                    )
-                    ids = [target.prefix + m.message_id for m in batch if (m.platform, m.chat_id) == key]
-                    chats[key] = target, await deleted_among(session, target.chat_id, ids)
+                    chats[key] = await writer.open_chat(message, batch)
                 target, deleted = chats[key]
-                stored = target.stored(message)
-                recorded = await self._record_one(session, target.chat_id, stored, searchable, deleted)
+                recorded = await writer.record(target.chat_id, target.stored(message), deleted)
                 report.recorded.append(recorded)
                 if recorded.created:
                     report.created += 1
@@ -218,59 +430,5 @@ class Ingestor:
                     report.clashes.append(message)
                 else:
                     report.duplicates += 1
-            changed = await refresh_windows(session, [r.message_id for r in report.recorded if r.created])
-            # A message is embedded with its turn window: a neighbour's new window needs a new vector.
-            await drop_vectors(session, "message", changed)
+            await writer.finish([r.message_id for r in report.recorded if r.created])
         return report
-
-    async def _record_one(
-        self,
-        session: AsyncSession,
-        chat_id: int,
-        message: ChatMessage,
-        searchable: bool,
-        deleted: set[str],
-    ) -> Recorded:
-        """Record one message of a batch; `deleted`: the batch's ids in the chat said deleted."""
-        existing = await session.execute(
-            select(Message.id, Message.person_id, Message.text).where(
-                Message.chat_id == chat_id, Message.platform_message_id == message.message_id
-            )
-        )
-        row = existing.first()
-        if row is not None:
-            if not (message.edited and row.text != message.text):
-                return Recorded(row.id, chat_id, row.person_id or 0, False, message, row.text != message.text)
-            # The stored version goes with what was learnt from it (its sender's count too); the new
-            # one is recorded as a message of its own, which every job reads afresh and counts again.
-            await erase_messages(session, [row.id], time.time())
-        elif message.message_id in deleted:
-            return Recorded(0, chat_id, 0, False, message, erased=True)
-        until = await session.scalar(_ERASED_UNTIL, {"platform": message.platform, "user": message.sender_id})
-        if until is not None and _ts(message) <= until:
-            return Recorded(0, chat_id, 0, False, message, erased=True)
-        person_id = await upsert_person(session, message)
-        await upsert_member(session, chat_id, person_id, message)
-        values = {
-            "chat_id": chat_id,
-            "platform_message_id": message.message_id,
-            "person_id": person_id,
-            "sender_name": message.sender_name,
-            "sender_card": message.sender_card,
-            "text": message.text,
-            "segments": [segment.to_json() for segment in message.segments],
-            "reply_to": message.reply_to,
-            "mentions": list(message.mentions),
-            "time": _ts(message),
-            "utc_offset_minutes": _offset_minutes(message),
-            "is_bot": message.is_bot,
-            "to_bot": message.to_bot,
-        }
-        stmt = insert(Message).values(id=next_message_id(), **values).returning(Message.id)
-        message_id = int((await session.execute(stmt)).scalar_one())
-        if searchable and not is_memory_command(message.text):
-            await index_rows(session, "messages_fts", [(message_id, message.text)])
-        recorded = Recorded(message_id, chat_id, person_id, True, message)
-        for observer in self.observers:
-            await observer(session, recorded)
-        return recorded

@@ -52,15 +52,16 @@ class PersonObserver:
         """Drop the cache (after admin edits, so the next message re-records current names)."""
         self._seen.clear()
 
+    async def wants(self, session: AsyncSession, recorded: Recorded) -> bool:
+        """Whether the message may teach anything (`memory.ingest.SelectiveObserver`): names not yet
+        handled, or words that may declare one. No query."""
+        return any(self._news(session, recorded))
+
     async def __call__(self, session: AsyncSession, recorded: Recorded) -> None:
         config = self.config()
         message = recorded.message
         person_id, chat_id = recorded.person_id, recorded.chat_id
-        names_now = (message.sender_name, message.sender_card)
-        pending = self._pending(session)
-        key = (chat_id, person_id)
-        names_changed = pending.get(key, self._seen.get(key)) != names_now
-        may_declare = not message.is_bot and bool(_MAY_DECLARE.search(message.text))
+        names_changed, may_declare = self._news(session, recorded)
         if not (names_changed or may_declare):
             return
         forgotten = await store.forgotten_at(session, person_id)
@@ -68,10 +69,20 @@ class PersonObserver:
             return  # said before they asked to be forgotten (an imported history): nothing is learnt
         if names_changed:
             await self._observe_names(session, recorded, config)
-            pending[key] = names_now
+            self._pending(session)[(chat_id, person_id)] = (message.sender_name, message.sender_card)
         if may_declare:
             names = await store.chat_names(session, chat_id)
             await self._declarations(session, recorded, config, names, store.ts(message.time))
+
+    def _news(self, session: AsyncSession, recorded: Recorded) -> tuple[bool, bool]:
+        """(names changed, may declare a name): whether the sender's names differ from those last
+        handled in the chat, and whether the text has words that may declare a name."""
+        message = recorded.message
+        key = (recorded.chat_id, recorded.person_id)
+        pending = self._pending(session)
+        names_changed = pending.get(key, self._seen.get(key)) != (message.sender_name, message.sender_card)
+        may_declare = not message.is_bot and bool(_MAY_DECLARE.search(message.text))
+        return names_changed, may_declare
 
     def _pending(self, session: AsyncSession) -> dict[tuple[int, int], tuple[str, str]]:
         """Names handled in this transaction; they enter the cache only if it commits."""

@@ -115,28 +115,50 @@ def extract_preferences(text: str) -> list[Preference]:
     return list(found.values())
 
 
-async def record_preferences(session: AsyncSession, recorded: Recorded) -> None:
-    """Ingest observer: store the synthetic documents of a newly recorded message."""
+class PreferenceObserver:
+    """Ingest observer: stores the synthetic documents of each newly recorded message."""
+
+    def __init__(self) -> None:
+        self._asked: tuple[Recorded, list[Preference]] | None = None  # what `wants` last found
+
+    async def wants(self, session: AsyncSession, recorded: Recorded) -> bool:
+        """Whether the message states a preference (`memory.ingest.SelectiveObserver`). No query."""
+        prefs = await _stated(recorded)
+        self._asked = recorded, prefs
+        return bool(prefs)
+
+    async def __call__(self, session: AsyncSession, recorded: Recorded) -> None:
+        asked, self._asked = self._asked, None
+        prefs = asked[1] if asked is not None and asked[0] is recorded else await _stated(recorded)
+        if not prefs:
+            return
+        message = recorded.message
+        forgotten = await forgotten_at(session, recorded.person_id or None)
+        if forgotten is not None and message.time.timestamp() <= forgotten:
+            return  # their documents were deleted on request with their facts
+        rows = [
+            PreferenceDoc(
+                chat_id=recorded.chat_id,
+                message_id=recorded.message_id,
+                person_id=recorded.person_id or None,
+                kind=p.kind,
+                text=p.document,
+                time=message.time.timestamp(),
+            )
+            for p in prefs
+        ]
+        session.add_all(rows)
+        await session.flush()
+        await index_rows(session, PREFERENCE_FTS, [(row.id, row.text) for row in rows])
+
+
+async def _stated(recorded: Recorded) -> list[Preference]:
+    """The preferences a recorded message states (none for the bot's and for memory commands)."""
     message = recorded.message
     if message.is_bot or is_memory_command(message.text):
-        return
-    prefs = await text_work(len(message.text), extract_preferences, message.text)
-    if not prefs:
-        return
-    forgotten = await forgotten_at(session, recorded.person_id or None)
-    if forgotten is not None and message.time.timestamp() <= forgotten:
-        return  # their documents were deleted on request with their facts
-    rows = [
-        PreferenceDoc(
-            chat_id=recorded.chat_id,
-            message_id=recorded.message_id,
-            person_id=recorded.person_id or None,
-            kind=p.kind,
-            text=p.document,
-            time=message.time.timestamp(),
-        )
-        for p in prefs
-    ]
-    session.add_all(rows)
-    await session.flush()
-    await index_rows(session, PREFERENCE_FTS, [(row.id, row.text) for row in rows])
+        return []
+    return await text_work(len(message.text), extract_preferences, message.text)
+
+
+record_preferences = PreferenceObserver()
+"""The one preference observer (`memory.recall.setup.attach_recall` adds it once)."""
