@@ -286,12 +286,13 @@ class _BatchWriter:
 
     def __init__(self, session: AsyncSession, observers: Sequence[RecordObserver], searchable: bool) -> None:
         self.session = session
-        self.observers = observers
         self.searchable = searchable
         self.held = _HeldWrites()
         self.stored: dict[tuple[int, str], _StoredRow] = {}  # by (chat id, platform message id)
         self.senders: dict[tuple[str, str], _Sender] = {}  # by (platform, platform user id)
         self.next_id: int | None = None  # the id the next new message gets, once known
+        # Each observer with the check it offers, looked up once: a Protocol isinstance is slow.
+        self.checks = [(observer, _check_of(observer)) for observer in observers]
 
     async def immediate(self) -> AsyncSession:
         """The session, once the held writes were sent: for any statement that is not held back."""
@@ -388,10 +389,15 @@ class _BatchWriter:
         return message_id
 
     async def _observe(self, recorded: Recorded) -> None:
-        for observer in self.observers:
-            if isinstance(observer, SelectiveObserver) and not await observer.wants(self.session, recorded):
+        for observer, wants in self.checks:
+            if wants is not None and not await wants(self.session, recorded):
                 continue  # it would do nothing with this message
             await observer(await self.immediate(), recorded)
+
+
+def _check_of(observer: RecordObserver) -> Callable[[AsyncSession, Recorded], Awaitable[bool]] | None:
+    """The observer's `SelectiveObserver.wants`, if it has one."""
+    return observer.wants if isinstance(observer, SelectiveObserver) else None
 
 
 class Ingestor:

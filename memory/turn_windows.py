@@ -30,7 +30,8 @@ async def refresh_windows(session: AsyncSession, message_ids: Iterable[int]) -> 
     touching = sorted(with_neighbours(added, around))
     around.update(await neighbours(session, [i for i in touching if i not in around]))
     await _write_windows(session, touching, around)
-    return [i for i in touching if i not in set(added)]
+    new = set(added)
+    return [i for i in touching if i not in new]
 
 
 async def rebuild_windows(session: AsyncSession, message_ids: Sequence[int]) -> None:
