@@ -8,6 +8,7 @@ import logging
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Iterator
+from typing import Any
 
 from memory.text import truncate
 from memory.types import ChatKind, ChatMessage, InboundEvent
@@ -79,21 +80,37 @@ class InFlight:
     @contextlib.contextmanager
     def handling(self) -> Iterator[None]:
         """Count one message as being handled for the duration of the block."""
-        self._count += 1
-        self._idle.clear()
+        self._begin()
         try:
             yield
         finally:
-            self._count -= 1
-            if self._count == 0:
-                self._idle.set()
+            self._end()
 
-    async def drained(self, within: float = STOP_GRACE_SECONDS) -> None:
-        """Wait until no message is being handled, for at most `within` seconds."""
+    def track(self, task: asyncio.Future[Any]) -> None:
+        """Count `task` as a message being handled until it is done (from now, not from when it first
+        runs: a `drained` right after still waits for it)."""
+        self._begin()
+        task.add_done_callback(lambda _task: self._end())
+
+    def _begin(self) -> None:
+        self._count += 1
+        self._idle.clear()
+
+    def _end(self) -> None:
+        self._count -= 1
+        if self._count == 0:
+            self._idle.set()
+
+    async def drained(
+        self, within: float = STOP_GRACE_SECONDS, still: str = "messages are still being handled"
+    ) -> int:
+        """Wait until no message is being handled, for at most `within` seconds; how many still are
+        then (warned about as `still`)."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._idle.wait(), within)
-        if not self._idle.is_set():
-            log.warning("stopping while %d messages are still being handled", self._count)
+        if self._count:
+            log.warning("stopping while %d %s", self._count, still)
+        return self._count
 
 
 class SendError(RuntimeError):

@@ -30,6 +30,7 @@ from bot.inbound import inbound_handler
 from bot.pid_file import BOT, COMPACT, PID_FILE, DataDirTaken, Holder, hold, running_bot
 from bot.reload_answer import await_answer, reload_and_answer
 from bot.replay import count_lines, replay, replay_clock
+from bot.responding import Responses
 from bot.summary import summarize
 from memory.persons.names import prepare as prepare_names
 from memory.text import prepare as prepare_text
@@ -103,11 +104,12 @@ async def _serve(app: App, config: ConfigStore, adapters: list[Adapter]) -> None
     loop.add_signal_handler(signal.SIGHUP, reload_and_answer, app)
     await asyncio.to_thread(prepare_process)
     app.runner.start()
+    responses = Responses()
     waits = [asyncio.create_task(stop.wait())]
     try:
         for adapter in adapters:
             try:
-                await adapter.start(inbound_handler(app, adapter, stop))
+                await adapter.start(inbound_handler(app, adapter, stop, responses))
             except Exception as exc:
                 logging.getLogger(__name__).debug("starting %s failed", adapter.platform, exc_info=True)
                 raise click.ClickException(f"cannot start the {adapter.platform} adapter: {exc}") from None
@@ -122,6 +124,7 @@ async def _serve(app: App, config: ConfigStore, adapters: list[Adapter]) -> None
     finally:
         for task in waits:
             task.cancel()
+        await responses.stop()  # before the adapters close their connections: answers still go out
         for adapter in adapters:
             with contextlib.suppress(Exception):
                 await adapter.stop()

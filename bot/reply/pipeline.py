@@ -49,6 +49,15 @@ class Outcome:
     reason: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A live message recorded, its answer not yet worked out: `respond()` does it (then the message
+    is handled, as `handle_live` would have); `chat_id` is the database id of its chat."""
+
+    chat_id: int
+    respond: Callable[[], Awaitable[Outcome | None]]
+
+
 class ReplyPipeline:
     """Handles every incoming message the same way, live or replayed."""
 
@@ -137,7 +146,10 @@ class ReplyPipeline:
             )
             return Outcome(True, reason=f"{decision.reason}; no reply model")
         async with self.memory.db.read() as session:
-            stored = (await messages.by_ids(session, [recorded.message_id]))[0]
+            found = await messages.by_ids(session, [recorded.message_id])
+        if not found:  # deleted on the platform while its answer waited for the chat's earlier ones
+            return Outcome(True, reason=f"{decision.reason}; deleted before the answer")
+        stored = found[0]
         question = without_bot_names(stored.text, settings.bot)
         context = await self.memory.context_for_reply(recorded.chat_id, stored, question)
         speaker = await self.memory.speaker_name(recorded.chat_id, stored)
@@ -167,19 +179,35 @@ class ReplyPipeline:
         idempotent) until it is stored or the bot is stopping; so does the bot's own answer once sent,
         and an answer whose preparation met the lock (nothing sent yet) is prepared again. None when
         the message could not be handled."""
+        recorded = await self.record_live(message, send, stopping)
+        return await recorded.respond() if isinstance(recorded, Pending) else recorded
+
+    async def record_live(
+        self, message: ChatMessage, send: Send, stopping: asyncio.Event
+    ) -> Pending | Outcome | None:
+        """The first half of `handle_live`: `message` recorded, and its answer still to work out
+        (`Pending`); an Outcome when it was not recorded, None when it could not be."""
+        if ignored := self._ignored(message):
+            return ignored
 
         async def store(item: ChatMessage, searchable: bool = True) -> Recorded:
             return await _while_locked(lambda: self.memory.record(item, searchable), item, stopping)
 
-        if ignored := self._ignored(message):
-            return ignored
         try:
             recorded = await store(message)
-            respond = functools.partial(self._respond, message, recorded, send, store)
-            return await _while_locked(respond, message, stopping)
         except DatabaseLocked as exc:
             log.error("message %s of %s not handled: %s", message.message_id, message.chat_id, exc)
             return None
+
+        async def respond() -> Outcome | None:
+            try:
+                answer = functools.partial(self._respond, message, recorded, send, store)
+                return await _while_locked(answer, message, stopping)
+            except DatabaseLocked as exc:
+                log.error("message %s of %s not answered: %s", message.message_id, message.chat_id, exc)
+                return None
+
+        return Pending(recorded.chat_id, respond)
 
     async def _answer(
         self,
