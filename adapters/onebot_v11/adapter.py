@@ -49,7 +49,7 @@ from adapters.onebot_v11.message import (
 )
 from memory import untrusted_json
 from memory.clock import Clock, SystemClock
-from memory.text import truncate
+from memory.text import loggable, truncate
 from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
 
 log = logging.getLogger(__name__)
@@ -310,16 +310,16 @@ class OneBotAdapter(Adapter):
         try:
             self._on_frame(conn, raw)
         except Exception:
-            log.exception("OneBot frame skipped: handling it failed: %.200s", raw)
+            log.exception("OneBot frame skipped: handling it failed: %s", loggable(raw))
 
     def _on_frame(self, conn: _Connection, raw: str) -> None:
         try:
             data = untrusted_json.loads(raw)
         except json.JSONDecodeError as exc:
-            log.warning("OneBot sent a frame that is not JSON (%s): %.200s", exc, raw)
+            log.warning("OneBot sent a frame that is not JSON (%s): %s", exc, loggable(raw))
             return
         if not isinstance(data, dict):
-            log.warning("OneBot sent a JSON frame that is not an object: %.200s", raw)
+            log.warning("OneBot sent a JSON frame that is not an object: %s", loggable(raw))
             return
         if is_action_response(data):
             entry = self._pending.pop(str(data.get("echo")), None)

@@ -1,6 +1,7 @@
 """Text handling: normalisation, jieba tokens, CJK-safe cuts, token estimates."""
 
 from memory.text.invisible import drop_invisible, holds_invisible
+from memory.text.loggable import loggable
 from memory.text.normalize import normalize, plain_apostrophes
 from memory.text.tokens import estimate_tokens, index_text, prepare, search_terms, words
 from memory.text.truncate import truncate
@@ -10,6 +11,7 @@ __all__ = [
     "estimate_tokens",
     "holds_invisible",
     "index_text",
+    "loggable",
     "normalize",
     "plain_apostrophes",
     "prepare",

@@ -4,6 +4,7 @@ ChatMessage from any strings is valid or InvalidMessage."""
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import UTC, datetime
 
 import regex
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from memory.context.render import CONTINUATION, neutralize
 from memory.persons import timeline_text
 from memory.persons.names import clean_name
-from memory.text import drop_invisible, holds_invisible, truncate
+from memory.text import drop_invisible, holds_invisible, loggable, truncate
 from memory.types import ChatMessage, InvalidMessage, clean_text
 from tests.fuzzing import texts
 
@@ -44,6 +45,18 @@ def test_truncate_keeps_whole_graphemes_within_the_limit(text: str, limit: int, 
         return
     kept = cut.removesuffix(ellipsis) if len(ellipsis) < limit else ""
     assert graphemes(text)[: len(graphemes(kept))] == graphemes(kept)
+
+
+@given(long_texts, st.integers(min_value=1, max_value=60))
+def test_a_log_excerpt_holds_no_control_character_and_no_broken_grapheme(text: str, limit: int) -> None:
+    def escaped(c: str) -> bool:
+        return unicodedata.category(c) == "Cc" or "\u2028" <= c <= "\u202e" or "\u2066" <= c <= "\u2069"
+
+    shown = loggable(text, limit)
+    assert not any(escaped(c) for c in shown)
+    cut = truncate(text, limit)
+    if not any(escaped(c) for c in cut):
+        assert shown == cut  # nothing to escape: the grapheme-safe cut as it is
 
 
 @given(texts)

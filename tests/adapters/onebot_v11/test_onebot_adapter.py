@@ -127,6 +127,23 @@ async def test_frames_that_cannot_be_handled_are_skipped_and_the_connection_stay
     assert not peer.ws.closed
 
 
+async def test_a_skipped_frame_is_logged_escaped_and_cut_not_as_raw_bytes(
+    reverse: Reverse, connect_peer: ConnectPeer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A binary frame's NUL, a line break that would forge a log line and a terminal escape went into
+    the warning as they came."""
+    _, inbox, _ = reverse
+    peer = await connect_peer()
+    forged = "x\x00\n2026-11-23 WARNING qunyi: forged\x1b[2J" + "群" * 500
+    await peer.ws.send_bytes(forged.encode())
+    await peer.send(fixture("group_message_array.json"))
+    assert (await inbox.get()).message_id == "-2147400001"
+    [warning] = [r.getMessage() for r in caplog.records if "not JSON" in r.getMessage()]
+    assert "x\\x00\\x0a2026-11-23 WARNING qunyi: forged\\x1b[2J群" in warning
+    assert not any(c in warning for c in "\x00\n\x1b") and warning.endswith("群…")
+    assert warning.count("群") < 200
+
+
 async def test_a_message_the_neutral_form_refuses_is_skipped_with_a_warning_not_a_traceback(
     reverse: Reverse, connect_peer: ConnectPeer, caplog: pytest.LogCaptureFixture
 ) -> None:
