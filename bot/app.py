@@ -51,12 +51,17 @@ RESTART_ONLY = (
 )
 
 
+# Libraries that log at INFO what happens every few seconds: APScheduler every run of every job,
+# httpx (under the openai client, which may bring its own copy, `httpx2`) every request to the model.
+# Those lines would bury the console adapter's chat and every real message in the log.
+CHATTY_LOGGERS = ("apscheduler", "httpx", "httpx2")
+
+
 def set_log_level(level: str) -> None:
-    """Apply `[logging] level`. APScheduler logs every run of every job at INFO (several lines every few
-    seconds, which would bury the console adapter's chat); it speaks from WARNING up unless the level is
-    DEBUG."""
+    """Apply `[logging] level`; the CHATTY_LOGGERS speak from WARNING up unless the level is DEBUG."""
     logging.getLogger().setLevel(level)
-    logging.getLogger("apscheduler").setLevel(logging.DEBUG if level == "DEBUG" else logging.WARNING)
+    for name in CHATTY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.DEBUG if level == "DEBUG" else logging.WARNING)
 
 
 def resolve_data_dir(settings: Settings, override: Path | None) -> Path:

@@ -12,6 +12,7 @@ import pytest
 from pydantic import BaseModel
 from sqlalchemy import select
 
+from bot.app import CHATTY_LOGGERS, set_log_level
 from bot.llm.gateway import LLMGateway
 from bot.llm.settings import Budget, LLMSettings, TaskModel
 from bot.llm.usage import UsageLedger
@@ -531,3 +532,24 @@ async def test_reconfigure_applies_reloaded_budgets_models_and_limits(
     await asyncio.gather(*(gateway.complete_text("topic", ASK) for _ in range(3)))
     assert fake_llm.chat_requests[-1].body["model"] == "other-model"
     assert fake_llm.max_in_flight == 1
+
+
+async def test_the_model_requests_are_not_logged_one_line_each_at_info(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    """httpx (the openai client's copy, `httpx2`) logged "HTTP Request: POST …" at INFO for every model call:
+    a replay with a model printed one line per call."""
+    root = logging.getLogger()
+    before = root.level
+    try:
+        for level, logged in (("INFO", False), ("DEBUG", True)):
+            set_log_level(level)
+            caplog.clear()
+            fake_llm.script(answer_json(GOOD))
+            await make_gateway().complete_json("topic", ASK, Topic)
+            shown = [r for r in caplog.records if r.name in CHATTY_LOGGERS and "HTTP" in r.getMessage()]
+            assert bool(shown) is logged, level
+    finally:
+        root.setLevel(before)
+        for name in CHATTY_LOGGERS:
+            logging.getLogger(name).setLevel(logging.NOTSET)
