@@ -15,6 +15,7 @@ from memory.topics.cache import PackRules
 from memory.topics.check import TopicCheck, TopicCheckSettings
 from tasks import JobRunner
 from tasks.forgetting import forgetting_job
+from tasks.history_redigest import HistoryRedigestJob, RedigestSettings
 from tasks.topic_check import topic_check_job
 
 
@@ -38,6 +39,17 @@ def topic_check_settings(settings: Settings) -> TopicCheckSettings:
         pack_options=PackOptions(
             use_llm=t.llm_summary, keyword_method=t.keywords, min_topic_messages=t.min_topic_messages
         ),
+    )
+
+
+def redigest_settings(settings: Settings) -> RedigestSettings:
+    """The re-digest job's settings from `[topics]`."""
+    t = settings.topics
+    return RedigestSettings(
+        enabled=t.enabled and t.llm_summary,
+        per_run=t.redigest_per_run,
+        interval=timedelta(minutes=t.interval_minutes),
+        keyword_method=t.keywords,
     )
 
 
@@ -69,8 +81,8 @@ def topic_check(db: Database, current: Callable[[], Settings], llm: LLMPort | No
 def register_history_jobs(
     runner: JobRunner, db: Database, current: Callable[[], Settings], llm: LLMPort | None
 ) -> TopicCheck:
-    """Register the topic-check and forgetting jobs (the latter also applies `[retention]`); both follow
-    config reloads (cadence included)."""
+    """Register the topic-check, re-digest and forgetting jobs (the last also applies `[retention]`);
+    all follow config reloads (cadence included)."""
     check = topic_check(db, current, llm)
     runner.register(
         topic_check_job(
@@ -79,6 +91,7 @@ def register_history_jobs(
             lambda: current().topics.enabled,
         )
     )
+    runner.register(HistoryRedigestJob(db, lambda: redigest_settings(current()), llm).spec())
     runner.register(
         forgetting_job(
             db,

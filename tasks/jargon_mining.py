@@ -38,6 +38,7 @@ from memory.persons.config import ALIAS_SOURCES
 from memory.persons.store import alias_entries
 from memory.ports import LLMPort, LLMUnavailable
 from memory.storage import Database
+from tasks.failure_pause import FailurePause
 from tasks.registry import JobSpec
 
 log = logging.getLogger(__name__)
@@ -125,7 +126,10 @@ class JargonMiningJob:
         self._seen_top: tuple[int, int] | None = None
         self._seen_settings: MiningSettings | None = None
         self._cooling: dict[int, float] = {}
-        self._inference_paused: tuple[float, float] | None = None  # (since, seconds) after a failure
+        # After a run the model left terms due in (down, timing out, refusing), wait before asking
+        # again, a cooldown at first, doubling at each such run: the terms stay due, and the job ticks
+        # every cooldown/4 seconds, each tick asking the model.
+        self._inference_pause = FailurePause("jargon inference", INFERENCE_PAUSE_MAX_SECONDS)
 
     def spec(self) -> JobSpec:
         """The runner entry: ticks several times per cooldown; each chat keeps its own cooldown."""
@@ -192,32 +196,13 @@ class JargonMiningJob:
             # "nothing to do" (a locked database would otherwise leave it unmined until new traffic).
             self._seen_top = None
             raise
-        if self.llm is not None and self.llm.available("jargon") and not self._inference_waits(stamp):
+        if self.llm is not None and self.llm.available("jargon") and not self._inference_pause.waits(stamp):
             done = await run_inference(
                 self.db, self.llm, settings.thresholds, stamp, limit=settings.inferences_per_run
             )
             report.inferred = done.stored
-            self._pause_inference(stamp, settings, done.stopped)
+            self._inference_pause.record(stamp, settings.cooldown_seconds, done.stopped)
         return report
-
-    def _inference_waits(self, now: float) -> bool:
-        """Whether inference waits after the model failed (a clock set back ends the wait)."""
-        if self._inference_paused is None:
-            return False
-        since, seconds = self._inference_paused
-        return 0 <= now - since < seconds
-
-    def _pause_inference(self, now: float, settings: MiningSettings, stopped: str | None) -> None:
-        """After a run the model left terms due in (down, timing out, refusing), wait before asking
-        again, a cooldown at first, doubling at each such run up to INFERENCE_PAUSE_MAX_SECONDS: the
-        terms stay due, and the job ticks every cooldown/4 seconds, each tick asking the model."""
-        if stopped is None:
-            self._inference_paused = None
-            return
-        seconds = self._inference_paused[1] * 2 if self._inference_paused else settings.cooldown_seconds
-        seconds = min(seconds, INFERENCE_PAUSE_MAX_SECONDS)
-        self._inference_paused = (now, seconds)
-        log.info("jargon inference stopped (%s); the model is asked again in %.0fs", stopped, seconds)
 
     async def _discoverer(
         self, chat_id: int, cursor: int, merged: int, settings: MiningSettings

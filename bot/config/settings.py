@@ -262,6 +262,7 @@ class TopicsSettings(Section):
     keywords: Literal["tfidf", "textrank"] = "tfidf"
     llm_topics: bool = False
     llm_summary: bool = False
+    redigest_per_run: int = Field(5, ge=0, le=100)
     max_batches_per_run: int = Field(4, ge=1, le=100)
     disentangle: DisentangleSettings = DisentangleSettings()
 

@@ -59,6 +59,10 @@ class ChatHistory(Base):
     forget_times: Mapped[int] = mapped_column(Integer, default=0)
     provenance: Mapped[str] = mapped_column(String(16), default="offline")
     created_at: Mapped[float] = mapped_column(Float)
+    # Added by 0017_history_digest_tried: the source message ids of an offline row when the summary
+    # model last answered unusably for it (memory.history.redigest); it is asked again only about
+    # other messages (a deletion rebuilt the row).
+    digest_tried: Mapped[list[int] | None] = mapped_column(JSON, nullable=True, default=None)
 
 
 class ForgetLogEntry(Base):

@@ -170,3 +170,15 @@ def test_schema_state_says_whether_a_database_is_current(tmp_path: Path) -> None
     assert state_after("heads") == f"up to date, newest {newest}"
     behind = state_after("0014_messages_chat_id")
     assert behind.startswith("behind") and newest not in behind
+
+
+def test_history_rows_packed_before_digest_tried_are_all_due_for_a_redigest(tmp_path: Path) -> None:
+    path = tmp_path / "q.db"
+    with schema_at(path, "0016_clean_stored_names") as connection:
+        connection.exec_driver_sql(
+            "INSERT INTO chat_history(id, chat_id, theme, keywords, summary, key_points, original_text, "
+            "participants, start_time, end_time, source_message_ids, count, forget_times, provenance, "
+            "created_at) VALUES (4, 1, '露营', '[]', '', '[]', '', '[]', 0, 0, '[1, 2]', 0, 0, 'offline', 0)"
+        )
+    rows = upgraded_rows(path, "SELECT id, theme, digest_tried FROM chat_history")
+    assert rows == [(4, "露营", None)]

@@ -1,0 +1,168 @@
+"""Asking the summary model again about topics packed offline (the model was down, over budget, or not
+configured yet), newest first, a few per run.
+
+Each row is digested by `llm_digest`, the packing prompt, from its own chat's source messages, outside
+any write transaction; the answer is stored in a short one only if the row is as it was read (not
+merged, forgotten, rebuilt by a deletion or a name cleanup meanwhile), with its full-text entry
+rewritten and its vector dropped for the embedding backfill to redo. A row the model answers
+unusably, or whose request the endpoint refuses while it answers others, is marked tried
+(`ChatHistory.digest_tried`: its source ids then) and asked again only once its messages change.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from sqlalchemy import select, text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memory.embeddings.store import drop_vectors
+from memory.history import source
+from memory.history.digest import Digest, KeywordMethod, llm_digest
+from memory.history.pack import index_body
+from memory.history.source import SourceMessage
+from memory.models import ChatHistory
+from memory.ports import LLMBadAnswer, LLMPort, LLMRefused, LLMUnavailable
+from memory.storage import Database
+from memory.storage.fts import index_rows, unindex_rows
+
+log = logging.getLogger(__name__)
+
+TASK = "summary"
+HISTORY_FTS = "chat_history_fts"
+
+# json() makes both sides one canonical text, whoever wrote them.
+_NOT_TRIED = text(
+    "(chat_history.digest_tried IS NULL "
+    "OR json(chat_history.digest_tried) != json(chat_history.source_message_ids))"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RedigestRun:
+    """What one `redigest_offline` did: rows given the model's digest, rows marked tried, and why the
+    model stopped the run leaving rows to do (None when it did not)."""
+
+    stored: int = 0
+    tried: int = 0
+    stopped: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """A row as read before the model was asked; it is written only if it still reads the same."""
+
+    id: int
+    chat_id: int
+    theme: str
+    summary: str
+    keywords: tuple[str, ...]
+    source_ids: tuple[int, ...]
+    original_text: str
+    provenance: str
+
+    @classmethod
+    def of(cls, row: ChatHistory) -> _Seen:
+        return cls(
+            row.id,
+            row.chat_id,
+            row.theme,
+            row.summary,
+            tuple(row.keywords),
+            tuple(row.source_message_ids),
+            row.original_text,
+            row.provenance,
+        )
+
+
+async def due(session: AsyncSession, limit: int) -> list[int]:
+    """Ids of offline rows not tried with their current messages, newest topic first."""
+    query = (
+        select(ChatHistory.id)
+        .where(ChatHistory.provenance == "offline", _NOT_TRIED)
+        .order_by(ChatHistory.end_time.desc(), ChatHistory.id.desc())
+        .limit(limit)
+    )
+    return list((await session.scalars(query)).all())
+
+
+async def _read(db: Database, row_id: int) -> tuple[_Seen, list[SourceMessage]] | None:
+    async with db.read() as session:
+        row = await session.get(ChatHistory, row_id)
+        if row is None or row.provenance != "offline":
+            return None
+        seen = _Seen.of(row)
+        found = await source.by_ids(session, list(seen.source_ids))
+    # Memory is scoped to its chat: only this chat's messages are shown to the model.
+    return seen, [m for m in found if m.chat_id == seen.chat_id]
+
+
+async def _store(db: Database, seen: _Seen, found: Digest | None) -> bool:
+    """Write `found` (None: mark the row tried) if the row is still as `seen`."""
+    async with db.write() as session:
+        row = await session.get(ChatHistory, seen.id)
+        if row is None or _Seen.of(row) != seen:
+            return False
+        if found is None:
+            row.digest_tried = list(seen.source_ids)
+            return True
+        row.theme, row.keywords, row.summary = found.theme, list(found.keywords), found.summary
+        row.key_points, row.provenance, row.digest_tried = list(found.key_points), found.provenance, None
+        await unindex_rows(session, HISTORY_FTS, [row.id])
+        await drop_vectors(session, "history", [row.id])
+        await session.flush()
+        await index_rows(session, HISTORY_FTS, [(row.id, index_body(row))])
+    return True
+
+
+async def redigest_offline(
+    db: Database, llm: LLMPort, limit: int, method: KeywordMethod = "tfidf"
+) -> RedigestRun:
+    """Give up to `limit` offline rows the summary model's digest, newest first.
+
+    Stops at the first LLMUnavailable (down, timing out, over budget): the rows stay offline and a
+    later run tries again. A refused request is put aside like jargon inference does
+    (memory.jargon.inference): once another row is answered it was refused for its own content and is
+    marked tried; a second refusal in a row, or one no answer follows, stops the run with both left."""
+    async with db.read() as session:
+        ids = await due(session, limit)
+    stored = tried = 0
+    stopped: str | None = None
+    refused: list[_Seen] = []
+    for row_id in ids:
+        if not llm.available(TASK):
+            break
+        read = await _read(db, row_id)
+        if read is None:
+            continue
+        seen, messages = read
+        if len(messages) != len(seen.source_ids):
+            # Messages gone or in another chat: a deletion will rebuild the row, making it due again.
+            tried += await _store(db, seen, None)
+            continue
+        found: Digest | None
+        try:
+            found = await llm_digest(llm, messages, seen.theme, method)
+        except LLMBadAnswer as exc:
+            log.info("summary for topic %d gave no usable answer: %s", seen.id, exc.reason)
+            found = None
+        except LLMRefused as exc:
+            log.info("summary for topic %d refused: %s", seen.id, exc.reason)
+            stopped = exc.reason
+            if refused:
+                break
+            refused.append(seen)
+            continue
+        except LLMUnavailable as exc:
+            stopped = exc.reason
+            break
+        for earlier in refused:
+            tried += await _store(db, earlier, None)
+        refused.clear()
+        stopped = None
+        if found is None:
+            tried += await _store(db, seen, None)
+        else:
+            stored += await _store(db, seen, found)
+    return RedigestRun(stored, tried, stopped)
