@@ -17,11 +17,6 @@ class FailurePause:
         self.longest = longest
         self._paused: tuple[float, float] | None = None  # (since, seconds)
 
-    @property
-    def seconds(self) -> float | None:
-        """The current wait, None when not paused."""
-        return self._paused[1] if self._paused else None
-
     def waits(self, now: float) -> bool:
         """Whether the model is still not to be asked at `now`."""
         if self._paused is None:
