@@ -9,11 +9,12 @@ The work must be pure: never hand a database session or an ORM row to it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import ParamSpec, TypeVar
 
 P = ParamSpec("P")
 R = TypeVar("R")
+T = TypeVar("T")
 
 # About 20-60 ms of jieba on random CJK text; below it the work stays on the loop.
 INLINE_CHARS = 2_000
@@ -25,3 +26,35 @@ async def text_work(chars: int, fn: Callable[P, R], /, *args: P.args, **kwargs: 
     if chars > INLINE_CHARS:
         return await asyncio.to_thread(fn, *args, **kwargs)
     return fn(*args, **kwargs)
+
+
+# About a second of the slowest analysis (jargon statistics) per thread call.
+RUN_CHARS = 50_000
+
+
+def runs(items: Sequence[T], chars: Callable[[T], int], limit: int = RUN_CHARS) -> Iterator[Sequence[T]]:
+    """`items` in consecutive runs of at most `limit` characters (`chars` of each); an item longer than
+    `limit` makes a run of its own."""
+    start, held = 0, 0
+    for i, item in enumerate(items):
+        size = chars(item)
+        if i > start and held + size > limit:
+            yield items[start:i]
+            start, held = i, 0
+        held += size
+    if start < len(items):
+        yield items[start:]
+
+
+async def thread_work_in_runs(
+    items: Sequence[T], chars: Callable[[T], int], fn: Callable[[Sequence[T]], Iterable[R]]
+) -> list[R]:
+    """`fn` over `items` run by run (see `runs`), each run its own worker-thread call, results in order.
+
+    A thread cannot be stopped; a task awaiting one can. Cut into runs, work on many long messages is
+    many short thread calls, so a job cancelled at shutdown stops after the run in hand instead of
+    keeping the process alive until the whole batch is read. `fn` must treat items independently."""
+    found: list[R] = []
+    for run in runs(items, chars):
+        found.extend(await asyncio.to_thread(fn, run))
+    return found

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
@@ -34,10 +34,12 @@ from memory.jargon.inference import run_inference
 from memory.jargon.types import Candidate, MinerMessage
 from memory.messages import StoredMessage
 from memory.models import JobState, Message
+from memory.offload import runs
 from memory.persons.config import ALIAS_SOURCES
 from memory.persons.store import alias_entries
 from memory.ports import LLMPort, LLMUnavailable
 from memory.storage import Database
+from memory.text import analysed
 from tasks.failure_pause import FailurePause
 from tasks.registry import JobSpec
 
@@ -103,7 +105,18 @@ def name_variants(names: Iterable[str]) -> list[str]:
 def to_miner(message: StoredMessage) -> MinerMessage:
     """A stored message as the miner sees it (key = database id)."""
     speaker = str(message.person_id) if message.person_id is not None else message.speaker
-    return MinerMessage(str(message.id), message.text, speaker, message.is_bot)
+    return MinerMessage(str(message.id), analysed(message.text), speaker, message.is_bot)
+
+
+async def _observe(discoverer: Discoverer, messages: Sequence[MinerMessage]) -> None:
+    """Add `messages` to the discoverer's statistics run by run: a job cancelled at shutdown stops
+    after the run in hand, not after a window (or history) of long messages."""
+    for run in runs(messages, _chars):
+        await asyncio.to_thread(discoverer.observe, run)
+
+
+def _chars(message: MinerMessage) -> int:
+    return len(message.text)
 
 
 _PENDING = text(
@@ -218,7 +231,7 @@ class JargonMiningJob:
             discoverer = Discoverer(settings.discovery, settings.history_messages)
             async with self.db.read() as session:
                 history = await messages.recent(session, chat_id, settings.history_messages, cursor + 1)
-            await asyncio.to_thread(discoverer.rebuild, [to_miner(m) for m in history])
+            await _observe(discoverer, [to_miner(m) for m in history])
             cached = _Cached(discoverer, cursor, merged)
             self._cache[chat_id] = cached
         return cached.discoverer
@@ -239,19 +252,24 @@ class JargonMiningJob:
         window = [to_miner(m) for m in window_rows]
         discoverer = await self._discoverer(chat_id, cursor, merged, settings)
         candidates: list[Candidate] | None = None
-        if settings.extractor == "llm" and self.llm is not None and self.llm.available("jargon"):
-            try:
-                result = await extract.extract(self.llm, window, settings.discovery.filters, names, exclude)
-                candidates = result.kept
-                report.llm_extractions += 1
-                await asyncio.to_thread(discoverer.observe, window)
-            except LLMUnavailable as exc:
-                log.info("jargon extraction by LLM unavailable (%s); using offline discovery", exc.reason)
-        if candidates is None:
-            # Seconds of CPU for a window of long messages: off the event loop, so replies go on.
-            candidates = await asyncio.to_thread(discoverer.run, window, exclude=exclude, names=names)
-        last_id = window_rows[-1].id
         try:
+            if settings.extractor == "llm" and self.llm is not None and self.llm.available("jargon"):
+                try:
+                    result = await extract.extract(
+                        self.llm, window, settings.discovery.filters, names, exclude
+                    )
+                    candidates = result.kept
+                    report.llm_extractions += 1
+                    await _observe(discoverer, window)
+                except LLMUnavailable as exc:
+                    log.info("jargon extraction by LLM unavailable (%s); using offline discovery", exc.reason)
+            if candidates is None:
+                await _observe(discoverer, window)
+                # Seconds of CPU for a window of long messages: off the event loop, so replies go on.
+                candidates = await asyncio.to_thread(
+                    discoverer.candidates, window, exclude=exclude, names=names
+                )
+            last_id = window_rows[-1].id
             async with self.db.write() as session:
                 start = BatchStart(JOB_NAME, chat_id, cursor, merged)
                 if await batch_outdated(session, start, [m.id for m in window_rows]):
@@ -270,7 +288,7 @@ class JargonMiningJob:
                 else:
                     state.cursor, state.last_run = last_id, now
         except BaseException:
-            # The statistics already hold the window; rebuild them from the database next time.
+            # The statistics may hold the window, or part of it: rebuild them from the database next time.
             self._cache.pop(chat_id, None)
             raise
         self._cache[chat_id].last_id = last_id

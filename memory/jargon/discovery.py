@@ -247,5 +247,11 @@ class Discoverer:
         self, window: Sequence[MinerMessage], exclude: Collection[str] = (), names: Iterable[str] = ()
     ) -> list[Candidate]:
         """Add `window` to the history, then return its candidates (best first)."""
-        self.stats.extend(window)
+        self.observe(window)
+        return self.candidates(window, exclude, names)
+
+    def candidates(
+        self, window: Sequence[MinerMessage], exclude: Collection[str] = (), names: Iterable[str] = ()
+    ) -> list[Candidate]:
+        """The candidates of `window`, which the history must already hold (best first)."""
         return discover_in(self.stats, window, self.params, exclude, names)

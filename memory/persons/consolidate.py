@@ -15,12 +15,12 @@ stay in the table and the change goes on the timeline.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 
 from pydantic import BaseModel, Field
 from sqlalchemy import select
@@ -31,6 +31,7 @@ from memory.batch_check import BatchStart, batch_outdated
 from memory.chat_marks import merge_mark
 from memory.commands import is_memory_command
 from memory.models import Chat, JobState, Message, PersonFact, PersonForgotten
+from memory.offload import thread_work_in_runs
 from memory.persons import store
 from memory.persons.aliases import AliasIndex
 from memory.persons.card import DEFAULT_LABELS
@@ -40,7 +41,7 @@ from memory.persons.resolver import PersonResolver
 from memory.persons.speech import Utterance, own_text
 from memory.ports import LLMPort, LLMUnavailable
 from memory.storage import Database
-from memory.text import normalize, truncate
+from memory.text import analysed, normalize, truncate
 
 log = logging.getLogger(__name__)
 
@@ -156,8 +157,11 @@ class PersonConsolidator:
             utterances = await _utterances(session, chat_id, rows, forgotten)
         index = await self.resolver.index(chat_id)
         # Seconds of CPU for a batch of long messages (speech masks, a name search in every clause):
-        # off the event loop. The thread gets plain values only, never the session or its rows.
-        items, found = await asyncio.to_thread(_read, utterances, index)
+        # off the event loop, in runs a shutdown can stop between. Threads get plain values only,
+        # never the session or its rows.
+        read = await thread_work_in_runs(utterances, lambda u: len(u[0].text), partial(_read, index=index))
+        items = [item for item, _ in read]
+        found = [statement for _, statements in read for statement in statements]
         events: list[tuple[_Item, str]] = []
         if config.use_llm and self.llm is not None and items:
             llm_facts, events = await self._ask_llm(items, report)
@@ -322,7 +326,7 @@ async def _utterances(
             continue
         if row.time <= forgotten.get(row.person_id, float("-inf")):
             continue
-        text = store.own_words(row.text, row.segments)
+        text = analysed(store.own_words(row.text, row.segments))
         reply_to = senders.get(row.reply_to) if row.reply_to else None
         utterance = Utterance(
             key=str(row.id),
@@ -338,13 +342,12 @@ async def _utterances(
 
 def _read(
     utterances: Sequence[tuple[Utterance, int, int]], index: AliasIndex
-) -> tuple[list[_Item], list[Statement]]:
-    """The batch's items (with each speaker's own words) and the statements found offline in them."""
-    items = [_Item(u, message_id, person_id, own_text(u.text)) for u, message_id, person_id in utterances]
-    found: list[Statement] = []
-    for item in items:
-        found.extend(extract_statements(item.utterance, index))
-    return items, found
+) -> list[tuple[_Item, list[Statement]]]:
+    """Each utterance's item (with the speaker's own words) and the statements found offline in it."""
+    read = []
+    for u, message_id, person_id in utterances:
+        read.append((_Item(u, message_id, person_id, own_text(u.text)), extract_statements(u, index)))
+    return read
 
 
 async def _cursor(session: AsyncSession, chat_id: int) -> int:

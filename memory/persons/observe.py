@@ -27,6 +27,7 @@ from memory.persons.declarations import Target, extract_declarations
 from memory.persons.names import clean_name, name_key
 from memory.persons.naming import vet_suggested_name
 from memory.persons.speech import Utterance
+from memory.text import analysed
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +167,7 @@ class PersonObserver:
         utterance = Utterance(
             key=str(recorded.message_id),
             speaker_id=str(recorded.person_id),
-            text=store.own_words(message.text, [s.to_json() for s in message.segments]),
+            text=analysed(store.own_words(message.text, [s.to_json() for s in message.segments])),
             time=message.time,
             mentioned_ids=tuple(str(platform_ids[m]) for m in message.mentions if m in platform_ids),
             reply_to_id=str(reply_to) if reply_to is not None else None,

@@ -19,6 +19,7 @@ from memory.models import PreferenceDoc
 from memory.offload import text_work
 from memory.persons.store import forgotten_at
 from memory.storage.fts import index_rows
+from memory.text import analysed
 
 if TYPE_CHECKING:
     from memory.ingest import Recorded
@@ -157,7 +158,8 @@ async def _stated(recorded: Recorded) -> list[Preference]:
     message = recorded.message
     if message.is_bot or is_memory_command(message.text):
         return []
-    return await text_work(len(message.text), extract_preferences, message.text)
+    text = analysed(message.text)
+    return await text_work(len(text), extract_preferences, text)
 
 
 record_preferences = PreferenceObserver()

@@ -1,5 +1,6 @@
 """Text handling: normalisation, jieba tokens, CJK-safe cuts, token estimates."""
 
+from memory.text.analysed import ANALYSED_CHARS, analysed
 from memory.text.invisible import drop_invisible, holds_invisible
 from memory.text.loggable import loggable
 from memory.text.normalize import normalize, plain_apostrophes
@@ -7,6 +8,8 @@ from memory.text.tokens import estimate_tokens, index_text, prepare, search_term
 from memory.text.truncate import truncate
 
 __all__ = [
+    "ANALYSED_CHARS",
+    "analysed",
     "drop_invisible",
     "estimate_tokens",
     "holds_invisible",

@@ -26,7 +26,7 @@ import asyncio
 import itertools
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -45,7 +45,7 @@ from memory.history.titles import most_similar
 from memory.models import JobState, TopicCacheEntry
 from memory.ports import LLMPort, LLMUnavailable
 from memory.storage import Database
-from memory.text import truncate
+from memory.text import analysed, truncate
 from memory.topics import cache
 from memory.topics.disentangle import Disentangler
 from memory.topics.message import ThreadMessage
@@ -444,7 +444,7 @@ class TopicCheck:
             entries = await cache.entries(session, chat_id)
             recent = {e.id: await source.by_ids(session, e.message_ids[-2:]) for e in entries}
         disentangler = Disentangler(settings.disentangle, data.get("disentangler"))
-        usable = [m for m in batch if m.searchable]
+        usable = [replace(m, text=analysed(m.text)) for m in batch if m.searchable]
         # Segmenting and comparing a batch of long messages is seconds of CPU: off the event loop.
         threaded = await asyncio.to_thread(split_threads, disentangler, usable)
         slots = slots_of(entries)

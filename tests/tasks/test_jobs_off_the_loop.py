@@ -44,12 +44,13 @@ async def test_jargon_discovery_runs_on_a_worker_thread(
     memory: MemoryService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[str] = []
-    for name in ("rebuild", "run"):
+    for name in ("observe", "candidates"):
         monkeypatch.setattr(Discoverer, name, _recording(calls, name, getattr(Discoverer, name)))
     await memory.record_many(make_message(n, sender=f"u{n % 4}", text=t) for n, t in enumerate(LINES))
     report = await JargonMiningJob(memory.db, lambda: SETTINGS).run(T0)
     assert report.chats == 1
-    assert calls == ["rebuild on a worker", "run on a worker"]
+    # The window is counted (there is no history before it), then its candidates are found.
+    assert calls == ["observe on a worker", "candidates on a worker"]
 
 
 async def test_topic_threads_are_split_on_a_worker_thread(
