@@ -32,9 +32,10 @@ async def text_work(chars: int, fn: Callable[P, R], /, *args: P.args, **kwargs: 
 RUN_CHARS = 50_000
 
 
-def runs(items: Sequence[T], chars: Callable[[T], int], limit: int = RUN_CHARS) -> Iterator[Sequence[T]]:
-    """`items` in consecutive runs of at most `limit` characters (`chars` of each); an item longer than
-    `limit` makes a run of its own."""
+def runs(items: Sequence[T], chars: Callable[[T], int], limit: int | None = None) -> Iterator[Sequence[T]]:
+    """`items` in consecutive runs of at most `limit` characters (`chars` of each; RUN_CHARS when
+    None); an item longer than `limit` makes a run of its own."""
+    limit = RUN_CHARS if limit is None else limit
     start, held = 0, 0
     for i, item in enumerate(items):
         size = chars(item)
