@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 
 from bot.config import Settings
 from bot.history_setup import redigest_settings, register_history_jobs
-from bot.llm import Budget, LLMSettings, build_gateway
+from bot.llm import LLMSettings, build_gateway
 from bot.llm.gateway import LLMGateway
 from memory.clock import ManualClock
 from memory.history import source
@@ -25,6 +25,7 @@ from memory.types import MessageDeletion
 from tasks import JobRunner
 from tasks.history_redigest import JOB_NAME, HistoryRedigestJob, RedigestSettings
 from tests.conftest import T0, chat_ids, make_message
+from tests.fakes.gateway import fake_gateway
 from tests.fakes.openai_server import Answer, Fail, FakeOpenAI, Hold, answer_json
 
 ON = RedigestSettings(enabled=True, per_run=5, interval=timedelta(minutes=5))
@@ -37,15 +38,7 @@ CAMPING = {
 
 
 def gateway(fake: FakeOpenAI, memory: MemoryService, clock: ManualClock, **budget: int) -> LLMGateway:
-    settings = LLMSettings(
-        enabled=True,
-        base_url=fake.base_url,
-        model="fake",
-        max_retries=0,
-        backoff_seconds=0,
-        budgets={"summary": Budget(**budget)} if budget else {},
-    )
-    return build_gateway(settings, memory.db, clock)
+    return fake_gateway(fake, memory.db, clock, "summary", **budget)
 
 
 async def offline_row(memory: MemoryService, chat: str, start: int, lines: Sequence[str]) -> int:

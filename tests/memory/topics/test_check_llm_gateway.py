@@ -8,28 +8,21 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from bot.llm import Budget, LLMSettings, build_gateway
+from bot.llm.gateway import LLMGateway
 from memory.clock import ManualClock
 from memory.models import TopicCacheEntry
 from memory.service import MemoryService
 from memory.topics.check import TopicCheck
 from tests.conftest import T0, make_message
+from tests.fakes.gateway import fake_gateway
 from tests.fakes.openai_server import Answer, FakeOpenAI, Raw, answer_json
 from tests.memory.topics.test_check import SMALL
 
 LLM_CHECK = dataclasses.replace(SMALL, use_llm=True)
 
 
-def gateway(fake: FakeOpenAI, memory: MemoryService, clock: ManualClock, **budget: int):
-    settings = LLMSettings(
-        enabled=True,
-        base_url=fake.base_url,
-        model="fake",
-        max_retries=0,
-        backoff_seconds=0,
-        budgets={"topic": Budget(**budget)} if budget else {},
-    )
-    return build_gateway(settings, memory.db, clock)
+def gateway(fake: FakeOpenAI, memory: MemoryService, clock: ManualClock, **budget: int) -> LLMGateway:
+    return fake_gateway(fake, memory.db, clock, "topic", **budget)
 
 
 async def titles(memory: MemoryService) -> dict[str, list[int]]:
