@@ -25,6 +25,8 @@ from memory.storage.sql import rows_naming
 
 log = logging.getLogger(__name__)
 
+HISTORY_FTS = "chat_history_fts"
+
 
 @dataclass(frozen=True, slots=True)
 class Packed:
@@ -89,8 +91,23 @@ async def write_history(
     )
     session.add(row)
     await session.flush()
-    await index_rows(session, "chat_history_fts", [(row.id, index_body(row))])
+    await index_rows(session, HISTORY_FTS, [(row.id, index_body(row))])
     return row
+
+
+def set_digest(row: ChatHistory, found: Digest) -> None:
+    """Give `row` the theme, keywords, summary, key points and provenance of `found`."""
+    row.theme, row.keywords, row.summary = found.theme, list(found.keywords), found.summary
+    row.key_points, row.provenance = list(found.key_points), found.provenance
+
+
+async def reindex(session: AsyncSession, changed: Sequence[int], kept: Sequence[ChatHistory]) -> None:
+    """After the rows `changed` were rewritten or deleted: the full-text entries of those still there
+    (`kept`) written anew, and every one's vector dropped for the backfill to redo."""
+    await unindex_rows(session, HISTORY_FTS, changed)
+    await drop_vectors(session, "history", changed)
+    await session.flush()
+    await index_rows(session, HISTORY_FTS, [(r.id, index_body(r)) for r in kept])
 
 
 async def drop_sources(session: AsyncSession, message_ids: Sequence[int]) -> int:
@@ -108,20 +125,14 @@ async def drop_sources(session: AsyncSession, message_ids: Sequence[int]) -> int
     for row in rows:
         kept = await source.by_ids(session, [i for i in row.source_message_ids if i not in gone])
         if kept:
-            found = await asyncio.to_thread(offline_digest, kept)
-            row.theme, row.keywords, row.summary = found.theme, list(found.keywords), found.summary
-            row.key_points, row.provenance = list(found.key_points), found.provenance
+            set_digest(row, await asyncio.to_thread(offline_digest, kept))
             row.original_text, row.participants = original_text(kept), participants(kept)
             row.start_time, row.end_time = min(m.time for m in kept), max(m.time for m in kept)
             row.source_message_ids = [m.id for m in kept]
             rebuilt.append(row)
         else:
             await session.delete(row)
-    changed = [row.id for row in rows]
-    await unindex_rows(session, "chat_history_fts", changed)
-    await drop_vectors(session, "history", changed)
-    await session.flush()
-    await index_rows(session, "chat_history_fts", [(r.id, index_body(r)) for r in rebuilt])
+    await reindex(session, [row.id for row in rows], rebuilt)
     return len(rows)
 
 

@@ -17,20 +17,17 @@ from dataclasses import dataclass
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memory.embeddings.store import drop_vectors
 from memory.history import source
 from memory.history.digest import Digest, KeywordMethod, llm_digest
-from memory.history.pack import index_body
+from memory.history.pack import reindex, set_digest
 from memory.history.source import SourceMessage
 from memory.models import ChatHistory
 from memory.ports import LLMBadAnswer, LLMPort, LLMRefused, LLMUnavailable
 from memory.storage import Database
-from memory.storage.fts import index_rows, unindex_rows
 
 log = logging.getLogger(__name__)
 
 TASK = "summary"
-HISTORY_FTS = "chat_history_fts"
 
 # json() makes both sides one canonical text, whoever wrote them.
 _NOT_TRIED = text(
@@ -107,12 +104,9 @@ async def _store(db: Database, seen: _Seen, found: Digest | None) -> bool:
         if found is None:
             row.digest_tried = list(seen.source_ids)
             return True
-        row.theme, row.keywords, row.summary = found.theme, list(found.keywords), found.summary
-        row.key_points, row.provenance, row.digest_tried = list(found.key_points), found.provenance, None
-        await unindex_rows(session, HISTORY_FTS, [row.id])
-        await drop_vectors(session, "history", [row.id])
-        await session.flush()
-        await index_rows(session, HISTORY_FTS, [(row.id, index_body(row))])
+        set_digest(row, found)
+        row.digest_tried = None
+        await reindex(session, [row.id], [row])
     return True
 
 

@@ -227,17 +227,14 @@ class Discoverer:
     """Discovery with statistics kept between runs: the shape a scheduled per-chat job uses.
 
     `run(window)` adds the window to the history (evicting beyond `history_size`) and returns its
-    candidates. `rebuild(messages)` starts over from stored messages (after a restart).
+    candidates; `observe` adds messages without mining them (a new one, filled from stored messages
+    after a restart, in runs).
     """
 
     def __init__(self, params: DiscoveryParams | None = None, history_size: int = 3000) -> None:
         self.params = params or DiscoveryParams()
         self.history_size = history_size
         self.stats = HistoryStats(capacity=history_size)
-
-    def rebuild(self, messages: Iterable[MinerMessage]) -> None:
-        """Replace the statistics with those of `messages` (oldest first)."""
-        self.stats = HistoryStats.build(messages, capacity=self.history_size)
 
     def observe(self, messages: Iterable[MinerMessage]) -> None:
         """Add messages to the history without mining them."""

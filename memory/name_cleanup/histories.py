@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, text
 
 from memory.embeddings.store import vectors_of
-from memory.history.pack import index_body, transcript_line
+from memory.history.pack import HISTORY_FTS, index_body, transcript_line
 from memory.history.source import display_name_of
 from memory.messages import sent_at
 from memory.models import ChatHistory
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from memory.name_cleanup.run import CleanupReport
 
 log = logging.getLogger(__name__)
-HISTORY_FTS = "chat_history_fts"
 _PLACEHOLDER = "\x00"  # never in a message's text or a name (clean_text drops control characters)
 # Every row's messages, and whether a participant's name holds a hidden character. A line's name is
 # the speaker's name on their last line (a participant's) or came from a message whose names changed:
