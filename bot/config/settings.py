@@ -55,6 +55,7 @@ class ReplySettings(Section):
     probability: float = Field(0.0, ge=0.0, le=1.0)
     disabled_chats: list[str] = []
     commands: bool = True
+    max_chars: int = Field(2000, ge=50, le=100_000)
 
 
 class MessagesSettings(Section):

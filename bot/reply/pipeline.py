@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import select
 
-from adapters.base import SendError
+from adapters.base import SendError, fit_message
 from bot.commands.dispatch import dispatch
 from bot.config.settings import Settings
 from bot.llm import LLMGateway
@@ -131,9 +131,7 @@ class ReplyPipeline:
                 asker=recorded.person_id or None,
             )
             if answer is not None:
-                if failure := await self._send(message, answer.text, send, store, searchable=False):
-                    return Outcome(True, reason=f"command; {failure}")
-                return Outcome(True, answer.text, "command")
+                return await self._send(message, answer.text, send, store, "command", searchable=False)
         replied_to_bot = await self._replied_to_bot(recorded.chat_id, recorded.message.reply_to)
         decision = decide(message, settings.reply, settings.bot, replied_to_bot, self.rng)
         if not decision.reply:
@@ -169,9 +167,7 @@ class ReplyPipeline:
         text = text.strip()
         if not text:
             return Outcome(True, reason=f"{decision.reason}; empty reply")
-        if failure := await self._send(message, text, send, store):
-            return Outcome(True, reason=f"{decision.reason}; {failure}")
-        return Outcome(True, text, decision.reason)
+        return await self._send(message, text, send, store, decision.reason)
 
     async def handle_live(self, message: ChatMessage, send: Send, stopping: asyncio.Event) -> Outcome | None:
         """`handle` for a live adapter, which cannot fetch a message again: while another process
@@ -253,17 +249,19 @@ class ReplyPipeline:
         return result.text
 
     async def _send(
-        self, message: ChatMessage, text: str, send: Send, store: Store, searchable: bool = True
-    ) -> str | None:
-        """Send `text` in answer to `message` and record it; why not, when the platform refused it
-        (muted, kicked, disconnected: logged, the answer is lost, nothing else is)."""
+        self, message: ChatMessage, text: str, send: Send, store: Store, reason: str, searchable: bool = True
+    ) -> Outcome:
+        """Send `text` in answer to `message` (cut at `[reply] max_chars`, between whole graphemes, with
+        `…`) and record it as sent; a platform refusing it (muted, kicked, disconnected) is logged and
+        only the answer is lost."""
+        text = fit_message(text, self.settings().reply.max_chars, message.chat_id)
         try:
             sent = await send(message.chat_id, text, chat_kind=message.chat_kind, reply_to=message.message_id)
         except SendError as exc:
             log.warning("answer to message %s of %s not sent: %s", message.message_id, message.chat_id, exc)
-            return f"not sent: {exc}"
+            return Outcome(True, reason=f"{reason}; not sent: {exc}")
         await store(sent, searchable)
-        return None
+        return Outcome(True, text, reason)
 
     async def _replied_to_bot(self, chat_id: int, reply_to: str | None) -> bool:
         if reply_to is None:

@@ -11,7 +11,7 @@ import pytest
 from adapters.base import SendError
 from bot.app import build_app
 from bot.config import ConfigStore
-from bot.config.settings import Settings
+from bot.config.settings import ReplySettings, Settings
 from bot.llm import LLMSettings
 from memory.clock import ManualClock
 from memory.types import ChatMessage
@@ -71,3 +71,34 @@ async def test_an_answer_the_platform_refuses_is_logged_not_raised(
     assert stored == [("@群忆 开炉是哪天", False), ("/who 小红", False)]
     refused = [r for r in caplog.records if "not sent" in r.getMessage()]
     assert len(refused) == 2 and all(r.exc_info is None for r in refused)
+
+
+async def test_an_overlong_answer_is_cut_at_max_chars_between_graphemes_and_stored_as_sent(
+    tmp_path: Path, fake_llm: FakeOpenAI, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A model told to write a lot (or a raised max_tokens) answered with 30,000 characters: QQ got it
+    whole and the chat's memory kept it whole."""
+    settings = llm_settings(fake_llm.base_url)
+    config = ConfigStore(settings.model_copy(update={"reply": ReplySettings(max_chars=60)}), None)
+    app = await build_app(config, tmp_path / "data", ManualClock(T0))
+    sent: list[str] = []
+
+    async def send(chat_id: str, text: str, **kwargs: Any) -> ChatMessage:
+        sent.append(text)
+        return make_message(900 + len(sent), text=text, sender="bot", is_bot=True)
+
+    family = "👨\u200d👩\u200d👧"  # one grapheme of five code points
+    long_answer = "开炉" * 28 + family + "后面还有很多" * 5000
+    fake_llm.script(Answer(long_answer), Answer("好的"))
+    try:
+        with caplog.at_level(logging.WARNING):
+            cut = await app.pipeline.handle(make_message(1, text="@群忆 讲讲开炉", to_bot=True), send)
+            short = await app.pipeline.handle(make_message(2, text="@群忆 在吗", to_bot=True), send)
+        stored = [m.text for m in await app.memory.recent(1, 5) if m.is_bot]
+    finally:
+        await app.close()
+    assert sent[0] == "开炉" * 28 + "…"  # the family would end at 61: it is left out whole, not split
+    assert len(sent[0]) <= 60 and cut.reply == sent[0]
+    assert short.reply == "好的" and sent[1] == "好的"
+    assert stored == sent
+    assert any("cut from" in r.getMessage() for r in caplog.records)
