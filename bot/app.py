@@ -33,6 +33,7 @@ from tasks import JobRunner, JobSpec
 from tasks.embedding_backfill import embedding_backfill_job
 from tasks.jargon_mining import JargonMiningJob, MiningSettings
 from tasks.person_consolidation import person_consolidation_job
+from tasks.person_relearn import PersonRelearnJob, RelearnSettings
 
 log = logging.getLogger(__name__)
 
@@ -178,6 +179,16 @@ def _persons_config(settings: Settings) -> PersonsConfig:
     )
 
 
+def relearn_settings(settings: Settings) -> RelearnSettings:
+    """The person relearn job's settings from `[persons]` (at consolidation's interval)."""
+    p = settings.persons
+    return RelearnSettings(
+        enabled=p.use_llm,
+        per_run=p.relearn_per_run,
+        interval=timedelta(seconds=p.consolidation_interval_seconds),
+    )
+
+
 def mining_settings(settings: Settings) -> MiningSettings:
     """The jargon job's settings from `[jargon]`."""
     j = settings.jargon
@@ -260,6 +271,9 @@ async def build_app(
             persons.consolidator,
             lambda: timedelta(seconds=config.current.persons.consolidation_interval_seconds),
         )
+    )
+    runner.register(
+        PersonRelearnJob(db, persons.resolver, lambda: relearn_settings(config.current), llm).spec()
     )
     app = App(config, directory, clock, db, memory, runner, pipeline, llm, persons, started=settings)
 

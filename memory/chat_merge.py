@@ -47,6 +47,7 @@ from memory.models import (
     PersonAlias,
     PersonChatName,
     PersonFact,
+    PersonLlmGap,
     PersonTimelineEntry,
     PreferenceDoc,
     TopicCacheEntry,
@@ -80,6 +81,7 @@ HANDLED: dict[str, str] = {
     "person_chat_names": "moved, unless the person or the name already has one in INTO",
     "person_facts": "folded per person as one person's facts, then moved",
     "person_timeline": "moved",
+    "person_llm_gaps": "moved (the model reads them in INTO)",
     "person_alias_versions": "bumped for both chats (FROM's counter kept: it only grows)",
     "jargon": "own entries moved, or folded into INTO's entry of the same term",
     "jargon_chat_counts": "folded into INTO's count of the entry",
@@ -270,6 +272,7 @@ async def _merge(session: AsyncSession, source_id: int, target_id: int, now: flo
     report.preferences = await _move(session, PreferenceDoc, source_id, target_id)
     report.vectors = await _move(session, EmbeddingVector, source_id, target_id)
     report.timeline = await _move(session, PersonTimelineEntry, source_id, target_id)
+    await _move(session, PersonLlmGap, source_id, target_id)
     report.cached_topics = await _move_topic_cache(session, source_id, target_id, prefix)
     await _merge_people(session, source_id, target_id, report)
     evidence = await session.execute(

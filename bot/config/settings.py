@@ -213,6 +213,7 @@ class PersonsSettings(Section):
     consolidation_interval_seconds: float = Field(300.0, ge=1.0, le=86_400.0)
     consolidation_batch: int = Field(500, ge=1, le=100_000)
     use_llm: bool = True
+    relearn_per_run: int = Field(5, ge=0, le=100)
     forget_removes_messages: bool = False
     pronoun_max_age_seconds: float = Field(3600.0, ge=0.0, le=2_592_000.0)
     card_max_chars: int = Field(240, ge=20, le=4000)

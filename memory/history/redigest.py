@@ -11,8 +11,8 @@ unusably, or whose request the endpoint refuses while it answers others, is mark
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
+from functools import partial
 
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -22,10 +22,9 @@ from memory.history.digest import Digest, KeywordMethod, llm_digest
 from memory.history.pack import reindex, set_digest
 from memory.history.source import SourceMessage
 from memory.models import ChatHistory
-from memory.ports import LLMBadAnswer, LLMPort, LLMRefused, LLMUnavailable
+from memory.offline_redo import NotWorthAsking, RedoRun, redo_offline
+from memory.ports import LLMPort
 from memory.storage import Database
-
-log = logging.getLogger(__name__)
 
 TASK = "summary"
 
@@ -36,14 +35,8 @@ _NOT_TRIED = text(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class RedigestRun:
-    """What one `redigest_offline` did: rows given the model's digest, rows marked tried, and why the
-    model stopped the run leaving rows to do (None when it did not)."""
-
-    stored: int = 0
-    tried: int = 0
-    stopped: str | None = None
+RedigestRun = RedoRun
+"""What one `redigest_offline` did (the shared `RedoRun`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,51 +105,20 @@ async def _store(db: Database, seen: _Seen, found: Digest | None) -> bool:
 
 async def redigest_offline(
     db: Database, llm: LLMPort, limit: int, method: KeywordMethod = "tfidf"
-) -> RedigestRun:
-    """Give up to `limit` offline rows the summary model's digest, newest first.
-
-    Stops at the first LLMUnavailable (down, timing out, over budget): the rows stay offline and a
-    later run tries again. A refused request is put aside like jargon inference does
-    (memory.jargon.inference): once another row is answered it was refused for its own content and is
-    marked tried; a second refusal in a row, or one no answer follows, stops the run with both left."""
+) -> RedoRun:
+    """Give up to `limit` offline rows the summary model's digest, newest first; how a failing or
+    refusing model stops the run is `memory.offline_redo.redo_offline`'s."""
     async with db.read() as session:
         ids = await due(session, limit)
-    stored = tried = 0
-    stopped: str | None = None
-    refused: list[_Seen] = []
-    for row_id in ids:
-        if not llm.available(TASK):
-            break
-        read = await _read(db, row_id)
-        if read is None:
-            continue
+
+    async def ask(read: tuple[_Seen, list[SourceMessage]]) -> Digest:
         seen, messages = read
         if len(messages) != len(seen.source_ids):
             # Messages gone or in another chat: a deletion will rebuild the row, making it due again.
-            tried += await _store(db, seen, None)
-            continue
-        found: Digest | None
-        try:
-            found = await llm_digest(llm, messages, seen.theme, method)
-        except LLMBadAnswer as exc:
-            log.info("summary for topic %d gave no usable answer: %s", seen.id, exc.reason)
-            found = None
-        except LLMRefused as exc:
-            log.info("summary for topic %d refused: %s", seen.id, exc.reason)
-            stopped = exc.reason
-            if refused:
-                break
-            refused.append(seen)
-            continue
-        except LLMUnavailable as exc:
-            stopped = exc.reason
-            break
-        for earlier in refused:
-            tried += await _store(db, earlier, None)
-        refused.clear()
-        stopped = None
-        if found is None:
-            tried += await _store(db, seen, None)
-        else:
-            stored += await _store(db, seen, found)
-    return RedigestRun(stored, tried, stopped)
+            raise NotWorthAsking
+        return await llm_digest(llm, messages, seen.theme, method)
+
+    async def store(read: tuple[_Seen, list[SourceMessage]], found: Digest | None) -> bool:
+        return await _store(db, read[0], found)
+
+    return await redo_offline(llm, TASK, ids, partial(_read, db), ask, store)

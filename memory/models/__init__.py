@@ -14,6 +14,7 @@ from memory.models.person_memory import (
     PersonChatName,
     PersonFact,
     PersonForgotten,
+    PersonLlmGap,
     PersonTimelineEntry,
 )
 from memory.models.recall import EmbeddingVector, PreferenceDoc
@@ -42,6 +43,7 @@ __all__ = [
     "PersonChatName",
     "PersonFact",
     "PersonForgotten",
+    "PersonLlmGap",
     "PersonTimelineEntry",
     "PreferenceDoc",
     "TopicCacheEntry",

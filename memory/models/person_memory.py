@@ -7,7 +7,7 @@ is later removed, so a fact outlives a deleted message only as text).
 
 from __future__ import annotations
 
-from sqlalchemy import JSON, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint, func
+from sqlalchemy import JSON, Boolean, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint, func
 from sqlalchemy.orm import Mapped, mapped_column
 
 from memory.models.base import Base
@@ -126,3 +126,19 @@ class PersonForgotten(Base):
     time: Mapped[float] = mapped_column(Float)
     removed_messages: Mapped[int] = mapped_column(Integer, default=0)
     messages_removed_until: Mapped[float | None] = mapped_column(Float, nullable=True, default=None)
+
+
+class PersonLlmGap(Base):
+    """Messages a consolidation read offline only although it was to ask the model (down, over budget,
+    refusing): the model is asked about them later, newest first (memory.persons.relearn). Added by
+    0019_person_llm_gaps. `tried` is set when the model answered them unusably: they are not asked
+    about again."""
+
+    __tablename__ = "person_llm_gaps"
+    __table_args__ = (Index("ix_person_llm_gaps_due", "tried", "time"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id", ondelete="CASCADE"))
+    message_ids: Mapped[list[int]] = mapped_column(JSON, default=list)
+    time: Mapped[float] = mapped_column(Float)  # of the newest of the messages
+    tried: Mapped[bool] = mapped_column(Boolean, default=False)

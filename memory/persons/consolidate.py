@@ -30,7 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memory.batch_check import BatchStart, batch_outdated
 from memory.chat_marks import merge_mark
 from memory.commands import is_memory_command
-from memory.models import Chat, JobState, Message, PersonFact, PersonForgotten
+from memory.models import Chat, JobState, Message, PersonFact, PersonForgotten, PersonLlmGap
 from memory.offload import thread_work_in_runs
 from memory.persons import store
 from memory.persons.aliases import AliasIndex
@@ -64,6 +64,7 @@ class ConsolidationReport:
     events_added: int = 0
     llm_calls: int = 0
     llm_fallbacks: int = 0
+    llm_gaps: int = 0  # chunks of messages left for the model to read later
 
     def add(self, other: ConsolidationReport) -> None:
         for name in self.__slots__:
@@ -103,7 +104,9 @@ _INSTRUCTIONS = (
 
 
 @dataclass(frozen=True, slots=True)
-class _Item:
+class Item:
+    """A message as consolidation reads it: its utterance, ids, and the speaker's own words."""
+
     utterance: Utterance
     message_id: int
     person_id: int
@@ -153,132 +156,159 @@ class PersonConsolidator:
             )
             if not rows or mark is None:
                 return report
-            forgotten = await _forgotten(session)
-            utterances = await _utterances(session, chat_id, rows, forgotten)
-        index = await self.resolver.index(chat_id)
-        # Seconds of CPU for a batch of long messages (speech masks, a name search in every clause):
-        # off the event loop, in runs a shutdown can stop between. Threads get plain values only,
-        # never the session or its rows.
-        read = await thread_work_in_runs(utterances, lambda u: len(u[0].text), partial(_read, index=index))
+            forgotten = await forgotten_times(session)
+            utterances = await utterances_of(session, chat_id, rows, forgotten)
+        read = await read_utterances(self.resolver, chat_id, utterances)
         items = [item for item, _ in read]
         found = [statement for _, statements in read for statement in statements]
-        events: list[tuple[_Item, str]] = []
+        events: list[tuple[Item, str]] = []
+        unread: list[list[Item]] = []
         if config.use_llm and self.llm is not None and items:
-            llm_facts, events = await self._ask_llm(items, report)
+            llm_facts, events, unread = await self._ask_llm(items, report)
             found.extend(llm_facts)
         async with self.db.write() as session:
             if await batch_outdated(session, BatchStart(JOB, chat_id, cursor, mark), [r.id for r in rows]):
                 return ConsolidationReport()
-            if await _forgotten(session) != forgotten:  # what was found may be about them
+            if await forgotten_times(session) != forgotten:  # what was found may be about them
                 log.info("chat %s: a person was forgotten meanwhile; batch left for later", chat_id)
                 return ConsolidationReport()
-            await self._apply(session, chat_id, found, report)
-            for item, text in events:
-                await store.add_timeline(
-                    session, item.person_id, chat_id, store.ts(item.utterance.time), text, [item.message_id]
+            await apply_statements(session, chat_id, found, report)
+            await add_events(session, chat_id, events, report)
+            for chunk in unread:  # the model is asked about them once it answers (memory.persons.relearn)
+                session.add(
+                    PersonLlmGap(
+                        chat_id=chat_id,
+                        message_ids=[i.message_id for i in chunk],
+                        time=max(store.ts(i.utterance.time) for i in chunk),
+                    )
                 )
-                report.events_added += 1
+            report.llm_gaps += len(unread)
             await _set_cursor(session, chat_id, rows[-1].id, store.ts(now))
         report.chats = 1
         report.messages = len(rows)
         return report
 
-    async def _apply(
-        self, session: AsyncSession, chat_id: int, found: Sequence[Statement], report: ConsolidationReport
-    ) -> None:
-        by_person: dict[int, list[Statement]] = defaultdict(list)
-        for fact in found:
-            by_person[int(fact.person_id)].append(fact)
-        if not by_person:
-            return
-        rows = list(
-            (
-                await session.scalars(
-                    select(PersonFact).where(
-                        PersonFact.person_id.in_(list(by_person)),
-                        PersonFact.chat_id == chat_id,
-                        PersonFact.superseded_at.is_(None),
-                    )
-                )
-            ).all()
-        )
-        held: dict[tuple[str, str, str], PersonFact] = {_ident(store.to_fact(r)): r for r in rows}
-        for person_id, new in by_person.items():
-            existing = [store.to_fact(r) for r in rows if r.person_id == person_id]
-            retractions = {r.message_key: r for r in new if isinstance(r, Retraction)}
-            result = merge_facts(existing, new)
-            for fact in result.current:
-                row = held.get(_ident(fact))
-                if row is None:
-                    session.add(_row(fact, chat_id))
-                    report.facts_added += 1
-                elif tuple(str(m) for m in row.seen_message_ids or ()) != fact.seen_keys:
-                    row.seen_message_ids = [int(k) for k in fact.seen_keys if k.isdigit()]
-            for fact in result.superseded:
-                row = held.get(_ident(fact))
-                if row is not None and row.superseded_at is not None:
-                    continue
-                if row is None:
-                    session.add(_row(fact, chat_id))
-                else:
-                    row.superseded_at = store.ts(fact.superseded_at or fact.time)
-                    row.superseded_by = _message_id(fact.superseded_by)
-                report.facts_superseded += 1
-                newer: Fact | Retraction | None = _newer(fact, result.current)
-                if newer is None or newer.time < fact.time:
-                    newer = retractions.get(fact.superseded_by or "")
-                if newer is not None:
-                    await store.add_timeline(
-                        session,
-                        person_id,
-                        chat_id,
-                        store.ts(newer.time),
-                        _change_text(fact, newer),
-                        [m for m in (_message_id(fact.message_key), _message_id(newer.message_key)) if m],
-                        kind="change",
-                    )
-        await session.flush()
-
     async def _ask_llm(
-        self, items: Sequence[_Item], report: ConsolidationReport
-    ) -> tuple[list[Fact], list[tuple[_Item, str]]]:
+        self, items: Sequence[Item], report: ConsolidationReport
+    ) -> tuple[list[Fact], list[tuple[Item, str]], list[list[Item]]]:
+        """The model's facts and events about `items`, and the chunks of them it did not read (it was
+        unavailable or failed: they are noted for a later run to ask about)."""
         assert self.llm is not None
-        if not self.llm.available(LLM_TASK):
-            return [], []
         facts: list[Fact] = []
-        events: list[tuple[_Item, str]] = []
+        events: list[tuple[Item, str]] = []
         speaking = [i for i in items if i.own.strip()]
-        for start in range(0, len(speaking), LLM_CHUNK):
-            chunk = speaking[start : start + LLM_CHUNK]
-            by_id = {i.message_id: i for i in chunk}
-            lines = [_prompt_line(i) for i in chunk]
-            prompt = [
-                {"role": "system", "content": _INSTRUCTIONS},
-                {"role": "user", "content": "\n".join(lines)},
-            ]
+        chunks = [speaking[start : start + LLM_CHUNK] for start in range(0, len(speaking), LLM_CHUNK)]
+        if not self.llm.available(LLM_TASK):
+            return facts, events, chunks
+        for n, chunk in enumerate(chunks):
             try:
-                answer = await self.llm.complete_json(LLM_TASK, prompt, PersonFactsAnswer)
+                chunk_facts, chunk_events = await ask_model(self.llm, chunk)
             except LLMUnavailable as exc:
                 log.info("person consolidation offline for this batch: %s", exc.reason)
                 report.llm_fallbacks += 1
-                return facts, events
+                return facts, events, chunks[n:]
             report.llm_calls += 1
-            facts.extend(f for f in (_checked_fact(a, by_id) for a in answer.facts) if f is not None)
-            for event in answer.events:
-                item = by_id.get(event.message_id)
-                text = " ".join(event.text.split())
-                if item is not None and text:
-                    events.append((item, truncate(text, 120)))
-        return facts, events
+            facts.extend(chunk_facts)
+            events.extend(chunk_events)
+        return facts, events, []
 
 
-def _prompt_line(item: _Item) -> str:
+async def ask_model(llm: LLMPort, chunk: Sequence[Item]) -> tuple[list[Fact], list[tuple[Item, str]]]:
+    """The facts and dated events the model finds in `chunk` (at most LLM_CHUNK speaking items), each
+    checked against the message it cites; raises LLMUnavailable."""
+    by_id = {i.message_id: i for i in chunk}
+    prompt = [
+        {"role": "system", "content": _INSTRUCTIONS},
+        {"role": "user", "content": "\n".join(_prompt_line(i) for i in chunk)},
+    ]
+    answer = await llm.complete_json(LLM_TASK, prompt, PersonFactsAnswer)
+    facts = [f for f in (_checked_fact(a, by_id) for a in answer.facts) if f is not None]
+    events = []
+    for event in answer.events:
+        item = by_id.get(event.message_id)
+        text = " ".join(event.text.split())
+        if item is not None and text:
+            events.append((item, truncate(text, 120)))
+    return facts, events
+
+
+async def add_events(
+    session: AsyncSession, chat_id: int, events: Sequence[tuple[Item, str]], report: ConsolidationReport
+) -> None:
+    """Put the model's dated events on the timelines of the people who told them."""
+    for item, text in events:
+        await store.add_timeline(
+            session, item.person_id, chat_id, store.ts(item.utterance.time), text, [item.message_id]
+        )
+        report.events_added += 1
+
+
+async def apply_statements(
+    session: AsyncSession, chat_id: int, found: Sequence[Statement], report: ConsolidationReport
+) -> None:
+    """Merge `found` into the facts of the people they are about, in chat `chat_id`: new facts added,
+    superseded ones retired with the change on the timeline."""
+    by_person: dict[int, list[Statement]] = defaultdict(list)
+    for fact in found:
+        by_person[int(fact.person_id)].append(fact)
+    if not by_person:
+        return
+    rows = list(
+        (
+            await session.scalars(
+                select(PersonFact).where(
+                    PersonFact.person_id.in_(list(by_person)),
+                    PersonFact.chat_id == chat_id,
+                    PersonFact.superseded_at.is_(None),
+                )
+            )
+        ).all()
+    )
+    held: dict[tuple[str, str, str], PersonFact] = {_ident(store.to_fact(r)): r for r in rows}
+    for person_id, new in by_person.items():
+        existing = [store.to_fact(r) for r in rows if r.person_id == person_id]
+        retractions = {r.message_key: r for r in new if isinstance(r, Retraction)}
+        result = merge_facts(existing, new)
+        for fact in result.current:
+            row = held.get(_ident(fact))
+            if row is None:
+                session.add(_row(fact, chat_id))
+                report.facts_added += 1
+            elif tuple(str(m) for m in row.seen_message_ids or ()) != fact.seen_keys:
+                row.seen_message_ids = [int(k) for k in fact.seen_keys if k.isdigit()]
+        for fact in result.superseded:
+            row = held.get(_ident(fact))
+            if row is not None and row.superseded_at is not None:
+                continue
+            if row is None:
+                session.add(_row(fact, chat_id))
+            else:
+                row.superseded_at = store.ts(fact.superseded_at or fact.time)
+                row.superseded_by = _message_id(fact.superseded_by)
+            report.facts_superseded += 1
+            newer: Fact | Retraction | None = _newer(fact, result.current)
+            if newer is None or newer.time < fact.time:
+                newer = retractions.get(fact.superseded_by or "")
+            if newer is not None:
+                await store.add_timeline(
+                    session,
+                    person_id,
+                    chat_id,
+                    store.ts(newer.time),
+                    _change_text(fact, newer),
+                    [m for m in (_message_id(fact.message_key), _message_id(newer.message_key)) if m],
+                    kind="change",
+                )
+    await session.flush()
+
+
+def _prompt_line(item: Item) -> str:
     """One message for the model: its id, the speaker, and only the speaker's own words."""
     words = truncate(" ".join(item.own.split()), LLM_MESSAGE_CHARS)
     return f"[{item.message_id}] person {item.person_id}: {words}"
 
 
-def _checked_fact(answer: LlmFact, by_id: dict[int, _Item]) -> Fact | None:
+def _checked_fact(answer: LlmFact, by_id: dict[int, Item]) -> Fact | None:
     """An LLM fact kept only when it cites a message of the batch, has a known key, and its value is
     in that message's own words (so quotes and other people's text cannot turn into facts)."""
     item = by_id.get(answer.message_id)
@@ -306,13 +336,13 @@ def _checked_fact(answer: LlmFact, by_id: dict[int, _Item]) -> Fact | None:
     )
 
 
-async def _forgotten(session: AsyncSession) -> dict[int, float]:
+async def forgotten_times(session: AsyncSession) -> dict[int, float]:
     """Up to when each forgotten person's memory was deleted (a handful of rows)."""
     found = await session.execute(select(PersonForgotten.person_id, PersonForgotten.time))
     return {int(person_id): float(time) for person_id, time in found.all()}
 
 
-async def _utterances(
+async def utterances_of(
     session: AsyncSession, chat_id: int, rows: Sequence[Message], forgotten: dict[int, float]
 ) -> list[tuple[Utterance, int, int]]:
     """(utterance, message id, person id) for the messages worth reading: not the bot's, not memory
@@ -340,13 +370,24 @@ async def _utterances(
     return items
 
 
+async def read_utterances(
+    resolver: PersonResolver, chat_id: int, utterances: Sequence[tuple[Utterance, int, int]]
+) -> list[tuple[Item, list[Statement]]]:
+    """Each utterance's item and the statements found offline in it, against the chat's names."""
+    index = await resolver.index(chat_id)
+    # Seconds of CPU for a batch of long messages (speech masks, a name search in every clause): off
+    # the event loop, in runs a shutdown can stop between. Threads get plain values only, never the
+    # session or its rows.
+    return await thread_work_in_runs(utterances, lambda u: len(u[0].text), partial(_read, index=index))
+
+
 def _read(
     utterances: Sequence[tuple[Utterance, int, int]], index: AliasIndex
-) -> list[tuple[_Item, list[Statement]]]:
+) -> list[tuple[Item, list[Statement]]]:
     """Each utterance's item (with the speaker's own words) and the statements found offline in it."""
     read = []
     for u, message_id, person_id in utterances:
-        read.append((_Item(u, message_id, person_id, own_text(u.text)), extract_statements(u, index)))
+        read.append((Item(u, message_id, person_id, own_text(u.text)), extract_statements(u, index)))
     return read
 
 
