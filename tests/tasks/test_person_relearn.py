@@ -1,0 +1,202 @@
+"""Messages people's consolidation read offline only, because the person model was down, are read by
+the model once it answers (memory.persons.relearn and the person_relearn job), through the real
+gateway and openai client against the fake server, on a real database."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+from sqlalchemy import select
+
+from bot.app import relearn_settings
+from bot.config import Settings
+from bot.llm.gateway import LLMGateway
+from memory.clock import ManualClock
+from memory.ingest import Recorded
+from memory.models import PersonFact, PersonLlmGap, PersonTimelineEntry
+from memory.persons.config import PersonsConfig
+from memory.persons.service import PersonMemory
+from memory.service import MemoryService
+from memory.storage import Database
+from memory.types import MessageDeletion
+from tasks.person_relearn import PersonRelearnJob, RelearnSettings
+from tests.conftest import T0
+from tests.fakes.gateway import fake_gateway
+from tests.fakes.openai_server import Answer, Behaviour, Fail, FakeOpenAI, Hold, answer_json
+from tests.memory.persons.people_fixtures import Chat
+
+ON = RelearnSettings(enabled=True, per_run=5, interval=timedelta(minutes=5))
+EVENTS = {"北高峰": "周末爬了北高峰", "西溪": "周末去西溪骑车", "钓鱼": "上周去千岛湖钓鱼"}
+
+
+def reader(body: dict[str, Any]) -> Behaviour:
+    """The model: an event for every message of the prompt naming a place in EVENTS, and a `likes`
+    fact for 徒步 when a message says it."""
+    facts, events = [], []
+    for line in str(body["messages"][-1]["content"]).splitlines():
+        found = re.match(r"\[(\d+)\]", line)
+        assert found is not None
+        message_id = int(found.group(1))
+        events += [{"message_id": message_id, "text": text} for word, text in EVENTS.items() if word in line]
+        if "徒步" in line:
+            facts.append({"message_id": message_id, "key": "likes", "value": "徒步"})
+    return answer_json({"facts": facts, "events": events})
+
+
+async def gaps(db: Database) -> list[PersonLlmGap]:
+    async with db.read() as session:
+        return list((await session.scalars(select(PersonLlmGap).order_by(PersonLlmGap.id))).all())
+
+
+async def timeline(db: Database, said: Recorded) -> list[str]:
+    async with db.read() as session:
+        query = select(PersonTimelineEntry.text).where(
+            PersonTimelineEntry.person_id == said.person_id, PersonTimelineEntry.chat_id == said.chat_id
+        )
+        return sorted((await session.scalars(query)).all())
+
+
+async def model_facts(db: Database, said: Recorded) -> list[tuple[str, str, int | None]]:
+    async with db.read() as session:
+        query = select(PersonFact).where(
+            PersonFact.person_id == said.person_id,
+            PersonFact.chat_id == said.chat_id,
+            PersonFact.source == "llm",
+        )
+        return [(f.key, f.value, f.message_id) for f in (await session.scalars(query)).all()]
+
+
+def people(memory: MemoryService, llm: LLMGateway) -> PersonMemory:
+    persons = PersonMemory(memory.db, lambda: PersonsConfig(use_llm=True), llm)
+    persons.attach(memory)
+    return persons
+
+
+def job(persons: PersonMemory, llm: LLMGateway) -> PersonRelearnJob:
+    return PersonRelearnJob(persons.db, persons.resolver, lambda: ON, llm)
+
+
+async def test_messages_read_while_the_model_was_down_are_read_by_it_later_in_their_own_chat(
+    memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
+) -> None:
+    llm = fake_gateway(fake_llm, memory.db, clock, "person")
+    try:
+        persons = people(memory, llm)
+        g1, g2 = Chat(memory, "g1"), Chat(memory, "g2")
+        hike = await g1.say("u1", "周末去爬了北高峰，腿都废了，我最近迷上了徒步", card="阿红")
+        await g1.say("u2", "我住在杭州", card="莉莉")
+        fish = await g2.say("u3", "上周去千岛湖钓鱼了", card="老王", minutes=30)
+        fake_llm.default = lambda _body: Fail(500)
+        report = await persons.consolidator.run(T0)
+        assert (report.messages, report.llm_fallbacks, report.llm_gaps) == (3, 2, 2)
+        assert await timeline(memory.db, hike) == [] and await model_facts(memory.db, hike) == []
+        assert [g.message_ids for g in await gaps(memory.db)] == [
+            [hike.message_id, hike.message_id + 1],
+            [fish.message_id],
+        ]
+        asked = len(fake_llm.chat_requests)
+        fake_llm.default = reader
+        done = await job(persons, llm).run(T0 + timedelta(hours=1))
+        again = await job(persons, llm).run(T0 + timedelta(hours=2))
+    finally:
+        await llm.close()
+    assert (done.stored, done.tried, done.stopped) == (2, 0, None)
+    assert (again.stored, again.tried) == (0, 0)
+    assert await timeline(memory.db, hike) == ["周末爬了北高峰"]
+    assert await model_facts(memory.db, hike) == [("likes", "徒步", hike.message_id)]
+    assert await timeline(memory.db, fish) == ["上周去千岛湖钓鱼"]
+    assert await gaps(memory.db) == []
+    # Each request held one chat's messages, the newest chunk (g2's) first; nothing asked twice.
+    prompts = [str(r.messages[-1]["content"]) for r in fake_llm.chat_requests[asked:]]
+    assert len(prompts) == 2
+    assert "千岛湖" in prompts[0] and "北高峰" not in prompts[0]
+    assert "北高峰" in prompts[1] and "千岛湖" not in prompts[1]
+
+
+async def test_a_chunk_whose_message_is_deleted_while_the_model_thinks_is_read_again(
+    memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
+) -> None:
+    llm = fake_gateway(fake_llm, memory.db, clock, "person")
+    try:
+        persons = people(memory, llm)
+        g1 = Chat(memory)
+        hike = await g1.say("u1", "周末去爬了北高峰", card="阿红")
+        ride = await g1.say("u1", "周末去西溪骑车了", card="阿红")
+        fake_llm.script(Fail(500))
+        assert (await persons.consolidator.run(T0)).llm_gaps == 1
+        held = Hold(
+            reader({"messages": [{"content": f"[{hike.message_id}] 北高峰\n[{ride.message_id}] 西溪"}]})
+        )
+        fake_llm.script(held)
+        relearn = job(persons, llm)
+        running = asyncio.create_task(relearn.run(T0 + timedelta(hours=1)))
+        await held.reached.wait()
+        assert await memory.delete(MessageDeletion("test", "g1", "g1-m2"))
+        held.release.set()
+        done = await running
+        assert (done.stored, done.tried) == (0, 0)
+        assert await timeline(memory.db, hike) == [], "nothing is written from a deleted message"
+        assert len(await gaps(memory.db)) == 1
+        fake_llm.default = reader
+        done = await relearn.run(T0 + timedelta(hours=2))
+    finally:
+        await llm.close()
+    assert done.stored == 1
+    assert "西溪" not in str(fake_llm.chat_requests[-1].messages[-1]["content"])
+    assert await timeline(memory.db, hike) == ["周末爬了北高峰"]
+    assert await gaps(memory.db) == []
+
+
+async def test_a_failing_model_pauses_the_job_and_an_unusable_answer_marks_the_chunk_tried(
+    memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
+) -> None:
+    llm = fake_gateway(fake_llm, memory.db, clock, "person")
+    try:
+        persons = people(memory, llm)
+        hike = await Chat(memory).say("u1", "周末去爬了北高峰", card="阿红")
+        fake_llm.default = lambda _body: Fail(500)
+        await persons.consolidator.run(T0)
+        relearn = job(persons, llm)
+        asked = len(fake_llm.chat_requests)
+        done = await relearn.run(T0)
+        assert done.stopped is not None and len(fake_llm.chat_requests) == asked + 1
+        await relearn.run(T0 + timedelta(minutes=4))  # within the first wait (one interval)
+        assert len(fake_llm.chat_requests) == asked + 1
+        fake_llm.default = lambda _body: Answer("这不是 JSON")
+        done = await relearn.run(T0 + timedelta(minutes=5))
+        assert (done.stored, done.tried, done.stopped) == (0, 1, None)
+        asked = len(fake_llm.chat_requests)
+        fake_llm.default = reader
+        done = await relearn.run(T0 + timedelta(minutes=10))
+    finally:
+        await llm.close()
+    assert (done.stored, done.tried) == (0, 0) and len(fake_llm.chat_requests) == asked
+    assert [g.tried for g in await gaps(memory.db)] == [True]
+    assert await timeline(memory.db, hike) == []
+
+
+async def test_the_model_answering_leaves_no_chunk_and_the_setting_is_checked(
+    memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
+) -> None:
+    llm = fake_gateway(fake_llm, memory.db, clock, "person")
+    try:
+        persons = people(memory, llm)
+        hike = await Chat(memory).say("u1", "周末去爬了北高峰", card="阿红")
+        fake_llm.default = reader
+        report = await persons.consolidator.run(T0)
+    finally:
+        await llm.close()
+    assert (report.llm_calls, report.llm_gaps) == (1, 0) and await gaps(memory.db) == []
+    assert await timeline(memory.db, hike) == ["周末爬了北高峰"]
+    settings = Settings.model_validate(
+        {"persons": {"relearn_per_run": 3, "consolidation_interval_seconds": 60}}
+    )
+    assert relearn_settings(settings) == RelearnSettings(True, 3, timedelta(minutes=1))
+    assert relearn_settings(Settings.model_validate({"persons": {"use_llm": False}})).enabled is False
+    with pytest.raises(ValidationError, match="relearn_per_run"):
+        Settings.model_validate({"persons": {"relearn_per_run": 101}})
