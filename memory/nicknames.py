@@ -4,14 +4,13 @@ chat key, since reading them walks every member of the chat (about 0.1 s at 3,00
 
 What is kept is read again when it may have changed, never patched by guesswork:
 - the chat's or the global name version moved (memory.persons.store.versions): a person merged or
-  forgotten, a chat merged into this one, a name newly observed, by this process or another one;
+  forgotten, a chat merged into this one, a name newly observed, or a person's nickname changed in any
+  chat (a database trigger moves the global version, also for going back to a nickname they had
+  before, which observes no new name), by this process or another one;
 - the chat key leads to another chat (merged away by another process);
 - this process recorded a message whose sender is not kept under the name it came with (a new member,
-  a changed nickname, a second member of a name now possibly the more active one) or deleted one
-  (`MemoryService` calls `forget_chats`, as it does after a chat merge it made);
-- this process recorded a message of a member of the chat, in any chat, under another nickname than the
-  one kept for them: a nickname is the person's own, not the chat's, and going back to a name they had
-  before moves no name version.
+  a second member of a name now possibly the more active one) or deleted one (`MemoryService` calls
+  `forget_chats`, as it does after a chat merge it made).
 A read that began before such a change in this process keeps nothing (`mark`), so a cache filled from
 an older snapshot never outlives the change.
 """
@@ -45,7 +44,6 @@ class _Kept:
     chat_id: int
     version: tuple[int, int]  # the chat's and the global name version they were read at
     names: Mapping[str, str]
-    nickname_of: Mapping[str, str]  # every member's nickname (those names leaves out too), by user id
 
 
 class ChatNicknames:
@@ -74,30 +72,19 @@ class ChatNicknames:
             self._kept.pop(key, None)
             if len(self._kept) >= MAX_CHATS:
                 del self._kept[next(iter(self._kept))]
-            nickname_of = {m.platform_user_id: m.nickname for m in found if not m.is_bot}
-            self._kept[key] = _Kept(chat_id, version, names, nickname_of)
+            self._kept[key] = _Kept(chat_id, version, names)
         return dict(names)
 
     def recorded(self, recorded: Iterable[Recorded]) -> None:
         """After messages were recorded (committed): drop the names of each chat where a sender is not
-        kept under the name they wrote with, and of each chat kept with a sender of the same platform
-        under another nickname. A message of a member kept under that name changes none."""
+        kept under the name they wrote with. A message of a member kept under that name changes none;
+        a nickname changed in another chat moves the global name version."""
         said: dict[int, set[tuple[str, str]]] = {}
-        nicknames: set[tuple[str, str, str]] = set()  # (platform, user id, nickname)
         for item in recorded:
             message = item.message
             if item.created and not message.is_bot:
                 said.setdefault(item.chat_id, set()).add((message.sender_name, message.sender_id))
-                if message.sender_name:  # no name: the nickname kept stays
-                    nicknames.add((message.platform, message.sender_id, message.sender_name))
-        stale = {chat_id for chat_id, senders in said.items() if not self._holds(chat_id, senders)}
-        stale.update(
-            kept.chat_id
-            for key, kept in self._kept.items()
-            for platform, user, name in nicknames
-            if key[0] == platform and kept.nickname_of.get(user, name) != name
-        )
-        self.forget_chats(stale)
+        self.forget_chats(chat_id for chat_id, senders in said.items() if not self._holds(chat_id, senders))
 
     def _holds(self, chat_id: int, senders: set[tuple[str, str]]) -> bool:
         kept = [k for k in self._kept.values() if k.chat_id == chat_id]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from memory.chat_merge import merge_chats
+from memory.clock import ManualClock
 from memory.persons.service import PersonMemory
 from memory.service import MemoryService
 from memory.storage import Database
@@ -140,3 +141,24 @@ async def test_a_nickname_changed_in_another_chat_is_followed(memory: MemoryServ
         )
         assert await memory.chat_nicknames(*ROOM) == {"alicia": "u1", "bob": "u2", "carol": "u3"}
     assert member_reads(plans) == 0, "the same nickname, or another platform's member, changes nothing"
+
+
+async def test_a_nickname_another_process_changes_back_is_followed(
+    memory: MemoryService, other: Database, clock: ManualClock
+) -> None:
+    """Another process (`qunyi import`, a second bot) records a member going back to a nickname they had
+    before: no new name, so no name version moved, and the names kept here still showed the newer one."""
+    elsewhere = MemoryService(other, clock)
+    await say(memory, 1, "u1", "alice")
+    await say(memory, 2, "u2", "bob")
+    await say(elsewhere, 3, "u1", "alicia")
+    assert await memory.chat_nicknames(*ROOM) == {"alicia": "u1", "bob": "u2"}
+    await say(elsewhere, 4, "u1", "alice")
+    assert await memory.chat_nicknames(*ROOM) == {"alice": "u1", "bob": "u2"}
+    await say(elsewhere, 5, "u1", "alicia", chat="side")
+    assert await memory.chat_nicknames(*ROOM) == {"alicia": "u1", "bob": "u2"}, "changed in another chat"
+    with planned(memory.db) as plans:
+        await say(elsewhere, 6, "u1", "alicia")
+        await say(elsewhere, 7, "u2", "bob", chat="side")
+        assert await memory.chat_nicknames(*ROOM) == {"alicia": "u1", "bob": "u2"}
+    assert member_reads(plans) == 0, "messages under the nicknames kept change nothing"
