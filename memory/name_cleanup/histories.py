@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, text
@@ -62,6 +62,7 @@ class _Cleaned:
     participants: list[Any]
     summary: str
     key_points: list[Any]
+    model_names_old: bool = field(default=False, compare=False)  # see `_model_text_names`
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +96,11 @@ def clean_histories(
             cleaned = _cleaned(row, lines, renamed)
             if cleaned is None:
                 report.histories_unread += 1
-            elif cleaned != _Cleaned(
+                continue
+            if cleaned.model_names_old:
+                report.histories_model_text += 1
+                log.info("topic %s: the model's digest names someone by a name now cleaned; kept", row["id"])
+            if cleaned != _Cleaned(
                 row["original_text"],
                 json.loads(row["participants"]),
                 row["summary"],
@@ -124,17 +129,28 @@ def _cleaned(row: Any, lines: dict[int, _Line], renamed: Renamed) -> _Cleaned | 
     before = json.loads(row["participants"])
     participants = _participants(before, ordered, new_names)
     summary, key_points = row["summary"], json.loads(row["key_points"])
+    speakers = dict(zip(names, new_names, strict=True))
+    speakers.update(
+        (str(was.get("name", "")), str(now.get("name", "")))
+        for was, now in zip(before, participants, strict=True)
+        if isinstance(was, dict) and isinstance(now, dict)
+    )
+    speakers = {was: now for was, now in speakers.items() if was != now}
     if row["provenance"] == "offline":
-        speakers = dict(zip(names, new_names, strict=True))
-        speakers.update(
-            (str(was.get("name", "")), str(now.get("name", "")))
-            for was, now in zip(before, participants, strict=True)
-            if isinstance(was, dict) and isinstance(now, dict)
-        )
-        speakers = {was: now for was, now in speakers.items() if was != now}
         summary = _offline_summary(summary, speakers)
         key_points = [_speaker_line(p, speakers) if isinstance(p, str) else p for p in key_points]
-    return _Cleaned(original, participants, summary, key_points)
+    return _Cleaned(original, participants, summary, key_points, _model_text_names(row, speakers))
+
+
+def _model_text_names(row: Any, speakers: dict[str, str]) -> bool:
+    """Whether a digest the model wrote still names a speaker by a name now cleaned. It is the model's
+    own text and stays as written (a replacement could not tell a name from the same characters inside
+    other words); the run counts such rows so the upgrade's log shows them."""
+    if row["provenance"] == "offline" or not speakers:
+        return False
+    listed = [str(x) for column in ("key_points", "keywords") for x in json.loads(row[column] or "[]")]
+    written = "\n".join([row["theme"], row["summary"], *listed])
+    return any(old and old in written for old in speakers)
 
 
 def _speaker_line(line: str, speakers: dict[str, str]) -> str:

@@ -34,6 +34,7 @@ class CleanupReport:
     histories: int = 0
     histories_unread: int = 0  # verbatim text not made of their messages' lines: left as it was
     history_vectors: int = 0  # dropped: their offline summary named a cleaned speaker (embedded again)
+    histories_model_text: int = 0  # the model's digest names a speaker by a name now cleaned: kept as written
     topic_states: int = 0  # chats whose topic check knew speakers by names now cleaned
 
     @property

@@ -386,7 +386,7 @@ def test_the_upgrade_reports_what_it_changed(tmp_path: Path, caplog: pytest.LogC
     assert (
         "stored names cleaned: messages 3, message vectors 5, chats 2, nicknames 3, cards 2, aliases 3, "
         "aliases folded 2, aliases dropped 1, chat names 3, person names 3, timeline 3, timeline dropped 3, "
-        "histories 3, histories unread 1, history vectors 1, topic states 1"
+        "histories 3, histories unread 1, history vectors 1, histories model text 1, topic states 1"
     ) in caplog.messages
 
 
