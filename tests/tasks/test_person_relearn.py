@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
 
@@ -81,6 +83,21 @@ def job(persons: PersonMemory, llm: LLMGateway) -> PersonRelearnJob:
     return PersonRelearnJob(persons.db, persons.resolver, lambda: ON, llm)
 
 
+@asynccontextmanager
+async def hiker(
+    memory: MemoryService, clock: ManualClock, fake: FakeOpenAI
+) -> AsyncIterator[tuple[LLMGateway, PersonMemory, Chat, Recorded]]:
+    """A gateway to `fake` for task "person" (closed afterwards), people's memory using it, and chat g1
+    where u1 said they climbed 北高峰."""
+    llm = fake_gateway(fake, memory.db, clock, "person")
+    try:
+        persons = people(memory, llm)
+        g1 = Chat(memory)
+        yield llm, persons, g1, await g1.say("u1", "周末去爬了北高峰", card="阿红")
+    finally:
+        await llm.close()
+
+
 async def test_messages_read_while_the_model_was_down_are_read_by_it_later_in_their_own_chat(
     memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
 ) -> None:
@@ -121,11 +138,7 @@ async def test_messages_read_while_the_model_was_down_are_read_by_it_later_in_th
 async def test_a_chunk_whose_message_is_deleted_while_the_model_thinks_is_read_again(
     memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
 ) -> None:
-    llm = fake_gateway(fake_llm, memory.db, clock, "person")
-    try:
-        persons = people(memory, llm)
-        g1 = Chat(memory)
-        hike = await g1.say("u1", "周末去爬了北高峰", card="阿红")
+    async with hiker(memory, clock, fake_llm) as (llm, persons, g1, hike):
         ride = await g1.say("u1", "周末去西溪骑车了", card="阿红")
         fake_llm.script(Fail(500))
         assert (await persons.consolidator.run(T0)).llm_gaps == 1
@@ -144,8 +157,6 @@ async def test_a_chunk_whose_message_is_deleted_while_the_model_thinks_is_read_a
         assert len(await gaps(memory.db)) == 1
         fake_llm.default = reader
         done = await relearn.run(T0 + timedelta(hours=2))
-    finally:
-        await llm.close()
     assert done.stored == 1
     assert "西溪" not in str(fake_llm.chat_requests[-1].messages[-1]["content"])
     assert await timeline(memory.db, hike) == ["周末爬了北高峰"]
@@ -155,10 +166,7 @@ async def test_a_chunk_whose_message_is_deleted_while_the_model_thinks_is_read_a
 async def test_a_failing_model_pauses_the_job_and_an_unusable_answer_marks_the_chunk_tried(
     memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
 ) -> None:
-    llm = fake_gateway(fake_llm, memory.db, clock, "person")
-    try:
-        persons = people(memory, llm)
-        hike = await Chat(memory).say("u1", "周末去爬了北高峰", card="阿红")
+    async with hiker(memory, clock, fake_llm) as (llm, persons, _, hike):
         fake_llm.default = lambda _body: Fail(500)
         await persons.consolidator.run(T0)
         relearn = job(persons, llm)
@@ -173,8 +181,6 @@ async def test_a_failing_model_pauses_the_job_and_an_unusable_answer_marks_the_c
         asked = len(fake_llm.chat_requests)
         fake_llm.default = reader
         done = await relearn.run(T0 + timedelta(minutes=10))
-    finally:
-        await llm.close()
     assert (done.stored, done.tried) == (0, 0) and len(fake_llm.chat_requests) == asked
     assert [g.tried for g in await gaps(memory.db)] == [True]
     assert await timeline(memory.db, hike) == []
@@ -183,14 +189,9 @@ async def test_a_failing_model_pauses_the_job_and_an_unusable_answer_marks_the_c
 async def test_the_model_answering_leaves_no_chunk_and_the_setting_is_checked(
     memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
 ) -> None:
-    llm = fake_gateway(fake_llm, memory.db, clock, "person")
-    try:
-        persons = people(memory, llm)
-        hike = await Chat(memory).say("u1", "周末去爬了北高峰", card="阿红")
+    async with hiker(memory, clock, fake_llm) as (_, persons, _, hike):
         fake_llm.default = reader
         report = await persons.consolidator.run(T0)
-    finally:
-        await llm.close()
     assert (report.llm_calls, report.llm_gaps) == (1, 0) and await gaps(memory.db) == []
     assert await timeline(memory.db, hike) == ["周末爬了北高峰"]
     settings = Settings.model_validate(
