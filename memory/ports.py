@@ -40,6 +40,10 @@ class LLMPort(Protocol):
         """True when the task has a model configured and is under its budgets."""
         ...
 
+    def configured(self, task: str) -> bool:
+        """True when the task has a model configured, whatever its budgets."""
+        ...
+
     async def complete_json(
         self, task: str, messages: Sequence[dict[str, Any]], schema: type[Model]
     ) -> Model:

@@ -240,6 +240,10 @@ class LLMGateway:
         """True when the task is configured and was not over budget at the last check."""
         return self.unavailable_reason(task) is None
 
+    def configured(self, task: str) -> bool:
+        """True when the task has a model set up and enabled, over budget or not."""
+        return self._config_reason(task) is None
+
     async def refresh(self) -> None:
         """Re-check every configured task's budget against the database (for schedulers, doctor)."""
         for task in self.settings.tasks:

@@ -191,15 +191,16 @@ class PersonConsolidator:
     async def _ask_llm(
         self, items: Sequence[Item], report: ConsolidationReport
     ) -> tuple[list[Fact], list[tuple[Item, str]], list[list[Item]]]:
-        """The model's facts and events about `items`, and the chunks of them it did not read (it was
-        unavailable or failed: they are noted for a later run to ask about)."""
+        """The model's facts and events about `items`, and the chunks of them the model set up did not
+        read (it was over budget or failed: they are noted for a later run to ask about)."""
         assert self.llm is not None
         facts: list[Fact] = []
         events: list[tuple[Item, str]] = []
         speaking = [i for i in items if i.own.strip()]
         chunks = [speaking[start : start + LLM_CHUNK] for start in range(0, len(speaking), LLM_CHUNK)]
         if not self.llm.available(LLM_TASK):
-            return facts, events, chunks
+            # No model set up: nothing is owed, or a bot never given one would note every message.
+            return facts, events, chunks if self.llm.configured(LLM_TASK) else []
         for n, chunk in enumerate(chunks):
             try:
                 chunk_facts, chunk_events = await ask_model(self.llm, chunk)

@@ -17,6 +17,7 @@ from sqlalchemy import select
 
 from bot.app import relearn_settings
 from bot.config import Settings
+from bot.llm import LLMSettings, build_gateway
 from bot.llm.gateway import LLMGateway
 from memory.clock import ManualClock
 from memory.ingest import Recorded
@@ -201,3 +202,32 @@ async def test_the_model_answering_leaves_no_chunk_and_the_setting_is_checked(
     assert relearn_settings(Settings.model_validate({"persons": {"use_llm": False}})).enabled is False
     with pytest.raises(ValidationError, match="relearn_per_run"):
         Settings.model_validate({"persons": {"relearn_per_run": 101}})
+
+
+async def test_no_chunk_is_noted_without_a_model_set_up_but_one_is_when_it_is_over_budget(
+    memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
+) -> None:
+    """A bot never given a model would otherwise note every message its people say, for ever."""
+    unset = build_gateway(LLMSettings(enabled=False), memory.db, clock)
+    try:
+        persons = people(memory, unset)
+        g1 = Chat(memory)
+        said = await g1.say("u1", "周末去爬了北高峰", card="阿红")
+        report = await persons.consolidator.run(T0)
+    finally:
+        await unset.close()
+    assert (report.messages, report.llm_gaps) == (1, 0) and await gaps(memory.db) == []
+    capped = fake_gateway(fake_llm, memory.db, clock, "person", tokens_per_hour=1)
+    fake_llm.default = reader  # answers the first request, whose tokens use up the hour's budget
+    try:
+        persons = people(memory, capped)
+        await g1.say("u1", "周末去西溪骑车了", card="阿红", minutes=5)
+        first = await persons.consolidator.run(T0 + timedelta(minutes=5))
+        await g1.say("u1", "上周去千岛湖钓鱼了", card="阿红", minutes=10)
+        second = await persons.consolidator.run(T0 + timedelta(minutes=10))
+    finally:
+        await capped.close()
+    assert capped.configured("person")
+    assert (first.llm_calls, first.llm_gaps, second.llm_calls, second.llm_gaps) == (1, 0, 0, 1)
+    assert len(fake_llm.chat_requests) == 1
+    assert [g.message_ids for g in await gaps(memory.db)] == [[said.message_id + 2]]
