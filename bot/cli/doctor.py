@@ -191,6 +191,7 @@ async def llm_checks(app: App) -> list[Check]:
             spent = (
                 f"; {usage['hour']:,} tokens/h (cap {_cap(usage['cap_hour'])}), "
                 f"{usage['day']:,}/day (cap {_cap(usage['cap_day'])}), {usage['failures']} failures"
+                + (f" ({usage['cancelled']} cancelled)" if usage["cancelled"] else "")
             )
         reason = report["unavailable_reason"]
         if reason is None and report["base_url"]:

@@ -23,7 +23,7 @@ from bot.llm.jsontext import NoJSON, extract_json, strip_reasoning
 from bot.llm.replies import ChatReply, ToolCall
 from bot.llm.retry import backoff_delay, is_retryable_status, retry_after_seconds
 from bot.llm.settings import LLMSettings, ResolvedTask
-from bot.llm.usage import TaskUsage, UsageLedger
+from bot.llm.usage import CANCELLED, TaskUsage, UsageLedger
 from memory.clock import Clock
 from memory.ports import LLMBadAnswer, LLMRefused, LLMUnavailable
 from memory.storage.database import Database
@@ -348,6 +348,25 @@ class LLMGateway:
             else:
                 del self._in_flight[task]
 
+    async def _send(
+        self,
+        resolved: ResolvedTask,
+        client: openai.AsyncOpenAI,
+        kwargs: dict[str, Any],
+        tools: Sequence[Any] | None,
+    ) -> ChatCompletion:
+        """One HTTP request. Cancelled while its answer is awaited (shutdown, a caller's timeout), it is
+        held in the ledger with its estimated prompt tokens and marked cancelled: the provider may have
+        charged it. Held, not written: a cancelled task must not wait on the database."""
+        try:
+            return await client.chat.completions.create(**kwargs)
+        except asyncio.CancelledError:
+            prompt = _estimate_prompt(kwargs["messages"], tools)
+            self.ledger.keep(
+                resolved.task, resolved.model, prompt, 0, ok=False, error=CANCELLED, cancelled=True
+            )
+            raise
+
     async def _attempts(
         self,
         resolved: ResolvedTask,
@@ -380,7 +399,7 @@ class LLMGateway:
             retry_after: float | None = None
             try:
                 async with self._semaphore:
-                    response = await client.chat.completions.create(**kwargs)
+                    response = await self._send(resolved, client, kwargs, tools)
             except UnicodeEncodeError as exc:  # the client encodes the body before sending anything
                 raise LLMRefused(task, f"the request cannot be encoded: {exc}") from exc
             except openai.APIStatusError as exc:
@@ -538,7 +557,8 @@ class LLMGateway:
         return result
 
     async def close(self) -> None:
-        """Close the HTTP clients."""
+        """Write the usage the ledger still holds, and close the HTTP clients."""
+        await self.ledger.close()
         clients, self._clients = list(self._clients.values()), {}
         for client in clients:
             await client.close()

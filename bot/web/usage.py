@@ -1,5 +1,5 @@
-"""LLM usage per task: tokens in the last hour and day against the caps, calls, failures, and why a
-task is unavailable (off, no endpoint, over budget)."""
+"""LLM usage per task: tokens in the last hour and day against the caps, calls, failures (of which
+cancelled), and why a task is unavailable (off, no endpoint, over budget)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ async def usage(request: web.Request) -> web.Response:
                 f"{spent['day']:,} / {_cap(spent['cap_day'])}" if spent else "0",
                 spent["calls"] if spent else 0,
                 spent["failures"] if spent else 0,
+                spent["cancelled"] if spent else 0,
                 (spent["blocked_reason"] if spent else None) or "",
                 item["unavailable_reason"] or "usable",
             ]
@@ -50,6 +51,7 @@ async def usage(request: web.Request) -> web.Response:
                 "tokens last day / cap",
                 "calls",
                 "failures",
+                "cancelled",
                 "blocked",
                 "state",
             ],

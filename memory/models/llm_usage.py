@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Boolean, Float, Index, Integer, String
+from sqlalchemy import Boolean, Float, Index, Integer, String, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from memory.models.base import Base
@@ -20,3 +20,6 @@ class LlmUsage(Base):
     ok: Mapped[bool] = mapped_column(Boolean, default=True)
     error: Mapped[str] = mapped_column(String(512), default="")
     time: Mapped[float] = mapped_column(Float)
+    # The request was cancelled while its answer was awaited: the prompt tokens are estimated and the
+    # completion, which the provider may also have charged, is unknown (counted as 0).
+    cancelled: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())

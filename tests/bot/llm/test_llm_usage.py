@@ -57,6 +57,7 @@ async def test_summary_reports_every_budgeted_and_used_task(db: Database) -> Non
         "day": 120,
         "calls": 3,
         "failures": 1,
+        "cancelled": 0,
         "cap_hour": 100,
         "cap_day": None,
         "blocked_reason": None,
