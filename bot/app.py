@@ -122,6 +122,12 @@ def _context_settings(settings: Settings) -> ContextSettings:
     )
 
 
+def recall_asks_model(settings: Settings) -> bool:
+    """Whether a recall may ask the model (`[recall] rerank` with the LLM on): its token usage is then
+    written to the database, even by a command that only reads memory."""
+    return settings.recall.rerank and settings.llm.enabled
+
+
 def recall_settings(settings: Settings) -> RecallSettings:
     """The `[recall]` table as the plain values memory/ takes."""
     r = settings.recall
@@ -223,17 +229,23 @@ async def build_app(
     *,
     upgrade: bool = True,
     lock: AbstractContextManager[object] | None = None,
+    upgrade_lock: AbstractContextManager[object] | None = None,
 ) -> App:
     """Open the database (migrating it; creating it only with `create`) and wire every part from the
     settings in force. Without `upgrade` (a dry run) opening changes nothing: the schema is not
     upgraded (an old one raises DatabaseBehind) and no notes folder is moved. `lock` is held while the
-    database is open (Database.open). Raises DatabaseMissing / DatabaseUnavailable (memory.storage)
-    when it cannot."""
+    database is open, `upgrade_lock` while opening changes it (Database.open). Raises DatabaseMissing /
+    DatabaseUnavailable (memory.storage) when it cannot."""
     settings = config.current
     clock = clock or SystemClock()
     directory = resolve_data_dir(settings, data_dir)
     db = await Database.open(
-        directory, settings.storage.busy_timeout_ms, create=create, upgrade=upgrade, lock=lock
+        directory,
+        settings.storage.busy_timeout_ms,
+        create=create,
+        upgrade=upgrade,
+        lock=lock,
+        upgrade_lock=upgrade_lock,
     )
     notes = NoteScopes(directory / NOTES_FOLDER)
     if upgrade:

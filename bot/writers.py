@@ -1,7 +1,9 @@
 """Who writes a data directory's database, so that `qunyi compact` and they exclude each other.
 
 Every process that writes (the bot, `qunyi web`, `qunyi mcp --write`, `qunyi import`, `qunyi replay`,
-each one-shot command that changes memory) holds the data directory shared for as long as it may write,
+each one-shot command that changes memory, a reader whose recall may ask the model, whose token usage
+is a row, and a reader while it upgrades the schema) holds the data directory shared for as long as it
+may write,
 and `qunyi compact` holds it alone: a writer started while compact rewrites the database is refused at
 once instead of waiting out the busy timeout and failing, and compact is refused while any writer runs.
 The lock is a flock on the data directory itself, which is never removed: no lock file has to be made

@@ -13,11 +13,18 @@ from pathlib import Path
 import click
 
 from bot.app import resolve_data_dir
-from bot.cli.options import async_command, missing_database, open_config, open_database, runtime_options
+from bot.cli.options import (
+    async_command,
+    database_errors,
+    missing_database,
+    open_config,
+    open_database,
+    runtime_options,
+)
 from bot.cli.printing import command_hint, size_text
 from bot.pid_file import COMPACT, DataDirTaken, Holder, hold, holder
 from bot.writers import WritersRunning, excluding_writers, writers
-from memory.storage import DatabaseLocked, DatabaseWriteFailed
+from memory.storage import Database, DatabaseLocked, DatabaseWriteFailed
 from memory.storage.compact import (
     Compacted,
     CompactStopped,
@@ -148,8 +155,9 @@ async def compact_command(
         raise click.ClickException(missing_database(directory))
     try:
         with hold(directory, COMPACT), excluding_writers(directory):
-            # An upgrade the schema is due for is made now, with the data directory held.
-            db = await open_database(settings, directory, create=False, writes=False)
+            # An upgrade the schema is due for is made now, with the data directory held alone already.
+            with database_errors():
+                db = await Database.open(directory, busy_timeout_ms, create=False)
             await db.close()
             done = await _compacted(path, busy_timeout_ms)
     except DataDirTaken as exc:

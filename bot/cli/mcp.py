@@ -33,7 +33,7 @@ async def mcp_command(chat_key: str, write: bool, config_path: Path | None, data
         ) from None
     config = open_config(config_path)
     logging.getLogger().handlers[:] = [logging.StreamHandler(sys.stderr)]
-    app = await open_app(config, data_dir, create=False, writes=write)
+    app = await open_app(config, data_dir, create=False, writes=write, recalls=True)
     try:
         chat = await find_chat(app.memory, chat_key, app.data_dir)
         assert app.memory.notes is not None  # build_app always gives the memory its notes

@@ -46,7 +46,7 @@ def _make(name: str, handler: Handler, argument: str, help_text: str, recalls: b
         text = " ".join(words[argument]).strip()
         if not text:
             raise click.UsageError(f"{argument.upper()} is empty")
-        app = await open_app(open_config(config_path), data_dir, create=False, writes=False)
+        app = await open_app(open_config(config_path), data_dir, create=False, writes=False, recalls=recalls)
         try:
             chat = await find_chat(app.memory, chat_key, app.data_dir)
             if recalls:

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-from bot.app import App, build_app, resolve_data_dir, set_log_level
+from bot.app import App, build_app, recall_asks_model, resolve_data_dir, set_log_level
 from bot.config import ConfigError, ConfigStore, Settings
 from bot.holder_file import DataDirTaken
 from bot.writers import writing
@@ -124,6 +124,12 @@ def _lock(directory: Path, writes: bool) -> AbstractContextManager[object] | Non
     return writing(directory, _command_name()) if writes else None
 
 
+def _upgrade_lock(directory: Path, writes: bool, upgrade: bool) -> AbstractContextManager[object] | None:
+    """A reader creating the database or upgrading its schema writes: it holds the data directory as
+    writers do (refused while `qunyi compact` runs) while it does. A writer holds it already."""
+    return writing(directory, _command_name()) if upgrade and not writes else None
+
+
 async def open_app(
     config: ConfigStore,
     data_dir: Path | None,
@@ -133,13 +139,18 @@ async def open_app(
     upgrade: bool = True,
     clock: Clock | None = None,
     watch_config: bool = False,
+    recalls: bool = False,
 ) -> App:
     """build_app for a command. Read-only commands pass `create=False`: a missing database is then
     an error instead of a new, empty one (a mistyped --data-dir must not look like an empty memory).
     A command that may write the database passes `writes=True`: it holds the data directory for writing
-    (bot.writers) until the app closes, and is refused at once while `qunyi compact` runs. A dry run
-    passes `upgrade=False`: opening then changes nothing, and a schema behind this version's is refused."""
+    (bot.writers) until the app closes, and is refused at once while `qunyi compact` runs. So does one
+    that `recalls` when a recall may ask the model (its token usage is written): reading only, it would
+    write usage rows into a database compact is rewriting. A reader holds it too while opening upgrades
+    an old schema. A dry run passes `upgrade=False`: opening then changes nothing, and a schema behind
+    this version's is refused."""
     directory = resolve_data_dir(config.current, data_dir)
+    writes = writes or (recalls and recall_asks_model(config.current))
     with database_errors():
         return await build_app(
             config,
@@ -149,6 +160,7 @@ async def open_app(
             create=create,
             upgrade=upgrade,
             lock=_lock(directory, writes),
+            upgrade_lock=_upgrade_lock(directory, writes, upgrade),
         )
 
 
@@ -164,6 +176,7 @@ async def open_database(
             create=create,
             upgrade=upgrade,
             lock=_lock(directory, writes),
+            upgrade_lock=_upgrade_lock(directory, writes, upgrade),
         )
 
 

@@ -126,6 +126,24 @@ def _use_wal(path: Path, busy_timeout_ms: int) -> None:
         connection.close()
 
 
+def _hold(lock: AbstractContextManager[object], held: ExitStack, data_dir: Path, path: Path) -> None:
+    try:
+        held.enter_context(lock)
+    except OSError as exc:
+        raise DatabaseUnavailable(path, f"cannot lock {data_dir}: {exc.strerror or exc}") from exc
+
+
+def _changes_on_upgrade(path: Path, busy_timeout_ms: int) -> bool:
+    """Whether `migrate.upgrade` would write the file: it is not there yet, or its schema is behind."""
+    if not path.is_file():
+        return True
+    try:
+        migrate.check(path, busy_timeout_ms)
+    except migrate.SchemaBehind:
+        return True
+    return False
+
+
 def _prepare(
     data_dir: Path,
     path: Path,
@@ -133,6 +151,7 @@ def _prepare(
     busy_timeout_ms: int,
     upgrade: bool,
     lock: AbstractContextManager[object] | None,
+    upgrade_lock: AbstractContextManager[object] | None,
     held: ExitStack,
 ) -> None:
     if (not create or not upgrade) and not path.is_file():
@@ -143,14 +162,14 @@ def _prepare(
         reason = f"cannot create the folder {data_dir}: {exc.strerror or exc}"
         raise DatabaseUnavailable(path, reason) from exc
     if lock is not None:
-        try:
-            held.enter_context(lock)
-        except OSError as exc:
-            raise DatabaseUnavailable(path, f"cannot lock {data_dir}: {exc.strerror or exc}") from exc
+        _hold(lock, held, data_dir, path)
     try:
         if upgrade:
-            migrate.upgrade(path, busy_timeout_ms)
-            _use_wal(path, busy_timeout_ms)
+            with ExitStack() as upgrading:
+                if upgrade_lock is not None and _changes_on_upgrade(path, busy_timeout_ms):
+                    _hold(upgrade_lock, upgrading, data_dir, path)
+                migrate.upgrade(path, busy_timeout_ms)
+                _use_wal(path, busy_timeout_ms)
         else:
             migrate.check(path, busy_timeout_ms)
     except sqlite3.DatabaseError as exc:
@@ -195,13 +214,16 @@ class Database:
         *,
         upgrade: bool = True,
         lock: AbstractContextManager[object] | None = None,
+        upgrade_lock: AbstractContextManager[object] | None = None,
     ) -> Database:
         """Migrate the schema and connect; with `create`, make the directory and database if missing.
 
         Without `upgrade` nothing is written on opening (for a dry run): no database is created, and a
         schema behind this version's raises DatabaseBehind instead of being upgraded. `lock`, when given,
         is entered once the folder is there, before the schema is read or upgraded, and exited when the
-        database closes (the CLI's hold on the data directory for writing).
+        database closes (the CLI's hold on the data directory for writing). `upgrade_lock` is held only
+        while opening changes the file (creating it, or upgrading a schema behind this version's): a
+        reader's hold on the data directory for as long as it writes.
 
         Raises DatabaseMissing when `create` is false and there is no database file, and
         DatabaseUnavailable when the folder cannot be made or locked or the file is not a usable
@@ -209,7 +231,9 @@ class Database:
         path = data_dir / DB_FILENAME
         held = ExitStack()
         try:
-            await asyncio.to_thread(_prepare, data_dir, path, create, busy_timeout_ms, upgrade, lock, held)
+            await asyncio.to_thread(
+                _prepare, data_dir, path, create, busy_timeout_ms, upgrade, lock, upgrade_lock, held
+            )
         except BaseException:
             held.close()
             raise

@@ -37,18 +37,14 @@ async def rows(db: Database) -> list[LlmUsage]:
         return list((await session.execute(select(LlmUsage).order_by(LlmUsage.id))).scalars())
 
 
-async def until_asked(fake: FakeOpenAI, count: int) -> None:
-    while len(fake.chat_requests) < count:
-        await asyncio.sleep(0.01)
-
-
 async def test_a_request_cancelled_while_awaited_is_recorded_as_cancelled_with_its_prompt(
     fake_llm: FakeOpenAI, db: Database, clock: ManualClock
 ) -> None:
     fake_llm.script(Delay(5.0, Answer("太晚了")), Answer("好", usage=(30, 2)))
     gateway = fake_gateway(fake_llm, db, clock, "reply", tokens_per_hour=10_000)
     waiting = asyncio.create_task(gateway.complete_text("reply", ASK))
-    await until_asked(fake_llm, 1)
+    await asyncio.wait([waiting], timeout=0.5)  # the server holds the answer for 5 s
+    assert len(fake_llm.chat_requests) == 1 and not waiting.done()
     waiting.cancel()
     with pytest.raises(asyncio.CancelledError):
         await waiting
