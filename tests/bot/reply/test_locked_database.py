@@ -106,10 +106,11 @@ async def test_the_bots_answer_is_recorded_when_the_database_locks_as_it_goes_ou
     assert stored == [("@群忆 开炉是哪天", False), ("周五晚上", True)]
 
 
-async def test_an_answer_that_met_the_lock_before_it_went_out_is_made_again(
+async def test_an_answer_whose_token_usage_met_the_lock_goes_out_once_and_the_usage_is_kept(
     tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
-    """Recording the model's token usage met the lock: the reply used to be dropped silently."""
+    """Recording the model's token usage met the lock: the reply used to be dropped silently, then made
+    again (a second request, paid twice); the ledger now keeps the row until the database takes it."""
     sent: list[str] = []
     async with _app_with_model(tmp_path, fake_llm) as app:
 
@@ -120,12 +121,16 @@ async def test_an_answer_that_met_the_lock_before_it_went_out_is_made_again(
         def locking_answer(_body: dict[str, Any]) -> Answer:
             if len(fake_llm.chat_requests) == 1:
                 _lock_for_a_while(app.db.path)
-            return Answer("周五晚上")
+            return Answer("周五晚上", usage=(50, 4))
 
         fake_llm.default = locking_answer
         question = make_message(1, text="@群忆 开炉是哪天", to_bot=True)
         outcome = await app.pipeline.handle_live(question, send, asyncio.Event())
         stored = [(m.text, m.is_bot) for m in await app.memory.recent(1, 5)]
+        database = app.db.path
     assert outcome is not None and outcome.reply == "周五晚上"
-    assert len(fake_llm.chat_requests) == 2 and sent == ["周五晚上"]
+    assert len(fake_llm.chat_requests) == 1 and sent == ["周五晚上"]
     assert stored == [("@群忆 开炉是哪天", False), ("周五晚上", True)]
+    with sqlite3.connect(database) as db:
+        usage = list(db.execute("SELECT task, prompt_tokens, completion_tokens, ok FROM llm_usage"))
+    assert usage == [("reply", 50, 4, 1)]
