@@ -1,6 +1,8 @@
 import asyncio
 import socket
+import sqlite3
 import sys
+import time
 from pathlib import Path
 
 from click.testing import CliRunner, Result
@@ -133,3 +135,19 @@ def test_doctor_shows_a_zero_token_cap_as_zero_not_as_no_cap(tmp_path: Path) -> 
     result = doctor_with(tmp_path, text)
     [jargon] = [line for line in result.output.splitlines() if "llm:jargon" in line]
     assert "over budget" in jargon and "0 tokens/h (cap 0), 0/day (cap ∞)" in jargon, jargon
+
+
+async def test_doctor_counts_cancelled_requests_among_a_tasks_failures(tmp_path: Path) -> None:
+    """A request cancelled while awaited leaves a row marked cancelled (bot.llm.usage)."""
+    await asyncio.to_thread(make_database, tmp_path / "d")
+    with sqlite3.connect(tmp_path / "d" / "qunyi.db") as db:
+        db.executemany(
+            "INSERT INTO llm_usage (task, model, prompt_tokens, completion_tokens, ok, error, time, "
+            "cancelled) VALUES ('reply', 'm', ?, 0, ?, '', ?, ?)",
+            [(120, 0, time.time(), 1), (30, 1, time.time(), 0)],
+        )
+    async with FakeOpenAI() as server:
+        config = f'[llm]\nenabled = true\nbase_url = "{server.base_url}"\nmodel = "m"\n'
+        result = await asyncio.to_thread(doctor_with, tmp_path, config)  # the database is only opened
+    [reply] = [line for line in result.output.splitlines() if "llm:reply" in line]
+    assert "150 tokens/h" in reply and "1 failures (1 cancelled)" in reply, reply
