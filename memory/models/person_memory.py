@@ -131,8 +131,8 @@ class PersonForgotten(Base):
 class PersonLlmGap(Base):
     """Messages a consolidation read offline only although it was to ask the model (down, over budget,
     refusing): the model is asked about them later, newest first (memory.persons.relearn). Added by
-    0019_person_llm_gaps. `tried` is set when the model answered them unusably: they are not asked
-    about again."""
+    0018_person_gaps_nickname_version. `tried` is set when the model answered them unusably: they are
+    not asked about again."""
 
     __tablename__ = "person_llm_gaps"
     __table_args__ = (Index("ix_person_llm_gaps_due", "tried", "time"),)

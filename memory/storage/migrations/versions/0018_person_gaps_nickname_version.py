@@ -5,7 +5,7 @@
   going back to a nickname they had before adds no alias, and caches of names checked against the
   version (memory.nicknames) kept the newer one.
 
-Revision ID: 0019_person_gaps_nickname_version
+Revision ID: 0018_person_gaps_nickname_version
 Revises: 0017_history_digest_tried
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0019_person_gaps_nickname_version"
+revision: str = "0018_person_gaps_nickname_version"
 down_revision: str | Sequence[str] | None = "0017_history_digest_tried"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

@@ -2,8 +2,8 @@
 timeout): the provider may have charged it, so the row keeps the estimated prompt tokens, flagged as such
 (bot.llm.usage).
 
-Revision ID: 0018_llm_usage_cancelled
-Revises: 0017_history_digest_tried
+Revision ID: 0019_llm_usage_cancelled
+Revises: 0018_person_gaps_nickname_version
 """
 
 from collections.abc import Sequence
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0018_llm_usage_cancelled"
-down_revision: str | Sequence[str] | None = "0017_history_digest_tried"
+revision: str = "0019_llm_usage_cancelled"
+down_revision: str | Sequence[str] | None = "0018_person_gaps_nickname_version"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
