@@ -14,7 +14,7 @@ from memory.text import truncate
 from memory.types import ChatKind, ChatMessage, InboundEvent
 
 MessageHandler = Callable[[InboundEvent], Awaitable[None]]  # messages, edits, deletions, chat moves
-STOP_GRACE_SECONDS = 30.0  # how long `stop` lets the message being handled finish before cancelling it
+STOP_GRACE_SECONDS = 30.0  # how long stopping lets the answers and the messages being handled finish
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +122,8 @@ class Adapter(ABC):
 
     `start` begins delivering incoming messages (edited ones marked `edited`), the platform's
     deletions (`MessageDeletion`) and chats it moves to a new id (`ChatMoved`) to `handler`, and
-    returns once running;
+    returns once running; `stop` lets the events being handled finish for up to `within` seconds,
+    then closes the connection;
     `send_text` is the only way out and returns the bot's own message as the platform stored it,
     so the caller can record it (platforms often do not echo the bot's messages).
     """
@@ -136,7 +137,7 @@ class Adapter(ABC):
     async def start(self, handler: MessageHandler) -> None: ...
 
     @abstractmethod
-    async def stop(self) -> None: ...
+    async def stop(self, within: float = STOP_GRACE_SECONDS) -> None: ...
 
     @abstractmethod
     async def send_text(

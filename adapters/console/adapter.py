@@ -111,12 +111,12 @@ class ConsoleAdapter(Adapter):
         threading.Thread(target=self._pump_input, args=(loop,), name="console-input", daemon=True).start()
         self._reader = asyncio.create_task(self._read_input())
 
-    async def stop(self) -> None:
-        """Stop reading; the lines already typed are handled first (for up to STOP_GRACE_SECONDS)."""
+    async def stop(self, within: float = STOP_GRACE_SECONDS) -> None:
+        """Stop reading; the lines already typed are handled first (for up to `within` seconds)."""
         self._lines.put_nowait(None)
         reader, self._reader = self._reader, None
         if reader is not None and not reader.done():
-            _done, pending = await asyncio.wait({reader}, timeout=STOP_GRACE_SECONDS)
+            _done, pending = await asyncio.wait({reader}, timeout=within)
             for task in pending:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

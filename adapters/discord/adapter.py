@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from adapters.base import Adapter, InFlight, MessageHandler, SendError, fit_message
+from adapters.base import STOP_GRACE_SECONDS, Adapter, InFlight, MessageHandler, SendError, fit_message
 from adapters.discord.config import DiscordConfig
 from adapters.discord.convert import PLATFORM, message_to_chat
 from adapters.extras import require
@@ -82,10 +82,10 @@ class DiscordAdapter(Adapter):
             setattr(client, event, handler)
         self._client = client
 
-    async def stop(self) -> None:
-        """Let the messages being handled finish (up to STOP_GRACE_SECONDS; Discord does not deliver
+    async def stop(self, within: float = STOP_GRACE_SECONDS) -> None:
+        """Let the messages being handled finish (up to `within` seconds; Discord does not deliver
         them again), then disconnect and close the client."""
-        await self._in_flight.drained()
+        await self._in_flight.drained(within)
         if self._client is not None:
             await self._client.close()
         if self._task is not None:

@@ -23,7 +23,7 @@ from typing import Any
 import aiohttp
 from aiohttp import WSCloseCode, WSMsgType, web
 
-from adapters.base import Adapter, MessageHandler, SendError
+from adapters.base import STOP_GRACE_SECONDS, Adapter, MessageHandler, SendError
 from adapters.neutral import as_id, mapping_at
 from adapters.onebot_v11.config import OneBotConfig
 from adapters.onebot_v11.errors import ActionFailed, ActionTimeout, NotConnected, OneBotError
@@ -57,7 +57,6 @@ log = logging.getLogger(__name__)
 _CACHE_SIZE = 4096
 _QUOTE_CHARS = 60
 _CLOSE_TIMEOUT = 2.0
-_DRAIN_TIMEOUT = 30.0  # how long `stop` lets the events already received be handled
 
 
 @dataclass(eq=False)
@@ -128,12 +127,12 @@ class OneBotAdapter(Adapter):
             self._session = aiohttp.ClientSession()
             self._spawn(self._forward_loop())
 
-    async def stop(self) -> None:
-        """Handle the events already received (up to _DRAIN_TIMEOUT, the connections still open so
+    async def stop(self, within: float = STOP_GRACE_SECONDS) -> None:
+        """Handle the events already received (up to `within` seconds, the connections still open so
         replies go out), then close every connection, fail pending actions, stop the server or the
         dialling loop."""
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._queue.join(), _DRAIN_TIMEOUT)
+            await asyncio.wait_for(self._queue.join(), within)
         self._stopping = True
         for conn in list(self._conns):
             await self._close(conn, WSCloseCode.GOING_AWAY, b"qunyi stopping")

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
-from adapters.base import Adapter, InFlight, MessageHandler
+from adapters.base import STOP_GRACE_SECONDS, Adapter, InFlight, MessageHandler
 from adapters.playground.changes import Change, edited_message, read_change
 from adapters.playground.config import PlaygroundConfig
 from adapters.playground.event import PLATFORM, BadPost, Post, read_post, sender_id, to_chat_message
@@ -125,14 +125,14 @@ class PlaygroundAdapter(Adapter):
         self.url = f"http://{host}:{port}/#token={self._token}"
         log.info("web playground on %s", self.url)
 
-    async def stop(self) -> None:
-        """Stop listening and refuse new posts, let the message being handled finish (its reply is
-        still added and its post answered), then close the connections left."""
+    async def stop(self, within: float = STOP_GRACE_SECONDS) -> None:
+        """Stop listening and refuse new posts, let the message being handled finish (up to `within`
+        seconds; its reply is still added and its post answered), then close the connections left."""
         self._stopping = True
         if self._site is not None:
             await self._site.stop()
             self._site = None
-        await self._in_flight.drained()
+        await self._in_flight.drained(within)
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None

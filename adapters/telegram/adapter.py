@@ -15,7 +15,7 @@ import secrets
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from adapters.base import Adapter, InFlight, MessageHandler, SendError, fit_message
+from adapters.base import STOP_GRACE_SECONDS, Adapter, InFlight, MessageHandler, SendError, fit_message
 from adapters.extras import require
 from adapters.telegram.config import TelegramConfig
 from adapters.telegram.convert import PLATFORM, message_to_chat
@@ -159,12 +159,12 @@ class TelegramAdapter(Adapter):
                 log.exception("handling Telegram update %s failed", update.update_id)
             return web.Response(text="ok")
 
-    async def stop(self) -> None:
-        """Let the update being handled finish (up to STOP_GRACE_SECONDS), stop polling or the webhook
+    async def stop(self, within: float = STOP_GRACE_SECONDS) -> None:
+        """Let the update being handled finish (up to `within` seconds), stop polling or the webhook
         server and close the HTTP session. An update that comes in meanwhile is not handled and, never
         confirmed (polled) or refused with 503 (posted), comes again after the next start."""
         self._stopping = True
-        await self._in_flight.drained()
+        await self._in_flight.drained(within)
         if self._dp is not None and self._polling is not None:
             with contextlib.suppress(RuntimeError):  # polling may already have ended
                 await self._dp.stop_polling()

@@ -31,6 +31,7 @@ from bot.pid_file import BOT, COMPACT, PID_FILE, DataDirTaken, Holder, hold, run
 from bot.reload_answer import await_answer, reload_and_answer
 from bot.replay import count_lines, replay, replay_clock
 from bot.responding import Responses
+from bot.stopping import stop_serving
 from bot.summary import summarize
 from memory.persons.names import prepare as prepare_names
 from memory.text import prepare as prepare_text
@@ -124,10 +125,7 @@ async def _serve(app: App, config: ConfigStore, adapters: list[Adapter]) -> None
     finally:
         for task in waits:
             task.cancel()
-        await responses.stop()  # before the adapters close their connections: answers still go out
-        for adapter in adapters:
-            with contextlib.suppress(Exception):
-                await adapter.stop()
+        await stop_serving(app, responses, adapters)
 
 
 @click.command("replay")

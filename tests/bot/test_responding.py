@@ -45,7 +45,7 @@ class GatedAdapter(Adapter):
     async def start(self, handler: MessageHandler) -> None:
         pass
 
-    async def stop(self) -> None:
+    async def stop(self, within: float = 0.0) -> None:
         pass
 
     async def send_text(
