@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import Select, TextClause, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memory.models import Message
+from memory.models import Chat, Message
 from memory.storage.fts import searchable
 from memory.storage.sql import in_list
 
@@ -84,6 +84,27 @@ async def by_ids(session: AsyncSession, ids: Sequence[int]) -> list[StoredMessag
     if not ids:
         return []
     return await _all(session, select(Message).where(Message.id.in_(ids)).order_by(Message.id))
+
+
+@dataclass(frozen=True, slots=True)
+class ChatNow:
+    """The chat a stored message is in now: a merge (memory.chat_merge) moves it into another."""
+
+    chat_id: int
+    platform: str
+    platform_chat_id: str
+
+
+async def chat_of(session: AsyncSession, message_id: int) -> ChatNow | None:
+    """The chat message `message_id` is in now; None when it is no longer stored."""
+    row = (
+        await session.execute(
+            select(Message.chat_id, Chat.platform, Chat.platform_chat_id)
+            .join(Chat, Chat.id == Message.chat_id)
+            .where(Message.id == message_id)
+        )
+    ).first()
+    return None if row is None else ChatNow(row.chat_id, row.platform, row.platform_chat_id)
 
 
 async def missing_ids(session: AsyncSession, ids: Iterable[int]) -> set[int]:

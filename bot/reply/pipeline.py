@@ -8,7 +8,7 @@ import functools
 import logging
 import random
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from sqlalchemy import select
@@ -112,7 +112,9 @@ class ReplyPipeline:
         return None
 
     async def _respond(self, message: ChatMessage, recorded: Recorded, send: Send, store: Store) -> Outcome:
-        """Everything after `message` was recorded; `store` records the bot's own message sent."""
+        """Everything after `message` was recorded; `store` records the bot's own message sent. The
+        answer is worked out in the chat the message is in now: a live answer may wait while its chat
+        moves (a Telegram group upgraded to a supergroup), and the old chat is then gone."""
         if not recorded.created:
             return Outcome(
                 False, reason=ID_CLASH if recorded.clash else ERASED if recorded.erased else "duplicate"
@@ -121,6 +123,9 @@ class ReplyPipeline:
             return Outcome(True, reason="own message")
         if message.edited:
             return Outcome(True, reason="edited")
+        sent_to = recorded  # where it was recorded: `_send` tells from it whether the chat moved since
+        if (now := await self._chat_now(recorded)) is not None:
+            recorded = replace(recorded, chat_id=now.chat_id)
         settings = self.settings()
         if settings.reply.commands and silenced(message, settings.reply) is None:
             answer = await dispatch(
@@ -131,7 +136,9 @@ class ReplyPipeline:
                 asker=recorded.person_id or None,
             )
             if answer is not None:
-                return await self._send(message, answer.text, send, store, "command", searchable=False)
+                return await self._send(
+                    message, sent_to, answer.text, send, store, "command", searchable=False
+                )
         replied_to_bot = await self._replied_to_bot(recorded.chat_id, recorded.message.reply_to)
         decision = decide(message, settings.reply, settings.bot, replied_to_bot, self.rng)
         if not decision.reply:
@@ -167,7 +174,7 @@ class ReplyPipeline:
         text = text.strip()
         if not text:
             return Outcome(True, reason=f"{decision.reason}; empty reply")
-        return await self._send(message, text, send, store, decision.reason)
+        return await self._send(message, sent_to, text, send, store, decision.reason)
 
     async def handle_live(self, message: ChatMessage, send: Send, stopping: asyncio.Event) -> Outcome | None:
         """`handle` for a live adapter, which cannot fetch a message again: while another process
@@ -249,19 +256,50 @@ class ReplyPipeline:
         return result.text
 
     async def _send(
-        self, message: ChatMessage, text: str, send: Send, store: Store, reason: str, searchable: bool = True
+        self,
+        message: ChatMessage,
+        recorded: Recorded,
+        text: str,
+        send: Send,
+        store: Store,
+        reason: str,
+        searchable: bool = True,
     ) -> Outcome:
-        """Send `text` in answer to `message` (cut at `[reply] max_chars`, between whole graphemes, with
-        `…`) and record it as sent; a platform refusing it (muted, kicked, disconnected) is logged and
-        only the answer is lost."""
-        text = fit_message(text, self.settings().reply.max_chars, message.chat_id)
+        """Send `text` in answer to `message` (`recorded` as it was recorded; cut at `[reply] max_chars`,
+        between whole graphemes, with `…`) and record it as sent; a platform refusing it (muted, kicked,
+        disconnected) is logged and only the answer is lost. When its chat was merged into another since
+        it was recorded (the platform moved the chat), the answer goes to that chat, replying to nothing
+        (the old chat's message ids mean nothing there); it is dropped, with a warning, when that chat
+        is on another platform."""
+        chat_id = message.chat_id
+        reply_to: str | None = message.message_id
+        now = await self._chat_now(recorded)
+        if now is not None and now.chat_id != recorded.chat_id:
+            moved = f"{now.platform}:{now.platform_chat_id}"
+            if now.platform != message.platform:
+                log.warning(
+                    "answer to message %s of %s not sent: its chat was merged into %s meanwhile, which "
+                    "the %s adapter cannot reach",
+                    message.message_id,
+                    message.chat_id,
+                    moved,
+                    message.platform,
+                )
+                return Outcome(True, reason=f"{reason}; not sent: the chat was merged into {moved}")
+            log.info("answer to message %s of %s goes to %s, where its chat moved", reply_to, chat_id, moved)
+            chat_id, reply_to = now.platform_chat_id, None
+        text = fit_message(text, self.settings().reply.max_chars, chat_id)
         try:
-            sent = await send(message.chat_id, text, chat_kind=message.chat_kind, reply_to=message.message_id)
+            sent = await send(chat_id, text, chat_kind=message.chat_kind, reply_to=reply_to)
         except SendError as exc:
             log.warning("answer to message %s of %s not sent: %s", message.message_id, message.chat_id, exc)
             return Outcome(True, reason=f"{reason}; not sent: {exc}")
         await store(sent, searchable)
         return Outcome(True, text, reason)
+
+    async def _chat_now(self, recorded: Recorded) -> messages.ChatNow | None:
+        async with self.memory.db.read() as session:
+            return await messages.chat_of(session, recorded.message_id)
 
     async def _replied_to_bot(self, chat_id: int, reply_to: str | None) -> bool:
         if reply_to is None:

@@ -17,13 +17,15 @@ from bot.chat_moves import follow_chat_move
 from bot.commands import answers
 from bot.config import ConfigStore
 from bot.config.settings import Settings, StorageSettings
+from bot.reply.pipeline import Pending
+from memory.chat_merge import merge_chats
 from memory.clock import ManualClock
 from memory.embeddings.store import save_vectors
 from memory.jargon import dictionary
 from memory.types import ChatMessage, ChatMoved
 from tests.bot.reply.test_reply_answers import llm_settings
 from tests.conftest import T0, database_locked, make_message
-from tests.fakes.openai_server import Answer, FakeOpenAI
+from tests.fakes.openai_server import Answer, FakeOpenAI, Hold
 from tests.memory.jargon.jargon_helpers import NOW, mine
 
 MOVED = ChatMoved("test", "g1", "g2")
@@ -155,3 +157,42 @@ async def test_a_chat_move_the_bot_follows_drops_both_chats_cached_memory_at_onc
     assert "香山" in "\n".join(recalled.lines)
     assert [r.platform_user_id for r in who.records] == ["u1"]
     assert slang is not None and "火锅" in slang
+
+
+async def test_an_answer_whose_chat_was_merged_into_another_platforms_meanwhile_is_dropped_with_a_warning(
+    tmp_path: Path, fake_llm: FakeOpenAI, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`qunyi chats merge` may put a chat into one of another platform while an answer there waits: the
+    adapter answering cannot reach that chat, so the answer is dropped, saying why, and nothing else."""
+    app = await build_app(
+        ConfigStore(llm_settings(fake_llm.base_url), None), tmp_path / "data", ManualClock(T0)
+    )
+    sent: list[str] = []
+
+    async def send(chat_id: str, text: str, **kwargs: Any) -> ChatMessage:
+        sent.append(chat_id)
+        return make_message(900, chat=chat_id, sender="bot", text=text, is_bot=True)
+
+    held = Hold(Answer("香山"))
+    fake_llm.script(held)
+    try:
+        await app.memory.record(make_message(1, text="周六爬山", chat="g9", platform="other"))
+        pending = await app.pipeline.record_live(
+            make_message(2, text="@群忆 去哪座山", to_bot=True), send, asyncio.Event()
+        )
+        assert isinstance(pending, Pending)
+        answering = asyncio.create_task(pending.respond())
+        await asyncio.wait_for(held.reached.wait(), 10)
+        source, target = await app.memory.chat("test", "g1"), await app.memory.chat("other", "g9")
+        assert source is not None and target is not None
+        await merge_chats(app.db, source.id, target.id, now=T0.timestamp())
+        held.release.set()
+        with caplog.at_level(logging.WARNING):
+            outcome = await asyncio.wait_for(answering, 10)
+        merged = [m.text for m in await app.memory.recent(target.id, 10)]
+    finally:
+        await app.close()
+    assert outcome is not None and outcome.reason.endswith("not sent: the chat was merged into other:g9")
+    assert sent == []
+    assert "its chat was merged into other:g9 meanwhile, which the test adapter cannot reach" in caplog.text
+    assert merged == ["周六爬山", "@群忆 去哪座山"], "the question stays, no answer is recorded"

@@ -21,10 +21,14 @@ from adapters.telegram import TelegramAdapter, TelegramConfig
 from bot.app import build_app
 from bot.chat_moves import follow_chat_move
 from bot.config import ConfigStore, Settings
+from bot.inbound import inbound_handler
+from bot.responding import Responses
 from memory.clock import ManualClock
 from memory.types import ChatMessage, ChatMoved, InboundEvent
 from tests.adapters.held import HeldHandler
+from tests.bot.reply.test_reply_answers import llm_settings
 from tests.conftest import T0
+from tests.fakes.openai_server import Answer, FakeOpenAI, Hold
 
 UPDATES = json.loads(
     (Path(__file__).resolve().parents[2] / "fixtures" / "telegram" / "updates.json").read_text()
@@ -377,6 +381,50 @@ async def test_an_upgrade_to_a_supergroup_moves_the_group_memory_there(
         ]
     finally:
         await app.close()
+
+
+async def test_an_answer_waiting_while_its_group_is_upgraded_goes_to_the_supergroup(
+    api: tuple[FakeBotAPI, str], tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    """An answer under way when the group was upgraded was worked out in the old chat (gone with the
+    move) and sent to the old group id, replying to a message id that means nothing in the supergroup;
+    it now goes to the supergroup, with the supergroup's memory, and is recorded there."""
+    fake, base = api
+    fake.updates = []
+    app = await build_app(
+        ConfigStore(llm_settings(fake_llm.base_url), None),
+        tmp_path / "data",
+        ManualClock(T0),
+        watch_config=False,
+    )
+    adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0))
+    responses = Responses()
+    held = Hold(Answer("去宝石山"))
+    fake_llm.script(held)
+    await adapter.start(inbound_handler(app, adapter, asyncio.Event(), responses))
+    try:
+        await adapter.feed_update(_in(GROUP, 1, 1, text="@qunyi_bot 周六去哪爬山？"))
+        await asyncio.wait_for(held.reached.wait(), 10)  # the answer waits on the model
+        await adapter.feed_update(_in(GROUP, 2, 2, migrate_to_chat_id=SUPERGROUP["id"]))
+        assert await app.memory.chat("telegram", "-4455") is None, "the move is made while the answer waits"
+        held.release.set()
+        await responses.stop()
+        supergroup = await app.memory.chat("telegram", "-1001987654321")
+        assert supergroup is not None
+        recent = await app.memory.recent(supergroup.id, 10)
+        assert await app.memory.chat("telegram", "-4455") is None, "the old chat is not made again"
+    finally:
+        await adapter.stop()
+        await app.close()
+    tries = [p for m, p in fake.calls if m == "sendMessage"]
+    assert [(t["chat_id"], t["text"]) for t in tries] == [("-1001987654321", "去宝石山")]
+    assert "reply_parameters" not in tries[0], "the group's message ids mean nothing in the supergroup"
+    assert [(m.platform_message_id, m.text) for m in recent] == [
+        ("-4455/1", "@qunyi_bot 周六去哪爬山？"),
+        ("501", "去宝石山"),
+    ]
+    prompt = json.dumps(fake_llm.chat_requests[0].body, ensure_ascii=False)
+    assert "周六去哪爬山" in prompt
 
 
 async def test_with_the_upgrade_not_followed_the_memory_stays_with_the_group(
