@@ -265,10 +265,9 @@ class JargonMiningJob:
                     log.info("jargon extraction by LLM unavailable (%s); using offline discovery", exc.reason)
             if candidates is None:
                 await _observe(discoverer, window)
-                # Seconds of CPU for a window of long messages: off the event loop, so replies go on.
-                candidates = await asyncio.to_thread(
-                    discoverer.candidates, window, exclude=exclude, names=names
-                )
+                # Seconds of CPU for a window of long messages: off the event loop, so replies go on,
+                # and in runs, so that a job cancelled at shutdown stops after the run in hand.
+                candidates = await discoverer.candidates_in_runs(window, exclude=exclude, names=names)
             last_id = window_rows[-1].id
             async with self.db.write() as session:
                 start = BatchStart(JOB_NAME, chat_id, cursor, merged)

@@ -77,7 +77,12 @@ def idf(term: str) -> float:
 
 def weigh(texts: Iterable[str], names: Collection[str] = ()) -> TermWeights:
     """TF-IDF weights of the terms of some texts taken together (tf dampened as 1 + ln tf)."""
-    counts = Counter(term for text in texts for term in terms_of(text, names))
+    return weigh_terms(terms_of(text, names) for text in texts)
+
+
+def weigh_terms(found: Iterable[Sequence[str]]) -> TermWeights:
+    """`weigh` of texts whose terms (`terms_of`) were found already."""
+    counts = Counter(term for each in found for term in each)
     return {term: (1.0 + math.log(n)) * idf(term) for term, n in counts.items()}
 
 

@@ -22,6 +22,7 @@ it the new messages, it evicts the oldest), which is what a job running every ~2
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from memory.jargon.filters import FilterParams, filter_candidates, mask_mentions
 from memory.jargon.spans import is_latin, latin_edges_ok, word_runs
 from memory.jargon.stats import HistoryStats, Occurrences
 from memory.jargon.types import Candidate, MinerMessage
+from memory.offload import runs, thread_work_in_runs
 from memory.text.mapped import MappedText, normalize_mapped
 
 
@@ -176,6 +178,60 @@ def _evidence(s: str, window: Sequence[tuple[MinerMessage, MappedText]]) -> tupl
     return content, tuple(keys)
 
 
+# Discovery goes in steps, each over part of its input, so that `discover_in_runs` can take every step
+# run by run (memory.offload) and come to what `discover_in` finds in one call.
+Mapped = tuple[MinerMessage, MappedText]
+
+
+def _mapped(messages: Sequence[MinerMessage]) -> list[Mapped]:
+    """Messages with their normalised text, mentions masked."""
+    return [(m, normalize_mapped(mask_mentions(m.text))) for m in messages]
+
+
+def _spans_of(
+    texts: Sequence[Mapped], stats: HistoryStats, params: DiscoveryParams, seen: set[tuple[object, ...]]
+) -> set[str]:
+    """The strings `_spans` finds in some of a window's texts (`seen` shared by the whole window)."""
+    strings: set[str] = set()
+    for _, text in texts:
+        strings |= _spans(text.text, stats, params, seen)
+    return strings
+
+
+def _passing(
+    strings: Sequence[str], stats: HistoryStats, params: DiscoveryParams, background: BackgroundModel
+) -> list[tuple[str, float]]:
+    """Those of `strings` that pass discovery's tests, with their score."""
+    found = []
+    for s in strings:
+        scored = score_string(s, stats, params, background)
+        if scored is not None:
+            found.append((s, round(scored.score, 4)))
+    return found
+
+
+def _with_evidence(passing: Sequence[tuple[str, float]], mapped: Sequence[Mapped]) -> list[Candidate]:
+    """Candidates of the passing strings found in the window's texts (as written there)."""
+    candidates = []
+    for s, score in passing:
+        content, keys = _evidence(s, mapped)
+        if keys:
+            candidates.append(Candidate(content, keys, score))
+    return candidates
+
+
+def _proposed(
+    candidates: Sequence[Candidate],
+    usable: Sequence[MinerMessage],
+    params: DiscoveryParams,
+    exclude: Collection[str],
+    names: Iterable[str],
+) -> list[Candidate]:
+    # What discovery proposes is its `max_candidates` best: the batch limit is checked on those.
+    best = params.max_candidates
+    return filter_candidates(candidates, usable, params.filters, names=names, exclude=exclude, best=best).kept
+
+
 def discover_in(
     stats: HistoryStats,
     window: Sequence[MinerMessage],
@@ -187,22 +243,47 @@ def discover_in(
     """Candidates occurring in `window`, judged on `stats` (which must already hold the window)."""
     background = background or default_background()
     usable = usable_messages(window)
-    mapped = [(m, normalize_mapped(mask_mentions(m.text))) for m in usable]
+    mapped = _mapped(usable)
+    strings = _spans_of(mapped, stats, params, set())
+    candidates = _with_evidence(_passing(sorted(strings), stats, params, background), mapped)
+    return _proposed(candidates, usable, params, exclude, names)
+
+
+async def discover_in_runs(
+    stats: HistoryStats,
+    window: Sequence[MinerMessage],
+    params: DiscoveryParams,
+    exclude: Collection[str] = (),
+    names: Iterable[str] = (),
+) -> list[Candidate]:
+    """`discover_in`, each step taken in runs of about RUN_CHARS characters (memory.offload), each
+    run one worker-thread call: a job cancelled at shutdown stops after the run in hand rather than
+    after a whole window of long messages. The same candidates as `discover_in`; `stats` must not
+    change meanwhile."""
+    background = default_background()
+    usable = usable_messages(window)
+    mapped = await thread_work_in_runs(usable, _text_chars, _mapped)
     strings: set[str] = set()
     seen: set[tuple[object, ...]] = set()
-    for _, text in mapped:
-        strings |= _spans(text.text, stats, params, seen)
-    candidates: list[Candidate] = []
-    for s in sorted(strings):
-        scored = score_string(s, stats, params, background)
-        if scored is None:
-            continue
-        content, keys = _evidence(s, mapped)
-        if keys:
-            candidates.append(Candidate(content, keys, round(scored.score, 4)))
-    # What discovery proposes is its `max_candidates` best: the batch limit is checked on those.
-    best = params.max_candidates
-    return filter_candidates(candidates, usable, params.filters, names=names, exclude=exclude, best=best).kept
+    for run in runs(mapped, _mapped_chars):
+        strings |= await asyncio.to_thread(_spans_of, run, stats, params, seen)
+    passing = await thread_work_in_runs(
+        sorted(strings), len, lambda run: _passing(run, stats, params, background)
+    )
+    # Each passing string is looked for in every text of the window.
+    window_chars = sum(_mapped_chars(item) for item in mapped)
+    candidates = await thread_work_in_runs(
+        passing, lambda _item: window_chars, lambda run: _with_evidence(run, mapped)
+    )
+    return _proposed(candidates, usable, params, exclude, list(names))
+
+
+def _text_chars(message: MinerMessage) -> int:
+    return len(message.text)
+
+
+def _mapped_chars(item: Mapped) -> int:
+    return len(item[1].text)
 
 
 def discover(
@@ -252,3 +333,9 @@ class Discoverer:
     ) -> list[Candidate]:
         """The candidates of `window`, which the history must already hold (best first)."""
         return discover_in(self.stats, window, self.params, exclude, names)
+
+    async def candidates_in_runs(
+        self, window: Sequence[MinerMessage], exclude: Collection[str] = (), names: Iterable[str] = ()
+    ) -> list[Candidate]:
+        """`candidates`, worked out run by run on worker threads (see `discover_in_runs`)."""
+        return await discover_in_runs(self.stats, window, self.params, exclude, names)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -43,6 +43,7 @@ from memory.history.source import SourceMessage, speaker_names
 from memory.history.terms import TermWeights
 from memory.history.titles import most_similar
 from memory.models import JobState, TopicCacheEntry
+from memory.offload import runs, thread_work_in_runs
 from memory.ports import LLMPort, LLMUnavailable
 from memory.storage import Database
 from memory.text import analysed, truncate
@@ -155,6 +156,33 @@ class Threaded:
     groups: dict[str, list[SourceMessage]]
 
 
+async def split_threads_in_runs(disentangler: Disentangler, batch: Sequence[SourceMessage]) -> Threaded:
+    """`split_threads`, run by run (memory.offload.runs), each run one worker-thread call: a check
+    cancelled at shutdown stops after the run in hand. The same threads as in one call (the
+    disentangler reads the messages one by one in any case)."""
+    threaded = Threaded({}, {})
+    for run in runs(batch, _text_chars):
+        part = await asyncio.to_thread(split_threads, disentangler, run)
+        threaded.thread_of.update(part.thread_of)
+        for thread, messages in part.groups.items():
+            threaded.groups.setdefault(thread, []).extend(messages)
+    return threaded
+
+
+async def terms_in_runs(batch: Sequence[SourceMessage]) -> dict[int, list[str]]:
+    """The terms of each message of `batch` by id, its speakers' names left out (what the placement
+    weighs), found run by run on worker threads."""
+    names = speaker_names(batch)
+    found = await thread_work_in_runs(
+        batch, _text_chars, lambda run: [(m.id, terms.terms_of(m.text, names)) for m in run]
+    )
+    return dict(found)
+
+
+def _text_chars(message: SourceMessage) -> int:
+    return len(message.text)
+
+
 def split_threads(disentangler: Disentangler, batch: Sequence[SourceMessage]) -> Threaded:
     thread_of: dict[int, str] = {}
     groups: dict[str, list[SourceMessage]] = {}
@@ -180,16 +208,17 @@ def place_offline(
     order: Sequence[SourceMessage],
     slots: list[Slot],
     settings: TopicCheckSettings,
+    found: Mapping[int, Sequence[str]],
 ) -> None:
     """Place thread groups on slots (adding new slots to `slots`), in order of first message. A thread
     joins a topic by similar terms or title only within `reuse_gap` of its messages (old history
-    imported after live messages stays out of today's topics)."""
+    imported after live messages stays out of today's topics). `found`: the terms of each message of
+    `order` (`terms_in_runs` of `order`)."""
     by_thread = {t: s for s in slots for t in s.threads}
     slot_of_message: dict[int, Slot] = {}
     previous = {b.id: a for a, b in itertools.pairwise(order)}
-    names = speaker_names(order)
     for thread, messages in sorted(groups.items(), key=lambda kv: (kv[1][0].time, kv[1][0].id)):
-        weights = terms.weigh((m.text for m in messages), names)
+        weights = terms.weigh_terms(found[m.id] for m in messages)
         slot = by_thread.get(thread)
         near = [s for s in slots if s.near(messages, settings.reuse_gap)]
         if slot is None and weights:
@@ -290,18 +319,19 @@ def place_llm(
     order: Sequence[SourceMessage],
     slots: list[Slot],
     settings: TopicCheckSettings,
+    found: Mapping[int, Sequence[str]],
 ) -> None:
     """Place the LLM's topics on slots by title (near-duplicates within `reuse_gap` merge); messages it
-    left out are placed offline; each thread is claimed by the slot holding most of its messages."""
+    left out are placed offline; each thread is claimed by the slot holding most of its messages.
+    `found`: the terms of each message of `order` (`terms_in_runs` of `order`)."""
     slot_of_message: dict[int, Slot] = {}
-    names = speaker_names(order)
     for title, messages in assigned:
         near = [(s, s.title) for s in slots if s.near(messages, settings.reuse_gap)]
         slot = most_similar(title, near, settings.title_merge_ratio)
         if slot is None:
             slot = Slot(None, title, {}, set(), "llm")
             slots.append(slot)
-        slot.add(messages, terms.weigh((m.text for m in messages), names))
+        slot.add(messages, terms.weigh_terms(found[m.id] for m in messages))
         for m in messages:
             slot_of_message[m.id] = slot
     leftover: dict[str, list[SourceMessage]] = {}
@@ -317,7 +347,10 @@ def place_llm(
         winner = max(votes.items(), key=lambda kv: kv[1])[0]
         next(s for s in slots if id(s) == winner).claim(thread)
     if leftover:
-        place_offline(leftover, [m for m in order if m.id not in slot_of_message], slots, settings)
+        # The names left out of their terms are those of their own speakers, as when placed offline.
+        rest = [m for m in order if m.id not in slot_of_message]
+        names = speaker_names(rest)
+        place_offline(leftover, rest, slots, settings, {m.id: terms.terms_of(m.text, names) for m in rest})
 
 
 # --- the check -------------------------------------------------------------------------------------
@@ -446,7 +479,7 @@ class TopicCheck:
         disentangler = Disentangler(settings.disentangle, data.get("disentangler"))
         usable = [replace(m, text=analysed(m.text)) for m in batch if m.searchable]
         # Segmenting and comparing a batch of long messages is seconds of CPU: off the event loop.
-        threaded = await asyncio.to_thread(split_threads, disentangler, usable)
+        threaded = await split_threads_in_runs(disentangler, usable)
         slots = slots_of(entries)
         path = "skipped"
         if settings.keep_batches_without_bot or any(m.is_bot for m in batch):
@@ -475,6 +508,8 @@ class TopicCheck:
     ) -> str:
         if not batch:
             return "empty"
+        # Weighing the messages' terms (jieba) is seconds for long messages: off the event loop.
+        found = await terms_in_runs(batch)
         if settings.use_llm and self.llm is not None and self.llm.available("topic"):
             try:
                 answer = await self.llm.complete_json("topic", topic_prompt(existing, batch), TopicAnswer)
@@ -483,10 +518,9 @@ class TopicCheck:
                 log.info("topic LLM answer not usable (%s); assigning offline", exc)
             else:
                 report.dropped_ids += dropped
-                await asyncio.to_thread(place_llm, assigned, threaded, batch, slots, settings)
+                await asyncio.to_thread(place_llm, assigned, threaded, batch, slots, settings, found)
                 return "llm"
-        # Weighing each thread's terms (jieba) is seconds for long messages: off the event loop.
-        await asyncio.to_thread(place_offline, threaded.groups, batch, slots, settings)
+        await asyncio.to_thread(place_offline, threaded.groups, batch, slots, settings, found)
         return "offline"
 
     async def _write(

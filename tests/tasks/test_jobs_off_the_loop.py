@@ -13,6 +13,7 @@ import pytest
 
 from memory import offload
 from memory.history import digest, pack
+from memory.jargon import discovery
 from memory.jargon.discovery import Discoverer
 from memory.persons import consolidate, observe
 from memory.persons.config import PersonsConfig
@@ -44,13 +45,14 @@ async def test_jargon_discovery_runs_on_a_worker_thread(
     memory: MemoryService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[str] = []
-    for name in ("observe", "candidates"):
-        monkeypatch.setattr(Discoverer, name, _recording(calls, name, getattr(Discoverer, name)))
+    monkeypatch.setattr(Discoverer, "observe", _recording(calls, "observe", Discoverer.observe))
+    for name, step in (("spans", "_spans_of"), ("scores", "_passing"), ("evidence", "_with_evidence")):
+        monkeypatch.setattr(discovery, step, _recording(calls, name, getattr(discovery, step)))
     await memory.record_many(make_message(n, sender=f"u{n % 4}", text=t) for n, t in enumerate(LINES))
     report = await JargonMiningJob(memory.db, lambda: SETTINGS).run(T0)
     assert report.chats == 1
     # The window is counted (there is no history before it), then its candidates are found.
-    assert calls == ["observe on a worker", "candidates on a worker"]
+    assert calls == [f"{step} on a worker" for step in ("observe", "spans", "scores", "evidence")]
 
 
 async def test_topic_threads_are_split_on_a_worker_thread(

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.jargon.discovery import Discoverer, DiscoveryParams, discover
+from memory import offload
+from memory.jargon.discovery import Discoverer, DiscoveryParams, discover, discover_in, discover_in_runs
 from memory.jargon.stats import HistoryStats
 from memory.jargon.types import MinerMessage
 
@@ -142,3 +143,20 @@ def test_counts_follow_the_history_as_messages_come_and_go() -> None:
     stats.add(MinerMessage("c", "今天吃什么", "carol"))  # the oldest message leaves the history
     assert stats.count("蚌埠住了") == 1
     assert stats.count("今天吃什么") == 1
+
+
+@pytest.mark.parametrize("run_chars", [1, 60, 400])
+async def test_discovery_in_runs_finds_what_one_call_finds(
+    monkeypatch: pytest.MonkeyPatch, run_chars: int
+) -> None:
+    """The job takes discovery run by run, so that it can stop between runs: cut fine or coarse, it
+    proposes the same candidates, keys, spellings and scores, in the same order, as in one call."""
+    messages = chat(IN_GROUP + LATIN, every=8)
+    window = messages[-60:]
+    params = DiscoveryParams(max_candidates=50)
+    names = ["阿红", "小明"]
+    whole = discover_in(HistoryStats.build(messages), window, params, ["蚌埠"], names)
+    assert len(whole) >= 2  # the fixture is meant to yield candidates
+    monkeypatch.setattr(offload, "RUN_CHARS", run_chars)
+    cut = await discover_in_runs(HistoryStats.build(messages), window, params, ["蚌埠"], iter(names))
+    assert cut == whole
