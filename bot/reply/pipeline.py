@@ -111,10 +111,13 @@ class ReplyPipeline:
             return Outcome(False, reason="edit not followed")
         return None
 
-    async def _respond(self, message: ChatMessage, recorded: Recorded, send: Send, store: Store) -> Outcome:
-        """Everything after `message` was recorded; `store` records the bot's own message sent. The
-        answer is worked out in the chat the message is in now: a live answer may wait while its chat
-        moves (a Telegram group upgraded to a supergroup), and the old chat is then gone."""
+    async def _respond(
+        self, message: ChatMessage, recorded: Recorded, send: Send, store: Store, *, live: bool = False
+    ) -> Outcome:
+        """Everything after `message` was recorded; `store` records the bot's own message sent. A `live`
+        answer is worked out in the chat the message is in now: it may wait while its chat moves (a
+        Telegram group upgraded to a supergroup), and the old chat is then gone. A replayed message is
+        answered right after it is recorded, so it is not looked up again."""
         if not recorded.created:
             return Outcome(
                 False, reason=ID_CLASH if recorded.clash else ERASED if recorded.erased else "duplicate"
@@ -124,7 +127,7 @@ class ReplyPipeline:
         if message.edited:
             return Outcome(True, reason="edited")
         sent_to = recorded  # where it was recorded: `_send` tells from it whether the chat moved since
-        if (now := await self._chat_now(recorded)) is not None:
+        if live and (now := await self._chat_now(recorded)) is not None:
             recorded = replace(recorded, chat_id=now.chat_id)
         settings = self.settings()
         if settings.reply.commands and silenced(message, settings.reply) is None:
@@ -204,7 +207,7 @@ class ReplyPipeline:
 
         async def respond() -> Outcome | None:
             try:
-                answer = functools.partial(self._respond, message, recorded, send, store)
+                answer = functools.partial(self._respond, message, recorded, send, store, live=True)
                 return await _while_locked(answer, message, stopping)
             except DatabaseLocked as exc:
                 log.error("message %s of %s not answered: %s", message.message_id, message.chat_id, exc)
