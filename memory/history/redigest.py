@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from sqlalchemy import select, text
+from sqlalchemy import case, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.history import source
@@ -75,6 +75,16 @@ async def due(session: AsyncSession, limit: int) -> list[int]:
         .limit(limit)
     )
     return list((await session.scalars(query)).all())
+
+
+async def waiting(session: AsyncSession) -> tuple[int, int]:
+    """How many rows are offline, and how many of them were tried with their current messages (not
+    asked again until those change)."""
+    query = select(func.count(), func.coalesce(func.sum(case((_NOT_TRIED, 0), else_=1)), 0)).where(
+        ChatHistory.provenance == "offline"
+    )
+    offline, tried = (await session.execute(query)).one()
+    return int(offline), int(tried)
 
 
 async def _read(db: Database, row_id: int) -> tuple[_Seen, list[SourceMessage]] | None:

@@ -703,13 +703,7 @@ async def due_for_inference(
     `limit` of them (none for a limit of 0)."""
     if not thresholds or limit <= 0:
         return []
-    query = select(Jargon).where(
-        Jargon.count > Jargon.last_inference_count,
-        Jargon.count >= min(thresholds),
-        Jargon.last_inference_count < max(thresholds),
-        Jargon.status.in_(("candidate", "inferred")),
-        Jargon.provenance != "manual",
-    )
+    query = select(Jargon).where(*_undecided_past_a_threshold(thresholds))
     if ids is not None:
         query = query.where(Jargon.id.in_(sorted(set(ids))))
     due: list[tuple[EntryView, int]] = []
@@ -720,6 +714,30 @@ async def due_for_inference(
             if len(due) >= limit:
                 break
     return due
+
+
+async def count_due_for_inference(session: AsyncSession, thresholds: Sequence[int]) -> int:
+    """How many entries `due_for_inference` would give without a limit: undecided, with a threshold
+    crossed since their last inference."""
+    if not thresholds:
+        return 0
+    crossed = or_(
+        *(and_(Jargon.last_inference_count < t, Jargon.count >= t) for t in sorted(set(thresholds)))
+    )
+    query = select(func.count()).where(*_undecided_past_a_threshold(thresholds), crossed)
+    return int((await session.execute(query)).scalar_one())
+
+
+def _undecided_past_a_threshold(thresholds: Sequence[int]) -> tuple[ColumnElement[bool], ...]:
+    """Entries inference may take that may have crossed one of `thresholds` (not empty) since their
+    last inference; `due_threshold` tells which did."""
+    return (
+        Jargon.count > Jargon.last_inference_count,
+        Jargon.count >= min(thresholds),
+        Jargon.last_inference_count < max(thresholds),
+        Jargon.status.in_(("candidate", "inferred")),
+        Jargon.provenance != "manual",
+    )
 
 
 async def apply_inference(

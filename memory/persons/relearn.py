@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from sqlalchemy import select
+from sqlalchemy import case, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.chat_marks import merge_mark, merged_since
@@ -64,6 +64,13 @@ async def due(session: AsyncSession, limit: int) -> list[int]:
         .limit(limit)
     )
     return list((await session.scalars(query)).all())
+
+
+async def waiting(session: AsyncSession) -> tuple[int, int]:
+    """How many chunks are noted, and how many of them were tried (never asked about again)."""
+    query = select(func.count(), func.coalesce(func.sum(case((PersonLlmGap.tried, 1), else_=0)), 0))
+    noted, tried = (await session.execute(query)).one()
+    return int(noted), int(tried)
 
 
 async def _read(db: Database, resolver: PersonResolver, gap_id: int) -> _Seen | None:

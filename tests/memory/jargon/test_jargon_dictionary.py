@@ -71,6 +71,31 @@ async def test_each_threshold_fires_exactly_once() -> None:
     assert dictionary.due_threshold(500, 100, THRESHOLDS) is None
 
 
+async def test_the_count_of_terms_due_is_how_many_inference_would_take(db: Database) -> None:
+    """`qunyi doctor` counts the terms due without reading them: the count is exact, also for terms
+    counted on past one threshold but short of the next, decided, or added by hand."""
+    kinds = [("candidate", "mined"), ("inferred", "inferred"), ("approved", "mined"), ("candidate", "manual")]
+    async with db.write() as session:
+        session.add_all(
+            Jargon(
+                content=f"t{n}", normalized=f"t{n}", count=count, last_inference_count=last, status=status,
+                provenance=provenance, created_at=NOW, updated_at=NOW,
+            )
+            for n, (count, last, (status, provenance)) in enumerate(
+                (count, last, kind)
+                for count in (0, 1, 2, 3, 5, 7, 8, 9, 30, 100, 130)
+                for last in (0, 2, 4, 8, 24, 100)
+                for kind in kinds
+            )
+        )  # fmt: skip
+    async with db.read() as session:
+        for thresholds in (THRESHOLDS, (3, 9), (5,)):
+            due = await dictionary.due_for_inference(session, thresholds, limit=10_000)
+            assert len(due) > 0
+            assert await dictionary.count_due_for_inference(session, thresholds) == len(due), thresholds
+        assert await dictionary.count_due_for_inference(session, ()) == 0
+
+
 def _script_inference(server: FakeOpenAI, context: str, plain: str, same: bool) -> None:
     server.script(
         answer_json({"no_information": False, "meaning": context}),
