@@ -17,6 +17,7 @@ from bot.cli.embeddings import prune_hint
 from bot.cli.options import async_command, missing_database, open_config, runtime_options
 from bot.cli.printing import command_hint, size_text
 from bot.config import ConfigStore, Settings
+from bot.offline_work import WaitingWork, waiting_work
 from bot.tools import build_registry, tool_definition_tokens
 from memory.embeddings.local import DEFAULT_MODEL, LocalEmbedder
 from memory.embeddings.stored_models import StoredModel, stored_models
@@ -66,6 +67,7 @@ async def run_checks(app: App) -> list[Check]:
         checks.append(Check("database", "ok", f"{app.db.path} (schema {schema})"))
         stats = await app.memory.stats()
         checks.append(Check("memory", "info", ", ".join(f"{k} {v}" for k, v in stats.items())))
+        checks.append(offline_work_check(await waiting_work(app)))
         space: Space | None = space_of(app.db.path, *pages)
     except Exception as exc:
         checks.append(Check("database", "fail", f"{app.db.path}: {exc}"))
@@ -78,6 +80,15 @@ async def run_checks(app: App) -> list[Check]:
         checks.append(compact_check(app, space))
     checks.append(_tools_check())
     return checks
+
+
+def offline_work_check(work: list[WaitingWork]) -> Check:
+    """The work left for a model, as one check: ok when none waits, a warning when some waits on a job
+    a setting stops while the model is meant to be used."""
+    if not any(w.waiting for w in work):
+        return Check("offline work", "ok", "nothing waits for a model")
+    status = "warn" if any(w.waiting and w.misconfigured for w in work) else "info"
+    return Check("offline work", status, "; ".join(w.text() for w in work))
 
 
 def _database_check(error: DatabaseUnavailable) -> Check:

@@ -1,10 +1,12 @@
-"""The index (chats with their counts, the doctor checks) and a message shown in its context."""
+"""The index (chats with their counts, the work waiting for a model, the doctor checks) and a message
+shown in its context."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
 from bot.cli.doctor import run_checks
+from bot.offline_work import waiting_work
 from bot.web.context import app_of, chat_of, chat_title, int_param, path_int
 from bot.web.html import Safe, bdi, chat_nav, h, join, link, page, table, url, when
 from memory import messages
@@ -16,7 +18,8 @@ CONTEXT_AROUND = 5
 
 @routes.get("/")
 async def index(request: web.Request) -> web.Response:
-    """Every chat with its counts, then the same checks `qunyi doctor` runs."""
+    """Every chat with its counts, the work waiting for a model, then the same checks `qunyi doctor`
+    runs."""
     app = app_of(request)
     async with app.db.read() as session:
         chats = await chat_overviews(session)
@@ -32,11 +35,16 @@ async def index(request: web.Request) -> web.Response:
         ]
         for c in chats
     ]
+    work_rows = [
+        [w.what, w.job, w.waiting, "—" if w.tried is None else w.tried, w.blocked or "runs"]
+        for w in await waiting_work(app)
+    ]
     checks = await run_checks(app)
     check_rows = [[c.name, h('<span class="{}">{}</span>', c.status, c.status), c.detail] for c in checks]
     body = h(
-        "<h2>Chats</h2>{}<h2>Checks</h2>{}",
+        "<h2>Chats</h2>{}<h2>Offline work</h2>{}<h2>Checks</h2>{}",
         table(["id", "chat", "key", "messages", "people", "topics", "jargon terms"], rows, "no chats yet"),
+        table(["waiting for a model", "job", "waiting", "tried", "job state"], work_rows),
         table(["check", "status", "detail"], check_rows),
     )
     return page(request, "Overview", body)

@@ -6,11 +6,17 @@ import time
 from pathlib import Path
 
 from click.testing import CliRunner, Result
+from sqlalchemy import select
 
-from bot.cli.doctor import embedder_check
+from bot.app import build_app
+from bot.cli.doctor import Check, embedder_check, run_checks
 from bot.cli.main import cli
+from bot.config import ConfigStore
 from bot.config.loader import parse_settings
+from memory.models import Chat, ChatHistory, Jargon, PersonLlmGap
 from memory.storage import Database
+from tests.bot.web.conftest import history_row
+from tests.conftest import T0
 from tests.fakes.openai_server import FakeOpenAI
 from tests.memory.storage.test_migrations import schema_at
 
@@ -151,3 +157,91 @@ async def test_doctor_counts_cancelled_requests_among_a_tasks_failures(tmp_path:
         result = await asyncio.to_thread(doctor_with, tmp_path, config)  # the database is only opened
     [reply] = [line for line in result.output.splitlines() if "llm:reply" in line]
     assert "150 tokens/h" in reply and "1 failures (1 cancelled)" in reply, reply
+
+
+async def add_offline_work(db: Database) -> int:
+    """Work left for a model in a new chat, whose id is returned: 3 topics packed offline (1 tried with
+    its messages as they are; 1 tried before they changed, so due again) and one the model digested;
+    2 person chunks (1 tried); 2 jargon terms past a default threshold since their last inference, and 4
+    that are not (between thresholds, approved, added by hand, past the last threshold)."""
+    async with db.write() as session:
+        chat = Chat(platform="test", platform_chat_id="offline", created_at=T0.timestamp())
+        session.add(chat)
+        await session.flush()
+        session.add_all(history_row(chat.id, f"t{n}", count=1) for n in range(4))
+        await session.flush()
+        rows = (await session.scalars(select(ChatHistory).order_by(ChatHistory.id))).all()
+        rows[0].digest_tried = [1, 2]
+        rows[1].digest_tried = [1]
+        rows[3].provenance = "llm"
+        session.add_all(
+            PersonLlmGap(chat_id=chat.id, message_ids=[1], time=T0.timestamp(), tried=tried)
+            for tried in (False, True)
+        )
+        stamp = T0.timestamp()
+        for n, (count, last, status, provenance) in enumerate(
+            [
+                (5, 0, "candidate", "mined"),  # crossed 4
+                (9, 4, "inferred", "inferred"),  # crossed 8
+                (7, 4, "candidate", "mined"),  # nothing crossed since 4
+                (5, 0, "approved", "mined"),
+                (5, 0, "candidate", "manual"),
+                (150, 100, "candidate", "mined"),  # past the last threshold
+            ]
+        ):
+            session.add(
+                Jargon(
+                    content=f"词{n}", normalized=f"词{n}", count=count, last_inference_count=last,
+                    status=status, provenance=provenance, created_at=stamp, updated_at=stamp,
+                )
+            )  # fmt: skip
+    return chat.id
+
+
+async def offline_work_detail(tmp_path: Path, config_text: str) -> Check:
+    """The doctor's offline-work check on a database holding `add_offline_work`'s rows."""
+    config = tmp_path / "config.toml"
+    config.write_text(config_text, encoding="utf-8")
+    app = await build_app(ConfigStore.load(config), tmp_path / "d", watch_config=False)
+    try:
+        await add_offline_work(app.db)
+        [found] = [c for c in await run_checks(app) if c.name == "offline work"]
+    finally:
+        await app.close()
+    return found
+
+
+async def test_doctor_counts_the_work_left_for_a_model_and_why_its_job_does_not_run(tmp_path: Path) -> None:
+    found = await offline_work_detail(tmp_path, "")
+    assert found.status == "info", "the model is off by choice: nothing to warn about"
+    assert found.detail == (
+        "topics packed offline, to re-digest 3 (1 tried) — history_redigest cannot run: "
+        "[topics] llm_summary = false; "
+        "people's message chunks read offline, to relearn 2 (1 tried) — person_relearn cannot run: "
+        "the person model: LLM disabled ([llm] enabled = false); "
+        "jargon terms due for inference 2 — jargon_mining cannot run: "
+        "the jargon model: LLM disabled ([llm] enabled = false)"
+    )
+
+
+async def test_doctor_warns_when_a_setting_stops_a_job_the_model_is_meant_for(tmp_path: Path) -> None:
+    config = (
+        f'[llm]\nenabled = true\nbase_url = "http://127.0.0.1:{free_port()}/v1"\n'
+        '[llm.tasks.person]\nmodel = "m"\n[llm.tasks.summary]\nmodel = "m"\n'
+        "[topics]\nllm_summary = true\nredigest_per_run = 0\n"
+    )
+    found = await offline_work_detail(tmp_path, config)
+    assert found.status == "warn"
+    assert found.detail == (
+        "topics packed offline, to re-digest 3 (1 tried) — history_redigest cannot run: "
+        "[topics] redigest_per_run = 0; "
+        "people's message chunks read offline, to relearn 2 (1 tried); "
+        "jargon terms due for inference 2 — jargon_mining cannot run: the jargon model: no model configured"
+    )
+
+
+def test_doctor_says_nothing_waits_for_a_model_on_a_new_database(tmp_path: Path) -> None:
+    make_database(tmp_path)
+    result = CliRunner().invoke(cli, ["doctor", "--data-dir", str(tmp_path)], env={"COLUMNS": "250"})
+    [line] = [line for line in result.output.splitlines() if "offline work" in line]
+    assert "│ ok     │ nothing waits for a model" in line, line

@@ -13,6 +13,7 @@ from memory.chat_merge import merge_chats
 from memory.jargon import dictionary
 from memory.models import ChatRedirect, PersonAlias
 from memory.storage.fts import index_rows
+from tests.bot.test_doctor import add_offline_work
 from tests.bot.web.conftest import CONFIG, TOKEN, Console, history_row
 from tests.conftest import T0, make_message
 from tests.memory.jargon.jargon_helpers import mine, record
@@ -359,6 +360,36 @@ async def test_usage_page_shows_every_task(console: Console) -> None:
     body = await (await console.client.get("/usage")).text()
     assert all(task in body for task in ("reply", "topic", "summary", "jargon", "person"))
     assert "enabled = false" in body
+
+
+def _section_rows(body: str, heading: str) -> list[list[str]]:
+    """The cells of the table under `<h2>heading</h2>` (its header row left out), tags dropped, entities
+    read."""
+    section = body.split(f"<h2>{heading}</h2>", 1)[1].split("<h2>", 1)[0].split("</thead>", 1)[1]
+    return [
+        [html.unescape(re.sub(r"<[^>]+>", "", cell)) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row)]
+        for row in re.findall(r"<tr>(.*?)</tr>", section)
+    ]
+
+
+async def test_overview_shows_the_work_waiting_for_a_model(console: Console) -> None:
+    await add_offline_work(console.app.db)
+    await console.login()
+    body = await (await console.client.get("/")).text()
+    off = "LLM disabled ([llm] enabled = false)"
+    assert _section_rows(body, "Offline work") == [
+        ["topics packed offline, to re-digest", "history_redigest", "3", "1", "[topics] llm_summary = false"],
+        [
+            "people's message chunks read offline, to relearn",
+            "person_relearn",
+            "2",
+            "1",
+            f"the person model: {off}",
+        ],
+        ["jargon terms due for inference", "jargon_mining", "2", "—", f"the jargon model: {off}"],
+    ]
+    [check] = [row for row in _section_rows(body, "Checks") if row[0] == "offline work"]
+    assert check[1] == "info" and "jargon terms due for inference 2" in check[2]
 
 
 async def test_config_page_masks_secrets(console: Console) -> None:

@@ -1,0 +1,111 @@
+"""The work background jobs left for a model while it was down, over budget or not set up (topics packed
+offline, people's messages read offline only, jargon terms due for inference), counted for
+`qunyi doctor` and the web console's overview, with why a job cannot do it when it cannot."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.app import App
+from bot.history_setup import redigest_settings
+from memory.history import redigest
+from memory.history.redigest import TASK as SUMMARY_TASK
+from memory.jargon import dictionary
+from memory.jargon.inference import TASK as JARGON_TASK
+from memory.persons import relearn
+from memory.persons.consolidate import LLM_TASK as PERSON_TASK
+from tasks.history_redigest import JOB_NAME as REDIGEST_JOB
+from tasks.jargon_mining import JOB_NAME as JARGON_JOB
+from tasks.person_relearn import JOB_NAME as RELEARN_JOB
+
+# Reasons a model is unavailable (`LLMGateway.unavailable_reason`) an operator chose, or that pass by
+# themselves: no warning.
+CHOSEN = ("LLM disabled", "task disabled", "over budget")
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingWork:
+    """One kind of work waiting for a model: how much, how much of it the model was asked about and
+    answered unusably (None where nothing is marked so), and why its job cannot do it (None: it can)."""
+
+    what: str
+    job: str
+    waiting: int
+    tried: int | None
+    blocked: str | None
+    # Blocked by a setting while the model is meant to be used (a per-run count of 0, no model or endpoint
+    # for the task): worth a warning. A feature, the LLM or the task turned off, or a spent budget is not.
+    misconfigured: bool = False
+
+    def text(self) -> str:
+        """`what` with its counts and, when work waits, why it is stuck."""
+        tried = f" ({self.tried:,} tried)" if self.tried else ""
+        stuck = f" — {self.job} cannot run: {self.blocked}" if self.waiting and self.blocked else ""
+        return f"{self.what} {self.waiting:,}{tried}{stuck}"
+
+
+def _blocked(
+    app: App, feature_off: str | None, per_run: tuple[str, int], task: str
+) -> tuple[str | None, bool]:
+    """Why a job cannot run, the first of: its feature off, its per-run count 0, its model unavailable;
+    and whether that is a misconfiguration (see `WaitingWork.misconfigured`)."""
+    if feature_off:
+        return feature_off, False
+    key, count = per_run
+    if count <= 0:
+        return f"{key} = 0", True
+    reason = app.llm.unavailable_reason(task)
+    if reason is None:
+        return None, False
+    return f"the {task} model: {reason}", not reason.startswith(CHOSEN)
+
+
+async def waiting_work(app: App) -> list[WaitingWork]:
+    """Each kind of offline work, counted in one read of the database."""
+    settings = app.settings
+    async with app.db.read() as session:
+        topics, topics_tried = await redigest.waiting(session)
+        chunks, chunks_tried = await relearn.waiting(session)
+        terms = await dictionary.count_due_for_inference(session, settings.jargon.thresholds)
+    topics_off = None
+    if not redigest_settings(settings).enabled:
+        topics_off = "[topics] llm_summary = false" if settings.topics.enabled else "[topics] enabled = false"
+    found = [
+        (
+            "topics packed offline, to re-digest",
+            REDIGEST_JOB,
+            topics,
+            topics_tried,
+            _blocked(
+                app, topics_off, ("[topics] redigest_per_run", settings.topics.redigest_per_run), SUMMARY_TASK
+            ),
+        ),
+        (
+            "people's message chunks read offline, to relearn",
+            RELEARN_JOB,
+            chunks,
+            chunks_tried,
+            _blocked(
+                app,
+                None if settings.persons.use_llm else "[persons] use_llm = false",
+                ("[persons] relearn_per_run", settings.persons.relearn_per_run),
+                PERSON_TASK,
+            ),
+        ),
+        (
+            "jargon terms due for inference",
+            JARGON_JOB,
+            terms,
+            None,
+            _blocked(
+                app,
+                None if settings.jargon.enabled else "[jargon] enabled = false",
+                ("[jargon] inferences_per_run", settings.jargon.inferences_per_run),
+                JARGON_TASK,
+            ),
+        ),
+    ]
+    return [
+        WaitingWork(what, job, waiting, tried, reason, misconfigured)
+        for what, job, waiting, tried, (reason, misconfigured) in found
+    ]
