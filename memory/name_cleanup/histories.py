@@ -145,7 +145,12 @@ def _cleaned(row: Any, lines: dict[int, _Line], renamed: Renamed) -> _Cleaned | 
 def _model_text_names(row: Any, speakers: dict[str, str]) -> bool:
     """Whether a digest the model wrote still names a speaker by a name now cleaned. It is the model's
     own text and stays as written (a replacement could not tell a name from the same characters inside
-    other words); the run counts such rows so the upgrade's log shows them."""
+    other words); the run counts such rows so the upgrade's log shows them.
+
+    The dated events the person model wrote on timelines (`person_timeline` kind "event") are not
+    counted: that model is shown each speaker as `person <id>` with their own words only
+    (`consolidate._prompt_line`), never a stored name, so a name in an event comes from a message's
+    text, which is kept as sent."""
     if row["provenance"] == "offline" or not speakers:
         return False
     listed = [str(x) for column in ("key_points", "keywords") for x in json.loads(row[column] or "[]")]
