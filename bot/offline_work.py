@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.app import App
-from bot.history_setup import redigest_settings
 from memory.history import redigest
 from memory.history.redigest import TASK as SUMMARY_TASK
 from memory.jargon import dictionary
@@ -60,52 +59,31 @@ def _blocked(
     return f"the {task} model: {reason}", not reason.startswith(CHOSEN)
 
 
+def _off(on: bool, key: str) -> str | None:
+    return None if on else f"{key} = false"
+
+
 async def waiting_work(app: App) -> list[WaitingWork]:
     """Each kind of offline work, counted in one read of the database."""
     settings = app.settings
+    topics, persons, jargon = settings.topics, settings.persons, settings.jargon
     async with app.db.read() as session:
-        topics, topics_tried = await redigest.waiting(session)
-        chunks, chunks_tried = await relearn.waiting(session)
-        terms = await dictionary.count_due_for_inference(session, settings.jargon.thresholds)
-    topics_off = None
-    if not redigest_settings(settings).enabled:
-        topics_off = "[topics] llm_summary = false" if settings.topics.enabled else "[topics] enabled = false"
-    found = [
-        (
-            "topics packed offline, to re-digest",
-            REDIGEST_JOB,
-            topics,
-            topics_tried,
-            _blocked(
-                app, topics_off, ("[topics] redigest_per_run", settings.topics.redigest_per_run), SUMMARY_TASK
-            ),
-        ),
-        (
-            "people's message chunks read offline, to relearn",
-            RELEARN_JOB,
-            chunks,
-            chunks_tried,
-            _blocked(
-                app,
-                None if settings.persons.use_llm else "[persons] use_llm = false",
-                ("[persons] relearn_per_run", settings.persons.relearn_per_run),
-                PERSON_TASK,
-            ),
-        ),
-        (
-            "jargon terms due for inference",
-            JARGON_JOB,
-            terms,
-            None,
-            _blocked(
-                app,
-                None if settings.jargon.enabled else "[jargon] enabled = false",
-                ("[jargon] inferences_per_run", settings.jargon.inferences_per_run),
-                JARGON_TASK,
-            ),
-        ),
-    ]
+        topic_counts = await redigest.waiting(session)
+        chunk_counts = await relearn.waiting(session)
+        terms = await dictionary.count_due_for_inference(session, jargon.thresholds)
+    # As `history_setup.redigest_settings` switches the job: topics on and llm_summary on.
+    topics_off = _off(topics.enabled, "[topics] enabled") or _off(topics.llm_summary, "[topics] llm_summary")
+    kinds: list[tuple[str, str, tuple[int, int | None], str | None, str, int, str]] = [
+        ("topics packed offline, to re-digest", REDIGEST_JOB, topic_counts, topics_off,
+         "[topics] redigest_per_run", topics.redigest_per_run, SUMMARY_TASK),
+        ("people's message chunks read offline, to relearn", RELEARN_JOB, chunk_counts,
+         _off(persons.use_llm, "[persons] use_llm"), "[persons] relearn_per_run", persons.relearn_per_run,
+         PERSON_TASK),
+        ("jargon terms due for inference", JARGON_JOB, (terms, None),
+         _off(jargon.enabled, "[jargon] enabled"), "[jargon] inferences_per_run", jargon.inferences_per_run,
+         JARGON_TASK),
+    ]  # fmt: skip
     return [
-        WaitingWork(what, job, waiting, tried, reason, misconfigured)
-        for what, job, waiting, tried, (reason, misconfigured) in found
+        WaitingWork(what, job, waiting, tried, *_blocked(app, off, (key, per_run), task))
+        for what, job, (waiting, tried), off, key, per_run, task in kinds
     ]
