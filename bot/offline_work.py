@@ -39,15 +39,15 @@ class WaitingWork:
     def text(self) -> str:
         """`what` with its counts and, when work waits, why it is stuck."""
         tried = f" ({self.tried:,} tried)" if self.tried else ""
-        stuck = f" — {self.job} cannot run: {self.blocked}" if self.waiting and self.blocked else ""
+        stuck = f" — {self.job} cannot do it: {self.blocked}" if self.waiting and self.blocked else ""
         return f"{self.what} {self.waiting:,}{tried}{stuck}"
 
 
 def _blocked(
     app: App, feature_off: str | None, per_run: tuple[str, int], task: str
 ) -> tuple[str | None, bool]:
-    """Why a job cannot run, the first of: its feature off, its per-run count 0, its model unavailable;
-    and whether that is a misconfiguration (see `WaitingWork.misconfigured`)."""
+    """Why a job cannot do its offline work, the first of: its feature off, its per-run count 0, its
+    model unavailable; and whether that is a misconfiguration (see `WaitingWork.misconfigured`)."""
     if feature_off:
         return feature_off, False
     key, count = per_run

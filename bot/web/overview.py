@@ -36,7 +36,7 @@ async def index(request: web.Request) -> web.Response:
         for c in chats
     ]
     work_rows = [
-        [w.what, w.job, w.waiting, "—" if w.tried is None else w.tried, w.blocked or "runs"]
+        [w.what, w.job, w.waiting, "—" if w.tried is None else w.tried, w.blocked or "—"]
         for w in await waiting_work(app)
     ]
     checks = await run_checks(app)
@@ -44,7 +44,7 @@ async def index(request: web.Request) -> web.Response:
     body = h(
         "<h2>Chats</h2>{}<h2>Offline work</h2>{}<h2>Checks</h2>{}",
         table(["id", "chat", "key", "messages", "people", "topics", "jargon terms"], rows, "no chats yet"),
-        table(["waiting for a model", "job", "waiting", "tried", "job state"], work_rows),
+        table(["waiting for a model", "job", "waiting", "tried", "stopped by"], work_rows),
         table(["check", "status", "detail"], check_rows),
     )
     return page(request, "Overview", body)

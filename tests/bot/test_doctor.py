@@ -215,11 +215,11 @@ async def test_doctor_counts_the_work_left_for_a_model_and_why_its_job_does_not_
     found = await offline_work_detail(tmp_path, "")
     assert found.status == "info", "the model is off by choice: nothing to warn about"
     assert found.detail == (
-        "topics packed offline, to re-digest 3 (1 tried) — history_redigest cannot run: "
+        "topics packed offline, to re-digest 3 (1 tried) — history_redigest cannot do it: "
         "[topics] llm_summary = false; "
-        "people's message chunks read offline, to relearn 2 (1 tried) — person_relearn cannot run: "
+        "people's message chunks read offline, to relearn 2 (1 tried) — person_relearn cannot do it: "
         "the person model: LLM disabled ([llm] enabled = false); "
-        "jargon terms due for inference 2 — jargon_mining cannot run: "
+        "jargon terms due for inference 2 — jargon_mining cannot do it: "
         "the jargon model: LLM disabled ([llm] enabled = false)"
     )
 
@@ -233,10 +233,10 @@ async def test_doctor_warns_when_a_setting_stops_a_job_the_model_is_meant_for(tm
     found = await offline_work_detail(tmp_path, config)
     assert found.status == "warn"
     assert found.detail == (
-        "topics packed offline, to re-digest 3 (1 tried) — history_redigest cannot run: "
+        "topics packed offline, to re-digest 3 (1 tried) — history_redigest cannot do it: "
         "[topics] redigest_per_run = 0; "
         "people's message chunks read offline, to relearn 2 (1 tried); "
-        "jargon terms due for inference 2 — jargon_mining cannot run: the jargon model: no model configured"
+        "jargon terms due for inference 2 — jargon_mining cannot do it: the jargon model: no model configured"
     )
 
 
