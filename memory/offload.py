@@ -59,3 +59,13 @@ async def thread_work_in_runs(
     for run in runs(items, chars):
         found.extend(await asyncio.to_thread(fn, run))
     return found
+
+
+async def text_work_in_runs(
+    items: Sequence[T], chars: Callable[[T], int], fn: Callable[[Sequence[T]], Iterable[R]]
+) -> list[R]:
+    """`fn` over `items`: inline when they hold at most INLINE_CHARS characters in all (as `text_work`),
+    else run by run on worker threads (`thread_work_in_runs`). Either way the result is the same."""
+    if sum(chars(item) for item in items) > INLINE_CHARS:
+        return await thread_work_in_runs(items, chars, fn)
+    return list(fn(items))

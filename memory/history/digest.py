@@ -11,14 +11,16 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from memory.history import terms
 from memory.history.source import SourceMessage, speaker_names
+from memory.offload import thread_work_in_runs
 from memory.ports import LLMPort, LLMUnavailable
 from memory.text import normalize, truncate
 
@@ -32,6 +34,9 @@ SUMMARY_CHARS = 240
 LLM_INPUT_CHARS = 6000
 
 KeywordMethod = Literal["tfidf", "textrank"]
+
+MessageTerms = Mapping[int, Sequence[str]]
+"""The terms (`terms.terms_of`) of each message by id, its speakers' names left out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,25 +55,55 @@ def speaker_line(message: SourceMessage, max_chars: int | None = None) -> str:
     return f"{message.display_name}: {truncate(text, max_chars) if max_chars else text}"
 
 
-def keywords_for(messages: Sequence[SourceMessage], method: KeywordMethod = "tfidf") -> list[str]:
-    """3–10 keywords (fewer only when the text has fewer content words)."""
-    texts = [m.text for m in messages]
+def message_chars(message: SourceMessage) -> int:
+    """How much text a message gives the jieba work (for cutting it in runs)."""
+    return len(message.text)
+
+
+def _terms_named(messages: Sequence[SourceMessage], names: frozenset[str]) -> list[tuple[int, list[str]]]:
+    return [(m.id, terms.terms_of(m.text, names)) for m in messages]
+
+
+def message_terms(messages: Sequence[SourceMessage]) -> dict[int, list[str]]:
+    """The terms of each message by id, the names of the speakers of `messages` left out."""
+    return dict(_terms_named(messages, speaker_names(messages)))
+
+
+async def terms_in_runs(messages: Sequence[SourceMessage]) -> dict[int, list[str]]:
+    """`message_terms`, found run by run on worker threads (memory.offload): the jieba part of weighing
+    messages, so that a job cancelled at shutdown stops after the run in hand."""
     names = speaker_names(messages)
-    weights = terms.weigh(texts, names)
-    found = terms.textrank_keywords(texts, MAX_KEYWORDS, names) if method == "textrank" else []
+    return dict(await thread_work_in_runs(messages, message_chars, partial(_terms_named, names=names)))
+
+
+def keywords_for(
+    messages: Sequence[SourceMessage], method: KeywordMethod = "tfidf", found: MessageTerms | None = None
+) -> list[str]:
+    """3–10 keywords (fewer only when the text has fewer content words). `found`: the messages'
+    `message_terms`, when known already."""
+    found = message_terms(messages) if found is None else found
+    weights = terms.weigh_terms(found[m.id] for m in messages)
+    chosen = (
+        terms.textrank_keywords([m.text for m in messages], MAX_KEYWORDS, speaker_names(messages))
+        if method == "textrank"
+        else []
+    )
     for word in terms.top(weights, MAX_KEYWORDS):
-        if len(found) >= MAX_KEYWORDS:
+        if len(chosen) >= MAX_KEYWORDS:
             break
-        if word not in found:
-            found.append(word)
-    return found[:MAX_KEYWORDS]
+        if word not in chosen:
+            chosen.append(word)
+    return chosen[:MAX_KEYWORDS]
 
 
-def central(messages: Sequence[SourceMessage], n: int) -> list[SourceMessage]:
+def central(
+    messages: Sequence[SourceMessage], n: int, found: MessageTerms | None = None
+) -> list[SourceMessage]:
     """The `n` messages closest to the topic's term centroid (longer ones favoured on ties), in time
-    order. Messages without content words are never chosen unless nothing else is there."""
-    names = speaker_names(messages)
-    vectors = [terms.weigh([m.text], names) for m in messages]
+    order. Messages without content words are never chosen unless nothing else is there. `found`: the
+    messages' `message_terms`, when known already."""
+    found = message_terms(messages) if found is None else found
+    vectors = [terms.weigh_terms([found[m.id]]) for m in messages]
     centroid: terms.TermWeights = {}
     for vector in vectors:
         centroid = terms.merge(centroid, vector)
@@ -83,14 +118,28 @@ def theme_from(keywords: Sequence[str]) -> str:
     return truncate("、".join(keywords[:3]), THEME_CHARS) if keywords else "闲聊"
 
 
-def offline_digest(messages: Sequence[SourceMessage], method: KeywordMethod = "tfidf") -> Digest:
-    """Keywords by TF-IDF/TextRank and an extractive summary; no model involved."""
-    keywords = keywords_for(messages, method)
-    points = [speaker_line(m, POINT_CHARS) for m in central(messages, 5)]
+def offline_digest(
+    messages: Sequence[SourceMessage], method: KeywordMethod = "tfidf", found: MessageTerms | None = None
+) -> Digest:
+    """Keywords by TF-IDF/TextRank and an extractive summary; no model involved. `found`: the
+    messages' `message_terms`, when known already (`terms_in_runs`)."""
+    found = message_terms(messages) if found is None else found
+    keywords = keywords_for(messages, method, found)
+    points = [speaker_line(m, POINT_CHARS) for m in central(messages, 5, found)]
     speakers = [name for name, _ in Counter(m.display_name for m in messages if not m.is_bot).most_common(4)]
-    lead = " / ".join(speaker_line(m, POINT_CHARS) for m in central(messages, 2))
+    lead = " / ".join(speaker_line(m, POINT_CHARS) for m in central(messages, 2, found))
     summary = f"{lead}（{'、'.join(speakers) or '群友'}）"
     return Digest(theme_from(keywords), keywords, truncate(summary, SUMMARY_CHARS), points, "offline")
+
+
+async def offline_digest_in_runs(
+    messages: Sequence[SourceMessage], method: KeywordMethod = "tfidf"
+) -> Digest:
+    """`offline_digest` off the event loop: the messages' terms (the jieba part: seconds for a topic of
+    long messages) found run by run (`terms_in_runs`), then one worker-thread call that weighs them;
+    a job cancelled at shutdown stops after the run in hand. The same digest as in one call."""
+    found = await terms_in_runs(messages)
+    return await asyncio.to_thread(offline_digest, messages, method, found)
 
 
 class DigestAnswer(BaseModel):
@@ -136,7 +185,8 @@ async def llm_digest(
     answer = await llm.complete_json("summary", prompt, DigestAnswer)
     keywords = _clean_list(answer.keywords, MAX_KEYWORDS, 32)
     if len(keywords) < MIN_KEYWORDS:
-        for word in await asyncio.to_thread(keywords_for, messages, method):
+        found = await terms_in_runs(messages)
+        for word in await asyncio.to_thread(keywords_for, messages, method, found):
             if len(keywords) >= MIN_KEYWORDS:
                 break
             if word not in keywords:
@@ -159,5 +209,4 @@ async def digest(
             return await llm_digest(llm, messages, title, method)
         except LLMUnavailable as exc:
             log.info("summary LLM unavailable (%s); packing offline", exc.reason)
-    # TF-IDF over a topic of long messages is seconds of jieba: off the event loop.
-    return await asyncio.to_thread(offline_digest, messages, method)
+    return await offline_digest_in_runs(messages, method)

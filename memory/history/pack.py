@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections import Counter
 from collections.abc import Sequence
@@ -15,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.embeddings.store import drop_vectors
 from memory.history import source
-from memory.history.digest import Digest, KeywordMethod, digest, offline_digest
+from memory.history.digest import Digest, KeywordMethod, digest, offline_digest_in_runs
 from memory.history.source import SourceMessage
 from memory.models import ChatHistory, TopicCacheEntry
 from memory.ports import LLMPort
@@ -125,7 +124,7 @@ async def drop_sources(session: AsyncSession, message_ids: Sequence[int]) -> int
     for row in rows:
         kept = await source.by_ids(session, [i for i in row.source_message_ids if i not in gone])
         if kept:
-            set_digest(row, await asyncio.to_thread(offline_digest, kept))
+            set_digest(row, await offline_digest_in_runs(kept))
             row.original_text, row.participants = original_text(kept), participants(kept)
             row.start_time, row.end_time = min(m.time for m in kept), max(m.time for m in kept)
             row.source_message_ids = [m.id for m in kept]

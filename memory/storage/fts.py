@@ -8,7 +8,7 @@ from typing import Literal
 from sqlalchemy import TextClause, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memory.offload import text_work
+from memory.offload import text_work_in_runs
 from memory.storage.sql import in_list
 from memory.text import index_text, search_terms
 
@@ -42,10 +42,14 @@ def searchable(alias: str) -> str:
 
 async def index_rows(session: AsyncSession, table: str, rows: Iterable[tuple[int, str]]) -> None:
     """Add (rowid, raw text) pairs to an FTS table, tokenized with jieba (off the event loop for long
-    text; only the tokens, not the session, go to the worker thread)."""
-    bodies = list(rows)
-    tokenized = await text_work(sum(len(body) for _, body in bodies), _tokenized, bodies)
+    text, run by run, so that a job cancelled at shutdown stops after the run in hand; only the
+    tokens, not the session, go to the worker threads)."""
+    tokenized = await text_work_in_runs(list(rows), _body_chars, _tokenized)
     await index_rows_tokenized(session, table, tokenized)
+
+
+def _body_chars(row: tuple[int, str]) -> int:
+    return len(row[1])
 
 
 def _tokenized(rows: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:

@@ -37,13 +37,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memory.batch_check import BatchStart, batch_outdated
 from memory.chat_marks import merge_mark
 from memory.history import source, terms
-from memory.history.digest import speaker_line, theme_from
+from memory.history.digest import message_chars, speaker_line, terms_in_runs, theme_from
 from memory.history.pack import Packed, PackOptions, pack_entry
-from memory.history.source import SourceMessage, speaker_names
+from memory.history.source import SourceMessage
 from memory.history.terms import TermWeights
 from memory.history.titles import most_similar
 from memory.models import JobState, TopicCacheEntry
-from memory.offload import runs, thread_work_in_runs
+from memory.offload import runs
 from memory.ports import LLMPort, LLMUnavailable
 from memory.storage import Database
 from memory.text import analysed, truncate
@@ -161,26 +161,12 @@ async def split_threads_in_runs(disentangler: Disentangler, batch: Sequence[Sour
     cancelled at shutdown stops after the run in hand. The same threads as in one call (the
     disentangler reads the messages one by one in any case)."""
     threaded = Threaded({}, {})
-    for run in runs(batch, _text_chars):
+    for run in runs(batch, message_chars):
         part = await asyncio.to_thread(split_threads, disentangler, run)
         threaded.thread_of.update(part.thread_of)
         for thread, messages in part.groups.items():
             threaded.groups.setdefault(thread, []).extend(messages)
     return threaded
-
-
-async def terms_in_runs(batch: Sequence[SourceMessage]) -> dict[int, list[str]]:
-    """The terms of each message of `batch` by id, its speakers' names left out (what the placement
-    weighs), found run by run on worker threads."""
-    names = speaker_names(batch)
-    found = await thread_work_in_runs(
-        batch, _text_chars, lambda run: [(m.id, terms.terms_of(m.text, names)) for m in run]
-    )
-    return dict(found)
-
-
-def _text_chars(message: SourceMessage) -> int:
-    return len(message.text)
 
 
 def split_threads(disentangler: Disentangler, batch: Sequence[SourceMessage]) -> Threaded:
@@ -320,10 +306,11 @@ def place_llm(
     slots: list[Slot],
     settings: TopicCheckSettings,
     found: Mapping[int, Sequence[str]],
-) -> None:
-    """Place the LLM's topics on slots by title (near-duplicates within `reuse_gap` merge); messages it
-    left out are placed offline; each thread is claimed by the slot holding most of its messages.
-    `found`: the terms of each message of `order` (`terms_in_runs` of `order`)."""
+) -> dict[str, list[SourceMessage]]:
+    """Place the LLM's topics on slots by title (near-duplicates within `reuse_gap` merge); each thread
+    all of whose messages it placed is claimed by the slot holding most of them. Returns the messages
+    it left out by thread, in the order of `order`, for `place_offline` (`TopicCheck._place` weighs
+    them first). `found`: the terms of each message of `order` (`terms_in_runs` of `order`)."""
     slot_of_message: dict[int, Slot] = {}
     for title, messages in assigned:
         near = [(s, s.title) for s in slots if s.near(messages, settings.reuse_gap)]
@@ -346,11 +333,7 @@ def place_llm(
             votes[id(slot_of_message[m.id])] = votes.get(id(slot_of_message[m.id]), 0) + 1
         winner = max(votes.items(), key=lambda kv: kv[1])[0]
         next(s for s in slots if id(s) == winner).claim(thread)
-    if leftover:
-        # The names left out of their terms are those of their own speakers, as when placed offline.
-        rest = [m for m in order if m.id not in slot_of_message]
-        names = speaker_names(rest)
-        place_offline(leftover, rest, slots, settings, {m.id: terms.terms_of(m.text, names) for m in rest})
+    return leftover
 
 
 # --- the check -------------------------------------------------------------------------------------
@@ -518,7 +501,16 @@ class TopicCheck:
                 log.info("topic LLM answer not usable (%s); assigning offline", exc)
             else:
                 report.dropped_ids += dropped
-                await asyncio.to_thread(place_llm, assigned, threaded, batch, slots, settings, found)
+                leftover = await asyncio.to_thread(
+                    place_llm, assigned, threaded, batch, slots, settings, found
+                )
+                if leftover:
+                    # Weighed anew: the names left out of their terms are those of their own speakers,
+                    # as when a batch is placed offline.
+                    left = {m.id for messages in leftover.values() for m in messages}
+                    rest = [m for m in batch if m.id in left]
+                    found = await terms_in_runs(rest)
+                    await asyncio.to_thread(place_offline, leftover, rest, slots, settings, found)
                 return "llm"
         await asyncio.to_thread(place_offline, threaded.groups, batch, slots, settings, found)
         return "offline"

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from memory import offload
-from memory.history import digest, pack
+from memory.history import digest
 from memory.jargon import discovery
 from memory.jargon.discovery import Discoverer
 from memory.persons import consolidate, observe
@@ -93,15 +93,17 @@ async def test_a_topic_is_digested_on_a_worker_thread_and_rebuilt_there_after_a_
     memory: MemoryService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[str] = []
+    monkeypatch.setattr(digest, "_terms_named", _recording(calls, "terms", digest._terms_named))
     monkeypatch.setattr(digest, "offline_digest", _recording(calls, "digest", digest.offline_digest))
-    monkeypatch.setattr(pack, "offline_digest", _recording(calls, "rebuild", pack.offline_digest))
     await memory.record_many(chain(1, 5, "周末去九溪爬山"))
     topics = TopicCheck(memory.db, SMALL)
     await topics.run_chat(1, T0 + timedelta(minutes=5))
+    calls.clear()  # the placement's terms
     [packed] = await topics.pack_ready(1, T0 + timedelta(minutes=6), everything=True)
     assert packed.history_id is not None
     assert await memory.delete(MessageDeletion("test", "g1", "m2"))
-    assert calls == ["digest on a worker", "rebuild on a worker"]
+    # packed, then rebuilt: the terms found (in runs), then weighed
+    assert calls == ["terms on a worker", "digest on a worker"] * 2
 
 
 async def test_person_statements_are_read_on_a_worker_thread(

@@ -1,7 +1,8 @@
-"""Jargon discovery and the topic check's split and placement go run by run (memory.offload), each run
-one worker-thread call: a job cancelled at shutdown stops after the run in hand rather than after a
-whole window of long messages, leaves nothing half-written and its cursor where the next start reads
-the window again; and cut in runs or not, they find the same."""
+"""Jargon discovery, the topic check's split and placement (the model's left-out messages included),
+topic packing and the full-text index go run by run (memory.offload), each run one worker-thread call:
+a job cancelled at shutdown stops after the run in hand rather than after a whole window of long
+messages, leaves nothing half-written and its cursor where the next start reads the window again; and
+cut in runs or not, they find the same."""
 
 from __future__ import annotations
 
@@ -14,36 +15,44 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from memory import offload
 from memory.clock import ManualClock
-from memory.history import terms
+from memory.history import pack, terms
+from memory.history.digest import KeywordMethod
+from memory.history.pack import PackOptions
 from memory.jargon import discovery
 from memory.models import JobState
 from memory.service import MemoryService
-from memory.storage import Database
+from memory.storage import Database, fts
+from memory.text import index_text
 from memory.topics import check
 from memory.topics.check import TopicCheck, TopicCheckSettings
 from tasks.jargon_mining import JOB_NAME, JargonMiningJob
 from tests.conftest import T0, make_message
-from tests.memory.topics.test_check import LLM_SETTINGS, FakeLLM, cached, chain
+from tests.memory.topics.test_check import LLM_SETTINGS, FakeLLM, cached, chain, history_rows
 from tests.tasks.test_jargon_mining import LINES, SETTINGS, _entries
 
 BATCH = TopicCheckSettings(batch_size=12, max_wait=timedelta(hours=1), min_messages=3)
 
 
 class Held:
-    """`module.name` replaced by a pass-through that stops the first call on a worker thread until
-    `release` is set, and counts the calls."""
+    """`module.name` replaced by a pass-through that stops call number `at` (the first by default) on a
+    worker thread until `release` is set, and counts the calls; `args` are those of the held call."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> None:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, module: object, name: str, at: int = 1) -> None:
         self.started, self.release, self.finished = threading.Event(), threading.Event(), threading.Event()
         self.calls = 0
+        self.args: tuple[Any, ...] = ()
         step: Callable[..., Any] = getattr(module, name)
 
         def held(*args: Any, **kwargs: Any) -> Any:
             self.calls += 1
+            if self.calls != at:
+                return step(*args, **kwargs)
+            assert threading.current_thread() is not threading.main_thread(), "held on the event loop"
+            self.args = args
             self.started.set()
             self.release.wait()
             try:
@@ -151,3 +160,114 @@ async def test_a_cancelled_topic_check_stops_after_the_run_in_hand_and_checks_th
     assert (report.batches, report.messages) == (1, len(_batch()))
     placed = sorted(i for entry in await cached(memory.db) for i in entry.message_ids)
     assert placed == list(range(1, len(_batch()) + 1)), "every message placed once"
+
+
+async def test_a_check_cancelled_while_weighing_what_the_model_left_out_checks_the_batch_again(
+    memory: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model leaves messages 9 and 10 out: held in the first run that weighs them (after one call
+    a message for the batch), nothing is placed offline and the batch is checked again, once."""
+    monkeypatch.setattr(offload, "RUN_CHARS", 1)
+    await memory.record_many(_batch())
+    held = Held(monkeypatch, terms, "terms_of", at=len(_batch()) + 1)
+    topics = TopicCheck(memory.db, replace(LLM_SETTINGS, batch_size=12), _llm())
+    await held.cancel_when_reached(asyncio.create_task(topics.run_chat(1, T0 + timedelta(hours=12))))
+    await asyncio.sleep(0.2)  # time for a run that should not start
+    assert held.calls == len(_batch()) + 1, "no run after the one in hand"
+    assert await cached(memory.db) == [] and await _cursor(memory, check.JOB) is None, "nothing half-done"
+    report = await topics.run_chat(1, T0 + timedelta(hours=12))
+    assert (report.batches, report.path) == (1, ["time:llm"])
+    placed = sorted(i for entry in await cached(memory.db) for i in entry.message_ids)
+    assert placed == list(range(1, len(_batch()) + 1)), "every message placed once"
+
+
+def _long_batch() -> list[Any]:
+    """`_batch` with each text said over and over: long enough that each message is indexed off the
+    event loop, on the same topics."""
+    return [replace(m, text="，".join([m.text] * 200)) for m in _batch()]
+
+
+async def _packed(path: Path, method: KeywordMethod) -> tuple[list[tuple[object, ...]], dict[str, object]]:
+    """The ChatHistory rows packed from `_long_batch` and the full-text index of messages and rows."""
+    db = await Database.open(path)
+    try:
+        await MemoryService(db, ManualClock(T0)).record_many(_long_batch())
+        settings = replace(BATCH, pack_options=PackOptions(keyword_method=method))
+        topics = TopicCheck(db, settings)
+        await topics.run_chat(1, T0 + timedelta(hours=12))
+        packed = await topics.pack_ready(1, T0 + timedelta(hours=12), everything=True)
+        assert sum(p.history_id is not None for p in packed) >= 2
+        rows = await history_rows(db)
+        async with db.read() as session:
+            index = {
+                table: await fts.indexed_tokens(session, table, ids)
+                for table, ids in (
+                    ("messages_fts", list(range(1, len(_batch()) + 1))),
+                    (pack.HISTORY_FTS, [r.id for r in rows]),
+                )
+            }
+        found = [(r.theme, r.keywords, r.summary, r.key_points, r.source_message_ids) for r in rows]
+        return found, index
+    finally:
+        await db.close()
+
+
+@pytest.mark.parametrize("method", ["tfidf", "textrank"])
+async def test_topics_packed_and_indexed_in_runs_are_those_of_one_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, method: KeywordMethod
+) -> None:
+    whole = await _packed(tmp_path / "whole", method)
+    assert all(whole[1].values()), "messages and rows indexed"
+    monkeypatch.setattr(offload, "RUN_CHARS", 1)  # one message (one index row) a run
+    assert await _packed(tmp_path / "runs", method) == whole
+
+
+async def test_a_cancelled_packing_stops_after_the_run_in_hand_and_packs_the_topic_again(
+    memory: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(offload, "RUN_CHARS", 1)
+    await memory.record_many(_batch())
+    topics = TopicCheck(memory.db, BATCH)
+    await topics.run_chat(1, T0 + timedelta(hours=12))
+    waiting = _topics(await cached(memory.db))
+    assert waiting and await history_rows(memory.db) == []
+    held = Held(monkeypatch, terms, "terms_of")
+    packing = asyncio.create_task(topics.pack_ready(1, T0 + timedelta(hours=12), everything=True))
+    await held.cancel_when_reached(packing)
+    await asyncio.sleep(0.2)  # time for a run that should not start
+    assert held.calls == 1, "no run after the one in hand"
+    assert await history_rows(memory.db) == [], "nothing half-done"
+    assert _topics(await cached(memory.db)) == waiting, "every topic still waits to be packed"
+    packed = await topics.pack_ready(1, T0 + timedelta(hours=12), everything=True)
+    assert len(packed) == len(waiting) and await cached(memory.db) == []
+    sources = sorted(i for row in await history_rows(memory.db) for i in row.source_message_ids)
+    worth = [ids for _, _, ids, _, _ in waiting if len(ids) >= PackOptions().min_topic_messages]
+    assert len(worth) >= 2 and sources == sorted(i for ids in worth for i in ids), "every topic packed once"
+
+
+async def test_a_cancelled_indexing_stops_after_the_run_in_hand_and_writes_nothing(
+    memory: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(offload, "RUN_CHARS", 1)  # one row a run
+    rows = [(n, "，".join([f"周末去九溪爬山 {n}"] * 200)) for n in range(1, 11)]
+    held = Held(monkeypatch, fts, "_tokenized")
+
+    async def index() -> None:
+        async with memory.db.write() as session:
+            await fts.index_rows(session, pack.HISTORY_FTS, rows)
+
+    await held.cancel_when_reached(asyncio.create_task(index()))
+    await asyncio.sleep(0.2)  # time for a run that should not start
+    assert held.args == (rows[:1],) and held.calls == 1, "one row in hand, no run after it"
+    assert await _indexed(memory) == {}, "nothing half-written"
+    await index()
+    assert await _indexed(memory) == {n: index_text(body).split() for n, body in rows}, (
+        "every row indexed once"
+    )
+
+
+async def _indexed(memory: MemoryService) -> dict[int, list[str]]:
+    """The tokens of each row of the ChatHistory full-text index."""
+    async with memory.db.read() as session:
+        rowids = (await session.execute(text(f"SELECT rowid FROM {pack.HISTORY_FTS}"))).scalars().all()
+        return await fts.indexed_tokens(session, pack.HISTORY_FTS, list(rowids))
