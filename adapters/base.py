@@ -113,6 +113,25 @@ class InFlight:
         return self._count
 
 
+def deadline_in(seconds: float) -> float:
+    """The event loop's time `seconds` from now, for `finish_by`."""
+    return asyncio.get_running_loop().time() + seconds
+
+
+async def finish_by(deadline: float, task: asyncio.Future[Any]) -> bool:
+    """Wait for `task` until the loop time `deadline` (`deadline_in`); whether it was done by then. One
+    still running is cancelled and not waited for, so that a stop keeps to its budget whatever the task
+    does with the cancellation; its outcome (an error included) is left to it."""
+    left = max(0.0, deadline - asyncio.get_running_loop().time())
+    done, _ = await asyncio.wait({task}, timeout=left)
+    if not done:
+        task.cancel()
+        return False
+    if not task.cancelled():
+        task.exception()  # retrieved: the stop goes on whatever it raised
+    return True
+
+
 class SendError(RuntimeError):
     """The platform refused or failed to deliver an outgoing message."""
 

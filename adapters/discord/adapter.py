@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from adapters.base import STOP_GRACE_SECONDS, Adapter, InFlight, MessageHandler, SendError, fit_message
+from adapters.base import (
+    STOP_GRACE_SECONDS,
+    Adapter,
+    InFlight,
+    MessageHandler,
+    SendError,
+    deadline_in,
+    finish_by,
+    fit_message,
+)
 from adapters.discord.config import DiscordConfig
 from adapters.discord.convert import PLATFORM, message_to_chat
 from adapters.extras import require
@@ -83,14 +91,15 @@ class DiscordAdapter(Adapter):
         self._client = client
 
     async def stop(self, within: float = STOP_GRACE_SECONDS) -> None:
-        """Let the messages being handled finish (up to `within` seconds; Discord does not deliver
-        them again), then disconnect and close the client."""
+        """Let the messages being handled finish, then disconnect and close the client, all within
+        `within` seconds (Discord does not deliver a message again; a close the gateway does not
+        answer by then is cancelled, and the connection dropped)."""
+        deadline = deadline_in(within)
         await self._in_flight.drained(within)
         if self._client is not None:
-            await self._client.close()
+            await finish_by(deadline, asyncio.ensure_future(self._client.close()))
         if self._task is not None:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.wait_for(self._task, 10)
+            await finish_by(deadline, self._task)
             self._task = None
 
     async def _on_message(self, message: Any, edited: bool = False) -> None:

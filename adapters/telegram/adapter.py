@@ -15,7 +15,16 @@ import secrets
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from adapters.base import STOP_GRACE_SECONDS, Adapter, InFlight, MessageHandler, SendError, fit_message
+from adapters.base import (
+    STOP_GRACE_SECONDS,
+    Adapter,
+    InFlight,
+    MessageHandler,
+    SendError,
+    deadline_in,
+    finish_by,
+    fit_message,
+)
 from adapters.extras import require
 from adapters.telegram.config import TelegramConfig
 from adapters.telegram.convert import PLATFORM, message_to_chat
@@ -161,21 +170,29 @@ class TelegramAdapter(Adapter):
 
     async def stop(self, within: float = STOP_GRACE_SECONDS) -> None:
         """Let the update being handled finish (up to `within` seconds), stop polling or the webhook
-        server and close the HTTP session. An update that comes in meanwhile is not handled and, never
-        confirmed (polled) or refused with 503 (posted), comes again after the next start."""
+        server and close the HTTP session, all within `within` seconds (whatever is still running
+        then is cancelled). An update that comes in meanwhile, or whose handling is cut short, is not
+        confirmed (polled: the next getUpdates offset, which would confirm it, is never asked for) or
+        is refused with 503 (posted), and comes again after the next start."""
+        deadline = deadline_in(within)
         self._stopping = True
         await self._in_flight.drained(within)
         if self._dp is not None and self._polling is not None:
-            with contextlib.suppress(RuntimeError):  # polling may already have ended
-                await self._dp.stop_polling()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.wait_for(self._polling, self.config.polling_timeout + 5)
+            # aiogram cancels the poll in hand: the getUpdates call waiting, or the handler of an
+            # update whose offset is not moved on until the handler returns
+            await finish_by(deadline, asyncio.ensure_future(self._stop_polling(self._dp)))
+            await finish_by(deadline, self._polling)
             self._polling = None
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
         if self._bot is not None:
             await self._bot.session.close()
+
+    @staticmethod
+    async def _stop_polling(dp: Dispatcher) -> None:
+        with contextlib.suppress(RuntimeError):  # polling may already have ended
+            await dp.stop_polling()
 
     async def feed_update(self, update: dict[str, Any]) -> None:
         """Process one raw Bot API update as if it had been polled (for tests and custom transports)."""

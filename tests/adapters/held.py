@@ -23,3 +23,21 @@ class HeldHandler:
     def message_ids(self) -> list[str]:
         """The platform ids of the messages let through."""
         return [e.message_id for e in self.handled if isinstance(e, ChatMessage)]
+
+
+class SlowToCancel:
+    """A handler that never finishes on its own and, cancelled, takes until `release` is set to give
+    up (a clean-up that is slow): `started` is set when the first event arrives, `cancelled` once it
+    is cancelled."""
+
+    def __init__(self) -> None:
+        self.started, self.cancelled, self.release = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    async def __call__(self, _event: InboundEvent) -> None:
+        self.started.set()
+        try:
+            await asyncio.get_running_loop().create_future()
+        except asyncio.CancelledError:
+            self.cancelled.set()
+            await self.release.wait()
+            raise

@@ -25,7 +25,7 @@ from bot.inbound import inbound_handler
 from bot.responding import Responses
 from memory.clock import ManualClock
 from memory.types import ChatMessage, ChatMoved, InboundEvent
-from tests.adapters.held import HeldHandler
+from tests.adapters.held import HeldHandler, SlowToCancel
 from tests.bot.reply.test_reply_answers import llm_settings
 from tests.conftest import T0
 from tests.fakes.openai_server import Answer, FakeOpenAI, Hold
@@ -467,6 +467,29 @@ async def test_stop_lets_the_update_being_handled_finish_and_leaves_the_next_one
     assert held.message_ids() == ["40"], "the first finished, the second was not begun"
     offsets = [p.get("offset") for m, p in fake.calls if m == "getUpdates"]
     assert "1003" not in offsets, "update 1002 was not confirmed: Telegram sends it again at the next start"
+
+
+async def test_stop_keeps_to_its_budget_when_the_update_in_hand_is_slow_to_give_up(
+    api: tuple[FakeBotAPI, str],
+) -> None:
+    """An update still being handled when `within` runs out is cancelled, and the stop does not wait
+    for it to give up (it used to wait for polling to end, without a bound); it is not confirmed."""
+    fake, base = api
+    fake.updates = [UPDATES[0], UPDATES[1]]
+    slow = SlowToCancel()
+    adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=30))
+    await adapter.start(slow)
+    await asyncio.wait_for(slow.started.wait(), 5)
+    polling = adapter._polling
+    assert polling is not None
+    stopping = asyncio.ensure_future(adapter.stop(within=0.2))
+    done, _ = await asyncio.wait({stopping}, timeout=10)  # a guard against a stop that hangs
+    assert stopping in done and slow.cancelled.is_set(), "stopped while the handler is still giving up"
+    slow.release.set()
+    await asyncio.wait({polling}, timeout=10)
+    assert polling.done(), "polling ended with the handler"
+    offsets = [p.get("offset") for m, p in fake.calls if m == "getUpdates"]
+    assert "1002" not in offsets, "update 1001 was not confirmed: Telegram sends it again at the next start"
 
 
 async def webhook_adapter(
