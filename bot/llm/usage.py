@@ -84,7 +84,8 @@ class UsageLedger:
     `calls` and `failures` in `summary()` count HTTP requests over the last day.
 
     A row the database does not take (locked by another process past the busy timeout, or a disk that
-    refuses writes) is kept in memory, counted in budgets and summaries as if written, and written with
+    refuses writes) is kept in memory, counted in budgets and summaries as if written (as is a row
+    whose write is still waiting on the lock), and written with
     the next row that gets through or by `close()`: tokens are never lost to a busy database, and a
     ledger failure never fails the request it accounts for.
     """
@@ -94,6 +95,8 @@ class UsageLedger:
         self.clock = clock
         self.budgets: dict[str, Budget] = dict(budgets or {})
         self._unwritten: list[Spent] = []
+        # Rows a write under way carries: it may wait out the busy timeout, and they still count.
+        self._writing: list[Spent] = []
         self._refused = False
 
     def keep(
@@ -141,6 +144,7 @@ class UsageLedger:
         batch, self._unwritten = self._unwritten, []
         if not batch:
             return True
+        self._writing.extend(batch)
         try:
             async with self.db.write() as session:
                 session.add_all(LlmUsage(**asdict(row)) for row in batch)
@@ -153,6 +157,9 @@ class UsageLedger:
         except BaseException:  # cancelled or failed: the transaction was rolled back
             self._unwritten[:0] = batch
             raise
+        finally:
+            carried = {id(row) for row in batch}
+            self._writing = [row for row in self._writing if id(row) not in carried]
         if self._refused:
             log.info("LLM usage held in memory written: %d rows", len(batch))
         self._refused = False
@@ -169,8 +176,12 @@ class UsageLedger:
                 self.db.path,
             )
 
+    def _held(self) -> list[Spent]:
+        """The rows not in the database yet: held, or in a write still under way."""
+        return self._unwritten + self._writing
+
     def _held_since(self, task: str, since: float) -> int:
-        return sum(row.tokens for row in self._unwritten if row.task == task and row.time >= since)
+        return sum(row.tokens for row in self._held() if row.task == task and row.time >= since)
 
     async def used(self, task: str, since: datetime) -> int:
         """Tokens (prompt + completion) spent by `task` from `since` until now, rows held in memory
@@ -218,7 +229,7 @@ class UsageLedger:
         )
         async with self.db.read() as session:
             rows = {row[0]: row[1:] for row in (await session.execute(query)).all()}
-        held = _tally((row for row in self._unwritten if row.time >= day_start), hour_start)
+        held = _tally((row for row in self._held() if row.time >= day_start), hour_start)
         result: dict[str, TaskUsage] = {}
         for task in sorted(set(rows) | set(held) | set(self.budgets)):
             written = (int(v or 0) for v in rows.get(task, (0, 0, 0, 0, 0)))

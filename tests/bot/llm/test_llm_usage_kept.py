@@ -13,7 +13,8 @@ import pytest
 from sqlalchemy import select
 
 from bot.llm.gateway import _estimate_prompt
-from bot.llm.usage import CANCELLED
+from bot.llm.settings import Budget
+from bot.llm.usage import CANCELLED, UsageLedger
 from memory.clock import ManualClock
 from memory.models import LlmUsage
 from memory.storage.database import Database
@@ -108,3 +109,29 @@ async def test_held_rows_go_with_the_next_write_that_gets_through_once_each(
     await gateway.close()
     assert [r.prompt_tokens for r in await rows(quick_db)] == [40, 7]
     assert await gateway.ledger.used("reply", clock.now() - timedelta(hours=1)) == 60
+
+
+async def test_rows_being_written_while_the_database_waits_on_a_lock_still_count(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """A write waits up to the busy timeout for a lock: meanwhile the rows it carries are neither held
+    nor in the database, yet the budget and the summary must still count them."""
+    slow = await Database.open(tmp_path / "slow", busy_timeout_ms=3000)
+    ledger = UsageLedger(slow, clock, {"reply": Budget(tokens_per_hour=1000)})
+    since = clock.now() - timedelta(hours=1)
+    with database_locked(slow.path):
+        ledger.keep("reply", "m", 900, 200, ok=True)
+        writing = asyncio.create_task(ledger.flush())
+        await asyncio.sleep(0.3)  # the write waits on the lock
+        assert not writing.done()
+        assert await ledger.used("reply", since) == 1100
+        assert await ledger.over_budget("reply") == "reply: 1,100 tokens in the last hour, cap 1,000"
+        assert (await ledger.summary())["reply"]["calls"] == 1
+        writing.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await writing
+    assert await ledger.used("reply", since) == 1100  # held again after the cancelled write
+    await ledger.close()
+    assert [r.prompt_tokens for r in await rows(slow)] == [900]
+    assert await ledger.used("reply", since) == 1100  # written, counted once
+    await slow.close()
