@@ -41,7 +41,8 @@ class LLMPort(Protocol):
         ...
 
     def configured(self, task: str) -> bool:
-        """True when the task has a model configured, whatever its budgets."""
+        """True when the task has a model configured, over its budgets or not, unless one of them is 0
+        (the task is kept offline for good)."""
         ...
 
     async def complete_json(

@@ -241,8 +241,11 @@ class LLMGateway:
         return self.unavailable_reason(task) is None
 
     def configured(self, task: str) -> bool:
-        """True when the task has a model set up and enabled, over budget or not."""
-        return self._config_reason(task) is None
+        """True when the task has a model set up and enabled, over budget or not; not when a cap of 0
+        keeps it on its offline path for good (config.toml: such a task is never asked)."""
+        budget = self.settings.budgets.get(task)
+        capped = budget is not None and 0 in (budget.tokens_per_hour, budget.tokens_per_day)
+        return self._config_reason(task) is None and not capped
 
     async def refresh(self) -> None:
         """Re-check every configured task's budget against the database (for schedulers, doctor)."""

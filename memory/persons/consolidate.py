@@ -198,16 +198,18 @@ class PersonConsolidator:
         events: list[tuple[Item, str]] = []
         speaking = [i for i in items if i.own.strip()]
         chunks = [speaking[start : start + LLM_CHUNK] for start in range(0, len(speaking), LLM_CHUNK)]
+        # No model set up, or one a cap of 0 keeps offline: nothing is owed, or a bot that never asks
+        # one would note every message.
+        owed = chunks if self.llm.configured(LLM_TASK) else []
         if not self.llm.available(LLM_TASK):
-            # No model set up: nothing is owed, or a bot never given one would note every message.
-            return facts, events, chunks if self.llm.configured(LLM_TASK) else []
+            return facts, events, owed
         for n, chunk in enumerate(chunks):
             try:
                 chunk_facts, chunk_events = await ask_model(self.llm, chunk)
             except LLMUnavailable as exc:
                 log.info("person consolidation offline for this batch: %s", exc.reason)
                 report.llm_fallbacks += 1
-                return facts, events, chunks[n:]
+                return facts, events, owed[n:]
             report.llm_calls += 1
             facts.extend(chunk_facts)
             events.extend(chunk_events)

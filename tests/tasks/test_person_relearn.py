@@ -231,3 +231,21 @@ async def test_no_chunk_is_noted_without_a_model_set_up_but_one_is_when_it_is_ov
     assert (first.llm_calls, first.llm_gaps, second.llm_calls, second.llm_gaps) == (1, 0, 0, 1)
     assert len(fake_llm.chat_requests) == 1
     assert [g.message_ids for g in await gaps(memory.db)] == [[said.message_id + 2]]
+
+
+async def test_no_chunk_is_noted_while_a_cap_of_0_keeps_the_person_model_offline(
+    memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
+) -> None:
+    """A cap of 0 is how a model is kept on the offline path for good: nothing is owed to it either,
+    or every 60 messages people say would add a chunk no run ever takes."""
+    for n, cap in enumerate(({"tokens_per_hour": 0}, {"tokens_per_day": 0})):
+        off = fake_gateway(fake_llm, memory.db, clock, "person", **cap)
+        try:
+            persons = people(memory, off)
+            await Chat(memory, f"g{n}").say("u1", "周末去爬了北高峰", card="阿红")
+            report = await persons.consolidator.run(T0)
+        finally:
+            await off.close()
+        assert not off.configured("person")
+        assert (report.messages, report.llm_calls, report.llm_gaps) == (1, 0, 0)
+    assert await gaps(memory.db) == [] and fake_llm.chat_requests == []
