@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 import threading
 import time
 from pathlib import Path
@@ -20,6 +19,7 @@ from bot.cli.options import (
     open_config,
     open_database,
     runtime_options,
+    sigterm_as_ctrl_c,
 )
 from bot.cli.printing import command_hint, size_text
 from bot.pid_file import COMPACT, DataDirTaken, Holder, hold, holder
@@ -97,20 +97,17 @@ async def _compacted(path: Path, busy_timeout_ms: int) -> Compacted:
     compacted."""
     stop = threading.Event()
     work = asyncio.ensure_future(asyncio.to_thread(compact, path, busy_timeout_ms, stop))
-    loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGTERM, signal.raise_signal, signal.SIGINT)  # taken as a Ctrl-C
-    try:
-        return await asyncio.shield(work)
-    except asyncio.CancelledError:
-        stop.set()
+    with sigterm_as_ctrl_c():
         try:
-            done = await work
-        except CompactStopped:
-            raise asyncio.CancelledError from None
-        click.echo("Ctrl-C came during the last step of the VACUUM, which runs to its end:", err=True)
-        return done
-    finally:
-        loop.remove_signal_handler(signal.SIGTERM)
+            return await asyncio.shield(work)
+        except asyncio.CancelledError:
+            stop.set()
+            try:
+                done = await work
+            except CompactStopped:
+                raise asyncio.CancelledError from None
+            click.echo("Ctrl-C came during the last step of the VACUUM, which runs to its end:", err=True)
+            return done
 
 
 @click.command("compact")

@@ -10,7 +10,14 @@ from pathlib import Path
 
 import click
 
-from bot.cli.options import async_command, find_chat, open_app, open_config, runtime_options
+from bot.cli.options import (
+    async_command,
+    find_chat,
+    open_app,
+    open_config,
+    runtime_options,
+    sigterm_as_ctrl_c,
+)
 from bot.commands import answers
 from memory.embeddings.local import LocalEmbedder
 from memory.service import MemoryService
@@ -46,14 +53,17 @@ def _make(name: str, handler: Handler, argument: str, help_text: str, recalls: b
         text = " ".join(words[argument]).strip()
         if not text:
             raise click.UsageError(f"{argument.upper()} is empty")
-        app = await open_app(open_config(config_path), data_dir, create=False, writes=False, recalls=recalls)
-        try:
-            chat = await find_chat(app.memory, chat_key, app.data_dir)
-            if recalls:
-                wait_for_local_model(app.memory)
-            answer = await handler(app.memory, chat.id, text)
-        finally:
-            await app.close()
+        with sigterm_as_ctrl_c():
+            app = await open_app(
+                open_config(config_path), data_dir, create=False, writes=False, recalls=recalls
+            )
+            try:
+                chat = await find_chat(app.memory, chat_key, app.data_dir)
+                if recalls:
+                    wait_for_local_model(app.memory)
+                answer = await handler(app.memory, chat.id, text)
+            finally:
+                await app.close()
         click.echo(json.dumps(answer.data, ensure_ascii=False, indent=2) if as_json else answer.text)
 
     return command

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from functools import wraps
@@ -201,6 +202,24 @@ def chat_not_found(key: str, found: list[ChatRef], where: str = "") -> str:
         keys = ", ".join(chat.key for chat in found)
         return f"{key!r} names several chats{where} ({keys}); use platform:id"
     return f"no chat {key!r}{where} (use platform:id, e.g. replay:g1)"
+
+
+@contextmanager
+def sigterm_as_ctrl_c() -> Iterator[None]:
+    """For the block (on a running loop), SIGTERM is taken as a Ctrl-C: the command is cancelled and
+    its `finally` blocks run (the app closed, the LLM usage it holds written, its hold on the data
+    directory let go) instead of the process dying at once. A service manager or an MCP client stops
+    a command with SIGTERM."""
+    loop = asyncio.get_running_loop()
+    try:
+        loop.add_signal_handler(signal.SIGTERM, signal.raise_signal, signal.SIGINT)
+    except RuntimeError:  # a loop outside the main thread (a command run by a test) gets no signals
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
 
 
 def run_async(coroutine: Coroutine[Any, Any, Any]) -> Any:

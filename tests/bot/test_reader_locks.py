@@ -8,7 +8,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sqlite3
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,7 +24,7 @@ from bot.pid_file import COMPACT, hold
 from bot.writers import MARKER_PREFIX, excluding_writers
 from memory.storage import migrate
 from tests.bot.test_cli_database import READ_ONLY, invoke, no_traceback, old_database
-from tests.fakes.openai_server import Delay, FakeOpenAI, answer_json
+from tests.fakes.openai_server import Delay, FakeOpenAI, Hold, answer_json
 
 LINES = [
     {"chat": "g1", "message_id": "m1", "sender_id": "u1", "sender_name": "阿红", "time": 1772367300,
@@ -32,6 +34,7 @@ LINES = [
 ]  # fmt: skip
 # Every reading command that opens (and so may upgrade) the database: not the dry runs, which refuse an
 # old schema, nor `embeddings prune`, a writer.
+REPO = Path(__file__).resolve().parents[2]
 READERS = [args for args in READ_ONLY if "--dry-run" not in args and args[:2] != ["embeddings", "prune"]]
 
 
@@ -153,3 +156,37 @@ def test_a_reader_on_a_current_schema_is_not_refused_while_compact_runs(tmp_path
     with compacting(data):
         result = invoke(["jargon", "list"], data, tmp_path)
     assert result.exit_code == 0, result.output
+
+
+async def test_sigterm_while_the_rerank_is_awaited_still_writes_its_usage(tmp_path: Path) -> None:
+    """SIGTERM (a service manager, a script's timeout) ends `qunyi recall` as Ctrl-C does: the app
+    closes and the cancelled request's usage row, held in memory, is written."""
+    data = await asyncio.to_thread(replayed, tmp_path)
+    async with FakeOpenAI() as server:
+        held = Hold(answer_json({"order": [2, 1]}))
+        server.script(held)
+        config = rerank_config(tmp_path, server.base_url)
+        args = ["recall", "九溪", "--chat", "replay:g1", "--data-dir", str(data), "--config", str(config)]
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "bot.cli.main",
+            *args,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            await asyncio.wait_for(held.reached.wait(), 60)
+            process.send_signal(signal.SIGTERM)
+            _out, err = await asyncio.wait_for(process.communicate(), 60)
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+            held.release.set()
+    assert process.returncode != -signal.SIGTERM, "killed by the signal: nothing was closed"
+    assert b"Traceback" not in err, err.decode()
+    assert usage_rows(data) == [("reply", 0, 1)]
+    assert not list(data.glob(f"{MARKER_PREFIX}*"))
