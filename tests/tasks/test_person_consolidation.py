@@ -166,6 +166,9 @@ class FakeLLM:
     def available(self, task: str) -> bool:
         return True
 
+    def configured(self, task: str) -> bool:
+        return True
+
     async def complete_json(
         self, task: str, messages: Sequence[dict[str, Any]], schema: type[Model]
     ) -> Model:
