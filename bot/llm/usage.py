@@ -85,9 +85,9 @@ class UsageLedger:
 
     A row the database does not take (locked by another process past the busy timeout, or a disk that
     refuses writes) is kept in memory, counted in budgets and summaries as if written (as is a row
-    whose write is still waiting on the lock), and written with
-    the next row that gets through or by `close()`: tokens are never lost to a busy database, and a
-    ledger failure never fails the request it accounts for.
+    whose write is still waiting on the lock), and written with the next row that gets through or by
+    `close()`: tokens are never lost to a busy database, and a ledger failure never fails the request
+    it accounts for.
     """
 
     def __init__(self, db: Database, clock: Clock, budgets: Mapping[str, Budget] | None = None) -> None:
