@@ -23,6 +23,7 @@ it the new messages, it evicts the oldest), which is what a job running every ~2
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,15 @@ from memory.jargon.stats import HistoryStats, Occurrences
 from memory.jargon.types import Candidate, MinerMessage
 from memory.offload import runs, thread_work_in_runs
 from memory.text.mapped import MappedText, normalize_mapped
+
+log = logging.getLogger(__name__)
+
+SCAN_CHARS_PER_WINDOW = 2_000_000_000
+"""The most characters of history one window's discovery reads (each string counted or located is a
+scan of the whole history; about a second of CPU). Chat-sized messages stay far below it: the jargon
+evaluation's busiest window reads 1.5e8. A window of long, repetitive messages over a long history
+could otherwise read without end (20 messages of 20,000 characters took a minute, 200 over ten);
+past it the rest of the window is left out, with a warning."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,19 +85,26 @@ def _next_end(text: str, j: int) -> int:
 
 
 def _spans(
-    text: str, stats: HistoryStats, params: DiscoveryParams, seen: set[tuple[object, ...]] | None = None
+    text: str,
+    stats: HistoryStats,
+    params: DiscoveryParams,
+    seen: set[tuple[object, ...]] | None = None,
+    scan_limit: float = math.inf,
 ) -> set[str]:
     """Frequent, right-closed strings of one normalised window text (see module docstring).
 
     What a start position yields depends only on the characters from one before it to `max_len`
     after it and on how far the run and the text go on, so a position whose surroundings were
     already looked at (in `seen`, which may be shared by the texts of one window) is skipped: a
-    flood of "哈哈哈…" or of one pasted line costs no more than one copy of it."""
+    flood of "哈哈哈…" or of one pasted line costs no more than one copy of it. No position is
+    looked at once `stats.scanned` reaches `scan_limit`."""
     found: set[str] = set()
     seen = set() if seen is None else seen
     reach = params.max_len + 2
     for run_start, run_end in word_runs(text):
         for i in range(run_start, run_end):
+            if stats.scanned >= scan_limit:
+                return found
             if text[i] == " " or (i > run_start and is_latin(text[i]) and is_latin(text[i - 1])):
                 continue
             context = (
@@ -189,21 +206,33 @@ def _mapped(messages: Sequence[MinerMessage]) -> list[Mapped]:
 
 
 def _spans_of(
-    texts: Sequence[Mapped], stats: HistoryStats, params: DiscoveryParams, seen: set[tuple[object, ...]]
+    texts: Sequence[Mapped],
+    stats: HistoryStats,
+    params: DiscoveryParams,
+    seen: set[tuple[object, ...]],
+    scan_limit: float,
 ) -> set[str]:
-    """The strings `_spans` finds in some of a window's texts (`seen` shared by the whole window)."""
+    """The strings `_spans` finds in some of a window's texts (`seen` and `scan_limit` shared by the
+    whole window)."""
     strings: set[str] = set()
     for _, text in texts:
-        strings |= _spans(text.text, stats, params, seen)
+        strings |= _spans(text.text, stats, params, seen, scan_limit)
     return strings
 
 
 def _passing(
-    strings: Sequence[str], stats: HistoryStats, params: DiscoveryParams, background: BackgroundModel
+    strings: Sequence[str],
+    stats: HistoryStats,
+    params: DiscoveryParams,
+    background: BackgroundModel,
+    scan_limit: float,
 ) -> list[tuple[str, float]]:
-    """Those of `strings` that pass discovery's tests, with their score."""
+    """Those of `strings` that pass discovery's tests, with their score; none is tested once
+    `stats.scanned` reaches `scan_limit`."""
     found = []
     for s in strings:
+        if stats.scanned >= scan_limit:
+            break
         scored = score_string(s, stats, params, background)
         if scored is not None:
             found.append((s, round(scored.score, 4)))
@@ -244,9 +273,11 @@ def discover_in(
     background = background or default_background()
     usable = usable_messages(window)
     mapped = _mapped(usable)
-    strings = _spans_of(mapped, stats, params, set())
-    candidates = _with_evidence(_passing(sorted(strings), stats, params, background), mapped)
-    return _proposed(candidates, usable, params, exclude, names)
+    scan_limit = stats.scanned + SCAN_CHARS_PER_WINDOW
+    strings = _spans_of(mapped, stats, params, set(), scan_limit)
+    passing = _passing(sorted(strings), stats, params, background, scan_limit)
+    _warn_if_cut(stats, scan_limit, mapped)
+    return _proposed(_with_evidence(passing, mapped), usable, params, exclude, names)
 
 
 async def discover_in_runs(
@@ -265,17 +296,30 @@ async def discover_in_runs(
     mapped = await thread_work_in_runs(usable, _text_chars, _mapped)
     strings: set[str] = set()
     seen: set[tuple[object, ...]] = set()
+    scan_limit = stats.scanned + SCAN_CHARS_PER_WINDOW
     for run in runs(mapped, _mapped_chars):
-        strings |= await asyncio.to_thread(_spans_of, run, stats, params, seen)
+        strings |= await asyncio.to_thread(_spans_of, run, stats, params, seen, scan_limit)
     passing = await thread_work_in_runs(
-        sorted(strings), len, lambda run: _passing(run, stats, params, background)
+        sorted(strings), len, lambda run: _passing(run, stats, params, background, scan_limit)
     )
+    _warn_if_cut(stats, scan_limit, mapped)
     # Each passing string is looked for in every text of the window.
     window_chars = sum(_mapped_chars(item) for item in mapped)
     candidates = await thread_work_in_runs(
         passing, lambda _item: window_chars, lambda run: _with_evidence(run, mapped)
     )
     return _proposed(candidates, usable, params, exclude, list(names))
+
+
+def _warn_if_cut(stats: HistoryStats, scan_limit: float, mapped: Sequence[Mapped]) -> None:
+    if stats.scanned >= scan_limit:
+        log.warning(
+            "jargon discovery read its limit of history for a window of %d messages (%d characters) "
+            "over %d characters of history; the rest of the window is left out",
+            len(mapped),
+            sum(_mapped_chars(item) for item in mapped),
+            stats.n_chars,
+        )
 
 
 def _text_chars(message: MinerMessage) -> int:

@@ -82,6 +82,7 @@ class HistoryStats:
         self._starts: list[int] = []
         self._snapshot: list[_Entry] = []
         self._counted: dict[str, int] = {}
+        self.scanned = 0  # characters of history read by `count` and `occurrences` so far
 
     @classmethod
     def build(cls, messages: Iterable[MinerMessage], capacity: int | None = None) -> HistoryStats:
@@ -160,12 +161,15 @@ class HistoryStats:
         if found is None:
             if len(self._counted) >= COUNTED_LIMIT:
                 self._counted.clear()
-            found = self._counted[s] = self._join().count(s)
+            joined = self._join()
+            self.scanned += len(joined)
+            found = self._counted[s] = joined.count(s)
         return found
 
     def occurrences(self, s: str, limit: int = 5000) -> Occurrences:
         """Exact occurrences of normalised `s` on Latin word boundaries (the first `limit` of them)."""
         joined = self._join()
+        self.scanned += len(joined)
         left: Counter[str] = Counter()
         right: Counter[str] = Counter()
         keys: dict[str, None] = {}

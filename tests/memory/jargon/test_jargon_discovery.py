@@ -1,10 +1,12 @@
 import json
+import logging
 import random
 from pathlib import Path
 
 import pytest
 
 from memory import offload
+from memory.jargon import discovery
 from memory.jargon.discovery import Discoverer, DiscoveryParams, discover, discover_in, discover_in_runs
 from memory.jargon.stats import HistoryStats
 from memory.jargon.types import MinerMessage
@@ -130,6 +132,45 @@ def test_a_flood_of_repeated_text_is_scanned_once(monkeypatch: pytest.MonkeyPatc
     found = {c.content for c in discover(window, messages)}
     assert "蚌埠住了" in found
     assert scans < 2_000, f"{scans} scans of the history"
+
+
+def long_random_window(n: int, chars: int) -> list[MinerMessage]:
+    """Long messages drawn from a small vocabulary (a fixed seed): nearly every substring recurs, so
+    nothing is pruned and every one is counted against the whole history."""
+    rng = random.Random(7)
+    words = ["摸鱼", "躺平", "内卷", "破防", "yyds", "拔草", "种草", "打卡", "周末", "火锅", "底料", "集合"]
+    return [
+        MinerMessage(f"long{i}", "".join(rng.choice(words) for _ in range(chars // 2)), SPEAKERS[i % 4])
+        for i in range(n)
+    ]
+
+
+def test_a_window_reads_at_most_its_share_of_history(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Twenty 20,000-character messages of a dozen words took a minute of scans (two hundred took
+    over ten): past SCAN_CHARS_PER_WINDOW characters of history read, the rest of the window is left
+    out with a warning; a chat-sized window never comes near it and finds what it found before."""
+    window = long_random_window(4, 3_000)
+    params = DiscoveryParams()
+    unbounded = HistoryStats.build(window)
+    discover_in(unbounded, window, params)
+    history = unbounded.n_chars
+    limit = 50 * history
+    assert unbounded.scanned > 10 * limit  # what the limit is there to stop
+    monkeypatch.setattr(discovery, "SCAN_CHARS_PER_WINDOW", limit)
+    bounded = HistoryStats.build(window)
+    with caplog.at_level(logging.WARNING):
+        discover_in(bounded, window, params)
+    # Checked before each position and each string: one more of either reads a few dozen histories.
+    assert limit <= bounded.scanned < limit + 4 * (params.max_len + 2) * history
+    assert any("limit of history" in r.getMessage() for r in caplog.records)
+    monkeypatch.undo()
+    messages = chat(IN_GROUP, every=12)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        assert {c.content for c in discover(messages[-30:], messages)} >= {"蚌埠住了"}
+    assert not any("limit of history" in r.getMessage() for r in caplog.records)
 
 
 def test_counts_follow_the_history_as_messages_come_and_go() -> None:
