@@ -17,10 +17,6 @@ from tasks.history_redigest import JOB_NAME as REDIGEST_JOB
 from tasks.jargon_mining import JOB_NAME as JARGON_JOB
 from tasks.person_relearn import JOB_NAME as RELEARN_JOB
 
-# Reasons a model is unavailable (`LLMGateway.unavailable_reason`) an operator chose, or that pass by
-# themselves: no warning.
-CHOSEN = ("LLM disabled", "task disabled", "over budget")
-
 
 @dataclass(frozen=True, slots=True)
 class WaitingWork:
@@ -56,7 +52,7 @@ def _blocked(
     reason = app.llm.unavailable_reason(task)
     if reason is None:
         return None, False
-    return f"the {task} model: {reason}", not reason.startswith(CHOSEN)
+    return f"the {task} model: {reason}", app.llm.missing_settings(task)
 
 
 def _off(on: bool, key: str) -> str | None:

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from memory.history.digest import KeywordMethod
-from memory.history.redigest import TASK, RedigestRun, redigest_offline
+from memory.history.redigest import TASK, redigest_offline
+from memory.offline_redo import RedoRun
 from memory.ports import LLMPort
 from memory.storage import Database
 from tasks.offline_redo import OfflineRedoJob
@@ -31,8 +32,7 @@ class HistoryRedigestJob(OfflineRedoJob[RedigestSettings]):
     """The re-digest job over `db`."""
 
     def __init__(self, db: Database, settings: Callable[[], RedigestSettings], llm: LLMPort | None) -> None:
-        async def redo(model: LLMPort, now: RedigestSettings) -> RedigestRun:
+        async def redo(model: LLMPort, now: RedigestSettings) -> RedoRun:
             return await redigest_offline(db, model, now.per_run, now.keyword_method)
 
         super().__init__(JOB_NAME, TASK, settings, llm, redo)
-        self.db = db

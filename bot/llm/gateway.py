@@ -226,6 +226,13 @@ class LLMGateway:
             return "no model configured"
         return None
 
+    def missing_settings(self, task: str) -> bool:
+        """True when the LLM and `task` are on but the task has no settings, base URL or model: a
+        set-up left unfinished, unlike the LLM or the task switched off (or a spent budget)."""
+        if self._config_reason(task) is None or not self.settings.enabled:
+            return False
+        return task not in self.settings.tasks or self.settings.tasks[task].enabled
+
     def unavailable_reason(self, task: str) -> str | None:
         """Why `task` cannot use the LLM right now (configuration or cached budget), or None."""
         reason = self._config_reason(task)

@@ -35,10 +35,6 @@ _NOT_TRIED = text(
 )
 
 
-RedigestRun = RedoRun
-"""What one `redigest_offline` did (the shared `RedoRun`)."""
-
-
 @dataclass(frozen=True, slots=True)
 class _Seen:
     """A row as read before the model was asked; it is written only if it still reads the same."""
