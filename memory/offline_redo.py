@@ -19,6 +19,7 @@ from memory.ports import LLMBadAnswer, LLMPort, LLMRefused, LLMUnavailable
 
 log = logging.getLogger(__name__)
 
+Key = TypeVar("Key")
 Row = TypeVar("Row")
 Answer = TypeVar("Answer")
 
@@ -41,12 +42,12 @@ class RedoRun:
 async def redo_offline(
     llm: LLMPort,
     task: str,
-    ids: Sequence[int],
-    read: Callable[[int], Awaitable[Row | None]],
+    ids: Sequence[Key],
+    read: Callable[[Key], Awaitable[Row | None]],
     ask: Callable[[Row], Awaitable[Answer | None]],
     store: Callable[[Row, Answer | None], Awaitable[bool]],
 ) -> RedoRun:
-    """Redo rows `ids` in that order: `read` a row (None: gone or done, skipped), `ask` the model about
+    """Redo rows `ids` (or groups of rows asked about in one request) in that order: `read` a row (None: gone or done, skipped), `ask` the model about
     it (None or LLMBadAnswer: answered unusably; NotWorthAsking: not asked), `store` the answer (None:
     mark the row tried; False when the row changed meanwhile).
 
@@ -70,10 +71,10 @@ async def redo_offline(
             tried += await store(row, None)
             continue
         except LLMBadAnswer as exc:
-            log.info("%s for row %d gave no usable answer: %s", task, row_id, exc.reason)
+            log.info("%s for row %s gave no usable answer: %s", task, row_id, exc.reason)
             found = None
         except LLMRefused as exc:
-            log.info("%s for row %d refused: %s", task, row_id, exc.reason)
+            log.info("%s for row %s refused: %s", task, row_id, exc.reason)
             stopped = exc.reason
             if refused:
                 break

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from memory.history.digest import KeywordMethod
 from memory.history.redigest import TASK, redigest_offline
@@ -32,7 +32,7 @@ class HistoryRedigestJob(OfflineRedoJob[RedigestSettings]):
     """The re-digest job over `db`."""
 
     def __init__(self, db: Database, settings: Callable[[], RedigestSettings], llm: LLMPort | None) -> None:
-        async def redo(model: LLMPort, now: RedigestSettings) -> RedoRun:
+        async def redo(model: LLMPort, now: RedigestSettings, _at: datetime) -> RedoRun:
             return await redigest_offline(db, model, now.per_run, now.keyword_method)
 
         super().__init__(JOB_NAME, TASK, settings, llm, redo)

@@ -35,7 +35,7 @@ S = TypeVar("S", bound=RedoSettings)
 
 class OfflineRedoJob(Generic[S]):
     """The job object; register `spec()` with the JobRunner, or call `run(now)` directly. `redo` does
-    one run's work with the model and the settings in force."""
+    one run's work with the model, the settings in force and the run's time."""
 
     def __init__(
         self,
@@ -43,7 +43,7 @@ class OfflineRedoJob(Generic[S]):
         task: str,
         settings: Callable[[], S],
         llm: LLMPort | None,
-        redo: Callable[[LLMPort, S], Awaitable[RedoRun]],
+        redo: Callable[[LLMPort, S, datetime], Awaitable[RedoRun]],
     ) -> None:
         self.name = name
         self.task = task
@@ -66,6 +66,6 @@ class OfflineRedoJob(Generic[S]):
             return RedoRun()
         if self.pause.waits(stamp):
             return RedoRun()
-        done = await self.redo(llm, settings)
+        done = await self.redo(llm, settings, now)
         self.pause.record(stamp, settings.interval.total_seconds(), done.stopped)
         return done

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from memory.offline_redo import RedoRun
 from memory.persons.consolidate import LLM_TASK
@@ -39,7 +39,7 @@ class PersonRelearnJob(OfflineRedoJob[RelearnSettings]):
         settings: Callable[[], RelearnSettings],
         llm: LLMPort | None,
     ) -> None:
-        async def redo(model: LLMPort, now: RelearnSettings) -> RedoRun:
-            return await relearn_offline(db, resolver, model, now.per_run)
+        async def redo(model: LLMPort, now: RelearnSettings, at: datetime) -> RedoRun:
+            return await relearn_offline(db, resolver, model, now.per_run, at)
 
         super().__init__(JOB_NAME, LLM_TASK, settings, llm, redo)

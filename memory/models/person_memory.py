@@ -131,8 +131,9 @@ class PersonForgotten(Base):
 class PersonLlmGap(Base):
     """Messages a consolidation read offline only although it was to ask the model (down, over budget,
     refusing): the model is asked about them later, newest first (memory.persons.relearn). Added by
-    0018_person_gaps_nickname_version. `tried` is set when the model answered them unusably: they are
-    not asked about again."""
+    0018_person_gaps_nickname_version. `tried` is set when the model answered them unusably, at
+    `tried_at` (added by 0020_person_gap_tried_at; None for chunks tried before it): they are asked
+    about once more after `memory.persons.relearn.RETRY_AFTER`, then removed."""
 
     __tablename__ = "person_llm_gaps"
     __table_args__ = (Index("ix_person_llm_gaps_due", "tried", "time"),)
@@ -142,3 +143,4 @@ class PersonLlmGap(Base):
     message_ids: Mapped[list[int]] = mapped_column(JSON, default=list)
     time: Mapped[float] = mapped_column(Float)  # of the newest of the messages
     tried: Mapped[bool] = mapped_column(Boolean, default=False)
+    tried_at: Mapped[float | None] = mapped_column(Float, nullable=True, default=None)

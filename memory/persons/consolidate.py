@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
 
@@ -39,6 +39,7 @@ from memory.persons.config import PersonsConfig
 from memory.persons.facts import FAVORITE_PREFIX, Fact, Retraction, Statement, extract_statements, merge_facts
 from memory.persons.resolver import PersonResolver
 from memory.persons.speech import Utterance, own_text
+from memory.persons.survivors import Identity, current_ids, identities, moved_statements
 from memory.ports import LLMPort, LLMUnavailable
 from memory.storage import Database
 from memory.text import analysed, normalize, truncate
@@ -158,9 +159,14 @@ class PersonConsolidator:
                 return report
             forgotten = await forgotten_times(session)
             utterances = await utterances_of(session, chat_id, rows, forgotten)
+            people = await identities(session, (r.person_id for r in rows if r.person_id is not None))
         read = await read_utterances(self.resolver, chat_id, utterances)
         items = [item for item, _ in read]
         found = [statement for _, statements in read for statement in statements]
+        named = {int(s.person_id) for s in found} - people.keys()
+        if named:  # people a message names, from the chat's names
+            async with self.db.read() as session:
+                people |= await identities(session, named)
         events: list[tuple[Item, str]] = []
         unread: list[list[Item]] = []
         if config.use_llm and self.llm is not None and items:
@@ -172,6 +178,7 @@ class PersonConsolidator:
             if await forgotten_times(session) != forgotten:  # what was found may be about them
                 log.info("chat %s: a person was forgotten meanwhile; batch left for later", chat_id)
                 return ConsolidationReport()
+            found, events = await to_survivors(session, people, found, events)
             await apply_statements(session, chat_id, found, report)
             await add_events(session, chat_id, events, report)
             for chunk in unread:  # the model is asked about them once it answers (memory.persons.relearn)
@@ -233,6 +240,24 @@ async def ask_model(llm: LLMPort, chunk: Sequence[Item]) -> tuple[list[Fact], li
         if item is not None and text:
             events.append((item, truncate(text, 120)))
     return facts, events
+
+
+async def to_survivors(
+    session: AsyncSession,
+    people: Mapping[int, Identity],
+    found: Sequence[Statement],
+    events: Sequence[tuple[Item, str]],
+) -> tuple[list[Statement], list[tuple[Item, str]]]:
+    """`found` and `events` about the people read as `people` as they are now, in the writing
+    transaction: a person merged away meanwhile (`qunyi people merge`) has them written to the
+    survivor, one gone is left out (memory.persons.survivors)."""
+    ids = await current_ids(session, people)
+    moved = []
+    for item, text in events:
+        person = ids.get(item.person_id)
+        if person is not None:
+            moved.append((replace(item, person_id=person), text))
+    return moved_statements(found, ids), moved
 
 
 async def add_events(
