@@ -47,9 +47,10 @@ async def redo_offline(
     ask: Callable[[Row], Awaitable[Answer | None]],
     store: Callable[[Row, Answer | None], Awaitable[bool]],
 ) -> RedoRun:
-    """Redo rows `ids` (or groups of rows asked about in one request) in that order: `read` a row (None: gone or done, skipped), `ask` the model about
-    it (None or LLMBadAnswer: answered unusably; NotWorthAsking: not asked), `store` the answer (None:
-    mark the row tried; False when the row changed meanwhile).
+    """Redo rows `ids` (or groups of rows asked about in one request) in that order: `read` a row
+    (None: gone or done, skipped), `ask` the model about it (None or LLMBadAnswer: answered unusably;
+    NotWorthAsking: not asked), `store` the answer (None: mark the row tried; False when the row
+    changed meanwhile).
 
     Stops at the first LLMUnavailable (down, timing out, over budget): the rows stay as they are and a
     later run tries again. A refused request is put aside like jargon inference does

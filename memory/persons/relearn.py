@@ -1,29 +1,40 @@
 """Asking the person model about messages a consolidation read offline only (the model was down, over
-budget or refusing then): the chunks it noted (`PersonLlmGap`), newest first, a few per run.
+budget or refusing then): the chunks it noted (`PersonLlmGap`), newest first, a few requests per run.
 
-Each chunk is read again from its own chat's messages still stored (deleted ones and those of people
-forgotten since are left out), the model asked outside any write transaction with consolidation's own
-prompt (`consolidate.ask_model`), and what it found merged into the people's facts and timelines in a
-short transaction, only if the chunk, its chat (no merge) and its messages are as they were read and
-nobody was forgotten meanwhile; the chunk is then done and removed. A chunk the model answers
-unusably, or whose request the endpoint refuses while it answers others, is marked tried and not
-asked about again. How a failing model stops a run is `memory.offline_redo.redo_offline`'s.
+Each run first removes the chunks none of whose messages can be read any more (deleted, of people
+forgotten since, their chat forgotten), without asking the model. Then neighbouring chunks of one chat
+are asked about together, up to consolidation's chunk size (`LLM_CHUNK` messages) per request, so a
+chat consolidated every few seconds while the model was away is not relearnt message by message.
+Each request's messages are read again from its own chat's messages still stored, the model asked
+outside any write transaction with consolidation's own prompt (`consolidate.ask_model`), and what it
+found merged into the people's facts and timelines in a short transaction, only if the chunks, their
+chat (no merge) and their messages are as they were read and nobody was forgotten meanwhile; a person
+merged into another meanwhile has it written to the survivor (memory.persons.survivors). The chunks are
+then done and removed. Chunks the model answers unusably, or whose request the endpoint refuses while
+it answers others, are marked tried together; a tried chunk is asked about once more after
+`RETRY_AFTER` (the model or its set-up may have changed) and removed if that answer is unusable too.
+How a failing model stops a run is `memory.offline_redo.redo_offline`'s.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from functools import partial
 
-from sqlalchemy import case, func, select
+from sqlalchemy import case, func, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.chat_marks import merge_mark, merged_since
 from memory.messages import missing_ids
 from memory.models import Message, PersonLlmGap
 from memory.offline_redo import NotWorthAsking, RedoRun, redo_offline
+from memory.persons import store
 from memory.persons.consolidate import (
     JOB,
+    LLM_CHUNK,
     LLM_TASK,
     ConsolidationReport,
     Item,
@@ -32,67 +43,141 @@ from memory.persons.consolidate import (
     ask_model,
     forgotten_times,
     read_utterances,
+    to_survivors,
     utterances_of,
 )
 from memory.persons.facts import Fact
 from memory.persons.resolver import PersonResolver
+from memory.persons.survivors import Identity, identities
 from memory.ports import LLMPort
 from memory.storage import Database
 
+log = logging.getLogger(__name__)
+
+RETRY_AFTER = timedelta(days=7)
+"""How long after an unusable answer a chunk is asked about once more (then removed if unusable)."""
+
 Found = tuple[list[Fact], list[tuple[Item, str]]]
+Group = tuple[int, ...]
+"""The ids of the chunks asked about in one request, newest first."""
+
+# A chunk is kept while one of its messages is stored in its chat and not of a person forgotten since
+# (consolidation's rule, `utterances_of`). EXISTS stops at the first such message, so a live chunk
+# costs one lookup.
+_PRUNE = text(
+    "DELETE FROM person_llm_gaps WHERE NOT EXISTS ("
+    "SELECT 1 FROM json_each(person_llm_gaps.message_ids) AS j "
+    "JOIN messages AS m ON m.id = j.value AND m.chat_id = person_llm_gaps.chat_id "
+    "LEFT JOIN person_forgotten AS f ON f.person_id = m.person_id "
+    "WHERE f.time IS NULL OR m.time > f.time)"
+)
 
 
 @dataclass(frozen=True, slots=True)
-class _Seen:
-    """A chunk as read before the model was asked; its findings are written only if it still reads
-    the same."""
+class _Gap:
+    """A chunk as read: it is written on only if it still reads the same."""
 
     id: int
     chat_id: int
     message_ids: tuple[int, ...]
+    tried: bool
+
+    @classmethod
+    def of(cls, row: PersonLlmGap) -> _Gap:
+        return cls(row.id, row.chat_id, tuple(row.message_ids), row.tried)
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """A request's chunks and messages as read before the model was asked; its findings are written only
+    if they still read the same."""
+
+    gaps: tuple[_Gap, ...]
+    chat_id: int
     mark: int
     forgotten: dict[int, float]
+    people: dict[int, Identity]
     items: tuple[Item, ...]
 
 
-async def due(session: AsyncSession, limit: int) -> list[int]:
-    """Ids of the chunks not tried yet, newest messages first."""
+async def prune(session: AsyncSession) -> int:
+    """Remove the chunks none of whose messages can be read any more; returns how many."""
+    removed = await session.execute(_PRUNE)
+    return max(0, int(getattr(removed, "rowcount", 0) or 0))
+
+
+async def due(session: AsyncSession, limit: int, now: datetime) -> list[Group]:
+    """Up to `limit` requests' chunks, newest messages first: chunks not tried yet, or tried at least
+    `RETRY_AFTER` before `now`. A request takes a chunk and the older ones of its chat that follow it,
+    while their messages together are at most `LLM_CHUNK`."""
+    retry_before = store.ts(now - RETRY_AFTER)
     query = (
-        select(PersonLlmGap.id)
-        .where(PersonLlmGap.tried.is_(False))
+        select(PersonLlmGap.id, PersonLlmGap.chat_id, PersonLlmGap.message_ids)
+        .where(
+            or_(
+                PersonLlmGap.tried.is_(False),
+                PersonLlmGap.tried_at.is_(None),
+                PersonLlmGap.tried_at <= retry_before,
+            )
+        )
         .order_by(PersonLlmGap.time.desc(), PersonLlmGap.id.desc())
-        .limit(limit)
+        .limit(limit * LLM_CHUNK)  # a chunk holds a message at least
     )
-    return list((await session.scalars(query)).all())
+    return group_gaps([(i, c, m) for i, c, m in (await session.execute(query)).all()], limit)
+
+
+def group_gaps(gaps: Sequence[tuple[int, int, Sequence[int]]], limit: int) -> list[Group]:
+    """At most `limit` requests from `gaps` (id, chat id, message ids), newest first: each chunk joins
+    the request its chat's previous chunk is in while their messages together stay within `LLM_CHUNK`,
+    else starts the next one; one that cannot keeps the older chunks of its chat out of this run."""
+    groups: list[tuple[list[int], set[int]]] = []
+    filling: dict[int, int] = {}  # chat id -> its request still taking chunks
+    for gap_id, chat_id, message_ids in gaps:
+        at = filling.get(chat_id)
+        if at is not None and len(groups[at][1].union(message_ids)) <= LLM_CHUNK:
+            groups[at][0].append(gap_id)
+            groups[at][1].update(message_ids)
+        elif len(groups) < limit:
+            filling[chat_id] = len(groups)
+            groups.append(([gap_id], set(message_ids)))
+        else:
+            filling.pop(chat_id, None)
+            if not filling:
+                break
+    return [tuple(ids) for ids, _ in groups]
 
 
 async def waiting(session: AsyncSession) -> tuple[int, int]:
-    """How many chunks are noted, and how many of them were tried (never asked about again)."""
+    """How many chunks are noted, and how many of them were tried (asked about once more later)."""
     query = select(func.count(), func.coalesce(func.sum(case((PersonLlmGap.tried, 1), else_=0)), 0))
     noted, tried = (await session.execute(query)).one()
     return int(noted), int(tried)
 
 
-async def _read(db: Database, resolver: PersonResolver, gap_id: int) -> _Seen | None:
+async def _gaps(session: AsyncSession, group: Group) -> list[PersonLlmGap]:
+    query = select(PersonLlmGap).where(PersonLlmGap.id.in_(group)).order_by(PersonLlmGap.id)
+    return list((await session.scalars(query)).all())
+
+
+async def _read(db: Database, resolver: PersonResolver, group: Group) -> _Seen | None:
     async with db.read() as session:
-        gap = await session.get(PersonLlmGap, gap_id)
-        if gap is None or gap.tried:
+        gaps = [_Gap.of(row) for row in await _gaps(session, group)]
+        if not gaps:
             return None
-        mark = await merge_mark(session, gap.chat_id)
+        chat_id = gaps[0].chat_id
+        mark = await merge_mark(session, chat_id)
         if mark is None:
             return None
         # Memory is scoped to its chat: only this chat's messages are read.
-        query = (
-            select(Message)
-            .where(Message.id.in_(gap.message_ids), Message.chat_id == gap.chat_id)
-            .order_by(Message.id)
-        )
+        ids = {i for gap in gaps if gap.chat_id == chat_id for i in gap.message_ids}
+        query = select(Message).where(Message.id.in_(ids), Message.chat_id == chat_id).order_by(Message.id)
         rows = list((await session.scalars(query)).all())
         forgotten = await forgotten_times(session)
-        utterances = await utterances_of(session, gap.chat_id, rows, forgotten)
-        seen = (gap.id, gap.chat_id, tuple(gap.message_ids), mark, forgotten)
-    read = await read_utterances(resolver, seen[1], utterances)
-    return _Seen(*seen, tuple(item for item, _ in read if item.own.strip()))
+        utterances = await utterances_of(session, chat_id, rows, forgotten)
+        people = await identities(session, (r.person_id for r in rows if r.person_id is not None))
+    read = await read_utterances(resolver, chat_id, utterances)
+    items = tuple(item for item, _ in read if item.own.strip())
+    return _Seen(tuple(gaps), chat_id, mark, forgotten, people, items)
 
 
 async def _ask(llm: LLMPort, seen: _Seen) -> Found:
@@ -101,18 +186,19 @@ async def _ask(llm: LLMPort, seen: _Seen) -> Found:
     return await ask_model(llm, seen.items)
 
 
-async def _store(db: Database, seen: _Seen, found: Found | None) -> bool:
-    """Merge `found` (None: mark the chunk tried) if the chunk and its chat are still as `seen`."""
+async def _store(db: Database, now: datetime, seen: _Seen, found: Found | None) -> bool:
+    """Merge `found` and remove the chunks, or (None) mark them tried — removing those tried before or
+    with nothing left to ask about — if the chunks and their chat are still as `seen`."""
     async with db.write() as session:
-        gap = await session.get(PersonLlmGap, seen.id)
-        if (
-            gap is None
-            or gap.tried
-            or (gap.chat_id, tuple(gap.message_ids)) != (seen.chat_id, seen.message_ids)
-        ):
+        gaps = await _gaps(session, tuple(gap.id for gap in seen.gaps))
+        if tuple(_Gap.of(gap) for gap in gaps) != seen.gaps:
             return False
         if found is None:
-            gap.tried = True
+            for gap in gaps:
+                if gap.tried or not seen.items:
+                    await session.delete(gap)
+                else:
+                    gap.tried, gap.tried_at = True, store.ts(now)
             return True
         if (
             await merged_since(session, seen.chat_id, seen.mark, JOB)
@@ -120,18 +206,26 @@ async def _store(db: Database, seen: _Seen, found: Found | None) -> bool:
             or await forgotten_times(session) != seen.forgotten
         ):
             return False  # read again at a later run
-        facts, events = found
+        statements, events = await to_survivors(session, seen.people, *found)
         report = ConsolidationReport()
-        await apply_statements(session, seen.chat_id, facts, report)
+        await apply_statements(session, seen.chat_id, statements, report)
         await add_events(session, seen.chat_id, events, report)
-        await session.delete(gap)
+        for gap in gaps:
+            await session.delete(gap)
     return True
 
 
-async def relearn_offline(db: Database, resolver: PersonResolver, llm: LLMPort, limit: int) -> RedoRun:
-    """Ask the person model about up to `limit` chunks read offline only, newest first."""
+async def relearn_offline(
+    db: Database, resolver: PersonResolver, llm: LLMPort, limit: int, now: datetime
+) -> RedoRun:
+    """Remove the chunks with nothing left to read, then ask the person model up to `limit` requests
+    about the chunks read offline only, newest first; `now` is when they are marked tried."""
+    async with db.write() as session:
+        removed = await prune(session)
+    if removed:
+        log.info("person relearn: %d chunks with no message left to read removed", removed)
     async with db.read() as session:
-        ids = await due(session, limit)
+        groups = await due(session, limit, now)
     return await redo_offline(
-        llm, LLM_TASK, ids, partial(_read, db, resolver), partial(_ask, llm), partial(_store, db)
+        llm, LLM_TASK, groups, partial(_read, db, resolver), partial(_ask, llm), partial(_store, db, now)
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+
 from sqlalchemy import select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -21,6 +22,7 @@ log = logging.getLogger(__name__)
 
 Identity = tuple[str, str]
 """A person's own account: (platform, platform user id)."""
+
 
 async def identities(session: AsyncSession, person_ids: Iterable[int]) -> dict[int, Identity]:
     """The account of each of these people still stored (read before the wait)."""
@@ -54,7 +56,7 @@ async def current_ids(session: AsyncSession, seen: Mapping[int, Identity]) -> di
             found[pid] = pid
         elif ident in routes:
             found[pid] = routes[ident]
-            log.info("person %d was merged into %d meanwhile: what was learnt goes to them", pid, routes[ident])
+            log.info("person %d was merged into %d meanwhile: what was learnt goes there", pid, routes[ident])
         else:
             found[pid] = None
             log.info("person %d is gone since they were read: what was learnt about them is dropped", pid)
