@@ -84,6 +84,12 @@ def job(persons: PersonMemory, llm: LLMGateway) -> PersonRelearnJob:
     return PersonRelearnJob(persons.db, persons.resolver, lambda: ON, llm)
 
 
+async def read_offline(persons: PersonMemory, fake: FakeOpenAI) -> None:
+    """A consolidation run while the model fails: what it did not read is noted."""
+    fake.default = lambda _body: Fail(500)
+    await persons.consolidator.run(T0)
+
+
 @asynccontextmanager
 async def hiker(
     memory: MemoryService, clock: ManualClock, fake: FakeOpenAI

@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
+import pytest
+
 from memory.clock import ManualClock
-from memory.ingest import Recorded
 from memory.persons import relearn
 from memory.persons.consolidate import LLM_CHUNK
 from memory.persons.relearn import RETRY_AFTER, group_gaps
@@ -17,10 +18,17 @@ from memory.service import MemoryService
 from memory.types import MessageDeletion
 from tasks.person_relearn import PersonRelearnJob, RelearnSettings
 from tests.conftest import T0
-from tests.fakes.gateway import fake_gateway
-from tests.fakes.openai_server import Answer, Fail, FakeOpenAI
+from tests.fakes.openai_server import Answer, FakeOpenAI
 from tests.memory.persons.people_fixtures import Chat
-from tests.tasks.test_person_relearn import gaps, hiker, model_facts, people, reader, timeline
+from tests.tasks.test_person_relearn import (
+    gaps,
+    hiker,
+    job,
+    model_facts,
+    read_offline,
+    reader,
+    timeline,
+)
 
 
 def prompt_ids(fake: FakeOpenAI, since: int) -> list[list[int]]:
@@ -34,15 +42,11 @@ def prompt_ids(fake: FakeOpenAI, since: int) -> list[list[int]]:
 async def test_chunks_noted_message_by_message_are_relearnt_in_requests_of_up_to_60_messages(
     memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
 ) -> None:
-    llm = fake_gateway(fake_llm, memory.db, clock, "person")
-    try:
-        persons = people(memory, llm)
-        g1, g2 = Chat(memory, "g1"), Chat(memory, "g2")
-        fake_llm.default = lambda _body: Fail(500)
-        fish = await g2.say("u3", "上周去千岛湖钓鱼了", card="老王", minutes=-10)
-        await persons.consolidator.run(T0)
-        said: list[Recorded] = []
-        for n in range(70):  # consolidated after every message while the model is away
+    async with hiker(memory, clock, fake_llm) as (llm, persons, g1, hike):
+        fish = await Chat(memory, "g2").say("u3", "上周去千岛湖钓鱼了", card="老王", minutes=-10)
+        await read_offline(persons, fake_llm)
+        said = [hike]
+        for n in range(69):  # consolidated after every message while the model is away
             said.append(await g1.say("u1", f"第{n}次：周末爬了北高峰，我最近迷上了徒步", card="阿红"))
             await persons.consolidator.run(T0 + timedelta(minutes=n))
         noted = await gaps(memory.db)
@@ -54,8 +58,6 @@ async def test_chunks_noted_message_by_message_are_relearnt_in_requests_of_up_to
         first = await relearning.run(T0 + timedelta(hours=2))
         left = [g.message_ids for g in await gaps(memory.db)]
         second = await relearning.run(T0 + timedelta(hours=3))
-    finally:
-        await llm.close()
     ids = [s.message_id for s in said]
     # per_run counts requests: the newest 60 of g1, then its 10 older ones; g2's chunk waits a run.
     assert (first.stored, first.tried, second.stored) == (2, 0, 1)
@@ -92,29 +94,26 @@ async def test_chunks_whose_messages_are_gone_are_removed_without_asking_the_mod
         g2, g3 = Chat(memory, "g2"), Chat(memory, "g3")
         await g2.say("u3", "上周去千岛湖钓鱼了", card="老王")
         gone = await g3.say("u4", "周末去西溪骑车了", card="小李")
-        fake_llm.default = lambda _body: Fail(500)
-        await persons.consolidator.run(T0)
+        await read_offline(persons, fake_llm)
         assert len(await gaps(memory.db)) == 3
         assert await memory.delete(MessageDeletion("test", "g2", "g2-m1"))
         assert gone.person_id is not None
         await persons.admin.forget(gone.person_id, remove_messages=False, now=T0 + timedelta(minutes=30))
         asked = len(fake_llm.chat_requests)
         fake_llm.default = reader
-        done = await PersonRelearnJob(
-            persons.db, persons.resolver, lambda: RelearnSettings(True, 5), llm
-        ).run(T0 + timedelta(hours=1))
+        done = await job(persons, llm).run(T0 + timedelta(hours=1))
     assert (done.stored, done.tried) == (1, 0)
     assert prompt_ids(fake_llm, asked) == [[hike.message_id]]
     assert await gaps(memory.db) == []
 
 
+@pytest.mark.parametrize("retry_reads", [False, True])
 async def test_a_tried_chunk_is_asked_about_once_more_after_the_retry_wait_then_removed(
-    memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
+    memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI, retry_reads: bool
 ) -> None:
     async with hiker(memory, clock, fake_llm) as (llm, persons, _, hike):
-        fake_llm.default = lambda _body: Fail(500)
-        await persons.consolidator.run(T0)
-        relearning = PersonRelearnJob(persons.db, persons.resolver, lambda: RelearnSettings(True, 5), llm)
+        await read_offline(persons, fake_llm)
+        relearning = job(persons, llm)
         fake_llm.default = lambda _body: Answer("这不是 JSON")
         tried_at = T0 + timedelta(hours=1)
         assert (await relearning.run(tried_at)).tried == 1
@@ -123,25 +122,13 @@ async def test_a_tried_chunk_is_asked_about_once_more_after_the_retry_wait_then_
         asked = len(fake_llm.chat_requests)
         early = await relearning.run(tried_at + RETRY_AFTER - timedelta(minutes=1))
         assert (early.stored, early.tried) == (0, 0) and len(fake_llm.chat_requests) == asked
+        if retry_reads:
+            fake_llm.default = reader
         retried = await relearning.run(tried_at + RETRY_AFTER)
-    # (the gateway's second request asks the model to mend its JSON)
-    assert retried.tried == 1 and prompt_ids(fake_llm, asked)[0] == [hike.message_id]
+    # (after an unusable answer the gateway's second request asks the model to mend its JSON)
+    assert (retried.stored, retried.tried) == ((1, 0) if retry_reads else (0, 1))
+    assert prompt_ids(fake_llm, asked)[0] == [hike.message_id]
+    assert await timeline(memory.db, hike) == (["周末爬了北高峰"] if retry_reads else [])
     assert await gaps(memory.db) == []
     async with memory.db.read() as session:
         assert await relearn.waiting(session) == (0, 0)
-
-
-async def test_a_tried_chunk_the_retry_answers_is_learnt(
-    memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
-) -> None:
-    async with hiker(memory, clock, fake_llm) as (llm, persons, _, hike):
-        fake_llm.default = lambda _body: Fail(500)
-        await persons.consolidator.run(T0)
-        relearning = PersonRelearnJob(persons.db, persons.resolver, lambda: RelearnSettings(True, 5), llm)
-        fake_llm.script(Answer("这不是 JSON"), Answer("这不是 JSON"))  # and the request to mend it
-        fake_llm.default = reader
-        assert (await relearning.run(T0)).tried == 1
-        assert [g.tried for g in await gaps(memory.db)] == [True]
-        assert (await relearning.run(T0 + RETRY_AFTER)).stored == 1
-    assert await timeline(memory.db, hike) == ["周末爬了北高峰"]
-    assert await gaps(memory.db) == []
