@@ -63,11 +63,11 @@ Group = tuple[int, ...]
 
 # A chunk is kept while one of its messages is stored in its chat and not of a person forgotten since
 # (consolidation's rule, `utterances_of`). EXISTS stops at the first such message, so a live chunk
-# costs one lookup.
-_PRUNE = text(
+# costs one lookup; CROSS JOIN keeps SQLite from scanning the chat's messages for each chunk instead.
+PRUNE_SQL = text(
     "DELETE FROM person_llm_gaps WHERE NOT EXISTS ("
     "SELECT 1 FROM json_each(person_llm_gaps.message_ids) AS j "
-    "JOIN messages AS m ON m.id = j.value AND m.chat_id = person_llm_gaps.chat_id "
+    "CROSS JOIN messages AS m ON m.id = j.value AND m.chat_id = person_llm_gaps.chat_id "
     "LEFT JOIN person_forgotten AS f ON f.person_id = m.person_id "
     "WHERE f.time IS NULL OR m.time > f.time)"
 )
@@ -102,7 +102,7 @@ class _Seen:
 
 async def prune(session: AsyncSession) -> int:
     """Remove the chunks none of whose messages can be read any more; returns how many."""
-    removed = await session.execute(_PRUNE)
+    removed = await session.execute(PRUNE_SQL)
     return max(0, int(getattr(removed, "rowcount", 0) or 0))
 
 

@@ -9,12 +9,14 @@ import re
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import text
 
 from memory.clock import ManualClock
 from memory.persons import relearn
 from memory.persons.consolidate import LLM_CHUNK
 from memory.persons.relearn import RETRY_AFTER, group_gaps
 from memory.service import MemoryService
+from memory.storage import Database
 from memory.types import MessageDeletion
 from tasks.person_relearn import PersonRelearnJob, RelearnSettings
 from tests.conftest import T0
@@ -132,3 +134,13 @@ async def test_a_tried_chunk_is_asked_about_once_more_after_the_retry_wait_then_
     assert await gaps(memory.db) == []
     async with memory.db.read() as session:
         assert await relearn.waiting(session) == (0, 0)
+
+
+async def test_pruning_looks_each_chunks_messages_up_instead_of_reading_its_chat(db: Database) -> None:
+    """Plans do not depend on table sizes here (no ANALYZE): SQLite would otherwise scan a chat's
+    messages for every chunk (0.38 s for 2,000 chunks of a 2,000-message chat, against 0.002 s)."""
+    async with db.read() as session:
+        found = await session.execute(text("EXPLAIN QUERY PLAN " + str(relearn.PRUNE_SQL)))
+        plan = [str(row[3]) for row in found.all()]
+    assert "SEARCH m USING INTEGER PRIMARY KEY (rowid=?)" in plan
+    assert not any("ix_messages_chat_id" in step or step.startswith("SCAN m") for step in plan), plan
