@@ -11,8 +11,8 @@ from typing import Any
 
 import mcp.types as types
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
 
+from bot.mcp_stdio import stdio_streams
 from bot.tools import ToolContext, ToolRegistry
 
 SERVER_NAME = "qunyi"
@@ -64,7 +64,8 @@ def build_server(registry: ToolRegistry, ctx: ToolContext) -> Server[Any]:
 
 
 async def serve_stdio(registry: ToolRegistry, ctx: ToolContext) -> None:
-    """Serve the tools over this process's stdin/stdout until the client disconnects."""
+    """Serve the tools over this process's stdin/stdout until the client disconnects (or the task is
+    cancelled: stdin is read on the loop, so that ends it at once)."""
     server = build_server(registry, ctx)
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_streams() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())

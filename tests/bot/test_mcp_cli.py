@@ -3,17 +3,23 @@
 import asyncio
 import json
 import os
+import signal
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from bot.cli.main import cli
+from bot.writers import MARKER_PREFIX
 from memory.models import ChatHistory
 from memory.service import MemoryService
 from memory.storage import Database
+from tests.bot.test_reader_locks import replayed, rerank_config, usage_rows
+from tests.fakes.openai_server import FakeOpenAI, Hold, answer_json
 from tests.memory.recall.conftest import add_history
 
 REPO = Path(__file__).resolve().parents[2]
@@ -111,3 +117,132 @@ async def test_read_only_mcp_recall_writes_nothing_and_write_mode_reinforces(tmp
         assert await count_after_recall("--write") == 1
     finally:
         await db.close()
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def recall_request(request_id: int, query: str) -> dict[str, object]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": "recall", "arguments": {"query": query}},
+    }
+
+
+def wire(*messages: dict[str, object]) -> bytes:
+    """JSON-RPC messages as the stdio transport frames them: one per line."""
+    return b"".join(json.dumps(m, ensure_ascii=False).encode() + b"\n" for m in messages)
+
+
+async def start_mcp(
+    data: Path, *extra: str, stdin: Any = asyncio.subprocess.PIPE
+) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot.cli.main",
+        "mcp",
+        "--chat",
+        "replay:g1",
+        "--data-dir",
+        str(data),
+        *extra,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdin=stdin,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+
+
+async def answer_to(process: asyncio.subprocess.Process, request_id: int) -> dict[str, Any]:
+    """The next message the server writes, which must answer `request_id`."""
+    assert process.stdout is not None
+    line = await asyncio.wait_for(process.stdout.readline(), 60)
+    answer = json.loads(line)
+    assert answer.get("id") == request_id, answer
+    return dict(answer)
+
+
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+async def test_a_signal_ends_qunyi_mcp_while_its_client_keeps_stdin_open(
+    tmp_path: Path, stop_signal: signal.Signals
+) -> None:
+    """stdin is read on the event loop, not in a thread blocked in readline until the client closes it:
+    the signal ends the server at once, a tool call under way is cancelled, the command exits 0, and
+    the usage of the model requests (the cancelled one's held in memory) is written at close."""
+    data = await asyncio.to_thread(replayed, tmp_path)
+    async with FakeOpenAI() as server:
+        held = Hold(answer_json({"order": [2, 1]}))
+        server.script(answer_json({"order": [2, 1]}), held)
+        config = rerank_config(tmp_path, server.base_url)
+        process = await start_mcp(data, "--write", "--config", str(config))
+        assert process.stdin is not None
+        try:
+            process.stdin.write(wire(INITIALIZE, INITIALIZED, recall_request(2, "九溪")))
+            await process.stdin.drain()
+            assert (await answer_to(process, 1))["result"]["serverInfo"]["name"] == "qunyi"
+            recalled = (await answer_to(process, 2))["result"]
+            assert not recalled["isError"] and "周六去九溪徒步吧" in recalled["content"][0]["text"]
+            process.stdin.write(wire(recall_request(3, "九溪")))
+            await process.stdin.drain()
+            await asyncio.wait_for(held.reached.wait(), 60)
+            process.send_signal(stop_signal)
+            await asyncio.wait_for(process.wait(), 20)
+            assert process.stdin.transport.get_write_buffer_size() == 0  # still open: no EOF was sent
+            assert process.stderr is not None
+            err = await process.stderr.read()
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+            held.release.set()
+    assert process.returncode == 0, err.decode()
+    assert b"Traceback" not in err and b"Aborted" not in err, err.decode()
+    assert usage_rows(data) == [("reply", 1, 0), ("reply", 0, 1)]
+    assert not list(data.glob(f"{MARKER_PREFIX}*")), "the hold on the data directory is let go"
+
+
+async def test_qunyi_mcp_ends_with_0_when_its_client_closes_stdin(tmp_path: Path) -> None:
+    """An invalid line is passed over as the library does; the requests around it are answered."""
+    data = await asyncio.to_thread(replayed, tmp_path)
+    process = await start_mcp(data)
+    assert process.stdin is not None and process.stderr is not None
+    try:
+        process.stdin.write(wire(INITIALIZE, INITIALIZED) + b"not json\r\n" + wire(recall_request(2, "九溪")))
+        await process.stdin.drain()
+        await answer_to(process, 1)
+        recalled = (await answer_to(process, 2))["result"]
+        process.stdin.close()
+        await asyncio.wait_for(process.wait(), 60)
+        err = await process.stderr.read()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert process.returncode == 0, err.decode()
+    assert "周六去九溪徒步吧" in recalled["content"][0]["text"]
+
+
+async def test_qunyi_mcp_reads_its_requests_from_a_file_on_stdin(tmp_path: Path) -> None:
+    """A file is read to its end (it never waits for more), its last line needing no newline."""
+    data = await asyncio.to_thread(replayed, tmp_path)
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(b"not json\n" + wire(INITIALIZE).rstrip(b"\n"))
+    with requests.open("rb") as stdin:
+        process = await start_mcp(data, stdin=stdin)
+        out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 0, err.decode()
+    [answer] = [json.loads(line) for line in out.splitlines()]
+    assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == "qunyi", answer

@@ -1,0 +1,118 @@
+"""MCP's stdio transport with stdin read on the event loop, so that stopping the server needs no thread.
+
+`mcp.server.stdio.stdio_server()` reads stdin in a worker thread (anyio's `wrap_file`), and a
+cancellation waits for that thread's `readline`: Ctrl-C or SIGTERM left `qunyi mcp` running until its
+client sent a line or closed stdin. Here stdin is read without blocking, from the loop, and its lines
+are handed to `stdio_server(stdin=…)`, which keeps everything else the library's: the line framing
+and decoding (UTF-8, bad bytes replaced, universal newlines), the JSON-RPC parsing (an invalid line
+reaches the session as an exception), the stdout writer, and the diversion of fds 0 and 1 while
+serving (stray reads get EOF, stray prints miss the wire).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import io
+import os
+import sys
+from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, cast
+
+import anyio
+
+# The library's own stdin claim (fd 0 pointed at the null device, the wire on a private duplicate),
+# so that serving behaves as `stdio_server()` does on its own.
+from mcp.server.stdio import _claim_fd, _open_stdin_diversion, stdio_server
+
+if TYPE_CHECKING:
+    from mcp.shared._context_streams import ContextReceiveStream, ContextSendStream
+    from mcp.shared.message import SessionMessage
+
+CHUNK_BYTES = 65536
+
+
+class FdLines:
+    """The text lines of file descriptor `fd`, read on the event loop (the fd is made non-blocking
+    until `close`): a wait for the next line is cancelled at once. Decoded as the library decodes
+    stdin, so a line ends with "\\n" (a "\\r\\n" or lone "\\r" becoming one) and the last one may not."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._was_blocking = os.get_blocking(fd)
+        os.set_blocking(fd, False)
+        self._decoder = io.IncrementalNewlineDecoder(
+            codecs.getincrementaldecoder("utf-8")(errors="replace"), translate=True
+        )
+        self._lines: deque[str] = deque()
+        self._rest = ""  # text after the last newline read
+        self._ended = False
+
+    def close(self) -> None:
+        """Give the fd back its blocking mode (a terminal's is shared with the shell)."""
+        os.set_blocking(self.fd, self._was_blocking)
+
+    def __aiter__(self) -> FdLines:
+        return self
+
+    async def __anext__(self) -> str:
+        while not self._lines:
+            if self._ended:
+                if not self._rest:
+                    raise StopAsyncIteration
+                line, self._rest = self._rest, ""
+                return line
+            chunk = await self._read()
+            self._ended = not chunk
+            *complete, self._rest = (self._rest + self._decoder.decode(chunk, final=self._ended)).split("\n")
+            self._lines.extend(line + "\n" for line in complete)
+        return self._lines.popleft()
+
+    async def _read(self) -> bytes:
+        """The next bytes, b"" at the end; waits on the loop while none are there (a file or the null
+        device never makes it wait)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                return os.read(self.fd, CHUNK_BYTES)
+            except BlockingIOError:
+                pass
+            readable = loop.create_future()
+            loop.add_reader(self.fd, _settle, readable)
+            try:
+                await readable
+            finally:
+                loop.remove_reader(self.fd)
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+@asynccontextmanager
+async def stdio_streams() -> AsyncIterator[
+    tuple[ContextReceiveStream[SessionMessage | Exception], ContextSendStream[SessionMessage]]
+]:
+    """The read and write streams of `stdio_server()` on this process's stdin and stdout, with stdin
+    read on the loop; a stdin that is not a file descriptor (a test's) is left to the library."""
+    stdin, release = _claim_fd(0, sys.stdin, "rb", _open_stdin_diversion)
+    try:
+        fd = stdin.fileno()
+    except (OSError, ValueError):
+        fd = None
+    if fd is None:
+        async with stdio_server() as streams:
+            yield streams
+        return
+    lines = FdLines(fd)
+    try:
+        # stdio_server iterates its stdin's lines and nothing more: FdLines stands in for the AsyncFile.
+        async with stdio_server(stdin=cast(anyio.AsyncFile[str], lines)) as streams:
+            yield streams
+    finally:
+        lines.close()
+        if release is not None:
+            release()
