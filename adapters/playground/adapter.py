@@ -59,6 +59,8 @@ SECURITY_HEADERS = {
     "Cache-Control": "no-store",
 }
 NOT_DELIVERED = "the bot is stopping; the message was not delivered"
+NOT_ANSWERED = "the bot is stopping and did not answer in time: the message was recorded, its answer dropped"
+NOT_APPLIED = "the bot is stopping and did not finish handling this in time: memory may not follow it"
 FAILED = "the playground failed to answer this request"
 HANDLER_FAILED = (
     "the bot failed to handle it: the transcript shows it, memory has it only if the bot got that far; "
@@ -108,6 +110,7 @@ class PlaygroundAdapter(Adapter):
         self._runner: web.AppRunner | None = None
         self._site: web.TCPSite | None = None
         self._stopping = False
+        self._cut = asyncio.Event()  # set when the stop's grace for the events being handled is over
         self.url: str | None = None  # the page's address with the token, once started
 
     # -- lifecycle ---------------------------------------------------------------------------------
@@ -116,6 +119,7 @@ class PlaygroundAdapter(Adapter):
         """Serve the page and the API; returns once listening and logs the page's address."""
         self._handler = handler
         self._stopping = False
+        self._cut = asyncio.Event()
         self._runner = web.AppRunner(self.web_app(), access_log=None, shutdown_timeout=_SHUTDOWN_SECONDS)
         await self._runner.setup()
         self._site = web.TCPSite(self._runner, self.config.host, self.config.port)
@@ -127,12 +131,14 @@ class PlaygroundAdapter(Adapter):
 
     async def stop(self, within: float = STOP_GRACE_SECONDS) -> None:
         """Stop listening and refuse new posts, let the message being handled finish (up to `within`
-        seconds; its reply is still added and its post answered), then close the connections left."""
+        seconds; its reply is still added and its post answered), else cut its handling short and
+        answer its post with a 503, then close the connections left."""
         self._stopping = True
         if self._site is not None:
             await self._site.stop()
             self._site = None
-        await self._in_flight.drained(within)
+        if await self._in_flight.drained(within):
+            self._cut.set()  # the runner's cleanup waits (up to _SHUTDOWN_SECONDS) for those 503s
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -312,14 +318,37 @@ class PlaygroundAdapter(Adapter):
         return await self._hand_on(edited, {"message": entry.to_json()})
 
     async def _hand_on(self, event: ChatMessage | MessageDeletion, answer: dict[str, Any]) -> web.Response:
-        """Hand `event`, already in the transcript, to the bot; `answer` is the reply to the page."""
-        if self._handler is not None:
-            try:
-                await self._handler(event)
-            except Exception:
-                log.exception("handling playground %s of %s failed", type(event).__name__, event.message_id)
-                return web.json_response({"error": HANDLER_FAILED, **answer}, status=500)
+        """Hand `event`, already in the transcript, to the bot; `answer` is the reply to the page. A
+        stop whose grace ends first cuts the handling short and answers a 503 (a new message is
+        recorded before the bot answers it)."""
+        try:
+            handled = await self._handled(event)
+        except Exception:
+            log.exception("handling playground %s of %s failed", type(event).__name__, event.message_id)
+            return web.json_response({"error": HANDLER_FAILED, **answer}, status=500)
+        if not handled:
+            new = isinstance(event, ChatMessage) and not event.edited
+            return web.json_response({"error": NOT_ANSWERED if new else NOT_APPLIED, **answer}, status=503)
         return web.json_response(answer)
+
+    async def _handled(self, event: ChatMessage | MessageDeletion) -> bool:
+        """Hand `event` to the bot and wait until it is handled (raising what the handler raised) or
+        the stop's grace is over (False: the handling is cancelled)."""
+        if self._handler is None:
+            return True
+        handling = asyncio.ensure_future(self._handler(event))
+        cut = asyncio.ensure_future(self._cut.wait())
+        try:
+            await asyncio.wait({handling, cut}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            cut.cancel()
+            if not handling.done():
+                handling.cancel()
+                await asyncio.wait({handling}, timeout=_SHUTDOWN_SECONDS)
+        if handling.cancelled() or not handling.done():
+            return False
+        handling.result()
+        return True
 
     async def _members(self, chat_id: str) -> dict[str, str]:
         """The chat's members an @ mentions, by name (name -> sender id): those memory knows from

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
+from adapters.playground.adapter import NOT_ANSWERED, NOT_DELIVERED
 from adapters.playground.event import sender_id
 from bot.llm import LLMSettings
 from tests.adapters.playground.conftest import running_bot
-from tests.fakes.openai_server import Answer, FakeOpenAI
+from tests.fakes.openai_server import Answer, FakeOpenAI, Hold
 
 
 async def test_a_member_addressing_the_bot_is_answered_in_that_chat_only(
@@ -142,3 +144,45 @@ async def test_an_at_of_a_member_memory_knows_in_that_chat_mentions_them_after_a
     bob = sender_id("bob")
     assert [stored[text] for text in said] == [(bob,), (), (bot_id,)], "carol is known in g2 only"
     assert stored["＠bob周日也行"] == (bob,), "an edit reads its mentions the same way"
+
+
+@pytest.mark.parametrize("answered_in_time", [False, True], ids=["grace-over", "answered-in-grace"])
+async def test_a_post_being_answered_at_stop_gets_its_answer_or_a_503_and_stays_recorded(
+    tmp_path: Path, fake_llm: FakeOpenAI, answered_in_time: bool
+) -> None:
+    """The model holds the answer while the bot stops: the post is answered with the reply if the
+    model gives it within the stop's grace, else with a 503 saying the message was recorded (never a
+    dropped connection); a post made after the stop began gets a 503 and is not delivered."""
+    llm = LLMSettings(enabled=True, base_url=fake_llm.base_url, model="fake-chat", max_retries=0)
+    held = Hold(Answer("周五晚上九点开炉"))
+    fake_llm.script(held)
+    async with running_bot(tmp_path / "data", llm=llm) as bot:
+        playground = bot.playground
+        # two connections kept alive: the first post takes one, the post made while stopping the other
+        await asyncio.gather(playground.call("GET", "/api/chats"), playground.call("GET", "/api/chats"))
+        posting = asyncio.create_task(
+            playground.post(chat_id="g1", user="alice", text="@群忆 周五几点开炉？")
+        )
+        try:
+            await asyncio.wait_for(held.reached.wait(), 30)
+            stopping = asyncio.create_task(playground.adapter.stop(within=30 if answered_in_time else 0.2))
+            late_status, late = await asyncio.wait_for(
+                playground.post(chat_id="g1", user="bob", text="还有人吗"), 10
+            )
+            if answered_in_time:
+                held.release.set()
+            status, body = await asyncio.wait_for(posting, 30)
+            await asyncio.wait_for(stopping, 30)
+        finally:
+            held.release.set()
+        stored = [(m.platform_message_id, m.text) for m in await bot.stored("g1")]
+    assert late_status == 503 and late["error"] == NOT_DELIVERED, late
+    assert body["message"]["text"] == "@群忆 周五几点开炉？"
+    asked = (body["message"]["id"], "@群忆 周五几点开炉？")
+    if answered_in_time:
+        assert status == 200, body
+        assert stored[0] == asked and [text for _id, text in stored[1:]] == ["周五晚上九点开炉"]
+    else:
+        assert status == 503 and body["error"] == NOT_ANSWERED, body
+        assert "stopping" in body["error"] and "recorded" in body["error"]
+        assert stored == [asked], "the message is recorded, the answer cut short is not"
