@@ -35,24 +35,22 @@ CHUNK_BYTES = 65536
 
 
 class FdLines:
-    """The text lines of file descriptor `fd`, read on the event loop (the fd is made non-blocking
-    until `close`): a wait for the next line is cancelled at once. Decoded as the library decodes
-    stdin, so a line ends with "\\n" (a "\\r\\n" or lone "\\r" becoming one) and the last one may not."""
+    """The text lines of file descriptor `fd`, waited for on the event loop: a wait for the next line
+    is cancelled at once. Decoded as the library decodes stdin, so a line ends with "\\n" (a "\\r\\n"
+    or lone "\\r" becoming one) and the last one may not.
+
+    The fd is left blocking (its flags are shared with whoever else holds it, a terminal's with the
+    shell and with stdout) and read only once the loop says it is readable."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
-        self._was_blocking = os.get_blocking(fd)
-        os.set_blocking(fd, False)
+        self._pollable = True  # until the loop refuses to watch it
         self._decoder = io.IncrementalNewlineDecoder(
             codecs.getincrementaldecoder("utf-8")(errors="replace"), translate=True
         )
         self._lines: deque[str] = deque()
         self._rest = ""  # text after the last newline read
         self._ended = False
-
-    def close(self) -> None:
-        """Give the fd back its blocking mode (a terminal's is shared with the shell)."""
-        os.set_blocking(self.fd, self._was_blocking)
 
     def __aiter__(self) -> FdLines:
         return self
@@ -71,20 +69,21 @@ class FdLines:
         return self._lines.popleft()
 
     async def _read(self) -> bytes:
-        """The next bytes, b"" at the end; waits on the loop while none are there (a file or the null
-        device never makes it wait)."""
-        loop = asyncio.get_running_loop()
-        while True:
-            try:
-                return os.read(self.fd, CHUNK_BYTES)
-            except BlockingIOError:
-                pass
+        """The next bytes, b"" at the end, once the loop says there are some. A regular file or the
+        null device cannot be watched (epoll refuses them), and is read at once: it never waits."""
+        if self._pollable:
+            loop = asyncio.get_running_loop()
             readable = loop.create_future()
-            loop.add_reader(self.fd, _settle, readable)
             try:
-                await readable
-            finally:
-                loop.remove_reader(self.fd)
+                loop.add_reader(self.fd, _settle, readable)
+            except OSError:
+                self._pollable = False
+            else:
+                try:
+                    await readable
+                finally:
+                    loop.remove_reader(self.fd)
+        return os.read(self.fd, CHUNK_BYTES)
 
 
 def _settle(future: asyncio.Future[None]) -> None:
@@ -107,12 +106,10 @@ async def stdio_streams() -> AsyncIterator[
         async with stdio_server() as streams:
             yield streams
         return
-    lines = FdLines(fd)
     try:
         # stdio_server iterates its stdin's lines and nothing more: FdLines stands in for the AsyncFile.
-        async with stdio_server(stdin=cast(anyio.AsyncFile[str], lines)) as streams:
+        async with stdio_server(stdin=cast(anyio.AsyncFile[str], FdLines(fd))) as streams:
             yield streams
     finally:
-        lines.close()
         if release is not None:
             release()

@@ -1,0 +1,67 @@
+"""FdLines, the stdin reader of `qunyi mcp`: lines as the mcp library's own stdin reader gives them,
+and a wait for a line that a cancellation ends."""
+
+import asyncio
+import io
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from bot.mcp_stdio import FdLines
+
+# A character split across writes, bad UTF-8, CRLF and a lone CR, a blank line, no final newline.
+PIECES = [b'{"q": "\xe4\xb9', b'\x9d\xe6\xba\xaa"}\r', b"\nbad \xff\xfe\n\nold mac\rlast", b" line"]
+
+
+@contextmanager
+def pipe() -> Iterator[tuple[int, int]]:
+    read_end, write_end = os.pipe()
+    try:
+        yield read_end, write_end
+    finally:
+        for fd in (read_end, write_end):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+async def test_lines_are_those_the_librarys_text_wrapper_reads() -> None:
+    expected = list(io.TextIOWrapper(io.BytesIO(b"".join(PIECES)), encoding="utf-8", errors="replace"))
+    with pipe() as (read_end, write_end):
+        lines = FdLines(read_end)
+        got = []
+        for piece in PIECES:
+            os.write(write_end, piece)
+            await asyncio.sleep(0)
+            got.extend(await _ready(lines))
+        os.close(write_end)
+        got.extend([line async for line in lines])
+    assert got == expected
+    assert got[0] == '{"q": "九溪"}\n' and got[-1] == "last line"
+
+
+async def _ready(lines: FdLines) -> list[str]:
+    """The lines complete so far (none when the next one is still being written)."""
+    got: list[str] = []
+    while True:
+        try:
+            got.append(await asyncio.wait_for(anext(lines), 0.2))
+        except TimeoutError:
+            return got
+
+
+async def test_waiting_for_a_line_is_cancelled_and_reading_goes_on_after() -> None:
+    with pipe() as (read_end, write_end):
+        lines = FdLines(read_end)
+        waiting = asyncio.ensure_future(anext(lines))
+        await asyncio.sleep(0.05)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        os.write(write_end, "周六去九溪\n".encode())
+        assert await asyncio.wait_for(anext(lines), 10) == "周六去九溪\n"
