@@ -17,15 +17,12 @@ import io
 import os
 import sys
 from collections import deque
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, cast
 
 import anyio
-
-# The library's own stdin claim (fd 0 pointed at the null device, the wire on a private duplicate),
-# so that serving behaves as `stdio_server()` does on its own.
-from mcp.server.stdio import _claim_fd, _open_stdin_diversion, stdio_server
+from mcp.server.stdio import stdio_server
 
 if TYPE_CHECKING:
     from mcp.shared._context_streams import ContextReceiveStream, ContextSendStream
@@ -91,25 +88,51 @@ def _settle(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
+@contextmanager
+def claimed_stdin() -> Iterator[int | None]:
+    """This process's stdin wire on a private duplicate while serving, fd 0 pointed at the null device
+    so that handlers and children read EOF (as `stdio_server()` does with its own claim); fd 0 is
+    restored on exit. None when stdin is not backed by fd 0 (a test's), or it cannot be claimed."""
+    try:
+        backed = sys.stdin is not None and sys.stdin.fileno() == 0
+    except (OSError, ValueError, io.UnsupportedOperation):
+        backed = False
+    if not backed:
+        yield None
+        return
+    try:
+        wire = os.dup(0)
+    except OSError:
+        yield None
+        return
+    try:
+        null = os.open(os.devnull, os.O_RDONLY)
+        try:
+            os.dup2(null, 0)
+            diverted = True
+        finally:
+            os.close(null)
+    except OSError:
+        diverted = False  # served as it is: fd 0 still carries the wire
+    try:
+        yield wire
+    finally:
+        if diverted:
+            os.dup2(wire, 0)
+        os.close(wire)
+
+
 @asynccontextmanager
 async def stdio_streams() -> AsyncIterator[
     tuple[ContextReceiveStream[SessionMessage | Exception], ContextSendStream[SessionMessage]]
 ]:
     """The read and write streams of `stdio_server()` on this process's stdin and stdout, with stdin
-    read on the loop; a stdin that is not a file descriptor (a test's) is left to the library."""
-    stdin, release = _claim_fd(0, sys.stdin, "rb", _open_stdin_diversion)
-    try:
-        fd = stdin.fileno()
-    except (OSError, ValueError):
-        fd = None
-    if fd is None:
-        async with stdio_server() as streams:
-            yield streams
-        return
-    try:
+    read on the loop; a stdin that is not fd 0 (a test's) is left to the library."""
+    with claimed_stdin() as wire:
+        if wire is None:
+            async with stdio_server() as streams:
+                yield streams
+            return
         # stdio_server iterates its stdin's lines and nothing more: FdLines stands in for the AsyncFile.
-        async with stdio_server(stdin=cast(anyio.AsyncFile[str], FdLines(fd))) as streams:
+        async with stdio_server(stdin=cast(anyio.AsyncFile[str], FdLines(wire))) as streams:
             yield streams
-    finally:
-        if release is not None:
-            release()

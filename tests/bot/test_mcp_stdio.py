@@ -4,6 +4,7 @@ and a wait for a line that a cancellation ends."""
 import asyncio
 import io
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -11,7 +12,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from bot.mcp_stdio import FdLines
+from bot.mcp_stdio import FdLines, claimed_stdin
 
 # A character split across writes, bad UTF-8, CRLF and a lone CR, a blank line, no final newline.
 PIECES = [b'{"q": "\xe4\xb9', b'\x9d\xe6\xba\xaa"}\r', b"\nbad \xff\xfe\n\nold mac\rlast", b" line"]
@@ -65,3 +66,27 @@ async def test_waiting_for_a_line_is_cancelled_and_reading_goes_on_after() -> No
             await waiting
         os.write(write_end, "周六去九溪\n".encode())
         assert await asyncio.wait_for(anext(lines), 10) == "周六去九溪\n"
+
+
+def test_claimed_stdin_serves_the_wire_privately_and_gives_fd_0_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    saved = os.dup(0)
+    with pipe() as (read_end, write_end):
+        try:
+            os.dup2(read_end, 0)
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.FileIO(0, closefd=False)))
+            os.write(write_end, b"wire\n")
+            with claimed_stdin() as wire:
+                assert wire is not None and wire != 0
+                assert os.read(0, 16) == b""  # a handler reading stdin gets EOF, not the client's lines
+                assert os.read(wire, 16) == b"wire\n"
+            os.write(write_end, b"after\n")
+            assert os.read(0, 16) == b"after\n"
+        finally:
+            os.dup2(saved, 0)
+            os.close(saved)
+
+
+def test_a_stdin_without_fd_0_is_left_to_the_library(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("{}\n"))
+    with claimed_stdin() as wire:
+        assert wire is None
