@@ -8,6 +8,7 @@ message unless the user really replied.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
@@ -44,8 +45,10 @@ def message_to_chat(message: Message, *, bot_id: int, bot_username: str | None =
     text = joined_text(media, words)
     kind = _KINDS.get(str(chat.type), ChatKind.GROUP)
     is_bot = sender_id == str(bot_id)
+    cut = _utf16_cutter(body)
     addressed_by_command = bot_username is not None and any(
-        e.type == "bot_command" and e.extract_from(body).lower().endswith(f"@{bot_username.lower()}")
+        e.type == "bot_command"
+        and cut(e.offset, e.offset + e.length).lower().endswith(f"@{bot_username.lower()}")
         for e in entities or []
     )
     to_bot = not is_bot and (
@@ -104,11 +107,8 @@ def _text_segments(
 ) -> tuple[Segment, ...]:
     if not text:
         return ()
-    units = text.encode("utf-16-le")
-
-    def cut(start: int, end: int) -> str:
-        return units[start * 2 : end * 2].decode("utf-16-le", errors="replace")
-
+    cut = _utf16_cutter(text)
+    units = len(text.encode("utf-16-le", "surrogatepass")) // 2
     segments: list[Segment] = []
     pos = 0
     for entity in sorted(entities, key=lambda e: e.offset):
@@ -125,9 +125,22 @@ def _text_segments(
             target = shown
         segments.append(Segment(SegmentKind.MENTION, shown, target))
         pos = entity.offset + entity.length
-    if pos * 2 < len(units):
-        segments.append(Segment(SegmentKind.TEXT, cut(pos, len(units) // 2)))
+    if pos < units:
+        segments.append(Segment(SegmentKind.TEXT, cut(pos, units)))
     return tuple(segments)
+
+
+def _utf16_cutter(text: str) -> Callable[[int, int], str]:
+    """`cut(start, end)`: the part of `text` between two UTF-16 offsets (as Telegram's entities count).
+
+    A lone surrogate in `text` (JSON can escape one) is carried through, for `ChatMessage` to drop,
+    instead of failing the whole message; a cut inside a surrogate pair shows U+FFFD."""
+    units = text.encode("utf-16-le", "surrogatepass")
+
+    def cut(start: int, end: int) -> str:
+        return units[start * 2 : end * 2].decode("utf-16-le", errors="replace")
+
+    return cut
 
 
 def _media(message: Message) -> tuple[Segment, ...]:

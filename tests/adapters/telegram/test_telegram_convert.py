@@ -97,3 +97,26 @@ def test_another_bot_is_marked_but_an_anonymous_admin_is_a_person() -> None:
     assert msg is not None and not msg.from_bot
     msg = message_to_chat(message(0), bot_id=BOT_ID)
     assert msg is not None and not msg.from_bot
+
+
+def test_a_lone_surrogate_in_the_text_keeps_the_message_and_its_mentions() -> None:
+    """JSON may escape a lone surrogate (`"\\ud83d"`); cutting the text at the entities' UTF-16 offsets
+    raised UnicodeEncodeError, and the whole message was lost with a traceback (found by the QA pass)."""
+    text = "/recall@qunyi_bot \ud83d @qunyi_bot 爬山"
+    entities = [
+        {"type": "bot_command", "offset": 0, "length": 17},
+        {"type": "mention", "offset": 20, "length": 10},
+    ]
+    msg = message_to_chat(message(0, text=text, entities=entities), bot_id=BOT_ID, bot_username="qunyi_bot")
+    assert msg is not None and msg.to_bot and msg.mentions == ("999",)
+    assert msg.text == "/recall@qunyi_bot \ufffd @qunyi_bot 爬山"
+    caption = message_to_chat(
+        message(
+            0,
+            text=None,
+            caption="图\udc00",
+            photo=[{"file_id": "p", "file_unique_id": "u", "width": 1, "height": 1}],
+        ),
+        bot_id=BOT_ID,
+    )
+    assert caption is not None and caption.text == "[image] 图\ufffd"
