@@ -5,7 +5,8 @@ A guild text channel and each thread are separate chats (their ids differ). Raw 
 mentions kept as MENTION segments targeting the user id. A mention of the bot's own role (the one
 Discord makes for it, offered next to the bot when members type `@`) counts as a mention of the bot.
 A forwarded message keeps the text and media of the message it forwards (its mentions address no one);
-a poll is kept as `[poll: question]`, and a message that holds nothing but embeds as `[embed]`.
+a poll is kept as `[poll: question]`, and a message that holds (or forwards) nothing but embeds as
+`[embed]`. A bot's answer to a slash or app command is a message like the others.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ PLATFORM = "discord"
 _QUOTE_CHARS = 60
 _MARKUP = re.compile(r"<@!?(?P<user>\d+)>|<@&(?P<role>\d+)>|<#(?P<channel>\d+)>|<a?:(?P<emoji>\w+):\d+>")
 _IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp")
-_CHAT_MESSAGE_TYPES = ("default", "reply")
+# a bot's answer to a slash command or an app (context-menu) command is said like any other message
+_CHAT_MESSAGE_TYPES = ("default", "reply", "chat_input_command", "context_menu_command")
 
 
 def message_to_chat(message: Message, *, bot_id: int) -> ChatMessage | None:
@@ -34,14 +36,15 @@ def message_to_chat(message: Message, *, bot_id: int) -> ChatMessage | None:
     words = _content_segments(message, message.content or "", bot_id)
     mentions = mention_targets(words)
     media = _media(message)
-    for snapshot in getattr(message, "message_snapshots", None) or ():  # a forward
+    snapshots = getattr(message, "message_snapshots", None) or ()  # a forward
+    for snapshot in snapshots:
         forwarded = _content_segments(message, snapshot.content or "", bot_id)
         words += tuple(Segment(SegmentKind.TEXT, s.text) if s.target else s for s in forwarded)
         media += _media(snapshot)
     poll = getattr(message, "poll", None)
     if poll is not None:
         media += (Segment(SegmentKind.OTHER, f"[poll: {poll.question}]"),)
-    if not words and not media and message.embeds:
+    if not words and not media and (message.embeds or any(s.embeds for s in snapshots)):
         media = (Segment(SegmentKind.OTHER, "[embed]"),)
     if not words and not media:
         return None

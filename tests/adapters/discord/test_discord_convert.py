@@ -441,3 +441,34 @@ async def test_edits_and_deletions_of_any_message_reach_the_handler(world: World
         MessageDeletion("discord", "12", "43", ChatKind.PRIVATE),
         MessageDeletion("discord", "12", "44", ChatKind.PRIVATE),
     ]
+
+
+async def test_a_forwarded_embed_and_another_bots_command_answer_are_kept(world: World) -> None:
+    """A forward of an embed-only message (a link preview, a bot's card) and another bot's answer to a
+    slash command (type 20) or an app command (type 23) were dropped as if nothing had been said; the
+    README keeps other bots' messages and embed-only ones (found by the QA pass)."""
+    snapshot = {
+        "type": 0,
+        "content": "",
+        "embeds": [{"type": "rich", "title": "Raid tonight"}],
+        "attachments": [],
+        "timestamp": WHEN.isoformat(),
+        "edited_timestamp": None,
+    }
+    forward = message_to_chat(
+        world.message(
+            content="",
+            message_reference={"type": 1, "message_id": "777", "channel_id": "555", "guild_id": "1"},
+            message_snapshots=[{"message": snapshot}],
+        ),
+        bot_id=BOT_ID,
+    )
+    assert forward is not None and forward.text == "[embed]"
+    music_bot = user(7, "dj", "DJ", bot=True)
+    for kind in (20, 23):
+        answer = message_to_chat(
+            world.message(type=kind, content="Now playing: 晴天", author=music_bot, member=member(None)),
+            bot_id=BOT_ID,
+        )
+        assert answer is not None and answer.text == "Now playing: 晴天"
+        assert answer.from_bot and not answer.to_bot and answer.sender_id == "7"
