@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 
 from memory.text.invisible import drop_invisible
+from memory.text.unicode import lone_surrogate_at
 
 MAX_TEXT_CHARS = 1_000_000
 # Message times are unix seconds in storage and get intervals added and subtracted by the jobs and by
@@ -84,12 +85,9 @@ def clean_name_field(value: str | None) -> str:
 
 def _check_unicode(name: str, value: str) -> None:
     """Refuse an id holding a lone surrogate: it cannot be stored or sent anywhere as UTF-8."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidMessage(
-            f"{name} {value!r} is not valid Unicode (a lone surrogate at character {exc.start})"
-        ) from None
+    at = lone_surrogate_at(value)
+    if at is not None:
+        raise InvalidMessage(f"{name} {value!r} is not valid Unicode (a lone surrogate at character {at})")
 
 
 def _check_id(name: str, value: object) -> None:

@@ -37,7 +37,7 @@ from memory.jargon import dictionary, transfer
 from memory.jargon.dictionary import DECISIONS, EntryView, JargonError
 from memory.models import Chat
 from memory.models.jargon import STATUSES
-from memory.text.truncate import truncate
+from memory.text import lone_surrogate_at, truncate
 
 routes = web.RouteTableDef()
 DEFAULT_LIMIT = 100
@@ -328,9 +328,10 @@ async def jargon_show(request: web.Request) -> web.Response:
 
 
 def _seen_revision(data: MultiMapping[Any]) -> int | None:
-    """The entry revision a form was made at (None: the form names none, e.g. a script's POST)."""
+    """The entry revision a form was made at (None: the form names none, e.g. a script's POST); a 400
+    when it is no whole number in range."""
     raw = data.get("revision")
-    return int(raw) if isinstance(raw, str) and raw.isdigit() else None
+    return int_param(raw, "revision") if isinstance(raw, str) else None
 
 
 async def _decide_one(request: web.Request, action: Decision) -> web.Response:
@@ -421,6 +422,8 @@ async def api_decide(request: web.Request) -> web.Response:
         raise JargonError('"ids" must be a non-empty list of entry ids')
     if meaning is not None and not isinstance(meaning, str):
         raise JargonError('"meaning" must be a string')
+    if isinstance(actor, str) and lone_surrogate_at(actor) is not None:
+        raise JargonError('"by" is not valid Unicode (it holds a lone surrogate)')
     who = actor if isinstance(actor, str) and actor.strip() else "api"
     async with app_of(request).db.write() as session:
         decided = await dictionary.decide(

@@ -30,7 +30,7 @@ from memory.messages import StoredMessage
 from memory.models import Jargon, JargonChatCount, JargonEvidence, JargonReview, Message
 from memory.models.jargon import STATUSES
 from memory.storage.sql import json_values
-from memory.text import normalize, truncate
+from memory.text import lone_surrogate_at, normalize, truncate
 
 log = logging.getLogger(__name__)
 
@@ -148,9 +148,17 @@ def is_decided(row: Jargon) -> bool:
     return row.status in ("approved", "rejected") or row.provenance == "manual"
 
 
+def _check_unicode(what: str, text: str) -> None:
+    """Refuse text the database cannot store (a lone surrogate, as an escaped one in JSON gives)."""
+    at = lone_surrogate_at(text)
+    if at is not None:
+        raise JargonError(f"the {what} is not valid Unicode (a lone surrogate at character {at})")
+
+
 def clean_term(content: str) -> str:
-    """A term fit for storage: trimmed, non-empty, not too long."""
+    """A term fit for storage: trimmed, non-empty, not too long, valid Unicode."""
     text = " ".join(content.split())
+    _check_unicode("term", text)
     if not normalize(text):
         raise JargonError("a term cannot be empty")
     if len(text) > MAX_TERM_CHARS:
@@ -448,6 +456,7 @@ async def decide(
 
 def _clean_meaning(meaning: str) -> str:
     text = meaning.strip()
+    _check_unicode("meaning", text)
     if len(text) > MAX_MEANING_CHARS:
         raise JargonError(f"a meaning is at most {MAX_MEANING_CHARS} characters")
     return text

@@ -44,7 +44,7 @@ from memory.notes.errors import NoteChanged, NoteError, NoteNotFound, PassageNot
 from memory.notes.links import link_targets, rewrite_target
 from memory.notes.names import clean_name, is_valid_name
 from memory.notes.weights import NoteScore, compute_weights, low_value, top_hints
-from memory.text import truncate
+from memory.text import lone_surrogate_at, truncate
 
 log = logging.getLogger(__name__)
 
@@ -533,7 +533,6 @@ def _editable(entries: dict[str, _Entry], name: str) -> str:
 def _check_text(text: str) -> None:
     if len(text) > MAX_NOTE_CHARS:
         raise NoteError(f"a note holds at most {MAX_NOTE_CHARS} characters (got {len(text)})")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise NoteError(f"note text is not valid Unicode (a lone surrogate at {exc.start})") from None
+    at = lone_surrogate_at(text)
+    if at is not None:
+        raise NoteError(f"note text is not valid Unicode (a lone surrogate at {at})")

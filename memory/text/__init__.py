@@ -6,6 +6,7 @@ from memory.text.loggable import loggable
 from memory.text.normalize import normalize, plain_apostrophes
 from memory.text.tokens import estimate_tokens, index_text, prepare, search_terms, words
 from memory.text.truncate import truncate
+from memory.text.unicode import lone_surrogate_at
 
 __all__ = [
     "ANALYSED_CHARS",
@@ -15,6 +16,7 @@ __all__ = [
     "holds_invisible",
     "index_text",
     "loggable",
+    "lone_surrogate_at",
     "normalize",
     "plain_apostrophes",
     "prepare",

@@ -686,3 +686,34 @@ async def test_a_chat_merged_before_its_id_was_kept_gets_a_404_that_says_it_may_
         text = html.unescape(await page.text())
         assert page.status == 404 and f"no chat {old}; it may have been merged into another chat" in text
         assert "`qunyi chats list` shows the chats merged into each one (merged_from)" in text
+
+
+async def test_text_that_is_not_unicode_and_a_revision_that_is_no_number_are_refused_not_a_500(
+    console: Console,
+) -> None:
+    """An escaped lone surrogate in the API's meaning or "by", or in a pasted JSON dictionary, reached
+    SQLite and failed with a 500; so did a form's revision of a digit Python does not read ("²") or of
+    more digits than it converts (found by the QA pass)."""
+    xswl, _awsl = await _entries(console)
+    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+    for body in (
+        f'{{"ids": [{xswl}], "action": "approve", "meaning": "笑\\ud800死"}}',
+        f'{{"ids": [{xswl}], "action": "approve", "by": "\\udc00me"}}',
+    ):
+        response = await console.client.post("/api/jargon/decide", data=body, headers=headers)
+        assert response.status == 400, body
+        assert "lone surrogate" in (await response.json())["error"]
+    csrf = await console.login()
+    pasted = await console.client.post(
+        "/jargon/import",
+        data={"_csrf": csrf, "text": '{"\\ud83d": "半个表情", "yyds": "永远的神"}', "format": "json"},
+    )
+    assert pasted.status == 200 and "1 created" in await pasted.text()
+    for revision in ("²", "9" * 5000):
+        for action in ("approve", "edit"):
+            response = await console.client.post(
+                f"/jargon/{xswl}/{action}", data={"_csrf": csrf, "meaning": "m", "revision": revision}
+            )
+            assert response.status == 400 and "revision must be" in await response.text(), (action, revision)
+    entry = await _entry(console, xswl)
+    assert entry is not None and (entry.status, entry.meaning, entry.provenance) == ("candidate", "", "mined")
