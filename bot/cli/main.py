@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any
 
 import click
@@ -42,6 +43,10 @@ class LazyGroup(click.Group):
             for command in importlib.import_module(name).COMMANDS:
                 self.add_command(command)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        _refuse_undecodable(args)
+        return super().parse_args(ctx, args)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         self._load()
         return super().list_commands(ctx)
@@ -49,6 +54,24 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         self._load()
         return super().get_command(ctx, cmd_name)
+
+
+def _refuse_undecodable(args: list[str]) -> None:
+    """Refuse an argument that is not UTF-8 (a terminal in GBK, say): Python hands it on holding lone
+    surrogates, which no database, file or answer can hold, so every command used to fail with a
+    traceback. An existing file's name is left alone: the file system takes it back as it came."""
+    from memory.text.unicode import lone_surrogate_at
+
+    for arg in args:
+        if lone_surrogate_at(arg) is None:
+            continue
+        value = arg.partition("=")[2] if arg.startswith("--") and "=" in arg else arg
+        if os.path.lexists(value):
+            continue
+        shown = arg.encode("utf-8", "surrogateescape") if not arg.isascii() else arg
+        raise click.UsageError(
+            f"the argument {shown!r} is not UTF-8 text: set the terminal to UTF-8 (e.g. LANG=C.UTF-8)"
+        )
 
 
 @click.group(cls=LazyGroup, modules=COMMAND_MODULES, context_settings={"help_option_names": ["-h", "--help"]})

@@ -293,3 +293,49 @@ def test_options_that_make_no_sense_are_usage_errors(args: list[str], says: str,
     result = invoke(args, tmp_path / "d", tmp_path)
     assert result.exit_code == 2 and no_traceback(result), result.output
     assert says in result.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [
+            "what",
+            "\udcc5\udcc0",
+            "--chat",
+            "replay:g1",
+        ],  # 爬 in GBK, as Python decodes a GBK terminal's bytes
+        ["recall", "爬山", "--chat", "replay:g\udcff"],
+        ["jargon", "approve", "1", "--meaning=\udcff"],
+        ["chats", "merge", "\udcff", "replay:g1"],
+    ],
+    ids=["what", "chat", "meaning", "merge"],
+)
+def test_an_argument_that_is_not_utf8_is_a_usage_error(args: list[str], tmp_path: Path) -> None:
+    """A terminal that is not in UTF-8 hands Python bytes it keeps as lone surrogates; the commands
+    passed them to SQLite and failed with a UnicodeEncodeError traceback (found by the QA pass)."""
+    data = tmp_path / "d"
+    log = tmp_path / "one.jsonl"
+    log.write_text(
+        '{"chat": "g1", "message_id": "m1", "sender_id": "u1", "sender_name": "小红", '
+        '"time": "2026-03-01T20:15:00+08:00", "text": "周六去爬山吗"}\n',
+        encoding="utf-8",
+    )
+    replayed = CliRunner().invoke(cli, ["replay", str(log), "--no-progress", "--data-dir", str(data)])
+    assert replayed.exit_code == 0, replayed.output
+    result = invoke(args, data, tmp_path)
+    assert result.exit_code == 2 and no_traceback(result), result.output
+    assert "is not UTF-8 text: set the terminal to UTF-8" in result.output
+    listed = invoke(["chats", "list", "--json"], data, tmp_path)
+    assert [c["messages"] for c in json.loads(listed.output)] == [1]
+
+
+def test_a_file_whose_name_is_not_utf8_is_still_read(tmp_path: Path) -> None:
+    log = tmp_path / "\udcff.jsonl"  # a name the file system holds as the byte 0xff
+    log.write_text(
+        '{"chat": "g1", "message_id": "m1", "sender_id": "u1", "sender_name": "小红", '
+        '"time": "2026-03-01T20:15:00+08:00", "text": "周六去爬山吗"}\n',
+        encoding="utf-8",
+    )
+    result = invoke(["import", "replay", str(log), "--no-progress"], tmp_path / "d", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "1 messages imported" in result.output
