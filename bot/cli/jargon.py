@@ -13,6 +13,8 @@ from typing import Any, TypeVar
 import click
 
 from bot.cli.options import (
+    COUNT,
+    POSITIVE_INT,
     chat_not_found,
     note_if_merged,
     open_config,
@@ -104,7 +106,7 @@ status_option = click.option(
     help="Only these statuses (repeatable).",
 )
 min_count_option = click.option(
-    "--min-count", default=0, type=click.IntRange(min=0), help="Only entries counted at least this often."
+    "--min-count", default=0, type=COUNT, help="Only entries counted at least this often."
 )
 
 
@@ -121,7 +123,7 @@ def jargon_group() -> None:
 @jargon_group.command("list")
 @filter_options
 @click.option("--search", default="", help="Only terms containing this text.")
-@click.option("--limit", default=50, show_default=True, type=click.IntRange(min=1))
+@click.option("--limit", default=50, show_default=True, type=POSITIVE_INT)
 @json_option
 @runtime_options
 def list_command(
@@ -153,7 +155,7 @@ def list_command(
 
 
 @jargon_group.command("show")
-@click.argument("jargon_id", type=int)
+@click.argument("jargon_id", type=POSITIVE_INT)
 @chat_option
 @json_option
 @runtime_options
@@ -211,7 +213,7 @@ def show_command(
 
 def _decide(action_name: Decision) -> click.Command:
     @click.command(action_name)
-    @click.argument("ids", type=int, nargs=-1, required=True)
+    @click.argument("ids", type=POSITIVE_INT, nargs=-1, required=True)
     @click.option("--meaning", default=None, help="Set the meaning at the same time.")
     @by_option
     @runtime_options
@@ -238,7 +240,7 @@ def _decide(action_name: Decision) -> click.Command:
 
 
 @jargon_group.command("edit")
-@click.argument("jargon_id", type=int)
+@click.argument("jargon_id", type=POSITIVE_INT)
 @click.option("--meaning", default=None, help="The meaning (becomes a manual decision).")
 @click.option("--content", default=None, help="Correct the term's spelling.")
 @click.option(
@@ -271,7 +273,7 @@ def edit_command(
 
 
 @jargon_group.command("delete")
-@click.argument("ids", type=int, nargs=-1, required=True)
+@click.argument("ids", type=POSITIVE_INT, nargs=-1, required=True)
 @by_option
 @runtime_options
 def delete_command(

@@ -28,9 +28,13 @@ from memory.storage import (
     DatabaseWriteFailed,
 )
 from memory.storage.migrate import newest
+from memory.storage.sql import MAX_INT
 
 DEFAULT_CONFIG = Path("config.toml")
 F = TypeVar("F", bound=Callable[..., Any])
+# Numbers that reach the database: past MAX_INT SQLite cannot take them (an OverflowError traceback).
+POSITIVE_INT = click.IntRange(1, MAX_INT)
+COUNT = click.IntRange(0, MAX_INT)
 
 
 def runtime_options(command: F) -> F:

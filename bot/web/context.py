@@ -9,6 +9,7 @@ from bot.app import App
 from bot.web.security import Credentials
 from memory.models import Chat
 from memory.service import ChatRef
+from memory.storage.sql import MAX_INT
 from memory.text.truncate import truncate
 
 APP_KEY = web.AppKey("qunyi_app", App)
@@ -24,9 +25,6 @@ UNPLACED_MERGE = (
 
 def app_of(request: web.Request) -> App:
     return request.app[APP_KEY]
-
-
-MAX_INT = 2**63 - 1  # the largest integer the database stores
 
 
 def int_param(value: str | None, name: str, default: int | None = None, minimum: int = 0) -> int | None:

@@ -10,6 +10,8 @@ from typing import Any, cast
 from sqlalchemy import CursorResult, Result, Select, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+MAX_INT = 2**63 - 1  # the largest integer SQLite stores: a larger one fails the statement (OverflowError)
+
 
 def in_list(name: str, values: Sequence[object], params: dict[str, object]) -> str:
     """Bind `values` as `:name0, :name1, …` into `params` and return that list for an `IN (…)`

@@ -7,6 +7,7 @@ import json
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from bot.cli.main import cli
@@ -165,3 +166,25 @@ def test_text_output_names_chats_by_their_keys(tmp_path: Path) -> None:
     assert "(test:g7)" in _cli(data, "list")
     assert "(test:g7)" in _cli(data, "approve", str(entry), "--meaning", "永远的神", "--by", "alice")
     assert "(test:g7)" in _cli(data, "edit", str(entry), "--meaning", "永远的神!", "--by", "alice")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["jargon", "show", "99999999999999999999999"],
+        ["jargon", "approve", "1", "99999999999999999999999"],
+        ["jargon", "edit", "99999999999999999999999", "--meaning", "x"],
+        ["jargon", "delete", "99999999999999999999999"],
+        ["jargon", "list", "--min-count", "99999999999999999999999"],
+        ["jargon", "list", "--limit", "99999999999999999999999"],
+    ],
+    ids=lambda args: " ".join(args[:2]) + (" " + args[2] if args[2].startswith("--") else ""),
+)
+def test_a_number_too_large_for_the_database_is_a_usage_error(args: list[str], tmp_path: Path) -> None:
+    """SQLite stores integers up to 2**63 - 1; a larger id, count or limit failed the query with an
+    OverflowError traceback (found by the QA pass)."""
+    data = tmp_path / "d"
+    _seed(data)
+    result = CliRunner().invoke(cli, [*args, "--data-dir", str(data)])
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit), result.output
+    assert "is not in the range" in result.output
