@@ -57,3 +57,19 @@ def test_edit_with_a_bad_option_changes_nothing(
     after = _shown(data)
     assert after["name"] == "新名字" and "莉莉" in {a["alias"] for a in after["aliases"]}
     assert [(f["key"], f["value"]) for f in after["facts"]] == [("city", "杭州")]
+
+
+@pytest.mark.parametrize(
+    ("key", "says"),
+    [
+        ("#99999999999999999999999", "person #99999999999999999999999 is not a member of this chat"),
+        ("#²", "no one called '#²' in this chat"),  # a name: ² is no number
+    ],
+)
+def test_a_person_number_the_database_cannot_hold_is_no_member(tmp_path: Path, key: str, says: str) -> None:
+    """`#<id>` past SQLite's integers failed with an OverflowError traceback, and `#²` (a digit to
+    str.isdigit, not to int) with a ValueError one (found by the QA pass)."""
+    data = _imported(tmp_path)
+    result = CliRunner().invoke(cli, ["people", "show", key, "--chat", "replay:g1", *data])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    assert says in result.output
