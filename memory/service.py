@@ -24,7 +24,7 @@ from memory.notes import NoteScopes
 from memory.recall import Recaller, RecallHit, RecallQuery
 from memory.recall.timeexpr import in_zone
 from memory.storage import Database
-from memory.storage.sql import json_values
+from memory.storage.sql import json_values, stored_int
 from memory.types import ChatKind, ChatMessage, MessageDeletion
 
 
@@ -201,8 +201,8 @@ class MemoryService:
         if colon:
             wanted |= (Chat.platform == platform) & (Chat.platform_chat_id == ident)
             merged |= (ChatRedirect.platform == platform) & (ChatRedirect.platform_chat_id == ident)
-        if key.isdigit():
-            wanted |= Chat.id == int(key)
+        if (number := stored_int(key)) is not None:
+            wanted |= Chat.id == number
         async with self.db.read() as session:
             rows = (await session.scalars(select(Chat).where(wanted).order_by(Chat.id).limit(limit))).all()
             if rows:

@@ -20,7 +20,7 @@ from memory.models import PersonFact
 from memory.persons.admin import PersonAdminError, check_alias, check_fact
 from memory.persons.service import PersonMemory
 from memory.persons.store import PersonRecord
-from memory.storage.sql import MAX_INT
+from memory.storage.sql import stored_int
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -58,8 +58,8 @@ def _persons(app: App) -> PersonMemory:
 async def _person(persons: PersonMemory, chat_id: int, key: str) -> PersonRecord:
     key = key.strip()
     if key.startswith("#") and key[1:].isascii() and key[1:].isdigit():
-        number = int(key[1:])
-        record = await persons.record(chat_id, number) if number <= MAX_INT else None
+        number = stored_int(key[1:])
+        record = await persons.record(chat_id, number) if number is not None else None
         if record is None:
             raise click.ClickException(f"person {key} is not a member of this chat")
         return record

@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memory import untrusted_json
 from memory.jargon import dictionary
 from memory.jargon.dictionary import EntryView, JargonError
+from memory.storage.sql import stored_int
 
 Format = Literal["csv", "json"]
 EXPORT_FIELDS = ("id", "chat_id", "content", "meaning", "is_jargon", "status", "provenance", "count")
@@ -66,8 +67,8 @@ def _owner(value: Any) -> int | None:
         return None
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+    if isinstance(value, str) and (number := stored_int(value)) is not None:
+        return number
     raise JargonError(f"chat_id must be a chat's id or empty, not {value!r}")
 
 

@@ -13,6 +13,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 MAX_INT = 2**63 - 1  # the largest integer SQLite stores: a larger one fails the statement (OverflowError)
 
 
+def stored_int(text: str) -> int | None:
+    """The row id or count `text` writes in ASCII digits, when SQLite can hold it; None otherwise
+    (`str.isdigit` also accepts "²", which `int` refuses)."""
+    text = text.strip()
+    if not (text.isascii() and text.isdigit()):
+        return None
+    number = int(text)
+    return number if number <= MAX_INT else None
+
+
 def in_list(name: str, values: Sequence[object], params: dict[str, object]) -> str:
     """Bind `values` as `:name0, :name1, …` into `params` and return that list for an `IN (…)`
     (`NULL` when empty, which matches nothing)."""

@@ -339,3 +339,22 @@ def test_a_file_whose_name_is_not_utf8_is_still_read(tmp_path: Path) -> None:
     result = invoke(["import", "replay", str(log), "--no-progress"], tmp_path / "d", tmp_path)
     assert result.exit_code == 0, result.output
     assert "1 messages imported" in result.output
+
+
+@pytest.mark.parametrize("key", ["²", "99999999999999999999999"])
+def test_a_chat_key_of_digits_the_database_cannot_hold_is_no_chat(key: str, tmp_path: Path) -> None:
+    """A --chat of digits is also tried as the chat's number: "²" (a digit to str.isdigit, not to int)
+    failed with a ValueError traceback, one past SQLite's integers with an OverflowError (found by the
+    QA pass)."""
+    data = tmp_path / "d"
+    log = tmp_path / "one.jsonl"
+    log.write_text(
+        '{"chat": "g1", "message_id": "m1", "sender_id": "u1", "sender_name": "小红", '
+        '"time": "2026-03-01T20:15:00+08:00", "text": "周六去爬山吗"}\n',
+        encoding="utf-8",
+    )
+    replayed = CliRunner().invoke(cli, ["replay", str(log), "--no-progress", "--data-dir", str(data)])
+    assert replayed.exit_code == 0, replayed.output
+    result = invoke(["recall", "爬山", "--chat", key], data, tmp_path)
+    assert result.exit_code == 1 and no_traceback(result), result.output
+    assert f"no chat '{key}'" in result.output

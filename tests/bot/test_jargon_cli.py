@@ -188,3 +188,17 @@ def test_a_number_too_large_for_the_database_is_a_usage_error(args: list[str], t
     result = CliRunner().invoke(cli, [*args, "--data-dir", str(data)])
     assert result.exit_code == 2 and isinstance(result.exception, SystemExit), result.output
     assert "is not in the range" in result.output
+
+
+def test_an_import_row_whose_chat_id_is_no_number_the_database_holds_is_a_row_error(tmp_path: Path) -> None:
+    """A chat_id of "²" (a digit to str.isdigit, not to int) failed the whole import with a ValueError
+    traceback (found by the QA pass); it and one past SQLite's integers are now errors of their row."""
+    data = tmp_path / "data"
+    path = tmp_path / "dict.csv"
+    path.write_text("content,meaning,chat_id\n开炉,吃火锅,²\n团建,聚餐,99999999999999999999999\n摸鱼,偷懒,\n")
+    result = CliRunner().invoke(cli, ["jargon", "import", str(path), "--data-dir", str(data)])
+    assert result.exit_code == 0, result.output
+    assert "created 1, updated 0, errors 2" in result.output
+    assert "row 1: chat_id must be a chat's id or empty, not '²'" in result.output
+    assert "row 2: chat_id must be a chat's id or empty, not '99999999999999999999999'" in result.output
+    assert [e["content"] for e in json.loads(_cli(data, "list", "--json"))] == ["摸鱼"]
