@@ -51,6 +51,10 @@ def _run(
         return run_async(run())
     except (InvalidNoteName, NoteError) as exc:
         raise click.ClickException(str(exc)) from None
+    except OSError as exc:  # a broken data directory: `notes` a file, a folder that may not be written
+        raise click.ClickException(
+            f"the notes folder cannot be used: {exc.strerror}: {exc.filename}"
+        ) from None
 
 
 def _read_text(source: IO[bytes], where: str) -> str:

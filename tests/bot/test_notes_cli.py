@@ -82,3 +82,17 @@ def test_rename_says_which_notes_had_their_links_rewritten(tmp_path: Path) -> No
     renamed = notes(data, "rename", "煤球", "黑猫", "--chat", "global")
     assert renamed.exit_code == 0, renamed.output
     assert renamed.output == "renamed 煤球 → 黑猫; links rewritten in 1 notes (爬山计划)\n"
+
+
+def test_a_notes_folder_that_cannot_be_used_is_a_clear_error(tmp_path: Path) -> None:
+    """`notes` in the data directory being a file (or a folder the user may not write) failed every
+    notes command with a NotADirectoryError traceback (found by the QA pass on a broken data dir)."""
+    data = tmp_path / "d"
+    record_chat(data)
+    (data / "notes").write_text("not a folder", encoding="utf-8")
+    for args, stdin in ((("set", "爬山", "--chat", "g1"), "周六"), (("list", "--chat", "g1"), None)):
+        result = notes(data, *args, stdin=stdin)
+        assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+        assert "the notes folder cannot be used: Not a directory:" in result.output
+        assert str(data / "notes") in result.output
+    assert (data / "notes").read_text(encoding="utf-8") == "not a folder"
