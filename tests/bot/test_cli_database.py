@@ -68,6 +68,22 @@ def invoke(args: list[str], data: Path, tmp_path: Path) -> Result:
     return CliRunner().invoke(cli, [*args, "--data-dir", str(data)], input="text\n", env={"COLUMNS": "250"})
 
 
+ONE_MESSAGE = (
+    '{"chat": "g1", "message_id": "m1", "sender_id": "u1", "sender_name": "小红", '
+    '"time": "2026-03-01T20:15:00+08:00", "text": "周六去爬山吗"}\n'
+)
+
+
+def replayed_one(tmp_path: Path) -> Path:
+    """A data directory holding ONE_MESSAGE, replayed as chat replay:g1."""
+    data = tmp_path / "d"
+    log = tmp_path / "one.jsonl"
+    log.write_text(ONE_MESSAGE, encoding="utf-8")
+    replayed = CliRunner().invoke(cli, ["replay", str(log), "--no-progress", "--data-dir", str(data)])
+    assert replayed.exit_code == 0, replayed.output
+    return data
+
+
 def no_traceback(result: Result) -> bool:
     return result.exception is None or isinstance(result.exception, SystemExit)
 
@@ -236,15 +252,7 @@ def test_an_empty_query_is_a_usage_error(command: str, tmp_path: Path) -> None:
 def test_an_admin_recall_counts_nothing_as_recalled(tmp_path: Path) -> None:
     """`qunyi recall` shows what /recall shows, but inspecting memory must not change what forgetting
     keeps: the topics it shows keep their count."""
-    data = tmp_path / "d"
-    log = tmp_path / "one.jsonl"
-    log.write_text(
-        '{"chat": "g1", "message_id": "m1", "sender_id": "u1", "sender_name": "小红", '
-        '"time": "2026-03-01T20:15:00+08:00", "text": "周六去爬山吗"}\n',
-        encoding="utf-8",
-    )
-    replayed = CliRunner().invoke(cli, ["replay", str(log), "--no-progress", "--data-dir", str(data)])
-    assert replayed.exit_code == 0, replayed.output
+    data = replayed_one(tmp_path)
 
     async def add_topic() -> int:
         db = await Database.open(data)
@@ -313,15 +321,7 @@ def test_options_that_make_no_sense_are_usage_errors(args: list[str], says: str,
 def test_an_argument_that_is_not_utf8_is_a_usage_error(args: list[str], tmp_path: Path) -> None:
     """A terminal that is not in UTF-8 hands Python bytes it keeps as lone surrogates; the commands
     passed them to SQLite and failed with a UnicodeEncodeError traceback (found by the QA pass)."""
-    data = tmp_path / "d"
-    log = tmp_path / "one.jsonl"
-    log.write_text(
-        '{"chat": "g1", "message_id": "m1", "sender_id": "u1", "sender_name": "小红", '
-        '"time": "2026-03-01T20:15:00+08:00", "text": "周六去爬山吗"}\n',
-        encoding="utf-8",
-    )
-    replayed = CliRunner().invoke(cli, ["replay", str(log), "--no-progress", "--data-dir", str(data)])
-    assert replayed.exit_code == 0, replayed.output
+    data = replayed_one(tmp_path)
     result = invoke(args, data, tmp_path)
     assert result.exit_code == 2 and no_traceback(result), result.output
     assert "is not UTF-8 text: set the terminal to UTF-8" in result.output
@@ -331,11 +331,7 @@ def test_an_argument_that_is_not_utf8_is_a_usage_error(args: list[str], tmp_path
 
 def test_a_file_whose_name_is_not_utf8_is_still_read(tmp_path: Path) -> None:
     log = tmp_path / "\udcff.jsonl"  # a name the file system holds as the byte 0xff
-    log.write_text(
-        '{"chat": "g1", "message_id": "m1", "sender_id": "u1", "sender_name": "小红", '
-        '"time": "2026-03-01T20:15:00+08:00", "text": "周六去爬山吗"}\n',
-        encoding="utf-8",
-    )
+    log.write_text(ONE_MESSAGE, encoding="utf-8")
     result = invoke(["import", "replay", str(log), "--no-progress"], tmp_path / "d", tmp_path)
     assert result.exit_code == 0, result.output
     assert "1 messages imported" in result.output
@@ -346,15 +342,7 @@ def test_a_chat_key_of_digits_the_database_cannot_hold_is_no_chat(key: str, tmp_
     """A --chat of digits is also tried as the chat's number: "²" (a digit to str.isdigit, not to int)
     failed with a ValueError traceback, one past SQLite's integers with an OverflowError (found by the
     QA pass)."""
-    data = tmp_path / "d"
-    log = tmp_path / "one.jsonl"
-    log.write_text(
-        '{"chat": "g1", "message_id": "m1", "sender_id": "u1", "sender_name": "小红", '
-        '"time": "2026-03-01T20:15:00+08:00", "text": "周六去爬山吗"}\n',
-        encoding="utf-8",
-    )
-    replayed = CliRunner().invoke(cli, ["replay", str(log), "--no-progress", "--data-dir", str(data)])
-    assert replayed.exit_code == 0, replayed.output
+    data = replayed_one(tmp_path)
     result = invoke(["recall", "爬山", "--chat", key], data, tmp_path)
     assert result.exit_code == 1 and no_traceback(result), result.output
     assert f"no chat '{key}'" in result.output

@@ -129,6 +129,16 @@ class World:
         data = self.payload(channel) | payload
         return discord.Message(state=self.state, channel=channel, data=data)
 
+    def forward(self, **snapshot: Any) -> Any:
+        """Alice forwarding, to #general, a message of another channel made of `snapshot`'s fields."""
+        forwarded = {"type": 0, "content": "", "embeds": [], "attachments": []} | snapshot
+        forwarded |= {"timestamp": WHEN.isoformat(), "edited_timestamp": None}
+        return self.message(
+            content="",
+            message_reference={"type": 1, "message_id": "777", "channel_id": "555", "guild_id": "1"},
+            message_snapshots=[{"message": forwarded}],
+        )
+
     @staticmethod
     def payload(channel: Any) -> dict[str, Any]:
         """A gateway MESSAGE_CREATE payload from Alice in `channel`."""
@@ -262,23 +272,15 @@ async def test_embed_only_poll_and_forwarded_messages_are_kept(world: World) -> 
     poll_data = {"question": question, "answers": answers, "expiry": expiry, "allow_multiselect": False}
     poll = message_to_chat(world.message(content="", poll=poll_data | {"layout_type": 1}), bot_id=BOT_ID)
     assert poll is not None and poll.text == "[poll: 周六还是周日？]"
-    snapshot = {
-        "type": 0,
-        "content": f"<@{BOT_ID}> 周六八点集合",
-        "embeds": [],
-        "attachments": [
-            {"id": "52", "filename": "map.png", "size": 1, "url": "https://cdn/map.png", "proxy_url": "p"}
-        ],
-        "timestamp": WHEN.isoformat(),
-        "edited_timestamp": None,
+    attachment = {
+        "id": "52",
+        "filename": "map.png",
+        "size": 1,
+        "url": "https://cdn/map.png",
+        "proxy_url": "p",
     }
     forward = message_to_chat(
-        world.message(
-            content="",
-            message_reference={"type": 1, "message_id": "777", "channel_id": "555", "guild_id": "1"},
-            message_snapshots=[{"message": snapshot}],
-        ),
-        bot_id=BOT_ID,
+        world.forward(content=f"<@{BOT_ID}> 周六八点集合", attachments=[attachment]), bot_id=BOT_ID
     )
     assert forward is not None and forward.text == f"@{BOT_ID} 周六八点集合 [image]"
     assert forward.reply_to is None, "a forward is no reply to a message of this chat"
@@ -447,21 +449,8 @@ async def test_a_forwarded_embed_and_another_bots_command_answer_are_kept(world:
     """A forward of an embed-only message (a link preview, a bot's card) and another bot's answer to a
     slash command (type 20) or an app command (type 23) were dropped as if nothing had been said; the
     README keeps other bots' messages and embed-only ones (found by the QA pass)."""
-    snapshot = {
-        "type": 0,
-        "content": "",
-        "embeds": [{"type": "rich", "title": "Raid tonight"}],
-        "attachments": [],
-        "timestamp": WHEN.isoformat(),
-        "edited_timestamp": None,
-    }
     forward = message_to_chat(
-        world.message(
-            content="",
-            message_reference={"type": 1, "message_id": "777", "channel_id": "555", "guild_id": "1"},
-            message_snapshots=[{"message": snapshot}],
-        ),
-        bot_id=BOT_ID,
+        world.forward(embeds=[{"type": "rich", "title": "Raid tonight"}]), bot_id=BOT_ID
     )
     assert forward is not None and forward.text == "[embed]"
     music_bot = user(7, "dj", "DJ", bot=True)
