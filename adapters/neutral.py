@@ -39,6 +39,12 @@ def mention_targets(segments: Iterable[Segment]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(s.target for s in segments if s.kind is SegmentKind.MENTION and s.target))
 
 
+def addressing_no_one(segments: Iterable[Segment]) -> tuple[Segment, ...]:
+    """`segments` with each MENTION made plain text: words forwarded from elsewhere, whose @s the member
+    forwarding them did not write."""
+    return tuple(Segment(SegmentKind.TEXT, s.text) if s.kind is SegmentKind.MENTION else s for s in segments)
+
+
 def reply_prefix(reply_to: str | None, quote: str = "") -> tuple[Segment, ...]:
     """A leading REPLY segment for `reply_to` (none when it is None)."""
     return (Segment(SegmentKind.REPLY, quote, reply_to),) if reply_to is not None else ()

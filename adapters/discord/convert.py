@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from adapters.neutral import joined_text, mention_targets
+from adapters.neutral import addressing_no_one, joined_text, mention_targets
 from memory.text import truncate
 from memory.types import ChatKind, ChatMessage, Segment, SegmentKind
 
@@ -39,7 +39,7 @@ def message_to_chat(message: Message, *, bot_id: int) -> ChatMessage | None:
     snapshots = getattr(message, "message_snapshots", None) or ()  # a forward
     for snapshot in snapshots:
         forwarded = _content_segments(message, snapshot.content or "", bot_id)
-        words += tuple(Segment(SegmentKind.TEXT, s.text) if s.target else s for s in forwarded)
+        words += addressing_no_one(forwarded)
         media += _media(snapshot)
     poll = getattr(message, "poll", None)
     if poll is not None:

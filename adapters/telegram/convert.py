@@ -3,7 +3,8 @@
 Telegram entity offsets count UTF-16 code units, so text is cut in UTF-16 (an emoji counts twice).
 `@username` mentions carry no user id: the target is the `@username` itself, except for the bot's own
 username, which becomes the bot's id. Messages in forum topics are not replies to the topic's opening
-message unless the user really replied.
+message unless the user really replied. A forwarded message keeps its text, but its mentions and
+commands address no one (the member forwarding it did not write them).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Callable
 from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
-from adapters.neutral import joined_text, mention_targets
+from adapters.neutral import addressing_no_one, joined_text, mention_targets
 from memory.text import truncate
 from memory.types import ChatKind, ChatMessage, Segment, SegmentKind
 
@@ -35,6 +36,9 @@ def message_to_chat(message: Message, *, bot_id: int, bot_username: str | None =
     body = message.text if message.text is not None else (message.caption or "")
     entities = message.entities if message.text is not None else message.caption_entities
     words = _text_segments(body, entities or [], bot_id, bot_username)
+    forwarded = message.forward_origin is not None
+    if forwarded:  # the @s and commands of a forward were written elsewhere, to someone else
+        words = addressing_no_one(words)
     if not media and not words:
         return None
     chat = message.chat
@@ -46,10 +50,14 @@ def message_to_chat(message: Message, *, bot_id: int, bot_username: str | None =
     kind = _KINDS.get(str(chat.type), ChatKind.GROUP)
     is_bot = sender_id == str(bot_id)
     cut = _utf16_cutter(body)
-    addressed_by_command = bot_username is not None and any(
-        e.type == "bot_command"
-        and cut(e.offset, e.offset + e.length).lower().endswith(f"@{bot_username.lower()}")
-        for e in entities or []
+    addressed_by_command = (
+        not forwarded
+        and bot_username is not None
+        and any(
+            e.type == "bot_command"
+            and cut(e.offset, e.offset + e.length).lower().endswith(f"@{bot_username.lower()}")
+            for e in entities or []
+        )
     )
     to_bot = not is_bot and (
         kind is ChatKind.PRIVATE or str(bot_id) in mentions or replied_to_bot or addressed_by_command

@@ -120,3 +120,24 @@ def test_a_lone_surrogate_in_the_text_keeps_the_message_and_its_mentions() -> No
         bot_id=BOT_ID,
     )
     assert caption is not None and caption.text == "[image] 图\ufffd"
+
+
+def test_a_forwarded_mention_or_command_addresses_no_one() -> None:
+    """A member forwarding a message that @-ed the bot (or was `/recall@qunyi_bot …`) elsewhere is not
+    talking to the bot: it answered every such forward, where Discord's forwards address no one
+    (found by the QA pass)."""
+    origin = {"type": "hidden_user", "sender_user_name": "某人", "date": 1772366000}
+    forwarded = message_to_chat(message(1, forward_origin=origin), bot_id=BOT_ID, bot_username="qunyi_bot")
+    assert forwarded is not None and forwarded.text == "👍 @qunyi_bot 记一下，叫上 Carol"
+    assert forwarded.mentions == () and not forwarded.to_bot
+    assert SegmentKind.MENTION not in {s.kind for s in forwarded.segments}
+    command = {"type": "bot_command", "offset": 0, "length": 17}
+    text = "/recall@qunyi_bot 爬山"
+    sent = message_to_chat(message(0, text=text, entities=[command]), bot_id=BOT_ID, bot_username="qunyi_bot")
+    assert sent is not None and sent.to_bot
+    relayed = message_to_chat(
+        message(0, text=text, entities=[command], forward_origin=origin),
+        bot_id=BOT_ID,
+        bot_username="qunyi_bot",
+    )
+    assert relayed is not None and not relayed.to_bot
