@@ -55,9 +55,15 @@ def runtime_options(command: F) -> F:
 
 
 def platform_name(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
-    """`--platform` (a click callback): a non-empty name, every message of the log is recorded under it."""
+    """`--platform` (a click callback): a non-empty name, every message of the log is recorded under it;
+    without ':', which ends the platform in a chat's `platform:id` key (with one, `--chat` could never
+    name the chats it made)."""
     if value is not None and not value.strip():
         raise click.BadParameter("must not be empty")
+    if value is not None and ":" in value:
+        raise click.BadParameter(
+            f"{value!r} must not hold ':', which separates platform and id in platform:id"
+        )
     return value
 
 

@@ -293,11 +293,15 @@ def test_a_chat_id_with_a_colon_in_it_is_found(tmp_path: Path) -> None:
         (["forget", "--log", "--dry-run"], "use one"),
         (["people", "edit", "小红", "--chat", "replay:g1", "--name", " "], "--name is empty"),
         (["import", "replay", "LOG", "--catch-up-rounds", "-1"], "-1 is not in the range"),
+        (["import", "replay", "LOG", "--platform", "a:b"], "'a:b' must not hold ':'"),
+        (["replay", "LOG", "--platform", "qq:x"], "'qq:x' must not hold ':'"),
     ],
     ids=lambda v: " ".join(v) if isinstance(v, list) else "",
 )
 def test_options_that_make_no_sense_are_usage_errors(args: list[str], says: str, tmp_path: Path) -> None:
-    """They were taken silently: --dry-run ignored beside --log, an empty name a no-op, -1 rounds."""
+    """They were taken silently: --dry-run ignored beside --log, an empty name a no-op, -1 rounds, and
+    a platform with ':' in it, whose chats' platform:id keys no --chat could name (found by the QA
+    pass)."""
     result = invoke(args, tmp_path / "d", tmp_path)
     assert result.exit_code == 2 and no_traceback(result), result.output
     assert says in result.output
