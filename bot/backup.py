@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory.notes import NOTES_FOLDER
-from memory.storage.database import DB_FILENAME, DatabaseMissing, DatabaseUnavailable
+from memory.storage.database import DB_FILENAME, DatabaseUnavailable, require_database_file
 from memory.storage.snapshot import CopyStopped, Snapshot, SnapshotFailed, snapshot_database
 
 
@@ -51,8 +51,7 @@ def back_up(
     written, CopyStopped when `stop` is set (Ctrl-C) before the backup is in place: nothing of it is
     left then either."""
     source = data_dir / DB_FILENAME
-    if not source.is_file():
-        raise DatabaseMissing(source, "no database file")
+    require_database_file(source)
     dangling = _dangling_link(destination)
     if dangling is not None:
         raise BackupFailed(

@@ -15,7 +15,6 @@ from bot.app import resolve_data_dir
 from bot.cli.options import (
     async_command,
     database_errors,
-    missing_database,
     open_config,
     open_database,
     runtime_options,
@@ -33,7 +32,7 @@ from memory.storage.compact import (
     compact,
     measure,
 )
-from memory.storage.database import DB_FILENAME
+from memory.storage.database import DB_FILENAME, require_database_file
 
 
 def _taken(data_dir: Path, found: Holder, hint: str) -> str:
@@ -148,8 +147,8 @@ async def compact_command(
             click.echo(_writing(directory, others, hint))
         click.echo("nothing changed (--dry-run)")
         return
-    if not path.is_file():  # before taking the data directory, which may not be there either
-        raise click.ClickException(missing_database(directory))
+    with database_errors():  # before taking the data directory, which may not be there either
+        require_database_file(path)
     try:
         with hold(directory, COMPACT), excluding_writers(directory):
             # An upgrade the schema is due for is made now, with the data directory held alone already.

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from memory.storage.database import DatabaseLocked, DatabaseMissing, write_refused
+from memory.storage.database import DatabaseLocked, require_database_file, write_refused
 
 WAL_SUFFIX = "-wal"
 WAL_HEADER_BYTES = 32
@@ -94,8 +94,7 @@ def free_space(folder: Path) -> int:
 
 
 def _connect(path: Path, busy_timeout_ms: int) -> sqlite3.Connection:
-    if not path.is_file():  # sqlite3 would make an empty database
-        raise DatabaseMissing(path, "no database file")
+    require_database_file(path)  # sqlite3 would make an empty database
     return sqlite3.connect(path, timeout=busy_timeout_ms / 1000, isolation_level=None)
 
 

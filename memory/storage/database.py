@@ -70,6 +70,18 @@ class DatabaseMissing(DatabaseUnavailable):
     creating it would be)."""
 
 
+def require_database_file(path: Path, *, may_be_missing: bool = False) -> None:
+    """Raise DatabaseMissing when there is nothing at `path` (unless `may_be_missing`: it is to be made)
+    and DatabaseUnavailable when something other than a file is there (a folder), which no command
+    could open or make a database in."""
+    if path.is_file():
+        return
+    if path.exists():
+        raise DatabaseUnavailable(path, "it is not a file (a folder is in its place?): move it away")
+    if not may_be_missing:
+        raise DatabaseMissing(path, "no database file")
+
+
 class DatabaseBehind(DatabaseUnavailable):
     """The database's schema is older than this version's, and the caller asked not to upgrade it:
     `current` are its revisions, `heads` those an upgrade brings it to."""
@@ -154,8 +166,7 @@ def _prepare(
     upgrade_lock: AbstractContextManager[object] | None,
     held: ExitStack,
 ) -> None:
-    if (not create or not upgrade) and not path.is_file():
-        raise DatabaseMissing(path, "no database file")
+    require_database_file(path, may_be_missing=create and upgrade)
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

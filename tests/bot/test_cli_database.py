@@ -126,6 +126,24 @@ def test_a_file_that_is_not_a_database_is_a_clean_error(args: list[str], tmp_pat
     assert (data / "qunyi.db").read_bytes() == garbage
 
 
+@pytest.mark.parametrize(
+    "args", [*READ_ONLY, *CHANGING_WHAT_IS_THERE, *WRITING, ["backup", "BACKUP"], ["doctor"]], ids=" ".join
+)
+def test_a_folder_where_the_database_file_goes_is_named_as_such(args: list[str], tmp_path: Path) -> None:
+    """With a folder named qunyi.db in the data directory, the reading commands said there was no
+    database and to run `qunyi replay` first, which then failed with SQLite's "unable to open database
+    file" (found by the QA pass on broken data directories)."""
+    data = tmp_path / "d"
+    (data / "qunyi.db").mkdir(parents=True)
+    (data / "qunyi.db" / "kept").write_text("x", encoding="utf-8")
+    result = invoke([str(tmp_path / "copy") if a == "BACKUP" else a for a in args], data, tmp_path)
+    assert result.exit_code == 1 and no_traceback(result), result.output
+    assert f"{data / 'qunyi.db'}: it is not a file (a folder is in its place?)" in " ".join(
+        result.output.split()
+    )
+    assert [p.name for p in (data / "qunyi.db").iterdir()] == ["kept"]
+
+
 @pytest.mark.parametrize("args", READ_ONLY + CHANGING_WHAT_IS_THERE + WRITING, ids=" ".join)
 def test_a_database_from_a_newer_qunyi_is_a_clean_error_and_stays_as_it_is(
     args: list[str], tmp_path: Path
