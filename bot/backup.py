@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory.notes import NOTES_FOLDER
-from memory.storage.database import DB_FILENAME, DatabaseUnavailable, require_database_file
+from memory.storage.database import DB_FILENAME, open_failure, require_database_file
 from memory.storage.snapshot import CopyStopped, Snapshot, SnapshotFailed, snapshot_database
 
 
@@ -84,7 +84,7 @@ def back_up(
     except SnapshotFailed as exc:
         raise BackupFailed(str(exc)) from exc
     except sqlite3.DatabaseError as exc:
-        raise DatabaseUnavailable(source, str(exc)) from exc
+        raise open_failure(source, exc) from exc
     except OSError as exc:
         raise BackupFailed(f"cannot write {destination}: {exc.strerror or exc}") from exc
     finally:

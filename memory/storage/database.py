@@ -7,6 +7,7 @@ writers queue on the pool and other processes wait on busy_timeout instead of fa
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 import time
 from collections.abc import AsyncIterator
@@ -68,6 +69,19 @@ class DatabaseUnavailable(RuntimeError):
 class DatabaseMissing(DatabaseUnavailable):
     """There is no database file, and the caller asked not to create one (or not to upgrade it, which
     creating it would be)."""
+
+
+def open_failure(path: Path, exc: BaseException | None) -> DatabaseUnavailable:
+    """The error for the database at `path` SQLite could not open (`exc`). In a folder that cannot be
+    written (a read-only mount, a backup copied without write permission) SQLite's own words, "unable to
+    open database file", name no cause: reading a database in WAL mode makes its `-shm` file there."""
+    reason = str(exc)
+    if "unable to open database file" in reason and path.is_file() and not os.access(path.parent, os.W_OK):
+        reason += (
+            f": its folder {path.parent} cannot be written, and SQLite makes {path.name}-shm there even "
+            "to read it; make the folder writable, or copy the data directory to one that is"
+        )
+    return DatabaseUnavailable(path, reason)
 
 
 def require_database_file(path: Path, *, may_be_missing: bool = False) -> None:
@@ -184,9 +198,9 @@ def _prepare(
         else:
             migrate.check(path, busy_timeout_ms)
     except sqlite3.DatabaseError as exc:
-        raise DatabaseUnavailable(path, str(exc)) from exc
+        raise open_failure(path, exc) from exc
     except DBAPIError as exc:
-        raise DatabaseUnavailable(path, str(exc.orig)) from exc
+        raise open_failure(path, exc.orig) from exc
     except migrate.SchemaBehind as exc:
         raise DatabaseBehind(path, exc) from exc
     except (migrate.NewerSchema, CommandError) as exc:

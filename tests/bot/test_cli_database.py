@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -368,3 +372,37 @@ def test_a_chat_key_of_digits_the_database_cannot_hold_is_no_chat(key: str, tmp_
     result = invoke(["recall", "爬山", "--chat", key], data, tmp_path)
     assert result.exit_code == 1 and no_traceback(result), result.output
     assert f"no chat '{key}'" in result.output
+
+
+@contextmanager
+def unwritable(folder: Path) -> Iterator[None]:
+    """`folder` made read-only: by its mode, or, for root, whom modes do not stop, immutable."""
+    folder.chmod(0o555)
+    immutable = os.access(folder, os.W_OK)
+    try:
+        if immutable and subprocess.run(["chattr", "+i", str(folder)], check=False).returncode != 0:
+            pytest.skip("root, and chattr cannot make a folder immutable here")
+        yield
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(folder)], check=False)
+        folder.chmod(0o755)
+
+
+@pytest.mark.parametrize(
+    "args", [["recall", "爬山", "--chat", "replay:g1"], ["backup", "BACKUP"], ["doctor"]], ids=" ".join
+)
+def test_a_database_in_a_folder_that_cannot_be_written_says_why_it_cannot_be_read(
+    args: list[str], tmp_path: Path
+) -> None:
+    """Reading a WAL database makes its -shm file beside it; in a read-only folder (a read-only mount, a
+    backup copied without write permission) every command said only SQLite's "unable to open database
+    file", with the file right there (found by the QA pass on a read-only data directory)."""
+    data = replayed_one(tmp_path)
+    for leftover in ("qunyi.db-wal", "qunyi.db-shm"):
+        (data / leftover).unlink(missing_ok=True)
+    with unwritable(data):
+        result = invoke([str(tmp_path / "copy") if a == "BACKUP" else a for a in args], data, tmp_path)
+    assert result.exit_code == 1 and no_traceback(result), result.output
+    said = " ".join(result.output.split())
+    assert f"unable to open database file: its folder {data} cannot be written" in said, result.output
