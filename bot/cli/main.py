@@ -68,9 +68,12 @@ def _refuse_undecodable(args: list[str]) -> None:
         value = arg.partition("=")[2] if arg.startswith("--") and "=" in arg else arg
         if os.path.lexists(value):
             continue
-        shown = arg.encode("utf-8", "surrogateescape") if not arg.isascii() else arg
+        try:  # the bytes the terminal sent, as Python kept them
+            shown = repr(arg.encode("utf-8", "surrogateescape"))
+        except UnicodeEncodeError:  # a lone surrogate of another kind (a Windows command line)
+            shown = ascii(arg)
         raise click.UsageError(
-            f"the argument {shown!r} is not UTF-8 text: set the terminal to UTF-8 (e.g. LANG=C.UTF-8)"
+            f"the argument {shown} is not UTF-8 text: set the terminal to UTF-8 (e.g. LANG=C.UTF-8)"
         )
 
 

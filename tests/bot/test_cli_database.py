@@ -341,8 +341,9 @@ def test_options_that_make_no_sense_are_usage_errors(args: list[str], says: str,
         ["recall", "爬山", "--chat", "replay:g\udcff"],
         ["jargon", "approve", "1", "--meaning=\udcff"],
         ["chats", "merge", "\udcff", "replay:g1"],
+        ["who", "\ud800", "--chat", "replay:g1"],  # unpaired, as a Windows command line may hold
     ],
-    ids=["what", "chat", "meaning", "merge"],
+    ids=["what", "chat", "meaning", "merge", "unpaired"],
 )
 def test_an_argument_that_is_not_utf8_is_a_usage_error(args: list[str], tmp_path: Path) -> None:
     """A terminal that is not in UTF-8 hands Python bytes it keeps as lone surrogates; the commands
