@@ -149,10 +149,15 @@ def is_decided(row: Jargon) -> bool:
 
 
 def _check_unicode(what: str, text: str) -> None:
-    """Refuse text the database cannot store (a lone surrogate, as an escaped one in JSON gives)."""
+    """Refuse text the database cannot store (a lone surrogate, as an escaped one in JSON gives) or that
+    would show as nothing or garble a page or a prompt (a control character such as NUL; a meaning may
+    keep its line breaks and tabs)."""
     at = lone_surrogate_at(text)
     if at is not None:
         raise JargonError(f"the {what} is not valid Unicode (a lone surrogate at character {at})")
+    for at, char in enumerate(text):
+        if unicodedata.category(char) == "Cc" and char not in "\n\t":
+            raise JargonError(f"the {what} holds a control character (U+{ord(char):04X} at character {at})")
 
 
 def clean_term(content: str) -> str:

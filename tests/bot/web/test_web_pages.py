@@ -717,3 +717,21 @@ async def test_text_that_is_not_unicode_and_a_revision_that_is_no_number_are_ref
             assert response.status == 400 and "revision must be" in await response.text(), (action, revision)
     entry = await _entry(console, xswl)
     assert entry is not None and (entry.status, entry.meaning, entry.provenance) == ("candidate", "", "mined")
+
+
+async def test_a_control_character_in_a_hand_added_term_or_meaning_is_refused(console: Console) -> None:
+    """`/jargon/add` took a NUL as a term (found by the QA pass): it shows as nothing on the page and in
+    the prompt. A meaning keeps its line breaks."""
+    csrf = await console.login()
+    for content, meaning in (("\x00", ""), ("开\x00炉", "开始打游戏"), ("开炉", "开始\x07打游戏")):
+        refused = await console.client.post(
+            "/jargon/add", data={"_csrf": csrf, "content": content, "meaning": meaning}
+        )
+        assert refused.status == 400 and "control character" in await refused.text(), (content, meaning)
+    added = await console.client.post(
+        "/jargon/add", data={"_csrf": csrf, "content": "开炉", "meaning": "开始\n打游戏"}
+    )
+    assert added.status == 200
+    async with console.app.db.read() as session:
+        entries = await dictionary.list_entries(session)
+    assert [(e.content, e.meaning) for e in entries] == [("开炉", "开始\n打游戏")]
