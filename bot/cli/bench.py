@@ -10,10 +10,14 @@ import click
 from bot.bench import bench_database, run_bench
 from bot.cli.options import async_command, database_errors, open_config, runtime_options
 
+# A typo's extra zeros would otherwise run for days (the replay takes tens of messages a second).
+MAX_MESSAGES = 1_000_000
+MAX_CHATS = 1_000
+
 
 @click.command("bench")
-@click.option("--messages", default=10_000, show_default=True, type=click.IntRange(min=1))
-@click.option("--chats", default=3, show_default=True, type=click.IntRange(min=1))
+@click.option("--messages", default=10_000, show_default=True, type=click.IntRange(1, MAX_MESSAGES))
+@click.option("--chats", default=3, show_default=True, type=click.IntRange(1, MAX_CHATS))
 @click.option("--seed", default=7, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @runtime_options

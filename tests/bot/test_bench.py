@@ -29,3 +29,10 @@ def test_bench_counts_the_chats_it_made_and_refuses_an_unusable_data_dir(tmp_pat
     assert result.exit_code == 1
     assert "Error: cannot use" in result.output and "Not a directory" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_bench_refuses_sizes_that_would_run_for_days(tmp_path: Path) -> None:
+    for option, value in (("--messages", "1000001"), ("--messages", "1" + "0" * 23), ("--chats", "1001")):
+        result = CliRunner().invoke(cli, ["bench", option, value, "--data-dir", str(tmp_path / "b")])
+        assert result.exit_code == 2 and "is not in the range" in result.output, (option, result.output)
+        assert not (tmp_path / "b").exists()
