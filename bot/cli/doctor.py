@@ -24,6 +24,7 @@ from memory.embeddings.stored_models import StoredModel, stored_models
 from memory.storage import DatabaseBehind, DatabaseMissing, DatabaseUnavailable
 from memory.storage.compact import Space, space_of
 from memory.storage.migrate import newest, schema_state
+from memory.storage.tables import missing_tables
 
 # Free pages in the database file worth a `qunyi compact`: over both (decimal megabytes, as sizes print).
 COMPACT_WARN_BYTES = 64_000_000
@@ -51,6 +52,16 @@ def _llm_off() -> Check:
     return Check("llm", "info", "off ([llm] enabled = false): every job uses its offline path")
 
 
+class MissingTables(Exception):
+    """The database lacks tables of its schema (dropped by hand, or by a tool that edited the file)."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__(
+            f"tables missing: {', '.join(names)}; the commands reading them fail: restore a backup of "
+            "the data directory (qunyi backup makes one)"
+        )
+
+
 async def run_checks(app: App) -> list[Check]:
     """Every check doctor prints, in order."""
     checks = [_config_check(app.config)]
@@ -58,6 +69,9 @@ async def run_checks(app: App) -> list[Check]:
         async with app.db.read() as session:
             revisions = (await session.execute(text("SELECT version_num FROM alembic_version"))).scalars()
             schema = schema_state(revisions)
+            missing = await missing_tables(session)
+            if missing:
+                raise MissingTables(missing)
             await session.execute(text("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH '\"x\"'"))
             stored = await stored_models(session)
             pages = [

@@ -15,6 +15,7 @@ from bot.config import ConfigStore
 from bot.config.loader import parse_settings
 from memory.models import Chat, ChatHistory, Jargon, PersonLlmGap
 from memory.storage import Database
+from memory.storage.tables import FTS_TABLES
 from tests.bot.web.conftest import history_row
 from tests.conftest import T0
 from tests.fakes.openai_server import FakeOpenAI
@@ -245,3 +246,30 @@ def test_doctor_says_nothing_waits_for_a_model_on_a_new_database(tmp_path: Path)
     result = CliRunner().invoke(cli, ["doctor", "--data-dir", str(tmp_path)], env={"COLUMNS": "250"})
     [line] = [line for line in result.output.splitlines() if "offline work" in line]
     assert "│ ok     │ nothing waits for a model" in line, line
+
+
+def test_doctor_names_tables_dropped_from_a_database_of_the_current_schema(tmp_path: Path) -> None:
+    """A table dropped by hand passed the schema revision check: doctor said ok with the jargon table
+    gone, and showed raw SQL with the full-text index gone (found by the QA pass)."""
+    make_database(tmp_path)
+    with sqlite3.connect(tmp_path / "qunyi.db") as con:
+        con.execute("DROP TABLE jargon")
+        con.execute("DROP TABLE messages_fts")
+    result = doctor(tmp_path)
+    assert result.exit_code == 1, result.output
+    said = " ".join(result.output.split())
+    assert "tables missing: jargon, messages_fts;" in said and "[SQL:" not in said, result.output
+
+
+def test_a_freshly_made_database_misses_no_table_and_lists_every_full_text_index(tmp_path: Path) -> None:
+    make_database(tmp_path)
+    with sqlite3.connect(tmp_path / "qunyi.db") as con:
+        virtual = {
+            name
+            for (name,) in con.execute(
+                "SELECT name FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL TABLE%'"
+            )
+        }
+    assert virtual == set(FTS_TABLES)
+    result = doctor(tmp_path)
+    assert result.exit_code == 0 and "tables missing" not in result.output, result.output
