@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -85,8 +85,6 @@ async def import_command(
         raise click.UsageError("--platform is for the replay format (the other exports name their platform)")
     console = Console()
     config = open_config(config_path)
-    app = await open_app(config, data_dir, create=True, writes=True)
-    bot_id = app.settings.bot.self_id
     progress = Progress(
         TextColumn(f"importing {fmt}"),
         BarColumn(),
@@ -95,16 +93,23 @@ async def import_command(
         console=console,
         disable=no_progress,
     )
+    bar = progress.add_task("import", total=None)
+
+    def advance(done: int, total: int) -> None:
+        progress.update(bar, completed=done, total=total)
+
+    options = _options(fmt, config.current.bot.self_id, chat_id, tz, platform, advance)
+    items = iter_import(fmt, file, **options)
+    try:  # a file that is no such export is refused before a database is made for it
+        first = list(islice(items, 1))
+    except ImportFileError as exc:
+        raise click.ClickException(str(exc)) from None
+    app = await open_app(config, data_dir, create=True, writes=True)
     created = duplicates = erased = malformed = skipped = 0
     try:
         with progress:
-            bar = progress.add_task("import", total=None)
-
-            def advance(done: int, total: int) -> None:
-                progress.update(bar, completed=done, total=total)
-
-            items = iter_import(fmt, file, **_options(fmt, bot_id, chat_id, tz, platform, advance))
-            while chunk := list(islice(items, BATCH)):
+            rest = chain(first, items)
+            while chunk := list(islice(rest, BATCH)):
                 messages = [item for item in chunk if isinstance(item, ChatMessage)]
                 for issue in (item for item in chunk if isinstance(item, ImportIssue)):
                     if issue.kind is IssueKind.MALFORMED:

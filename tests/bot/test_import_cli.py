@@ -41,6 +41,7 @@ def test_wrong_format_file_is_a_clear_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["import", "discord", str(bogus), "--data-dir", str(tmp_path / "d")])
     assert result.exit_code == 1
     assert "not a DiscordChatExporter JSON export" in result.output
+    assert not (tmp_path / "d").exists(), "a refused file leaves no empty database behind"
 
 
 def test_import_skips_an_ancient_time_and_a_broken_id_and_recall_still_works(tmp_path: Path) -> None:
@@ -104,6 +105,7 @@ def test_a_time_zone_that_is_no_zone_name_is_a_clear_error(tmp_path: Path, zone:
     assert result.exit_code == 1
     assert f"unknown time zone {zone!r} (use an IANA name such as Asia/Shanghai)" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert not (tmp_path / "d").exists()
 
 
 def test_a_broken_utf16_qq_text_is_a_clear_error(tmp_path: Path) -> None:
@@ -112,6 +114,7 @@ def test_a_broken_utf16_qq_text_is_a_clear_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["import", "qq", str(path), "--data-dir", str(tmp_path / "d")])
     assert result.exit_code == 1
     assert "not UTF-16 text" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "d").exists()
 
 
 def test_a_second_message_under_a_taken_id_is_reported_not_silently_dropped(tmp_path: Path) -> None:
