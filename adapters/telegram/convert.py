@@ -182,4 +182,16 @@ def _media(message: Message) -> tuple[Segment, ...]:
         found.append((SegmentKind.OTHER, "[contact]", None))
     if message.dice is not None:
         found.append((SegmentKind.OTHER, f"[dice {message.dice.emoji}]", None))
+    for attr, label in (
+        ("game", "[game: {}]"),
+        ("invoice", "[invoice: {}]"),
+        ("checklist", "[checklist: {}]"),
+        ("story", "[story]"),
+        ("paid_media", "[paid media]"),
+        ("giveaway", "[giveaway]"),
+        ("giveaway_winners", "[giveaway winners]"),
+    ):
+        item = getattr(message, attr, None)
+        if item is not None:
+            found.append((SegmentKind.OTHER, label.format(getattr(item, "title", "")), None))
     return tuple(Segment(kind, text, target) for kind, text, target in found)

@@ -141,3 +141,21 @@ def test_a_forwarded_mention_or_command_addresses_no_one() -> None:
         bot_username="qunyi_bot",
     )
     assert relayed is not None and not relayed.to_bot
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "shown"),
+    [
+        ("game", {"title": "猜成语", "description": "d", "photo": []}, "[game: 猜成语]"),
+        ("checklist", {"title": "周六要带", "tasks": [{"id": 1, "text": "水"}]}, "[checklist: 周六要带]"),
+        ("story", {"chat": {"id": -1001987654321, "type": "supergroup"}, "id": 5}, "[story]"),
+        ("paid_media", {"star_count": 5, "paid_media": []}, "[paid media]"),
+    ],
+)
+def test_a_message_holding_only_a_game_checklist_story_or_paid_media_is_kept(
+    field: str, value: object, shown: str
+) -> None:
+    """Such messages were taken for service messages and lost (found by the QA pass)."""
+    base = {k: v for k, v in UPDATES[0]["message"].items() if k not in ("text", "entities")}
+    msg = message_to_chat(Message.model_validate(base | {field: value}), bot_id=BOT_ID)
+    assert msg is not None and msg.text == shown
