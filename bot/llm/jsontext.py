@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from memory import untrusted_json
+from memory.types import clean_text
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 # Reasoning without its other tag: the opening one was part of the prompt (DeepSeek-R1 distills and QwQ
@@ -31,8 +32,39 @@ def strip_reasoning(text: str) -> str:
 
 def extract_json(text: str) -> Any:
     """Parse the JSON value in `text`: the whole text, else a fenced block, else the first object or
-    array that parses where it starts. Raises NoJSON with a short reason otherwise."""
-    body = strip_reasoning(text)
+    array that parses where it starts, its strings cleaned (`_cleaned`). Raises NoJSON with a short
+    reason otherwise."""
+    return _cleaned(_parse(strip_reasoning(text)))
+
+
+def _cleaned(value: Any) -> Any:
+    """`value` with NULs, other control characters and lone surrogates dropped from every string (keys
+    too): JSON escapes can spell them, and no such string can be stored in SQLite or quoted in the next
+    request as UTF-8. Cleans the freshly parsed containers in place, without recursion, as they may
+    nest as deeply as the parser allows."""
+    if isinstance(value, str):
+        return clean_text(value)
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            for i, item in enumerate(node):
+                if isinstance(item, str):
+                    node[i] = clean_text(item)
+                elif isinstance(item, list | dict):
+                    stack.append(item)
+        elif isinstance(node, dict):
+            items = list(node.items())
+            node.clear()
+            for key, item in items:
+                node[clean_text(key)] = clean_text(item) if isinstance(item, str) else item
+                if isinstance(item, list | dict):
+                    stack.append(item)
+    return value
+
+
+def _parse(body: str) -> Any:
+    """The JSON value `extract_json` finds in `body` (reasoning already stripped)."""
     if not body:
         raise NoJSON("the answer is empty")
     try:

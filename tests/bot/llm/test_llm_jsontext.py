@@ -47,3 +47,10 @@ def test_strip_reasoning_drops_reasoning_missing_a_tag(text: str, expected: str)
 
 def test_json_after_reasoning_whose_opening_tag_was_in_the_prompt() -> None:
     assert extract_json('先想 {"draft": 1} 再改</think>{"ok": true}') == {"ok": True}
+
+
+def test_lone_surrogates_and_control_characters_in_json_strings_are_dropped() -> None:
+    """A JSON escape can spell a lone surrogate (`\\ud800`) or a NUL: neither can be stored in SQLite
+    or sent in the next request as UTF-8, so they go from every string of the answer, keys too."""
+    answer = '{"meaning": "永远\\ud800的\\u0000神", "list": ["a\\udfffb", {"k\\u0007": "😀\\ud83d\\ude00"}]}'
+    assert extract_json(answer) == {"meaning": "永远的神", "list": ["ab", {"k": "😀😀"}]}

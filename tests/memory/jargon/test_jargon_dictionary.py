@@ -19,7 +19,7 @@ from memory.models import Jargon, JargonEvidence
 from memory.service import MemoryService
 from memory.storage import Database
 from memory.text import normalize
-from tests.fakes.openai_server import Fail, FakeOpenAI, answer_json
+from tests.fakes.openai_server import Answer, Fail, FakeOpenAI, answer_json
 from tests.memory.jargon.jargon_helpers import NOW, mine, record
 
 THRESHOLDS = (2, 4, 8, 12, 24, 60, 100)
@@ -493,3 +493,22 @@ def test_a_term_too_long_is_quoted_whole_graphemes_in_its_error() -> None:
         dictionary.clean_term("a" + family * 20)
     quoted = str(refused.value).split(": ", 1)[1]
     assert quoted == "a" + family * 3 + "…"
+
+
+async def test_a_meaning_with_a_lone_surrogate_and_a_nul_is_stored_clean(
+    memory: MemoryService, llm: LLMGateway, fake_llm: FakeOpenAI
+) -> None:
+    """Step 1's meaning is quoted in step 3's request and stored: a lone surrogate escaped in the
+    model's JSON made that request unencodable (the entry was refused, the run stopped) and a NUL
+    was stored as part of the meaning."""
+    entry_id = await _entry_with_count(memory, "awsl", 2)
+    fake_llm.script(
+        Answer('{"no_information": false, "meaning": "表示\\ud800被可爱\\u0000到了"}'),
+        answer_json({"meaning": "一串随机字母"}),
+        answer_json({"same": False}),
+    )
+    assert await run_inference(memory.db, llm, THRESHOLDS, NOW) == InferenceRun(1, stopped=None)
+    async with memory.db.read() as session:
+        entry = await dictionary.get(session, entry_id)
+    assert entry is not None and (entry.meaning, entry.status) == ("表示被可爱到了", "inferred")
+    assert "表示被可爱到了" in fake_llm.chat_requests[2].messages[-1]["content"]
