@@ -20,6 +20,12 @@ def neutralize(text: str) -> str:
     so a "# heading" or "[time] name:" typed in a message cannot pass for the context's own."""
     for raw, safe in _ESCAPES.items():
         text = text.replace(raw, safe)
+    return one_line(text)
+
+
+def one_line(text: str) -> str:
+    """`text` as one entry of a listing: each line break in it (`\n`, `\r\n`, U+2028, …) continues it
+    on an indented line, so no line of its own can pass for another entry of the listing."""
     return CONTINUATION.join(text.splitlines())
 
 

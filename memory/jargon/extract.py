@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, model_validator
 
+from memory.context.render import one_line
 from memory.jargon.filters import FilterParams, FilterResult, filter_candidates, usable_messages
 from memory.jargon.types import Candidate, MinerMessage
 from memory.ports import LLMPort
@@ -50,9 +51,10 @@ PROMPT = (
 
 
 def render_window(window: Sequence[MinerMessage]) -> str:
-    """The window as `[key] speaker: text` lines (the bot's own messages left out)."""
+    """The window as `[key] speaker: text` lines (the bot's own messages left out), a message per
+    line (`one_line`: its own line breaks cannot forge another message's key)."""
     return "\n".join(
-        f"[{m.key}] {m.speaker}: {truncate(m.text, LINE_CHARS)}" for m in usable_messages(window)
+        f"[{m.key}] {m.speaker}: {one_line(truncate(m.text, LINE_CHARS))}" for m in usable_messages(window)
     )
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
+from memory.context.render import one_line
 from memory.jargon import dictionary
 from memory.jargon.dictionary import EntryView, Evidence
 from memory.ports import LLMBadAnswer, LLMPort, LLMRefused, LLMUnavailable
@@ -66,14 +67,15 @@ SYSTEM = (
 
 
 def render_evidence(items: Sequence[Evidence], max_items: int = 8) -> str:
-    """The evidence as numbered excerpts; the bot's own lines are flagged as unreliable."""
+    """The evidence as numbered excerpts, a message per line (`one_line`: its own line breaks cannot
+    forge a focus line or another speaker's); the bot's own lines are flagged as unreliable."""
     blocks: list[str] = []
     for n, item in enumerate(items[:max_items], 1):
         lines = []
         for message in item.context:
             mark = " (the bot itself; may be wrong)" if message.is_bot else ""
             focus = "»" if message.id == item.message.id else " "
-            lines.append(f"{focus} {message.speaker}{mark}: {truncate(message.text, LINE_CHARS)}")
+            lines.append(f"{focus} {message.speaker}{mark}: {one_line(truncate(message.text, LINE_CHARS))}")
         blocks.append(f"Excerpt {n}:\n" + "\n".join(lines))
     return "\n\n".join(blocks)
 
