@@ -86,7 +86,7 @@ def _ask(text: str) -> list[dict[str, str]]:
 
 async def infer(llm: LLMPort, term: str, items: Sequence[Evidence], previous: str = "") -> Inference:
     """Run the three steps for `term`; raises LLMUnavailable when the model cannot answer."""
-    earlier = f"\nAn earlier round concluded it means: {previous}\n" if previous else ""
+    earlier = f"\nAn earlier round concluded it means: {one_line(previous)}\n" if previous else ""
     step1 = await llm.complete_json(
         TASK,
         _ask(
@@ -108,8 +108,8 @@ async def infer(llm: LLMPort, term: str, items: Sequence[Evidence], previous: st
     step3 = await llm.complete_json(
         TASK,
         _ask(
-            f"Two explanations of 「{term}」.\nA (how the group uses it): {in_context}\n"
-            f"B (the usual meaning): {step2.meaning.strip()}\n"
+            f"Two explanations of 「{term}」.\nA (how the group uses it): {one_line(in_context)}\n"
+            f"B (the usual meaning): {one_line(step2.meaning.strip())}\n"
             "Do A and B say essentially the same thing?"
         ),
         Comparison,
