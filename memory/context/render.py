@@ -47,14 +47,25 @@ def fit_lines(lines: Sequence[str], budget_tokens: int) -> list[str]:
             used += cost
             continue
         room = budget_tokens - used - 2
-        if room > 8:
-            cut = truncate(line, room)
-            while cut and estimate_tokens(cut) + 1 > budget_tokens - used:
-                cut = truncate(cut, len(cut) - 2)
-            if cut:
-                kept.append(cut)
+        if room > 8 and (cut := _longest_cut(line, room + 1)):
+            kept.append(cut)
         break
     return kept
+
+
+def _longest_cut(line: str, max_tokens: int) -> str:
+    """The longest `truncate` of `line` (whole graphemes, then "…") estimated at most `max_tokens`.
+    A token is one CJK character or about four others, so the cut is searched for, not taken as
+    `max_tokens` characters (a Latin line would fill a quarter of its room)."""
+    # A cut of n characters costs at least n / 4 tokens: none longer can fit.
+    low, high = 0, min(len(line), 4 * max_tokens + 4)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if estimate_tokens(truncate(line, mid)) <= max_tokens:
+            low = mid
+        else:
+            high = mid - 1
+    return truncate(line, low)
 
 
 def quote_text(name: str, title: str, text: str) -> str:

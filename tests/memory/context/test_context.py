@@ -162,3 +162,16 @@ async def test_the_recent_window_recall_leaves_out_is_the_one_it_shows(db: Datab
     [section] = built.sections
     assert 0 < len(fitted) < len(window)
     assert len(section.lines) == len(fitted), "every message left out of recall is shown"
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["the quick brown fox jumps over the lazy dog " * 200, "周末去爬山吗 hiking at 8am? " * 200],
+)
+def test_a_line_cut_for_room_uses_the_room_it_has(line: str) -> None:
+    """The line that does not fit whole was cut to as many characters as it had tokens of room: a
+    Latin line (four characters a token) then filled a quarter of it, the rest of the budget unused."""
+    budget = 300
+    [cut] = fit_lines([line], budget)
+    assert cut.endswith("…") and line.startswith(cut[:-1])
+    assert budget - 6 <= estimate_tokens(cut) + 1 <= budget
