@@ -19,7 +19,7 @@ import openai
 from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ValidationError
 
-from bot.llm.jsontext import NoJSON, extract_json, strip_reasoning
+from bot.llm.jsontext import NoJSON, answer_text, extract_json
 from bot.llm.replies import ChatReply, ToolCall
 from bot.llm.retry import backoff_delay, is_retryable_status, retry_after_seconds
 from bot.llm.settings import LLMSettings, ResolvedTask
@@ -509,7 +509,7 @@ class LLMGateway:
         resolved = self._resolve(task)
 
         def parse(response: ChatCompletion) -> str:
-            text = strip_reasoning(_first_message(response).content or "")
+            text = answer_text(_first_message(response).content or "")
             if not text:
                 raise BadAnswer("empty answer")
             return text
@@ -537,7 +537,7 @@ class LLMGateway:
                 function = getattr(call, "function", None)
                 if function is not None:
                     calls.append(ToolCall(id=call.id, name=function.name, arguments=function.arguments or ""))
-            content = strip_reasoning(message.content) if message.content else None
+            content = answer_text(message.content) if message.content else None
             return ChatReply(
                 content=content or None,
                 tool_calls=calls,

@@ -30,6 +30,13 @@ def strip_reasoning(text: str) -> str:
     return _UNCLOSED.sub("", _UP_TO_CLOSE.sub("", text)).strip()
 
 
+def answer_text(content: str) -> str:
+    """A model's answer as text: its reasoning stripped (`strip_reasoning`) and NULs, other control
+    characters and lone surrogates dropped, which no chat shows and no database stores (a chat's
+    memory keeps its messages cleaned the same way, so what is sent is what is stored)."""
+    return clean_text(strip_reasoning(content))
+
+
 def extract_json(text: str) -> Any:
     """Parse the JSON value in `text`: the whole text, else a fenced block, else the first object or
     array that parses where it starts, its strings cleaned (`_cleaned`). Raises NoJSON with a short

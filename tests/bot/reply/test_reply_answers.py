@@ -102,3 +102,26 @@ async def test_an_overlong_answer_is_cut_at_max_chars_between_graphemes_and_stor
     assert short.reply == "好的" and sent[1] == "好的"
     assert stored == sent
     assert any("cut from" in r.getMessage() for r in caplog.records)
+
+
+async def test_control_characters_and_lone_surrogates_in_an_answer_are_never_sent(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    """The model's answer went to the platform as it came (a NUL, a bell, a lone surrogate escaped in
+    the API's JSON) while memory kept it cleaned: what was sent and what is stored differed."""
+    config = ConfigStore(llm_settings(fake_llm.base_url), None)
+    app = await build_app(config, tmp_path / "data", ManualClock(T0))
+    sent: list[str] = []
+
+    async def send(chat_id: str, text: str, **kwargs: Any) -> ChatMessage:
+        sent.append(text)
+        return make_message(900 + len(sent), text=text, sender="bot", is_bot=True)
+
+    fake_llm.script(Answer("周五\u0000晚上\u0007见\ud800\n不见不散"))
+    try:
+        answered = await app.pipeline.handle(make_message(1, text="@群忆 开炉是哪天", to_bot=True), send)
+        stored = [m.text for m in await app.memory.recent(1, 5) if m.is_bot]
+    finally:
+        await app.close()
+    assert sent == ["周五晚上见\n不见不散"] and answered.reply == sent[0]
+    assert stored == sent
