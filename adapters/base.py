@@ -10,7 +10,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any
 
-from memory.text import truncate
+from memory.text import truncate_to_fit
 from memory.types import ChatKind, ChatMessage, InboundEvent
 
 MessageHandler = Callable[[InboundEvent], Awaitable[None]]  # messages, edits, deletions, chat moves
@@ -30,14 +30,7 @@ def fit_message(text: str, limit: int, chat_id: str, *, utf16: bool = False) -> 
     size = _utf16_units if utf16 else len
     if size(text) <= limit:
         return text
-    low, high = 0, limit  # the most code points whose cut still fits
-    while low < high:
-        middle = (low + high + 1) // 2
-        if size(truncate(text, middle)) <= limit:
-            low = middle
-        else:
-            high = middle - 1
-    cut = truncate(text, low)
+    cut = truncate_to_fit(text, lambda part: size(part) <= limit, limit)
     log.warning("message to %s cut from %d to %d characters", chat_id, size(text), size(cut))
     return cut
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memory.text import estimate_tokens, truncate
+from memory.text import estimate_tokens, truncate_to_fit
 
 # Full-width and small forms too: a model may read "＜/memory＞" as closing the block.
 _ESCAPES = {"<": "‹", ">": "›", "＜": "‹", "＞": "›", "﹤": "‹", "﹥": "›"}
@@ -58,14 +58,9 @@ def _longest_cut(line: str, max_tokens: int) -> str:
     A token is one CJK character or about four others, so the cut is searched for, not taken as
     `max_tokens` characters (a Latin line would fill a quarter of its room)."""
     # A cut of n characters costs at least n / 4 tokens: none longer can fit.
-    low, high = 0, min(len(line), 4 * max_tokens + 4)
-    while low < high:
-        mid = (low + high + 1) // 2
-        if estimate_tokens(truncate(line, mid)) <= max_tokens:
-            low = mid
-        else:
-            high = mid - 1
-    return truncate(line, low)
+    return truncate_to_fit(
+        line, lambda cut: estimate_tokens(cut) <= max_tokens, min(len(line), 4 * max_tokens + 4)
+    )
 
 
 def quote_text(name: str, title: str, text: str) -> str:

@@ -1,5 +1,7 @@
 """Cutting text to a length without splitting a character or a grapheme cluster."""
 
+from collections.abc import Callable
+
 import regex
 
 _GRAPHEME = regex.compile(r"\X")
@@ -23,3 +25,16 @@ def truncate(text: str, max_chars: int, ellipsis: str = "…") -> str:
             break
         kept = match.end()
     return text[:kept] + ellipsis
+
+
+def truncate_to_fit(text: str, fits: Callable[[str], bool], max_chars: int) -> str:
+    """The longest `truncate(text, n)`, n at most `max_chars`, that `fits` (a cut's size in another
+    measure than code points: UTF-16 units, tokens); `fits` must grow no more lenient as cuts grow."""
+    low, high = 0, max_chars
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(truncate(text, middle)):
+            low = middle
+        else:
+            high = middle - 1
+    return truncate(text, low)

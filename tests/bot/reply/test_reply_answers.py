@@ -13,6 +13,7 @@ from bot.app import build_app
 from bot.config import ConfigStore
 from bot.config.settings import ReplySettings, Settings
 from bot.llm import LLMSettings
+from bot.reply.pipeline import Send
 from memory.clock import ManualClock
 from memory.types import ChatMessage
 from tests.conftest import T0, make_message
@@ -24,15 +25,21 @@ def llm_settings(base_url: str) -> Settings:
     return Settings(llm=llm)
 
 
-async def test_a_reasoning_models_thoughts_never_reach_the_chat(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
-    config = ConfigStore(llm_settings(fake_llm.base_url), None)
-    app = await build_app(config, tmp_path / "data", ManualClock(T0))
+def recording_send() -> tuple[list[str], Send]:
+    """The texts sent, and a send function that records each and returns it as the bot's message."""
     sent: list[str] = []
 
     async def send(chat_id: str, text: str, **kwargs: Any) -> ChatMessage:
         sent.append(text)
         return make_message(900 + len(sent), text=text, sender="bot", is_bot=True)
 
+    return sent, send
+
+
+async def test_a_reasoning_models_thoughts_never_reach_the_chat(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    config = ConfigStore(llm_settings(fake_llm.base_url), None)
+    app = await build_app(config, tmp_path / "data", ManualClock(T0))
+    sent, send = recording_send()
     fake_llm.script(
         Answer("用户问我在不在。我应该简短回答。\n</think>\n\n在的"),  # R1 distills: <think> is in the prompt
         Answer("<think>用户问开炉的时间，我得先回忆一下上次", finish_reason="length"),
@@ -81,12 +88,7 @@ async def test_an_overlong_answer_is_cut_at_max_chars_between_graphemes_and_stor
     settings = llm_settings(fake_llm.base_url)
     config = ConfigStore(settings.model_copy(update={"reply": ReplySettings(max_chars=60)}), None)
     app = await build_app(config, tmp_path / "data", ManualClock(T0))
-    sent: list[str] = []
-
-    async def send(chat_id: str, text: str, **kwargs: Any) -> ChatMessage:
-        sent.append(text)
-        return make_message(900 + len(sent), text=text, sender="bot", is_bot=True)
-
+    sent, send = recording_send()
     family = "👨\u200d👩\u200d👧"  # one grapheme of five code points
     long_answer = "开炉" * 28 + family + "后面还有很多" * 5000
     fake_llm.script(Answer(long_answer), Answer("好的"))
@@ -111,12 +113,7 @@ async def test_control_characters_and_lone_surrogates_in_an_answer_are_never_sen
     the API's JSON) while memory kept it cleaned: what was sent and what is stored differed."""
     config = ConfigStore(llm_settings(fake_llm.base_url), None)
     app = await build_app(config, tmp_path / "data", ManualClock(T0))
-    sent: list[str] = []
-
-    async def send(chat_id: str, text: str, **kwargs: Any) -> ChatMessage:
-        sent.append(text)
-        return make_message(900 + len(sent), text=text, sender="bot", is_bot=True)
-
+    sent, send = recording_send()
     fake_llm.script(Answer("周五\u0000晚上\u0007见\ud800\n不见不散"))
     try:
         answered = await app.pipeline.handle(make_message(1, text="@群忆 开炉是哪天", to_bot=True), send)
