@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from memory.text.unicode import lone_surrogate_at
 from memory.types import InvalidMessage, Segment, SegmentKind
 
 RawSegment = dict[str, Any]
@@ -166,7 +167,7 @@ def to_neutral(message: Any, *, names: Mapping[str, str] | None = None) -> Conve
         if kind == "text":
             segments.append(Segment(SegmentKind.TEXT, field_text(data, "text")))
         elif kind == "at":
-            target = field_text(data, "qq").strip()
+            target = id_field(data, "qq")
             if not target:
                 continue
             if target == "all":
@@ -177,7 +178,7 @@ def to_neutral(message: Any, *, names: Mapping[str, str] | None = None) -> Conve
             if target not in mentions:
                 mentions.append(target)
         elif kind == "reply":
-            target = field_text(data, "id").strip()
+            target = id_field(data, "id")
             if target:
                 segments.append(Segment(SegmentKind.REPLY, "", target))
                 reply_to = reply_to or target
@@ -192,7 +193,7 @@ def to_neutral(message: Any, *, names: Mapping[str, str] | None = None) -> Conve
 def reply_target(segments: Iterable[RawSegment]) -> str | None:
     """The message id the first reply segment with an id points to."""
     for seg in segments:
-        if seg["type"] == "reply" and (target := field_text(seg["data"], "id").strip()):
+        if seg["type"] == "reply" and (target := id_field(seg["data"], "id")):
             return target
     return None
 
@@ -201,6 +202,14 @@ def field_text(data: Mapping[str, Any], key: str) -> str:
     """`data[key]` as text; absent and JSON null are both empty (implementations send null for unset)."""
     value = data.get(key)
     return "" if value is None else str(value)
+
+
+def id_field(data: Mapping[str, Any], key: str) -> str:
+    """`data[key]` as an id (a QQ number, a message id), stripped; empty when absent or when it is no
+    valid Unicode (a lone surrogate escaped in the frame): such an id can name no one and be stored
+    nowhere, and the segment is left out rather than the message."""
+    value = field_text(data, key).strip()
+    return "" if lone_surrogate_at(value) is not None else value
 
 
 def _placeholder(kind: str, data: Mapping[str, Any]) -> Segment:

@@ -162,3 +162,19 @@ def test_recall_notices_are_deletions_in_the_chat_of_the_message() -> None:
     assert recall_notice(load("group_notice_increase.json")) is None
     with pytest.raises(InvalidMessage, match="group_recall"):
         recall_notice({"post_type": "notice", "notice_type": "group_recall", "group_id": 1})
+
+
+def test_a_mention_or_reply_naming_no_valid_id_is_left_out_and_the_message_kept() -> None:
+    """An `at` or `reply` segment whose id held a lone surrogate (escaped in the frame's JSON) made the
+    neutral message refuse the whole event: its text was lost for one unusable id."""
+    event = load("group_message_array.json") | {
+        "message": [
+            {"type": "reply", "data": {"id": "\udc00"}},
+            {"type": "at", "data": {"qq": "\ud800", "name": "谁"}},
+            {"type": "text", "data": {"text": " 今晚开黑吗"}},
+            {"type": "at", "data": {"qq": "10001"}},
+        ]
+    }
+    msg = to_chat_message(MessageEvent.from_dict(event), self_id="10001")
+    assert msg.text == "今晚开黑吗@10001" and msg.mentions == ("10001",) and msg.to_bot
+    assert msg.reply_to is None and all(s.kind is not SegmentKind.REPLY for s in msg.segments)
