@@ -42,6 +42,9 @@ class ChatHistory(Base):
     __table_args__ = (
         Index("ix_chat_history_chat_end", "chat_id", "end_time"),
         Index("ix_chat_history_forget", "forget_times", "end_time"),
+        # Ids are never handed out twice (0021_chat_history_autoincrement): the forget log and a reply's
+        # context name topics by id.
+        {"sqlite_autoincrement": True},
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

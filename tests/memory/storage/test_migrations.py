@@ -182,3 +182,37 @@ def test_history_rows_packed_before_digest_tried_are_all_due_for_a_redigest(tmp_
         )
     rows = upgraded_rows(path, "SELECT id, theme, digest_tried FROM chat_history")
     assert rows == [(4, "露营", None)]
+
+
+HISTORY_ROW = (
+    "INSERT INTO chat_history(id, chat_id, theme, keywords, summary, key_points, original_text, "
+    "participants, start_time, end_time, source_message_ids, count, forget_times, provenance, created_at) "
+    "VALUES ({id}, 1, '{theme}', '[]', '', '[]', '', '[]', 0, 0, '[]', 0, 0, 'offline', 0)"
+)
+
+
+def test_a_history_id_is_never_handed_out_twice_even_one_forgotten_before_the_upgrade(tmp_path: Path) -> None:
+    """SQLite gave a new topic the id of the highest one once it was deleted: `qunyi forget --log` listed
+    one id for two topics (found by the QA pass)."""
+    path = tmp_path / "q.db"
+    with schema_at(path, "0020_person_gap_tried_at") as connection:
+        connection.exec_driver_sql(HISTORY_ROW.format(id=3, theme="露营"))
+        connection.exec_driver_sql(HISTORY_ROW.format(id=9, theme="火锅"))
+        connection.exec_driver_sql(
+            "INSERT INTO forget_log(chat_history_id, chat_id, theme, stage, count, time) "
+            "VALUES (12, 1, '爬山', 1, 0, 0)"
+        )
+    assert upgraded_rows(path, "SELECT id, theme FROM chat_history ORDER BY id") == [(3, "露营"), (9, "火锅")]
+    engine = create_engine(f"sqlite:///{path}")
+    try:
+        with engine.begin() as connection:
+            connection.exec_driver_sql(HISTORY_ROW.format(id="NULL", theme="新话题"))
+            connection.exec_driver_sql("DELETE FROM chat_history WHERE theme = '新话题'")
+            connection.exec_driver_sql(HISTORY_ROW.format(id="NULL", theme="又一个"))
+            ids = connection.exec_driver_sql("SELECT id, theme FROM chat_history WHERE id > 9").all()
+        assert [tuple(row) for row in ids] == [(14, "又一个")]
+        assert {"ix_chat_history_chat_end", "ix_chat_history_forget"} <= {
+            index["name"] for index in inspect(engine).get_indexes("chat_history")
+        }
+    finally:
+        engine.dispose()
