@@ -228,8 +228,9 @@ async def test_a_pass_for_one_chat_does_to_it_what_the_global_pass_would(memory:
 
 
 async def test_a_forgotten_topic_takes_its_vectors_along(memory: MemoryService) -> None:
-    """The next topic may get the forgotten one's id (SQLite hands out the highest id + 1): it must be
-    embedded, in its own chat, not passed over as if the old vector were its own."""
+    """The forgotten topic's vector goes with it, and the next topic is embedded in its own chat (it
+    got the forgotten one's id before 0021_chat_history_autoincrement; it must never be passed over as
+    if an old vector were its own)."""
     db = memory.db
     await memory.record_many([make_message(1, chat="a"), make_message(2, chat="b")])
     embedder = TopicEmbedder()
