@@ -51,22 +51,18 @@ def _cleaned(value: Any) -> Any:
     nest as deeply as the parser allows."""
     if isinstance(value, str):
         return clean_text(value)
-    stack = [value]
+    stack: list[Any] = [value] if isinstance(value, list | dict) else []
     while stack:
         node = stack.pop()
-        if isinstance(node, list):
-            for i, item in enumerate(node):
-                if isinstance(item, str):
-                    node[i] = clean_text(item)
-                elif isinstance(item, list | dict):
-                    stack.append(item)
-        elif isinstance(node, dict):
-            items = list(node.items())
+        items = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+        if isinstance(node, dict):
             node.clear()
-            for key, item in items:
-                node[clean_text(key)] = clean_text(item) if isinstance(item, str) else item
-                if isinstance(item, list | dict):
-                    stack.append(item)
+        for key, item in items:
+            if isinstance(item, str):
+                item = clean_text(item)
+            elif isinstance(item, list | dict):
+                stack.append(item)
+            node[clean_text(key) if isinstance(key, str) else key] = item
     return value
 
 

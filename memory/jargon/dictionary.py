@@ -31,6 +31,7 @@ from memory.models import Jargon, JargonChatCount, JargonEvidence, JargonReview,
 from memory.models.jargon import STATUSES
 from memory.storage.sql import json_values
 from memory.text import lone_surrogate_at, normalize, truncate
+from memory.types import clean_text
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +157,7 @@ def _check_unicode(what: str, text: str) -> None:
     if at is not None:
         raise JargonError(f"the {what} is not valid Unicode (a lone surrogate at character {at})")
     for at, char in enumerate(text):
-        if unicodedata.category(char) == "Cc" and char not in "\n\t":
+        if clean_text(char) != char:  # the characters a chat message loses (memory.types.clean_text)
             raise JargonError(f"the {what} holds a control character (U+{ord(char):04X} at character {at})")
 
 

@@ -51,6 +51,7 @@ from memory.persons.resolver import PersonResolver
 from memory.persons.survivors import Identity, identities
 from memory.ports import LLMPort
 from memory.storage import Database
+from memory.storage.sql import rows_changed
 
 log = logging.getLogger(__name__)
 
@@ -102,8 +103,7 @@ class _Seen:
 
 async def prune(session: AsyncSession) -> int:
     """Remove the chunks none of whose messages can be read any more; returns how many."""
-    removed = await session.execute(PRUNE_SQL)
-    return max(0, int(getattr(removed, "rowcount", 0) or 0))
+    return rows_changed(await session.execute(PRUNE_SQL))
 
 
 async def due(session: AsyncSession, limit: int, now: datetime) -> list[Group]:
