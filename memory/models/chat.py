@@ -5,12 +5,12 @@ from __future__ import annotations
 from sqlalchemy import Float, ForeignKey, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from memory.models.base import Base
+from memory.models.base import IDS_NEVER_REUSED, Base
 
 
 class Chat(Base):
     __tablename__ = "chats"
-    __table_args__ = (UniqueConstraint("platform", "platform_chat_id"),)
+    __table_args__ = (UniqueConstraint("platform", "platform_chat_id"), IDS_NEVER_REUSED)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     platform: Mapped[str] = mapped_column(String(32))

@@ -7,14 +7,14 @@ from typing import Any
 from sqlalchemy import JSON, Float, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from memory.models.base import Base
+from memory.models.base import IDS_NEVER_REUSED, Base
 
 
 class TopicCacheEntry(Base):
     """A topic still collecting messages. Removed only after its ChatHistory row is committed."""
 
     __tablename__ = "topic_cache"
-    __table_args__ = (Index("ix_topic_cache_chat", "chat_id"),)
+    __table_args__ = (Index("ix_topic_cache_chat", "chat_id"), IDS_NEVER_REUSED)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id", ondelete="CASCADE"))
@@ -42,9 +42,8 @@ class ChatHistory(Base):
     __table_args__ = (
         Index("ix_chat_history_chat_end", "chat_id", "end_time"),
         Index("ix_chat_history_forget", "forget_times", "end_time"),
-        # Ids are never handed out twice (0021_chat_history_autoincrement): the forget log and a reply's
-        # context name topics by id.
-        {"sqlite_autoincrement": True},
+        # The forget log and a reply's context name topics by id.
+        IDS_NEVER_REUSED,
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -72,6 +71,7 @@ class ForgetLogEntry(Base):
     """What forgetting deleted, so an admin can see it."""
 
     __tablename__ = "forget_log"
+    __table_args__ = (IDS_NEVER_REUSED,)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     chat_history_id: Mapped[int] = mapped_column(Integer)

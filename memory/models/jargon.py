@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint, func
 from sqlalchemy.orm import Mapped, mapped_column
 
-from memory.models.base import Base
+from memory.models.base import IDS_NEVER_REUSED, Base
 
 STATUSES: tuple[str, ...] = ("candidate", "inferred", "approved", "rejected")
 PROVENANCES: tuple[str, ...] = ("mined", "inferred", "manual")
@@ -22,6 +22,7 @@ class Jargon(Base):
     """One dictionary entry."""
 
     __tablename__ = "jargon"
+    __table_args__ = (IDS_NEVER_REUSED,)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     chat_id: Mapped[int | None] = mapped_column(ForeignKey("chats.id", ondelete="CASCADE"), nullable=True)

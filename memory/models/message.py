@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import JSON, Boolean, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from memory.models.base import Base
+from memory.models.base import IDS_NEVER_REUSED, Base
 
 
 class Message(Base):
@@ -15,6 +15,7 @@ class Message(Base):
         Index("ix_messages_chat_time", "chat_id", "time"),
         # Added by 0014_messages_chat_id: a chat's messages in id order (recent window, job cursors).
         Index("ix_messages_chat_id", "chat_id", "id"),
+        IDS_NEVER_REUSED,
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlalchemy import JSON, Boolean, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint, func
 from sqlalchemy.orm import Mapped, mapped_column
 
-from memory.models.base import Base
+from memory.models.base import IDS_NEVER_REUSED, Base
 
 
 class PersonAlias(Base):
@@ -68,7 +68,7 @@ class PersonFact(Base):
     `superseded_at` and the message that replaced them; `seen_message_ids` lists later repeats."""
 
     __tablename__ = "person_facts"
-    __table_args__ = (Index("ix_person_facts_person", "person_id", "chat_id"),)
+    __table_args__ = (Index("ix_person_facts_person", "person_id", "chat_id"), IDS_NEVER_REUSED)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     person_id: Mapped[int] = mapped_column(ForeignKey("persons.id", ondelete="CASCADE"))

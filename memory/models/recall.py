@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import Float, ForeignKey, Index, Integer, LargeBinary, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from memory.models.base import Base
+from memory.models.base import IDS_NEVER_REUSED, Base
 
 
 class EmbeddingVector(Base):
@@ -42,6 +42,7 @@ class PreferenceDoc(Base):
     __table_args__ = (
         Index("ix_preference_docs_chat", "chat_id"),
         Index("ix_preference_docs_message", "message_id"),
+        IDS_NEVER_REUSED,
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory.storage.database import DatabaseLocked, require_database_file, write_refused
+from memory.storage.database import NotEnoughSpace as NotEnoughSpace  # its home beside the upgrade's errors
 
 WAL_SUFFIX = "-wal"
 WAL_HEADER_BYTES = 32
@@ -66,16 +67,6 @@ class Compacted:
     bytes_after: int
     seconds: float
     wal_emptied: bool = True
-
-
-class NotEnoughSpace(RuntimeError):
-    """The disk holding the database has too little free space for VACUUM; nothing was changed."""
-
-    def __init__(self, folder: Path, needed: int, free: int) -> None:
-        super().__init__(f"{folder}: {needed} bytes needed, {free} free")
-        self.folder = folder
-        self.needed = needed
-        self.free = free
 
 
 class CompactStopped(Exception):

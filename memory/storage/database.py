@@ -66,6 +66,17 @@ class DatabaseUnavailable(RuntimeError):
         self.reason = reason
 
 
+class NotEnoughSpace(RuntimeError):
+    """The disk holding the database has too little free space for VACUUM (`qunyi compact`) or for a
+    schema upgrade that rebuilds tables; nothing was changed."""
+
+    def __init__(self, folder: Path, needed: int, free: int) -> None:
+        super().__init__(f"{folder}: {needed} bytes needed, {free} free")
+        self.folder = folder
+        self.needed = needed
+        self.free = free
+
+
 class DatabaseMissing(DatabaseUnavailable):
     """There is no database file, and the caller asked not to create one (or not to upgrade it, which
     creating it would be)."""
@@ -205,6 +216,11 @@ def _prepare(
         raise DatabaseBehind(path, exc) from exc
     except (migrate.NewerSchema, CommandError) as exc:
         raise DatabaseUnavailable(path, str(exc)) from exc
+    except NotEnoughSpace as exc:
+        reason = (
+            f"too little free disk to upgrade its schema (it was left as it was; free some and retry): {exc}"
+        )
+        raise DatabaseUnavailable(path, reason) from exc
 
 
 class Database:

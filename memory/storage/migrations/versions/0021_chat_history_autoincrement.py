@@ -10,7 +10,7 @@ Revises: 0020_person_gap_tried_at
 
 from collections.abc import Sequence
 
-from alembic import op
+from memory.storage.migrations.autoincrement import rebuild
 
 revision: str = "0021_chat_history_autoincrement"
 down_revision: str | Sequence[str] | None = "0020_person_gap_tried_at"
@@ -19,18 +19,8 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("chat_history", recreate="always", table_kwargs={"sqlite_autoincrement": True}):
-        pass
-    op.execute("DELETE FROM sqlite_sequence WHERE name = 'chat_history'")
-    op.execute(
-        "INSERT INTO sqlite_sequence(name, seq) SELECT 'chat_history', max("
-        "coalesce((SELECT max(id) FROM chat_history), 0), "
-        "coalesce((SELECT max(chat_history_id) FROM forget_log), 0))"
-    )
+    rebuild("chat_history", autoincrement=True, floors=["SELECT max(chat_history_id) FROM forget_log"])
 
 
 def downgrade() -> None:
-    with op.batch_alter_table(
-        "chat_history", recreate="always", table_kwargs={"sqlite_autoincrement": False}
-    ):
-        pass
+    rebuild("chat_history", autoincrement=False)
