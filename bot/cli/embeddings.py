@@ -198,6 +198,7 @@ async def prune_command(
         if in_force and not force:
             raise click.UsageError(_refuse_in_force(model, settings))
         planned = found[0]
+        space_before = None if dry_run else await asyncio.to_thread(measure, db.path, db.busy_timeout_ms)
         deleted = Pruned(planned.vectors, planned.bytes) if dry_run else await _pruned(db, planned)
         kept = 0 if dry_run else await left_of(db, model)
         space = None if dry_run else await asyncio.to_thread(measure, db.path, db.busy_timeout_ms)
@@ -230,7 +231,9 @@ async def prune_command(
             f"{_plural(kept, 'vector')} of {model!r} written while the prune ran were kept: a bot still "
             "running with that model writes them (restart it with the new config, then prune again)"
         )
-    if space is not None and space.reclaimable:
+    # Only what this prune freed is worth a hint: a new database already holds a few free pages (its
+    # schema upgrades rebuild tables).
+    if space is not None and space_before is not None and space.reclaimable > space_before.reclaimable:
         click.echo(
             f"the database file ({size_text(space.file_bytes)}) keeps the space: it could now shrink by "
             f"{size_text(space.reclaimable)}; with the bot stopped, "
