@@ -2,13 +2,16 @@
 
 A command may be addressed: after leading @-mentions (`@群忆 /who 小红`, how QQ and the console address
 the bot) or with a bot username suffix (`/recall@qunyi_bot 爬山`, Telegram's form). The slash may be
-full-width, and the argument follows any whitespace.
+full-width, and the argument follows any whitespace. A forwarded message re-shares someone else's words
+and is never a command, whatever its text looks like.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from memory.types import ChatMessage
 
 NAMES = ("recall", "who", "what")
 
@@ -41,3 +44,8 @@ def parse(text: str) -> MemoryCommand | None:
 def is_memory_command(text: str) -> bool:
     """Members asking the bot about memory are not themselves memories worth recalling."""
     return parse(text) is not None
+
+
+def asks_memory(message: ChatMessage) -> bool:
+    """Whether `message` is a member's memory command (never a forward: its words were written elsewhere)."""
+    return not message.forwarded and is_memory_command(message.text)

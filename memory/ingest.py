@@ -12,7 +12,7 @@ from typing import Protocol, runtime_checkable
 from sqlalchemy import insert, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memory.commands import is_memory_command
+from memory.commands import asks_memory
 from memory.embeddings.store import drop_vectors
 from memory.message_ids import NEXT_CHAT_ID_SQL, next_message_id
 from memory.message_removal import deleted_among, erase_messages
@@ -338,7 +338,7 @@ class _BatchWriter:
         self.held.members.append(_member_params(chat_id, person_id, message))
         message_id = await self._insert(_message_values(chat_id, person_id, message))
         self.stored[key] = _StoredRow(message_id, person_id, message.text)
-        if self.searchable and not is_memory_command(message.text):
+        if self.searchable and not asks_memory(message):
             self.held.searchable.append((message_id, message.text))
         recorded = Recorded(message_id, chat_id, person_id, True, message)
         await self._observe(recorded)

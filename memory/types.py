@@ -106,6 +106,8 @@ class ChatMessage:
     `from_bot` marks a message of another bot account (or a webhook): recorded, never answered, so that
     two bots do not answer each other for ever. `edited` marks a new version of a message the platform
     says was edited: it replaces the stored one (with what was learnt from it) and is never answered.
+    `forwarded` marks a message re-sharing words written elsewhere (a Telegram or Discord forward): it is
+    recorded as a plain message and never runs a memory command, whatever its text looks like.
     """
 
     platform: str
@@ -125,6 +127,7 @@ class ChatMessage:
     to_bot: bool = False
     from_bot: bool = False
     edited: bool = False
+    forwarded: bool = False
 
     def __post_init__(self) -> None:
         for name in ID_FIELDS:

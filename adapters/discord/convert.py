@@ -4,7 +4,8 @@ A guild text channel and each thread are separate chats (their ids differ). Raw 
 (`<@id>`, `<@&role>`, `<#channel>`, `<:emoji:id>`) is rendered the way the client shows it, with user
 mentions kept as MENTION segments targeting the user id. A mention of the bot's own role (the one
 Discord makes for it, offered next to the bot when members type `@`) counts as a mention of the bot.
-A forwarded message keeps the text and media of the message it forwards (its mentions address no one);
+A forwarded message keeps the text and media of the message it forwards (its mentions address no one,
+and it never runs a command);
 a poll is kept as `[poll: question]`, and a message that holds (or forwards) nothing but embeds as
 `[embed]`. A bot's answer to a slash or app command is a message like the others.
 """
@@ -72,6 +73,7 @@ def message_to_chat(message: Message, *, bot_id: int) -> ChatMessage | None:
         is_bot=is_bot,
         to_bot=to_bot,
         from_bot=not is_bot and bool(getattr(author, "bot", False)),  # webhooks included
+        forwarded=bool(snapshots),
     )
 
 

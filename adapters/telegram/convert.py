@@ -4,7 +4,7 @@ Telegram entity offsets count UTF-16 code units, so text is cut in UTF-16 (an em
 `@username` mentions carry no user id: the target is the `@username` itself, except for the bot's own
 username, which becomes the bot's id. Messages in forum topics are not replies to the topic's opening
 message unless the user really replied. A forwarded message keeps its text, but its mentions and
-commands address no one (the member forwarding it did not write them).
+commands address no one (the member forwarding it did not write them) and it never runs a command.
 """
 
 from __future__ import annotations
@@ -79,6 +79,7 @@ def message_to_chat(message: Message, *, bot_id: int, bot_username: str | None =
         is_bot=is_bot,
         to_bot=to_bot,
         from_bot=not is_bot and _from_another_bot(message),
+        forwarded=forwarded,
     )
 
 

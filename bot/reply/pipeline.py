@@ -130,7 +130,8 @@ class ReplyPipeline:
         if live and (now := await self._chat_now(recorded)) is not None:
             recorded = replace(recorded, chat_id=now.chat_id)
         settings = self.settings()
-        if settings.reply.commands and silenced(message, settings.reply) is None:
+        # a forward re-shares someone else's words: `/recall …` forwarded is a message, not a command
+        if settings.reply.commands and not message.forwarded and silenced(message, settings.reply) is None:
             answer = await dispatch(
                 self.memory,
                 recorded.chat_id,

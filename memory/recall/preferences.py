@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memory.commands import is_memory_command
+from memory.commands import asks_memory
 from memory.models import PreferenceDoc
 from memory.offload import text_work
 from memory.persons.store import forgotten_at
@@ -156,7 +156,7 @@ class PreferenceObserver:
 async def _stated(recorded: Recorded) -> list[Preference]:
     """The preferences a recorded message states (none for the bot's and for memory commands)."""
     message = recorded.message
-    if message.is_bot or is_memory_command(message.text):
+    if message.is_bot or asks_memory(message):
         return []
     text = analysed(message.text)
     return await text_work(len(text), extract_preferences, text)

@@ -461,3 +461,49 @@ async def test_a_forwarded_embed_and_another_bots_command_answer_are_kept(world:
         )
         assert answer is not None and answer.text == "Now playing: 晴天"
         assert answer.from_bot and not answer.to_bot and answer.sender_id == "7"
+
+
+async def test_a_forwarded_command_is_recorded_as_a_message_and_never_run(
+    world: World, tmp_path: Path
+) -> None:
+    """A forward of a plain `/recall 周六` was run as the member's command: the bot answered words somebody
+    else wrote elsewhere, and kept them out of the searchable memory."""
+    from bot.app import build_app
+    from bot.config import ConfigStore
+    from bot.config.settings import Settings
+    from memory.clock import ManualClock
+    from memory.types import InboundEvent
+
+    app = await build_app(ConfigStore(Settings(), None), tmp_path / "data", ManualClock(WHEN))
+    sent: list[str] = []
+
+    async def send(_chat: str, text: str, **_kwargs: Any) -> ChatMessage:
+        sent.append(text)
+        return ChatMessage.outgoing("discord", "10", str(len(sent) + 900), str(BOT_ID), "qunyi", text, WHEN)
+
+    outcomes = []
+
+    async def handler(event: InboundEvent) -> None:
+        assert isinstance(event, ChatMessage)
+        outcomes.append(await app.pipeline.handle(event, send))
+
+    adapter = DiscordAdapter(DiscordConfig(token="t"))
+    adapter._handler = handler
+    adapter._client = SimpleNamespace(user=SimpleNamespace(id=BOT_ID))  # type: ignore[assignment]
+    forward = world.forward(content="/recall 周六")
+    own = world.message(id=snowflake(WHEN, 1), content="/recall 周六")
+    try:
+        await adapter._on_message(forward)
+        answered_the_forward = list(sent)
+        await adapter._on_message(own)
+        chat = await app.memory.chat("discord", "10")
+        assert chat is not None
+        found = [h.message for h in await app.memory.search([chat.id], "周六")]
+    finally:
+        await app.close()
+    assert all(o.recorded for o in outcomes) and len(outcomes) == 2
+    assert answered_the_forward == [], "the forward ran no command"
+    assert len(sent) == 1, "the member's own command is run"
+    assert [(m.platform_message_id, m.text) for m in found if m] == [(str(forward.id), "/recall 周六")], (
+        "the forward is a searchable message"
+    )

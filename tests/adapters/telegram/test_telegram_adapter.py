@@ -578,3 +578,36 @@ async def test_webhook_update_posted_while_stopping_is_refused_so_telegram_posts
     await asyncio.wait_for(stopping, 10)
     assert await first == 200
     assert held.message_ids() == ["40"]
+
+
+async def test_a_forwarded_command_is_recorded_as_a_message_and_never_run(
+    api: tuple[FakeBotAPI, str], tmp_path: Path
+) -> None:
+    """A forward of a plain `/recall 爬山` (no @bot) was run as the member's command: the bot answered
+    words somebody else wrote elsewhere, and kept them out of the searchable memory."""
+    fake, base = api
+    fake.updates = []
+    app = await build_app(
+        ConfigStore(Settings(), None), tmp_path / "data", ManualClock(T0), watch_config=False
+    )
+    adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0))
+    responses = Responses()
+    origin = {"type": "hidden_user", "sender_user_name": "某人", "date": 1772366000}
+    command = [{"type": "bot_command", "offset": 0, "length": 7}]
+    await adapter.start(inbound_handler(app, adapter, asyncio.Event(), responses))
+    try:
+        forward = _in(GROUP, 1, 1, text="/recall 爬山", entities=command, forward_origin=origin)
+        await adapter.feed_update(forward)
+        await adapter.feed_update(_in(GROUP, 2, 2, text="/recall 爬山", entities=command))
+        await responses.stop()
+        chat = await app.memory.chat("telegram", "-4455")
+        assert chat is not None
+        found = [h.message for h in await app.memory.search([chat.id], "爬山")]
+    finally:
+        await adapter.stop()
+        await app.close()
+    sent = [p for m, p in fake.calls if m == "sendMessage"]
+    assert [p["reply_parameters"]["message_id"] for p in sent] == [2], "only the member's own command is run"
+    assert [(m.platform_message_id, m.text) for m in found if m] == [("1", "/recall 爬山")], (
+        "the forward is a searchable message"
+    )
