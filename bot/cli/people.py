@@ -17,7 +17,7 @@ import click
 from bot.app import App
 from bot.cli.options import async_command, find_chat, open_app, open_config, runtime_options
 from memory.models import PersonFact
-from memory.persons.admin import PersonAdminError, check_alias, check_fact
+from memory.persons.admin import PersonAdminError, check_alias, check_fact, check_forgettable
 from memory.persons.service import PersonMemory
 from memory.persons.store import PersonRecord
 from memory.storage.sql import stored_int
@@ -253,6 +253,10 @@ async def forget(
     async with _open(config_path, data_dir, chat_key, writes=True) as (app, chat_id):
         persons = _persons(app)
         record = await _person(persons, chat_id, person)
+        try:
+            check_forgettable(record.person_id, record.platform_user_id, record.is_bot)
+        except PersonAdminError as exc:
+            raise click.ClickException(str(exc)) from None
         remove = app.settings.persons.forget_removes_messages if remove_messages is None else remove_messages
         what = "facts, timeline, aliases, names" + (" and raw messages" if remove else "")
         if not yes:

@@ -25,7 +25,7 @@ from bot.web.html import (
     when,
 )
 from memory.models import Message
-from memory.persons.admin import PersonAdminError
+from memory.persons.admin import PersonAdminError, check_forgettable
 from memory.persons.service import PersonMemory
 from memory.persons.store import PersonRecord
 from memory.service import ChatRef
@@ -117,10 +117,19 @@ async def person_show(request: web.Request) -> web.Response:
         table(["key", "value", "message", "superseded"], old, "none"),
         table(["time", "event", "messages"], timeline, "no events"),
         await _merge_form(request, chat, record),
-        link(f"{base}/forget", "Forget this person…"),
+        _forget_link(base, record),
     )
     heading = h("{} (#{})", bdi(record.name), record.person_id)
     return page(request, f"{record.name} (#{record.person_id})", body, heading=heading)
+
+
+def _forget_link(base: str, record: PersonRecord) -> Safe | str:
+    """The way to the forget page; none for the bot's own account, which is never forgotten."""
+    return (
+        "the bot's own account is never forgotten"
+        if record.is_bot
+        else link(f"{base}/forget", "Forget this person…")
+    )
 
 
 async def _merge_form(request: web.Request, chat: ChatRef, record: PersonRecord) -> Safe:
@@ -182,8 +191,9 @@ async def person_rename(request: web.Request) -> web.Response:
 
 @routes.get(PERSON + "/forget")
 async def person_forget_confirm(request: web.Request) -> web.Response:
-    """The confirmation page: what will be deleted, and the button that does it."""
+    """The confirmation page: what will be deleted, and the button that does it (never for the bot)."""
     chat, record = await _person(request)
+    check_forgettable(record.person_id, record.platform_user_id, record.is_bot)
     app = app_of(request)
     checked = Safe(" checked" if app.settings.persons.forget_removes_messages else "")
     async with app.db.read() as session:  # forgetting deletes them in every chat, not only this one

@@ -64,6 +64,16 @@ def check_fact(key: str, value: str) -> None:
         raise PersonAdminError("a fact needs a key and a value")
 
 
+def check_forgettable(person_id: int, account: str, is_bot: bool) -> None:
+    """Raise PersonAdminError when the person is the bot's own account: forgetting it (a request to be
+    forgotten is a member's) would erase the bot's side of every conversation from memory."""
+    if is_bot:
+        raise PersonAdminError(
+            f"#{person_id} (account {account}) is the bot's own account: forgetting it would erase the "
+            "bot's side of every conversation from memory; nothing was forgotten"
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class ForgetReport:
     person_id: int
@@ -233,6 +243,7 @@ class PersonAdmin:
             person = await session.get(Person, person_id)
             if person is None:
                 raise PersonAdminError(f"no person {person_id}")
+            check_forgettable(person_id, person.platform_user_id, person.is_bot)
             counts: list[int] = []
             for table in (PersonFact, PersonTimelineEntry, PersonAlias, PersonChatName):
                 result = await session.execute(delete(table).where(table.person_id == person_id))

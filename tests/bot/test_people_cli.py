@@ -73,3 +73,30 @@ def test_a_person_number_the_database_cannot_hold_is_no_member(tmp_path: Path, k
     result = CliRunner().invoke(cli, ["people", "show", key, "--chat", "replay:g1", *data])
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
     assert says in result.output
+
+
+def test_forgetting_the_bot_s_own_account_is_refused(tmp_path: Path) -> None:
+    """The bot's own account (`[bot] self_id` in a replayed log) could be forgotten, erasing its side of
+    every conversation from memory."""
+    log = tmp_path / "log.jsonl"
+    bot_said = {
+        "chat": "g1",
+        "message_id": "m3",
+        "sender_id": "bot",
+        "sender_name": "群忆",
+        "text": "好呀，我记下了",
+    }
+    said = [*RECORDS, bot_said]
+    lines = [json.dumps({**r, "time": "2026-03-01T20:15:00+08:00"}, ensure_ascii=False) for r in said]
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    data = ["--data-dir", str(tmp_path / "d")]
+    replayed = CliRunner().invoke(cli, ["replay", str(log), "--no-progress", *data])
+    assert replayed.exit_code == 0, replayed.output
+    forget = ["people", "forget", "bot", "--chat", "replay:g1", "--remove-messages", "--yes", *data]
+    result = CliRunner().invoke(cli, forget)
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    assert "(account bot) is the bot's own account" in result.output
+    recent = CliRunner().invoke(cli, ["recall", "记下", "--chat", "replay:g1", "--json", *data])
+    assert "好呀，我记下了" in recent.output, "nothing was forgotten"
+    member = CliRunner().invoke(cli, ["people", "forget", "u2", "--chat", "replay:g1", "--yes", *data])
+    assert member.exit_code == 0 and "forgot #" in member.output

@@ -735,3 +735,25 @@ async def test_a_control_character_in_a_hand_added_term_or_meaning_is_refused(co
     async with console.app.db.read() as session:
         entries = await dictionary.list_entries(session)
     assert [(e.content, e.meaning) for e in entries] == [("开炉", "开始\n打游戏")]
+
+
+async def test_the_bot_s_own_account_is_never_forgotten_through_the_web(console: Console) -> None:
+    """Forgetting the bot's own account erased its side of every conversation from memory."""
+    app = console.app
+    await app.memory.record(make_message(1, sender="u1", text="周六去爬山吗"))
+    await app.memory.record(make_message(2, sender="bot", text="好呀，我记下了", is_bot=True))
+    chat = await console.chat_id()
+    persons = app.persons
+    assert persons is not None
+    bot = next(r for r in await persons.records(chat) if r.platform_user_id == "bot")
+    await persons.admin.add_alias(chat, bot.person_id, "群忆", now=app.clock.now())
+    csrf = await console.login()
+    base = f"/chats/{chat}/people/{bot.person_id}"
+    assert "Forget this person" not in await (await console.client.get(base)).text()
+    confirm = await console.client.get(f"{base}/forget")
+    refused = await console.client.post(f"{base}/forget", data={"_csrf": csrf, "confirm": "yes"})
+    says = f"#{bot.person_id} (account bot) is the bot&#x27;s own account"
+    assert confirm.status == 400 and says in await confirm.text()
+    assert refused.status == 400 and says in await refused.text()
+    after = await persons.record(chat, bot.person_id)
+    assert after is not None and any(a.alias == "群忆" for a in after.aliases), "nothing was forgotten"
