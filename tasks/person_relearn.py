@@ -1,6 +1,7 @@
 """The relearn job: messages a person consolidation read offline only get the person model's reading
 once it answers (memory.persons.relearn), a few chunks per run, waiting longer after each run the
-model failed."""
+model failed. Every run removes the chunks with nothing left to read first, model or not, so they do not
+pile up while no person model is set up."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from datetime import datetime, timedelta
 
 from memory.offline_redo import RedoRun
 from memory.persons.consolidate import LLM_TASK
-from memory.persons.relearn import relearn_offline
+from memory.persons.relearn import prune_unreadable, relearn_offline
 from memory.persons.resolver import PersonResolver
 from memory.ports import LLMPort
 from memory.storage import Database
@@ -43,3 +44,10 @@ class PersonRelearnJob(OfflineRedoJob[RelearnSettings]):
             return await relearn_offline(db, resolver, model, now.per_run, at)
 
         super().__init__(JOB_NAME, LLM_TASK, settings, llm, redo)
+        self.db = db
+
+    async def run(self, now: datetime) -> RedoRun:
+        """Remove the chunks none of whose messages can be read any more (no model needed), then relearn
+        as every redo job does (nothing without the person model in use and available)."""
+        await prune_unreadable(self.db)
+        return await super().run(now)

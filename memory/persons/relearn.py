@@ -1,8 +1,9 @@
 """Asking the person model about messages a consolidation read offline only (the model was down, over
 budget or refusing then): the chunks it noted (`PersonLlmGap`), newest first, a few requests per run.
 
-Each run first removes the chunks none of whose messages can be read any more (deleted, of people
-forgotten since, their chat forgotten), without asking the model. Then neighbouring chunks of one chat
+The job's every run first removes the chunks none of whose messages can be read any more (deleted, of
+people forgotten since, their chat forgotten; `prune_unreadable`): that needs no model, so it is done
+also while no person model is set up or in use. Then neighbouring chunks of one chat
 are asked about together, up to consolidation's chunk size (`LLM_CHUNK` messages) per request, so a
 chat consolidated every few seconds while the model was away is not relearnt message by message.
 Each request's messages are read again from its own chat's messages still stored, the model asked
@@ -215,15 +216,20 @@ async def _store(db: Database, now: datetime, seen: _Seen, found: Found | None) 
     return True
 
 
-async def relearn_offline(
-    db: Database, resolver: PersonResolver, llm: LLMPort, limit: int, now: datetime
-) -> RedoRun:
-    """Remove the chunks with nothing left to read, then ask the person model up to `limit` requests
-    about the chunks read offline only, newest first; `now` is when they are marked tried."""
+async def prune_unreadable(db: Database) -> int:
+    """Remove the chunks with nothing left to read, in a transaction of its own; returns how many."""
     async with db.write() as session:
         removed = await prune(session)
     if removed:
         log.info("person relearn: %d chunks with no message left to read removed", removed)
+    return removed
+
+
+async def relearn_offline(
+    db: Database, resolver: PersonResolver, llm: LLMPort, limit: int, now: datetime
+) -> RedoRun:
+    """Ask the person model up to `limit` requests about the chunks read offline only, newest first;
+    `now` is when they are marked tried (`prune_unreadable` has removed those with nothing to read)."""
     async with db.read() as session:
         groups = await due(session, limit, now)
     return await redo_offline(

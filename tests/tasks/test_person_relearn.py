@@ -8,6 +8,7 @@ import asyncio
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -22,6 +23,7 @@ from bot.llm.gateway import LLMGateway
 from memory.clock import ManualClock
 from memory.ingest import Recorded
 from memory.models import PersonFact, PersonLlmGap, PersonTimelineEntry
+from memory.offline_redo import RedoRun
 from memory.persons.config import PersonsConfig
 from memory.persons.service import PersonMemory
 from memory.service import MemoryService
@@ -255,3 +257,30 @@ async def test_no_chunk_is_noted_while_a_cap_of_0_keeps_the_person_model_offline
         assert not off.configured("person")
         assert (report.messages, report.llm_calls, report.llm_gaps) == (1, 0, 0)
     assert await gaps(memory.db) == [] and fake_llm.chat_requests == []
+
+
+@pytest.mark.parametrize("model", ["none set up", "not in use"])
+async def test_chunks_with_nothing_left_to_read_are_removed_without_a_model(
+    memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI, model: str
+) -> None:
+    """The chunks whose messages were all deleted were removed only by a run asking the model: without
+    one set up (or `use_llm` off) they stayed for ever and `qunyi doctor`'s count only grew."""
+    async with hiker(memory, clock, fake_llm) as (_, persons, g1, _hike):
+        await read_offline(persons, fake_llm)
+        await g1.say("u2", "上周去千岛湖钓鱼了", card="小明", minutes=30)
+        fake_llm.default = lambda _body: Fail(500)
+        await persons.consolidator.run(T0 + timedelta(minutes=30))
+    kept = [g.message_ids for g in await gaps(memory.db)]
+    assert len(kept) == 2
+    assert await memory.delete(MessageDeletion("test", "g1", "g1-m1"))
+    unset = build_gateway(LLMSettings(enabled=False), memory.db, clock)
+    try:
+        settings = replace(ON, enabled=False) if model == "not in use" else ON
+        relearning = PersonRelearnJob(
+            memory.db, persons.resolver, lambda: settings, None if model == "none set up" else unset
+        )
+        done = await relearning.run(T0 + timedelta(hours=1))
+    finally:
+        await unset.close()
+    assert done == RedoRun(), "the model was not asked"
+    assert [g.message_ids for g in await gaps(memory.db)] == kept[1:], "only the chunk still readable is left"
