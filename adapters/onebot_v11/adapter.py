@@ -57,6 +57,9 @@ log = logging.getLogger(__name__)
 _CACHE_SIZE = 4096
 _QUOTE_CHARS = 60
 _CLOSE_TIMEOUT = 2.0
+MIN_HEARTBEAT_MS = 1000
+"""A heartbeat interval reported under this is taken as this (real implementations beat every 5–30 s):
+`interval: 1` from a buggy or hostile one made the watchdog close a healthy connection within 3 ms."""
 
 
 @dataclass(eq=False)
@@ -280,7 +283,7 @@ class OneBotAdapter(Adapter):
     def _stale_limit(self, conn: _Connection) -> float:
         limit = self.config.stale_timeout
         if conn.heartbeat_ms:
-            limit = min(limit, 3 * conn.heartbeat_ms / 1000)
+            limit = min(limit, 3 * max(conn.heartbeat_ms, MIN_HEARTBEAT_MS) / 1000)
         return limit
 
     def _drop(self, conn: _Connection) -> None:

@@ -60,8 +60,8 @@ async def test_silent_connection_is_closed_after_missed_heartbeats(
 ) -> None:
     adapter, _, _ = reverse
     peer = await connect_peer()
-    await peer.send(fixture("heartbeat.json") | {"interval": 100})  # 3 missed beats = 0.3 s
-    for _ in range(150):
+    await peer.send(fixture("heartbeat.json") | {"interval": 1000})  # 3 missed beats = 3 s
+    for _ in range(300):
         if peer.ws.closed and not adapter.self_ids:
             break
         await asyncio.sleep(0.02)
@@ -69,14 +69,31 @@ async def test_silent_connection_is_closed_after_missed_heartbeats(
     assert adapter.self_ids == []
 
 
+async def test_a_heartbeat_interval_under_a_second_is_taken_as_one_second(
+    reverse: Reverse, connect_peer: ConnectPeer
+) -> None:
+    """`interval: 1` (a buggy or hostile implementation) was trusted: the watchdog's limit was 3 ms, so
+    a healthy connection was closed as stale between two frames."""
+    adapter, _, _ = reverse
+    peer = await connect_peer()
+    await peer.send(fixture("heartbeat.json") | {"interval": 1})
+    await asyncio.sleep(1)  # hundreds of the reported intervals; a third of the 3 s floor
+    assert adapter.self_ids == [SELF_ID] and not peer.ws.closed
+    for _ in range(300):  # the 3 s floor (3 missed beats of a second) still closes a silent one
+        if peer.ws.closed and not adapter.self_ids:
+            break
+        await asyncio.sleep(0.02)
+    assert peer.ws.closed and peer.ws.close_code == WSCloseCode.GOING_AWAY
+
+
 async def test_heartbeats_keep_the_connection_alive(reverse: Reverse, connect_peer: ConnectPeer) -> None:
     adapter, _, _ = reverse
     peer = await connect_peer()
-    # Beats every 0.08 s against a 0.6 s stale limit, for 0.96 s: well past the limit, with a wide
-    # margin for a slow machine.
-    for _ in range(12):
-        await peer.send(fixture("heartbeat.json") | {"interval": 200})
-        await asyncio.sleep(0.08)
+    # Beats every 0.5 s against the 3 s stale limit of a 1 s interval, for 4 s: past the limit, with a
+    # wide margin for a slow machine.
+    for _ in range(8):
+        await peer.send(fixture("heartbeat.json") | {"interval": 1000})
+        await asyncio.sleep(0.5)
     assert adapter.self_ids == [SELF_ID] and not peer.ws.closed
 
 
