@@ -102,6 +102,7 @@ class OneBotAdapter(Adapter):
         self._replies: _LRU = _LRU()  # _reply_key -> ReplyInfo, for reply targets seen or sent
         self._names: _LRU = _LRU()  # "_chat_key:user" -> display name, for @ segments without a name
         self._chat_owner: _LRU = _LRU()  # _chat_key -> self id that saw it, to answer through the same bot
+        self._temp_groups: _LRU = _LRU()  # private chat id -> group of its temporary session (temp_group)
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -390,6 +391,8 @@ class OneBotAdapter(Adapter):
         self._remember(message)
         if self_id is not None:
             self._chat_owner.remember(_chat_key(message.chat_kind, message.chat_id), self_id)
+        if event.message_type == "private" and not message.is_bot:
+            self._note_temp_session(message.chat_id, event.temp_group)
         if self._handler is not None:
             await self._handler(message)
 
@@ -405,6 +408,13 @@ class OneBotAdapter(Adapter):
         self._replies.pop(_reply_key(deletion.chat_kind, deletion.chat_id, deletion.message_id), None)
         if self._handler is not None:
             await self._handler(deletion)
+
+    def _note_temp_session(self, chat_id: str, group: str | None) -> None:
+        """Remember the group a temporary session with `chat_id` came through (None: a friend's chat)."""
+        if group is not None:
+            self._temp_groups.remember(chat_id, group)
+        else:
+            self._temp_groups.pop(chat_id, None)
 
     def _names_for(self, chat: str) -> dict[str, str]:
         prefix = f"{chat}:"
@@ -524,6 +534,9 @@ class OneBotAdapter(Adapter):
         else:
             peer = maybe_int(private_peer(chat_id))
             action, params = "send_private_msg", {"user_id": peer, "message": message}
+            group = self._temp_groups.get(chat_id)
+            if group is not None:  # go-cqhttp (send_private_msg group_id) opens the temporary session by it
+                params["group_id"] = maybe_int(group)
         data = await self._call(conn, action, params, self.config.action_timeout)
         message_id = data.get("message_id") if isinstance(data, Mapping) else None
         if message_id is None or isinstance(message_id, bool):

@@ -111,6 +111,7 @@ class MessageEvent:
     anonymous: Mapping[str, Any] | None = None
     self_sent: bool = False
     target_id: str | None = None
+    sub_type: str = ""
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MessageEvent:
@@ -165,6 +166,7 @@ class MessageEvent:
             anonymous=anonymous,
             self_sent=self_sent,
             target_id=target_id,
+            sub_type=str(data.get("sub_type") or ""),
         )
 
     @property
@@ -177,6 +179,15 @@ class MessageEvent:
         if self.target_id is not None and (self.self_sent or self.user_id == self.self_id):
             return private_chat_id(self.target_id)
         return private_chat_id(self.user_id)
+
+    @property
+    def temp_group(self) -> str | None:
+        """For a temporary session (群临时会话: a private message with `sub_type` "group" from a member
+        who is no friend), the group it came through: `sender.group_id` (go-cqhttp) or a top-level
+        `group_id`. Answers go through it (`send_private_msg` with `group_id`)."""
+        if self.message_type != "private" or self.sub_type != "group":
+            return None
+        return as_id(self.sender.get("group_id")) or self.group_id
 
     @property
     def chat_kind(self) -> ChatKind:

@@ -261,6 +261,38 @@ async def test_private_reply_uses_send_private_msg(reverse: Reverse, connect_pee
     assert bare.chat_id == "private-20002"
 
 
+async def test_a_temporary_session_is_answered_through_its_group(
+    reverse: Reverse, connect_peer: ConnectPeer
+) -> None:
+    """A private message from a group member who is no friend (群临时会话: `sub_type` "group", the group in
+    `sender.group_id` as go-cqhttp posts it) was answered with `send_private_msg` without the group:
+    the implementation cannot open the session. A friend's message later is a friend chat again."""
+    adapter, inbox, _ = reverse
+    peer = await connect_peer()
+    peer.responders["send_private_msg"] = lambda params: ok({"message_id": 9})
+    await peer.send(fixture("private_message_temp.json"))
+    incoming = await inbox.get()
+    assert incoming.chat_id == "private-20003" and incoming.to_bot
+    await adapter.send_text(incoming.chat_id, "八点", chat_kind=ChatKind.PRIVATE)
+    params = (await peer.next_action("send_private_msg"))["params"]
+    assert (params["user_id"], params["group_id"]) == (20003, 123456)
+    top_level = fixture("private_message_temp.json") | {
+        "message_id": 6102,
+        "user_id": 20004,
+        "group_id": 654321,
+    }
+    top_level["sender"] = {"user_id": 20004, "nickname": "小李"}  # the group at the top level instead
+    await peer.send(top_level)
+    await adapter.send_text((await inbox.get()).chat_id, "好", chat_kind=ChatKind.PRIVATE)
+    params = (await peer.next_action("send_private_msg"))["params"]
+    assert (params["user_id"], params["group_id"]) == (20004, 654321)
+    await peer.send(fixture("private_message.json") | {"user_id": 20003, "sender": {"user_id": 20003}})
+    await adapter.send_text((await inbox.get()).chat_id, "在", chat_kind=ChatKind.PRIVATE)
+    assert "group_id" not in (await peer.next_action("send_private_msg"))["params"], "a friend now"
+    await adapter.send_text("private-20002", "在", chat_kind=ChatKind.PRIVATE)
+    assert "group_id" not in (await peer.next_action("send_private_msg"))["params"]
+
+
 async def test_no_connection_means_not_connected(reverse: Reverse) -> None:
     adapter, _, _ = reverse
     with pytest.raises(NotConnected):
