@@ -1,8 +1,8 @@
 """DiscordChatExporter's JSON export (one channel or thread per file).
 
 The channel (or thread) id is the chat, as in the live adapter. `content` already shows mentions as
-`@name`; the `mentions` list gives their ids. System entries (joins, pins, thread creation, calls) are
-reported as skipped.
+`@name`; the `mentions` list gives their ids. A bot's answers to slash and context-menu commands are
+messages like the others; system entries (joins, pins, thread creation, calls) are reported as skipped.
 """
 
 from __future__ import annotations
@@ -24,7 +24,10 @@ from adapters.neutral import as_id, joined_text, mapping_at, reply_prefix
 from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
 
 PLATFORM = "discord"
-_MESSAGE_TYPES = ("Default", "Reply")
+# The exporter writes `type` as its MessageKind enum's name; that enum ends at Reply (19), so a bot's
+# answer to a slash command (Discord type 20, CHAT_INPUT_COMMAND) or to a context-menu command (23,
+# CONTEXT_MENU_COMMAND) is written as the bare number.
+_MESSAGE_TYPES = ("Default", "Reply", "20", "23")
 _IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp")
 
 

@@ -93,6 +93,21 @@ def test_discord_chat_exporter() -> None:
     assert "not ISO 8601" in issues[2].reason
 
 
+def test_discord_chat_exporter_keeps_bot_answers_to_slash_and_context_menu_commands() -> None:
+    """DiscordChatExporter writes `type` as its MessageKind enum's name, and that enum names no kind past
+    Reply (19): a slash-command answer (Discord type 20) is written "20" and a context-menu command's
+    answer (23) "23". Both were skipped as system messages, so the bot's own answers were lost."""
+    messages, issues = run("discord", "discord_export_commands.json", bot_id="800000000000000009")
+    assert [(m.message_id[-3:], m.is_bot) for m in messages] == [
+        ("201", False),
+        ("202", True),
+        ("203", False),
+    ]
+    assert messages[1].text == "上次说的是周六早上八点，在北门集合。"
+    assert messages[2].text == "Translated: Saturday 8am at the north gate."
+    assert [(i.kind, i.reason) for i in issues] == [(IssueKind.SKIPPED, "system message: ThreadCreated")]
+
+
 def test_qq_napcat_history_dump() -> None:
     messages, issues = run("qq", "qq_history.json")
     assert [m.message_id for m in messages] == ["-1904311119", "77", "78"]
