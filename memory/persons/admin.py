@@ -74,6 +74,18 @@ def check_forgettable(person_id: int, account: str, is_bot: bool) -> None:
         )
 
 
+def check_mergeable(survivor: Person, merged: Person) -> None:
+    """Raise PersonAdminError when one of the two is the bot's own account and the other a member's: the
+    merge would give the member the bot's side of every conversation (or the bot a member's words). Two
+    accounts of the bot itself (one per platform) may be merged."""
+    if survivor.is_bot != merged.is_bot:
+        bot = survivor if survivor.is_bot else merged
+        raise PersonAdminError(
+            f"#{bot.id} (account {bot.platform_user_id}) is the bot's own account and the other is a "
+            "member's: merging them would mix the bot's words with the member's; nothing was merged"
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class ForgetReport:
     person_id: int
@@ -202,6 +214,7 @@ class PersonAdmin:
             merged = await session.get(Person, merged_id)
             if survivor is None or merged is None:
                 raise PersonAdminError(f"no person {survivor_id if survivor is None else merged_id}")
+            check_mergeable(survivor, merged)
             await _fold_facts(session, survivor_id, merged_id)
             for table in (PersonFact, PersonTimelineEntry):
                 await session.execute(

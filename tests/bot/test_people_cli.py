@@ -75,9 +75,8 @@ def test_a_person_number_the_database_cannot_hold_is_no_member(tmp_path: Path, k
     assert says in result.output
 
 
-def test_forgetting_the_bot_s_own_account_is_refused(tmp_path: Path) -> None:
-    """The bot's own account (`[bot] self_id` in a replayed log) could be forgotten, erasing its side of
-    every conversation from memory."""
+def _replayed_with_the_bot(tmp_path: Path) -> list[str]:
+    """RECORDS and an answer of the bot's own account (`[bot] self_id` "bot" in a replayed log)."""
     log = tmp_path / "log.jsonl"
     bot_said = {
         "chat": "g1",
@@ -92,11 +91,37 @@ def test_forgetting_the_bot_s_own_account_is_refused(tmp_path: Path) -> None:
     data = ["--data-dir", str(tmp_path / "d")]
     replayed = CliRunner().invoke(cli, ["replay", str(log), "--no-progress", *data])
     assert replayed.exit_code == 0, replayed.output
+    return data
+
+
+def _bot_still_said_it(data: list[str]) -> None:
+    recent = CliRunner().invoke(cli, ["recall", "记下", "--chat", "replay:g1", "--json", *data])
+    assert "好呀，我记下了" in recent.output, "nothing was forgotten"
+
+
+def test_forgetting_the_bot_s_own_account_is_refused(tmp_path: Path) -> None:
+    """The bot's own account could be forgotten, erasing its side of every conversation from memory."""
+    data = _replayed_with_the_bot(tmp_path)
     forget = ["people", "forget", "bot", "--chat", "replay:g1", "--remove-messages", "--yes", *data]
     result = CliRunner().invoke(cli, forget)
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
     assert "(account bot) is the bot's own account" in result.output
-    recent = CliRunner().invoke(cli, ["recall", "记下", "--chat", "replay:g1", "--json", *data])
-    assert "好呀，我记下了" in recent.output, "nothing was forgotten"
+    _bot_still_said_it(data)
     member = CliRunner().invoke(cli, ["people", "forget", "u2", "--chat", "replay:g1", "--yes", *data])
     assert member.exit_code == 0 and "forgot #" in member.output
+
+
+@pytest.mark.parametrize("order", [("u1", "bot"), ("bot", "u1")])
+def test_the_bot_and_a_member_are_never_merged(tmp_path: Path, order: tuple[str, str]) -> None:
+    """Merging the bot's account with a member's gave one of them the other's words."""
+    data = _replayed_with_the_bot(tmp_path)
+    result = CliRunner().invoke(cli, ["people", "merge", *order, "--chat", "replay:g1", *data])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    assert "(account bot) is the bot's own account and the other is a member's" in result.output
+    assert "nothing was merged" in result.output
+    listed = CliRunner().invoke(cli, ["people", "list", "--chat", "replay:g1", "--json", *data])
+    assert listed.exit_code == 0, listed.output
+    assert len(json.loads(listed.output)) == 3, "both accounts are still there"
+    _bot_still_said_it(data)
+    members = CliRunner().invoke(cli, ["people", "merge", "u1", "u2", "--chat", "replay:g1", *data])
+    assert members.exit_code == 0 and "merged #" in members.output
