@@ -93,6 +93,8 @@ _UPSERT_PERSON_SQL = (
     "THEN excluded.nickname ELSE persons.nickname END, "
     "first_seen = min(persons.first_seen, excluded.first_seen), "
     "last_seen = max(persons.last_seen, excluded.last_seen), "
+    # an account first seen in an import or as another client's message is the bot's once it sends as it
+    "is_bot = persons.is_bot OR excluded.is_bot, "
     "message_count = persons.message_count + 1"
 )
 _MERGED_ACCOUNT_SQL = (

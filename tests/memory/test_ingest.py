@@ -97,3 +97,23 @@ async def test_an_id_taken_by_another_text_is_reported_as_a_clash(memory: Memory
     report = await memory.record_many([make_message(1, text="周六去爬山"), make_message(1, text="另一条")])
     assert (report.created, report.duplicates, [m.text for m in report.clashes]) == (0, 1, ["另一条"])
     assert await count(memory, Message) == 1
+
+
+@pytest.mark.parametrize("batched", [False, True])
+async def test_an_account_known_before_it_speaks_as_the_bot_becomes_the_bot(
+    memory: MemoryService, batched: bool
+) -> None:
+    """The bot's account first recorded as a member's (an imported log, another client of it) stayed a
+    member's after the bot spoke as it, so it could be forgotten or merged into a member."""
+    known = [make_message(1, sender="qunyi"), make_message(2, sender="u2")]
+    spoke = [make_message(3, sender="qunyi", is_bot=True), make_message(4, sender="u2")]
+    for messages in (known, spoke):
+        if batched:
+            await memory.record_many(messages)
+        else:
+            for message in messages:
+                await memory.record(message)
+    async with memory.db.read() as session:
+        rows = (await session.execute(select(Person.platform_user_id, Person.is_bot))).all()
+    flags = {user: is_bot for user, is_bot in rows}
+    assert flags == {"qunyi": True, "u2": False}
