@@ -115,12 +115,23 @@ def _conversation(item: dict[str, Any], position: int) -> Conversation:
             body = str(turn.get("text", ""))
             if turn.get("blip_caption"):
                 body = f"{body} [image: {turn['blip_caption']}]".strip()
-            out.turns.append(Turn(turn["dia_id"], turn["speaker"], body, when))
+            made = Turn(_turn_id(turn["dia_id"]), turn["speaker"], body, when)
+            to_message(out.sample_id, made)  # refuses what could not be recorded (InvalidMessage)
+            out.turns.append(made)
     turns = {t.dia_id for t in out.turns}
     for qa in item.get("qa", []):
         evidence = tuple(d for d in evidence_ids(qa.get("evidence", [])) if d in turns)
         out.questions.append(Question(str(qa["question"]), int(qa["category"]), evidence))
     return out
+
+
+def _turn_id(raw: object) -> str:
+    """A turn's dia_id read as evidence ids are ('D01:03' is 'D1:3'); anything else is a DataError
+    (scoring reads the session from it)."""
+    found = evidence_ids([raw]) if isinstance(raw, str) else ()
+    if len(found) != 1:
+        raise DataError(f"turn id {raw!r} is not of the form 'D<session>:<turn>'")
+    return found[0]
 
 
 def session_of(dia_id: str) -> int:
@@ -235,7 +246,8 @@ async def evaluate(
         with tempfile.TemporaryDirectory(prefix="qunyi-locomo-") as tmp:
             db = await Database.open(Path(tmp))
             try:
-                now = max(t.time for t in conv.turns) + timedelta(days=1)
+                # A conversation without turns has no question with evidence: nothing is asked.
+                now = max((t.time for t in conv.turns), default=datetime.now(UTC)) + timedelta(days=1)
                 memory = MemoryService(db, ManualClock(now))
                 glossary = JargonGlossary(JargonExplainer(db))  # as in the app; LoCoMo has no slang
                 attach_recall(memory, settings, embedder, glossary=glossary)

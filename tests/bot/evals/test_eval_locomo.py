@@ -6,7 +6,13 @@ import pytest
 from click.testing import CliRunner
 
 from bot.cli.main import cli
-from bot.evals.locomo import evidence_ids, load_conversations, parse_session_time, score_ranking
+from bot.evals.locomo import (
+    DataError,
+    evidence_ids,
+    load_conversations,
+    parse_session_time,
+    score_ranking,
+)
 
 DEV = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "locomo" / "locomo_dev.json"
 
@@ -217,3 +223,49 @@ def test_the_ranking_reaches_ten_sessions_past_a_hundred_messages(tmp_path: Path
     qa = [{"question": "What was pottery about?", "evidence": ["D1:1"], "category": 3}]
     report = _report(_write(tmp_path, conversation, qa))
     assert report["session_frac@10"] == 1.0, "six sessions in all: each is among the first ten"
+
+
+def _session(turns: list[dict[str, object]], date: str = "1:56 pm on 8 May, 2023") -> dict[str, object]:
+    return {"speaker_a": "Ana", "speaker_b": "Ben", "session_1_date_time": date, "session_1": turns}
+
+
+@pytest.mark.parametrize(
+    ("turns", "date", "said"),
+    [
+        ([{"speaker": "Ana", "dia_id": "x", "text": "I went hiking"}], "1:56 pm on 8 May, 2023", "'x'"),
+        ([{"speaker": "Ana", "dia_id": 3, "text": "I went hiking"}], "1:56 pm on 8 May, 2023", "3"),
+        ([{"speaker": "", "dia_id": "D1:1", "text": "I went hiking"}], "1:56 pm on 8 May, 2023", "sender"),
+        ([{"speaker": "Ana", "dia_id": "D1:1", "text": "I went hiking"}], "1:56 pm on 8 May, 0001", "range"),
+    ],
+)
+def test_a_turn_that_cannot_be_a_message_is_a_clear_error(
+    tmp_path: Path, turns: list[dict[str, object]], date: str, said: str
+) -> None:
+    """Found by the third QA pass: a dia_id that is no 'D<session>:<turn>' crashed the scoring with an
+    AttributeError, and a turn id that is not a string or a date before 1970 crashed the recording with
+    InvalidMessage, each with a traceback, after the earlier conversations had been evaluated."""
+    qa = [{"question": "Where did Ana go hiking?", "evidence": ["D1:1"], "category": 4}]
+    path = _write(tmp_path, _session(turns, date), qa)
+    with pytest.raises(DataError, match=said):
+        load_conversations(path)
+    result = CliRunner().invoke(cli, ["eval", "locomo", "--data", str(path), "--embedder", "none"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "hand.json" in result.output and said in result.output
+
+
+def test_turn_ids_are_read_as_leniently_as_evidence_ids(tmp_path: Path) -> None:
+    turns = [
+        {"speaker": "Ana", "dia_id": "D01:01", "text": "I went hiking on Mount Tai."},
+        {"speaker": "Ben", "dia_id": "D1: 2", "text": "Was the weather good?"},
+    ]
+    qa = [{"question": "Where did Ana go hiking?", "evidence": ["D1:1"], "category": 4}]
+    (conv,) = load_conversations(_write(tmp_path, _session(turns), qa))
+    assert [t.dia_id for t in conv.turns] == ["D1:1", "D1:2"]
+    assert conv.questions[0].evidence == ("D1:1",)
+
+
+def test_a_conversation_without_turns_scores_nothing(tmp_path: Path) -> None:
+    """Found by the third QA pass: a conversation with no turns crashed on `max()` of no times."""
+    qa = [{"question": "Where did Ana go hiking?", "evidence": ["D1:1"], "category": 4}]
+    report = _report(_write(tmp_path, _session([]), qa))
+    assert report["n_questions"] == 0 and report["per_conversation"]["hand"]["n_questions"] == 0
