@@ -15,6 +15,9 @@ from memory.service import MemoryService
 from memory.text import truncate
 
 MAX_ITEM_CHARS = 200
+# How much of a member's question, name or term an answer repeats: a pasted paragraph repeated whole
+# would fill `[reply] max_chars` and push out what was recalled.
+MAX_ECHO_CHARS = 40
 
 
 @dataclass(slots=True)
@@ -82,7 +85,8 @@ async def recall(
         }
         for hit in hits
     ]
-    lines = [f"关于「{query}」我记得:" if results else f"关于「{query}」我什么也没记住。"]
+    asked = truncate(query, MAX_ECHO_CHARS)
+    lines = [f"关于「{asked}」我记得:" if results else f"关于「{asked}」我什么也没记住。"]
     zone = memory.recaller.settings.timezone  # the chat text shows times where members count days
     for hit, item in zip(hits, results, strict=True):
         when = f"{in_zone(hit.time, zone):%Y-%m-%d %H:%M}"
@@ -122,9 +126,9 @@ async def who(memory: MemoryService, chat_id: int, name: str) -> Answer:
         ],
     }
     if not found.records:
-        return Answer(data, [f"我不认识「{name}」。"])
+        return Answer(data, [f"我不认识「{truncate(name, MAX_ECHO_CHARS)}」。"])
     if found.ambiguous:
-        lines = [f"「{name}」可能是好几个人，说具体一点？"]
+        lines = [f"「{truncate(name, MAX_ECHO_CHARS)}」可能是好几个人，说具体一点？"]
         lines += [f"- {r.name}（{'、'.join(list(r.view.aliases)[:3])}）" for r in found.records]
         return Answer(data, lines)
     record = found.records[0]
@@ -147,7 +151,7 @@ async def what(memory: MemoryService, chat_id: int, term: str) -> Answer:
     quoted = [(speaker, e.message.text) for speaker, e in said]
     data: dict[str, Any] = {"term": term, "chat_id": chat_id, "found": False, "meaning": None}
     if entry is None or not shown:
-        return Answer(data, [f"我还不知道「{term}」是什么意思。"])
+        return Answer(data, [f"我还不知道「{truncate(term, MAX_ECHO_CHARS)}」是什么意思。"])
     data.update(
         found=True,
         meaning=entry.meaning or None,

@@ -122,3 +122,28 @@ async def test_commands_are_not_answered_where_the_bot_never_answers(
     finally:
         await app.close()
     assert sent == [] and all(o.recorded and o.reply is None and o.reason == reason for o in outcomes)
+
+
+async def test_a_long_command_argument_leaves_room_for_the_answer(tmp_path: Path) -> None:
+    """Found by the third QA pass: `/recall` echoed the whole question ahead of what it recalled, and
+    `/who`, `/what` the whole name or term, so a pasted paragraph filled the answer's
+    `[reply] max_chars` and the recalled messages were cut off; the echo is now bounded."""
+    app = await build_app(ConfigStore(Settings(), None), tmp_path / "data", ManualClock(T0))
+    sent: list[str] = []
+
+    async def send(_chat: str, text: str, **_kwargs: Any) -> ChatMessage:
+        sent.append(text)
+        return make_message(100 + len(sent), sender="bot", text=text, is_bot=True)
+
+    pasted = "西湖 " + "爬山" * 1500
+    try:
+        await app.pipeline.handle(make_message(1, text="周六去西湖边爬山"), send)
+        recalled = await app.pipeline.handle(make_message(2, text=f"/recall {pasted}"), send)
+        who = await app.pipeline.handle(make_message(3, text=f"/who {pasted}"), send)
+        what = await app.pipeline.handle(make_message(4, text=f"/what {pasted}"), send)
+    finally:
+        await app.close()
+    assert recalled.reply is not None and "周六去西湖边爬山" in recalled.reply
+    assert recalled.reply.startswith("关于「西湖 爬山") and len(recalled.reply) < 200
+    for answer in (who, what):
+        assert answer.reply is not None and len(answer.reply) < 100 and answer.reply.endswith("。")
