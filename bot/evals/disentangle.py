@@ -104,6 +104,8 @@ def parse_links(annotation_lines: Iterable[str]) -> list[tuple[int, int]]:
             continue
         try:
             a, b = int(parts[0]), int(parts[1])
+            if a < 0 or b < 0:  # a line number; Python would count a negative one from the end
+                raise ValueError(line)
         except (IndexError, ValueError):
             raise DataError(f"annotation line {number} is not 'i j -': {line.strip()!r}") from None
         links.append((max(a, b), min(a, b)))
@@ -140,6 +142,15 @@ def components(edges: Iterable[tuple[_Node, _Node]]) -> dict[_Node, _Node]:
     return {node: find(node) for node in list(parent)}
 
 
+def _day(stem: str) -> date:
+    """The day a file's name starts with ("2004-11-15_03"); 2000-01-01 for a name that names none."""
+    found = _STEM_DATE.match(stem)
+    try:
+        return date(int(found[1]), int(found[2]), int(found[3])) if found else date(2000, 1, 1)
+    except ValueError:  # shaped like a date but none ("2004-13-45")
+        return date(2000, 1, 1)
+
+
 def load_chats(data_dir: Path) -> list[IrcChat]:
     """Every ``*.raw.txt`` with its ``*.annotation.txt`` in ``data_dir``, sorted by name."""
     if not data_dir.is_dir():
@@ -153,11 +164,18 @@ def load_chats(data_dir: Path) -> list[IrcChat]:
         annotation = raw.with_name(f"{stem}.annotation.txt")
         if not annotation.is_file():
             raise DataError(f"missing annotation file for {raw.name}: {annotation.name}")
-        found = _STEM_DATE.match(stem)
-        day = date(int(found[1]), int(found[2]), int(found[3])) if found else date(2000, 1, 1)
-        lines = raw.read_text(encoding="utf-8", errors="replace").splitlines()
-        messages = parse_raw(lines, day)
-        links = parse_links(annotation.read_text(encoding="utf-8").splitlines())
+        try:
+            lines = raw.read_text(encoding="utf-8", errors="replace").splitlines()
+            annotated = annotation.read_text(encoding="utf-8").splitlines()
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{annotation.name} is not UTF-8 text: {exc}") from None
+        except OSError as exc:
+            raise DataError(f"cannot read {exc.filename}: {exc.strerror}") from None
+        messages = parse_raw(lines, _day(stem))
+        try:
+            links = parse_links(annotated)
+        except DataError as exc:
+            raise DataError(f"{annotation.name}: {exc}") from None
         if any(later >= len(messages) for later, _ in links):
             raise DataError(f"{annotation.name} links a line past the end of {raw.name}")
         cutoff = first_scored(links)

@@ -52,6 +52,35 @@ def test_bad_data_dir_is_a_clear_usage_error(tmp_path: Path, make: str) -> None:
     assert "data" in result.output.lower()
 
 
+@pytest.mark.parametrize(
+    ("stem", "annotation", "said"),
+    [
+        ("chat", b"-1 0 -\n", "annotation line 1"),
+        ("chat", b"1 0 -\xff\n", "not UTF-8"),
+    ],
+)
+def test_a_bad_annotation_is_a_clear_usage_error(
+    tmp_path: Path, stem: str, annotation: bytes, said: str
+) -> None:
+    """Found by the third QA pass: an annotation file with a byte that is not UTF-8 ended in a
+    traceback, and a negative line number was taken (Python counts it from the end)."""
+    (tmp_path / f"{stem}.raw.txt").write_text("[03:00] <a> hi\n[03:01] <b> yo\n", encoding="utf-8")
+    (tmp_path / f"{stem}.annotation.txt").write_bytes(annotation)
+    result = CliRunner().invoke(cli, ["eval", "disentangle", "--data", str(tmp_path), "--json"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert said in result.output and f"{stem}.annotation.txt" in result.output
+
+
+def test_a_file_named_for_no_real_day_is_read(tmp_path: Path) -> None:
+    """Found by the third QA pass: a file name starting like a date that is none (2004-13-45) crashed
+    with a ValueError; its messages now get the day a name that is no date gets."""
+    (tmp_path / "2004-13-45_03.raw.txt").write_text("[03:00] <a> hi\n[03:01] <b> a: yo\n", "utf-8")
+    (tmp_path / "2004-13-45_03.annotation.txt").write_text("0 0 -\n1 0 -\n", "utf-8")
+    result = CliRunner().invoke(cli, ["eval", "disentangle", "--data", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    assert set(json.loads(result.output)["per_file"]) == {"2004-13-45_03"}
+
+
 @pytest.mark.skipif(not DEV.is_dir(), reason="../shared/data/irc_disentanglement/dev is absent")
 def test_real_dev_data_subset(tmp_path: Path) -> None:
     # Two real files keep this test to a few seconds; the full run is `qunyi eval disentangle`.
