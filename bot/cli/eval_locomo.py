@@ -14,6 +14,7 @@ from bot.cli.options import open_config
 from bot.evals.locomo import DataError, evaluate, load_conversations
 from memory.embeddings import make_embedder
 from memory.embeddings.factory import EmbedderKind
+from memory.embeddings.local import EmbedderUnavailable
 
 
 @click.command("locomo")
@@ -68,7 +69,10 @@ def command(
     except (DataError, ValueError) as exc:
         raise click.UsageError(str(exc)) from None
     progress = None if as_json else (lambda line: click.echo(f"  {line}", err=True))
-    report = asyncio.run(evaluate(conversations, recall_settings(settings), chosen, baseline, progress))
+    try:
+        report = asyncio.run(evaluate(conversations, recall_settings(settings), chosen, baseline, progress))
+    except EmbedderUnavailable as exc:  # down, refusing, or a model that is not there
+        raise click.ClickException(f"the embedder failed, nothing was scored: {exc}") from None
     if as_json:
         click.echo(json.dumps(report, indent=1))
         return

@@ -1,4 +1,5 @@
 import json
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -269,3 +270,17 @@ def test_a_conversation_without_turns_scores_nothing(tmp_path: Path) -> None:
     qa = [{"question": "Where did Ana go hiking?", "evidence": ["D1:1"], "category": 4}]
     report = _report(_write(tmp_path, _session([]), qa))
     assert report["n_questions"] == 0 and report["per_conversation"]["hand"]["n_questions"] == 0
+
+
+def test_an_embedder_that_fails_is_a_clear_error(tmp_path: Path) -> None:
+    """Found by the third QA pass: `--embedder openai` pointed at an endpoint that refuses connections
+    ended in an EmbedderUnavailable traceback."""
+    with socket.socket() as closed:  # a loopback port nothing listens on once this is closed
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(TINY), encoding="utf-8")
+    args = ["eval", "locomo", "--data", str(path), "--embedder", "openai", "--model", "m"]
+    result = CliRunner().invoke(cli, [*args, "--base-url", f"http://127.0.0.1:{port}/v1"])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert f"127.0.0.1:{port}/v1/embeddings unreachable" in result.output
