@@ -540,3 +540,29 @@ async def test_an_endpoint_that_changes_its_vector_size_is_refused_not_followed(
     assert embedder.dimension == 3
     fake_openai["answer"] = None
     assert len((await embedder.embed(["abc"]))[0]) == 3
+
+
+async def test_vectors_of_values_past_float32s_range_keep_their_direction(
+    db: Database, fake_openai: dict[str, object]
+) -> None:
+    """Found by the third QA pass: a vector is stored as float32, and values past its range (1e39) or
+    whose squares are (1e20) made the normalised vector NaN or zeros: a NaN vector was kept as
+    embedded for good and matched every question in no order. Such a vector keeps its direction."""
+    memory = MemoryService(db)
+    await memory.record(make_message(1, text="周六去爬山"))
+    await memory.record(make_message(2, text="晚上吃什么", time=T0 + timedelta(hours=3)))
+    fake_openai["answer"] = (
+        '{"data": [{"index": 0, "embedding": [1e39, 0.0, 1e37]}, {"index": 1, "embedding": [1e20, 1e20, 0]}]}'
+    )
+    endpoint = OpenAIEmbedder(str(fake_openai["base_url"]), "m")
+    assert (await backfill(db, endpoint, now=(T0 + timedelta(days=1)).timestamp())).messages == 2
+    async with db.read() as session:
+        stored = (await session.scalars(select(EmbeddingVector).order_by(EmbeddingVector.ref_id))).all()
+        vectors = [from_blob(row.vector, row.dimension) for row in stored]
+        found = await VectorIndex().search(session, [1], "m", [1e30, 1e30, 0.0], 2)
+    assert np.allclose(vectors[0], [0.99995, 0.0, 0.0099995], atol=1e-5)
+    assert np.allclose(vectors[1], [math.sqrt(0.5), math.sqrt(0.5), 0.0])
+    assert [key for key, _ in found] == [("message", stored[1].ref_id), ("message", stored[0].ref_id)]
+    assert all(math.isfinite(score) for _, score in found)
+    tiny = normalized([[3e-30, 4e-30], [0.0, 0.0]])
+    assert np.allclose(tiny, [[0.6, 0.8], [0.0, 0.0]]), "tiny values too; a zero vector stays zero"
