@@ -83,7 +83,10 @@ class OpenAIEmbedder:
         except ValueError as exc:  # the body is not JSON
             raise EmbedderUnavailable(f"{self.url} sent an answer that is not JSON: {exc}") from exc
         try:
-            items = sorted(data["data"], key=lambda item: item.get("index", 0))
+            positions = [item.get("index", n) for n, item in enumerate(data["data"])]
+            if sorted(positions) != list(range(len(positions))):  # else a text gets another's vector
+                raise EmbedderUnavailable(f"{self.url} sent vectors for index {positions}, not one each")
+            items = [item for _, item in sorted(zip(positions, data["data"], strict=True))]
             vectors = [[float(x) for x in item["embedding"]] for item in items]
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise EmbedderUnavailable(f"{self.url} sent an unexpected answer: {exc!r}") from exc

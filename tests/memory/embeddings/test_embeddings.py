@@ -566,3 +566,25 @@ async def test_vectors_of_values_past_float32s_range_keep_their_direction(
     assert all(math.isfinite(score) for _, score in found)
     tiny = normalized([[3e-30, 4e-30], [0.0, 0.0]])
     assert np.allclose(tiny, [[0.6, 0.8], [0.0, 0.0]]), "tiny values too; a zero vector stays zero"
+
+
+async def test_vectors_whose_indexes_do_not_name_each_input_once_are_refused(
+    fake_openai: dict[str, object],
+) -> None:
+    """Found by the third QA pass: two vectors both answered for input 0 (or for inputs 0 and 5) were
+    taken as the vectors of inputs 0 and 1, in whatever order they came: a message could be stored
+    with another one's vector."""
+    embedder = OpenAIEmbedder(str(fake_openai["base_url"]), "m")
+    for indexes in [(0, 0), (0, 5), (1, 1)]:
+        fake_openai["answer"] = (
+            f'{{"data": [{{"index": {indexes[0]}, "embedding": [1.0, 0.0]}}, '
+            f'{{"index": {indexes[1]}, "embedding": [0.0, 1.0]}}]}}'
+        )
+        with pytest.raises(EmbedderUnavailable, match="index"):
+            await embedder.embed(["a", "b"])
+    fake_openai["answer"] = '{"data": [{"embedding": [1.0, 0.0]}, {"embedding": [0.0, 1.0]}]}'
+    assert await embedder.embed(["a", "b"]) == [[1.0, 0.0], [0.0, 1.0]], "no indexes: in the order sent"
+    fake_openai["answer"] = (
+        '{"data": [{"index": 1, "embedding": [0.0, 1.0]}, {"index": 0, "embedding": [1.0, 0.0]}]}'
+    )
+    assert await embedder.embed(["a", "b"]) == [[1.0, 0.0], [0.0, 1.0]], "put back in input order"
