@@ -230,15 +230,26 @@ def _absolute_month(now: datetime, month: int, year: int | None) -> Window | Non
     return start, end, timedelta(days=7)
 
 
-def _absolute_day(now: datetime, month: int, day: int, year: int | None) -> Window | None:
+# Leap years are at most 8 apart (1896 → 1904): how far back a 29 February without a year is looked for.
+_LEAP_GAP_YEARS = 8
+
+
+def _absolute_day(
+    now: datetime, month: int, day: int, year: int | None, latest: bool = True
+) -> Window | None:
+    """A named day of a month: of the given year, else (with `latest`) of the latest year not after
+    `now` that has it (a 29 February named without a year is the latest one)."""
     month_window = _absolute_month(now, month, year)
     if month_window is None:
         return None
-    try:
-        start = month_window[0].replace(day=day)
-    except ValueError:
-        return None
-    return start, start + DAY, timedelta(days=2)
+    month_start = month_window[0]
+    for back in range(_LEAP_GAP_YEARS + 1 if year is None and latest else 1):
+        try:
+            start = month_start.replace(year=month_start.year - back, day=day)
+        except ValueError:
+            continue
+        return start, start + DAY, timedelta(days=2)
+    return None
 
 
 def _absolute_year(now: datetime, year: int) -> Window | None:
@@ -268,10 +279,15 @@ _CN_MONTH_DAY = r"(\d{1,2}|[一二三四五六七八九十]{1,3})月(?:份)?(?:(
 _YEARS_BACK = {"今年": 0, "去年": 1, "前年": 2}
 
 
-def _month_day(now: datetime, month: str, day: str | None, year: int | None) -> Window | None:
-    """A Chinese "M月" or "M月D日" of `year` (None: the latest such month not after `now`)."""
+def _month_day(
+    now: datetime, month: str, day: str | None, year: int | None, latest: bool = True
+) -> Window | None:
+    """A Chinese "M月" or "M月D日" of `year` (None: the latest such month not after `now`, and with
+    `latest` the latest year that has the day)."""
     number = parse_cn_number(month) or 0
-    return _absolute_day(now, number, int(day), year) if day else _absolute_month(now, number, year)
+    if day:
+        return _absolute_day(now, number, int(day), year, latest)
+    return _absolute_month(now, number, year)
 
 
 _RULES: list[Rule] = [
@@ -325,7 +341,10 @@ _RULES: list[Rule] = [
     ),
     (
         re.compile(r"(?<![\d个])" + _CN_MONTH_DAY),
-        lambda m, now: _month_day(now, m.group(1), m.group(2), None),
+        # After a year ("2025年2月29日") the day is that year's or none, not the latest leap day.
+        lambda m, now: _month_day(
+            now, m.group(1), m.group(2), None, not m.string.endswith("年", 0, m.start())
+        ),
     ),
     (
         re.compile(r"(\d{4}|[〇零一二三四五六七八九]{4})年(?!前|以前)"),

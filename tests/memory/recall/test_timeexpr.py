@@ -140,3 +140,17 @@ def test_days_are_counted_in_the_configured_zone() -> None:
     assert window("上周三", monday_morning_in_beijing)[1] == "2026-11-11", "in UTC it is still Sunday"
     with pytest.raises(ValueError, match="unknown time zone"):
         in_zone(monday_morning_in_beijing, "Mars/Base")
+
+
+@pytest.mark.parametrize("text", ["2月29日", "2月29号", "Feb 29", "29 February", "February 29th"])
+def test_a_leap_day_without_a_year_is_the_latest_one(text: str) -> None:
+    """Found by the third QA pass: asked in a year without 29 February, "2月29日" gave no time at all
+    (the latest February had no such day), and its digits were searched as words instead."""
+    assert window(text)[1:] == ("2024-02-29", "2024-03-01")
+    assert window(text, datetime(2028, 3, 1, tzinfo=UTC))[1:] == ("2028-02-29", "2028-03-01")
+
+
+def test_a_day_no_month_has_is_still_no_day() -> None:
+    for text in ("2月30日", "4月31日"):
+        assert parse_time_hints(text, NOW) == [], text
+    assert window("2025年2月29日") == ("2025年", "2025-01-01", "2026-01-01"), "a year without that day"
