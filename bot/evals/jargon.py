@@ -66,19 +66,26 @@ def load_terms(path: Path) -> dict[str, list[str]]:
     data = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected an object of terms")
-    return {
-        str(term): [str(s) for s in (entry or {}).get("example", []) if str(s).strip()]
-        for term, entry in data.items()
-    }
+    terms: dict[str, list[str]] = {}
+    for term, entry in data.items():
+        examples = (entry or {}).get("example", [])
+        if isinstance(examples, str):  # one sentence, not a list of characters
+            examples = [examples]
+        terms[str(term)] = [str(s) for s in examples if str(s).strip()]
+    return terms
 
 
 def load_filler(path: Path) -> list[list[str]]:
     """LCCC dialogues (every split) with each utterance's space-separated characters joined."""
     data = json.loads(path.read_text(encoding="utf-8"))
-    splits = data.values() if isinstance(data, dict) else [data]
+    splits = data.items() if isinstance(data, dict) else [(0, data)]
     dialogues: list[list[str]] = []
-    for split in splits:
-        for dialogue in split:
+    for name, split in splits:
+        if not isinstance(split, list):
+            raise ValueError(f"{path}: split {name!r} is not a list of dialogues")
+        for number, dialogue in enumerate(split, 1):
+            if not isinstance(dialogue, list):  # a string would be read a character a turn
+                raise ValueError(f"{path}: dialogue {number} of split {name!r} is not a list of turns")
             turns = ["".join(str(turn).split()) for turn in dialogue]
             turns = [t for t in turns if t]
             if turns:

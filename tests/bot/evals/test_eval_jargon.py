@@ -13,6 +13,7 @@ from bot.evals.jargon import (
     build_stream,
     gold_key,
     load_filler,
+    load_terms,
     replay,
     score,
 )
@@ -47,6 +48,34 @@ def test_cli_rejects_bad_terms_file(tmp_path: Path) -> None:
     )
     assert result.exit_code != 0
     assert "cannot read the evaluation data" in result.output
+
+
+def test_one_example_sentence_is_one_example(tmp_path: Path) -> None:
+    """Found by the third QA pass: `"example": "a sentence"` (one sentence, not a list) made every
+    character of it an example of the term."""
+    terms = tmp_path / "terms.json"
+    terms.write_text(json.dumps({"yyds": {"example": "这个真的yyds"}}, ensure_ascii=False), "utf-8")
+    assert load_terms(terms) == {"yyds": ["这个真的yyds"]}
+
+
+@pytest.mark.parametrize(
+    ("filler", "said"),
+    [
+        ({"train": ["你好 啊", "吃了 吗"]}, "dialogue 1 of split 'train'"),
+        ({"train": {"a": ["你好"]}}, "split 'train'"),
+        ([["你好"], 5], "dialogue 2 of split 0"),
+    ],
+)
+def test_filler_not_made_of_dialogues_is_refused(tmp_path: Path, filler: object, said: str) -> None:
+    """Found by the third QA pass: a split of strings (or a dict) was read character by character
+    (each character one turn), and an error said only "'int' object is not iterable"."""
+    path = tmp_path / "filler.json"
+    path.write_text(json.dumps(filler, ensure_ascii=False), "utf-8")
+    result = CliRunner().invoke(
+        cli, ["eval", "jargon", "--terms", str(FIXTURES / "terms.json"), "--filler", str(path)]
+    )
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "filler.json" in result.output and said in result.output
 
 
 def test_stream_keeps_every_example_and_dialogue_order() -> None:
