@@ -421,17 +421,23 @@ _RULES: list[Rule] = [
 
 def in_zone(now: datetime, zone: str | None) -> datetime:
     """`now` in the time zone a chat counts its days in: None keeps its own offset, "local" is the
-    machine's zone, anything else an IANA name ("Asia/Shanghai"); raises ValueError for an unknown one."""
+    machine's zone, anything else an IANA name ("Asia/Shanghai"); raises ValueError for an unknown one.
+    A time whose date in that zone would fall off the calendar (before year 1, after 9999) keeps its
+    own offset."""
     if zone is None:
         return now
-    if zone == LOCAL_ZONE:
-        return now.astimezone()
+    target: ZoneInfo | None = None  # astimezone() without one: the machine's zone
+    if zone != LOCAL_ZONE:
+        try:
+            target = ZoneInfo(zone)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(
+                f"unknown time zone {zone!r}: use 'local' or a name such as 'Asia/Shanghai'"
+            ) from exc
     try:
-        return now.astimezone(ZoneInfo(zone))
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ValueError(
-            f"unknown time zone {zone!r}: use 'local' or a name such as 'Asia/Shanghai'"
-        ) from exc
+        return now.astimezone(target)
+    except OverflowError:
+        return now
 
 
 def parse_time_hints(text: str, now: datetime) -> list[TimeHint]:

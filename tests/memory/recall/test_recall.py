@@ -435,3 +435,17 @@ async def test_a_time_word_inside_a_quote_is_no_time(recall_memory: MemoryServic
     hits = await recall_memory.recall(RecallQuery("谁说过“昨天的我”", (1,), now))
     assert hits[0].text == said
     assert not any("time" in hit.signals or "time_window" in hit.found_by for hit in hits)
+
+
+async def test_a_question_at_the_ends_of_the_calendar_is_answered(recall_memory: MemoryService) -> None:
+    """Found by the third QA pass: with `[bot] timezone` set, a question time whose date in that zone
+    lies before year 1 or after 9999 made every recall raise OverflowError; days are then counted at
+    the question time's own offset."""
+    await recall_memory.record(make_message(1, text="周六晚上八点打本"))
+    recall_memory.recaller.settings = RecallSettings(timezone="Asia/Shanghai")
+    for now in (datetime(9999, 12, 31, 23, 59, tzinfo=UTC), datetime(1, 1, 1, tzinfo=UTC)):
+        assert await ask(recall_memory, 1, "昨天打本", now) == ["周六晚上八点打本"]
+    recall_memory.recaller.settings = RecallSettings(timezone="Etc/GMT+12")
+    assert await ask(recall_memory, 1, "打本 last year", datetime(1, 1, 1, 0, 1, tzinfo=UTC)) == [
+        "周六晚上八点打本"
+    ]
