@@ -15,6 +15,7 @@ import asyncio
 import codecs
 import io
 import os
+import re
 import sys
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
@@ -30,11 +31,29 @@ if TYPE_CHECKING:
 
 CHUNK_BYTES = 65536
 
+# A JSON escape of a lone surrogate (`"\ud800"`) makes the library's parser refuse the whole line, so a
+# request holding one got no answer at all; it is read as U+FFFD, as a bad byte is. Escaped backslashes
+# and surrogate pairs are matched first so that they are left as they are.
+_ESCAPES = re.compile(
+    r"\\\\"  # an escaped backslash
+    r"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"  # a surrogate pair
+    r"|(?P<lone>\\u[dD][89a-fA-F][0-9a-fA-F]{2})"
+)
+_REPLACEMENT = "\\ufffd"
+
+
+def without_lone_surrogates(line: str) -> str:
+    """`line` with every JSON escape of a lone surrogate written as one of U+FFFD."""
+    if "\\u" not in line:
+        return line
+    return _ESCAPES.sub(lambda m: _REPLACEMENT if m["lone"] else m[0], line)
+
 
 class FdLines:
     """The text lines of file descriptor `fd`, waited for on the event loop: a wait for the next line
     is cancelled at once. Decoded as the library decodes stdin, so a line ends with "\\n" (a "\\r\\n"
-    or lone "\\r" becoming one) and the last one may not.
+    or lone "\\r" becoming one) and the last one may not; an escaped lone surrogate is read as U+FFFD
+    (`without_lone_surrogates`).
 
     The fd is left blocking (its flags are shared with whoever else holds it, a terminal's with the
     shell and with stdout) and read only once the loop says it is readable."""
@@ -58,11 +77,11 @@ class FdLines:
                 if not self._rest:
                     raise StopAsyncIteration
                 line, self._rest = self._rest, ""
-                return line
+                return without_lone_surrogates(line)
             chunk = await self._read()
             self._ended = not chunk
             *complete, self._rest = (self._rest + self._decoder.decode(chunk, final=self._ended)).split("\n")
-            self._lines.extend(line + "\n" for line in complete)
+            self._lines.extend(without_lone_surrogates(line) + "\n" for line in complete)
         return self._lines.popleft()
 
     async def _read(self) -> bytes:

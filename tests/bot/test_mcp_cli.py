@@ -246,3 +246,26 @@ async def test_qunyi_mcp_reads_its_requests_from_a_file_on_stdin(tmp_path: Path)
     assert process.returncode == 0, err.decode()
     [answer] = [json.loads(line) for line in out.splitlines()]
     assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == "qunyi", answer
+
+
+async def test_a_request_escaping_a_lone_surrogate_is_answered(tmp_path: Path) -> None:
+    """The library refused the whole line, so the client waited for an answer until it timed out."""
+    data = await asyncio.to_thread(replayed, tmp_path)
+    process = await start_mcp(data)
+    assert process.stdin is not None and process.stderr is not None
+    try:
+        # json.dumps escapes the lone surrogate as \\ud800, as a client's JSON encoder does
+        request = json.dumps(recall_request(2, "九溪\ud800")).encode() + b"\n"
+        process.stdin.write(wire(INITIALIZE, INITIALIZED) + request)
+        await process.stdin.drain()
+        await answer_to(process, 1)
+        answer = await answer_to(process, 2)
+        process.stdin.close()
+        await asyncio.wait_for(process.wait(), 60)
+        err = await process.stderr.read()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert process.returncode == 0, err.decode()
+    assert "周六去九溪徒步吧" in answer["result"]["content"][0]["text"], answer

@@ -3,6 +3,7 @@ and a wait for a line that a cancellation ends."""
 
 import asyncio
 import io
+import json
 import os
 import sys
 from collections.abc import Iterator
@@ -90,3 +91,24 @@ def test_a_stdin_without_fd_0_is_left_to_the_library(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(sys, "stdin", io.StringIO("{}\n"))
     with claimed_stdin() as wire:
         assert wire is None
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (r'{"q": "九溪\ud800"}', r'{"q": "九溪\ufffd"}'),
+        (r'{"q": "\uDC00x\uD83D"}', r'{"q": "\ufffdx\ufffd"}'),
+        (r'{"q": "\ud83d\ude00 a pair"}', r'{"q": "\ud83d\ude00 a pair"}'),
+        (r'{"q": "\\ud800 is text"}', r'{"q": "\\ud800 is text"}'),
+        (r'{"q": "\\\ud800"}', r'{"q": "\\\ufffd"}'),
+        (r'{"q": "\u4e5d"}', r'{"q": "\u4e5d"}'),
+    ],
+)
+async def test_an_escaped_lone_surrogate_is_read_as_a_replacement_character(line: str, expected: str) -> None:
+    """The library's parser refused a line escaping a lone surrogate, so its request got no answer."""
+    with pipe() as (read_end, write_end):
+        os.write(write_end, f"{line}\n{line}".encode())
+        os.close(write_end)
+        got = [line async for line in FdLines(read_end)]
+    assert got == [expected + "\n", expected]
+    json.loads(got[1])["q"].encode("utf-8")  # valid Unicode once parsed: no lone surrogate is left
