@@ -273,6 +273,13 @@ def _opt_int(value: str | None) -> int | None:
 # Words that end in the first character of a time word and are no time: 马上/早上/加上 + 周末 is
 # "soon/morning/plus the weekend", 以前/之前 + 天天/天气/年轻 is "before/used to", 如今 + 天气 "nowadays".
 _NOT_SHANG = r"(?<![马早晚加算赶碰遇路网线楼身手桌床])"
+
+
+def _back(word: str) -> int:
+    """How many weeks or months back "上…" counts: one per 上 (上上上周 is three weeks), none for 这/本."""
+    return len(word) if word.startswith("上") else 0
+
+
 _NOT_QIAN = r"(?<![以之提目眼面当空先向往事生])"
 _NOT_JIN = r"(?<![如])"
 _CN_MONTH_DAY = r"(\d{1,2}|[一二三四五六七八九十]{1,3})月(?:份)?(?:(\d{1,2})[日号])?"
@@ -301,18 +308,18 @@ _RULES: list[Rule] = [
     (re.compile(r"昨天|昨日|昨晚|昨儿|昨夜"), lambda m, now: _days_window(now, 1, 1)),
     (re.compile(_NOT_JIN + r"(?:今天|今日|今早|今晚|今儿)"), lambda m, now: _days_window(now, 0, 1)),
     (
-        re.compile(_NOT_SHANG + r"(上上|上|这|本)个?" + _WEEK_CN + r"([一二三四五六日天末])"),
+        re.compile(_NOT_SHANG + r"(上+|这|本)个?" + _WEEK_CN + r"([一二三四五六日天末])"),
         lambda m, now: (
-            _weekend(now, {"上上": 2, "上": 1}.get(m.group(1), 0))
+            _weekend(now, _back(m.group(1)))
             if m.group(2) == "末"
-            else _weekday(now, _CN_WEEKDAYS[m.group(2)], {"上上": 2, "上": 1}.get(m.group(1), 0))
+            else _weekday(now, _CN_WEEKDAYS[m.group(2)], _back(m.group(1)))
         ),
     ),
     (
-        re.compile(_NOT_SHANG + r"(上上|上|这|本)个?" + _WEEK_CN),
+        re.compile(_NOT_SHANG + r"(上+|这|本)个?" + _WEEK_CN),
         lambda m, now: (
-            _week_start(now, {"上上": 2, "上": 1}.get(m.group(1), 0)),
-            _week_start(now, {"上上": 2, "上": 1}.get(m.group(1), 0) - 1),
+            _week_start(now, _back(m.group(1))),
+            _week_start(now, _back(m.group(1)) - 1),
             timedelta(days=2),
         ),
     ),
@@ -322,8 +329,7 @@ _RULES: list[Rule] = [
     ),
     (re.compile(_CN_NUM + r"(?:天|日)(?:以)?前"), _with_count(_n_days_ago, _cn_count)),
     (re.compile(_CN_NUM + r"个?(?:周|星期|礼拜)(?:以)?前"), _with_count(_weeks_ago, _cn_count)),
-    (re.compile(_NOT_SHANG + r"上上个?月"), lambda m, now: _month(now, 2)),
-    (re.compile(_NOT_SHANG + r"上个?月"), lambda m, now: _month(now, 1)),
+    (re.compile(_NOT_SHANG + r"(上+)个?月"), lambda m, now: _month(now, _back(m.group(1)))),
     (re.compile(r"(?:这|本)个?月"), lambda m, now: _month(now, 0)),
     (re.compile(r"半年(?:以)?前"), lambda m, now: _months_ago(now, 6)),
     (re.compile(_CN_NUM + r"个月(?:以)?前"), _with_count(_months_ago, _cn_count)),
