@@ -6,7 +6,7 @@ from pydantic import BaseModel, Field
 
 from bot.tools.registry import MAX_RESULT_CHARS, Tool, ToolContext
 from memory.notes.names import MAX_NAME_CHARS
-from memory.text import truncate
+from memory.text import grapheme_start, truncate
 
 MAX_SET_CHARS = 8000
 # A page of a long note leaves room under the tool-result cap for the line saying how to read on.
@@ -43,11 +43,12 @@ async def _get(ctx: ToolContext, args: NoteGetArgs) -> str:
         return text
     if args.offset >= len(text):
         return f"(note {args.name.strip()} has only {len(text)} characters)"
-    page = truncate(text[args.offset :], PAGE_CHARS, ellipsis="")
-    end = args.offset + len(page)
+    start = grapheme_start(text, args.offset)  # a model may ask for any offset, not only those handed out
+    page = truncate(text[start:], PAGE_CHARS, ellipsis="")
+    end = start + len(page)
     if end >= len(text):
         return page
-    return f"{page}\n[characters {args.offset}–{end} of {len(text)}; read on with offset={end}]"
+    return f"{page}\n[characters {start}–{end} of {len(text)}; read on with offset={end}]"
 
 
 async def _set(ctx: ToolContext, args: NoteSetArgs) -> str:

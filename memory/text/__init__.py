@@ -5,7 +5,7 @@ from memory.text.invisible import drop_invisible, holds_invisible
 from memory.text.loggable import loggable
 from memory.text.normalize import normalize, plain_apostrophes
 from memory.text.tokens import estimate_tokens, index_text, prepare, search_terms, words
-from memory.text.truncate import truncate, truncate_to_fit
+from memory.text.truncate import grapheme_start, truncate, truncate_to_fit
 from memory.text.unicode import lone_surrogate_at
 
 __all__ = [
@@ -13,6 +13,7 @@ __all__ = [
     "analysed",
     "drop_invisible",
     "estimate_tokens",
+    "grapheme_start",
     "holds_invisible",
     "index_text",
     "loggable",

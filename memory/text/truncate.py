@@ -27,6 +27,17 @@ def truncate(text: str, max_chars: int, ellipsis: str = "…") -> str:
     return text[:kept] + ellipsis
 
 
+def grapheme_start(text: str, index: int) -> int:
+    """The start of the grapheme cluster holding `text[index]` (`index` itself on a boundary or past the
+    end), so that a slice from it never begins inside an emoji sequence or after its base character."""
+    if index <= 0 or index >= len(text):
+        return max(0, index)
+    for match in _GRAPHEME.finditer(text):
+        if match.end() > index:
+            return match.start()
+    return index
+
+
 def truncate_to_fit(text: str, fits: Callable[[str], bool], max_chars: int) -> str:
     """The longest `truncate(text, n)`, n at most `max_chars`, that `fits` (a cut's size in another
     measure than code points: UTF-16 units, tokens); `fits` must grow no more lenient as cuts grow."""

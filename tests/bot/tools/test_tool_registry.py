@@ -168,3 +168,19 @@ async def test_a_long_note_is_read_in_pages_that_put_it_back_together(ctx: ToolC
         offset = int(more.rsplit("offset=", 1)[1].rstrip("]"))
     assert len(pages) >= 3 and "".join(pages) == long_note, "the pages hold the whole note, nothing cut"
     assert "only" in await registry.call("note_get", {"name": "长笔记", "offset": 10**6}, ctx)
+
+
+async def test_a_page_asked_for_inside_a_grapheme_starts_with_the_whole_of_it(ctx: ToolContext) -> None:
+    """A model-chosen offset inside an emoji sequence began the page with a bare modifier or joiner."""
+    registry = build_registry()
+    family = "👨\u200d👩\u200d👧"
+    long_note = "".join(f"第{i}条：{family}周六爬山👍🏽。\n" for i in range(700))
+    await ctx.notes.set("长笔记", long_note)
+    inside = long_note.index(family) + 2  # after the man and the joiner
+    answer = await registry.call("note_get", {"name": "长笔记", "offset": inside}, ctx)
+    assert answer.startswith(family + "周六爬山👍🏽"), answer[:20]
+    start = long_note.index(family)
+    assert f"[characters {start}–" in answer
+    thumb = long_note.index("🏽")
+    skin = await registry.call("note_get", {"name": "长笔记", "offset": thumb}, ctx)
+    assert skin.startswith("👍🏽。"), skin[:10]
