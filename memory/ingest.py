@@ -50,7 +50,9 @@ class BatchReport:
 
 
 RecordObserver = Callable[[AsyncSession, Recorded], Awaitable[None]]
-"""Called inside the record transaction with each newly created message, in recording order."""
+"""Called inside the record transaction with each newly created message, in recording order. The
+batch's messages are in the database by then, their full-text rows (`messages_fts`) only at the end of
+the batch (`_BatchWriter.finish`): an observer must not read that index."""
 
 
 @runtime_checkable
@@ -251,16 +253,20 @@ class _HeldWrites:
     statements reads a table another of them writes (besides them, only `person_forgotten`, which
     recording never changes, and the rows their foreign keys name, which exist before any is held),
     and each table's rows go in recording order, so sending them later, grouped by table, leaves every
-    table as sending them one by one would."""
+    table as sending them one by one would. The full-text rows (`searchable`) may stay held longer
+    than the others (`send(index=False)`): only erasing a message and the turn windows read that
+    index, and both send them first."""
 
     persons: list[tuple[bool, dict[str, object]]] = field(default_factory=list)  # (merged, params)
     members: list[dict[str, object]] = field(default_factory=list)
     messages: list[dict[str, object]] = field(default_factory=list)
     searchable: list[tuple[int, str]] = field(default_factory=list)  # (message id, text) to index
 
-    async def send(self, session: AsyncSession) -> None:
-        """Execute and forget every held write; first, what an observer or an erasure left pending in
-        the ORM session, which one message at a time went out with the next message's first query."""
+    async def send(self, session: AsyncSession, index: bool = True) -> None:
+        """Execute and forget every held write (the full-text rows only with `index`: tokenized and
+        inserted a few times per batch rather than before every observer); first, what an observer or
+        an erasure left pending in the ORM session, which one message at a time went out with the next
+        message's first query."""
         await session.flush()
         for merged, run in groupby(self.persons, key=itemgetter(0)):
             await session.execute(
@@ -271,9 +277,10 @@ class _HeldWrites:
         if self.messages:
             # render_nulls: one executemany; else the ORM groups the rows by which values are None.
             await session.execute(insert(Message).execution_options(render_nulls=True), self.messages)
-        if self.searchable:
+        self.persons, self.members, self.messages = [], [], []
+        if index and self.searchable:
             await index_rows(session, "messages_fts", self.searchable)
-        self.persons, self.members, self.messages, self.searchable = [], [], [], []
+            self.searchable = []
 
 
 class _BatchWriter:
@@ -296,9 +303,10 @@ class _BatchWriter:
         # Each observer with the check it offers, looked up once: a Protocol isinstance is slow.
         self.checks = [(observer, _check_of(observer)) for observer in observers]
 
-    async def immediate(self) -> AsyncSession:
-        """The session, once the held writes were sent: for any statement that is not held back."""
-        await self.held.send(self.session)
+    async def immediate(self, index: bool = True) -> AsyncSession:
+        """The session, once the held writes were sent: for any statement that is not held back
+        (`index=False`: one that does not read `messages_fts`, which may then stay held)."""
+        await self.held.send(self.session, index)
         return self.session
 
     async def open_chat(
@@ -362,16 +370,18 @@ class _BatchWriter:
     async def _sender(self, message: ChatMessage) -> _Sender:
         sender = self.senders.setdefault((message.platform, message.sender_id), _Sender())
         if not sender.erased_read:
-            session = await self.immediate()
+            # No held write makes or removes a person or account, or touches `person_forgotten`:
+            # what this reads is the same before or after sending them.
             params = {"platform": message.platform, "user": message.sender_id}
-            sender.erased_until = await session.scalar(_ERASED_UNTIL, params)
+            sender.erased_until = await self.session.scalar(_ERASED_UNTIL, params)
             sender.erased_read = True
         return sender
 
     async def _person_seen(self, sender: _Sender, message: ChatMessage) -> int:
         """Count the message to its sender's person (made on their first message) and return its id."""
         if sender.person_id is None:
-            sender.person_id, sender.merged = await _upsert_person(await self.immediate(), message)
+            session = await self.immediate(index=False)
+            sender.person_id, sender.merged = await _upsert_person(session, message)
             sender.erased_read = False
         else:
             self.held.persons.append((sender.merged, _person_params(message)))
@@ -394,7 +404,7 @@ class _BatchWriter:
         for observer, wants in self.checks:
             if wants is not None and not await wants(self.session, recorded):
                 continue  # it would do nothing with this message
-            await observer(await self.immediate(), recorded)
+            await observer(await self.immediate(index=False), recorded)
 
 
 def _check_of(observer: RecordObserver) -> Callable[[AsyncSession, Recorded], Awaitable[bool]] | None:

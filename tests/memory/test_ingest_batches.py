@@ -26,8 +26,8 @@ from memory.service import MemoryService
 from memory.storage import Database
 from memory.types import ChatMessage, MessageDeletion
 from tests.conftest import T0
+from tests.tables import all_tables
 
-FTS_SHADOWS = ("_config", "_content", "_data", "_docsize", "_idx")
 # The columns compared of a table with one set from the wall clock (by the setup's account merge).
 WALL_CLOCK = {"person_accounts": "platform, platform_user_id, person_id"}
 CHINA = timezone(timedelta(hours=8))
@@ -159,17 +159,7 @@ async def _person_id(memory: MemoryService, sender: str) -> int:
 
 
 async def _tables(memory: MemoryService) -> dict[str, list[tuple[Any, ...]]]:
-    """Every table's rows, sorted; a full-text index as its (rowid, tokens), not its inner tables."""
-    found: dict[str, list[tuple[Any, ...]]] = {}
-    async with memory.db.read() as session:
-        names = (await session.scalars(text("SELECT name FROM sqlite_master WHERE type = 'table'"))).all()
-        for name in names:
-            if name.endswith(FTS_SHADOWS) or name == "alembic_version":
-                continue
-            columns = "rowid, *" if name.endswith("_fts") else WALL_CLOCK.get(name, "*")
-            rows = await session.execute(text(f'SELECT {columns} FROM "{name}"'))
-            found[name] = sorted((tuple(row) for row in rows), key=repr)
-    return found
+    return await all_tables(memory.db, WALL_CLOCK)
 
 
 async def _record_in_batches(
