@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from datetime import datetime
 from itertools import chain, islice
 from pathlib import Path
@@ -10,15 +11,19 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
-from adapters.importers import FORMATS, ImportFileError, ImportIssue, IssueKind, iter_import
-from adapters.importers.base import id_clash
+from adapters.importers import FORMATS, ImportFileError, iter_import
 from bot.cli.options import async_command, open_app, open_config, platform_name, runtime_options
 from bot.cli.printing import print_skipped
-from memory.types import ChatMessage
-
-BATCH = 2000
+from bot.importing import record_import
 
 
 def _options(
@@ -90,6 +95,7 @@ async def import_command(
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        TimeRemainingColumn(),
         console=console,
         disable=no_progress,
     )
@@ -105,35 +111,25 @@ async def import_command(
     except ImportFileError as exc:
         raise click.ClickException(str(exc)) from None
     app = await open_app(config, data_dir, create=True, writes=True)
-    created = duplicates = erased = malformed = skipped = 0
     try:
         with progress:
-            rest = chain(first, items)
-            while chunk := list(islice(rest, BATCH)):
-                messages = [item for item in chunk if isinstance(item, ChatMessage)]
-                for issue in (item for item in chunk if isinstance(item, ImportIssue)):
-                    if issue.kind is IssueKind.MALFORMED:
-                        malformed += 1
-                        print_skipped(progress.console, issue)
-                    else:
-                        skipped += 1
-                report = await app.memory.record_many(messages)
-                created += report.created
-                for clash in report.clashes:
-                    malformed += 1
-                    print_skipped(progress.console, id_clash(str(file), clash))
-                duplicates += report.duplicates
-                erased += report.erased
-        for _ in range(max(catch_up_rounds, 0)):
-            await app.runner.run_all()
+            totals = await record_import(
+                app, chain(first, items), str(file), lambda issue: print_skipped(progress.console, issue)
+            )
+        for round_ in range(1, catch_up_rounds + 1):
+            # The jobs' catch-up can take as long as the import: say what is running meanwhile.
+            said = f"background jobs catching up, round {round_} of {catch_up_rounds}"
+            with nullcontext() if no_progress else console.status(said):
+                await app.runner.run_all()
     except ImportFileError as exc:
         raise click.ClickException(str(exc)) from None
     finally:
         await app.close()
     console.print(
-        f"{created} messages imported, {duplicates} already known, {malformed} malformed entries skipped, "
-        f"{skipped} non-messages (joins, pins, empty) passed over; "
-        + (f"{erased} messages of people who had them deleted passed over; " if erased else "")
+        f"{totals.created} messages imported, {totals.duplicates} already known, "
+        f"{totals.malformed} malformed entries skipped, "
+        f"{totals.skipped} non-messages (joins, pins, empty) passed over; "
+        + (f"{totals.erased} messages of people who had them deleted passed over; " if totals.erased else "")
         + f"finished {datetime.now():%H:%M:%S}"
     )
 

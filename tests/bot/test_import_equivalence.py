@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from adapters.importers import iter_import
+from bot import importing
 from bot.app import build_app
-from bot.cli import importing
 from bot.cli.main import cli
 from bot.cli.options import open_config
 from memory.types import ChatMessage
