@@ -19,13 +19,26 @@ MAX_CHATS = 1_000
 @click.option("--messages", default=10_000, show_default=True, type=click.IntRange(1, MAX_MESSAGES))
 @click.option("--chats", default=3, show_default=True, type=click.IntRange(1, MAX_CHATS))
 @click.option("--seed", default=7, show_default=True)
+@click.option(
+    "--import",
+    "importing",
+    is_flag=True,
+    help="Import the log as `qunyi import replay` does (batches, then the jobs' catch-up), not replay it.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @runtime_options
 @async_command
 async def bench_command(
-    messages: int, chats: int, seed: int, as_json: bool, config_path: Path | None, data_dir: Path | None
+    messages: int,
+    chats: int,
+    seed: int,
+    importing: bool,
+    as_json: bool,
+    config_path: Path | None,
+    data_dir: Path | None,
 ) -> None:
-    """Replay a generated log (daemons in simulated time), then time recall and context building.
+    """Replay a generated log (daemons in simulated time), or import it (--import), then time recall and
+    context building.
 
     Uses a temporary folder unless --data-dir keeps the log and database there; that folder must not
     hold a database yet (a second run would only meet duplicates and measure nothing)."""
@@ -36,7 +49,7 @@ async def bench_command(
         )
     with database_errors():
         try:
-            report = await run_bench(config, messages, chats, seed, data_dir)
+            report = await run_bench(config, messages, chats, seed, data_dir, importing)
         except OSError as exc:  # --data-dir names a file, or a folder that cannot be written
             reason = exc.strerror or str(exc)
             raise click.ClickException(f"cannot use {data_dir} for the bench: {reason}") from None

@@ -3,6 +3,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from bot.bench import IMPORT_CATCH_UP_ROUNDS
 from bot.cli.main import cli
 
 
@@ -36,3 +37,26 @@ def test_bench_refuses_sizes_that_would_run_for_days(tmp_path: Path) -> None:
         result = CliRunner().invoke(cli, ["bench", option, value, "--data-dir", str(tmp_path / "b")])
         assert result.exit_code == 2 and "is not in the range" in result.output, (option, result.output)
         assert not (tmp_path / "b").exists()
+
+
+def test_bench_import_times_the_import_path_and_the_jobs_catch_up(tmp_path: Path) -> None:
+    args = [
+        "bench",
+        "--import",
+        "--messages",
+        "150",
+        "--chats",
+        "2",
+        "--json",
+        "--data-dir",
+        str(tmp_path / "b"),
+    ]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["messages"] == report["rows"]["messages"] == 150 and report["chats"] == 2
+    assert report["import_seconds"] > 0 and report["messages_per_second"] > 0
+    assert report["catch_up_seconds"] > 0 and "replay_seconds" not in report
+    assert set(report["job_runs"].values()) == {IMPORT_CATCH_UP_ROUNDS}, (
+        "every daemon ran its catch-up rounds"
+    )
