@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from memory.persons.names import clean_name, grapheme_len, has_cjk, pos_tags
-from memory.persons.speech import Clause, Utterance, own_clauses, sub_clauses
+from memory.persons.speech import Clause, Utterance, own_clauses, own_text, sub_clauses
 
 MAX_ALIAS_GRAPHEMES = 16
 
@@ -53,6 +53,12 @@ _OTHER_THIRD_EN = re.compile(
     r"(?i:\b(?:we|everyone|everybody|people|they|I)\s+(?:all\s+)?(?:call|calls)\s+(?:him|her|them)\s+)"
     + _NAME_EN
     + _TAIL_EN
+)
+
+# Each pattern above matches only a clause holding one of these words, and a clause is a piece of the
+# speaker's own text (`speech.own_text`). Keep it in step with the patterns.
+_NEEDED = re.compile(
+    r"叫|喊|称呼|名字|昵称|网名|外号|小名|我是|本人是|管|(?i:call|name|go\s+by)|I'm|I\s+am|Im"
 )
 
 _REJECT_TAGS = ("v", "r", "d", "p", "u", "y", "c", "m", "q", "t", "f", "e", "o")
@@ -132,6 +138,12 @@ def _addressee(utterance: Utterance) -> tuple[str, Target] | None:
     if not mentioned and utterance.reply_to_id and utterance.reply_to_id != utterance.speaker_id:
         return utterance.reply_to_id, Target.REPLIED
     return None
+
+
+def could_declare(text: str) -> bool:
+    """False only when `extract_declarations` finds nothing in an utterance of `text`, whoever speaks
+    and whoever is addressed: no clause of its own words holds a word every pattern needs. No jieba."""
+    return _NEEDED.search(own_text(text)) is not None
 
 
 def extract_declarations(utterance: Utterance) -> list[Declaration]:

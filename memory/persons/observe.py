@@ -23,11 +23,12 @@ from memory.models import Message, PersonChatName
 from memory.offload import text_work
 from memory.persons import store, timeline_text
 from memory.persons.config import PersonsConfig
-from memory.persons.declarations import Target, extract_declarations
+from memory.persons.declarations import Target, could_declare, extract_declarations
 from memory.persons.names import clean_name, name_key
 from memory.persons.naming import vet_suggested_name
 from memory.persons.speech import Utterance
 from memory.text import analysed
+from memory.types import ChatMessage
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +83,13 @@ class PersonObserver:
         key = (recorded.chat_id, recorded.person_id)
         pending = self._pending(session)
         names_changed = pending.get(key, self._seen.get(key)) != (message.sender_name, message.sender_card)
-        may_declare = not message.is_bot and bool(_MAY_DECLARE.search(message.text))
+        # The pre-filter also passes "[image]" or "time"; the check of the words extraction reads keeps
+        # such messages from the queries and the send of the batch's held writes a declaration needs.
+        may_declare = (
+            not message.is_bot
+            and bool(_MAY_DECLARE.search(message.text))
+            and could_declare(_own_words(message))
+        )
         return names_changed, may_declare
 
     def _pending(self, session: AsyncSession) -> dict[tuple[int, int], tuple[str, str]]:
@@ -167,7 +174,7 @@ class PersonObserver:
         utterance = Utterance(
             key=str(recorded.message_id),
             speaker_id=str(recorded.person_id),
-            text=analysed(store.own_words(message.text, [s.to_json() for s in message.segments])),
+            text=_own_words(message),
             time=message.time,
             mentioned_ids=tuple(str(platform_ids[m]) for m in message.mentions if m in platform_ids),
             reply_to_id=str(reply_to) if reply_to is not None else None,
@@ -219,6 +226,11 @@ class PersonObserver:
                     names[person_id] = vetted
         if changed:
             await store.bump_version(session, recorded.chat_id)
+
+
+def _own_words(message: ChatMessage) -> str:
+    """The part of a message name declarations are read from (`store.own_words`, as analysed)."""
+    return analysed(store.own_words(message.text, [s.to_json() for s in message.segments]))
 
 
 def previous_card(

@@ -1,6 +1,7 @@
 import pytest
 
-from memory.persons.declarations import Target, extract_declarations
+from memory.persons.declarations import Target, could_declare, extract_declarations
+from memory.persons.observe import _MAY_DECLARE
 
 
 def aliases(decls):
@@ -94,3 +95,38 @@ def test_naming_without_a_clear_addressee_is_dropped(say):
 
 def test_forwarded_message_declares_nothing(say):
     assert extract_declarations(say("叫我小红吧", forwarded=True)) == []
+
+
+DECLARING = [
+    "叫我小红吧",
+    "大家都叫我红红",
+    "我叫李明",
+    "大家好，我是阿飞，请多关照",
+    "我的外号是大壮",
+    "you can call me Bob.",
+    "my name is Zhang Wei",
+    "Hi, I'm Alice!",
+    "Hi, I’m Alice!",
+    "hello, Im Carol",
+    "I go by Jay",
+    "@alice 以后就叫你小A吧",
+    "we call him Bobby",
+    "I'll call you Ace",
+    "我们都管她叫小甜甜",
+    "我们管他老王",
+]
+
+
+@pytest.mark.parametrize("text", DECLARING)
+def test_a_text_that_declares_a_name_could_declare_one(say, text):
+    addressing = ({}, {"mentioned_ids": ("p9",)}, {"reply_to_id": "p9"})
+    assert any(extract_declarations(say(text, **addressed)) for addressed in addressing), "it declares one"
+    assert could_declare(text)
+
+
+@pytest.mark.parametrize("text", ["[image]", "[image] 周六出发", "time to go", "simple", "他说“叫我小红”"])
+def test_the_pre_filter_passes_texts_that_cannot_declare_a_name(say, text):
+    assert _MAY_DECLARE.search(text), "the cheap pre-filter lets it through"
+    assert not could_declare(text)
+    for addressed in ({}, {"mentioned_ids": ("p9",)}, {"reply_to_id": "p9"}):
+        assert extract_declarations(say(text, **addressed)) == []
