@@ -137,8 +137,9 @@ async def test_a_long_message_is_analysed_on_a_worker_thread_and_a_short_one_inl
     attach_recall(memory)
     short = "以后叫我小胖，我喜欢爬山"
     await memory.record(make_message(1, text=short))
-    # the last index call is for the short preference document ("喜欢: 爬山")
-    assert calls == ["index on the loop", "names on the loop", "preferences on the loop", "index on the loop"]
+    # the observers' work, the index of the short preference document ("喜欢: 爬山"), then, at the end
+    # of the batch, the message's own
+    assert calls == ["names on the loop", "preferences on the loop", "index on the loop", "index on the loop"]
     calls.clear()
     await memory.record(make_message(2, text=short + "。" + "周末去九溪爬山" * (offload.INLINE_CHARS // 7)))
-    assert calls == ["index on a worker", "names on a worker", "preferences on a worker", "index on the loop"]
+    assert calls == ["names on a worker", "preferences on a worker", "index on the loop", "index on a worker"]
