@@ -87,6 +87,7 @@ class PersonObserver:
         # such messages from the queries and the send of the batch's held writes a declaration needs.
         may_declare = (
             not message.is_bot
+            and not message.forwarded  # someone else's words: "call me Bob" names them, not the sender
             and bool(_MAY_DECLARE.search(message.text))
             and could_declare(_own_words(message))
         )

@@ -87,7 +87,7 @@ class Utterance:
             time=message.time,
             mentioned_ids=tuple(to_person(m) for m in message.mentions),
             reply_to_id=reply_to_id,
-            forwarded=forwarded,
+            forwarded=forwarded or message.forwarded,
         )
 
 

@@ -154,9 +154,10 @@ class PreferenceObserver:
 
 
 async def _stated(recorded: Recorded) -> list[Preference]:
-    """The preferences a recorded message states (none for the bot's and for memory commands)."""
+    """The preferences a recorded message states (none for the bot's, for forwards of someone else's
+    words and for memory commands)."""
     message = recorded.message
-    if message.is_bot or asks_memory(message):
+    if message.is_bot or message.forwarded or asks_memory(message):
         return []
     text = analysed(message.text)
     return await text_work(len(text), extract_preferences, text)

@@ -202,3 +202,14 @@ async def test_a_blank_looking_name_neither_replaces_a_card_nor_becomes_a_person
     shown = records[filler.person_id]
     assert shown.name.strip() and not any(ch in shown.name for ch in "\u3164\u1160"), shown.name
     assert shown.nickname == ""
+
+
+async def test_a_forward_declares_no_name_for_the_member_forwarding_it(chat, people: PersonMemory) -> None:
+    """A forwarded "以后叫我老赵" is someone else's words: it named the member who forwarded it."""
+    g1 = chat()
+    forwarded = await g1.say("u5", "以后叫我老赵就行", card="赵一鸣", forwarded=True)
+    record = await people.record(forwarded.chat_id, forwarded.person_id)
+    assert record is not None and record.name == "赵一鸣"
+    assert [a.alias for a in record.aliases if a.source == "self"] == []
+    own = await g1.say("u5", "以后叫我老赵就行", card="赵一鸣")
+    assert (await people.record(own.chat_id, own.person_id)).name == "老赵"  # type: ignore[union-attr]

@@ -449,3 +449,19 @@ async def test_a_question_at_the_ends_of_the_calendar_is_answered(recall_memory:
     assert await ask(recall_memory, 1, "打本 last year", datetime(1, 1, 1, 0, 1, tzinfo=UTC)) == [
         "周六晚上八点打本"
     ]
+
+
+async def test_a_forward_states_no_preference_of_the_member_forwarding_it(
+    recall_memory: MemoryService,
+) -> None:
+    """A forwarded "I usually …" is someone else's habit, not the forwarding member's."""
+    from sqlalchemy import func, select
+
+    from memory.models.recall import PreferenceDoc
+
+    await recall_memory.record(make_message(1, sender="u1", text="我一般周六早上去爬山", forwarded=True))
+    own = await recall_memory.record(make_message(2, sender="u1", text="I usually cook on Sundays"))
+    async with recall_memory.db.read() as session:
+        rows = (await session.execute(select(PreferenceDoc.message_id))).scalars().all()
+        total = (await session.execute(select(func.count()).select_from(PreferenceDoc))).scalar_one()
+    assert list(rows) == [own.message_id] and total == 1
