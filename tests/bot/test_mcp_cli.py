@@ -217,13 +217,21 @@ async def test_a_signal_ends_qunyi_mcp_while_its_client_keeps_stdin_open(
 async def test_qunyi_mcp_ends_with_0_when_its_client_closes_stdin(tmp_path: Path) -> None:
     """An invalid line is passed over as the library does; the requests around it are answered."""
     data = await asyncio.to_thread(replayed, tmp_path)
+    lines = wire(INITIALIZE, INITIALIZED) + b"not json\r\n" + wire(recall_request(2, "九溪"))
+    recalled = (await answered_then_closed(data, lines))["result"]
+    assert "周六去九溪徒步吧" in recalled["content"][0]["text"]
+
+
+async def answered_then_closed(data: Path, lines: bytes) -> dict[str, Any]:
+    """The answer to request 2 after `lines` (initialize, request 2) were sent; stdin is then closed and
+    `qunyi mcp` must end with 0."""
     process = await start_mcp(data)
     assert process.stdin is not None and process.stderr is not None
     try:
-        process.stdin.write(wire(INITIALIZE, INITIALIZED) + b"not json\r\n" + wire(recall_request(2, "九溪")))
+        process.stdin.write(lines)
         await process.stdin.drain()
         await answer_to(process, 1)
-        recalled = (await answer_to(process, 2))["result"]
+        answer = await answer_to(process, 2)
         process.stdin.close()
         await asyncio.wait_for(process.wait(), 60)
         err = await process.stderr.read()
@@ -232,7 +240,7 @@ async def test_qunyi_mcp_ends_with_0_when_its_client_closes_stdin(tmp_path: Path
             process.kill()
             await process.wait()
     assert process.returncode == 0, err.decode()
-    assert "周六去九溪徒步吧" in recalled["content"][0]["text"]
+    return answer
 
 
 async def test_qunyi_mcp_reads_its_requests_from_a_file_on_stdin(tmp_path: Path) -> None:
@@ -251,21 +259,7 @@ async def test_qunyi_mcp_reads_its_requests_from_a_file_on_stdin(tmp_path: Path)
 async def test_a_request_escaping_a_lone_surrogate_is_answered(tmp_path: Path) -> None:
     """The library refused the whole line, so the client waited for an answer until it timed out."""
     data = await asyncio.to_thread(replayed, tmp_path)
-    process = await start_mcp(data)
-    assert process.stdin is not None and process.stderr is not None
-    try:
-        # json.dumps escapes the lone surrogate as \\ud800, as a client's JSON encoder does
-        request = json.dumps(recall_request(2, "九溪\ud800")).encode() + b"\n"
-        process.stdin.write(wire(INITIALIZE, INITIALIZED) + request)
-        await process.stdin.drain()
-        await answer_to(process, 1)
-        answer = await answer_to(process, 2)
-        process.stdin.close()
-        await asyncio.wait_for(process.wait(), 60)
-        err = await process.stderr.read()
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-    assert process.returncode == 0, err.decode()
+    # json.dumps escapes the lone surrogate as \\ud800, as a client's JSON encoder does
+    request = json.dumps(recall_request(2, "九溪\ud800")).encode() + b"\n"
+    answer = await answered_then_closed(data, wire(INITIALIZE, INITIALIZED) + request)
     assert "周六去九溪徒步吧" in answer["result"]["content"][0]["text"], answer
