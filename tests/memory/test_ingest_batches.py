@@ -141,11 +141,11 @@ async def _set_up(memory: MemoryService, people: PersonMemory) -> None:
     await people.admin.forget(u4, remove_messages=True, now=T0 + timedelta(minutes=30))
     await people.admin.merge(u1, u5)
     await memory.delete(MessageDeletion("test", "g1", "m40"))
-    async with memory.db.write() as session:  # on the id SQLite gives the next new person
+    async with memory.db.write() as session:  # on the id the next new person gets (0022: the sequence's)
         await session.execute(
             text(
                 "INSERT INTO person_forgotten (person_id, time, removed_messages, messages_removed_until) "
-                "VALUES ((SELECT max(id) + 1 FROM persons), :until, 0, :until)"
+                "VALUES ((SELECT seq + 1 FROM sqlite_sequence WHERE name = 'persons'), :until, 0, :until)"
             ),
             {"until": (T0 + timedelta(minutes=30)).timestamp()},
         )
