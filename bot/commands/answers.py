@@ -20,6 +20,11 @@ MAX_ITEM_CHARS = 200
 MAX_ECHO_CHARS = 40
 
 
+def _echoed(asked: str) -> str:
+    """A member's question, name or term as an answer repeats it: quoted, at most MAX_ECHO_CHARS."""
+    return f"「{truncate(asked, MAX_ECHO_CHARS)}」"
+
+
 @dataclass(slots=True)
 class Answer:
     """A command's result: `data` is the JSON contract, `text` the chat rendering."""
@@ -85,8 +90,7 @@ async def recall(
         }
         for hit in hits
     ]
-    asked = truncate(query, MAX_ECHO_CHARS)
-    lines = [f"关于「{asked}」我记得:" if results else f"关于「{asked}」我什么也没记住。"]
+    lines = [f"关于{_echoed(query)}我记得:" if results else f"关于{_echoed(query)}我什么也没记住。"]
     zone = memory.recaller.settings.timezone  # the chat text shows times where members count days
     for hit, item in zip(hits, results, strict=True):
         when = f"{in_zone(hit.time, zone):%Y-%m-%d %H:%M}"
@@ -126,9 +130,9 @@ async def who(memory: MemoryService, chat_id: int, name: str) -> Answer:
         ],
     }
     if not found.records:
-        return Answer(data, [f"我不认识「{truncate(name, MAX_ECHO_CHARS)}」。"])
+        return Answer(data, [f"我不认识{_echoed(name)}。"])
     if found.ambiguous:
-        lines = [f"「{truncate(name, MAX_ECHO_CHARS)}」可能是好几个人，说具体一点？"]
+        lines = [f"{_echoed(name)}可能是好几个人，说具体一点？"]
         lines += [f"- {r.name}（{'、'.join(list(r.view.aliases)[:3])}）" for r in found.records]
         return Answer(data, lines)
     record = found.records[0]
@@ -151,7 +155,7 @@ async def what(memory: MemoryService, chat_id: int, term: str) -> Answer:
     quoted = [(speaker, e.message.text) for speaker, e in said]
     data: dict[str, Any] = {"term": term, "chat_id": chat_id, "found": False, "meaning": None}
     if entry is None or not shown:
-        return Answer(data, [f"我还不知道「{truncate(term, MAX_ECHO_CHARS)}」是什么意思。"])
+        return Answer(data, [f"我还不知道{_echoed(term)}是什么意思。"])
     data.update(
         found=True,
         meaning=entry.meaning or None,

@@ -142,13 +142,16 @@ def components(edges: Iterable[tuple[_Node, _Node]]) -> dict[_Node, _Node]:
     return {node: find(node) for node in list(parent)}
 
 
+_NO_DAY = date(2000, 1, 1)
+
+
 def _day(stem: str) -> date:
-    """The day a file's name starts with ("2004-11-15_03"); 2000-01-01 for a name that names none."""
+    """The day a file's name starts with ("2004-11-15_03"); _NO_DAY for a name that names none."""
     found = _STEM_DATE.match(stem)
     try:
-        return date(int(found[1]), int(found[2]), int(found[3])) if found else date(2000, 1, 1)
+        return date(int(found[1]), int(found[2]), int(found[3])) if found else _NO_DAY
     except ValueError:  # shaped like a date but none ("2004-13-45")
-        return date(2000, 1, 1)
+        return _NO_DAY
 
 
 def load_chats(data_dir: Path) -> list[IrcChat]:
