@@ -99,9 +99,17 @@ def load_conversations(path: Path) -> list[Conversation]:
     if not isinstance(data, list):
         raise DataError(f"{path} should hold a list of conversations")
     try:
-        return [_conversation(item, i) for i, item in enumerate(data)]
+        conversations = [_conversation(item, i) for i, item in enumerate(data)]
     except (KeyError, TypeError, ValueError) as exc:
         raise DataError(f"{path}: unexpected conversation shape ({exc!r})") from exc
+    first: dict[str, int] = {}
+    for position, conv in enumerate(conversations):
+        earlier = first.setdefault(conv.sample_id, position)
+        if earlier != position:  # `per_conversation` is keyed by it: one would hide the other
+            raise DataError(
+                f"{path}: conversations {earlier} and {position} share the sample_id {conv.sample_id!r}"
+            )
+    return conversations
 
 
 def _conversation(item: dict[str, Any], position: int) -> Conversation:

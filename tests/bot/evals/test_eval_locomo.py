@@ -254,6 +254,19 @@ def test_a_turn_that_cannot_be_a_message_is_a_clear_error(
     assert "hand.json" in result.output and said in result.output
 
 
+def test_two_conversations_sharing_a_sample_id_are_a_clear_error(tmp_path: Path) -> None:
+    """`per_conversation` is keyed by sample_id: the second conversation's numbers replaced the first's."""
+    turns = [{"speaker": "Ana", "dia_id": "D1:1", "text": "I went hiking on Mount Tai."}]
+    qa = [{"question": "Where did Ana go hiking?", "evidence": ["D1:1"], "category": 4}]
+    item = {"sample_id": "twin", "conversation": _session(turns), "qa": qa}
+    path = tmp_path / "twins.json"
+    path.write_text(json.dumps([item, {**item, "sample_id": "other"}, item]), "utf-8")
+    with pytest.raises(DataError, match="conversations 0 and 2 share the sample_id 'twin'"):
+        load_conversations(path)
+    result = CliRunner().invoke(cli, ["eval", "locomo", "--data", str(path), "--embedder", "none"])
+    assert result.exit_code == 2 and "Traceback" not in result.output and "'twin'" in result.output
+
+
 def test_turn_ids_are_read_as_leniently_as_evidence_ids(tmp_path: Path) -> None:
     turns = [
         {"speaker": "Ana", "dia_id": "D01:01", "text": "I went hiking on Mount Tai."},
