@@ -35,14 +35,15 @@ def _long_enough(key: str) -> bool:
 
 def extract_quotes(text: str) -> list[Quote]:
     """The quoted phrases of `text`, left to right, each at least 2 CJK or 3 Latin characters."""
+    # The outermost of nested quotes is the phrase meant: 「打本“可以”」 asks for 打本“可以”, not 可以.
+    paired = sorted((m for p in _PATTERNS for m in p.finditer(text)), key=lambda m: (m.start(), -m.end()))
     found: list[Quote] = []
-    for pattern in [*_PATTERNS, _SINGLE]:
-        for m in pattern.finditer(text):
-            if any(m.start() < q.span[1] and q.span[0] < m.end() for q in found):
-                continue
-            key = normalize(m.group(1))
-            if _long_enough(key):
-                found.append(Quote(m.group(1).strip(), key, m.span()))
+    for m in [*paired, *_SINGLE.finditer(text)]:
+        if any(m.start() < q.span[1] and q.span[0] < m.end() for q in found):
+            continue
+        key = normalize(m.group(1))
+        if _long_enough(key):
+            found.append(Quote(m.group(1).strip(), key, m.span()))
     return sorted(found, key=lambda q: q.span)
 
 

@@ -14,6 +14,15 @@ def test_quotes_in_every_style() -> None:
     assert extract_quotes('"a" and 「好」') == []
 
 
+def test_the_outermost_of_nested_quotes_is_the_phrase() -> None:
+    assert [q.phrase for q in extract_quotes("谁说过「打本“可以”」？")] == ["打本“可以”"]
+    assert [q.phrase for q in extract_quotes('“他说"冲了"就走” and 『改天』')] == ['他说"冲了"就走', "改天"]
+    assert [q.phrase for q in extract_quotes("'golf' 「she said 'hello there'」")] == [
+        "golf",
+        "she said 'hello there'",
+    ]
+
+
 def test_quote_match_is_verbatim_after_normalisation() -> None:
     quotes = extract_quotes("「周末爬山」")
     assert quote_match(quotes, normalize("下次周末爬山带水")) == 1.0
