@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import JSON, Boolean, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, Boolean, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from memory.models.base import IDS_NEVER_REUSED, Base
@@ -34,6 +34,8 @@ class Message(Base):
     utc_offset_minutes: Mapped[int] = mapped_column(Integer, default=0)
     is_bot: Mapped[bool] = mapped_column(Boolean, default=False)
     to_bot: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Added by 0023_messages_forwarded: re-shares words written elsewhere (`ChatMessage.forwarded`).
+    forwarded: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class IdFloor(Base):

@@ -17,7 +17,6 @@ from memory.models import (
     Jargon,
     JargonEvidence,
     JargonReview,
-    Message,
     Person,
     PersonFact,
     PersonTimelineEntry,
@@ -29,6 +28,7 @@ from memory.storage import compact as compact_module
 from memory.storage.database import DB_FILENAME, DatabaseUnavailable
 
 BEFORE = "0021_chat_history_autoincrement"
+AFTER = "0022_ids_autoincrement"
 BRANCHES = ("0003_history_extras", "0003_persons", "0004_jargon")
 # The tables 0022 rebuilds, with chat_history (0021): every one whose ids people see or other rows keep.
 TABLES = (
@@ -59,11 +59,14 @@ def _fill(session: Session) -> None:
     session.add_all([*chats, *people])
     session.flush()
     texts = {1: "周末去露营吗", 2: "hike the trail 爬山", 3: "晚上吃火锅"}
-    session.add_all(
-        Message(id=n, chat_id=1, platform_message_id=f"m{n}", person_id=1, text=body, time=float(n))
-        for n, body in texts.items()
-    )
-    session.flush()
+    # In SQL: the model has columns later revisions added (0023's `forwarded`) that 0021 has not.
+    for n, body in texts.items():
+        session.connection().exec_driver_sql(
+            "INSERT INTO messages(id, chat_id, platform_message_id, person_id, sender_name, sender_card, text, "
+            "segments, mentions, time, utc_offset_minutes, is_bot, to_bot) "
+            "VALUES (?, 1, ?, 1, '', '', ?, '[]', '[]', ?, 0, 0, 0)",
+            (n, f"m{n}", body, float(n)),
+        )
     session.add_all(
         [
             Jargon(id=n, chat_id=1, content=f"词{n}", normalized=f"词{n}", created_at=0.0, updated_at=0.0)
@@ -178,8 +181,10 @@ def test_the_upgrade_keeps_rows_ids_references_triggers_and_full_text_search(at_
     try:
         with engine.connect() as connection:
             before = _dump(connection)
-        migrate.upgrade(at_0021)
         with engine.begin() as connection:
+            config = migrate.alembic_config()
+            config.attributes["connection"] = connection
+            command.upgrade(config, AFTER)  # not past it: later revisions add columns to these rows
             assert _dump(connection) == before
             assert connection.exec_driver_sql("PRAGMA integrity_check").scalar_one() == "ok"
             assert connection.exec_driver_sql("PRAGMA foreign_key_check").all() == []
@@ -227,9 +232,10 @@ def test_downgrade_to_0021_keeps_rows_and_triggers(at_0021: Path) -> None:
     engine = _engine(at_0021)
     try:
         with engine.begin() as connection:
-            before = _dump(connection)
             config = migrate.alembic_config()
             config.attributes["connection"] = connection
+            command.downgrade(config, AFTER)  # the columns later revisions add are not 0022's to keep
+            before = _dump(connection)
             command.downgrade(config, BEFORE)
             assert _autoincrement_tables(connection) == {"chat_history"}
             assert _dump(connection) == before
