@@ -223,6 +223,7 @@ def _message_values(chat_id: int, person_id: int, message: ChatMessage) -> dict[
         "utc_offset_minutes": _offset_minutes(message),
         "is_bot": message.is_bot,
         "to_bot": message.to_bot,
+        "forwarded": message.forwarded,
     }
 
 
@@ -233,6 +234,7 @@ class _StoredRow:
     id: int
     person_id: int | None
     text: str
+    forwarded: bool
 
 
 @dataclass(slots=True)
@@ -319,13 +321,13 @@ class _BatchWriter:
         target = await chat_target(session, *key, message.chat_kind.value, message.chat_name, _ts(message))
         ids = [target.prefix + m.message_id for m in batch if (m.platform, m.chat_id) == key]
         found = await session.execute(
-            select(Message.platform_message_id, Message.id, Message.person_id, Message.text).where(
-                Message.chat_id == target.chat_id, Message.platform_message_id.in_(json_values(ids))
-            )
+            select(
+                Message.platform_message_id, Message.id, Message.person_id, Message.text, Message.forwarded
+            ).where(Message.chat_id == target.chat_id, Message.platform_message_id.in_(json_values(ids)))
         )
         for row in found:
             self.stored[(target.chat_id, row.platform_message_id)] = _StoredRow(
-                row.id, row.person_id, row.text
+                row.id, row.person_id, row.text, row.forwarded
             )
         return target, await deleted_among(session, target.chat_id, ids)
 
@@ -339,6 +341,8 @@ class _BatchWriter:
             # The stored version goes with what was learnt from it (its sender's count too); the new
             # one is recorded as a message of its own, which every job reads afresh and counts again.
             await self._erase(key, row.id)
+            if row.forwarded:  # an edit changes what a forward says, never whose words they are
+                message = replace(message, forwarded=True)
         elif message.message_id in deleted:
             return Recorded(0, chat_id, 0, False, message, erased=True)
         sender = await self._sender(message)
@@ -347,7 +351,7 @@ class _BatchWriter:
         person_id = await self._person_seen(sender, message)
         self.held.members.append(_member_params(chat_id, person_id, message))
         message_id = await self._insert(_message_values(chat_id, person_id, message))
-        self.stored[key] = _StoredRow(message_id, person_id, message.text)
+        self.stored[key] = _StoredRow(message_id, person_id, message.text, message.forwarded)
         if self.searchable and not asks_memory(message):
             self.held.searchable.append((message_id, message.text))
         recorded = Recorded(message_id, chat_id, person_id, True, message)

@@ -117,3 +117,26 @@ async def test_an_account_known_before_it_speaks_as_the_bot_becomes_the_bot(
         rows = (await session.execute(select(Person.platform_user_id, Person.is_bot))).all()
     flags = {user: is_bot for user, is_bot in rows}
     assert flags == {"qunyi": True, "u2": False}
+
+
+async def forwarded_flags(memory: MemoryService) -> dict[str, bool]:
+    async with memory.db.read() as session:
+        rows = await session.execute(select(Message.platform_message_id, Message.forwarded))
+    return {platform_id: forwarded for platform_id, forwarded in rows.all()}
+
+
+async def test_a_forward_is_stored_as_one_on_the_live_and_the_batch_path(memory: MemoryService) -> None:
+    await memory.record(make_message(1, text="我是素食者，住在柏林", forwarded=True))
+    await memory.record(make_message(2, text="我是素食者，住在柏林"))
+    await memory.record_many([make_message(3, text="I live in Berlin", forwarded=True), make_message(4)])
+    assert await forwarded_flags(memory) == {"m1": True, "m2": False, "m3": True, "m4": False}
+
+
+async def test_an_edited_forward_stays_a_forward(memory: MemoryService) -> None:
+    await memory.record(make_message(1, text="转发的原文", forwarded=True))
+    # a platform may deliver the edit without the forward's origin: its text is still not the sender's
+    edited = await memory.record(make_message(1, text="转发的原文（改）", edited=True))
+    assert edited.created and edited.message.forwarded
+    await memory.record(make_message(2, text="我自己的话"))
+    await memory.record(make_message(2, text="我自己的话（改）", edited=True))
+    assert await forwarded_flags(memory) == {"m1": True, "m2": False}

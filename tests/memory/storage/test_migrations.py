@@ -247,9 +247,17 @@ def test_messages_stored_before_0023_are_not_forwards_and_the_downgrade_keeps_th
             columns = {column["name"] for column in inspect(connection).get_columns("messages")}
             assert "forwarded" not in columns and {"text", "to_bot"} <= columns
             rows = connection.exec_driver_sql("SELECT id, text FROM messages ORDER BY id").all()
-            assert [tuple(row) for row in rows] == [(1, "我是素食者"), (2, "I live in Berlin"), (3, "forwarded words")]
-            table = connection.exec_driver_sql("SELECT sql FROM sqlite_master WHERE name = 'messages'").scalar_one()
-            assert "AUTOINCREMENT" in table.upper(), "the downgrade drops the column without rebuilding the table"
+            assert [tuple(row) for row in rows] == [
+                (1, "我是素食者"),
+                (2, "I live in Berlin"),
+                (3, "forwarded words"),
+            ]
+            table = connection.exec_driver_sql(
+                "SELECT sql FROM sqlite_master WHERE name = 'messages'"
+            ).scalar_one()
+            assert "AUTOINCREMENT" in table.upper(), (
+                "the downgrade drops the column without rebuilding the table"
+            )
     finally:
         engine.dispose()
     assert upgraded_rows(path, "SELECT id, forwarded FROM messages ORDER BY id") == [(1, 0), (2, 0), (3, 0)]
