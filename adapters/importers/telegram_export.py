@@ -3,7 +3,8 @@
 
 Ids are mapped to what the Bot API uses, so imported history and live messages meet in the same chat and
 person: supergroups and channels get the `-100` prefix, basic groups a `-`, users (`from_id: "user42"`)
-their bare number. Service messages (joins, pins, title changes) are reported as skipped.
+their bare number. Service messages (joins, pins, title changes) are reported as skipped. A forward
+(`forwarded_from`) is imported as one (`ChatMessage.forwarded`), its @s addressing no one, as live.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from adapters.importers.base import (
     parse_time,
 )
 from adapters.importers.json_stream import EntryReader, MessageArray, read_outline, stream
-from adapters.neutral import as_id, joined_text, mention_targets, reply_prefix
+from adapters.neutral import addressing_no_one, as_id, joined_text, mention_targets, reply_prefix
 from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
 
 PLATFORM = "telegram"
@@ -171,6 +172,10 @@ def _convert(
         raise ValueError("message has no from_id")
     media = _media(entry)
     words = _text_segments(entry.get("text_entities", entry.get("text", "")))
+    # Telegram Desktop writes `forwarded_from` (the origin's name, null when hidden) only on a forward.
+    forwarded = "forwarded_from" in entry
+    if forwarded:  # as the live adapter: its @s were written elsewhere, to someone else
+        words = addressing_no_one(words)
     if not media and not words:
         return "empty message (no text and no media)"
     mentions = mention_targets(words)
@@ -192,6 +197,7 @@ def _convert(
             segments=reply_prefix(reply_to) + media + words,
             is_bot=is_bot,
             to_bot=to_bot,
+            forwarded=forwarded,
         )
     except InvalidMessage as exc:
         raise ValueError(f"invalid message: {exc}") from exc

@@ -286,4 +286,4 @@ def test_a_cut_short_export_is_a_one_line_error_and_imports_nothing(tmp_path: Pa
     assert "nothing was imported" in result.output
     complete = CliRunner().invoke(cli, ["import", "telegram", str(FIXTURES / "telegram_result.json"), *data])
     assert complete.exit_code == 0, complete.output
-    assert "6 messages imported, 0 already known" in " ".join(complete.output.split())
+    assert "7 messages imported, 0 already known" in " ".join(complete.output.split())

@@ -43,8 +43,8 @@ WORDS = [
 
 def telegram_export(count: int, seed: int) -> dict[str, Any]:
     """A Telegram Desktop export of `count` entries: Chinese and English text, replies, @-mentions,
-    photos and stickers (placeholders, some with a caption), names declared, preferences stated, a
-    nickname changed halfway and a few service entries."""
+    forwards, photos and stickers (placeholders, some with a caption), names declared, preferences
+    stated, a nickname changed halfway and a few service entries."""
     rng = random.Random(seed)
     messages: list[dict[str, Any]] = []
     for n in range(1, count + 1):
@@ -75,7 +75,9 @@ def telegram_export(count: int, seed: int) -> dict[str, Any]:
                 {"type": "mention_name", "text": mentioned_name, "user_id": int(mentioned[4:])},
                 f" {text}",
             ]
-        if n > 1 and rng.random() < 0.2:
+        if rng.random() < 0.1:
+            entry["forwarded_from"] = "转发来源" if rng.random() < 0.5 else None
+        elif n > 1 and rng.random() < 0.2:
             entry["reply_to_message_id"] = rng.randint(max(1, n - 20), n - 1)
         messages.append({**entry, "text": text})
     return {"name": "周末开黑群", "type": "private_supergroup", "id": 1987654321, "messages": messages}
@@ -121,3 +123,12 @@ def test_an_import_stores_what_recording_its_messages_one_by_one_stores(
     assert len(batched["messages_fts"]) == imported, "every message is searchable"
     assert {"老赵", "王老板"} <= {row[3] for row in batched["person_aliases"]}, "names were learnt"
     assert batched["preference_docs"] and batched["chat_members"], "the observers ran"
+    forwarded = {
+        str(m["id"])
+        for m in json.loads(export.read_text(encoding="utf-8"))["messages"]
+        if "forwarded_from" in m
+    }
+    # (platform message id, forwarded): the third and the last column of messages (0023 added the last)
+    assert {row[2] for row in batched["messages"] if row[-1]} == forwarded != set(), (
+        "forwards are stored as such"
+    )

@@ -28,7 +28,7 @@ def run(fmt: str, name: str, **options: object) -> tuple[list[ChatMessage], list
 def test_telegram_desktop_export() -> None:
     messages, issues = run("telegram", "telegram_result.json", bot_id="999")
     by_id = {m.message_id: m for m in messages}
-    assert sorted(by_id) == ["2", "3", "4", "5", "7", "8"]
+    assert sorted(by_id) == ["2", "3", "4", "5", "7", "8", "9"]
     assert {m.chat_id for m in messages} == {"-1001987654321"}  # the Bot API id of the supergroup
     first = by_id["2"]
     assert first.sender_id == "111" and first.sender_name == "Alice" and first.chat_name == "周末开黑群"
@@ -39,6 +39,10 @@ def test_telegram_desktop_export() -> None:
     assert by_id["4"].text == "[image] 装备截图" and by_id["4"].segments[0].kind is SegmentKind.IMAGE
     assert by_id["5"].text == "[sticker 👍]" and by_id["5"].segments[0].target is None
     assert by_id["7"].is_bot and by_id["8"].to_bot  # a reply to the bot's message
+    forward = by_id["9"]  # `forwarded_from`: Dave's words, re-shared by Carol
+    assert forward.forwarded and forward.sender_id == "333" and forward.text == "Bob 我是素食者，住在柏林"
+    assert forward.mentions == () and not forward.to_bot, "the @ of a forward was written to someone else"
+    assert not any(m.forwarded for m in messages if m.message_id != "9")
     assert [(i.kind, i.location) for i in issues] == [
         (IssueKind.SKIPPED, "messages[0] (id 1)"),
         (IssueKind.MALFORMED, "messages[5] (id 6)"),

@@ -62,8 +62,8 @@ def _fill(session: Session) -> None:
     # In SQL: the model has columns later revisions added (0023's `forwarded`) that 0021 has not.
     for n, body in texts.items():
         session.connection().exec_driver_sql(
-            "INSERT INTO messages(id, chat_id, platform_message_id, person_id, sender_name, sender_card, text, "
-            "segments, mentions, time, utc_offset_minutes, is_bot, to_bot) "
+            "INSERT INTO messages(id, chat_id, platform_message_id, person_id, sender_name, sender_card, "
+            "text, segments, mentions, time, utc_offset_minutes, is_bot, to_bot) "
             "VALUES (?, 1, ?, 1, '', '', ?, '[]', '[]', ?, 0, 0, 0)",
             (n, f"m{n}", body, float(n)),
         )

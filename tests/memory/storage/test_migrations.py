@@ -219,16 +219,17 @@ def test_a_history_id_is_never_handed_out_twice_even_one_forgotten_before_the_up
 
 
 MESSAGE_ROW = (
-    "INSERT INTO messages(id, chat_id, platform_message_id, sender_name, sender_card, text, segments, mentions, "
-    "time, utc_offset_minutes, is_bot, to_bot) VALUES ({id}, 1, 'm{id}', 'u', '', '{text}', '[]', '[]', 0, 0, 0, 0)"
+    "INSERT INTO messages(id, chat_id, platform_message_id, sender_name, sender_card, text, segments, "
+    "mentions, time, utc_offset_minutes, is_bot, to_bot{more}) "
+    "VALUES ({id}, 1, 'm{id}', 'u', '', '{text}', '[]', '[]', 0, 0, 0, 0{values})"
 )
 
 
 def test_messages_stored_before_0023_are_not_forwards_and_the_downgrade_keeps_them(tmp_path: Path) -> None:
     path = tmp_path / "q.db"
     with schema_at(path, "0022_ids_autoincrement") as connection:
-        connection.exec_driver_sql(MESSAGE_ROW.format(id=1, text="我是素食者"))
-        connection.exec_driver_sql(MESSAGE_ROW.format(id=2, text="I live in Berlin"))
+        connection.exec_driver_sql(MESSAGE_ROW.format(id=1, text="我是素食者", more="", values=""))
+        connection.exec_driver_sql(MESSAGE_ROW.format(id=2, text="I live in Berlin", more="", values=""))
     assert upgraded_rows(path, "SELECT id, text, forwarded FROM messages ORDER BY id") == [
         (1, "我是素食者", 0),
         (2, "I live in Berlin", 0),
@@ -236,11 +237,8 @@ def test_messages_stored_before_0023_are_not_forwards_and_the_downgrade_keeps_th
     engine = create_engine(f"sqlite:///{path}")
     try:
         with engine.begin() as connection:
-            connection.exec_driver_sql(
-                "INSERT INTO messages(chat_id, platform_message_id, sender_name, sender_card, text, segments, "
-                "mentions, time, utc_offset_minutes, is_bot, to_bot, forwarded) "
-                "VALUES (1, 'm3', 'u', '', 'forwarded words', '[]', '[]', 0, 0, 0, 0, 1)"
-            )
+            row = MESSAGE_ROW.format(id=3, text="forwarded words", more=", forwarded", values=", 1")
+            connection.exec_driver_sql(row)
             config = migrate.alembic_config()
             config.attributes["connection"] = connection
             command.downgrade(config, "0022_ids_autoincrement")
