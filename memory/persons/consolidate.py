@@ -374,7 +374,9 @@ async def utterances_of(
     session: AsyncSession, chat_id: int, rows: Sequence[Message], forgotten: dict[int, float]
 ) -> list[tuple[Utterance, int, int]]:
     """(utterance, message id, person id) for the messages worth reading: not the bot's, not memory
-    commands, not from a person whose memory was deleted (`forgotten`: up to the time they asked)."""
+    commands, not from a person whose memory was deleted (`forgotten`: up to the time they asked). A
+    stored forward is read as one (`Utterance.forwarded`): none of it is its sender's own words, so it
+    gives no statement and is not shown to the model, as on the live path."""
     platform = await store.platform_of(session, chat_id)
     persons = await store.person_ids_for(session, platform, (m for r in rows for m in r.mentions or ()))
     senders = await store.senders_of(session, chat_id, (r.reply_to for r in rows if r.reply_to))
@@ -393,6 +395,7 @@ async def utterances_of(
             time=store.from_ts(row.time),
             mentioned_ids=tuple(str(persons[m]) for m in row.mentions or () if m in persons),
             reply_to_id=str(reply_to) if reply_to is not None else None,
+            forwarded=row.forwarded,
         )
         items.append((utterance, row.id, row.person_id))
     return items
@@ -415,7 +418,8 @@ def _read(
     """Each utterance's item (with the speaker's own words) and the statements found offline in it."""
     read = []
     for u, message_id, person_id in utterances:
-        read.append((Item(u, message_id, person_id, own_text(u.text)), extract_statements(u, index)))
+        own = own_text(u.text, forwarded=u.forwarded)
+        read.append((Item(u, message_id, person_id, own), extract_statements(u, index)))
     return read
 
 

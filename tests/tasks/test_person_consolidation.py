@@ -254,3 +254,28 @@ async def test_a_message_whose_segments_held_a_lone_surrogate_does_not_stop_cons
     async with db.read() as session:
         cursor = await session.scalar(select(JobState.cursor).where(JobState.job == JOB))
     assert cursor == 2
+
+
+async def test_a_stored_forward_is_never_read_as_the_forwarders_own_words(
+    memory: MemoryService, db: Database, fake_llm: FakeOpenAI, clock: ManualClock
+) -> None:
+    """A forward re-shares someone else's words: the live path learns nothing about the forwarder from it,
+    and consolidation, reading it back from the database, neither shows it to the model as theirs nor
+    learns it offline."""
+    async with model(fake_llm, memory, clock) as llm:
+        people = PersonMemory(db, lambda: PersonsConfig(use_llm=True), llm)
+        people.attach(memory)
+        g1 = Chat(memory)
+        forward = await g1.say("u2", "我是素食者，我住在柏林。I live in Berlin", card="莉莉", forwarded=True)
+        own = await g1.say("u2", "我住在杭州", card="莉莉")
+        cited = {"message_id": forward.message_id, "key": "location", "value": "柏林"}
+        fake_llm.default = lambda _body: answer_json({"facts": [cited], "events": []})
+        runner = JobRunner(clock)
+        runner.register(person_consolidation_job(people.consolidator, lambda: timedelta(minutes=5)))
+        await runner.run_job(JOB)
+    (request,) = fake_llm.chat_requests
+    prompt = request.messages[-1]["content"]
+    assert "杭州" in prompt and f"[{own.message_id}]" in prompt
+    assert "柏林" not in prompt and "Berlin" not in prompt and f"[{forward.message_id}]" not in prompt
+    facts = [(f.key, f.value, f.message_id) for f in await _facts(db, own.person_id)]
+    assert facts == [("location", "杭州", own.message_id)], "nothing of the forward, by the model or offline"

@@ -284,3 +284,27 @@ async def test_chunks_with_nothing_left_to_read_are_removed_without_a_model(
         await unset.close()
     assert done == RedoRun(), "the model was not asked"
     assert [g.message_ids for g in await gaps(memory.db)] == kept[1:], "only the chunk still readable is left"
+
+
+async def test_a_stored_forward_is_never_shown_to_the_model_as_the_forwarders_own_words(
+    memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
+) -> None:
+    async with hiker(memory, clock, fake_llm) as (llm, persons, g1, _hike):
+        forward = await g1.say("u2", "我是素食者，住在柏林，周末去爬了北高峰", card="莉莉", forwarded=True)
+        own = await g1.say("u2", "上周去千岛湖钓鱼了", card="莉莉")
+        await read_offline(persons, fake_llm)
+        (gap,) = await gaps(memory.db)
+        assert forward.message_id not in gap.message_ids and own.message_id in gap.message_ids
+        # The relearn reads a chunk with consolidation's rule: one naming the forward still leaves it out.
+        async with memory.db.write() as session:
+            stored = await session.get(PersonLlmGap, gap.id)
+            assert stored is not None
+            stored.message_ids = sorted([*gap.message_ids, forward.message_id])
+        asked = len(fake_llm.chat_requests)
+        fake_llm.default = reader
+        done = await job(persons, llm).run(T0 + timedelta(hours=1))
+    assert done.stored == 1
+    (prompt,) = [str(r.messages[-1]["content"]) for r in fake_llm.chat_requests[asked:]]
+    assert "千岛湖" in prompt and f"[{own.message_id}]" in prompt
+    assert "柏林" not in prompt and "素食" not in prompt and f"[{forward.message_id}]" not in prompt
+    assert await timeline(memory.db, own) == ["上周去千岛湖钓鱼"], "no 北高峰 from the forward"
