@@ -44,7 +44,7 @@ from memory.notes.errors import NoteChanged, NoteError, NoteNotFound, PassageNot
 from memory.notes.links import link_targets, rewrite_target
 from memory.notes.names import clean_name, is_valid_name
 from memory.notes.weights import NoteScore, compute_weights, low_value, top_hints
-from memory.text import lone_surrogate_at, truncate
+from memory.text import grapheme_start, lone_surrogate_at, truncate
 
 log = logging.getLogger(__name__)
 
@@ -485,13 +485,14 @@ def _write_file(path: Path, text: str) -> None:
 def _free_name(name: str, label: str, taken: set[str]) -> str:
     """`<name> (<label>)`, or `<name> (<label> N)`, valid and not in `taken` (the name is shortened
     when the whole would be too long). A label no name can end with (a chat key holding `..`, or too
-    long) is `moved` instead."""
+    long) is `moved` instead. The name is shortened a grapheme at a time, never inside an emoji
+    sequence."""
     for usable in (_name_label(label), FALLBACK_LABEL):
         for number in itertools.count(1):
             suffix = f" ({usable})" if number == 1 else f" ({usable} {number})"
             base = name
             while base and not is_valid_name(f"{base}{suffix}"):
-                base = base[:-1].rstrip()
+                base = base[: grapheme_start(base, len(base) - 1)].rstrip()
             if not base:  # the suffix alone is not valid, nor with a higher number
                 break
             candidate = f"{base}{suffix}"

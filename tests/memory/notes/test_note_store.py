@@ -236,3 +236,18 @@ async def test_moved_files_leading_round_in_a_loop_are_ignored(tmp_path: Path) -
     store = NoteScopes(tmp_path).for_chat("a")
     assert await store.set("规则", "不许刷屏") is True
     assert (folders[0] / "规则.md").read_text(encoding="utf-8") == "不许刷屏"
+
+
+async def test_a_moved_in_name_shortened_to_fit_keeps_whole_emoji(tmp_path: Path) -> None:
+    """A note moved in under a taken name gets ` (<label>)`; when the whole is over the name's 200
+    bytes the name is shortened. It was shortened a code point at a time, leaving half a ZWJ family
+    emoji (`👨` and a dangling joiner) before the label."""
+    family = "👨\u200d👩\u200d👧"
+    name = "群" * 55 + family
+    ours, theirs = NoteStore(tmp_path / "ours"), NoteStore(tmp_path / "theirs")
+    await ours.set(name, "ours")
+    await theirs.set(name, "theirs")
+    moves = await ours.adopt(theirs, "from onebot_v11:group:123")
+    assert moves == [(name, "群" * 55 + " (from onebot_v11:group:123)")]
+    assert await ours.get(moves[0][1]) == "theirs"
+    assert await ours.get(name) == "ours"
