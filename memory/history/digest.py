@@ -14,9 +14,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StringConstraints
 
 from memory.history import terms
 from memory.history.source import SourceMessage, speaker_names
@@ -147,7 +147,9 @@ class DigestAnswer(BaseModel):
 
     theme: str = Field(min_length=1, max_length=200)
     keywords: list[str] = Field(min_length=1, max_length=30)
-    summary: str = Field(min_length=1, max_length=4000)
+    # Stripped before the length check: a summary of only spaces is a bad answer (repaired once, then
+    # the offline digest), not an empty summary stored as the model's.
+    summary: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
     key_points: list[str] = Field(default_factory=list, max_length=30)
 
 

@@ -252,3 +252,25 @@ async def test_the_job_is_registered_with_the_topic_settings(
     assert await runner.run_job(JOB_NAME)
     assert runner.failures[JOB_NAME] == 0
     assert redigest_settings(settings) == RedigestSettings(True, 3, timedelta(minutes=5), "tfidf")
+
+
+async def test_a_blank_summary_is_an_unusable_answer_not_an_empty_digest(
+    memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
+) -> None:
+    """A summary of only spaces passed the schema's `min_length=1` and was stored stripped: the row
+    became an "llm" digest with an empty summary, never asked again. It is now a bad answer: repaired
+    once, then the row stays offline (with its own summary) and is marked tried."""
+    hike = await offline_row(memory, "g1", 1, HIKE)
+    before = await row(memory, hike)
+    assert before is not None and before.summary
+    fake_llm.default = lambda _body: answer_json({**CAMPING, "summary": " \n\t "})
+    llm = gateway(fake_llm, memory, clock)
+    try:
+        done = await HistoryRedigestJob(memory.db, lambda: ON, llm).run(T0)
+    finally:
+        await llm.close()
+    assert (done.stored, done.tried) == (0, 1)
+    assert len(fake_llm.chat_requests) == 2, "asked once and repaired once"
+    after = await row(memory, hike)
+    assert after is not None and after.provenance == "offline"
+    assert after.summary == before.summary
