@@ -69,6 +69,8 @@ def iter_messages(
     """
     path = Path(path)
     text = _read_text(path)
+    if not text.strip():
+        raise ImportFileError(f"{path}: the file is empty")
     if text.lstrip()[:1] in ("[", "{"):
         yield from _iter_json(path, chat_id, self_id, progress)
     else:
