@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory.notes import NOTES_FOLDER
+from memory.notes.snapshot import copy_notes
 from memory.storage.database import DB_FILENAME, open_failure, require_database_file
 from memory.storage.snapshot import CopyStopped, Snapshot, SnapshotFailed, snapshot_database
 
@@ -72,7 +73,7 @@ def back_up(
         work.mkdir()
         database = snapshot_database(source, work / DB_FILENAME, busy_timeout_ms, stop)
         if (data_dir / NOTES_FOLDER).is_dir():
-            shutil.copytree(data_dir / NOTES_FOLDER, work / NOTES_FOLDER)
+            copy_notes(data_dir / NOTES_FOLDER, work / NOTES_FOLDER)
         if stop is not None and stop.is_set():
             raise CopyStopped(f"stopped before {destination} was in place")
         if in_place:

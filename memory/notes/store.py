@@ -34,7 +34,7 @@ import tempfile
 import threading
 import unicodedata
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 SUFFIX = ".md"
 LOCK_FILE = ".lock"
 MOVED_FILE = ".moved"
+TEMP_PREFIX, TEMP_SUFFIX = ".tmp-", ".part"  # a note being written, renamed to its name when whole
 MAX_MOVES = 64  # a chain of folders merged on into others that is longer is taken as a loop
 MAX_NOTE_CHARS = 100_000
 # A note moved in under a taken name is `<name> (<label>)`: labels are cut to this many characters.
@@ -349,14 +350,8 @@ class NoteStore:
         finally:
             self._refresh()
 
-    @contextmanager
-    def _folder_lock(self) -> Iterator[None]:
-        fd = os.open(self.root / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)  # closing the descriptor releases the flock
+    def _folder_lock(self) -> AbstractContextManager[None]:
+        return folder_lock(self.root)
 
     def _write(self, name: str, text: str) -> None:
         _write_file(self._path(name), text)
@@ -444,6 +439,25 @@ class NoteStore:
         return scores
 
 
+@contextmanager
+def folder_lock(root: Path, *, create: bool = True) -> Iterator[None]:
+    """Hold the lock of the notes folder `root`: every change of the folder's files, by any process, is
+    made under it. `create` makes its lock file if missing; without, the file is only opened for
+    reading (which a read-only folder allows), and a missing one raises FileNotFoundError."""
+    flags = os.O_RDWR | os.O_CREAT if create else os.O_RDONLY
+    fd = os.open(root / LOCK_FILE, flags, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the flock
+
+
+def is_temporary(file_name: str) -> bool:
+    """Whether `file_name` is a note write's temporary file (`_write_file`), not a note."""
+    return file_name.startswith(TEMP_PREFIX) and file_name.endswith(TEMP_SUFFIX)
+
+
 def moved_to(root: Path) -> Path:
     """The folder `root`'s notes are in: `root`, or the sibling folder its `.moved` file names (and
     on, when that one's notes moved too). `.moved` files that lead round in a loop, or on for more
@@ -470,7 +484,7 @@ def moved_to(root: Path) -> Path:
 
 def _write_file(path: Path, text: str) -> None:
     """Replace `path` atomically with `text` (a temporary file beside it, fsynced, then renamed)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".part")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)

@@ -163,3 +163,31 @@ def test_a_destination_behind_a_symlink_that_leads_nowhere_is_refused_before_any
         assert f"{link} is a symbolic link to {os.readlink(link)}, which does not exist" in result.output
     assert not (tmp_path / "usb").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "latest", "log.jsonl", "loop"]
+
+
+def test_a_note_written_while_the_backup_copies_the_notes_does_not_fail_it(
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A note write goes to a temporary file renamed over the note when whole. The backup listed the
+    notes folder, the bot's write finished (the temporary file renamed away), and copying the listed
+    file then failed the whole backup ("cannot write DEST: [… No such file or directory …]"): 13 of 60
+    backups taken while another thread kept writing a note failed. Here the write finishes as the copy reaches
+    the folder's files (patched in: the timing of another process's write cannot be arranged else)."""
+    folder = data / "notes" / "global"
+    (folder / ".tmp-writing.part").write_text("周六九溪，早上八点", encoding="utf-8")
+    copy = shutil.copyfile
+
+    def bot_finishes_its_write_first(source: str, target: str, **kwargs: bool) -> object:
+        pending = folder / ".tmp-writing.part"
+        if pending.exists():
+            os.replace(pending, folder / "爬山.md")
+        return copy(source, target, **kwargs)
+
+    monkeypatch.setattr(shutil, "copyfile", bot_finishes_its_write_first)
+    destination = tmp_path / "b"
+    result = qunyi("backup", destination, "--data-dir", data)
+    assert result.exit_code == 0, result.output
+    copied = destination / "notes" / "global"
+    assert sorted(p.name for p in copied.iterdir()) == ["爬山.md"], "no lock or temporary file copied"
+    note = qunyi("notes", "get", "爬山", "--chat", "global", "--data-dir", destination)
+    assert note.output.strip() == "周六九溪，早上八点", "the note as the write left it"
