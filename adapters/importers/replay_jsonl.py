@@ -5,8 +5,7 @@
  "sender_card": "…", "time": "2026-03-01T20:15:00+08:00", "text": "…", "reply_to": "m0", "mentions": ["u2"]}
 ```
 `time` is ISO 8601 with an offset or unix seconds. `chat_name`, `sender_card`, `reply_to` and `mentions` are
-optional. Blank lines are ignored (a file of nothing else is refused as empty); any other line that does
-not parse is reported with its line number.
+optional. Blank lines are ignored; any other line that does not parse is reported with its line number.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ from adapters.neutral import as_id
 from memory import untrusted_json
 from memory.types import ChatMessage, InvalidMessage, Segment, SegmentKind
 
-_BOM = b"\xef\xbb\xbf"
 REQUIRED = ("chat", "message_id", "sender_id", "sender_name", "time", "text")
 OPTIONAL_TEXT = ("chat_name", "sender_card")
 
@@ -39,16 +37,14 @@ def iter_messages(
     `default_tz` applies to ISO times without an offset; without it such lines are reported.
     """
     path = Path(path)
-    blank = True
     try:
         total = _count_lines(path) if progress is not None else 0
         with path.open("rb") as handle:  # line by line: a log of any size is read in constant memory
             for number, raw in enumerate(handle, start=1):
                 if progress is not None:
                     progress(number, max(total, number))
-                if not raw.strip() or (number == 1 and not raw.removeprefix(_BOM).strip()):
+                if not raw.strip():
                     continue
-                blank = False
                 try:
                     text = raw.removesuffix(b"\n").decode("utf-8-sig" if number == 1 else "utf-8")
                     yield parse_record(text, platform, default_tz)
@@ -56,8 +52,6 @@ def iter_messages(
                     yield ImportIssue(str(path), f"line {number}", _reason(exc))
     except OSError as exc:
         raise ImportFileError(f"{path}: cannot read: {exc}") from exc
-    if blank:  # nothing yielded: an empty file (a wrong path, a failed export) is no log to import
-        raise ImportFileError(f"{path}: the file is empty")
 
 
 def _count_lines(path: Path) -> int:
