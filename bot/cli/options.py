@@ -233,25 +233,27 @@ def sigterm_as_ctrl_c() -> Iterator[None]:
 
 
 def run_async(coroutine: Coroutine[Any, Any, Any]) -> Any:
-    return asyncio.run(coroutine)
+    """Run a command's coroutine; a database that stays locked or refuses a write ends it with a
+    one-line error. Every command runs through here, decorated (`async_command`) or not."""
+    try:
+        return asyncio.run(coroutine)
+    except DatabaseLocked as exc:
+        raise click.ClickException(
+            f"{exc}: another process (a running bot?) is writing to it; try again "
+            "(whatever was written before stays, and importing or replaying again adds only the rest)"
+        ) from None
+    except DatabaseWriteFailed as exc:
+        raise click.ClickException(
+            f"{exc} (whatever was written before stays; free space or fix the permissions and run it "
+            "again: importing or replaying again adds only the rest)"
+        ) from None
 
 
 def async_command(function: Callable[..., Coroutine[Any, Any, Any]]) -> Callable[..., Any]:
-    """Run an async command; a database that stays locked ends it with a one-line error."""
+    """Run an async command (through `run_async`)."""
 
     @wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return run_async(function(*args, **kwargs))
-        except DatabaseLocked as exc:
-            raise click.ClickException(
-                f"{exc}: another process (a running bot?) is writing to it; try again "
-                "(whatever was written before stays, and importing or replaying again adds only the rest)"
-            ) from None
-        except DatabaseWriteFailed as exc:
-            raise click.ClickException(
-                f"{exc} (whatever was written before stays; free space or fix the permissions and run it "
-                "again: importing or replaying again adds only the rest)"
-            ) from None
+        return run_async(function(*args, **kwargs))
 
     return wrapper
