@@ -33,6 +33,7 @@ from bot.replay import count_lines, replay, replay_clock
 from bot.responding import Responses
 from bot.stopping import stop_serving
 from bot.summary import summarize
+from bot.unrecorded import record_kept
 from memory.persons.names import prepare as prepare_names
 from memory.text import prepare as prepare_text
 
@@ -74,6 +75,7 @@ async def run_command(config_path: Path | None, data_dir: Path | None) -> None:
     adapters = build_adapters(app)
     try:
         with pid_lock(app.data_dir):
+            await record_kept(app.memory, app.data_dir)
             await _serve(app, config, adapters)
     finally:
         await app.close()

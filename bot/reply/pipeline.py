@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from sqlalchemy import select
 
 from adapters.base import SendError, fit_message
+from bot import unrecorded
 from bot.commands.dispatch import dispatch
 from bot.config.settings import Settings
 from bot.llm import LLMGateway
@@ -198,7 +199,18 @@ class ReplyPipeline:
             return ignored
 
         async def store(item: ChatMessage, searchable: bool = True) -> Recorded:
-            return await _while_locked(lambda: self.memory.record(item, searchable), item, stopping)
+            try:
+                return await _while_locked(lambda: self.memory.record(item, searchable), item, stopping)
+            except DatabaseLocked:
+                # Stopping with the database still held: the adapter cannot fetch it again.
+                kept = await asyncio.to_thread(unrecorded.keep, self.memory.db.path.parent, item, searchable)
+                log.error(
+                    "message %s of %s kept in %s: stored at the next start",
+                    item.message_id,
+                    item.chat_id,
+                    kept,
+                )
+                raise
 
         try:
             recorded = await store(message)
