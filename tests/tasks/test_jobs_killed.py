@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import sys
@@ -72,7 +73,7 @@ def _log(path: Path) -> Path:
     return path
 
 
-def _config(path: Path, base_url: str) -> Path:
+def _config(path: Path, base_url: str, forgetting: bool = True) -> Path:
     path.write_text(
         f"""[llm]
 enabled = true
@@ -105,6 +106,7 @@ thresholds = [2, 4]
 [persons]
 consolidation_interval_seconds = 1800.0
 [forgetting]
+enabled = {"true" if forgetting else "false"}
 stage_ages_minutes = [30.0, 60.0, 90.0, 120.0]
 stage_shares = [0.25, 0.0, 0.0, 0.0]
 small_cohort = "faithful"
@@ -117,10 +119,16 @@ level = "WARNING"
 
 
 async def _replay(log: Path, config: Path, data: Path) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable,
+    return await _python(
         *("-m", "bot.cli.main", "replay", str(log), "--no-progress", "--settle-minutes", "600"),
         *("--config", str(config), "--data-dir", str(data)),
+    )
+
+
+async def _python(*args: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        *args,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
@@ -130,9 +138,13 @@ async def _replay(log: Path, config: Path, data: Path) -> asyncio.subprocess.Pro
 
 
 async def _replayed(log: Path, config: Path, data: Path) -> None:
-    process = await _replay(log, config, data)
+    await _ended(await _replay(log, config, data))
+
+
+async def _ended(process: asyncio.subprocess.Process, code: int = 0) -> str:
     out, _ = await asyncio.wait_for(process.communicate(), 300)
-    assert process.returncode == 0 and b"Traceback" not in out, out.decode()
+    assert process.returncode == code and b"Traceback" not in out, out.decode()
+    return out.decode()
 
 
 @dataclass(frozen=True)
@@ -235,3 +247,47 @@ async def test_a_replay_killed_while_a_job_waits_on_the_model_loses_nothing_when
     assert after.jargon == whole.jargon, "counted once, inferred once"
     assert after.facts == whole.facts and _no_repeats(after.facts), "no fact twice"
     assert case.work(killed) != case.work(whole) == case.work(after), "killed in the job, then it finished"
+
+
+# `qunyi forget` with its pass killed at the worst moment: every deletion, forget_log row and promotion
+# made inside its transaction, not yet committed.
+KILLED_IN_THE_PASS = """
+import asyncio, os, signal, sys
+from memory.forgetting import run
+apply = run._apply
+
+async def apply_then_die(session, report, now):
+    await apply(session, report, now)
+    await session.flush()
+    print("applied", len(report.forgotten), flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+run._apply = apply_then_die
+from bot.cli.main import cli
+cli(sys.argv[1:])
+"""
+
+
+async def test_a_forgetting_pass_killed_inside_its_transaction_leaves_every_row_at_its_stage(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    """Forgetting asks no model: the worst moment is inside its one write transaction. Killed there,
+    the database is as before the pass, and the next pass does what an uninterrupted one does."""
+    fake_llm.default = lambda _body: answer_json(ANSWER)
+    log = _log(tmp_path / "log.jsonl")
+    config = _config(tmp_path / "config.toml", fake_llm.base_url, forgetting=False)
+    data, whole = tmp_path / "data", tmp_path / "whole"
+    await _replayed(log, config, data)
+    before = _state(data)
+    assert len(before.history) >= 4 and before.forgotten == [] and set(before.stages) == {0}
+    shutil.copytree(data, whole)
+    forget = ("-m", "bot.cli.main", "forget", "--config", str(config))
+    await _ended(await _python(*forget, "--data-dir", str(whole)))
+    forgotten = _state(whole)
+    assert forgotten.forgotten and forgotten.stages != before.stages, "the pass changes something"
+    crash = await _python("-c", KILLED_IN_THE_PASS, *forget[2:], "--data-dir", str(data))
+    said = await _ended(crash, -signal.SIGKILL)
+    assert said == f"applied {len(forgotten.forgotten)}\n", "killed with the whole pass applied"
+    assert _state(data) == before, "no row deleted, logged or promoted"
+    await _ended(await _python(*forget, "--data-dir", str(data)))
+    assert _state(data) == forgotten
