@@ -14,7 +14,7 @@ from typing import Any
 
 from adapters.base import STOP_GRACE_SECONDS
 from tests.bot.test_run_cli import ROOT, _texts, _wait_for, _wait_for_texts
-from tests.fakes.openai_server import Answer, Behaviour, Delay, FakeOpenAI
+from tests.fakes.openai_server import Answer, Behaviour, Delay, FakeOpenAI, llm_toml
 
 ANSWER_SECONDS = 15.0  # how long the model takes over the answer: well inside the answers' grace
 JOB_GRACE_SECONDS = 15.0  # [scheduler] shutdown_grace_seconds; the job's model call never ends
@@ -24,14 +24,8 @@ SLACK_SECONDS = 10.0  # start-up of nothing, but closing the adapters and the da
 
 def _config(path: Path, base_url: str) -> None:
     path.write_text(
-        f"""[llm]
-enabled = true
-base_url = "{base_url}"
-api_key = "test"
-model = "m"
-timeout_seconds = 600.0
-max_retries = 0
-[llm.tasks.reply]
+        llm_toml(base_url)
+        + f"""[llm.tasks.reply]
 model = "reply"
 [llm.tasks.person]
 model = "person"

@@ -78,6 +78,15 @@ class Raw:
 Behaviour = Answer | Fail | Delay | Hold | Raw
 
 
+def llm_toml(base_url: str) -> str:
+    """The `[llm]` table of a config.toml pointing a bot process at the server at `base_url`, with no
+    retries and a timeout no held request reaches."""
+    return (
+        f'[llm]\nenabled = true\nbase_url = "{base_url}"\napi_key = "test"\nmodel = "m"\n'
+        "timeout_seconds = 600.0\nmax_retries = 0\n"
+    )
+
+
 def answer_json(value: Any, **kwargs: Any) -> Answer:
     """An answer whose content is `value` serialised as JSON."""
     return Answer(json.dumps(value, ensure_ascii=False), **kwargs)

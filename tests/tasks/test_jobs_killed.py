@@ -27,7 +27,7 @@ import pytest
 
 from memory.persons.consolidate import JOB as PERSON_JOB
 from memory.topics.check import JOB as TOPIC_JOB
-from tests.fakes.openai_server import Behaviour, FakeOpenAI, Hold, answer_json
+from tests.fakes.openai_server import Behaviour, FakeOpenAI, Hold, answer_json, llm_toml
 
 ROOT = Path(__file__).resolve().parents[2]
 START = datetime(2026, 3, 1, 4, 0, tzinfo=UTC)
@@ -75,14 +75,8 @@ def _log(path: Path) -> Path:
 
 def _config(path: Path, base_url: str, forgetting: bool = True) -> Path:
     path.write_text(
-        f"""[llm]
-enabled = true
-base_url = "{base_url}"
-api_key = "test"
-model = "m"
-timeout_seconds = 600.0
-max_retries = 0
-[llm.tasks.reply]
+        llm_toml(base_url)
+        + f"""[llm.tasks.reply]
 enabled = false
 [llm.tasks.topic]
 model = "topic"
