@@ -27,6 +27,7 @@ from memory.local_access import host_header_is_loopback
 from memory.notes.errors import NoteError
 from memory.notes.names import InvalidNoteName
 from memory.persons.admin import PersonAdminError
+from memory.storage import DatabaseLocked, DatabaseWriteFailed
 
 log = logging.getLogger(__name__)
 
@@ -110,12 +111,17 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
 @web.middleware
 async def user_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     """A refused request to a service function is a 400 with its message; any other client error (an
-    unknown chat, page or person) is an error page too, or a JSON error under /api/."""
+    unknown chat, page or person) is an error page too, or a JSON error under /api/; so is a write the
+    database could not take (locked by another process, a full disk): a 503."""
     try:
         return await handler(request)
     except USER_ERRORS as exc:
         status = 404 if isinstance(exc, JargonNotFound) else 409 if isinstance(exc, JargonChanged) else 400
         return _refuse(request, status, str(exc))
+    except (DatabaseLocked, DatabaseWriteFailed) as exc:
+        # Another process held the database past the busy timeout, or the disk refused: the write was
+        # rolled back, and the same request can simply be sent again.
+        return _refuse(request, 503, f"{exc}; nothing was changed: try again")
     except web.HTTPClientError as exc:
         if not exc.text:
             raise

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -51,8 +52,15 @@ class Console:
 
 @pytest.fixture
 async def console(tmp_path: Path) -> AsyncIterator[Console]:
+    async with serving(tmp_path, CONFIG) as served:
+        yield served
+
+
+@asynccontextmanager
+async def serving(tmp_path: Path, config_text: str) -> AsyncIterator[Console]:
+    """The console over an App configured by `config_text`, logged out."""
     config_path = tmp_path / "config.toml"
-    config_path.write_text(CONFIG, encoding="utf-8")
+    config_path.write_text(config_text, encoding="utf-8")
     app = await build_app(
         ConfigStore.load(config_path), tmp_path / "data", ManualClock(T0), watch_config=False
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 
 from sqlalchemy import update
 
@@ -14,8 +15,8 @@ from memory.jargon import dictionary
 from memory.models import ChatRedirect, PersonAlias
 from memory.storage.fts import index_rows
 from tests.bot.test_doctor import add_offline_work
-from tests.bot.web.conftest import CONFIG, TOKEN, Console, history_row
-from tests.conftest import T0, make_message
+from tests.bot.web.conftest import CONFIG, TOKEN, Console, history_row, serving
+from tests.conftest import T0, database_locked, make_message
 from tests.memory.jargon.jargon_helpers import mine, record
 
 HOSTILE = "<script>alert('x')</script>"
@@ -757,3 +758,24 @@ async def test_the_bot_s_own_account_is_never_forgotten_through_the_web(console:
     assert refused.status == 400 and says in await refused.text()
     after = await persons.record(chat, bot.person_id)
     assert after is not None and any(a.alias == "群忆" for a in after.aliases), "nothing was forgotten"
+
+
+async def test_an_approve_meeting_a_database_locked_past_the_busy_timeout_is_a_503_changing_nothing(
+    tmp_path: Path,
+) -> None:
+    """It used to be aiohttp's bare 500 ("Server got itself in trouble") and a traceback in the log."""
+    async with serving(tmp_path, CONFIG + "[storage]\nbusy_timeout_ms = 200\n") as console:
+        xswl, _ = await _entries(console)
+        csrf = await console.login()
+        approve = {"_csrf": csrf, "meaning": "笑死我了"}
+        with database_locked(console.app.db.path):
+            refused = await console.client.post(f"/jargon/{xswl}/approve", data=approve)
+        said = html.unescape(await refused.text())
+        assert refused.status == 503
+        assert f"database {console.app.db.path} stayed locked for over 200 ms; nothing was changed" in said
+        entry = await _entry(console, xswl)
+        assert entry is not None and (entry.status, entry.meaning) == ("candidate", "")
+        again = await console.client.post(f"/jargon/{xswl}/approve", data=approve)
+        assert again.status == 200
+        entry = await _entry(console, xswl)
+        assert entry is not None and (entry.status, entry.meaning) == ("approved", "笑死我了")
