@@ -42,6 +42,15 @@ def from_line(line: str) -> tuple[ChatMessage, bool]:
     return ChatMessage(**data), bool(kept["searchable"])
 
 
+def waiting(data_dir: Path) -> int:
+    """How many kept messages wait in `data_dir` for the next `qunyi run` (0 when none)."""
+    path = data_dir / FILE_NAME
+    if not path.is_file():
+        return 0
+    with path.open(encoding="utf-8", errors="replace") as kept:
+        return sum(1 for line in kept if line.strip())
+
+
 def keep(data_dir: Path, message: ChatMessage, searchable: bool) -> Path:
     """Append `message` to the data directory's file of unrecorded messages, on disk before returning."""
     path = data_dir / FILE_NAME

@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 from sqlalchemy import text
 
+from bot import unrecorded
 from bot.app import App, build_app, embedding_model
 from bot.cli.embeddings import prune_hint
 from bot.cli.options import async_command, missing_database, open_config, runtime_options
@@ -82,6 +83,7 @@ async def run_checks(app: App) -> list[Check]:
         stats = await app.memory.stats()
         checks.append(Check("memory", "info", ", ".join(f"{k} {v}" for k, v in stats.items())))
         checks.append(offline_work_check(await waiting_work(app)))
+        checks.extend(unrecorded_checks(app.data_dir))
         space: Space | None = space_of(app.db.path, *pages)
     except Exception as exc:
         checks.append(Check("database", "fail", f"{app.db.path}: {exc}"))
@@ -103,6 +105,15 @@ def offline_work_check(work: list[WaitingWork]) -> Check:
         return Check("offline work", "ok", "nothing waits for a model")
     status = "warn" if any(w.waiting and w.misconfigured for w in work) else "info"
     return Check("offline work", status, "; ".join(w.text() for w in work))
+
+
+def unrecorded_checks(data_dir: Path) -> list[Check]:
+    """A warning when messages the bot could not store before it stopped still wait for `qunyi run`."""
+    count = unrecorded.waiting(data_dir)
+    if not count:
+        return []
+    where = data_dir / unrecorded.FILE_NAME
+    return [Check("unrecorded messages", "warn", f"{count} in {where}: the next `qunyi run` stores them")]
 
 
 def _database_check(error: DatabaseUnavailable) -> Check:

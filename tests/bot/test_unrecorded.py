@@ -9,9 +9,13 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from click.testing import CliRunner
+
 from bot import unrecorded
+from bot.cli.main import cli
 from memory.service import MemoryService
 from memory.types import ChatKind, Segment, SegmentKind
+from tests.bot.test_doctor import doctor, make_database
 from tests.bot.test_run_cli import _console_bot, _texts, _wait_for, _wait_for_texts
 from tests.conftest import make_message
 
@@ -71,6 +75,7 @@ async def test_a_kept_message_is_stored_with_every_field_and_a_broken_line_is_le
         segments=(Segment(SegmentKind.MENTION, "@小明", "u2"), Segment(SegmentKind.TEXT, " 周六爬山 👨‍👩‍👧")),
         reply_to="m0",
         to_bot=True,
+        forwarded=True,
     )
     assert unrecorded.from_line(unrecorded.to_line(message, False)) == (message, False)
     unrecorded.keep(tmp_path, message, True)
@@ -81,3 +86,18 @@ async def test_a_kept_message_is_stored_with_every_field_and_a_broken_line_is_le
     assert [m.text for m in await memory.recent(1, 5)] == [message.text, "message 2"]
     assert not (tmp_path / unrecorded.FILE_NAME).exists()
     assert await unrecorded.record_kept(memory, tmp_path) == 0
+
+
+def test_kept_messages_go_into_a_backup_and_doctor_says_they_wait(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    make_database(data)
+    assert "unrecorded messages" not in doctor(data).output
+    for n in (1, 2):
+        unrecorded.keep(data, make_message(n, text=f"周六爬山 {n}"), True)
+    said = doctor(data)
+    assert said.exit_code == 0 and f"2 in {data / unrecorded.FILE_NAME}" in said.output, said.output
+    copy = tmp_path / "copy"
+    result = CliRunner().invoke(cli, ["backup", str(copy), "--data-dir", str(data)])
+    assert result.exit_code == 0, result.output
+    kept = (data / unrecorded.FILE_NAME).read_text(encoding="utf-8")
+    assert (copy / unrecorded.FILE_NAME).read_text(encoding="utf-8") == kept
