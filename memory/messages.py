@@ -30,6 +30,7 @@ class StoredMessage:
     mentions: tuple[str, ...]
     is_bot: bool
     to_bot: bool
+    forwarded: bool = False  # re-shares words written elsewhere (`ChatMessage.forwarded`)
 
 
 def sent_at(time: float, utc_offset_minutes: int) -> datetime:
@@ -39,6 +40,7 @@ def sent_at(time: float, utc_offset_minutes: int) -> datetime:
 
 
 def to_stored(row: Message) -> StoredMessage:
+    """A stored row as `StoredMessage`."""
     return StoredMessage(
         id=row.id,
         chat_id=row.chat_id,
@@ -51,6 +53,7 @@ def to_stored(row: Message) -> StoredMessage:
         mentions=tuple(row.mentions or ()),
         is_bot=row.is_bot,
         to_bot=row.to_bot,
+        forwarded=row.forwarded,
     )
 
 

@@ -5,7 +5,8 @@
  "sender_card": "…", "time": "2026-03-01T20:15:00+08:00", "text": "…", "reply_to": "m0", "mentions": ["u2"]}
 ```
 `time` is ISO 8601 with an offset or unix seconds. `chat_name`, `sender_card`, `reply_to` and `mentions` are
-optional. Blank lines are ignored; any other line that does not parse is reported with its line number.
+optional, and so is `forwarded` (true: the message re-shares words written elsewhere; false when left
+out). Blank lines are ignored; any other line that does not parse is reported with its line number.
 """
 
 from __future__ import annotations
@@ -80,6 +81,9 @@ def parse_record(line: str, platform: str = "replay", default_tz: tzinfo | None 
     mentions = record.get("mentions") or []
     if not isinstance(mentions, list) or any(as_id(m) is None for m in mentions):
         raise ValueError(f"mentions must be a list of user ids, got {mentions!r}")
+    forwarded = record.get("forwarded", False)
+    if not isinstance(forwarded, bool):
+        raise ValueError(f"forwarded must be true or false, got {forwarded!r}")
     return ChatMessage(
         platform=platform,
         chat_id=ids["chat"],
@@ -93,6 +97,7 @@ def parse_record(line: str, platform: str = "replay", default_tz: tzinfo | None 
         reply_to=as_id(reply_to),
         mentions=tuple(str(as_id(m)) for m in mentions),
         segments=(Segment(SegmentKind.TEXT, text),) if text else (),
+        forwarded=forwarded,
     )
 
 
@@ -114,6 +119,8 @@ def to_record(message: ChatMessage) -> dict[str, Any]:
         record["reply_to"] = message.reply_to
     if message.mentions:
         record["mentions"] = list(message.mentions)
+    if message.forwarded:
+        record["forwarded"] = True
     return record
 
 

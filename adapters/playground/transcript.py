@@ -39,6 +39,7 @@ class Entry:
             "to_bot": message.to_bot,
             "reply_to": message.reply_to,
             "edited": message.edited,
+            "forwarded": message.forwarded,
         }
 
 

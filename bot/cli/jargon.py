@@ -23,6 +23,7 @@ from bot.cli.options import (
     runtime_options,
 )
 from bot.cli.printing import chat_label
+from memory.context.render import forward_marked
 from memory.jargon import dictionary, transfer
 from memory.jargon.dictionary import Decision, EntryView, JargonError
 from memory.models.jargon import STATUSES
@@ -180,7 +181,13 @@ def show_command(
                         "message_id": e.message.id,
                         "chat_id": e.message.chat_id,
                         "context": [
-                            {"id": m.id, "speaker": m.speaker, "text": m.text, "is_bot": m.is_bot}
+                            {
+                                "id": m.id,
+                                "speaker": m.speaker,
+                                "text": m.text,
+                                "is_bot": m.is_bot,
+                                "forwarded": m.forwarded,
+                            }
                             for m in e.context
                         ],
                     }
@@ -205,7 +212,7 @@ def show_command(
         click.echo(f"-- message {item['message_id']} ({chat_label(item['chat_id'], keys)})")
         for m in item["context"]:
             mark = "»" if m["id"] == item["message_id"] else " "
-            click.echo(f"{mark} {m['speaker']}: {truncate(m['text'], 120)}")
+            click.echo(f"{mark} {forward_marked(m['speaker'], m['forwarded'])}: {truncate(m['text'], 120)}")
     for review in data["reviews"]:
         at = time.strftime("%Y-%m-%d %H:%M", time.localtime(review["time"]))
         click.echo(f"[{review['action']} by {review['actor']} at {at}]")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory.context.render import stamped
 from memory.history.reinforce import reinforce
 from memory.jargon import dictionary
 from memory.persons.card import render_card
@@ -87,6 +88,7 @@ async def recall(
             "score": round(hit.score, 6),
             "found_by": dict(hit.found_by),
             "signals": dict(hit.signals),
+            "forwarded": hit.forwarded,
         }
         for hit in hits
     ]
@@ -97,7 +99,8 @@ async def recall(
         if item["kind"] == "history":
             lines.append(f"- [话题 {when[:10]}] {item['theme']}: {truncate(item['text'], MAX_ITEM_CHARS)}")
         else:
-            lines.append(f"- [{when}] {item['speaker']}: {truncate(item['text'], MAX_ITEM_CHARS)}")
+            stamp = stamped(when, forwarded=hit.forwarded)
+            lines.append(f"- {stamp} {item['speaker']}: {truncate(item['text'], MAX_ITEM_CHARS)}")
     return Answer({"query": query, "chat_id": chat_id, "results": results}, lines)
 
 

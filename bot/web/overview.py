@@ -10,6 +10,7 @@ from bot.offline_work import waiting_work
 from bot.web.context import app_of, chat_of, chat_title, int_param, path_int
 from bot.web.html import Safe, bdi, chat_nav, h, join, link, page, table, url, when
 from memory import messages
+from memory.context.render import FORWARD_MARK
 from memory.overview import chat_overviews
 
 routes = web.RouteTableDef()
@@ -60,11 +61,13 @@ async def chat_home(request: web.Request) -> web.Response:
 
 
 def message_table(shown: list[messages.StoredMessage], highlight: int | None = None) -> Safe:
-    """Messages as a table (speaker and text escaped); `highlight` marks one of them."""
+    """Messages as a table (speaker and text escaped, a forward marked by its time); `highlight`
+    marks one of them."""
     rows = []
     for m in shown:
         text = h('<bdi class="hit">{}</bdi>', m.text) if m.id == highlight else m.text
-        rows.append([link(f"/chats/{m.chat_id}/messages/{m.id}", f"#{m.id}"), when(m.time), m.speaker, text])
+        sent = f"{when(m.time)} · {FORWARD_MARK}" if m.forwarded else when(m.time)
+        rows.append([link(f"/chats/{m.chat_id}/messages/{m.id}", f"#{m.id}"), sent, m.speaker, text])
     return table(["id", "time", "speaker", "text"], rows, "no messages")
 
 

@@ -17,12 +17,13 @@ PRIORITY = 60
 
 def memory_line(hit: RecallHit, zone: tzinfo | None = None) -> str:
     """One recalled memory as a context line, with the speaker's alias and the date (in `zone`, by
-    default the offset the memory carries), marked on the bot's own messages (`stamped`)."""
+    default the offset the memory carries), marked on the bot's own messages and on forwards
+    (`stamped`)."""
     when = hit.time.astimezone(zone or hit.time.tzinfo)
     if hit.kind == "history":
         who = f" ({hit.speaker})" if hit.speaker else ""
         return f"[topic {when:%Y-%m-%d}] {hit.theme}{who}: {hit.text}"
-    return f"{stamped(f'{when:%Y-%m-%d %H:%M}', hit.is_bot)} {hit.speaker}: {hit.text}"
+    return f"{stamped(f'{when:%Y-%m-%d %H:%M}', hit.is_bot, hit.forwarded)} {hit.speaker}: {hit.text}"
 
 
 class RecallProvider:

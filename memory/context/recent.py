@@ -18,9 +18,9 @@ TITLE = "Recent messages"
 def transcript_line(message: StoredMessage, speaker: str | None = None, zone: tzinfo | None = None) -> str:
     """One transcript line; `speaker` (the person_name) replaces the raw card/nickname when given.
     The time is shown in `zone` (by default the offset the message was stored with), marked on the
-    bot's own messages (`stamped`)."""
+    bot's own messages and on forwards (`stamped`)."""
     stamp = message.time.astimezone(zone or message.time.tzinfo).strftime("%m-%d %H:%M")
-    return f"{stamped(stamp, message.is_bot)} {speaker or message.speaker}: {message.text}"
+    return f"{stamped(stamp, message.is_bot, message.forwarded)} {speaker or message.speaker}: {message.text}"
 
 
 class RecentWindowProvider:

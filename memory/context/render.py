@@ -12,6 +12,7 @@ _ESCAPES = {"<": "‹", ">": "›", "＜": "‹", "＞": "›", "﹤": "‹", "�
 
 CONTINUATION = "\n  "
 SELF_MARK = "you"  # inside the time brackets of the bot's own messages
+FORWARD_MARK = "forwarded"  # inside the time brackets of a forward: words written elsewhere
 
 
 def neutralize(text: str) -> str:
@@ -29,11 +30,19 @@ def one_line(text: str) -> str:
     return CONTINUATION.join(text.splitlines())
 
 
-def stamped(when: str, own: bool) -> str:
-    """The `[time]` a memory line starts with; the bot's `own` message says so inside the brackets,
-    where no member's text or name can reach (theirs follow the bracket and never start a line): a
-    member named like the bot cannot pass for it."""
-    return f"[{when}, {SELF_MARK}]" if own else f"[{when}]"
+def stamped(when: str, own: bool = False, forwarded: bool = False) -> str:
+    """The `[time]` a memory line starts with; the bot's `own` message and a `forwarded` one (words
+    re-shared from elsewhere, not the sender's own) say so inside the brackets, where no member's
+    text or name can reach (theirs follow the bracket and never start a line): a member named like
+    the bot cannot pass for it, and a member cannot fake or hide a forward."""
+    marks = (when, *([SELF_MARK] if own else []), *([FORWARD_MARK] if forwarded else []))
+    return f"[{', '.join(marks)}]"
+
+
+def forward_marked(name: str, forwarded: bool) -> str:
+    """A speaker's `name` as a line without time brackets shows it: a forward says so before it, so
+    that its words are not taken for the speaker's own."""
+    return f"({FORWARD_MARK}) {name}" if forwarded else name
 
 
 def fit_lines(lines: Sequence[str], budget_tokens: int) -> list[str]:

@@ -18,6 +18,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
+from memory.context.render import forward_marked
 from memory.history import terms
 from memory.history.source import SourceMessage, speaker_names
 from memory.offload import thread_work_in_runs
@@ -51,8 +52,11 @@ class Digest:
 
 
 def speaker_line(message: SourceMessage, max_chars: int | None = None) -> str:
+    """`name: text` as a topic or summary prompt shows a message (its text on one line, perhaps cut);
+    a forward says so before the name, so its words are not taken for the speaker's own."""
     text = " ".join(message.text.split())
-    return f"{message.display_name}: {truncate(text, max_chars) if max_chars else text}"
+    name = forward_marked(message.display_name, message.forwarded)
+    return f"{name}: {truncate(text, max_chars) if max_chars else text}"
 
 
 def message_chars(message: SourceMessage) -> int:

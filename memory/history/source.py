@@ -21,7 +21,7 @@ from memory.text import normalize
 class SourceMessage:
     """One raw message with what topic work needs: who (platform id, person id, names) and when.
     `searchable` is false for what the full-text index leaves out: members' memory commands and the
-    bot's answers to them (which quote recalled memories)."""
+    bot's answers to them (which quote recalled memories). `forwarded` marks a forward."""
 
     id: int
     chat_id: int
@@ -36,6 +36,7 @@ class SourceMessage:
     mentions: tuple[str, ...]
     is_bot: bool
     searchable: bool = True
+    forwarded: bool = False  # re-shares words written elsewhere (`ChatMessage.forwarded`)
 
     @property
     def display_name(self) -> str:
@@ -96,6 +97,7 @@ def _source(row: Any) -> SourceMessage:
         mentions=tuple(message.mentions or ()),
         is_bot=message.is_bot,
         searchable=bool(indexed),
+        forwarded=message.forwarded,
     )
 
 

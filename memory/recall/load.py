@@ -45,7 +45,17 @@ async def load_hits(
     for m in await by_ids(session, message_ids):
         speaker = display.get(m.person_id, m.speaker) if m.person_id is not None else m.speaker
         hits[("message", m.id)] = RecallHit(
-            "message", m.id, m.chat_id, m.text, speaker, m.time, 0.0, m.person_id, m.mentions, is_bot=m.is_bot
+            "message",
+            m.id,
+            m.chat_id,
+            m.text,
+            speaker,
+            m.time,
+            0.0,
+            m.person_id,
+            m.mentions,
+            is_bot=m.is_bot,
+            forwarded=m.forwarded,
         )
     if history_ids:
         rows = (await session.scalars(select(ChatHistory).where(ChatHistory.id.in_(history_ids)))).all()

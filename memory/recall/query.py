@@ -69,6 +69,7 @@ class RecallHit:
     found_by: dict[str, int] = field(default_factory=dict)
     started: datetime | None = None
     is_bot: bool = False  # a message the bot itself sent
+    forwarded: bool = False  # a message re-sharing words written elsewhere
 
     @property
     def key(self) -> tuple[str, int]:
