@@ -115,6 +115,24 @@ def test_memory_commands_cli(tmp_path: Path) -> None:
     assert missing.exit_code == 1 and "no chat" in missing.output
 
 
+def test_a_forward_replayed_from_the_log_is_recalled_as_a_forward(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    forward = {"chat": "g1", "message_id": "f1", "sender_id": "u3", "sender_name": "Carol", "forwarded": True}
+    forward |= {"time": 1772367300, "text": "西湖景区周六封路"}
+    write_log(log, [json.dumps(forward, ensure_ascii=False)])
+    runner = CliRunner()
+    data = ["--data-dir", str(tmp_path / "d")]
+    assert runner.invoke(cli, ["replay", str(log), "--no-progress", *data]).exit_code == 0
+    recalled = runner.invoke(cli, ["recall", "西湖", "--chat", "replay:g1", "--json", *data])
+    assert recalled.exit_code == 0, recalled.output
+    results = {r["text"]: r["forwarded"] for r in json.loads(recalled.output)["results"]}
+    assert results["西湖景区周六封路"] is True and results["好啊，去西湖边那座山"] is False
+    assert [text for text, forwarded in results.items() if forwarded] == ["西湖景区周六封路"]
+    text = runner.invoke(cli, ["recall", "西湖", "--chat", "replay:g1", *data]).output.splitlines()
+    assert "- [2026-03-01 12:15, forwarded] Carol: 西湖景区周六封路" in text
+    assert "- [2026-03-01 12:16] Bob: 好啊，去西湖边那座山" in text
+
+
 def test_bad_config_stops_cli_with_key_and_line(tmp_path: Path) -> None:
     config = tmp_path / "bad.toml"
     config.write_text("[reply]\nprobability = 3\n", encoding="utf-8")

@@ -231,6 +231,46 @@ def test_replay_record_round_trip() -> None:
     assert parse_record(json.dumps(to_record(original))) == original
 
 
+REPLAY_LINE = {
+    "chat": "g1",
+    "message_id": "m1",
+    "sender_id": "u1",
+    "sender_name": "小红",
+    "time": "2026-03-01T20:15:00+08:00",
+    "text": "明天全员停电",
+}
+
+
+def test_a_replay_line_without_forwarded_reads_as_before_and_is_written_without_it() -> None:
+    message = parse_record(json.dumps(REPLAY_LINE))
+    assert not message.forwarded
+    assert message == parse_record(json.dumps(REPLAY_LINE | {"forwarded": False}))
+    assert to_record(message) == REPLAY_LINE, "an old file's line is written back as it was"
+
+
+def test_a_forwarded_replay_line_is_read_and_written_as_a_forward() -> None:
+    message = parse_record(json.dumps(REPLAY_LINE | {"forwarded": True}))
+    assert message.forwarded and message.text == "明天全员停电"
+    assert to_record(message)["forwarded"] is True
+    assert parse_record(json.dumps(to_record(message))) == message
+
+
+def test_a_replay_line_with_a_forwarded_that_is_not_a_boolean_is_reported_and_the_rest_kept(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "log.jsonl"
+    lines = [REPLAY_LINE | {"forwarded": "yes"}, REPLAY_LINE | {"message_id": "m2", "forwarded": 1}]
+    lines.append(REPLAY_LINE | {"message_id": "m3", "forwarded": True})
+    log.write_text("\n".join(json.dumps(line, ensure_ascii=False) for line in lines) + "\n", encoding="utf-8")
+    items = list(iter_import("replay", log))
+    issues = [i for i in items if isinstance(i, ImportIssue)]
+    assert [(i.location, i.reason) for i in issues] == [
+        ("line 1", "forwarded must be true or false, got 'yes'"),
+        ("line 2", "forwarded must be true or false, got 1"),
+    ]
+    assert [(m.message_id, m.forwarded) for m in items if isinstance(m, ChatMessage)] == [("m3", True)]
+
+
 @pytest.mark.parametrize("fmt", ["telegram", "discord", "qq"])
 def test_a_file_that_is_not_the_format_raises_a_clear_error(fmt: str, tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"

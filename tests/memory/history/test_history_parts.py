@@ -14,6 +14,7 @@ from memory.models import ChatHistory, Message, TopicCacheEntry
 from memory.service import MemoryService
 from memory.storage.fts import bm25_search, match_expression
 from memory.topics import cache
+from memory.topics.check import topic_prompt
 from tests.conftest import T0, make_message
 
 
@@ -133,3 +134,16 @@ async def test_topic_sources_name_speakers_as_their_chat_does(memory) -> None:
         [message] = await source.by_ids(session, [said.message_id])
     assert message.display_name == "老赵"
     assert "赵一鸣" in message.names
+
+
+async def test_a_stored_forward_is_marked_in_the_topic_and_summary_prompts(memory: MemoryService) -> None:
+    await memory.record(make_message(1, sender="u2", sender_card="小红", text="明天全员停电", forwarded=True))
+    await memory.record(make_message(2, sender="u3", sender_card="小明", text="那我在家"))
+    async with memory.db.read() as session:
+        ids = list((await session.scalars(select(Message.id).order_by(Message.id))).all())
+        sources = await by_ids(session, ids)
+    assert [m.forwarded for m in sources] == [True, False], "read from the stored column"
+    prompt = topic_prompt([("停电", sources[:1])], sources)[1]["content"].splitlines()
+    assert "- 停电: (forwarded) 小红: 明天全员停电" in prompt
+    assert f"[{ids[0]}] 03-01 12:01 (forwarded) 小红: 明天全员停电" in prompt
+    assert f"[{ids[1]}] 03-01 12:02 小明: 那我在家" in prompt
