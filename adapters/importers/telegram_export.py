@@ -122,16 +122,28 @@ def _listing(root: Mapping[str, Any], key: str) -> list[Any] | None:
 
 
 def _chat_id(chat: Mapping[str, Any]) -> tuple[str, ChatKind]:
+    """The chat's Bot API id and kind; raises ValueError for an id that cannot be one."""
     raw = chat.get("id")
     if isinstance(raw, bool) or not isinstance(raw, int):
         raise ValueError(f"chat id must be an integer, got {raw!r}")
     kind_name = str(chat.get("type") or "")
     kind = _KINDS.get(kind_name, ChatKind.GROUP)
     if kind_name.endswith(("supergroup", "channel")):
-        return f"-100{raw}", kind
-    if kind_name == "private_group":
-        return f"-{raw}", kind
-    return str(raw), kind
+        prefix = "-100"
+    elif kind_name == "private_group":
+        prefix = "-"
+    elif kind is ChatKind.PRIVATE:
+        prefix = ""
+    else:  # a type this importer does not know: its id as written
+        return str(raw), kind
+    if raw >= 0:  # what Telegram Desktop writes: the bare id
+        return f"{prefix}{raw}", kind
+    # an export written by another tool may hold the Bot API id already; prefixing it again never matches
+    text = str(raw)
+    if prefix and text.startswith(prefix) and len(text) > len(prefix):
+        return text, kind
+    form = f"{prefix}…" if prefix else "positive"
+    raise ValueError(f"chat id {raw} is negative but not the Bot API id of a {kind_name} ({form})")
 
 
 def _peer_id(value: Any) -> str | None:

@@ -390,3 +390,41 @@ def test_a_large_replay_log_is_read_line_by_line_not_whole(tmp_path: Path) -> No
     assert peak < 10_000_000, f"peak {peak} bytes"
     assert [item.text for item in items if isinstance(item, ChatMessage)] == ["周六去爬山吗"]
     assert progress[-1] == (41, 41)
+
+
+def _telegram_export(tmp_path: Path, **chat: object) -> Path:
+    """A one-chat Telegram Desktop export of two messages, with `chat`'s keys over the defaults."""
+    message = {"type": "message", "date_unixtime": "1772366460", "from": "Bob", "from_id": "user2"}
+    messages = [message | {"id": 1, "text": "你好"}, message | {"id": 2, "text": "hi"}]
+    export = {"name": "群", "type": "private_supergroup", "id": 55, "messages": messages} | chat
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(export, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("kind", "raw", "chat_id"),
+    [
+        ("private_supergroup", -1001987654321, "-1001987654321"),
+        ("public_channel", -1005, "-1005"),
+        ("private_group", -4444, "-4444"),
+    ],
+)
+def test_a_telegram_chat_id_already_in_bot_api_form_is_kept(
+    kind: str, raw: int, chat_id: str, tmp_path: Path
+) -> None:
+    """A negative id used to get the prefix again ("-100-1001987654321", "--4444"): a chat no live
+    message ever reaches."""
+    items = list(iter_import("telegram", _telegram_export(tmp_path, type=kind, id=raw)))
+    assert {i.chat_id for i in items if isinstance(i, ChatMessage)} == {chat_id}
+    assert not [i for i in items if isinstance(i, ImportIssue)]
+
+
+@pytest.mark.parametrize(("kind", "raw"), [("private_supergroup", -5), ("personal_chat", -222)])
+def test_a_negative_telegram_chat_id_not_in_bot_api_form_is_a_clear_issue(
+    kind: str, raw: int, tmp_path: Path
+) -> None:
+    items = list(iter_import("telegram", _telegram_export(tmp_path, type=kind, id=raw)))
+    assert not [i for i in items if isinstance(i, ChatMessage)]
+    [issue] = [i for i in items if isinstance(i, ImportIssue)]
+    assert issue.kind is IssueKind.MALFORMED and f"chat id {raw}" in issue.reason
