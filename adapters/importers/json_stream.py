@@ -99,7 +99,7 @@ def read_outline(path: Path, arrays: Collection[str], keep: Collection[str]) -> 
     `chats.list.item.messages`) replaced by a `MessageArray`, and only the top-level keys in `keep`.
 
     Reads the whole file without keeping its messages. Raises `ImportFileError` if the file cannot be
-    read, is not JSON or is nested deeper than `MAX_DEPTH`.
+    read, is not JSON, is nested deeper than `MAX_DEPTH` or gives one of `arrays` twice in an object.
     """
     mode = _Mode(ijson)
     while True:
@@ -176,6 +176,8 @@ def _outline(path: Path, arrays: frozenset[str], keep: frozenset[str], mode: _Mo
                     steps.pop()
                     continue
                 prefix = ".".join(steps)
+                if prefix in arrays and type(stack[-1]) is dict and steps[-1] in stack[-1]:
+                    raise ImportFileError(_repeated(path, steps[-1], prefix))
                 if prefix in seen:
                     seen[prefix] += 1
                 if event in _STARTS:
@@ -240,6 +242,15 @@ def _broken(path: Path, error: str, near: str, handle: BinaryIO, read: int) -> s
         else:
             what = f"not valid JSON: {error}{near} ({where})"
     return f"{path}: {what}; nothing was imported"
+
+
+def _repeated(path: Path, key: str, prefix: str) -> str:
+    """The one-line error for a message array's key given twice in one object (json.loads keeps the last,
+    dropping the messages of the other unsaid)."""
+    return (
+        f"{path}: not a usable export: the key {key!r} appears twice in one object (at {prefix}), "
+        "so which messages it holds is unclear; nothing was imported"
+    )
 
 
 def _parse_error(exc: ijson.JSONError) -> tuple[str, str]:

@@ -360,3 +360,29 @@ def test_an_escaped_lone_surrogate_is_read_as_json_load_reads_it(tmp_path: Path)
     assert items == reference("telegram", path)
     assert next(i for i in items if isinstance(i, ChatMessage) and i.message_id == "2").text == "半个字"
     assert "lone surrogate" in items[2][1]
+
+
+@pytest.mark.parametrize(
+    ("fmt", "content", "where"),
+    [
+        ("telegram", b'{"id": 5, "messages": [{"id": 1}], "name": "g", "messages": [{"id": 2}]}', "messages"),
+        ("discord", b'{"messages": [{"id": "1"}], "messages": null}', "messages"),
+        (
+            "telegram",
+            b'{"chats": {"list": [{"id": 5, "messages": [], "messages": [{"id": 2}]}]}}',
+            "chats.list.item.messages",
+        ),
+    ],
+)
+def test_an_export_repeating_its_messages_key_is_a_clear_error(
+    fmt: str, content: bytes, where: str, tmp_path: Path
+) -> None:
+    """json.loads keeps the last of a repeated key: the messages of the other arrays were dropped unsaid."""
+    path = tmp_path / "twice.json"
+    path.write_bytes(content)
+    with pytest.raises(ImportFileError) as caught:
+        next(iter_import(fmt, path))
+    message = str(caught.value)
+    assert message.startswith(f"{path}: ") and "\n" not in message
+    assert f"'messages' appears twice in one object (at {where})" in message
+    assert message.endswith("nothing was imported")
