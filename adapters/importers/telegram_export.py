@@ -82,7 +82,7 @@ def iter_messages(
                 yield ImportIssue(str(path), where, str(exc))
                 done += messages.count
                 continue
-            chat_name = str(chat.get("name") or "")
+            chat_name = _name(chat.get("name"))
 
             def convert(
                 entry: Any,
@@ -201,7 +201,7 @@ def _convert(
             sender_id=sender_id,
             text=joined_text(media, words),
             time=when,
-            sender_name=str(entry.get("from") or ""),
+            sender_name=_name(entry.get("from")),
             chat_name=chat_name,
             chat_kind=kind,
             reply_to=reply_to,
@@ -213,6 +213,11 @@ def _convert(
         )
     except InvalidMessage as exc:
         raise ValueError(f"invalid message: {exc}") from exc
+
+
+def _name(value: Any) -> str:
+    """A name as written; anything but a string counts as no name (not Python's repr of it)."""
+    return value if isinstance(value, str) else ""
 
 
 def _text_segments(text: Any) -> tuple[Segment, ...]:

@@ -428,3 +428,17 @@ def test_a_negative_telegram_chat_id_not_in_bot_api_form_is_a_clear_issue(
     assert not [i for i in items if isinstance(i, ChatMessage)]
     [issue] = [i for i in items if isinstance(i, ImportIssue)]
     assert issue.kind is IssueKind.MALFORMED and f"chat id {raw}" in issue.reason
+
+
+@pytest.mark.parametrize("name", [["a"], {"first": "Bob"}, 7])
+def test_a_telegram_sender_name_that_is_no_string_is_left_out_not_written_as_python(
+    name: object, tmp_path: Path
+) -> None:
+    """A list `from` (or chat `name`) used to be stored as Python's repr, "['a']"."""
+    path = _telegram_export(tmp_path, name=name)
+    export = json.loads(path.read_text(encoding="utf-8"))
+    export["messages"][0]["from"] = name
+    path.write_text(json.dumps(export, ensure_ascii=False), encoding="utf-8")
+    first, second = [i for i in iter_import("telegram", path) if isinstance(i, ChatMessage)]
+    assert (first.sender_name, second.sender_name) == ("", "Bob")  # as a message without `from`
+    assert first.chat_name == second.chat_name == ""
