@@ -37,6 +37,11 @@ def _dangling_link(path: Path) -> Path | None:
     return next((p for p in (path, *path.parents) if p.is_symlink() and not p.exists()), None)
 
 
+def _file_above(path: Path) -> Path | None:
+    """The first parent folder of `path` that is a file, if one is: no folder can be made under it."""
+    return next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+
+
 def back_up(
     data_dir: Path, destination: Path, busy_timeout_ms: int = 10_000, stop: threading.Event | None = None
 ) -> Backup:
@@ -50,9 +55,9 @@ def back_up(
 
     Raises DatabaseMissing when there is no database, DatabaseUnavailable when it is not a Qunyi
     database, BackupFailed when `destination` is taken (a file, a folder with something in it, or
-    inside the data directory), is or lies under a symbolic link that leads nowhere, or cannot be
-    written, CopyStopped when `stop` is set (Ctrl-C) before the backup is in place: nothing of it is
-    left then either."""
+    inside the data directory), lies under a file, is or lies under a symbolic link that leads
+    nowhere, or cannot be written, CopyStopped when `stop` is set (Ctrl-C) before the backup is in
+    place: nothing of it is left then either."""
     source = data_dir / DB_FILENAME
     require_database_file(source)
     dangling = _dangling_link(destination)
@@ -60,6 +65,11 @@ def back_up(
         raise BackupFailed(
             f"{dangling} is a symbolic link to {os.readlink(dangling)}, which does not exist (or leads back "
             "to itself): make the folder it names, or name another destination"
+        )
+    above = _file_above(destination)
+    if above is not None:
+        raise BackupFailed(
+            f"{above} is a file, not a folder, so no backup can go under it; name another destination"
         )
     if destination.exists() and (not destination.is_dir() or any(destination.iterdir())):
         raise BackupFailed(f"{destination} already exists and is not an empty folder; name a new one")

@@ -165,6 +165,17 @@ def test_a_destination_behind_a_symlink_that_leads_nowhere_is_refused_before_any
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "latest", "log.jsonl", "loop"]
 
 
+def test_a_destination_under_a_file_is_refused_naming_the_file(data: Path, tmp_path: Path) -> None:
+    """`DEST=somefile/sub` said 'cannot write …: File exists', as if the destination were taken."""
+    (tmp_path / "somefile").write_text("mine", encoding="utf-8")
+    for destination in (tmp_path / "somefile" / "sub", tmp_path / "somefile" / "sub" / "deeper"):
+        result = qunyi("backup", destination, "--data-dir", data)
+        assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+        assert f"{tmp_path / 'somefile'} is a file, not a folder" in result.output
+        assert "File exists" not in result.output
+    assert (tmp_path / "somefile").read_text(encoding="utf-8") == "mine"
+
+
 def test_a_note_written_while_the_backup_copies_the_notes_does_not_fail_it(
     data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
