@@ -234,19 +234,40 @@ def sigterm_as_ctrl_c() -> Iterator[None]:
 
 def run_async(coroutine: Coroutine[Any, Any, Any]) -> Any:
     """Run a command's coroutine; a database that stays locked or refuses a write ends it with a
-    one-line error. Every command runs through here, decorated (`async_command`) or not."""
+    one-line error saying what became of the change. Every command runs through here, decorated
+    (`async_command`) or not."""
+    in_batches = _top_command() in _IN_BATCHES
     try:
         return asyncio.run(coroutine)
     except DatabaseLocked as exc:
+        if in_batches:
+            tail = f"try again {_BATCHES_STAY}"
+        else:
+            tail = "try again: nothing of the change that met the lock was made"
         raise click.ClickException(
-            f"{exc}: another process (a running bot?) is writing to it; try again "
-            "(whatever was written before stays, and importing or replaying again adds only the rest)"
+            f"{exc}: another process (a running bot?) is writing to it; {tail}"
         ) from None
     except DatabaseWriteFailed as exc:
-        raise click.ClickException(
-            f"{exc} (whatever was written before stays; free space or fix the permissions and run it "
-            "again: importing or replaying again adds only the rest)"
-        ) from None
+        if in_batches:
+            tail = f"free space or fix the permissions and run it again {_BATCHES_STAY}"
+        else:
+            tail = (
+                "nothing of the refused change was made: free space or fix the permissions and run it again"
+            )
+        raise click.ClickException(f"{exc}; {tail}") from None
+
+
+# Commands writing in batches, each its own transaction: the batches finished before a refusal stay.
+_IN_BATCHES = frozenset({"import", "replay"})
+_BATCHES_STAY = "(whatever was written before stays, and importing or replaying again adds only the rest)"
+
+
+def _top_command() -> str | None:
+    """The name of the `qunyi` command running (`jargon` for `qunyi jargon import`), if run by click."""
+    context = click.get_current_context(silent=True)
+    while context is not None and context.parent is not None and context.parent.parent is not None:
+        context = context.parent
+    return context.info_name if context is not None and context.parent is not None else None
 
 
 def async_command(function: Callable[..., Coroutine[Any, Any, Any]]) -> Callable[..., Any]:

@@ -84,6 +84,9 @@ def test_a_write_command_meeting_a_lock_held_past_the_busy_timeout_is_one_line_a
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
     [line] = result.output.splitlines()
     assert line.startswith(f"Error: database {data / 'qunyi.db'} stayed locked for over {BUSY_MS} ms"), line
+    # the tail used to say "importing or replaying again adds only the rest" whatever the command
+    assert line.endswith("nothing of the change that met the lock was made"), line
+    assert "import" not in line and "replay" not in line, line
     assert _dump(data) == before, "nothing written"
     assert _qunyi(args, data, config).exit_code == 0, "the same command goes through once the lock is gone"
     assert _dump(data) != before, "the command changes something (else the lock test proves nothing)"
@@ -105,3 +108,29 @@ def test_a_write_command_meeting_a_lock_let_go_within_the_busy_timeout_waits_and
     assert not command.is_alive()
     assert result[0].exit_code == 0, result[0].output
     assert _dump(data) != before
+
+
+@pytest.mark.parametrize(
+    "command", [["import", "replay"], ["replay", "--no-progress", "--settle-minutes", "0"]]
+)
+def test_an_import_meeting_a_lock_held_past_the_busy_timeout_says_running_it_again_adds_the_rest(
+    command: list[str], tmp_path: Path
+) -> None:
+    data, config = _replayed(tmp_path, BUSY_MS)
+    log = tmp_path / "more.jsonl"
+    row = {
+        "chat": "g1",
+        "message_id": "n1",
+        "sender_id": "u1",
+        "sender_name": "成员1",
+        "time": 1772467300,
+        "text": "新",
+    }
+    log.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
+    args = [*command, str(log)] + (["--no-progress"] if command[0] == "import" else [])
+    with database_locked(data / "qunyi.db"):
+        result = _qunyi(args, data, config)
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    line = result.output.splitlines()[-1]
+    assert line.startswith(f"Error: database {data / 'qunyi.db'} stayed locked for over {BUSY_MS} ms"), line
+    assert line.endswith("importing or replaying again adds only the rest)"), line
