@@ -141,9 +141,13 @@ async def pending_stats(session: AsyncSession, chat_id: int, cursor: int) -> tup
     return int(row[0]), (float(row[1]) if row[1] is not None else None)
 
 
-async def newest_time(session: AsyncSession, chat_id: int) -> float | None:
-    """The time of a chat's newest message, or None when it has none."""
-    newest = await session.scalar(select(func.max(Message.time)).where(Message.chat_id == chat_id))
+async def newest_time(session: AsyncSession, chat_id: int, not_after: float | None = None) -> float | None:
+    """The time of a chat's newest message (of those dated `not_after` or earlier, if given), or None
+    when it has none."""
+    query = select(func.max(Message.time)).where(Message.chat_id == chat_id)
+    if not_after is not None:
+        query = query.where(Message.time <= not_after)
+    newest = await session.scalar(query)
     return float(newest) if newest is not None else None
 
 

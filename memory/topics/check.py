@@ -3,7 +3,8 @@
 Per chat, a check runs when `batch_size` messages wait, or when the oldest waiting message is `max_wait`
 old and at least `min_messages` wait. A chat quiet for `quiet_after` (its newest message that old) has
 its last waiting messages checked whatever their number, and then all its cached topics packed, so the
-talk before a long silence still becomes ChatHistory. A batch is assigned to topics by the LLM (one call
+talk before a long silence still becomes ChatHistory (a message dated more than `quiet_after` ahead of
+now, a wrong clock, does not count as talk). A batch is assigned to topics by the LLM (one call
 returning `[{topic, message_ids}]`, ids outside the batch dropped) when enabled and available, else —
 and whenever the LLM fails or answers with nothing usable — offline: the online thread disentangler
 (memory.topics.Disentangler) splits the batch into threads, and threads are placed on topics by their
@@ -430,9 +431,15 @@ class TopicCheck:
         has not (or the rule is off)."""
         if settings.quiet_after is None:
             return None
+        quiet_for = settings.quiet_after.total_seconds()
         async with self.db.read() as session:
-            newest = await source.newest_time(session, chat_id)
-            if newest is None or now.timestamp() - newest < settings.quiet_after.total_seconds():
+            # A message dated more than `quiet_after` ahead is a wrong clock, not talk (times up to the year
+            # 9000 are accepted): counted, it would keep the chat from ever being quiet. One a little
+            # ahead (a clock minutes fast) still counts, so a talk just begun is not packed.
+            newest = await source.newest_time(session, chat_id, not_after=now.timestamp() + quiet_for)
+            if newest is None and await source.newest_time(session, chat_id) is None:
+                return None  # no messages at all
+            if newest is not None and now.timestamp() - newest < quiet_for:
                 return None
             state = await _job_state(session, chat_id)
             pending, _ = await source.pending_stats(session, chat_id, state.cursor if state else 0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -338,6 +338,34 @@ async def test_a_quiet_chat_checks_its_last_few_messages_and_packs_every_cached_
     assert await cached(memory.db) == []
     packed = sorted(i for row in await history_rows(memory.db) for i in row.source_message_ids)
     assert packed == list(range(1, 8))
+
+
+async def test_a_message_dated_far_ahead_does_not_keep_its_chat_from_ever_counting_as_quiet(
+    memory: MemoryService,
+) -> None:
+    """One message dated in the year 8999 made the chat's newest time never a day old: its last waiting
+    messages and its cached topics were never packed by the quiet rule."""
+    check = TopicCheck(memory.db, SMALL)
+    await memory.record_many(chain(1, 5, "周六去九溪十八涧爬山 龙井村吃饭"))
+    await check.run_chat(1, T0 + timedelta(hours=1))
+    far = datetime(8999, 1, 1, tzinfo=UTC)
+    await memory.record_many([*chain(10, 1, "煤球 猫咪 吐毛球"), *chain(11, 1, "煤球 猫咪", time=far)])
+    report = await check.run_chat(1, T0 + timedelta(hours=25))
+    assert report.path == ["quiet:offline"] and report.messages == 2
+    assert await cached(memory.db) == []
+    packed = sorted(i for row in await history_rows(memory.db) for i in row.source_message_ids)
+    assert packed == list(range(1, 8))
+
+
+async def test_a_message_dated_a_little_ahead_still_keeps_its_chat_awake(memory: MemoryService) -> None:
+    """A clock a few minutes fast is no reason to pack the talk that has just begun."""
+    check = TopicCheck(memory.db, SMALL)
+    await memory.record_many(chain(1, 5, "周六去九溪十八涧爬山 龙井村吃饭"))
+    await check.run_chat(1, T0 + timedelta(hours=1))
+    now = T0 + timedelta(hours=25)
+    await memory.record_many(chain(10, 2, "煤球 猫咪 吐毛球", time=now + timedelta(minutes=5)))
+    report = await check.run_chat(1, now)
+    assert report.batches == 0 and report.packed == [] and len(await cached(memory.db)) == 1
 
 
 async def test_the_quiet_rule_can_be_turned_off(memory: MemoryService) -> None:
