@@ -86,8 +86,10 @@ def add_fragment(
     entry.no_update_checks = 0
     entry.updated_at = now.timestamp()
     times = [m.time for m in fresh]
-    entry.first_time = min([*times, entry.first_time]) if entry.first_time else min(times)
-    entry.last_time = max([*times, entry.last_time])
+    # A topic's time span is unset while it has no message (0.0 is a valid time: 1970-01-01T00:00Z).
+    if known:
+        times.extend((entry.first_time, entry.last_time))
+    entry.first_time, entry.last_time = min(times), max(times)
     added = weights if weights is not None else terms.weigh(m.text for m in fresh)
     entry.terms = terms.trimmed(terms.merge(entry.terms or {}, added), STORED_TERMS)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 from sqlalchemy import select
@@ -95,6 +96,15 @@ async def make_entry(memory: MemoryService, texts: list[str]) -> int:
         async with memory.db.read() as reader:
             cache.add_fragment(entry, await by_ids(reader, ids), ["m1"], T0)
         return entry.id
+
+
+def test_a_topic_starting_at_the_epoch_keeps_its_start_time() -> None:
+    """A first time of 0.0 (1970-01-01T00:00Z) was taken for unset: the next fragment moved the start."""
+    entry = cache.new_entry(1, "title", T0)
+    at_epoch, later = replace(source(1, "元旦零点"), time=0.0), replace(source(2, "新年好"), time=60.0)
+    cache.add_fragment(entry, [at_epoch], ["m1"], T0)
+    cache.add_fragment(entry, [later], ["m1"], T0)
+    assert (entry.first_time, entry.last_time) == (0.0, 60.0)
 
 
 async def test_pack_writes_history_indexes_it_and_removes_the_entry(memory: MemoryService) -> None:
