@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from memory import untrusted_json
 from memory.notes import InvalidNoteName, NoteError, NoteStore
+from memory.storage import DatabaseLocked, DatabaseWriteFailed
 from memory.text import truncate
 
 log = logging.getLogger(__name__)
@@ -149,6 +150,8 @@ class ToolRegistry:
             return _error(f"{name} took longer than {self.time_limit:g}s")
         except (ToolError, InvalidNoteName, NoteError) as exc:
             return _error(str(exc))
+        except (DatabaseLocked, DatabaseWriteFailed) as exc:  # a write tool's (or a counting recall's)
+            return _error(f"{exc}; nothing was changed: try again")
         except Exception:
             log.exception("tool %s failed in chat %s", name, ctx.chat)
             return _error(f"{name} failed")

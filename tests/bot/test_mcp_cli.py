@@ -19,6 +19,7 @@ from memory.models import ChatHistory
 from memory.service import MemoryService
 from memory.storage import Database
 from tests.bot.test_reader_locks import replayed, rerank_config, usage_rows
+from tests.conftest import database_locked
 from tests.fakes.openai_server import FakeOpenAI, Hold, answer_json
 from tests.memory.recall.conftest import add_history
 
@@ -79,8 +80,9 @@ async def test_qunyi_mcp_serves_recall_from_the_database(tmp_path: Path) -> None
     )
 
 
-async def test_read_only_mcp_recall_writes_nothing_and_write_mode_reinforces(tmp_path: Path) -> None:
-    """Without --write nothing is written: a topic the recall shows is not counted as recalled again."""
+async def _with_topic(tmp_path: Path, config: Path) -> tuple[Path, Database, int]:
+    """A replayed data directory holding one ChatHistory topic (九溪徒步) in replay:g1, the database
+    opened, and the topic's id."""
     line = {"chat": "g1", "message_id": "m1", "sender_id": "u1", "sender_name": "阿红", "time": 1772367300}
     log = tmp_path / "log.jsonl"
     log.write_text(
@@ -88,24 +90,36 @@ async def test_read_only_mcp_recall_writes_nothing_and_write_mode_reinforces(tmp
     )
     data = tmp_path / "data"
     args = ["replay", str(log), "--data-dir", str(data), "--no-progress", "--settle-minutes", "0"]
-    result = await asyncio.to_thread(CliRunner().invoke, cli, args)
+    result = await asyncio.to_thread(CliRunner().invoke, cli, [*args, "--config", str(config)])
     assert result.exit_code == 0, result.output
     db = await Database.open(data, create=False)
+    chat = await MemoryService(db).find_chat("replay:g1")
+    assert chat is not None
+    start = datetime(2026, 3, 1, tzinfo=UTC)
+    async with db.write() as session:
+        topic = await add_history(session, chat.id, "九溪徒步", "周六去九溪", start, start, [])
+    return data, db, topic
+
+
+def _mcp_params(data: Path, config: Path, *extra: str) -> StdioServerParameters:
+    args = ["mcp", "--chat", "replay:g1", "--data-dir", str(data), "--config", str(config), *extra]
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "bot.cli.main", *args],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        cwd=data.parent,
+    )
+
+
+async def test_read_only_mcp_recall_writes_nothing_and_write_mode_reinforces(tmp_path: Path) -> None:
+    """Without --write nothing is written: a topic the recall shows is not counted as recalled again."""
+    config = tmp_path / "config.toml"
+    config.write_text("", encoding="utf-8")
+    data, db, topic = await _with_topic(tmp_path, config)
     try:
-        chat = await MemoryService(db).find_chat("replay:g1")
-        assert chat is not None
-        start = datetime(2026, 3, 1, tzinfo=UTC)
-        async with db.write() as session:
-            topic = await add_history(session, chat.id, "九溪徒步", "周六去九溪", start, start, [])
 
         async def count_after_recall(*extra: str) -> int:
-            mcp_args = ["-m", "bot.cli.main", "mcp", "--chat", "replay:g1", "--data-dir", str(data), *extra]
-            params = StdioServerParameters(
-                command=sys.executable,
-                args=mcp_args,
-                env={**os.environ, "PYTHONPATH": str(REPO)},
-                cwd=tmp_path,
-            )
+            params = _mcp_params(data, config, *extra)
             async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
                 await session.initialize()
                 recalled = await session.call_tool("recall", {"query": "九溪徒步"})
@@ -115,6 +129,36 @@ async def test_read_only_mcp_recall_writes_nothing_and_write_mode_reinforces(tmp
 
         assert await count_after_recall() == 0
         assert await count_after_recall("--write") == 1
+    finally:
+        await db.close()
+
+
+async def test_a_write_call_meeting_a_locked_database_is_a_clear_tool_error_and_the_next_call_works(
+    tmp_path: Path,
+) -> None:
+    """A recall under --write counts what it shows, a write: meeting another process's lock past the busy
+    timeout it answered "recall failed" with a traceback in the log. It is now a tool error saying the
+    database is locked and nothing was changed; the server goes on, and once the lock is gone the same
+    call goes through."""
+    config = tmp_path / "config.toml"
+    config.write_text("[storage]\nbusy_timeout_ms = 300\n", encoding="utf-8")
+    data, db, topic = await _with_topic(tmp_path, config)
+    try:
+        params = _mcp_params(data, config, "--write")
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            with database_locked(data / "qunyi.db"):
+                refused = await session.call_tool("recall", {"query": "九溪徒步"})
+            assert refused.is_error
+            said = refused.content[0].text
+            assert said.startswith(f"error: database {data / 'qunyi.db'} stayed locked for over 300 ms"), said
+            assert said.endswith("nothing was changed: try again"), said
+            async with db.read() as reader:
+                assert (await reader.get_one(ChatHistory, topic)).count == 0, "nothing half-written"
+            recalled = await session.call_tool("recall", {"query": "九溪徒步"})
+            assert not recalled.is_error and "九溪徒步" in recalled.content[0].text
+        async with db.read() as reader:
+            assert (await reader.get_one(ChatHistory, topic)).count == 1
     finally:
         await db.close()
 
