@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from memory.context.render import forward_marked
 from memory.embeddings.store import drop_vectors
 from memory.history import source
 from memory.history.digest import Digest, KeywordMethod, digest, offline_digest_in_runs
@@ -39,13 +40,15 @@ class Packed:
 
 def original_text(messages: Sequence[SourceMessage]) -> str:
     """The verbatim conversation, one `transcript_line` per message."""
-    return "\n".join(transcript_line(m.when, m.display_name, m.text) for m in messages)
+    return "\n".join(transcript_line(m.when, m.display_name, m.text, m.forwarded) for m in messages)
 
 
-def transcript_line(when: datetime, name: str, text: str) -> str:
+def transcript_line(when: datetime, name: str, text: str, forwarded: bool = False) -> str:
     """One message of `original_text`: `YYYY-MM-DD HH:MM name: text`, at `when` in the offset the
-    message was sent with."""
-    return f"{when:%Y-%m-%d %H:%M} {name}: {text}"
+    message was sent with; a forward's name is marked as the topic prompts mark it
+    (`render.forward_marked`: `(forwarded) name`), so its words are not read as the speaker's own.
+    Rows packed before forwards were marked have no mark on any line."""
+    return f"{when:%Y-%m-%d %H:%M} {forward_marked(name, forwarded)}: {text}"
 
 
 def participants(messages: Sequence[SourceMessage]) -> list[dict[str, Any]]:

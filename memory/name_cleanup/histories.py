@@ -1,11 +1,11 @@
-"""ChatHistory rows: the names heading the lines of their verbatim text (`pack.transcript_line`) and
-those of their participants, with the rows' full-text entries. A name is what the cleaned row it came
-from now holds: the bot's name for the speaker (renamed by this run), else the name cleaned as the
-platform's names are, else (nothing left) the name the speaker would be shown under today. The rest of
-each line is the message's text, kept as sent. A summary and key points made offline
-(`digest.offline_digest`) are speakers' lines and a list of speakers: their names are renamed alike, and
-the row's vector (it embeds the summary) goes, for the backfill to embed it again; a model's summary is
-its own text and stays as written."""
+"""ChatHistory rows: the names heading the lines of their verbatim text (`pack.transcript_line`; a
+forward's mark before its name stays) and those of their participants, with the rows' full-text
+entries. A name is what the cleaned row it came from now holds: the bot's name for the speaker (renamed
+by this run), else the name cleaned as the platform's names are, else (nothing left) the name the
+speaker would be shown under today. The rest of each line is the message's text, kept as sent. A
+summary and key points made offline (`digest.offline_digest`) are speakers' lines and a list of
+speakers: their names are renamed alike, and the row's vector (it embeds the summary) goes, for the
+backfill to embed it again; a model's summary is its own text and stays as written."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, text
 
+from memory.context.render import forward_marked
 from memory.embeddings.store import vectors_of
 from memory.history.pack import HISTORY_FTS, index_body, transcript_line
 from memory.history.source import display_name_of
@@ -45,6 +46,7 @@ _ROWS = text(
     "source_message_ids, provenance FROM chat_history WHERE id IN (SELECT value FROM json_each(:ids))"
 )
 _LIST_OPEN, _LIST_CLOSE, _LIST_SEP, _POINT_SEP = "（", "）", "、", " / "  # as offline_digest writes them
+_FORWARD = forward_marked("", True)  # before a forward's name, in its line and its digest lines
 _SOURCES = text(
     "SELECT m.id, m.person_id, m.time, m.utc_offset_minutes, m.text, m.sender_card, m.sender_name, "
     "p.platform_user_id, p.nickname, c.person_name FROM messages m "
@@ -67,9 +69,12 @@ class _Cleaned:
 
 @dataclass(frozen=True, slots=True)
 class _Line:
-    """One message's line, around its name: `head` + name + `tail`."""
+    """One message's line, around its name: `head` + name + `tail`, or `marked_head` + name + `tail`
+    when it was packed as a forward's. Which it is, the line itself says: this revision's messages have
+    no `forwarded` column, and rows packed before forwards were marked have no mark."""
 
     head: str
+    marked_head: str
     tail: str
     person_id: int | None
     user_id: str
@@ -120,12 +125,15 @@ def _cleaned(row: Any, lines: dict[int, _Line], renamed: Renamed) -> _Cleaned | 
         (lines[i] for i in json.loads(row["source_message_ids"]) if i in lines),
         key=lambda line: line.position,
     )
-    names = _names(row["original_text"], ordered)
-    if names is None:
+    parsed = _names(row["original_text"], ordered)
+    if parsed is None:
         return None
+    heads, names = [head for head, _ in parsed], [name for _, name in parsed]
     chat = int(row["chat_id"])
     new_names = [_renamed(n, chat, line, renamed) for n, line in zip(names, ordered, strict=True)]
-    original = "\n".join(line.head + n + line.tail for n, line in zip(new_names, ordered, strict=True))
+    original = "\n".join(
+        head + n + line.tail for head, n, line in zip(heads, new_names, ordered, strict=True)
+    )
     before = json.loads(row["participants"])
     participants = _participants(before, ordered, new_names)
     summary, key_points = row["summary"], json.loads(row["key_points"])
@@ -159,9 +167,14 @@ def _model_text_names(row: Any, speakers: dict[str, str]) -> bool:
 
 
 def _speaker_line(line: str, speakers: dict[str, str]) -> str:
-    """`digest.speaker_line`'s "name: text" with the speaker renamed."""
+    """`digest.speaker_line`'s "name: text" with the speaker renamed, a forward's mark kept before it."""
     name, colon, said = line.partition(": ")
-    return speakers.get(name, name) + colon + said if colon else line
+    if not colon:
+        return line
+    bare = name.removeprefix(_FORWARD)
+    if name not in speakers and bare != name and bare in speakers:
+        return _FORWARD + speakers[bare] + colon + said
+    return speakers.get(name, name) + colon + said
 
 
 def _offline_summary(summary: str, speakers: dict[str, str]) -> str:
@@ -223,34 +236,40 @@ def _lines(connection: Connection, ids: Collection[int]) -> dict[int, _Line]:
     for row in connection.execute(_SOURCES, {"ids": json_ids(list(ids))}).all():
         message_id, person, time, offset, body, card, name, user, nickname, chat_name = row
         head, tail = transcript_line(sent_at(time, offset), _PLACEHOLDER, body).split(_PLACEHOLDER, 1)
+        marked = transcript_line(sent_at(time, offset), _PLACEHOLDER, body, forwarded=True)
         user_id = user or str(person)
         shown = display_name_of((chat_name, card, name, nickname), user_id)
-        lines[message_id] = _Line(head, tail, person, user_id, shown, (time, message_id))
+        lines[message_id] = _Line(
+            head, marked.split(_PLACEHOLDER, 1)[0], tail, person, user_id, shown, (time, message_id)
+        )
     return lines
 
 
-def _names(original: str, lines: Sequence[_Line]) -> list[str] | None:
-    """The name heading each line of `original`, or None when it is not these lines (a message
-    gone since, or text that was never packed from them)."""
-    names: list[str] = []
+def _names(original: str, lines: Sequence[_Line]) -> list[tuple[str, str]] | None:
+    """The head and the name of each line of `original`, or None when it is not these lines (a
+    message gone since, or text that was never packed from them). A line marked as a forward's has
+    the mark in its head, so its name is the speaker's alone and the mark stays when it is renamed."""
+    found: list[tuple[str, str]] = []
     position = 0
     for i, line in enumerate(lines):
-        if not original.startswith(line.head, position):
+        head = next((h for h in (line.marked_head, line.head) if original.startswith(h, position)), None)
+        if head is None:
             return None
-        start = position + len(line.head)
+        start = position + len(head)
         if i == len(lines) - 1:
             end = len(original) - len(line.tail)
             if end < start or not original.endswith(line.tail):
                 return None
-            names.append(original[start:end])
-            return names
-        # The name ends where this message's text and the next line's head follow it.
+            found.append((head, original[start:end]))
+            return found
+        # The name ends where this message's text and the next line's head follow it (an unmarked
+        # head starts the marked one too).
         end = original.find(line.tail + "\n" + lines[i + 1].head, start)
         if end < 0:
             return None
-        names.append(original[start:end])
+        found.append((head, original[start:end]))
         position = end + len(line.tail) + 1
-    return names if original == "" else None
+    return found if original == "" else None
 
 
 def _renamed(name: str, chat: int, line: _Line, renamed: Renamed) -> str:

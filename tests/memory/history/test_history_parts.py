@@ -16,6 +16,7 @@ from memory.service import MemoryService
 from memory.storage.fts import bm25_search, match_expression
 from memory.topics import cache
 from memory.topics.check import topic_prompt
+from memory.types import MessageDeletion
 from tests.conftest import T0, make_message
 
 
@@ -157,3 +158,41 @@ async def test_a_stored_forward_is_marked_in_the_topic_and_summary_prompts(memor
     assert "- 停电: (forwarded) 小红: 明天全员停电" in prompt
     assert f"[{ids[0]}] 03-01 12:01 (forwarded) 小红: 明天全员停电" in prompt
     assert f"[{ids[1]}] 03-01 12:02 小明: 那我在家" in prompt
+
+
+async def test_a_forward_is_marked_in_the_packed_text_and_stays_so_when_the_row_is_rebuilt(
+    memory: MemoryService,
+) -> None:
+    """The verbatim text of a topic holding a forward marks it as the topic prompt does; rebuilt when
+    another of its messages is deleted, the row keeps the mark on the forward's line only."""
+    await memory.record_many(
+        [
+            make_message(1, sender="u2", sender_card="小红", text="通知：明天九溪全线停电", forwarded=True),
+            make_message(2, sender="u3", sender_card="小明", text="九溪那边也停吗"),
+            make_message(3, sender="u2", sender_card="小红", text="九溪也停，我刚问了物业"),
+        ]
+    )
+    async with memory.db.write() as session:
+        ids = list((await session.scalars(select(Message.id).order_by(Message.id))).all())
+        entry = cache.new_entry(1, "停电", T0)
+        session.add(entry)
+        await session.flush()
+        cache.add_fragment(entry, await by_ids(session, ids), ["m1"], T0)
+    packed = await pack_entry(memory.db, entry.id, T0 + timedelta(hours=1), None, PackOptions())
+    assert packed is not None and packed.history_id is not None
+    async with memory.db.read() as session:
+        row = await session.get(ChatHistory, packed.history_id)
+        assert row is not None
+        assert row.original_text.splitlines() == [
+            "2026-03-01 12:01 (forwarded) 小红: 通知：明天九溪全线停电",
+            "2026-03-01 12:02 小明: 九溪那边也停吗",
+            "2026-03-01 12:03 小红: 九溪也停，我刚问了物业",
+        ]
+    assert await memory.delete(MessageDeletion("test", "g1", "m2"))
+    async with memory.db.read() as session:
+        rebuilt = await session.get(ChatHistory, packed.history_id)
+        assert rebuilt is not None and rebuilt.source_message_ids == [ids[0], ids[2]]
+        assert rebuilt.original_text.splitlines() == [
+            "2026-03-01 12:01 (forwarded) 小红: 通知：明天九溪全线停电",
+            "2026-03-01 12:03 小红: 九溪也停，我刚问了物业",
+        ]

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Connection
 
+from memory.context.render import forward_marked
 from memory.history import pack_entry
 from memory.history.pack import PackOptions, index_body, transcript_line
 from memory.history.source import by_ids
@@ -63,9 +64,9 @@ DIGESTS = [
 ]
 
 
-def _line(message_id: int, name: str) -> str:
+def _line(message_id: int, name: str, forwarded: bool = False) -> str:
     _, _, _, _, _, text, time = MESSAGES[message_id - 1]
-    return transcript_line(sent_at(time, OFFSET), name, text)
+    return transcript_line(sent_at(time, OFFSET), name, text, forwarded)
 
 
 def _insert(connection: Connection, table: str, rows: list[tuple[Any, ...]]) -> None:
@@ -349,6 +350,45 @@ def test_offline_summaries_and_key_points_follow_the_names(
     assert dict(upgraded("SELECT rowid, body FROM chat_history_fts"))[4] == index_text(index_body(expected))
     assert (rows[5][0], json.loads(rows[5][1])) == DIGESTS[1], "a model's summary is its own text"
     assert rows[5][2] == original
+
+
+def test_a_forward_keeps_its_mark_when_its_speaker_is_renamed(tmp_path: Path) -> None:
+    """A topic packed since forwards are marked (messages 2 and 3 forwards; a database taken back to
+    this revision runs it again): the forwards' lines and offline digest lines are renamed with the mark
+    kept before the name (ㅤ, named 明哥2 today, and 小<ZWSP>红), the other lines as before."""
+    path = tmp_path / "q.db"
+    _dirty_database(path)
+    dirty, forward = f"小{ZWSP}红", forward_marked(f"小{ZWSP}红", True)
+    original = "\n".join(
+        [_line(1, FILLER), _line(2, FILLER, forwarded=True), _line(3, dirty, forwarded=True)]
+    )
+    summary = f"{FILLER}: 大家好{ZWSP}! / {forward}: hi {RLO}there（{FILLER}、{dirty}）"
+    points = [f"{FILLER}: 大家好{ZWSP}!", f"{forward}: hi {RLO}there"]
+    people = [
+        {"person_id": 2, "user_id": "u2", "name": FILLER, "messages": 2, "is_bot": False},
+        {"person_id": 1, "user_id": "u1", "name": dirty, "messages": 1, "is_bot": False},
+    ]
+    with schema_at(path, BEFORE) as connection:
+        connection.exec_driver_sql(
+            "INSERT INTO chat_history (id, chat_id, theme, keywords, summary, key_points, original_text, "
+            "participants, start_time, end_time, source_message_ids, count, forget_times, provenance, "
+            "created_at) VALUES (6, 1, '打招呼', '[\"大家\"]', ?, ?, ?, ?, 0, 0, '[1,2,3]', 0, 0, "
+            "'offline', 0)",
+            (summary, json.dumps(points), original, json.dumps(people)),
+        )
+    migrate.upgrade(path)
+    [(text, participants, summary, points)] = _read(path)(
+        "SELECT original_text, participants, summary, key_points FROM chat_history WHERE id = 6"
+    )
+    assert text.splitlines() == [
+        _line(1, "明哥2"),
+        _line(2, "明哥2", forwarded=True),
+        _line(3, "小红", forwarded=True),
+    ]
+    assert "(forwarded) 小红: hi" in text, "the mark kept, the name after it cleaned"
+    assert [p["name"] for p in json.loads(participants)] == ["明哥2", "小红"]
+    assert summary == f"明哥2: 大家好{ZWSP}! / (forwarded) 小红: hi {RLO}there（明哥2、小红）"
+    assert json.loads(points) == [f"明哥2: 大家好{ZWSP}!", f"(forwarded) 小红: hi {RLO}there"]
 
 
 def test_the_topic_check_knows_speakers_by_their_cleaned_names(
