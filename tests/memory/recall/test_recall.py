@@ -1,6 +1,7 @@
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
+import pytest
 from sqlalchemy import select
 
 from bot.app import build_app
@@ -8,8 +9,11 @@ from bot.commands import answers
 from bot.config import ConfigStore
 from bot.config.settings import Settings
 from memory.clock import ManualClock
+from memory.context.render import stamped
+from memory.messages import by_ids
 from memory.models import ChatHistory
 from memory.recall import RecallQuery, RecallSettings, ScopePolicy, TimeRange
+from memory.recall.timeexpr import in_zone
 from memory.service import MemoryService
 from memory.types import ChatKind
 from tests.conftest import T0, make_message
@@ -262,6 +266,30 @@ async def test_duplicates_reinforce_instead_of_repeating(recall_memory: MemorySe
     top = next(hit for hit in hits if hit.text == "周六去爬山！")
     assert sorted(top.duplicates) == [2, 3]
     assert top.signals["salience"] > next(h for h in hits if h.id == 4).signals["salience"]
+
+
+@pytest.mark.parametrize(("asked_of", "sent", "forwarded"), [("alice", "m1", True), ("bob", "m2", False)])
+async def test_a_merged_duplicate_shows_the_forward_flag_of_the_copy_it_shows(
+    recall_memory: MemoryService, asked_of: str, sent: str, forwarded: bool
+) -> None:
+    """alice forwards words bob then writes as his own: the two copies merge into the one whose speaker
+    the question names, and its sender, time, text and forward mark are all that one message's."""
+    said = "周六去九溪爬山！"
+    for n, sender in enumerate(("alice", "bob", "carol"), start=1):
+        text = said if sender != "carol" else "下雨就不去了"
+        await recall_memory.record(
+            make_message(n, sender=sender, sender_name=sender, text=text, forwarded=sender == "alice")
+        )
+    with_weights(recall_memory, context_spread=0.0, window=0.0)
+    answer = await answers.recall(recall_memory, 1, f"{asked_of} 周六九溪爬山")
+    [hit] = [h for h in answer.data["results"] if h["text"] == said]
+    async with recall_memory.db.read() as session:
+        [shown] = await by_ids(session, [hit["id"]])
+    assert (shown.platform_message_id, shown.forwarded) == (sent, forwarded), "the copy named is kept"
+    assert (hit["speaker"], hit["time"], hit["forwarded"]) == (asked_of, shown.time.isoformat(), forwarded)
+    when = in_zone(shown.time, recall_memory.recaller.settings.timezone)
+    line = f"- {stamped(f'{when:%Y-%m-%d %H:%M}', forwarded=forwarded)} {asked_of}: {said}"
+    assert [shown_line for shown_line in answer.lines if said in shown_line] == [line]
 
 
 async def test_where_filters_by_person_time_and_topic(recall_memory: MemoryService) -> None:
