@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from memory.text import truncate
 from memory.types import Segment, SegmentKind
 
 
@@ -17,6 +18,15 @@ def as_id(value: Any) -> str | None:
     if isinstance(value, str) and value.strip():
         return value.strip()
     return None
+
+
+def forwarded_flag(record: Mapping[str, Any]) -> bool:
+    """A JSON object's optional `forwarded` key (the message re-shares words written elsewhere): false
+    when absent; raises ValueError saying so for anything but true or false (null, "true", 1...)."""
+    value = record.get("forwarded", False)
+    if not isinstance(value, bool):
+        raise ValueError(f"forwarded must be true or false, got {truncate(repr(value), 40)}")
+    return value
 
 
 def mapping_at(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.importers.base import ImportFileError, ImportIssue, MessageIterator, Progress, parse_time
-from adapters.neutral import as_id
+from adapters.neutral import as_id, forwarded_flag
 from memory import untrusted_json
 from memory.types import ChatMessage, InvalidMessage, Segment, SegmentKind
 
@@ -81,9 +81,7 @@ def parse_record(line: str, platform: str = "replay", default_tz: tzinfo | None 
     mentions = record.get("mentions") or []
     if not isinstance(mentions, list) or any(as_id(m) is None for m in mentions):
         raise ValueError(f"mentions must be a list of user ids, got {mentions!r}")
-    forwarded = record.get("forwarded", False)
-    if not isinstance(forwarded, bool):
-        raise ValueError(f"forwarded must be true or false, got {forwarded!r}")
+    forwarded = forwarded_flag(record)
     return ChatMessage(
         platform=platform,
         chat_id=ids["chat"],

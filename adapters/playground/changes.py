@@ -45,8 +45,10 @@ def edited_message(
     """`original` edited to `text`: its id, sender, first send time and reply (with its quote) stay;
     its @-mentions are read again from the new text (`members` as in `to_chat_message`); marked
     `edited`, so memory replaces the stored version and never answers it. It stays addressed to the
-    bot when it was when sent."""
-    body, targets = typed_mentions(text, members, bot_id=bot_id, bot_name=bot_name)
+    bot when it was when sent, and a forward when it was one (its @s then mention no one)."""
+    body, targets = typed_mentions(
+        text, members, bot_id=bot_id, bot_name=bot_name, forwarded=original.forwarded
+    )
     reply = tuple(s for s in original.segments if s.kind is SegmentKind.REPLY)
     return replace(
         original,

@@ -1,10 +1,12 @@
 """The JSON a browser posts to the playground → a checked `Post` → a neutral `ChatMessage`.
 
-A post is `{"chat_id", "chat_kind", "user", "text", "reply_to"}` (`chat_kind` "group" by default,
-`reply_to` optional). The sender id is derived from the user name, so the same name is the same member
-in every chat and in every run. A name longer than the limit is refused (cut, two names sharing their
-start would become one member), as is one holding a character that shows nothing (names lose them);
-text and name lose control characters as every message does; ids holding them are refused.
+A post is `{"chat_id", "chat_kind", "user", "text", "reply_to", "forwarded"}` (`chat_kind` "group" by
+default, `reply_to` optional, `forwarded` true to post a forward, as the platforms deliver one: words
+re-shared from elsewhere, whose @s address no one). The sender id is derived from the user name, so the
+same name is the same member in every chat and in every run. A name longer than the limit is refused
+(cut, two names sharing their start would become one member), as is one holding a character that shows
+nothing (names lose them); text and name lose control characters as every message does; ids holding
+them are refused.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from adapters.base import mention_spans
-from adapters.neutral import mention_targets, reply_prefix
+from adapters.neutral import addressing_no_one, forwarded_flag, mention_targets, reply_prefix
 from memory import untrusted_json
 from memory.text import drop_invisible, truncate
 from memory.types import ChatKind, ChatMessage, Segment, SegmentKind, clean_text
@@ -26,7 +28,7 @@ from memory.types import ChatKind, ChatMessage, Segment, SegmentKind, clean_text
 PLATFORM = "playground"
 MAX_ID_CHARS = 64
 QUOTE_CHARS = 60
-FIELDS = ("chat_id", "chat_kind", "user", "text", "reply_to")
+FIELDS = ("chat_id", "chat_kind", "user", "text", "reply_to", "forwarded")
 KINDS = {"group": ChatKind.GROUP, "private": ChatKind.PRIVATE}
 DOT_SEGMENTS = (".", "..")  # a URL reads them as path steps, so /api/chats/../messages names no chat
 
@@ -44,6 +46,7 @@ class Post:
     user: str
     text: str
     reply_to: str | None = None
+    forwarded: bool = False
 
 
 def read_post(body: bytes, *, max_name_chars: int) -> Post:
@@ -76,12 +79,17 @@ def post_from_json(data: Any, *, max_name_chars: int) -> Post:
     user = user_name(data, max_name_chars=max_name_chars)
     text = message_text(data)
     reply_to = data.get("reply_to")
+    try:
+        forwarded = forwarded_flag(data)  # the replay format's check: one message for both
+    except ValueError as exc:
+        raise BadPost(str(exc)) from None
     return Post(
         chat_id=_id_field(data, "chat_id"),
         chat_kind=KINDS[kind_name],
         user=user,
         text=text,
         reply_to=None if reply_to is None else _id_field(data, "reply_to"),
+        forwarded=forwarded,
     )
 
 
@@ -142,8 +150,10 @@ def to_chat_message(
     """The neutral message of `post`. A typed `@<name>` (or `＠`) of one of the chat's `members` (name
     -> sender id) mentions that member, as an @ does on the platforms; `@<bot name>` or `@<bot id>`
     mentions the bot and addresses it, as do a private chat and a reply to the bot (`quoted`, the
-    message replied to)."""
-    body, targets = typed_mentions(post.text, members or {}, bot_id=bot_id, bot_name=bot_name)
+    message replied to). A forward's @s mention no one (`typed_mentions`)."""
+    body, targets = typed_mentions(
+        post.text, members or {}, bot_id=bot_id, bot_name=bot_name, forwarded=post.forwarded
+    )
     replied_to_bot = quoted is not None and quoted.is_bot
     quote = truncate(quoted.text, QUOTE_CHARS) if quoted is not None else ""
     return ChatMessage(
@@ -160,15 +170,18 @@ def to_chat_message(
         mentions=targets,
         segments=(*reply_prefix(post.reply_to, quote), *body),
         to_bot=post.chat_kind is ChatKind.PRIVATE or bot_id in targets or replied_to_bot,
+        forwarded=post.forwarded,
     )
 
 
 def typed_mentions(
-    text: str, members: Mapping[str, str], *, bot_id: str, bot_name: str
+    text: str, members: Mapping[str, str], *, bot_id: str, bot_name: str, forwarded: bool = False
 ) -> tuple[tuple[Segment, ...], tuple[str, ...]]:
     """`text` as segments, and the ids it mentions: a MENTION segment for each typed @ of one of the
     chat's `members` (name -> sender id) or of the bot, by name or id (the bot wins over a member of
-    its name; see `adapters.base.mention_spans`), TEXT segments for the rest."""
+    its name; see `adapters.base.mention_spans`), TEXT segments for the rest. The text of a
+    `forwarded` message mentions no one: its @s were written elsewhere, to someone else (as the
+    platforms' forwards, `addressing_no_one`)."""
     handles = {**members, bot_name: bot_id, bot_id: bot_id}
     segments: list[Segment] = []
     done = 0
@@ -179,6 +192,8 @@ def typed_mentions(
         done = end
     if done < len(text) or not segments:
         segments.append(Segment(SegmentKind.TEXT, text[done:]))
+    if forwarded:
+        return addressing_no_one(segments), ()
     return tuple(segments), mention_targets(segments)
 
 

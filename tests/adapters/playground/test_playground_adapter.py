@@ -145,6 +145,7 @@ BAD_BODIES: list[tuple[str, bytes, int, str]] = [
     ("a huge body", json.dumps(GOOD | {"text": "长" * 20_000}).encode(), 413, "exceeded"),
     ("an unknown reply target", json.dumps(GOOD | {"reply_to": "nope-1"}).encode(), 400, "no message"),
     ("a group used as private", json.dumps(GOOD | {"chat_kind": "private"}).encode(), 409, "group chat"),
+    ("forwarded not a boolean", json.dumps(GOOD | {"forwarded": "yes"}).encode(), 400, "true or false"),
 ]
 
 

@@ -46,6 +46,7 @@ def test_a_post_becomes_a_chat_message(case: dict[str, Any]) -> None:
         "mentions": list(message.mentions),
         "reply_to": message.reply_to,
         "segments": [[s.kind.value, s.text, s.target] for s in message.segments],
+        "forwarded": message.forwarded,
     }
     assert {key: seen[key] for key in case["expect"]} == case["expect"]
     assert (message.platform, message.message_id, message.time) == ("playground", "run-9", T0)

@@ -146,6 +146,45 @@ async def test_an_at_of_a_member_memory_knows_in_that_chat_mentions_them_after_a
     assert stored["＠bob周日也行"] == (bob,), "an edit reads its mentions the same way"
 
 
+async def test_a_forward_posted_on_the_page_is_treated_as_the_platforms_forwards(tmp_path: Path) -> None:
+    """`forwarded: true` stores a forward: its @ of the bot addresses no one and its /recall runs no
+    command (the same text posted as the member's own is answered), a name declared in it is not
+    learnt, an edit keeps it a forward; a `forwarded` that is not true or false is a 400, nothing
+    stored."""
+    async with running_bot(tmp_path / "data") as bot:
+        post, call = bot.playground.post, bot.playground.call
+        assert (await post(chat_id="g1", user="bob", text="周六去九溪爬山"))[0] == 200
+        status, body = await post(chat_id="g1", user="alice", text="@群忆 /recall 爬山", forwarded=True)
+        assert status == 200 and body["message"]["forwarded"] is True, body
+        assert not body["message"]["to_bot"]
+        declared = (await post(chat_id="g1", user="alice", text="以后叫我老王", forwarded=True))[1]
+        edit = {"user": "alice", "text": "以后叫我老王吧 @群忆"}
+        at = f"/api/chats/g1/messages/{declared['message']['id']}"
+        status, edited = await call("PATCH", at, json=edit)
+        assert status == 200 and edited["message"]["forwarded"] is True, edited
+        before = [(m.text, m.forwarded) for m in await bot.stored("g1")]
+        for bad in ("true", 1, None):
+            status, refused = await post(chat_id="g1", user="carol", text="转发", forwarded=bad)
+            assert status == 400 and "forwarded must be true or false" in refused["error"], refused
+        after_refusals = [(m.text, m.forwarded) for m in await bot.stored("g1")]
+        forwarded_seen = [m["forwarded"] for m in await bot.playground.transcript("g1")]
+        status, own = await post(chat_id="g1", user="alice", text="@群忆 /recall 爬山")
+        assert status == 200 and own["message"]["forwarded"] is False
+        transcript = [(m["sender"], m["is_bot"]) for m in await bot.playground.transcript("g1")]
+        g1 = await bot.app.memory.chat("playground", "g1")
+        assert g1 is not None and bot.app.persons is not None
+        who = await bot.app.persons.who(g1.id, "老王")
+    assert before == [
+        ("周六去九溪爬山", False),
+        ("@群忆 /recall 爬山", True),
+        ("以后叫我老王吧 @群忆", True),
+    ]
+    assert after_refusals == before, "a refused post is not stored"
+    assert forwarded_seen == [False, True, True], "the forward's /recall was not answered"
+    assert transcript[-2:] == [("alice", False), ("群忆", True)], "the member's own /recall is"
+    assert who.records == [], "a name declared in a forward is not the forwarding member's"
+
+
 @pytest.mark.parametrize("answered_in_time", [False, True], ids=["grace-over", "answered-in-grace"])
 async def test_a_post_being_answered_at_stop_gets_its_answer_or_a_503_and_stays_recorded(
     tmp_path: Path, fake_llm: FakeOpenAI, answered_in_time: bool
