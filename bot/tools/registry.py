@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -20,12 +21,16 @@ from pydantic import BaseModel, ValidationError
 from memory import untrusted_json
 from memory.notes import InvalidNoteName, NoteError, NoteStore
 from memory.storage import DatabaseLocked, DatabaseWriteFailed
+from memory.storage.lock_wait import writes_give_up_by
 from memory.text import truncate
 
 log = logging.getLogger(__name__)
 
 DEFAULT_TIME_LIMIT = 10.0
 MAX_RESULT_CHARS = 4000
+# A write in a tool call stops waiting for another process's lock this long before the call's time
+# limit (at most a quarter of it), so the call reports the lock rather than running out of time.
+LOCK_ERROR_MARGIN = 0.5
 
 
 class ToolError(Exception):
@@ -89,7 +94,9 @@ class ToolOutcome:
 
 
 class ToolRegistry:
-    """Tools by name. `time_limit` bounds each call in seconds."""
+    """Tools by name. `time_limit` bounds each call in seconds; a database write in a call waits for
+    another process's lock only until shortly before it runs out (`[storage] busy_timeout_ms` if that
+    comes first), so a locked database is reported as locked, not as a slow call."""
 
     def __init__(self, tools: list[Tool] | None = None, time_limit: float = DEFAULT_TIME_LIMIT) -> None:
         self.time_limit = time_limit
@@ -143,9 +150,11 @@ class ToolRegistry:
             args = tool.args.model_validate(data)
         except ValidationError as exc:
             return _error(f"bad arguments for {name}: {_describe(exc)}")
+        lock_deadline = time.monotonic() + self.time_limit - min(LOCK_ERROR_MARGIN, self.time_limit / 4)
         try:
-            async with asyncio.timeout(self.time_limit):
-                text = await tool.handler(ctx, args)
+            with writes_give_up_by(lock_deadline):
+                async with asyncio.timeout(self.time_limit):
+                    text = await tool.handler(ctx, args)
         except TimeoutError:
             return _error(f"{name} took longer than {self.time_limit:g}s")
         except (ToolError, InvalidNoteName, NoteError) as exc:

@@ -12,6 +12,7 @@ import sqlite3
 import time
 from collections.abc import AsyncIterator
 from contextlib import AbstractContextManager, ExitStack, asynccontextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from memory.storage import migrate
+from memory.storage.lock_wait import LockWait, lock_wait_ms
 
 DB_FILENAME = "qunyi.db"
 
@@ -131,11 +133,28 @@ def _set_pragmas(busy_timeout_ms: int, make_wal: bool) -> Any:
     return on_connect
 
 
-def _begin(immediate: bool) -> Any:
-    statement = "BEGIN IMMEDIATE" if immediate else "BEGIN"
+def _begin_read(connection: Any) -> None:
+    connection.exec_driver_sql("BEGIN")
+
+
+# The write transaction under way in this task, told the busy timeout it began with.
+_BEGUN: ContextVar[LockWait | None] = ContextVar("qunyi_write_begun", default=None)
+_BUSY_TIMEOUT_KEY = "qunyi_busy_timeout_ms"
+
+
+def _begin_write(busy_timeout_ms: int) -> Any:
+    """BEGIN IMMEDIATE, first setting the connection's busy timeout to the one this write may wait
+    (`lock_wait_ms`): the setting lasts on the connection, so it is changed only when it differs."""
 
     def on_begin(connection: Any) -> None:
-        connection.exec_driver_sql(statement)
+        wait_ms = lock_wait_ms(busy_timeout_ms)
+        if connection.info.get(_BUSY_TIMEOUT_KEY, busy_timeout_ms) != wait_ms:
+            connection.exec_driver_sql(f"PRAGMA busy_timeout={wait_ms}")
+            connection.info[_BUSY_TIMEOUT_KEY] = wait_ms
+        began = _BEGUN.get()
+        if began is not None:
+            began.ms = wait_ms
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
 
     return on_begin
 
@@ -240,9 +259,10 @@ class Database:
         url = f"sqlite+aiosqlite:///{path}"
         self._reader = create_async_engine(url, pool_size=4, max_overflow=4)
         self._writer = create_async_engine(url, pool_size=1, max_overflow=0, pool_timeout=600)
-        for engine, immediate in ((self._reader, False), (self._writer, True)):
+        for engine in (self._reader, self._writer):
             event.listen(engine.sync_engine, "connect", _set_pragmas(busy_timeout_ms, upgraded))
-            event.listen(engine.sync_engine, "begin", _begin(immediate))
+        event.listen(self._reader.sync_engine, "begin", _begin_read)
+        event.listen(self._writer.sync_engine, "begin", _begin_write(busy_timeout_ms))
         self._read_sessions = async_sessionmaker(self._reader, expire_on_commit=False)
         self._write_sessions = async_sessionmaker(self._writer, expire_on_commit=False)
 
@@ -293,17 +313,22 @@ class Database:
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncSession]:
         """A session in one write transaction: committed on success, rolled back on any error or
-        cancellation, so nothing is ever half-written."""
+        cancellation, so nothing is ever half-written. Another process's lock is waited out for the
+        busy timeout, or less inside `writes_give_up_by`."""
         started = time.monotonic()
+        began = LockWait(self.busy_timeout_ms)
+        token = _BEGUN.set(began)
         try:
             async with self._write_sessions() as session, session.begin():
                 yield session
         except OperationalError as exc:
             waited = time.monotonic() - started
-            refused = write_refused(self.path, self.busy_timeout_ms, exc.orig or exc, waited)
+            refused = write_refused(self.path, began.ms, exc.orig or exc, waited)
             if refused is not None:
                 raise refused from exc
             raise
+        finally:
+            _BEGUN.reset(token)
 
     async def close(self) -> None:
         """Close every connection, then let go of what `open` was given to hold."""

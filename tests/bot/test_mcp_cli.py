@@ -163,6 +163,31 @@ async def test_a_write_call_meeting_a_locked_database_is_a_clear_tool_error_and_
         await db.close()
 
 
+async def test_a_busy_timeout_longer_than_the_call_time_limit_still_answers_the_lock(tmp_path: Path) -> None:
+    """With `busy_timeout_ms` (8 s) longer than `call_time_limit_seconds` (4 s), the call was cancelled
+    while its write still waited and answered "recall took longer than 4s"; the write now gives up before
+    the call's limit, and the answer is the lock's."""
+    config = tmp_path / "config.toml"
+    config.write_text("[storage]\nbusy_timeout_ms = 8000\n[tools]\ncall_time_limit_seconds = 4.0\n", "utf-8")
+    data, db, topic = await _with_topic(tmp_path, config)
+    try:
+        params = _mcp_params(data, config, "--write")
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            warm = await session.call_tool("recall", {"query": "九溪徒步"})  # loads the tokenizer first
+            assert not warm.is_error, warm.content
+            with database_locked(data / "qunyi.db"):
+                refused = await session.call_tool("recall", {"query": "九溪徒步"})
+            said = refused.content[0].text
+            assert refused.is_error and "took longer" not in said, said
+            assert said.startswith(f"error: database {data / 'qunyi.db'} stayed locked for over "), said
+            assert said.endswith("nothing was changed: try again"), said
+        async with db.read() as reader:
+            assert (await reader.get_one(ChatHistory, topic)).count == 1, "only the first recall counted"
+    finally:
+        await db.close()
+
+
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
