@@ -1,10 +1,11 @@
 """The topic check: a chat's new messages, in batches, assigned to cached topics (new or reused).
 
 Per chat, a check runs when `batch_size` messages wait, or when the oldest waiting message is `max_wait`
-old and at least `min_messages` wait. A chat quiet for `quiet_after` (its newest message that old) has
-its last waiting messages checked whatever their number, and then all its cached topics packed, so the
-talk before a long silence still becomes ChatHistory (a message dated more than `quiet_after` ahead of
-now, a wrong clock, does not count as talk). A batch is assigned to topics by the LLM (one call
+old (or dated more than `max_wait` ahead of now, a wrong clock) and at least `min_messages` wait. A
+chat quiet for `quiet_after` (its newest message that old) has its last waiting messages checked
+whatever their number, and then all its cached topics packed, so the talk before a long silence still
+becomes ChatHistory (a message dated more than `quiet_after` ahead of now, a wrong clock, does not
+count as talk). A batch is assigned to topics by the LLM (one call
 returning `[{topic, message_ids}]`, ids outside the batch dropped) when enabled and available, else —
 and whenever the LLM fails or answers with nothing usable — offline: the online thread disentangler
 (memory.topics.Disentangler) splits the batch into threads, and threads are placed on topics by their
@@ -343,11 +344,17 @@ def place_llm(
 def trigger(
     pending: int, oldest: float | None, now: datetime, settings: TopicCheckSettings
 ) -> Trigger | None:
-    """Whether a check is due: enough messages, or old enough messages and at least `min_messages`."""
+    """Whether a check is due: enough messages, or old enough messages and at least `min_messages`.
+
+    An oldest waiting message dated more than `max_wait` ahead of now (every waiting message is, then)
+    is a wrong clock: its age is unknown, and counted as negative it would hold the age trigger off
+    until that date (up to the year 9000). It counts as having waited `max_wait`; one a little ahead
+    waits at most `max_wait` past its date."""
     if pending >= settings.batch_size:
         return "count"
     if oldest is not None and pending >= max(settings.min_messages, 1):
-        if now.timestamp() - oldest >= settings.max_wait.total_seconds():
+        waited, max_wait = now.timestamp() - oldest, settings.max_wait.total_seconds()
+        if waited >= max_wait or -waited > max_wait:
             return "time"
     return None
 

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import select
 
 from bot.app import build_app
@@ -90,6 +91,28 @@ async def test_time_trigger_needs_age_and_min_messages(memory: MemoryService) ->
     assert (await check.run_chat(1, T0 + timedelta(minutes=59))).batches == 0
     report = await check.run_chat(1, T0 + timedelta(minutes=61))
     assert report.path == ["time:offline"] and report.messages == 3
+
+
+@pytest.mark.parametrize(
+    ("dated", "due"),
+    [
+        (datetime(8999, 1, 1, tzinfo=UTC), True),  # a wrong clock: counts as waited max_wait
+        (T0 + timedelta(hours=3), True),  # over max_wait (1 h) ahead of the run at T0 + 1 h
+        (T0 + timedelta(hours=1, minutes=30), False),  # a little ahead: waits until it is max_wait old
+        (datetime(1970, 1, 1, tzinfo=UTC), True),  # the earliest time accepted: long waited
+    ],
+    ids=["year-8999", "2h-ahead", "30min-ahead", "epoch"],
+)
+async def test_the_age_trigger_of_messages_all_dated_ahead_or_long_ago(
+    memory: MemoryService, dated: datetime, due: bool
+) -> None:
+    """Waiting messages all dated in the year 8999 (a wrong clock, a broken import) had a negative age, so
+    with the quiet rule off the chat was never checked until more messages came; one dated more than
+    `max_wait` ahead now counts as having waited `max_wait`."""
+    check = TopicCheck(memory.db, replace(SMALL, quiet_after=None))
+    await memory.record_many(chain(0, 3, "煤球 猫咪 吐毛球", time=dated))
+    report = await check.run_chat(1, T0 + timedelta(hours=1))
+    assert (report.path, report.messages) == ((["time:offline"], 3) if due else ([], 0))
 
 
 async def test_cache_and_disentangler_state_survive_a_restart(tmp_path: Path) -> None:
