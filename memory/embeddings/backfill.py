@@ -7,7 +7,9 @@ endpoint refuse its batch over and over and stall the backfill behind it.
 
 A message is embedded with the turns around it (the previous and the next message of its chat, when
 they are close in time): a reply such as "the kids loved it!" means little alone. So a message waits
-for its next turn, or until it has settled (`SETTLE_SECONDS`) when none comes."""
+for its next turn, or until it has settled (`SETTLE_SECONDS`) when none comes. One dated more than
+`SETTLE_SECONDS` ahead of now (a wrong clock; times up to the year 9000 are accepted) has no next
+turn by time and would not settle before that date: it counts as settled at once."""
 
 from __future__ import annotations
 
@@ -51,7 +53,8 @@ def _has_vector(kind: str, alias: str) -> str:
 # A message still settling has no later one in its chat; `n.time >=` on its own gives that EXISTS a
 # range on the (chat, time) index (inside the OR alone it walked the chat from its first message).
 _MISSING_MESSAGES = text(
-    f"SELECT m.id {_MESSAGES} AND NOT {_has_vector('message', 'm')} AND (m.time < :settled OR EXISTS "
+    f"SELECT m.id {_MESSAGES} AND NOT {_has_vector('message', 'm')} "
+    "AND (m.time < :settled OR m.time > :wrong_clock OR EXISTS "
     "(SELECT 1 FROM messages n WHERE n.chat_id = m.chat_id AND n.time >= m.time "
     "AND (n.time > m.time OR n.id > m.id))) ORDER BY m.id LIMIT :limit"
 )
@@ -209,13 +212,12 @@ async def backfill(
     (`now`, a Unix time, decides which last turns of a chat have settled). A vector of another size
     than the embedder's (`_dimension`) under its model name counts as lacking: the model changed under
     that name, and its rows are embedded again."""
-    settled = (time.time() if now is None else now) - SETTLE_SECONDS
+    now = time.time() if now is None else now
     dimension = await _dimension(db, embedder)
     params = {"model": embedder.model, "dimension": dimension, "limit": batch_size}
+    settling = {"settled": now - SETTLE_SECONDS, "wrong_clock": now + SETTLE_SECONDS}
     async with db.read() as session:
-        message_ids = [
-            int(r[0]) for r in await session.execute(_MISSING_MESSAGES, {**params, "settled": settled})
-        ]
+        message_ids = [int(r[0]) for r in await session.execute(_MISSING_MESSAGES, {**params, **settling})]
         history_ids = [int(r[0]) for r in await session.execute(_MISSING_HISTORY, params)]
     report = BackfillReport(
         await _embed(db, embedder, "message", message_ids, _message_documents),

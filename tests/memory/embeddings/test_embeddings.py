@@ -2,7 +2,7 @@ import asyncio
 import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import ClassVar
 
 import numpy as np
@@ -138,6 +138,21 @@ async def test_backfill_job_waits_for_the_next_turn_or_until_settled(db: Databas
         ["name-u1: python bug\nname-u1: fixed it"],
         ["name-u1: python bug\nname-u1: fixed it"],
     ]
+
+
+async def test_a_message_dated_far_ahead_settles_at_once_and_one_a_little_ahead_waits(db: Database) -> None:
+    """A chat's last message dated in the year 8999 had no later turn and never settled, so it never got
+    a vector (the backfill's progress never full); dated more than SETTLE_SECONDS ahead it now counts as
+    settled, while one a few minutes ahead still waits for its next turn."""
+    memory = MemoryService(db)
+    await memory.record(make_message(1, text="python bug", time=datetime(8999, 1, 1, tzinfo=UTC)))
+    await memory.record(make_message(2, text="fixed it", chat="g2", time=T0 + timedelta(minutes=5)))
+    embedder = TopicEmbedder()
+    report = await backfill(db, embedder, now=T0.timestamp())
+    assert report.messages == 1 and embedder.calls == [["name-u1: python bug"]]
+    async with db.read() as session:
+        stored = await session.scalar(select(Message.time).where(Message.id == 1))
+    assert stored == datetime(8999, 1, 1, tzinfo=UTC).timestamp(), "the stored time is left as it was"
 
 
 async def test_a_message_is_embedded_with_the_close_turns_around_it(db: Database) -> None:
