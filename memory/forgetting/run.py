@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.embeddings.store import drop_vectors
@@ -48,8 +48,12 @@ class ForgetReport:
 
 
 async def _rows(session: AsyncSession, policy: ForgetPolicy) -> list[tuple[int, Row]]:
+    # A topic cannot have ended after it was packed (`created_at`): an end dated later is a member's
+    # wrong clock (times up to the year 9000 are accepted), which would keep the topic from ever
+    # being old enough for a stage. The stored end time is left as it is.
+    ended = func.min(ChatHistory.end_time, ChatHistory.created_at)
     query = select(
-        ChatHistory.chat_id, ChatHistory.id, ChatHistory.count, ChatHistory.end_time, ChatHistory.forget_times
+        ChatHistory.chat_id, ChatHistory.id, ChatHistory.count, ended, ChatHistory.forget_times
     ).where(ChatHistory.forget_times < len(policy.stages))
     return [(int(c), Row(int(i), int(n), float(e), int(f))) for c, i, n, e, f in await session.execute(query)]
 

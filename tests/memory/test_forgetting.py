@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from memory.clock import ManualClock
 from memory.embeddings.backfill import backfill
@@ -179,6 +179,25 @@ async def test_a_pass_deletes_logs_promotes_and_keeps_raw_messages(
     async with db.read() as session:
         assert (await session.execute(select(func.count(Message.id)))).scalar_one() == 5
         assert (await session.execute(select(func.count(ChatHistory.id)))).scalar_one() < 4
+
+
+async def test_a_topic_ending_on_a_wrong_clock_ages_from_when_it_was_packed(memory: MemoryService) -> None:
+    """A topic holding a message dated in the year 8999 ended then, so it was never old enough for stage
+    1 and could never be forgotten (here its cohort also stayed too small to decide); it now ages from
+    when it was packed, and its stored end time is left as it was."""
+    db = memory.db
+    await memory.record(make_message(1))
+    ids = await seed_history(db, 1, [1, 0, 2, 3], timedelta(hours=1))
+    far = datetime(8999, 1, 1, tzinfo=UTC).timestamp()
+    async with db.write() as session:
+        await session.execute(update(ChatHistory).where(ChatHistory.id == ids[0]).values(end_time=far))
+    report = await forget_pass(db, NOW + timedelta(hours=1), ForgetPolicy())
+    assert sorted(f.id for f in report.forgotten) == [ids[1], ids[3]], "a cohort of 4 at 25%"
+    async with db.read() as session:
+        kept = (
+            await session.execute(select(ChatHistory.id, ChatHistory.forget_times, ChatHistory.end_time))
+        ).all()
+    assert sorted(kept) == [(ids[0], 1, far), (ids[2], 1, (NOW - timedelta(hours=1)).timestamp())]
 
 
 async def test_dry_run_reports_the_next_pass_and_changes_nothing(memory: MemoryService) -> None:
