@@ -84,13 +84,18 @@ _UPSERT_CHAT = text(
     "name = CASE WHEN excluded.name != '' THEN excluded.name ELSE chats.name END "
     "RETURNING id"
 )
+# A last_seen more than a day past the wall clock came from a wrong clock (times up to the year 9000
+# are accepted): held as the newest time, it would keep every later name out, so the newest-arriving
+# name wins then.
+_WRONG_CLOCK_AFTER = "CAST(strftime('%s', 'now') AS REAL) + 86400"
 _UPSERT_PERSON_SQL = (
     "INSERT INTO persons "
     "(platform, platform_user_id, nickname, is_bot, first_seen, last_seen, message_count) "
     "VALUES (:platform, :user, :nickname, :is_bot, :ts, :ts, 1) "
     "ON CONFLICT (platform, platform_user_id) DO UPDATE SET "
     "nickname = CASE WHEN excluded.nickname != '' AND (persons.nickname = '' "
-    "OR excluded.last_seen >= persons.last_seen) AND NOT EXISTS (SELECT 1 FROM person_forgotten f "
+    f"OR excluded.last_seen >= persons.last_seen OR persons.last_seen > {_WRONG_CLOCK_AFTER}) "
+    "AND NOT EXISTS (SELECT 1 FROM person_forgotten f "
     "WHERE f.person_id = persons.id AND f.time >= excluded.last_seen) "
     "THEN excluded.nickname ELSE persons.nickname END, "
     "first_seen = min(persons.first_seen, excluded.first_seen), "
@@ -122,7 +127,9 @@ _UPSERT_MEMBER = text(
     "VALUES (:chat_id, :person_id, :card, :ts, :ts, 1) "
     "ON CONFLICT (chat_id, person_id) DO UPDATE SET "
     "card = CASE WHEN excluded.card != '' AND (chat_members.card = '' "
-    "OR excluded.last_seen >= chat_members.last_seen) AND NOT EXISTS (SELECT 1 FROM person_forgotten f "
+    "OR excluded.last_seen >= chat_members.last_seen "
+    f"OR chat_members.last_seen > {_WRONG_CLOCK_AFTER}) "
+    "AND NOT EXISTS (SELECT 1 FROM person_forgotten f "
     "WHERE f.person_id = chat_members.person_id AND f.time >= excluded.last_seen) "
     "THEN excluded.card ELSE chat_members.card END, "
     "first_seen = min(chat_members.first_seen, excluded.first_seen), "

@@ -1,4 +1,5 @@
 import asyncio
+from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import func, select
@@ -140,3 +141,28 @@ async def test_an_edited_forward_stays_a_forward(memory: MemoryService) -> None:
     await memory.record(make_message(2, text="我自己的话"))
     await memory.record(make_message(2, text="我自己的话（改）", edited=True))
     assert await forwarded_flags(memory) == {"m1": True, "m2": False}
+
+
+async def _names_of(memory: MemoryService, sender: str) -> tuple[str, str]:
+    async with memory.db.read() as session:
+        nickname = await session.scalar(select(Person.nickname).where(Person.platform_user_id == sender))
+        card = await session.scalar(
+            select(ChatMember.card)
+            .join(Person, Person.id == ChatMember.person_id)
+            .where(Person.platform_user_id == sender)
+        )
+    return str(nickname), str(card)
+
+
+async def test_a_message_from_a_wrong_clock_does_not_freeze_a_members_names(memory: MemoryService) -> None:
+    """A message dated in the year 8999 made it the member's newest: every later message's nickname and
+    card counted as older and was kept out for good. A newer name wins again; without the wrong clock,
+    an older message still brings back no old name."""
+    far = datetime(8999, 1, 1, tzinfo=UTC)
+    await memory.record(make_message(1, sender="u1", sender_name="Old", sender_card="旧名片", time=far))
+    await memory.record(make_message(2, sender="u1", sender_name="New", sender_card="新名片"))
+    assert await _names_of(memory, "u1") == ("New", "新名片")
+
+    await memory.record(make_message(10, sender="u2", sender_name="Now", sender_card="现在"))
+    await memory.record(make_message(3, sender="u2", sender_name="Before", sender_card="以前"))
+    assert await _names_of(memory, "u2") == ("Now", "现在"), "an imported older message keeps the newer names"
