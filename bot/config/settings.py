@@ -191,6 +191,18 @@ class AdaptersSettings(Section):
     discord: DiscordConfig | None = None
     playground: PlaygroundConfig = PlaygroundConfig()
 
+    @field_validator("enabled")
+    @classmethod
+    def _once_each(cls, enabled: list[AdapterName]) -> list[AdapterName]:
+        """One adapter per name: a name listed twice started two adapters on one port or one stdin
+        (the second failing to bind, or each reading half the lines) and recorded a platform twice."""
+        twice = sorted({name for name in enabled if enabled.count(name) > 1})
+        if twice:
+            raise ValueError(
+                f"{', '.join(repr(n) for n in twice)} listed more than once; name each adapter once"
+            )
+        return enabled
+
     @model_validator(mode="after")
     def _configured(self) -> AdaptersSettings:
         for name in ("telegram", "discord"):

@@ -179,3 +179,15 @@ def test_every_secret_setting_is_left_out_of_reprs() -> None:
             todo.extend(_models_in(field.annotation))
     assert {"TelegramConfig", "DiscordConfig", "OneBotConfig", "WebSettings"} <= {m.__name__ for m in seen}
     assert shown == []
+
+
+def test_an_adapter_listed_twice_is_a_config_error_naming_it(tmp_path: Path) -> None:
+    """Listed twice, the console read stdin twice (each line went to one of them) and the playground's
+    second copy failed to bind its port at start with a message that did not say why."""
+    path = tmp_path / "config.toml"
+    path.write_text('[adapters]\nenabled = ["console", "playground", "console"]\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_settings(path, env={})
+    assert f"{path}:2: adapters.enabled: Value error, 'console' listed more than once" in str(info.value)
+    path.write_text('[adapters]\nenabled = ["console", "playground"]\n', encoding="utf-8")
+    assert load_settings(path, env={}).adapters.enabled == ["console", "playground"]
