@@ -168,9 +168,26 @@ def load_settings(path: Path | None, env: Mapping[str, str] | None = None) -> Se
     if path is None:
         return parse_settings("", "<defaults>", env)
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise ConfigError(f"config file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc}") from exc
-    return parse_settings(text, str(path), env)
+    return parse_settings(_utf8_text(data, path), str(path), env)
+
+
+def _utf8_text(data: bytes, path: Path) -> str:
+    """The file's text; a ConfigError naming the line of the first byte that is not UTF-8, and saying
+    which encoding the file was likely saved in (Windows PowerShell's `>` writes UTF-16, an older
+    Notepad's "ANSI" on a Chinese system is GBK)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ConfigError(f"{path}: saved as UTF-16; save it as UTF-8 (TOML files are UTF-8)")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        column = len(data[: exc.start].rsplit(b"\n", 1)[-1]) + 1
+        raise ConfigError(
+            f"{path}:{line}: byte 0x{data[exc.start]:02x} at column {column} is not UTF-8; save the file "
+            "as UTF-8 (it may have been saved as GBK / ANSI)"
+        ) from None

@@ -191,3 +191,21 @@ def test_an_adapter_listed_twice_is_a_config_error_naming_it(tmp_path: Path) -> 
     assert f"{path}:2: adapters.enabled: Value error, 'console' listed more than once" in str(info.value)
     path.write_text('[adapters]\nenabled = ["console", "playground"]\n', encoding="utf-8")
     assert load_settings(path, env={}).adapters.enabled == ["console", "playground"]
+
+
+def test_a_file_not_in_utf8_names_the_line_and_says_to_save_it_as_utf8(tmp_path: Path) -> None:
+    """A config saved as GBK (an older Notepad's "ANSI" on a Chinese system) was refused with
+    "'utf-8' codec can't decode byte 0xd6 in position 24", a byte offset no editor shows; one written
+    by PowerShell's `>` (UTF-16) the same at position 0."""
+    path = tmp_path / "config.toml"
+    path.write_bytes("[bot]\nself_id = 'bot'\nname = '小助手'\n".encode("gbk"))
+    with pytest.raises(ConfigError) as info:
+        load_settings(path, env={})
+    assert str(info.value).startswith(
+        f"{path}:3: byte 0xd6 at column 11 is not UTF-8; save the file as UTF-8"
+    )
+    path.write_text("[bot]\nname = 'x'\n", encoding="utf-16")
+    with pytest.raises(ConfigError, match=r"saved as UTF-16; save it as UTF-8"):
+        load_settings(path, env={})
+    path.write_text("[bot]\nname = '小助手'\n", encoding="utf-8")
+    assert load_settings(path, env={}).bot.name == "小助手"
