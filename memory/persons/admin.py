@@ -38,14 +38,17 @@ from memory.models.recall import PreferenceDoc
 from memory.persons import store
 from memory.persons.facts import Fact, merge_facts
 from memory.persons.names import clean_name, name_key
-from memory.persons.naming import vet_suggested_name
+from memory.persons.naming import name_refusal, vet_suggested_name
 from memory.persons.observe import taken_names
 from memory.persons.sightings import Sightings
 from memory.recall.preferences import PREFERENCE_FTS
 from memory.storage import Database
 from memory.storage.fts import unindex_rows
 from memory.storage.sql import rows_changed
-from memory.text import normalize
+from memory.text import normalize, truncate
+from memory.types import clean_text
+
+_SHOWN_NAME_CHARS = 40  # a refused name is shown cut to this many characters in the error
 
 
 class PersonAdminError(ValueError):
@@ -124,10 +127,9 @@ class PersonAdmin:
             taken = await taken_names(session, chat_id, except_person=person_id)
             vetted = vet_suggested_name(name, taken, max_chars=self.max_name_chars)
             if vetted is None:
-                raise PersonAdminError(
-                    f"{name!r} is not usable: empty, longer than {self.max_name_chars} characters, "
-                    "or already another member's name in this chat"
-                )
+                why = name_refusal(name, taken, max_chars=self.max_name_chars)
+                shown = " ".join(truncate(clean_text(name), _SHOWN_NAME_CHARS).split())
+                raise PersonAdminError(f"cannot rename to “{shown}”: {why}")
             await store.set_person_name(
                 session, chat_id, person_id, vetted, source="admin", time=store.ts(now), reason=reason
             )

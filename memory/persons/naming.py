@@ -71,14 +71,29 @@ def name_source(card: str | None, nickname: str | None) -> str:
     return "nickname" if name_key(clean_name(nickname or "")) else "id"
 
 
+def name_refusal(
+    suggestion: str, taken: Collection[str], *, max_chars: int = DEFAULT_MAX_CHARS
+) -> str | None:
+    """Why `vet_suggested_name` refuses `suggestion`, in words an admin can act on; None when it is
+    accepted."""
+    name = clean_name(suggestion)
+    if not name_key(name):
+        return "it has no letter or digit (a name loses emoji, symbols and punctuation at its ends)"
+    if len(name) > max_chars:
+        return (
+            f"it is {len(name)} characters, over the limit of {max_chars} "
+            "([persons] person_name_max_chars; a name is never cut)"
+        )
+    if name_key(name) in {name_key(t) for t in taken}:
+        return "another member of this chat is already called that (case, width and spacing aside)"
+    return None
+
+
 def vet_suggested_name(
     suggestion: str | None, taken: Collection[str], *, max_chars: int = DEFAULT_MAX_CHARS
 ) -> str | None:
     """Accept a suggested name (e.g. from an LLM, with its reason stored by the caller) only when it is
     name-like after cleaning, fits `max_chars` uncut, and collides with nobody in `taken`; else None."""
-    name = clean_name(suggestion or "")
-    if not name_key(name) or len(name) > max_chars:
+    if name_refusal(suggestion or "", taken, max_chars=max_chars) is not None:
         return None
-    if name_key(name) in {name_key(t) for t in taken}:
-        return None
-    return name
+    return clean_name(suggestion or "")

@@ -200,7 +200,7 @@ async def test_renaming_a_person_follows_a_reloaded_name_length_limit(tmp_path: 
         assert app.persons is not None
         recorded = await app.memory.record(make_message(1, text="大家好"))
         long_name = "一个很长的名字"  # 7 characters
-        with pytest.raises(PersonAdminError, match="longer than 4 characters"):
+        with pytest.raises(PersonAdminError, match="7 characters, over the limit of 4"):
             await app.persons.admin.rename(recorded.chat_id, recorded.person_id, long_name, now=T0)
         config.write_text("[persons]\nperson_name_max_chars = 8\n", encoding="utf-8")
         assert store.reload()

@@ -305,3 +305,30 @@ async def test_merging_a_forgotten_account_keeps_the_request_with_the_human_not_
     record = await people.record(newcomer.chat_id, newcomer.person_id)
     assert record is not None and record.name == "小新"
     assert record.view.attributes == {"location": "北京"}, "someone else's request does not apply to them"
+
+
+async def test_a_refused_rename_says_which_rule_and_shows_the_name_as_typed_cut(
+    chat, people: PersonMemory
+) -> None:
+    """The refusal said "empty, longer than 16 characters, or already another member's name" for all
+    three, and showed the name as Python's repr: an emoji family as '👨\\u200d👩…', a long one whole."""
+    g1 = chat()
+    a = await g1.say("u1", "hi", card="阿红")
+    b = await g1.say("u2", "hi", card="莉莉")
+    with pytest.raises(PersonAdminError) as taken:
+        await people.admin.rename(a.chat_id, b.person_id, "阿 红", now=T0)
+    assert str(taken.value) == (
+        "cannot rename to “阿 红”: another member of this chat is already called that "
+        "(case, width and spacing aside)"
+    )
+    family = "👨\u200d👩\u200d👧\u200d👦"
+    with pytest.raises(PersonAdminError) as no_letter:
+        await people.admin.rename(a.chat_id, b.person_id, family * 3, now=T0)
+    assert str(no_letter.value).startswith(f"cannot rename to “{family * 3}”: it has no letter or digit")
+    with pytest.raises(PersonAdminError) as too_long:
+        await people.admin.rename(a.chat_id, b.person_id, "长" * 300, now=T0)
+    assert str(too_long.value) == (
+        f"cannot rename to “{'长' * 39}…”: it is 300 characters, over the limit of 16 "
+        "([persons] person_name_max_chars; a name is never cut)"
+    )
+    assert await people.admin.rename(a.chat_id, b.person_id, "莉莉" + family, now=T0) == "莉莉"
