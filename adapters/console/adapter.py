@@ -7,13 +7,16 @@ import contextlib
 import itertools
 import sys
 import threading
+import unicodedata
 from collections.abc import Callable
 from datetime import datetime
 from typing import TextIO
 
 from adapters.base import STOP_GRACE_SECONDS, Adapter, MessageHandler, mentions
+from adapters.playground.event import BadPost, user_name
 from memory.types import ChatKind, ChatMessage, InvalidMessage
 
+MAX_SPEAKER_CHARS = 32  # the playground's default limit on a member's name
 HELP = "Type to chat. /as <name> switches speaker, @<bot name> addresses the bot, /quit leaves."
 
 
@@ -57,8 +60,7 @@ class ConsoleAdapter(Adapter):
         if not line.strip():
             return
         if line.startswith("/as "):
-            self.user = line[4:].strip() or self.user
-            self._print(f"(now speaking as {self.user})")
+            self._switch_speaker(line[4:])
             return
         if line.strip() in {"/quit", "/exit"}:
             self.finished.set()
@@ -83,6 +85,21 @@ class ConsoleAdapter(Adapter):
             self._print(f"(not sent: {exc})")
             return
         await self._handler(message)
+
+    def _switch_speaker(self, typed: str) -> None:
+        """`/as NAME`: speak as NAME from now on. A name the playground would refuse (blank, too
+        long, holding a character that shows nothing) is refused as there, and so are the bot's own
+        id and name: what was typed as it was recorded as the bot's own messages."""
+        try:
+            name = user_name({"user": typed}, max_name_chars=MAX_SPEAKER_CHARS)
+        except BadPost as exc:
+            self._print(f"(still speaking as {self.user}: the name {str(exc).removeprefix('user ')})")
+            return
+        if _same_name(name, self.bot_id) or _same_name(name, self.bot_name):
+            self._print(f"(still speaking as {self.user}: {name} is the bot itself; pick a member's name)")
+            return
+        self.user = name
+        self._print(f"(now speaking as {self.user})")
 
     def _pump_input(self, loop: asyncio.AbstractEventLoop) -> None:
         """The reading thread: a daemon, so a `readline` still blocked at exit never holds the process
@@ -139,3 +156,8 @@ class ConsoleAdapter(Adapter):
             chat_kind,
             reply_to,
         )
+
+
+def _same_name(a: str, b: str) -> bool:
+    """Whether two names are one for the eye: case and full-width forms aside."""
+    return unicodedata.normalize("NFKC", a).casefold() == unicodedata.normalize("NFKC", b).casefold()

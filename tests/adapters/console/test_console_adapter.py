@@ -1,0 +1,47 @@
+"""The console adapter's `/as NAME`: who the typed lines are recorded as."""
+
+from __future__ import annotations
+
+import io
+
+from adapters.console import ConsoleAdapter
+from memory.types import ChatMessage
+from tests.conftest import T0
+
+FAMILY = "👨\u200d👩\u200d👧\u200d👦"
+
+
+async def test_as_refuses_the_bots_own_id_and_name_and_names_that_show_nothing() -> None:
+    """`/as bot` made the typed lines the bot's own (sender id = `[bot] self_id`: recorded under the
+    bot's person, beside its replies); `/as` with a zero-width space made a member with an invisible
+    name, and a 300-character name was taken whole. Each is refused and the speaker stays."""
+    output = io.StringIO()
+    console = ConsoleAdapter("g1", "g1", "alice", "bot", "群忆", lambda: T0, output=output)
+    received: list[ChatMessage] = []
+
+    async def handle(message: object) -> None:
+        assert isinstance(message, ChatMessage)
+        received.append(message)
+
+    console._handler = handle  # what start sets, without the stdin reader
+    for typed in ("/as bot", "/as ＢＯＴ", "/as 群忆", "/as \u200b", "/as " + "长" * 300, "/as   "):
+        await console.feed_line(typed)
+    await console.feed_line("still alice")
+    await console.feed_line(f"/as  小明{FAMILY} ")
+    await console.feed_line("now 小明")
+    assert [(m.sender_id, m.text) for m in received] == [
+        ("alice", "still alice"),
+        (f"小明{FAMILY}", "now 小明"),
+    ]
+    lines = output.getvalue().splitlines()
+    assert lines[:3] == [
+        "(still speaking as alice: bot is the bot itself; pick a member's name)",
+        "(still speaking as alice: ＢＯＴ is the bot itself; pick a member's name)",
+        "(still speaking as alice: 群忆 is the bot itself; pick a member's name)",
+    ]
+    assert lines[3].startswith(
+        "(still speaking as alice: the name must not hold characters that show nothing"
+    )
+    assert lines[4].startswith("(still speaking as alice: the name is 300 characters, over the limit of 32")
+    assert lines[5] == "(still speaking as alice: the name must not be blank)"
+    assert lines[6] == f"(now speaking as 小明{FAMILY})"
