@@ -288,7 +288,7 @@ async def jargon_show(request: web.Request) -> web.Response:
                 join((text_input("meaning", entry.meaning, "meaning", 40), seen)),
                 "Approve",
             ),
-            form(request, f"{base}/reject", Safe(""), "Reject", danger=True),
+            form(request, f"{base}/reject", seen, "Reject", danger=True),
             form(
                 request,
                 f"{base}/edit",
