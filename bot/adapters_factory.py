@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 from typing import Protocol
 
 from adapters.base import Adapter
@@ -10,6 +11,9 @@ from adapters.console import ConsoleAdapter
 from bot.app import App
 from bot.config import Settings
 from bot.config.store import Listener
+
+log = logging.getLogger(__name__)
+TABLE_ADAPTERS = ("telegram", "discord")  # off unless their table (with the token) exists
 
 
 class SignsAsBot(Protocol):
@@ -31,8 +35,20 @@ def follow_bot_identity(adapter: SignsAsBot) -> Listener:
 
 
 def build_adapters(app: App) -> list[Adapter]:
-    """One adapter per name in `[adapters] enabled`, configured from its table."""
+    """One adapter per name in `[adapters] enabled`, configured from its table. A platform whose table
+    is set (its token given) but that `enabled` leaves out is not started, with a warning: the table
+    alone looked like it turned the platform on."""
     settings = app.settings
+    for name in TABLE_ADAPTERS:
+        if getattr(settings.adapters, name) is not None and name not in settings.adapters.enabled:
+            log.warning(
+                "[adapters.%s] is set, but %r is not in [adapters] enabled: the %s adapter is not started "
+                "(add it to enabled to connect to %s)",
+                name,
+                name,
+                name,
+                name.capitalize(),
+            )
     adapters: list[Adapter] = []
     for name in settings.adapters.enabled:
         if name == "console":
