@@ -72,15 +72,34 @@ def _owner(value: Any) -> int | None:
     raise JargonError(f"chat_id must be a chat's id or empty, not {value!r}")
 
 
+def _text(raw: dict[str, Any], key: str) -> str:
+    """A text field of a row: a string, or a whole number (`666` written unquoted); missing or null is
+    empty. An object, list, true/false or fraction is refused: stored as Python wrote it
+    ("{'a': 1}") it became a term or meaning nobody wrote."""
+    value = raw.get(key)
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise JargonError(f"'{key}' must be text, not {_json_kind(value)}")
+
+
+def _json_kind(value: Any) -> str:
+    kinds = {dict: "an object", list: "a list", bool: "true/false", float: "a fraction"}
+    return kinds.get(type(value), type(value).__name__)
+
+
 def _row(raw: Any) -> ImportRow:
     if not isinstance(raw, dict):
         raise JargonError("expected an object with at least 'content'")
-    content = str(raw.get("content") or "").strip()
+    content = _text(raw, "content").strip()
     if not content:
         raise JargonError("'content' is missing or empty")
-    status = str(raw.get("status") or "approved").strip()
+    status = _text(raw, "status").strip() or "approved"
     flag = _flag(raw.get("is_jargon", True))
-    return ImportRow(content, str(raw.get("meaning") or ""), status, flag, _owner(raw.get("chat_id")))
+    return ImportRow(content, _text(raw, "meaning"), status, flag, _owner(raw.get("chat_id")))
 
 
 def parse(text: str, fmt: Format) -> tuple[list[tuple[int, ImportRow]], list[tuple[int, str]]]:
@@ -92,7 +111,7 @@ def parse(text: str, fmt: Format) -> tuple[list[tuple[int, ImportRow]], list[tup
         except json.JSONDecodeError as exc:
             raise JargonError(f"invalid JSON: {exc}") from None
         if isinstance(data, dict):
-            raws = [{"content": k, "meaning": v if isinstance(v, str) else ""} for k, v in data.items()]
+            raws = [{"content": k, "meaning": v} for k, v in data.items()]
         elif isinstance(data, list):
             raws = data
         else:

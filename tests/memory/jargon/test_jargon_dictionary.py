@@ -529,3 +529,24 @@ async def test_a_meaning_with_line_breaks_cannot_forge_the_comparison(
         "B ",
         "Do",
     ]
+
+
+def test_an_import_row_whose_term_or_meaning_is_not_text_is_a_row_error() -> None:
+    """`{"content": {"a": 1}}` was imported as the term "{'a': 1}" (Python's str of the object), a
+    list meaning as "['x']"; in the `{term: meaning}` form a meaning that was no string was dropped
+    without a word. A whole number (`666` written unquoted) is still its text."""
+    text = (
+        '[{"content": {"a": 1}}, {"content": "ok", "meaning": ["x"]}, {"content": 666, "meaning": 6},'
+        ' {"content": "s", "status": ["approved"]}, {"content": true}]'
+    )
+    rows, errors = transfer.parse(text, "json")
+    assert [(r.content, r.meaning) for _, r in rows] == [("666", "6")]
+    assert errors == [
+        (1, "'content' must be text, not an object"),
+        (2, "'meaning' must be text, not a list"),
+        (4, "'status' must be text, not a list"),
+        (5, "'content' must be text, not true/false"),
+    ]
+    rows, errors = transfer.parse('{"yyds": "永远的神", "awsl": {"zh": "啊我死了"}}', "json")
+    assert [(r.content, r.meaning) for _, r in rows] == [("yyds", "永远的神")]
+    assert errors == [(2, "'meaning' must be text, not an object")]
