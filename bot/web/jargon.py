@@ -42,6 +42,7 @@ from memory.text import lone_surrogate_at, truncate
 routes = web.RouteTableDef()
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
+_FORMATS: dict[str, transfer.Format] = {"csv": "csv", "json": "json"}
 MAX_ACTOR_CHARS = 64  # a longer "by" of the API is cut, on a grapheme boundary
 Decision = Literal["approve", "reject"]
 DONE = {"approve": "approved", "reject": "rejected"}  # what the page after a decision says
@@ -193,7 +194,9 @@ async def jargon_add(request: web.Request) -> web.Response:
 async def jargon_import(request: web.Request) -> web.Response:
     """A pasted CSV or JSON dictionary, as `qunyi jargon import` reads it; bad rows are listed."""
     data = await request.post()
-    fmt: transfer.Format = "json" if data.get("format") == "json" else "csv"
+    fmt = _FORMATS.get(str(data.get("format") or "csv"))
+    if fmt is None:  # read as CSV, a JSON paste was refused for a CSV header it never had
+        raise JargonError(f"format must be csv or json, not {truncate(str(data.get('format')), 20)!r}")
     rows, errors = transfer.parse(str(data.get("text") or ""), fmt)
     async with app_of(request).db.write() as session:
         chat_id = await _scope(session, data)

@@ -64,6 +64,14 @@ async def test_add_a_term_by_hand_and_import_a_pasted_dictionary(console: Consol
         assert [e.meaning for e in await dictionary.list_entries(session, search="yyds")] == ["永远滴神"]
     forged = await client.post("/jargon/add", data={"content": "csrf-less"})
     assert forged.status == 403
+    # An unknown format was read as CSV: a JSON paste got "needs a header row with a 'content' column".
+    unknown = await client.post(
+        "/jargon/import", data={"_csrf": csrf, "text": '[{"content": "q"}]', "format": "yaml"}
+    )
+    refused = html.unescape(await unknown.text())
+    assert unknown.status == 400 and "format must be csv or json, not 'yaml'" in refused
+    unnamed = await client.post("/jargon/import", data={"_csrf": csrf, "text": "content\nzz\n"})
+    assert unnamed.status == 200 and "1 created" in await unnamed.text(), "no format: CSV, as before"
 
 
 async def test_approve_reject_edit_delete_round_trip(console: Console) -> None:
