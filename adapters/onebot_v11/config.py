@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -42,8 +43,26 @@ class OneBotConfig(BaseModel):
             raise ValueError(f"path must start with '/', got {self.path!r}")
         if self.mode == "forward" and not self.forward_url:
             raise ValueError("mode = 'forward' needs forward_url (e.g. ws://127.0.0.1:3001)")
+        if self.forward_url and not _dialable(self.forward_url):
+            # "127.0.0.1:3001" (the address NapCat's page shows) was dialled for ever, each failure
+            # logged as the address alone
+            example = "ws://127.0.0.1:3001"
+            raise ValueError(
+                f"forward_url must be a WebSocket address such as {example}, got {self.forward_url!r}"
+            )
         if self.reconnect_max < self.reconnect_initial:
             raise ValueError("reconnect_max must be at least reconnect_initial")
         if self.access_token == "":
             self.access_token = None
         return self
+
+
+def _dialable(url: str) -> bool:
+    """Whether `url` names a WebSocket server to dial: ws:// or wss:// (http:// and https:// are
+    upgraded too) with a host."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  # raises ValueError for a port that is no number or out of range
+    except ValueError:
+        return False
+    return parts.scheme.lower() in ("ws", "wss", "http", "https") and bool(parts.hostname)

@@ -209,3 +209,24 @@ def test_a_file_not_in_utf8_names_the_line_and_says_to_save_it_as_utf8(tmp_path:
         load_settings(path, env={})
     path.write_text("[bot]\nname = '小助手'\n", encoding="utf-8")
     assert load_settings(path, env={}).bot.name == "小助手"
+
+
+@pytest.mark.parametrize(
+    "url", ["127.0.0.1:3001", "ws//127.0.0.1:3001", "ftp://127.0.0.1:3001", "ws://:3001"]
+)
+def test_a_onebot_forward_url_that_is_no_websocket_address_is_a_config_error(url: str) -> None:
+    """forward_url = "127.0.0.1:3001" (the address NapCat's page shows, without ws://) started: the
+    adapter dialled it for ever, logging "OneBot forward connect to 127.0.0.1:3001 failed: 127.0.0.1:3001"."""
+    text = f'[adapters.onebot_v11]\nmode = "forward"\nforward_url = "{url}"\n'
+    with pytest.raises(ConfigError) as info:
+        parse_settings(text, "cfg.toml", env={})
+    assert (
+        "cfg.toml:1: adapters.onebot_v11: Value error, forward_url must be a WebSocket address such as"
+        in str(info.value)
+    )
+
+
+def test_onebot_forward_urls_of_each_scheme_load() -> None:
+    for url in ("ws://127.0.0.1:3001", "wss://napcat.example.com/ws", "http://[::1]:3001/", "WS://host"):
+        text = f'[adapters.onebot_v11]\nmode = "forward"\nforward_url = "{url}"\n'
+        assert parse_settings(text, "cfg.toml", env={}).adapters.onebot_v11.forward_url == url
