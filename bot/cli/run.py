@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from adapters.base import Adapter
+from adapters.base import Adapter, MessageHandler
 from adapters.console import ConsoleAdapter
 from bot.adapters_factory import build_adapters
 from bot.app import App, resolve_data_dir
@@ -37,6 +37,7 @@ from bot.unrecorded import record_kept
 from memory.persons.names import prepare as prepare_names
 from memory.text import prepare as prepare_text
 
+log = logging.getLogger(__name__)
 RELOAD_ANSWER_SECONDS = 15.0
 MAX_SETTLE_MINUTES = 7 * 24 * 60  # replay steps the daemons every 5 simulated minutes: a week is ~2000 steps
 
@@ -111,16 +112,13 @@ async def _serve(app: App, config: ConfigStore, adapters: list[Adapter]) -> None
     waits = [asyncio.create_task(stop.wait())]
     try:
         for adapter in adapters:
-            try:
-                await adapter.start(inbound_handler(app, adapter, stop, responses))
-            except Exception as exc:
-                logging.getLogger(__name__).debug("starting %s failed", adapter.platform, exc_info=True)
-                raise click.ClickException(f"cannot start the {adapter.platform} adapter: {exc}") from None
+            if not await _started(adapter, inbound_handler(app, adapter, stop, responses), stop):
+                break
             if isinstance(adapter, ConsoleAdapter):
                 waits.append(asyncio.create_task(adapter.finished.wait()))
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         if not stop.is_set() and not sys.stdin.isatty():
-            logging.getLogger(__name__).warning(
+            log.warning(
                 "the console adapter's input ended (no terminal, as under a service manager): the bot "
                 "stops; a bot serving a platform leaves console out of [adapters] enabled"
             )
@@ -128,6 +126,29 @@ async def _serve(app: App, config: ConfigStore, adapters: list[Adapter]) -> None
         for task in waits:
             task.cancel()
         await stop_serving(app, responses, adapters)
+
+
+async def _started(adapter: Adapter, handler: MessageHandler, stop: asyncio.Event) -> bool:
+    """Start `adapter`; False when a signal came first. A start can wait long on its platform (Telegram's
+    getMe on an API that does not answer, Discord's ready): SIGTERM or Ctrl+C then went unheeded until
+    it timed out (a minute) and the bot ended saying the adapter could not start."""
+    starting = asyncio.ensure_future(adapter.start(handler))
+    signalled = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({starting, signalled}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        signalled.cancel()
+    if not starting.done():
+        starting.cancel()
+        await asyncio.wait({starting})
+        log.warning("stopped while the %s adapter was starting", adapter.platform)
+        return False
+    try:
+        starting.result()
+    except Exception as exc:
+        log.debug("starting %s failed", adapter.platform, exc_info=True)
+        raise click.ClickException(f"cannot start the {adapter.platform} adapter: {exc}") from None
+    return True
 
 
 @click.command("replay")

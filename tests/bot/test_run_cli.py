@@ -312,3 +312,33 @@ def test_a_console_bot_without_a_terminal_says_why_it_stops(tmp_path: Path) -> N
     done = _run_once(tmp_path / "data", config)
     assert done.returncode == 0, done.stderr
     assert "input ended" in done.stderr and "[adapters] enabled" in done.stderr
+
+
+def test_sigterm_while_an_adapter_is_starting_stops_the_bot_without_waiting_out_the_start(
+    tmp_path: Path,
+) -> None:
+    """Telegram's start asks getMe; with a Bot API that takes the connection and never answers, SIGTERM
+    (or Ctrl+C) went unheeded until aiogram's request timed out a minute later, and the bot then ended
+    with "Error: cannot start the telegram adapter: … Request timeout error" and exit status 1."""
+    with socket.socket() as silent:  # accepts (the backlog) and never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        api = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        config = tmp_path / "config.toml"
+        config.write_text(
+            '[adapters]\nenabled = ["telegram"]\n'
+            f'[adapters.telegram]\ntoken = "123456:ABCdefGhIJKlmnoPQRstuVWXyz"\napi_base = "{api}"\n',
+            encoding="utf-8",
+        )
+        data, log = tmp_path / "data", tmp_path / "out.txt"
+        with _console_bot(data, config, log) as bot:
+            silent.settimeout(60)
+            asked, _ = silent.accept()  # getMe is under way: the signal handlers are set by now
+            with asked:
+                bot.send_signal(signal.SIGTERM)
+                bot.wait(timeout=120)
+    output = log.read_text(encoding="utf-8")
+    assert bot.returncode == 0, output
+    assert "cannot start" not in output and "Traceback" not in output
+    assert "stopped while the telegram adapter was starting" in output
+    assert not (data / "qunyi.pid").exists()
