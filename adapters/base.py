@@ -125,6 +125,21 @@ async def finish_by(deadline: float, task: asyncio.Future[Any]) -> bool:
     return True
 
 
+async def unless_set(task: asyncio.Future[Any], event: asyncio.Event, grace: float | None = None) -> bool:
+    """Wait for `task`, unless `event` is set first: `task` is then cancelled and given up to `grace`
+    seconds to end (None: as long as it takes). Whether `task` ended on its own; its outcome (an error
+    included) is left to the caller."""
+    signalled = asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait({task, signalled}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        signalled.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.wait({task}, timeout=grace)
+    return task.done() and not task.cancelled()
+
+
 class SendError(RuntimeError):
     """The platform refused or failed to deliver an outgoing message."""
 

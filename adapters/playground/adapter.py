@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
-from adapters.base import STOP_GRACE_SECONDS, Adapter, InFlight, MessageHandler
+from adapters.base import STOP_GRACE_SECONDS, Adapter, InFlight, MessageHandler, unless_set
 from adapters.playground.changes import Change, edited_message, read_change
 from adapters.playground.config import PlaygroundConfig
 from adapters.playground.event import PLATFORM, BadPost, Post, read_post, sender_id, to_chat_message
@@ -337,15 +337,7 @@ class PlaygroundAdapter(Adapter):
         if self._handler is None:
             return True
         handling = asyncio.ensure_future(self._handler(event))
-        cut = asyncio.ensure_future(self._cut.wait())
-        try:
-            await asyncio.wait({handling, cut}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            cut.cancel()
-            if not handling.done():
-                handling.cancel()
-                await asyncio.wait({handling}, timeout=_SHUTDOWN_SECONDS)
-        if handling.cancelled() or not handling.done():
+        if not await unless_set(handling, self._cut, _SHUTDOWN_SECONDS):
             return False
         handling.result()
         return True

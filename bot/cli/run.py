@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from adapters.base import Adapter, MessageHandler
+from adapters.base import Adapter, MessageHandler, unless_set
 from adapters.console import ConsoleAdapter
 from bot.adapters_factory import build_adapters
 from bot.app import App, resolve_data_dir
@@ -133,14 +133,7 @@ async def _started(adapter: Adapter, handler: MessageHandler, stop: asyncio.Even
     getMe on an API that does not answer, Discord's ready): SIGTERM or Ctrl+C then went unheeded until
     it timed out (a minute) and the bot ended saying the adapter could not start."""
     starting = asyncio.ensure_future(adapter.start(handler))
-    signalled = asyncio.ensure_future(stop.wait())
-    try:
-        await asyncio.wait({starting, signalled}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        signalled.cancel()
-    if not starting.done():
-        starting.cancel()
-        await asyncio.wait({starting})
+    if not await unless_set(starting, stop):
         log.warning("stopped while the %s adapter was starting", adapter.platform)
         return False
     try:
