@@ -7,16 +7,16 @@ import contextlib
 import itertools
 import sys
 import threading
-import unicodedata
 from collections.abc import Callable
 from datetime import datetime
 from typing import TextIO
 
 from adapters.base import STOP_GRACE_SECONDS, Adapter, MessageHandler, mentions
+from adapters.playground.config import DEFAULT_MAX_NAME_CHARS
 from adapters.playground.event import BadPost, user_name
+from memory.text import normalize
 from memory.types import ChatKind, ChatMessage, InvalidMessage
 
-MAX_SPEAKER_CHARS = 32  # the playground's default limit on a member's name
 HELP = "Type to chat. /as <name> switches speaker, @<bot name> addresses the bot, /quit leaves."
 
 
@@ -91,11 +91,11 @@ class ConsoleAdapter(Adapter):
         long, holding a character that shows nothing) is refused as there, and so are the bot's own
         id and name: what was typed as it was recorded as the bot's own messages."""
         try:
-            name = user_name({"user": typed}, max_name_chars=MAX_SPEAKER_CHARS)
+            name = user_name({"user": typed}, max_name_chars=DEFAULT_MAX_NAME_CHARS)
         except BadPost as exc:
             self._print(f"(still speaking as {self.user}: the name {str(exc).removeprefix('user ')})")
             return
-        if _same_name(name, self.bot_id) or _same_name(name, self.bot_name):
+        if normalize(name) in (normalize(self.bot_id), normalize(self.bot_name)):
             self._print(f"(still speaking as {self.user}: {name} is the bot itself; pick a member's name)")
             return
         self.user = name
@@ -156,8 +156,3 @@ class ConsoleAdapter(Adapter):
             chat_kind,
             reply_to,
         )
-
-
-def _same_name(a: str, b: str) -> bool:
-    """Whether two names are one for the eye: case and full-width forms aside."""
-    return unicodedata.normalize("NFKC", a).casefold() == unicodedata.normalize("NFKC", b).casefold()

@@ -6,6 +6,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memory.local_access import refuse_remote
 
+DEFAULT_MAX_NAME_CHARS = 32
+
 
 class PlaygroundConfig(BaseModel):
     """A page in the browser to chat with the bot as any member, in any chat; loopback only unless
@@ -23,7 +25,10 @@ class PlaygroundConfig(BaseModel):
     )
     max_body_bytes: int = Field(default=16_384, ge=1_024, le=1_048_576, description="Largest post")
     max_name_chars: int = Field(
-        default=32, ge=1, le=256, description="A longer user name is refused (400), never cut"
+        default=DEFAULT_MAX_NAME_CHARS,
+        ge=1,
+        le=256,
+        description="A longer user name is refused (400), never cut",
     )
 
     @model_validator(mode="after")
