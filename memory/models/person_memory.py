@@ -116,9 +116,11 @@ class PersonAliasVersion(Base):
 
 class PersonForgotten(Base):
     """A person whose memory was deleted on request: consolidation never re-learns from their
-    messages up to `time` (kept raw messages stay out of their profile). When their messages were
-    deleted too, none sent up to `messages_removed_until` is recorded again (an import of the same
-    history); added by 0010_forgotten_messages."""
+    messages recorded by then (ids up to `last_message_id`, the highest at the request; added by
+    0024_forgotten_message_mark, None for older requests) or dated up to `time` (kept raw messages
+    stay out of their profile; memory.persons.forgotten). When their messages were deleted too, none
+    sent up to `messages_removed_until` is recorded again (an import of the same history); added by
+    0010_forgotten_messages."""
 
     __tablename__ = "person_forgotten"
 
@@ -126,6 +128,7 @@ class PersonForgotten(Base):
     time: Mapped[float] = mapped_column(Float)
     removed_messages: Mapped[int] = mapped_column(Integer, default=0)
     messages_removed_until: Mapped[float | None] = mapped_column(Float, nullable=True, default=None)
+    last_message_id: Mapped[int | None] = mapped_column(Integer, nullable=True, default=None)
 
 
 class PersonLlmGap(Base):

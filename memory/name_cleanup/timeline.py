@@ -11,6 +11,7 @@ from sqlalchemy import Connection, text
 
 from memory.name_cleanup.sql import HOLDS_INVISIBLE
 from memory.persons import timeline_text
+from memory.persons.forgotten import Forgotten
 from memory.persons.names import clean_name, name_key
 from memory.persons.observe import previous_card
 
@@ -62,9 +63,11 @@ def _card_change(
     if not card:
         return None
     if not previous and chat is not None and message_id is not None:
-        forgotten = connection.execute(
+        # Run by 0016, before requests had a message mark (0024): their time alone.
+        asked = connection.execute(
             text("SELECT time FROM person_forgotten WHERE person_id = :person"), {"person": person}
         ).scalar()
+        forgotten = None if asked is None else Forgotten(float(asked), None)
         before = connection.execute(previous_card(chat, person, when, message_id, forgotten)).scalar()
         previous = clean_name(before or "")
     if not previous or name_key(previous) == name_key(card):

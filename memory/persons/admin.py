@@ -21,7 +21,7 @@ from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.embeddings.store import drop_vectors
-from memory.message_removal import erase_messages
+from memory.message_removal import erase_messages, remember_deleted
 from memory.models import (
     ChatHistory,
     ChatMember,
@@ -37,6 +37,7 @@ from memory.models import (
 from memory.models.recall import PreferenceDoc
 from memory.persons import store
 from memory.persons.facts import Fact, merge_facts
+from memory.persons.forgotten import newest_message_id
 from memory.persons.names import clean_name, name_key
 from memory.persons.naming import name_refusal, vet_suggested_name
 from memory.persons.observe import taken_names
@@ -282,19 +283,17 @@ class PersonAdmin:
             await unindex_rows(session, PREFERENCE_FTS, docs)
             await drop_vectors(session, "preference", docs)
             await session.execute(delete(PreferenceDoc).where(PreferenceDoc.id.in_(docs)))
+            mark = await newest_message_id(session)
             removed = 0
             if remove_messages:
-                ids = list(
-                    (await session.scalars(select(Message.id).where(Message.person_id == person_id))).all()
-                )
-                await erase_messages(session, ids, store.ts(now))
-                removed = len(ids)
+                removed = await _erase_their_messages(session, person_id, store.ts(now))
             until = store.ts(now) if remove_messages else None
             stmt = insert(PersonForgotten).values(
                 person_id=person_id,
                 time=store.ts(now),
                 removed_messages=removed,
                 messages_removed_until=until,
+                last_message_id=mark,
             )
             await session.execute(
                 stmt.on_conflict_do_update(
@@ -302,6 +301,7 @@ class PersonAdmin:
                     set_={
                         "time": stmt.excluded.time,
                         "removed_messages": stmt.excluded.removed_messages,
+                        "last_message_id": stmt.excluded.last_message_id,
                         # a later forget that keeps messages does not undo an earlier deletion
                         "messages_removed_until": func.coalesce(
                             stmt.excluded.messages_removed_until, PersonForgotten.messages_removed_until
@@ -315,6 +315,24 @@ class PersonAdmin:
         self.on_change()
         facts, timeline, aliases, names = counts
         return ForgetReport(person_id, facts, timeline, aliases, names, removed)
+
+
+async def _erase_their_messages(session: AsyncSession, person_id: int, now: float) -> int:
+    """Delete every message of the person; returns how many. Those dated after `now` (a wrong clock,
+    an import of a later export) get a deletion mark, so that no import brings them back: the
+    request's `messages_removed_until` keeps out only those dated up to it."""
+    rows = (
+        await session.execute(
+            select(Message.id, Message.chat_id, Message.platform_message_id, Message.time).where(
+                Message.person_id == person_id
+            )
+        )
+    ).all()
+    for _, chat_id, platform_id, when in rows:
+        if when > now:
+            await remember_deleted(session, chat_id, platform_id, now)
+    await erase_messages(session, [row[0] for row in rows], now)
+    return len(rows)
 
 
 async def _require_member(session: AsyncSession, chat_id: int, person_id: int) -> None:
@@ -431,7 +449,8 @@ async def _move_accounts(session: AsyncSession, survivor: Person, merged: Person
 
 async def _move_forget_request(session: AsyncSession, survivor_id: int, merged_id: int) -> None:
     """A request to be forgotten made as the merged person stays with the human (the survivor; of two
-    requests the later one counts), not behind on an id SQLite may give the next new person."""
+    requests the later one counts, its time and its message mark), not behind on an id SQLite may give
+    the next new person."""
     request = await session.get(PersonForgotten, merged_id)
     if request is None:
         return
@@ -443,6 +462,7 @@ async def _move_forget_request(session: AsyncSession, survivor_id: int, merged_i
                 time=request.time,
                 removed_messages=request.removed_messages,
                 messages_removed_until=request.messages_removed_until,
+                last_message_id=request.last_message_id,
             )
         )
     else:
@@ -450,6 +470,8 @@ async def _move_forget_request(session: AsyncSession, survivor_id: int, merged_i
         kept.removed_messages += request.removed_messages
         untils = [t for t in (kept.messages_removed_until, request.messages_removed_until) if t is not None]
         kept.messages_removed_until = max(untils) if untils else None
+        marks = [m for m in (kept.last_message_id, request.last_message_id) if m is not None]
+        kept.last_message_id = max(marks) if marks else None
     await session.delete(request)
 
 

@@ -30,13 +30,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memory.batch_check import BatchStart, batch_outdated
 from memory.chat_marks import merge_mark
 from memory.commands import is_memory_command
-from memory.models import Chat, JobState, Message, PersonFact, PersonForgotten, PersonLlmGap
+from memory.models import Chat, JobState, Message, PersonFact, PersonLlmGap
 from memory.offload import thread_work_in_runs
 from memory.persons import store
 from memory.persons.aliases import AliasIndex
 from memory.persons.card import DEFAULT_LABELS
 from memory.persons.config import PersonsConfig
 from memory.persons.facts import FAVORITE_PREFIX, Fact, Retraction, Statement, extract_statements, merge_facts
+from memory.persons.forgotten import Forgotten, all_forgotten
 from memory.persons.resolver import PersonResolver
 from memory.persons.speech import Utterance, own_text
 from memory.persons.survivors import Identity, current_ids, identities, moved_statements
@@ -157,7 +158,7 @@ class PersonConsolidator:
             )
             if not rows or mark is None:
                 return report
-            forgotten = await forgotten_times(session)
+            forgotten = await all_forgotten(session)
             utterances = await utterances_of(session, chat_id, rows, forgotten)
             people = await identities(session, (r.person_id for r in rows if r.person_id is not None))
         read = await read_utterances(self.resolver, chat_id, utterances)
@@ -175,7 +176,7 @@ class PersonConsolidator:
         async with self.db.write() as session:
             if await batch_outdated(session, BatchStart(JOB, chat_id, cursor, mark), [r.id for r in rows]):
                 return ConsolidationReport()
-            if await forgotten_times(session) != forgotten:  # what was found may be about them
+            if await all_forgotten(session) != forgotten:  # what was found may be about them
                 log.info("chat %s: a person was forgotten meanwhile; batch left for later", chat_id)
                 return ConsolidationReport()
             found, events = await to_survivors(session, people, found, events)
@@ -364,17 +365,11 @@ def _checked_fact(answer: LlmFact, by_id: dict[int, Item]) -> Fact | None:
     )
 
 
-async def forgotten_times(session: AsyncSession) -> dict[int, float]:
-    """Up to when each forgotten person's memory was deleted (a handful of rows)."""
-    found = await session.execute(select(PersonForgotten.person_id, PersonForgotten.time))
-    return {int(person_id): float(time) for person_id, time in found.all()}
-
-
 async def utterances_of(
-    session: AsyncSession, chat_id: int, rows: Sequence[Message], forgotten: dict[int, float]
+    session: AsyncSession, chat_id: int, rows: Sequence[Message], forgotten: dict[int, Forgotten]
 ) -> list[tuple[Utterance, int, int]]:
     """(utterance, message id, person id) for the messages worth reading: not the bot's, not memory
-    commands, not from a person whose memory was deleted (`forgotten`: up to the time they asked). A
+    commands, not what a person whose memory was deleted said before their request (`forgotten`). A
     stored forward is read as one (`Utterance.forwarded`): none of it is its sender's own words, so it
     gives no statement and is not shown to the model, as on the live path."""
     platform = await store.platform_of(session, chat_id)
@@ -384,7 +379,8 @@ async def utterances_of(
     for row in rows:
         if row.is_bot or row.person_id is None or is_memory_command(row.text):
             continue
-        if row.time <= forgotten.get(row.person_id, float("-inf")):
+        request = forgotten.get(row.person_id)
+        if request is not None and request.covers(row.id, row.time):
             continue
         text = analysed(store.own_words(row.text, row.segments))
         reply_to = senders.get(row.reply_to) if row.reply_to else None

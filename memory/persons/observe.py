@@ -24,6 +24,7 @@ from memory.offload import text_work
 from memory.persons import store, timeline_text
 from memory.persons.config import PersonsConfig
 from memory.persons.declarations import Target, could_declare, extract_declarations
+from memory.persons.forgotten import Forgotten, forgotten_at
 from memory.persons.names import clean_name, name_key
 from memory.persons.naming import vet_suggested_name
 from memory.persons.speech import Utterance
@@ -66,8 +67,8 @@ class PersonObserver:
         names_changed, may_declare = self._news(session, recorded)
         if not (names_changed or may_declare):
             return
-        forgotten = await store.forgotten_at(session, person_id)
-        if forgotten is not None and store.ts(message.time) <= forgotten:
+        forgotten = await forgotten_at(session, person_id)
+        if forgotten is not None and forgotten.covers(recorded.message_id, store.ts(message.time)):
             return  # said before they asked to be forgotten (an imported history): nothing is learnt
         if names_changed:
             await self._observe_names(session, recorded, config)
@@ -142,7 +143,7 @@ class PersonObserver:
             )
 
     async def _note_card_change(self, session: AsyncSession, recorded: Recorded, when: float) -> None:
-        forgotten = await store.forgotten_at(session, recorded.person_id)
+        forgotten = await forgotten_at(session, recorded.person_id)
         query = previous_card(recorded.chat_id, recorded.person_id, when, recorded.message_id, forgotten)
         previous = (await session.execute(query)).scalar_one_or_none()
         card = clean_name(recorded.message.sender_card)
@@ -235,11 +236,11 @@ def _own_words(message: ChatMessage) -> str:
 
 
 def previous_card(
-    chat_id: int, person_id: int, when: float, message_id: int, forgotten: float | None
+    chat_id: int, person_id: int, when: float, message_id: int, forgotten: Forgotten | None
 ) -> Select[str]:
     """The group card a person showed in a chat before their message `message_id` sent at `when`: on
     the one before it in time, not in recording order (imported history comes later), leaving out
-    messages up to their request to be forgotten at `forgotten` (a card from then went with it)."""
+    messages from before their request to be forgotten, `forgotten` (a card from then went with it)."""
     query = (
         select(Message.sender_card)
         .where(
@@ -252,7 +253,7 @@ def previous_card(
         .order_by(Message.time.desc(), Message.id.desc())
         .limit(1)
     )
-    return query if forgotten is None else query.where(Message.time > forgotten)
+    return query if forgotten is None else query.where(forgotten.after())
 
 
 async def taken_names(session: AsyncSession, chat_id: int, except_person: int | None = None) -> list[str]:

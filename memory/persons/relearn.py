@@ -42,12 +42,12 @@ from memory.persons.consolidate import (
     add_events,
     apply_statements,
     ask_model,
-    forgotten_times,
     read_utterances,
     to_survivors,
     utterances_of,
 )
 from memory.persons.facts import Fact
+from memory.persons.forgotten import COVERS_SQL, Forgotten, all_forgotten
 from memory.persons.resolver import PersonResolver
 from memory.persons.survivors import Identity, identities
 from memory.ports import LLMPort
@@ -71,7 +71,7 @@ PRUNE_SQL = text(
     "SELECT 1 FROM json_each(person_llm_gaps.message_ids) AS j "
     "CROSS JOIN messages AS m ON m.id = j.value AND m.chat_id = person_llm_gaps.chat_id "
     "LEFT JOIN person_forgotten AS f ON f.person_id = m.person_id "
-    "WHERE f.time IS NULL OR m.time > f.time)"
+    f"WHERE f.person_id IS NULL OR NOT {COVERS_SQL})"
 )
 
 
@@ -97,7 +97,7 @@ class _Seen:
     gaps: tuple[_Gap, ...]
     chat_id: int
     mark: int
-    forgotten: dict[int, float]
+    forgotten: dict[int, Forgotten]
     people: dict[int, Identity]
     items: tuple[Item, ...]
 
@@ -173,7 +173,7 @@ async def _read(db: Database, resolver: PersonResolver, group: Group) -> _Seen |
         ids = {i for gap in gaps if gap.chat_id == chat_id for i in gap.message_ids}
         query = select(Message).where(Message.id.in_(ids), Message.chat_id == chat_id).order_by(Message.id)
         rows = list((await session.scalars(query)).all())
-        forgotten = await forgotten_times(session)
+        forgotten = await all_forgotten(session)
         utterances = await utterances_of(session, chat_id, rows, forgotten)
         people = await identities(session, (r.person_id for r in rows if r.person_id is not None))
     read = await read_utterances(resolver, chat_id, utterances)
@@ -204,7 +204,7 @@ async def _store(db: Database, now: datetime, seen: _Seen, found: Found | None) 
         if (
             await merged_since(session, seen.chat_id, seen.mark, JOB)
             or await missing_ids(session, [i.message_id for i in seen.items])
-            or await forgotten_times(session) != seen.forgotten
+            or await all_forgotten(session) != seen.forgotten
         ):
             return False  # read again at a later run
         statements, events = await to_survivors(session, seen.people, *found)

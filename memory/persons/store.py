@@ -29,7 +29,6 @@ from memory.models import (
     PersonAliasVersion,
     PersonChatName,
     PersonFact,
-    PersonForgotten,
     PersonTimelineEntry,
 )
 from memory.persons.aliases import AliasEntry
@@ -234,15 +233,6 @@ async def set_person_name(
         update(Person).where(Person.id == person_id, Person.person_name.is_(None)).values(person_name=name)
     )
     await bump_version(session, chat_id)
-
-
-async def forgotten_at(session: AsyncSession, person_id: int | None) -> float | None:
-    """When the person asked to be forgotten (POSIX time), or None: what they said up to then is
-    never learnt from again, whenever it is recorded (an imported history included)."""
-    if person_id is None:
-        return None
-    found = await session.scalar(select(PersonForgotten.time).where(PersonForgotten.person_id == person_id))
-    return float(found) if found is not None else None
 
 
 async def person_ids_for(session: AsyncSession, platform: str, user_ids: Iterable[str]) -> dict[str, int]:

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memory.commands import asks_memory
 from memory.models import PreferenceDoc
 from memory.offload import text_work
-from memory.persons.store import forgotten_at
+from memory.persons.forgotten import forgotten_at
 from memory.storage.fts import index_rows
 from memory.text import analysed
 
@@ -135,7 +135,7 @@ class PreferenceObserver:
             return
         message = recorded.message
         forgotten = await forgotten_at(session, recorded.person_id or None)
-        if forgotten is not None and message.time.timestamp() <= forgotten:
+        if forgotten is not None and forgotten.covers(recorded.message_id, message.time.timestamp()):
             return  # their documents were deleted on request with their facts
         rows = [
             PreferenceDoc(

@@ -308,3 +308,26 @@ async def test_a_stored_forward_is_never_shown_to_the_model_as_the_forwarders_ow
     assert "千岛湖" in prompt and f"[{own.message_id}]" in prompt
     assert "柏林" not in prompt and "素食" not in prompt and f"[{forward.message_id}]" not in prompt
     assert await timeline(memory.db, own) == ["上周去千岛湖钓鱼"], "no 北高峰 from the forward"
+
+
+async def test_a_message_recorded_before_a_forget_but_dated_after_it_is_not_relearnt(
+    memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
+) -> None:
+    """The chunk of a message recorded before its sender asked to be forgotten, dated a year after the
+    request, was kept and the model asked about it: the event was learnt about them again."""
+    async with hiker(memory, clock, fake_llm) as (llm, persons, g1, hike):
+        ahead = await g1.say("u1", "周末去西溪骑车了", card="阿红", minutes=365 * 24 * 60)
+        await read_offline(persons, fake_llm)
+        assert [g.message_ids for g in await gaps(memory.db)] == [[hike.message_id, ahead.message_id]]
+        await persons.admin.forget(hike.person_id, remove_messages=False, now=T0 + timedelta(days=1))
+        asked = len(fake_llm.chat_requests)
+        fake_llm.default = reader
+        done = await job(persons, llm).run(T0 + timedelta(days=2))
+        assert (done.stored, len(fake_llm.chat_requests)) == (0, asked), "the model is not asked"
+        assert await gaps(memory.db) == [], "the chunk has nothing left to read"
+        later = await g1.say("u1", "上周去千岛湖钓鱼了", card="阿红", minutes=365 * 24 * 60 + 60)
+        await read_offline(persons, fake_llm)
+        fake_llm.default = reader
+        learnt = await job(persons, llm).run(T0 + timedelta(days=2))
+    assert learnt.stored == 1 and [g.message_ids for g in await gaps(memory.db)] == []
+    assert await timeline(memory.db, later) == ["上周去千岛湖钓鱼"], "what they say after it is learnt"

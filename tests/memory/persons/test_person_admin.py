@@ -38,6 +38,8 @@ from tests.conftest import T0
 from tests.memory.persons.people_fixtures import count_rows as _count
 from tests.memory.recall.conftest import add_history
 
+A_YEAR = 365 * 24 * 60  # minutes
+
 
 async def test_rename_refuses_a_name_taken_in_the_chat(chat, people: PersonMemory) -> None:
     g1 = chat()
@@ -285,12 +287,53 @@ async def test_importing_history_from_before_a_forget_learns_nothing_about_them_
     assert record.nickname == "小红" and record.card == "小红"
 
 
-async def test_merging_a_forgotten_account_keeps_the_request_with_the_human_not_the_freed_id(
+async def test_a_message_recorded_before_a_forget_but_dated_after_it_is_not_learnt_from_again(
+    chat, people: PersonMemory, db: Database, memory: MemoryService
+) -> None:
+    """Whether a message was from before the request was told by its date alone: one recorded before it
+    but dated a year later (a sender's wrong clock, an import of a later export) was learnt from again
+    by the next consolidation, the forgotten person's facts and name back."""
+    memory.ingestor.observers.append(record_preferences)
+    g1 = chat()
+    said = await g1.say(
+        "u1", "以后叫我阿红吧，我住在杭州，我喜欢猫", card="阿红｜前端", nickname="小红不红", minutes=A_YEAR
+    )
+    await people.admin.forget(said.person_id, remove_messages=False, now=T0 + timedelta(days=1))
+    await people.consolidator.run(T0 + timedelta(days=2))
+    for model in (PersonFact, PersonTimelineEntry, PersonAlias, PersonChatName, PreferenceDoc):
+        assert await _count(db, model, person_id=said.person_id) == 0, model
+    assert (await people.resolver.resolve(said.chat_id, "阿红")).matches == []
+    # What they say after the request is learnt as before; the card they showed before it is not the
+    # one they changed from.
+    later = await g1.say("u1", "我住在上海", card="小红", nickname="小红", minutes=A_YEAR + 60)
+    await people.consolidator.run(T0 + timedelta(days=2))
+    record = await people.record(later.chat_id, later.person_id)
+    assert record is not None and record.view.attributes == {"location": "上海"}
+    assert record.card == "小红" and record.timeline == []
+
+
+async def test_a_forget_that_deletes_messages_keeps_out_one_dated_after_it_when_imported_again(
     chat, people: PersonMemory, db: Database
 ) -> None:
     g1 = chat()
+    said = await g1.say("u1", "我住在杭州", card="阿红", minutes=A_YEAR)
+    report = await people.admin.forget(said.person_id, remove_messages=True, now=T0 + timedelta(days=1))
+    assert report.messages_removed == 1
+    g1.n = 0  # the same export imported again
+    again = await g1.say("u1", "我住在杭州", card="阿红", minutes=A_YEAR)
+    assert not again.created and again.erased, "a message deleted with the request does not come back"
+    assert await _count(db, Message) == 0
+    after = await g1.say("u1", "我住在上海", card="阿红", minutes=A_YEAR)
+    assert after.created, "a message of theirs that was never deleted is recorded"
+
+
+@pytest.mark.parametrize("dated", [0, A_YEAR], ids=["dated-before", "dated-a-year-after"])
+async def test_merging_a_forgotten_account_keeps_the_request_with_the_human_not_the_freed_id(
+    chat, people: PersonMemory, db: Database, dated: int
+) -> None:
+    g1 = chat()
     main = await g1.say("u1", "大家好", card="阿红")
-    alt = await g1.say("u1-alt", "我住在杭州", card="阿红小号")
+    alt = await g1.say("u1-alt", "我住在杭州", card="阿红小号", minutes=dated or None)
     await people.admin.forget(alt.person_id, remove_messages=False, now=T0 + timedelta(days=1))
     await people.admin.merge(main.person_id, alt.person_id)
     async with db.write() as session:  # consolidation read over again (the cursor rewound)

@@ -259,3 +259,32 @@ def test_messages_stored_before_0023_are_not_forwards_and_the_downgrade_keeps_th
     finally:
         engine.dispose()
     assert upgraded_rows(path, "SELECT id, forwarded FROM messages ORDER BY id") == [(1, 0), (2, 0), (3, 0)]
+
+
+def test_requests_to_be_forgotten_before_0024_have_no_message_mark_and_the_downgrade_keeps_them(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "q.db"
+    with schema_at(path, "0023_messages_forwarded") as connection:
+        connection.exec_driver_sql(
+            "INSERT INTO person_forgotten(person_id, time, removed_messages, messages_removed_until) "
+            "VALUES (1, 100.0, 3, 100.0), (2, 200.0, 0, NULL)"
+        )
+    rows = upgraded_rows(path, "SELECT person_id, time, last_message_id FROM person_forgotten ORDER BY 1")
+    assert rows == [(1, 100.0, None), (2, 200.0, None)], "an older request is read by its time alone"
+    engine = create_engine(f"sqlite:///{path}")
+    try:
+        with engine.begin() as connection:
+            connection.exec_driver_sql(
+                "INSERT INTO person_forgotten(person_id, time, removed_messages, last_message_id) "
+                "VALUES (3, 300.0, 0, 42)"
+            )
+            config = migrate.alembic_config()
+            config.attributes["connection"] = connection
+            command.downgrade(config, "0023_messages_forwarded")
+            columns = {column["name"] for column in inspect(connection).get_columns("person_forgotten")}
+            assert "last_message_id" not in columns and "messages_removed_until" in columns
+            kept = connection.exec_driver_sql("SELECT person_id, time FROM person_forgotten ORDER BY 1").all()
+            assert [tuple(row) for row in kept] == [(1, 100.0), (2, 200.0), (3, 300.0)]
+    finally:
+        engine.dispose()
