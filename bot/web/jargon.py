@@ -46,6 +46,7 @@ _FORMATS: dict[str, transfer.Format] = {"csv": "csv", "json": "json"}
 MAX_ACTOR_CHARS = 64  # a longer "by" of the API is cut, on a grapheme boundary
 Decision = Literal["approve", "reject"]
 DONE = {"approve": "approved", "reject": "rejected"}  # what the page after a decision says
+SKIPS_SHOWN = 3  # a batch's answer names this many of the entries it skipped (a flash is short)
 
 
 class JargonNotFound(JargonError):
@@ -68,12 +69,16 @@ def _filters(query: MultiMapping[str]) -> dict[str, Any]:
     }
 
 
-async def _list(request: web.Request, extra: int = 0) -> tuple[dict[str, Any], list[EntryView]]:
-    """The filters of the query and the entries they select (`extra` more than the limit)."""
+async def _list(
+    request: web.Request, extra: int = 0
+) -> tuple[dict[str, Any], list[EntryView], dict[int, int]]:
+    """The filters of the query, the entries they select (`extra` more than the limit) and their
+    revisions, read together."""
     filters = _filters(request.query)
     async with app_of(request).db.read() as session:
         entries = await dictionary.list_entries(session, **{**filters, "limit": filters["limit"] + extra})
-    return filters, entries
+        revisions = await dictionary.revisions(session, [e.id for e in entries])
+    return filters, entries, revisions
 
 
 def _query_without(request: web.Request, *names: str) -> dict[str, list[str]]:
@@ -118,12 +123,13 @@ def _filter_form(filters: dict[str, Any]) -> Safe:
 @routes.get("/jargon")
 async def jargon_list(request: web.Request) -> web.Response:
     """Entries, most counted first, with checkboxes for a batch approve or reject, a page at a time."""
-    filters, entries = await _list(request, extra=1)
+    filters, entries, revisions = await _list(request, extra=1)
     more = len(entries) > filters["limit"]
     entries = entries[: filters["limit"]]
     rows = [
         [
-            h('<input type="checkbox" name="ids" value="{}">', e.id),
+            # The revision the row was seen at: a batch leaves an entry changed since undecided.
+            h('<input type="checkbox" name="ids" value="{}:{}">', e.id, revisions.get(e.id, 0)),
             link(f"/jargon/{e.id}", e.content),
             e.count,
             e.status,
@@ -208,31 +214,40 @@ async def jargon_import(request: web.Request) -> web.Response:
     raise done(request, "/jargon", summary)
 
 
-def _ids(values: list[str]) -> list[int]:
-    ids = []
+def _seen(values: list[str]) -> dict[int, int | None]:
+    """The checked entries, each `id:revision` as the list showed it (a bare id, from an older page,
+    has no revision: None)."""
+    seen: dict[int, int | None] = {}
     for value in values:
-        number = int_param(value, "id")
+        jargon_id, colon, revision = value.partition(":")
+        number = int_param(jargon_id, "id")
         if number is not None:
-            ids.append(number)
-    return ids
+            seen.setdefault(number, int_param(revision, "revision") if colon else None)
+    return seen
 
 
 @routes.post("/jargon/batch")
 async def jargon_batch(request: web.Request) -> web.Response:
-    """Approve or reject the checked entries in one transaction."""
+    """Approve or reject the checked entries in one transaction; those changed since the list was
+    shown are left undecided, and the answer says which and why."""
     data = await request.post()
     action = next((d for d in DECISIONS if d == data.get("action")), None)
     if action is None:
         raise JargonError("choose approve or reject")
-    ids = _ids([str(v) for v in data.getall("ids", [])])
-    if not ids:
+    seen = _seen([str(v) for v in data.getall("ids", [])])
+    if not seen:
         raise JargonError("no entries selected")
     meaning = str(data.get("meaning", "")).strip() or None
     async with app_of(request).db.write() as session:
-        decided = await dictionary.decide(
-            session, ids, action, ACTOR, _now(request), meaning if action == "approve" else None
+        decided, skipped = await dictionary.decide_seen(
+            session, seen, action, ACTOR, _now(request), meaning if action == "approve" else None
         )
-    raise done(request, local_path(data.get("back"), "/jargon"), f"{DONE[action]} {len(decided)} entries")
+    summary = f"{DONE[action]} {len(decided)} entries"
+    if skipped:
+        reasons = "; ".join(isolated(s.why) for s in skipped[:SKIPS_SHOWN])
+        more = f"; {len(skipped) - SKIPS_SHOWN} more" if len(skipped) > SKIPS_SHOWN else ""
+        summary += f"; skipped {len(skipped)}, reload the list and decide them again: {reasons}{more}"
+    raise done(request, local_path(data.get("back"), "/jargon"), summary)
 
 
 async def _entry_with_trail(
@@ -396,7 +411,7 @@ async def jargon_delete(request: web.Request) -> web.Response:
 @routes.get("/api/jargon")
 async def api_list(request: web.Request) -> web.Response:
     """`GET /api/jargon?chat=&status=&min_count=&search=&limit=&offset=` → `{"entries": [...]}`."""
-    _filters_used, entries = await _list(request)
+    _filters_used, entries, _revisions = await _list(request)
     return web.json_response({"entries": [e.to_json() for e in entries]}, dumps=_dumps)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -413,17 +413,29 @@ async def _load(session: AsyncSession, jargon_id: int, expected_revision: int | 
     if row is None:
         raise JargonError(f"no jargon entry with id {jargon_id}")
     if expected_revision is not None and (row.revision or 0) != expected_revision:
-        raise JargonChanged(
-            f"entry {jargon_id} ({row.content}) was changed since you opened it "
-            f"(now {row.status}, meaning {row.meaning or '—'}); nothing was saved: reload it and decide again"
-        )
+        raise JargonChanged(f"{_changed_since(row)}; nothing was saved: reload it and decide again")
     return row
+
+
+def _changed_since(row: Jargon) -> str:
+    return (
+        f"entry {row.id} ({row.content}) was changed since you opened it "
+        f"(now {row.status}, meaning {row.meaning or '—'})"
+    )
 
 
 async def revision(session: AsyncSession, jargon_id: int) -> int:
     """How often an entry's term, meaning or status has changed (0 for a new one); forms pass it back
     as `expected_revision` so a change made meanwhile is not overwritten."""
     return (await _load(session, jargon_id)).revision or 0
+
+
+async def revisions(session: AsyncSession, ids: Sequence[int]) -> dict[int, int]:
+    """Each existing entry's revision (`revision`), for a list's batch form."""
+    found = await session.execute(
+        select(Jargon.id, Jargon.revision).where(Jargon.id.in_(json_values(list(ids))))
+    )
+    return {int(jargon_id): int(rev or 0) for jargon_id, rev in found.all()}
 
 
 def _trail(row: Jargon, actor: str, action: str, old: dict[str, Any], now: float) -> JargonReview:
@@ -458,6 +470,41 @@ async def decide(
         done.append(view(row))
     await session.flush()
     return done
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """An entry of a batch left undecided, and why."""
+
+    jargon_id: int
+    why: str
+
+
+async def decide_seen(
+    session: AsyncSession,
+    seen: Mapping[int, int | None],
+    action: Decision,
+    actor: str,
+    now: float,
+    meaning: str | None = None,
+) -> tuple[list[EntryView], list[Skipped]]:
+    """Approve or reject entries, each as seen at a revision (a list page's batch): one changed since,
+    deleted since, or named without its revision (None) is skipped, with why; the others are decided
+    as `decide` decides them. Each entry is decided whole or not at all."""
+    decided: list[EntryView] = []
+    skipped: list[Skipped] = []
+    for jargon_id, seen_revision in seen.items():
+        row = await session.get(Jargon, jargon_id)
+        if row is None:
+            skipped.append(Skipped(jargon_id, f"entry {jargon_id} was deleted since"))
+        elif seen_revision is None:
+            why = f"entry {jargon_id} ({row.content}) was sent without the revision it was seen at"
+            skipped.append(Skipped(jargon_id, why))
+        elif (row.revision or 0) != seen_revision:
+            skipped.append(Skipped(jargon_id, _changed_since(row)))
+        else:
+            decided += await decide(session, [jargon_id], action, actor, now, meaning, seen_revision)
+    return decided, skipped
 
 
 def _clean_meaning(meaning: str) -> str:

@@ -29,6 +29,13 @@ async def _entries(console: Console) -> tuple[int, int]:
     return await mine(memory, chat, "xswl", ids[:2]), await mine(memory, chat, "awsl", ids[2:])
 
 
+async def _checkboxes(console: Console) -> dict[int, str]:
+    """Each entry's batch checkbox value on the list page (`id:revision`)."""
+    listed = await (await console.client.get("/jargon")).text()
+    values = re.findall(r'name="ids" value="([^"]*)"', listed)
+    return {int(value.partition(":")[0]): value for value in values}
+
+
 async def _entry(console: Console, jargon_id: int) -> dictionary.EntryView | None:
     async with console.app.db.read() as session:
         return await dictionary.get(session, jargon_id)
@@ -147,18 +154,20 @@ async def test_a_decision_on_an_entry_changed_since_its_page_was_opened_is_refus
 async def test_batch_approve_and_reject(console: Console) -> None:
     xswl, awsl = await _entries(console)
     csrf = await console.login()
+    checked = await _checkboxes(console)
     data = [
         ("_csrf", csrf),
-        ("ids", str(xswl)),
-        ("ids", str(awsl)),
+        ("ids", checked[xswl]),
+        ("ids", checked[awsl]),
         ("action", "approve"),
         ("back", "/jargon"),
     ]
     response = await console.client.post("/jargon/batch", data=data)
     assert response.status == 200 and "approved 2 entries" in await response.text()
     assert [(await _entry(console, i)).status for i in (xswl, awsl)] == ["approved", "approved"]  # type: ignore[union-attr]
+    checked = await _checkboxes(console)
     await console.client.post(
-        "/jargon/batch", data=[("_csrf", csrf), ("ids", str(awsl)), ("action", "reject")]
+        "/jargon/batch", data=[("_csrf", csrf), ("ids", checked[awsl]), ("action", "reject")]
     )
     assert (await _entry(console, awsl)).status == "rejected"  # type: ignore[union-attr]
     assert (await _entry(console, xswl)).status == "approved"  # type: ignore[union-attr]
@@ -168,6 +177,37 @@ async def test_batch_approve_and_reject(console: Console) -> None:
         allow_redirects=False,
     )
     assert off_site.headers["Location"] == "/jargon", "never redirects off the console"
+
+
+async def test_a_batch_from_a_stale_list_skips_the_entries_changed_since_and_says_why(
+    console: Console,
+) -> None:
+    """The list's batch form sent ids only: a batch from a list loaded before another admin decided an
+    entry overwrote that decision."""
+    xswl, awsl = await _entries(console)
+    csrf = await console.login()
+    client = console.client
+    checked = await _checkboxes(console)
+    await client.post(f"/jargon/{xswl}/approve", data={"_csrf": csrf, "meaning": "笑死我了"})  # meanwhile
+    stale = [("_csrf", csrf), ("ids", checked[xswl]), ("ids", checked[awsl]), ("action", "reject")]
+    response = await client.post("/jargon/batch", data=[*stale, ("back", "/jargon")])
+    body = html.unescape(await response.text())
+    assert response.status == 200 and "rejected 1 entries; skipped 1" in body
+    assert "(xswl) was changed since you opened it (now approved, meaning 笑死我了)" in body
+    shown = [(e.status, e.meaning) for e in [await _entry(console, i) for i in (xswl, awsl)] if e]
+    assert shown == [("approved", "笑死我了"), ("rejected", "")], "the other entry is decided"
+    # A bare id (an older page's form) says no revision: it is never decided blindly either.
+    bare = await client.post(
+        "/jargon/batch", data=[("_csrf", csrf), ("ids", str(xswl)), ("action", "reject")]
+    )
+    body = html.unescape(await bare.text())
+    assert "rejected 0 entries; skipped 1" in body and "sent without the revision it was seen at" in body
+    entry = await _entry(console, xswl)
+    assert entry is not None and entry.status == "approved"
+    refused = await client.post(
+        "/jargon/batch", data=[("_csrf", csrf), ("ids", f"{xswl}:x"), ("action", "reject")]
+    )
+    assert refused.status == 400 and "revision must be a whole number" in await refused.text()
 
 
 async def test_json_api_lists_and_decides_with_a_bearer_token(console: Console) -> None:
@@ -605,8 +645,9 @@ async def test_any_extra_query_parameter_is_carried_along_not_a_server_error(con
 async def test_an_entry_named_twice_in_one_decision_is_decided_once(console: Console) -> None:
     xswl, awsl = await _entries(console)
     csrf = await console.login()
+    checked = await _checkboxes(console)
     batch = await console.client.post(
-        "/jargon/batch", data={"_csrf": csrf, "action": "approve", "ids": [str(xswl), str(xswl)]}
+        "/jargon/batch", data={"_csrf": csrf, "action": "approve", "ids": [checked[xswl], checked[xswl]]}
     )
     assert batch.status == 200 and "approved 1 entries" in await batch.text()
     api = await console.client.post(
