@@ -12,6 +12,7 @@ from memory.models import (
     ChatHistory,
     ChatMember,
     ChatRedirect,
+    DeletedMessage,
     JargonChatCount,
     Message,
     TopicCacheEntry,
@@ -32,6 +33,14 @@ class ChatOverview:
     cached_topics: int
     jargon: int
     merged_from: tuple[str, ...] = ()  # `platform:id` keys of the chats merged into it, now leading here
+    deletion_marks: int = 0  # messages the platform said were deleted, kept out of any later import
+
+    @property
+    def only_deletion_marks(self) -> bool:
+        """Whether the chat holds nothing but deletion marks: made by a deletion that came before
+        anything of it was recorded (the bot had just joined), so a later import leaves that message out."""
+        held = (self.messages, self.members, self.topics, self.cached_topics, self.jargon)
+        return self.deletion_marks > 0 and not any(held)
 
     @property
     def key(self) -> str:
@@ -47,13 +56,14 @@ async def _per_chat(session: AsyncSession, column: object, *where: object) -> di
 
 
 async def chat_overviews(session: AsyncSession) -> list[ChatOverview]:
-    """Every chat with its message, member, topic, cached-topic and jargon-term counts and the keys
-    of the chats merged into it, by id."""
+    """Every chat with its message, member, topic, cached-topic, jargon-term and deletion-mark counts
+    and the keys of the chats merged into it, by id."""
     messages = await _per_chat(session, Message.chat_id)
     members = await _per_chat(session, ChatMember.chat_id)
     topics = await _per_chat(session, ChatHistory.chat_id)
     cached = await _per_chat(session, TopicCacheEntry.chat_id)
     jargon = await _per_chat(session, JargonChatCount.chat_id)
+    marks = await _per_chat(session, DeletedMessage.chat_id)
     merged: dict[int, list[str]] = {}
     redirects = await session.execute(
         select(ChatRedirect.chat_id, ChatRedirect.platform, ChatRedirect.platform_chat_id).order_by(
@@ -75,6 +85,7 @@ async def chat_overviews(session: AsyncSession) -> list[ChatOverview]:
             cached.get(c.id, 0),
             jargon.get(c.id, 0),
             tuple(merged.get(c.id, ())),
+            marks.get(c.id, 0),
         )
         for c in chats
     ]

@@ -15,6 +15,15 @@ from memory.overview import chat_overviews
 from memory.service import ChatRef, MemoryService
 
 
+def _only_marks(n: int) -> str:
+    """The note on a chat holding only deletion marks, which `list` shows among the others."""
+    marks = "1 deletion mark" if n == 1 else f"{n} deletion marks"
+    return (
+        f"no messages, only {marks} (deletions seen before anything of the chat was recorded, kept so "
+        "that a later import leaves those messages out)"
+    )
+
+
 @click.group("chats")
 def chats_group() -> None:
     """The chats Qunyi remembers: list them, merge one into another."""
@@ -26,7 +35,7 @@ def chats_group() -> None:
 @async_command
 async def list_chats(as_json: bool, config_path: Path | None, data_dir: Path | None) -> None:
     """Every chat with its key (platform:id) and how much memory it holds, and the keys of the chats
-    merged into it (what arrives under them goes there)."""
+    merged into it (what arrives under them goes there); a chat holding only deletion marks says so."""
     app = await open_app(open_config(config_path), data_dir, create=False, writes=False)
     try:
         async with app.db.read() as session:
@@ -45,6 +54,7 @@ async def list_chats(as_json: bool, config_path: Path | None, data_dir: Path | N
                 "cached_topics": c.cached_topics,
                 "jargon": c.jargon,
                 "merged_from": list(c.merged_from),
+                "deletion_marks": c.deletion_marks,
             }
             for c in chats
         ]
@@ -55,6 +65,7 @@ async def list_chats(as_json: bool, config_path: Path | None, data_dir: Path | N
             f"{c.key}\t#{c.id}\t{c.name or '-'}\t{c.messages} messages\t{c.members} members\t"
             f"{c.topics} topics\t{c.jargon} jargon terms"
             + (f"\tmerged from {', '.join(c.merged_from)}" if c.merged_from else "")
+            + (f"\t{_only_marks(c.deletion_marks)}" if c.only_deletion_marks else "")
         )
     if not chats:
         click.echo("no chats yet")

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from bot.cli.main import cli
 from memory.service import MemoryService
 from memory.storage import Database
-from memory.types import ChatMessage
+from memory.types import ChatMessage, MessageDeletion
 from tests.conftest import T0
 
 
@@ -159,3 +159,31 @@ def test_a_merged_chat_kept_out_of_global_recall_is_pointed_out(tmp_path: Path) 
     assert "add '-1004455' there to keep what was remembered of telegram:-4455" in result.output
     assert "disabled_chats" not in result.output
     assert config.read_text(encoding="utf-8") == text
+
+
+def test_a_chat_made_only_to_keep_a_deletion_is_listed_as_holding_no_messages_only_the_mark(
+    tmp_path: Path,
+) -> None:
+    """A deletion in a chat never recorded makes the chat (to keep the deletion out of a later import):
+    `chats list` showed it as a chat like the others, with nothing saying why it was there."""
+    data = _data(tmp_path)
+
+    async def delete_before_anything_arrived(chat: str) -> None:
+        db = await Database.open(tmp_path / "d")
+        await MemoryService(db).delete(MessageDeletion("replay", chat, "m1"))
+        await db.close()
+
+    asyncio.run(delete_before_anything_arrived("g9"))
+    asyncio.run(delete_before_anything_arrived("g1"))  # a chat with messages: no note
+    result = CliRunner().invoke(cli, ["chats", "list", *data])
+    assert result.exit_code == 0, result.output
+    (line,) = [line for line in result.output.splitlines() if line.startswith("replay:g9\t")]
+    assert "\t0 messages\t" in line
+    assert line.endswith(
+        "\tno messages, only 1 deletion mark (deletions seen before anything of the chat was recorded, "
+        "kept so that a later import leaves those messages out)"
+    )
+    assert result.output.count("deletion mark") == 1, "only the chat that holds nothing else says so"
+    listed = json.loads(CliRunner().invoke(cli, ["chats", "list", "--json", *data]).output)
+    marks = {c["key"]: (c["messages"], c["deletion_marks"]) for c in listed}
+    assert marks["replay:g9"] == (0, 1) and marks["replay:g1"] == (1, 1) and marks["qq:-4455"] == (1, 0)
