@@ -57,6 +57,7 @@ log = logging.getLogger(__name__)
 _CACHE_SIZE = 4096
 _QUOTE_CHARS = 60
 _CLOSE_TIMEOUT = 2.0
+_REPLACED = b"replaced by a newer connection of the same bot"
 MIN_HEARTBEAT_MS = 1000
 """A heartbeat interval reported under this is taken as this (real implementations beat every 5–30 s):
 `interval: 1` from a buggy or hostile one made the watchdog close a healthy connection within 3 ms."""
@@ -70,6 +71,14 @@ class _Connection:
     heartbeat_ms: int | None = None
     closed: bool = False
     login: asyncio.Task[None] | None = None  # the get_login_info call that tells the nickname
+    replaced_by: _Connection | None = None  # the reconnection of the same bot that took this one's place
+
+    def current(self) -> _Connection:
+        """This connection, or the one that replaced it (and so on): where its bot is reached now."""
+        conn = self
+        while conn.replaced_by is not None:
+            conn = conn.replaced_by
+        return conn
 
 
 class _LRU(OrderedDict[str, Any]):
@@ -195,17 +204,38 @@ class OneBotAdapter(Adapter):
             reason = "missing X-Self-ID header"
         elif role.lower() != "universal":
             reason = f"only the Universal client role is supported, got {role}"
-        elif self_id in self.self_ids:
-            reason = f"self id {self_id} is already connected"
         if reason is not None:
             log.warning("OneBot connection from %s refused: %s", request.remote, reason)
             await ws.close(code=WSCloseCode.POLICY_VIOLATION, message=reason.encode())
             return ws
         conn = _Connection(ws, self_id)
+        previous = [c for c in self._conns if c.self_id == self_id and not c.closed]
         self._identify(conn, self_id)
         log.info("OneBot bot %s connected from %s", self_id, request.remote)
+        for old in previous:
+            self._replace(old, conn, request.remote)
         await self._serve(conn)
         return ws
+
+    def _replace(self, old: _Connection, new: _Connection, remote: str | None) -> None:
+        """Hand the bot account of `old` to `new`, its reconnection: after a network blip the old socket
+        may be half-open, and refusing the new one left the bot deaf until the old one went stale.
+
+        Actions waiting on `old` fail at once; the events it already delivered stay queued and are
+        handled through `new`; `old` is closed in the background (a half-open one takes the close
+        timeout)."""
+        old.closed = True
+        old.replaced_by = new
+        new.nickname = new.nickname or old.nickname
+        self._fail_pending(
+            old, NotConnected(f"connection of bot {old.self_id} was replaced by a newer connection")
+        )
+        log.info(
+            "OneBot bot %s reconnected from %s; closing its previous connection (replaced)",
+            old.self_id,
+            remote,
+        )
+        self._spawn(self._close(old, WSCloseCode.GOING_AWAY, _REPLACED))
 
     # -- forward WebSocket client ------------------------------------------------------------------
 
@@ -360,6 +390,7 @@ class OneBotAdapter(Adapter):
                 self._queue.task_done()
 
     async def _dispatch(self, conn: _Connection, data: dict[str, Any]) -> None:
+        conn = conn.current()  # an event of a replaced connection is answered through its replacement
         kind = post_type(data)
         if kind == "notice":
             await self._on_notice(data)

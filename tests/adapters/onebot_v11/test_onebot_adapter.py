@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import aiohttp
 import pytest
 from aiohttp import WSCloseCode, web
-from conftest import SELF_ID, TOKEN, ConnectPeer, Inbox, fixture, ok
+from conftest import SELF_ID, TOKEN, ConnectPeer, Inbox, Peer, fixture, ok
 
 from adapters.onebot_v11 import ActionFailed, ActionTimeout, NotConnected, OneBotAdapter, OneBotConfig
 from memory.types import ChatKind, ChatMessage, MessageDeletion, SegmentKind
@@ -43,16 +44,40 @@ async def test_missing_self_id_is_closed_with_1008(session: aiohttp.ClientSessio
         assert ws.close_code == WSCloseCode.POLICY_VIOLATION
 
 
-async def test_duplicate_self_id_is_closed_with_1008(
-    session: aiohttp.ClientSession, reverse: Reverse, connect_peer: ConnectPeer
+async def test_a_reconnection_with_the_same_self_id_replaces_the_old_connection(
+    session: aiohttp.ClientSession,
+    reverse: Reverse,
+    connect_peer: ConnectPeer,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    adapter, _, url = reverse
-    await connect_peer()
-    headers = {"Authorization": f"Bearer {TOKEN}", "X-Self-ID": SELF_ID}
+    """A reconnection was refused with 1008 ("self id … is already connected") while the old socket,
+    half-open after a network blip, stayed listed: the bot was deaf until the heartbeat watchdog."""
+    caplog.set_level(logging.INFO, "adapters.onebot_v11")
+    adapter, inbox, url = reverse
+    old = await connect_peer()
+    pending = asyncio.ensure_future(adapter.call_action("get_status", timeout=30))  # never answered
+    await old.next_action("get_status")
+    await old.send(fixture("group_message_array.json"))  # received on the old one before the takeover
+    assert (await inbox.get()).message_id == "-2147400001"
+    headers = {"Authorization": f"Bearer {TOKEN}", "X-Self-ID": SELF_ID, "X-Client-Role": "Universal"}
     async with session.ws_connect(url, headers=headers) as ws:
-        await ws.receive(timeout=2)
-        assert ws.close_code == WSCloseCode.POLICY_VIOLATION
-    assert adapter.self_ids == [SELF_ID]  # the first connection is untouched
+        new = Peer(ws)
+        with pytest.raises(NotConnected, match="replaced by a newer connection"):
+            await asyncio.wait_for(pending, 3)
+        for _ in range(150):
+            if old.ws.closed:
+                break
+            await asyncio.sleep(0.02)
+        assert old.ws.closed and old.ws.close_code == WSCloseCode.GOING_AWAY
+        assert adapter.self_ids == [SELF_ID]
+        await new.send(fixture("group_message_cq.json"))
+        assert (await inbox.get()).to_bot  # received on the new one
+        sending = asyncio.ensure_future(adapter.send_text("123456", "在"))
+        request = await new.next_action("send_group_msg")
+        await ws.send_json({**ok({"message_id": 7}), "echo": request["echo"]})
+        assert (await sending).message_id == "7"
+        await new.close()
+    assert "closing its previous connection (replaced)" in caplog.text
 
 
 async def test_silent_connection_is_closed_after_missed_heartbeats(
