@@ -26,6 +26,7 @@ from bot.app import App, resolve_data_dir
 from bot.cli.options import async_command, open_app, open_config, platform_name, runtime_options
 from bot.cli.printing import print_literal, print_skipped
 from bot.config import ConfigStore
+from bot.early_stop import sigterm_noted
 from bot.inbound import inbound_handler
 from bot.pid_file import BOT, COMPACT, PID_FILE, DataDirTaken, Holder, hold, running_bot
 from bot.reload_answer import await_answer, reload_and_answer
@@ -106,6 +107,9 @@ async def _serve(app: App, config: ConfigStore, adapters: list[Adapter]) -> None
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     loop.add_signal_handler(signal.SIGHUP, reload_and_answer, app)
+    if sigterm_noted():  # checked after the handlers are set: a SIGTERM now reaches `stop` instead
+        log.warning("stopped: SIGTERM came while the bot was starting")
+        return
     await asyncio.to_thread(prepare_process)
     app.runner.start()
     responses = Responses()
