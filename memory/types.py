@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 
+from memory.text.clean import clean_text
 from memory.text.invisible import drop_invisible
 from memory.text.unicode import lone_surrogate_at
 
@@ -59,22 +59,6 @@ class Segment:
     @classmethod
     def from_json(cls, data: dict[str, str]) -> Segment:
         return cls(SegmentKind(data["kind"]), data.get("text", ""), data.get("target"))
-
-
-def clean_text(text: str) -> str:
-    """Drop NULs and other control characters (keeping newlines and tabs) and lone surrogates."""
-    if text.isprintable() and "\ud800" not in text:
-        return text
-    kept = []
-    for ch in text:
-        if ch in "\n\t":
-            kept.append(ch)
-            continue
-        category = unicodedata.category(ch)
-        if category == "Cs" or (category == "Cc"):
-            continue
-        kept.append(ch)
-    return "".join(kept)
 
 
 def clean_name_field(value: str | None) -> str:

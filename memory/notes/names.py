@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import unicodedata
 
+from memory.text import shown_name
+
 MAX_NAME_CHARS = 100
 # A file name is at most 255 bytes on common filesystems; leave room for ".md" and temp-file affixes.
 MAX_NAME_BYTES = 200
@@ -13,10 +15,11 @@ _FORBIDDEN = frozenset("/\\[]")
 
 
 class InvalidNoteName(ValueError):
-    """A note name that cannot be used; the message says why."""
+    """A note name that cannot be used; the message says why (the name shown cut, as a rename refusal
+    shows it: a model's tool call may pass thousands of characters)."""
 
     def __init__(self, name: str, reason: str) -> None:
-        super().__init__(f"invalid note name {name!r}: {reason}")
+        super().__init__(f"invalid note name {shown_name(name)!r}: {reason}")
         self.name = name
         self.reason = reason
 

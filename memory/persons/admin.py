@@ -46,10 +46,7 @@ from memory.recall.preferences import PREFERENCE_FTS
 from memory.storage import Database
 from memory.storage.fts import unindex_rows
 from memory.storage.sql import rows_changed
-from memory.text import normalize, truncate
-from memory.types import clean_text
-
-_SHOWN_NAME_CHARS = 40  # a refused name is shown cut to this many characters in the error
+from memory.text import normalize, shown_name
 
 
 class PersonAdminError(ValueError):
@@ -129,8 +126,7 @@ class PersonAdmin:
             vetted = vet_suggested_name(name, taken, max_chars=self.max_name_chars)
             if vetted is None:
                 why = name_refusal(name, taken, max_chars=self.max_name_chars)
-                shown = " ".join(truncate(clean_text(name), _SHOWN_NAME_CHARS).split())
-                raise PersonAdminError(f"cannot rename to “{shown}”: {why}")
+                raise PersonAdminError(f"cannot rename to “{shown_name(name)}”: {why}")
             await store.set_person_name(
                 session, chat_id, person_id, vetted, source="admin", time=store.ts(now), reason=reason
             )

@@ -1,16 +1,20 @@
 """Text handling: normalisation, jieba tokens, CJK-safe cuts, token estimates."""
 
 from memory.text.analysed import ANALYSED_CHARS, analysed
+from memory.text.clean import clean_text
 from memory.text.invisible import drop_invisible, holds_invisible
 from memory.text.loggable import loggable
 from memory.text.normalize import normalize, plain_apostrophes
+from memory.text.shown import SHOWN_NAME_CHARS, shown_name
 from memory.text.tokens import estimate_tokens, index_text, prepare, search_terms, words
 from memory.text.truncate import grapheme_start, truncate, truncate_to_fit
 from memory.text.unicode import lone_surrogate_at
 
 __all__ = [
     "ANALYSED_CHARS",
+    "SHOWN_NAME_CHARS",
     "analysed",
+    "clean_text",
     "drop_invisible",
     "estimate_tokens",
     "grapheme_start",
@@ -22,6 +26,7 @@ __all__ = [
     "plain_apostrophes",
     "prepare",
     "search_terms",
+    "shown_name",
     "truncate",
     "truncate_to_fit",
     "words",

@@ -66,3 +66,14 @@ async def test_note_text_with_a_lone_surrogate_is_refused_and_the_old_text_kept(
     with pytest.raises(NoteError, match="lone surrogate"):
         await store.append("规则", "\ud800")
     assert await store.get("规则") == "旧的"
+
+
+def test_a_long_bad_name_is_shown_cut_in_the_error() -> None:
+    """The error quoted the whole name: a 10,000-character name made a 10,000-character error."""
+    family = "👨\u200d👩\u200d👧\u200d👦"  # one grapheme of 7 code points, across the cut
+    with pytest.raises(InvalidNoteName) as refused:
+        clean_name("长" * 36 + family + "长" * 10_000)
+    assert str(refused.value) == f"invalid note name '{'长' * 36}…': longer than 100 characters or 200 bytes"
+    with pytest.raises(InvalidNoteName) as short:
+        clean_name("a/b")
+    assert str(short.value) == "invalid note name 'a/b': contains '/'"
