@@ -11,7 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -26,10 +26,13 @@ from bot.cli.run import prepare_process
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _start(data: Path, config: Path, output: IO[str]) -> subprocess.Popen[str]:
+def _start(
+    data: Path, config: Path, output: IO[str] | int, launcher: Sequence[str] = ("-m", "bot.cli.main")
+) -> subprocess.Popen[str]:
+    """`qunyi run` as a process (`python LAUNCHER run …`), its input a pipe, its output to `output`."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(
-        [sys.executable, "-m", "bot.cli.main", "run", "--config", str(config), "--data-dir", str(data)],
+        [sys.executable, *launcher, "run", "--config", str(config), "--data-dir", str(data)],
         stdin=subprocess.PIPE,
         stdout=output,
         stderr=subprocess.STDOUT,

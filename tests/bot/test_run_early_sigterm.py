@@ -3,19 +3,18 @@ loading, the database opening: the first seconds): it died with status 143 and n
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
-from tests.bot.test_run_cli import ROOT
+from tests.bot.test_run_cli import _start
 
 MARK = "SIGTERM is noted from here"
 # `qunyi run` with one pause, right after main() starts noting SIGTERM: the test's signal lands there,
 # before the commands are even imported, and the run carries on once told to.
 BOT = f"""
 import sys
+
 import bot.early_stop as early
 
 def noted_then_paused() -> None:
@@ -32,15 +31,7 @@ main()
 def test_sigterm_as_soon_as_the_run_starts_stops_it_cleanly(tmp_path: Path) -> None:
     config, data = tmp_path / "config.toml", tmp_path / "data"
     config.write_text('[logging]\nlevel = "INFO"\n', encoding="utf-8")
-    bot = subprocess.Popen(
-        [sys.executable, "-c", BOT, "run", "--config", str(config), "--data-dir", str(data)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        cwd=ROOT,
-    )
+    bot = _start(data, config, subprocess.PIPE, ("-c", BOT))
     assert bot.stdin is not None and bot.stdout is not None
     try:
         first = bot.stdout.readline()
