@@ -7,6 +7,7 @@ from itertools import pairwise
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from adapters.discord.config import DiscordConfig
 from adapters.onebot_v11.config import OneBotConfig
@@ -31,6 +32,16 @@ class Section(BaseModel):
 class StorageSettings(Section):
     data_dir: str = "data"
     busy_timeout_ms: int = Field(10_000, ge=100, le=600_000)
+
+    @field_validator("data_dir")
+    @classmethod
+    def _names_a_folder(cls, data_dir: str) -> str:
+        # "" silently meant the working directory: the database and notes landed wherever the bot started
+        if not data_dir.strip():
+            raise PydanticCustomError(
+                "empty_data_dir", 'empty; name a folder ("." for the working directory)'
+            )
+        return data_dir
 
 
 class BotSettings(Section):

@@ -30,6 +30,18 @@ def test_wrong_type_and_out_of_range_name_key_and_line() -> None:
     assert "cfg.toml:5: context.total_tokens:" in message
 
 
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_an_empty_data_dir_is_an_error_naming_key_and_line(blank: str) -> None:
+    """`data_dir = ""` silently meant the working directory: the database and notes were made wherever
+    the bot happened to start."""
+    with pytest.raises(ConfigError) as info:
+        parse_settings(f"[bot]\nname = 'x'\n\n[storage]\ndata_dir = \"{blank}\"\n", "cfg.toml", env={})
+    assert 'cfg.toml:5: storage.data_dir: empty; name a folder ("." for the working directory)' in str(
+        info.value
+    )
+    assert parse_settings("[storage]\ndata_dir = '.'\n", "cfg.toml", env={}).storage.data_dir == "."
+
+
 def test_a_misspelt_llm_task_table_names_file_line_key_and_the_tasks(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     text = "[llm]\nenabled = false\n\n[llm.budgets.jargn]\ntokens_per_hour = 5\n\n"
