@@ -19,7 +19,7 @@ from bot.config.settings import Settings
 from bot.config.store import Listener
 from bot.web import config, favicon, forgetting, jargon, notes, overview, people, topics, usage
 from bot.web.context import APP_KEY, CREDENTIALS_KEY, CSRF_KEY, REMOTE_KEY
-from bot.web.html import error_page, local_path, logged_in_page
+from bot.web.html import error_page, local_path, logged_in_page, times_in
 from bot.web.jargon import JargonNotFound
 from bot.web.security import COOKIE, CSRF_FIELD, CSRF_HEADER, Credentials
 from memory.jargon.dictionary import JargonChanged, JargonError
@@ -132,6 +132,14 @@ async def user_errors(request: web.Request, handler: Handler) -> web.StreamRespo
         return response
 
 
+@web.middleware
+async def bot_time_zone(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Every page shows its times in `[bot] timezone` (in force now: a reload changes it), not the
+    machine's zone."""
+    with times_in(request.app[APP_KEY].settings.bot.timezone):
+        return await handler(request)
+
+
 def _allow(exc: web.HTTPClientError) -> dict[str, str]:
     return {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else {}
 
@@ -155,7 +163,9 @@ def _follow_token(credentials: Credentials) -> Listener:
 
 def build_web_app(app: App, token: str) -> web.Application:
     """The console over a built `App`; `token` is the access token every request needs."""
-    web_app = web.Application(middlewares=[guard, user_errors], client_max_size=2 * 1024 * 1024)
+    web_app = web.Application(
+        middlewares=[guard, user_errors, bot_time_zone], client_max_size=2 * 1024 * 1024
+    )
     web_app[APP_KEY] = app
     web_app[REMOTE_KEY] = (app.started or app.settings).web.allow_remote  # in force until a restart
     credentials = Credentials(token)

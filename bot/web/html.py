@@ -10,8 +10,10 @@ No JavaScript, no external resources: the pages are plain forms and links.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -20,12 +22,15 @@ from yarl import URL
 
 from bot.web.context import CREDENTIALS_KEY, CSRF_KEY
 from bot.web.security import CSRF_FIELD, FLASH_COOKIE
+from memory.recall.timeexpr import LOCAL_ZONE, in_zone
 from memory.text.truncate import truncate
 
 Cell = Any
 LONG_CELL = 40  # characters of plain text beyond which a cell may wrap inside words
 FLASH_CHARS = 600  # a flash message longer than this is cut (a cookie holds about 4 KB)
 FLASH_SECONDS = 60  # how long a flash waits for the page it was left for
+# The zone `when` shows times in: the page's request sets `[bot] timezone` (`times_in`).
+_SHOWN_ZONE: ContextVar[str] = ContextVar("shown_zone", default=LOCAL_ZONE)
 
 
 class Safe(str):
@@ -74,12 +79,24 @@ def link(href: str, text: object) -> Safe:
     return h('<a href="{}">{}</a>', href, text)
 
 
+@contextmanager
+def times_in(zone: str) -> Iterator[None]:
+    """Within the block (a request), `when` shows times in `zone` (`[bot] timezone`: an IANA name or
+    "local", the machine's)."""
+    token = _SHOWN_ZONE.set(zone)
+    try:
+        yield
+    finally:
+        _SHOWN_ZONE.reset(token)
+
+
 def when(value: float | datetime | None) -> str:
-    """A timestamp for people: local time to the minute."""
+    """A timestamp (a datetime, or UTC unix seconds) for people, to the minute, in the zone of `times_in`
+    (the bot's `[bot] timezone` on every console page), whatever offset it was stored with."""
     if value is None:
         return "—"
-    moment = value if isinstance(value, datetime) else datetime.fromtimestamp(value).astimezone()
-    return moment.strftime("%Y-%m-%d %H:%M")
+    moment = value if isinstance(value, datetime) else datetime.fromtimestamp(value, UTC)
+    return in_zone(moment, _SHOWN_ZONE.get()).strftime("%Y-%m-%d %H:%M")
 
 
 def _cell(value: Cell) -> Safe:
