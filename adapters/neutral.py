@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from memory.text import truncate
-from memory.types import Segment, SegmentKind
+from memory.text import drop_invisible, truncate
+from memory.types import ChatMessage, Segment, SegmentKind
 
 
 def as_id(value: Any) -> str | None:
@@ -27,6 +27,14 @@ def forwarded_flag(record: Mapping[str, Any]) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"forwarded must be true or false, got {truncate(repr(value), 40)}")
     return value
+
+
+def holds_nothing(message: ChatMessage) -> bool:
+    """Whether `message` has nothing to keep: its text, as a ChatMessage keeps it (control characters
+    dropped), is blank or only characters that show nothing. The live adapters pass such a message over,
+    as they pass over a join or a pin (and as the playground refuses a blank post): stored, it was an
+    empty message in the chat's memory."""
+    return not drop_invisible(message.text).strip()
 
 
 def mapping_at(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TextIO
 
 from adapters.base import STOP_GRACE_SECONDS, Adapter, MessageHandler, mentions
+from adapters.neutral import holds_nothing
 from adapters.playground.config import DEFAULT_MAX_NAME_CHARS
 from adapters.playground.event import BadPost, user_name
 from memory.text import normalize
@@ -83,6 +84,8 @@ class ConsoleAdapter(Adapter):
             )
         except InvalidMessage as exc:
             self._print(f"(not sent: {exc})")
+            return
+        if holds_nothing(message):  # control characters only: nothing a member could read
             return
         await self._handler(message)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from adapters.neutral import addressing_no_one, joined_text, mention_targets
+from adapters.neutral import addressing_no_one, holds_nothing, joined_text, mention_targets
 from memory.text import truncate
 from memory.types import ChatKind, ChatMessage, Segment, SegmentKind
 
@@ -31,7 +31,8 @@ _CHAT_MESSAGE_TYPES = ("default", "reply", "chat_input_command", "context_menu_c
 
 
 def message_to_chat(message: Message, *, bot_id: int) -> ChatMessage | None:
-    """The neutral form of `message`, or None for system messages (joins, pins, thread starts…)."""
+    """The neutral form of `message`, or None for system messages (joins, pins, thread starts…) and
+    for one that holds nothing (`holds_nothing`: its text only control characters, say)."""
     if getattr(message.type, "name", str(message.type)) not in _CHAT_MESSAGE_TYPES:
         return None
     words = _content_segments(message, message.content or "", bot_id)
@@ -56,7 +57,7 @@ def message_to_chat(message: Message, *, bot_id: int) -> ChatMessage | None:
     is_bot = author.id == bot_id
     to_bot = not is_bot and (is_private or str(bot_id) in mentions or replied_to_bot)
     text = joined_text(words, media)
-    return ChatMessage(
+    converted = ChatMessage(
         platform=PLATFORM,
         chat_id=str(channel.id),
         message_id=str(message.id),
@@ -75,6 +76,7 @@ def message_to_chat(message: Message, *, bot_id: int) -> ChatMessage | None:
         from_bot=not is_bot and bool(getattr(author, "bot", False)),  # webhooks included
         forwarded=bool(snapshots),
     )
+    return None if holds_nothing(converted) else converted
 
 
 def _chat_name(channel: Any) -> str:

@@ -24,7 +24,7 @@ import aiohttp
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from adapters.base import STOP_GRACE_SECONDS, Adapter, MessageHandler, SendError
-from adapters.neutral import as_id, mapping_at
+from adapters.neutral import as_id, holds_nothing, mapping_at
 from adapters.onebot_v11.config import OneBotConfig
 from adapters.onebot_v11.errors import ActionFailed, ActionTimeout, NotConnected, OneBotError
 from adapters.onebot_v11.event import (
@@ -418,6 +418,9 @@ class OneBotAdapter(Adapter):
             message = to_chat_message(event, self_id=self_id, reply=reply, names=names)
         except InvalidMessage as exc:  # what only the neutral message checks: a time before 1970
             log.warning("OneBot message event skipped: %s", exc)
+            return
+        if holds_nothing(message):
+            log.debug("OneBot message %s skipped: it holds nothing", message.message_id)
             return
         self._remember(message)
         if self_id is not None:

@@ -213,7 +213,11 @@ class TelegramAdapter(Adapter):
             log.warning("Telegram message %s in %s skipped: %s", message.message_id, message.chat.id, exc)
             return
         if converted is None:
-            log.debug("Telegram service message %s in %s ignored", message.message_id, message.chat.id)
+            log.debug(
+                "Telegram message %s in %s ignored: a service message, or it holds nothing",
+                message.message_id,
+                message.chat.id,
+            )
             return
         if self._handler is not None:
             with self._in_flight.handling():

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
-from adapters.neutral import addressing_no_one, joined_text, mention_targets
+from adapters.neutral import addressing_no_one, holds_nothing, joined_text, mention_targets
 from memory.text import truncate
 from memory.types import ChatKind, ChatMessage, Segment, SegmentKind
 
@@ -31,7 +31,8 @@ _KINDS = {
 
 
 def message_to_chat(message: Message, *, bot_id: int, bot_username: str | None = None) -> ChatMessage | None:
-    """The neutral form of `message`, or None for service messages (joins, pins, title changes…)."""
+    """The neutral form of `message`, or None for service messages (joins, pins, title changes…) and
+    for one that holds nothing (`holds_nothing`: its text only control characters, say)."""
     media = _media(message)
     body = message.text if message.text is not None else (message.caption or "")
     entities = message.entities if message.text is not None else message.caption_entities
@@ -63,7 +64,7 @@ def message_to_chat(message: Message, *, bot_id: int, bot_username: str | None =
         kind is ChatKind.PRIVATE or str(bot_id) in mentions or replied_to_bot or addressed_by_command
     )
     when = message.date if message.date.tzinfo is not None else message.date.replace(tzinfo=UTC)
-    return ChatMessage(
+    converted = ChatMessage(
         platform=PLATFORM,
         chat_id=str(chat.id),
         message_id=str(message.message_id),
@@ -81,6 +82,7 @@ def message_to_chat(message: Message, *, bot_id: int, bot_username: str | None =
         from_bot=not is_bot and _from_another_bot(message),
         forwarded=forwarded,
     )
+    return None if holds_nothing(converted) else converted
 
 
 def _sender(message: Message) -> tuple[str, str]:

@@ -45,3 +45,18 @@ async def test_as_refuses_the_bots_own_id_and_name_and_names_that_show_nothing()
     assert lines[4].startswith("(still speaking as alice: the name is 300 characters, over the limit of 32")
     assert lines[5] == "(still speaking as alice: the name must not be blank)"
     assert lines[6] == f"(now speaking as 小明{FAMILY})"
+
+
+async def test_a_line_of_control_characters_only_is_not_recorded() -> None:
+    """It was recorded as an empty message; every adapter now passes such a message over."""
+    console = ConsoleAdapter("g1", "g1", "alice", "bot", "群忆", lambda: T0, output=io.StringIO())
+    received: list[ChatMessage] = []
+
+    async def handle(message: object) -> None:
+        assert isinstance(message, ChatMessage)
+        received.append(message)
+
+    console._handler = handle  # what start sets, without the stdin reader
+    for typed in ("\x01\x02", "\x1b[2J", "\u200b\x07", "\x01好\x02"):
+        await console.feed_line(typed)
+    assert [m.text for m in received] == ["[2J", "好"]

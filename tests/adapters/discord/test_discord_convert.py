@@ -258,6 +258,8 @@ async def test_bot_own_message_and_system_messages(world: World) -> None:
     assert own is not None and own.is_bot and not own.to_bot
     assert message_to_chat(world.message(type=7, content=""), bot_id=BOT_ID) is None  # member join
     assert message_to_chat(world.message(content=""), bot_id=BOT_ID) is None  # nothing to keep
+    control_only = world.message(content="\x01\x02\u200b")  # stored as an empty message, it was
+    assert message_to_chat(control_only, bot_id=BOT_ID) is None
 
 
 async def test_embed_only_poll_and_forwarded_messages_are_kept(world: World) -> None:

@@ -134,6 +134,20 @@ async def test_group_messages_in_array_and_cq_form(reverse: Reverse, connect_pee
     assert second.to_bot and second.text == "@群忆 查一下 [上周] 谁说了 A&B,好吗"
 
 
+async def test_a_message_of_control_characters_only_is_passed_over(
+    reverse: Reverse, connect_peer: ConnectPeer
+) -> None:
+    """It was delivered, and stored, as an empty message; every adapter now passes such a message over."""
+    _, inbox, _ = reverse
+    peer = await connect_peer()
+    blank = fixture("group_message_array.json")
+    blank["message"] = [{"type": "text", "data": {"text": "\x01\x02\u200b"}}]
+    await peer.send(blank)
+    await peer.send(fixture("group_message_cq.json"))
+    assert (await inbox.get()).to_bot  # the next message; the blank one never came
+    assert inbox.queue.empty()
+
+
 async def test_a_recalled_message_is_delivered_as_a_deletion_and_leaves_the_quote_cache(
     reverse: Reverse, connect_peer: ConnectPeer
 ) -> None:

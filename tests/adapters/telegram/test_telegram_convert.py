@@ -63,6 +63,14 @@ def test_service_message_is_none() -> None:
     assert message_to_chat(message(2), bot_id=BOT_ID) is None
 
 
+@pytest.mark.parametrize("text", ["\x01\x02\x1b", "\x00 \x7f", "\u200b\u2060"])
+def test_a_message_of_control_characters_only_is_passed_over_as_the_others_do(text: str) -> None:
+    """It was stored as an empty message; the other adapters pass such a message over."""
+    assert message_to_chat(message(0, text=text), bot_id=BOT_ID) is None
+    kept = message_to_chat(message(0, text="\x01周末\x02"), bot_id=BOT_ID)
+    assert kept is not None and kept.text == "周末"
+
+
 def test_private_chat_is_addressed_to_the_bot_and_anonymous_admin_speaks_as_the_chat() -> None:
     private = message(0, chat={"id": 111, "type": "private", "first_name": "Alice", "last_name": "Liu"})
     msg = message_to_chat(private, bot_id=BOT_ID)
