@@ -4,6 +4,7 @@ fake OpenAI-compatible server on loopback, and `database_locked`, another proces
 from __future__ import annotations
 
 import os
+import socket
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
@@ -92,3 +93,12 @@ def database_locked(path: Path) -> Iterator[None]:
     finally:
         holder.execute("ROLLBACK")
         holder.close()
+
+
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    """A loopback port another program listens on, for a server that must fail to start there."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        yield busy.getsockname()[1]

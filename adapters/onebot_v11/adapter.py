@@ -24,6 +24,7 @@ import aiohttp
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from adapters.base import STOP_GRACE_SECONDS, Adapter, MessageHandler, SendError
+from adapters.listening import listen
 from adapters.neutral import as_id, holds_nothing, mapping_at
 from adapters.onebot_v11.config import OneBotConfig
 from adapters.onebot_v11.errors import ActionFailed, ActionTimeout, NotConnected, OneBotError
@@ -125,8 +126,13 @@ class OneBotAdapter(Adapter):
             app.router.add_get(self.config.path, self._handle_reverse)
             self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
             await self._runner.setup()
-            site = web.TCPSite(self._runner, self.config.host, self.config.port)
-            await site.start()
+            site = await listen(
+                self._runner,
+                self.config.host,
+                self.config.port,
+                host_key="[adapters.onebot_v11] host",
+                port_key="[adapters.onebot_v11] port",
+            )
             server = getattr(site, "_server", None)
             sockets = getattr(server, "sockets", None) or []
             self._bound_port = sockets[0].getsockname()[1] if sockets else self.config.port

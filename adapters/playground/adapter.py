@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 from aiohttp import web
 
 from adapters.base import STOP_GRACE_SECONDS, Adapter, InFlight, MessageHandler, unless_set
+from adapters.listening import listen
 from adapters.playground.changes import Change, edited_message, read_change
 from adapters.playground.config import PlaygroundConfig
 from adapters.playground.event import PLATFORM, BadPost, Post, read_post, sender_id, to_chat_message
@@ -122,8 +123,13 @@ class PlaygroundAdapter(Adapter):
         self._cut = asyncio.Event()
         self._runner = web.AppRunner(self.web_app(), access_log=None, shutdown_timeout=_SHUTDOWN_SECONDS)
         await self._runner.setup()
-        self._site = web.TCPSite(self._runner, self.config.host, self.config.port)
-        await self._site.start()
+        self._site = await listen(
+            self._runner,
+            self.config.host,
+            self.config.port,
+            host_key="[adapters.playground] host",
+            port_key="[adapters.playground] port",
+        )
         port = self._runner.addresses[0][1] if self._runner.addresses else self.config.port
         host = f"[{self.config.host}]" if ":" in self.config.host else self.config.host
         self.url = f"http://{host}:{port}/#token={self._token}"

@@ -120,12 +120,20 @@ class TelegramAdapter(Adapter):
     async def _start_webhook(self) -> None:
         from aiohttp import web
 
+        from adapters.listening import listen
+
         assert self._bot is not None and self.config.webhook_url
         app = web.Application()
         app.router.add_post(self.config.webhook_path, self._on_webhook)
         self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
         await self._runner.setup()
-        await web.TCPSite(self._runner, self.config.webhook_host, self.config.webhook_port).start()
+        await listen(
+            self._runner,
+            self.config.webhook_host,
+            self.config.webhook_port,
+            host_key="[adapters.telegram] webhook_host",
+            port_key="[adapters.telegram] webhook_port",
+        )
         # Without a configured secret anyone who learns the path could post updates: make one per start.
         self._webhook_secret = self.config.webhook_secret or secrets.token_urlsafe(32)
         await self._bot.set_webhook(

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 from pathlib import Path
 
 import click
 from aiohttp import web
 
+from adapters.listening import CannotListen, listen
 from bot.cli.options import async_command, open_app, open_config, runtime_options
 from bot.web.app import build_web_app
 from bot.web.security import check_host, new_token
@@ -35,6 +35,10 @@ async def web_command(
     """
     config = open_config(config_path)
     settings = config.current.web
+    host_key, port_key = (
+        ("--host" if host else "[web] host"),
+        ("--port" if port is not None else "[web] port"),
+    )
     host = host or settings.host
     port = settings.port if port is None else port
     try:
@@ -46,12 +50,10 @@ async def web_command(
     runner = web.AppRunner(build_web_app(app, token), access_log=None)
     await runner.setup()
     try:
-        site = web.TCPSite(runner, host, port)
         try:
-            await site.start()
-        except OSError as exc:
-            reason = os.strerror(exc.errno) if exc.errno else str(exc)
-            raise click.ClickException(f"cannot listen on {host}:{port}: {reason}") from None
+            await listen(runner, host, port, host_key=host_key, port_key=port_key)
+        except CannotListen as exc:
+            raise click.ClickException(str(exc)) from None
         bound = runner.addresses[0][1] if runner.addresses else port
         shown = f"[{host}]" if ":" in host else host
         click.echo(f"Qunyi admin console on http://{shown}:{bound}/ (data: {app.data_dir})")

@@ -158,7 +158,10 @@ def test_an_adapter_that_cannot_start_is_a_clear_error(tmp_path: Path) -> None:
         )
         result = _run_once(tmp_path, config)
     assert result.returncode == 1
-    assert "Error: cannot start the qq adapter" in result.stderr and "address already in use" in result.stderr
+    assert (
+        f"Error: cannot start the qq adapter: cannot listen on 127.0.0.1:{port} (Address already in use); "
+        "another program holds that port: change [adapters.onebot_v11] port"
+    ) in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "qunyi.pid").exists()
 

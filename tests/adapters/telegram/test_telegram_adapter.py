@@ -17,6 +17,7 @@ from aiohttp import web
 pytest.importorskip("aiogram", reason="the telegram extra is not installed")
 
 from adapters.base import SendError
+from adapters.listening import CannotListen
 from adapters.telegram import TelegramAdapter, TelegramConfig
 from bot.app import build_app
 from bot.chat_moves import follow_chat_move
@@ -508,6 +509,27 @@ async def webhook_adapter(
     await adapter.start(handler)
     host, port = adapter._runner.addresses[0][:2]
     return adapter, f"http://{host}:{port}{config.webhook_path}"
+
+
+async def test_a_taken_webhook_port_names_the_address_and_the_setting(
+    api: tuple[FakeBotAPI, str], taken_port: int
+) -> None:
+    """It said "Address already in use" without naming the server or what to change."""
+    _, base = api
+    hook = "https://bot.example.com/hook"
+    config = TelegramConfig(
+        token=TOKEN, api_base=base, mode="webhook", webhook_url=hook, webhook_port=taken_port
+    )
+    adapter = TelegramAdapter(config)
+    try:
+        with pytest.raises(CannotListen) as refused:
+            await adapter.start(HeldHandler())
+    finally:
+        await adapter.stop()
+    assert str(refused.value) == (
+        f"cannot listen on 127.0.0.1:{taken_port} (Address already in use); another program holds that "
+        "port: change [adapters.telegram] webhook_port"
+    )
 
 
 async def post(url: str, body: str | bytes, secret: str = "s3cret") -> int:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import socket
 from pathlib import Path
 
 import pytest
@@ -111,15 +110,20 @@ def test_a_non_loopback_host_is_refused_without_allow_remote() -> None:
     assert result.exit_code != 0 and "not a loopback address" in result.output
 
 
-def test_a_port_in_use_is_a_one_line_error(tmp_path: Path) -> None:
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen()
-        port = busy.getsockname()[1]
-        result = CliRunner().invoke(cli, ["web", "--port", str(port), "--data-dir", str(tmp_path / "data")])
-    assert result.exit_code == 1
-    assert isinstance(result.exception, SystemExit), result.exception
-    assert f"cannot listen on 127.0.0.1:{port}" in result.output
+def test_a_port_in_use_is_a_one_line_error_naming_the_setting(tmp_path: Path, taken_port: int) -> None:
+    """It said which address, not which setting to change."""
+    data = str(tmp_path / "data")
+    given = CliRunner().invoke(cli, ["web", "--port", str(taken_port), "--data-dir", data])
+    config = tmp_path / "config.toml"
+    config.write_text(f"[web]\nport = {taken_port}\n", encoding="utf-8")
+    configured = CliRunner().invoke(cli, ["web", "--config", str(config), "--data-dir", data])
+    for result, setting in ((given, "--port"), (configured, "[web] port")):
+        assert result.exit_code == 1
+        assert isinstance(result.exception, SystemExit), result.exception
+        assert result.output == (
+            f"Error: cannot listen on 127.0.0.1:{taken_port} (Address already in use); another program "
+            f"holds that port: change {setting}\n"
+        )
 
 
 async def _raw_status(console: Console, request: bytes) -> int:
