@@ -15,7 +15,7 @@ from adapters.importers.base import id_clash
 from adapters.importers.replay_jsonl import iter_messages
 from bot.app import App
 from bot.reply.pipeline import ERASED, ID_CLASH
-from memory.clock import ManualClock
+from memory.clock import ManualClock, from_wrong_clock
 from memory.storage import DatabaseLocked
 from memory.types import ChatKind, ChatMessage
 
@@ -89,7 +89,9 @@ async def replay(
     on_progress: Callable[[], None] | None = None,
     on_problem: Callable[[ImportIssue], None] | None = None,
 ) -> ReplayReport:
-    """Feed every line of `path` in order; before each message, run the jobs whose turn has come."""
+    """Feed every line of `path` in order; before each message, move the clock to its time (unless it
+    is from a wrong clock, `from_wrong_clock`: the message is recorded as dated, the clock stays) and run
+    the jobs whose turn has come."""
     settings = app.settings
     sender = ReplaySender(clock, settings.bot.self_id, settings.bot.name, platform)
     report = ReplayReport()
@@ -108,7 +110,16 @@ async def replay(
             continue
         report.messages += 1
         item = as_seen_by_bot(item, bot_id)
-        clock.set(item.time)
+        if from_wrong_clock(item.time):  # a line dated 8999 moved the clock there for the rest of the replay
+            log.warning(
+                "message %s of %s is dated %s, past the wall clock: the replay's clock stays at %s",
+                item.message_id,
+                item.chat_id,
+                item.time.isoformat(),
+                clock.now().isoformat(),
+            )
+        else:
+            clock.set(item.time)
         await app.runner.run_due(clock.now())
         try:
             outcome = await app.pipeline.handle(item, sender.send)

@@ -5,6 +5,15 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
+WRONG_CLOCK_MARGIN = timedelta(days=1)
+"""A time more than this past the wall clock came from a wrong clock (messages dated up to the year 9000
+are accepted): it is stored as it came, but trusted as the newest time of nothing."""
+
+
+def from_wrong_clock(when: datetime) -> bool:
+    """Whether `when` (timezone-aware) is more than WRONG_CLOCK_MARGIN past the wall clock."""
+    return when > datetime.now(UTC) + WRONG_CLOCK_MARGIN
+
 
 class Clock(Protocol):
     def now(self) -> datetime:

@@ -12,6 +12,7 @@ from typing import Protocol, runtime_checkable
 from sqlalchemy import insert, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from memory.clock import WRONG_CLOCK_MARGIN
 from memory.commands import asks_memory
 from memory.embeddings.store import drop_vectors
 from memory.message_ids import NEXT_CHAT_ID_SQL, next_message_id
@@ -84,10 +85,9 @@ _UPSERT_CHAT = text(
     "name = CASE WHEN excluded.name != '' THEN excluded.name ELSE chats.name END "
     "RETURNING id"
 )
-# A last_seen more than a day past the wall clock came from a wrong clock (times up to the year 9000
-# are accepted): held as the newest time, it would keep every later name out, so the newest-arriving
-# name wins then.
-_WRONG_CLOCK_AFTER = "CAST(strftime('%s', 'now') AS REAL) + 86400"
+# A last_seen from a wrong clock (`from_wrong_clock`), held as the newest time, would keep every later
+# name out, so the newest-arriving name wins then.
+_WRONG_CLOCK_AFTER = f"CAST(strftime('%s', 'now') AS REAL) + {WRONG_CLOCK_MARGIN.total_seconds():.0f}"
 _UPSERT_PERSON_SQL = (
     "INSERT INTO persons "
     "(platform, platform_user_id, nickname, is_bot, first_seen, last_seen, message_count) "

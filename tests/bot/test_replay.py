@@ -1,4 +1,5 @@
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from bot.app import build_app
 from bot.cli.main import cli
 from bot.config import ConfigStore
 from bot.config.settings import Settings
-from bot.replay import replay
+from bot.replay import replay, replay_clock
 from bot.reply.pipeline import Outcome, Send
 from memory.clock import ManualClock
 from memory.models import Message
@@ -160,6 +161,29 @@ async def test_a_message_whose_handling_fails_is_reported_and_the_replay_goes_on
     [problem] = report.problems
     assert problem.kind is IssueKind.FAILED and problem.location == "message m2" and "boom" in problem.reason
     assert report.recorded == 2 and len(report.replies) == 1, "the messages after it were handled"
+
+
+async def test_a_line_dated_past_the_wall_clock_is_recorded_and_leaves_the_clock_alone(
+    tmp_path: Path,
+) -> None:
+    """A line dated 8999 moved the replay's clock there for the rest of the replay: every later
+    message, the bot's answers and the jobs ran in the year 8999."""
+    wrong = {**LINES[0], "message_id": "m9", "time": "8999-06-01T00:00:00+00:00", "text": "时钟坏了"}
+    log = write_log(tmp_path / "log.jsonl", [json.dumps(wrong, ensure_ascii=False)])
+    clock = replay_clock()
+    app = await build_app(ConfigStore(Settings(), None), tmp_path / "data", clock)
+    try:
+        report = await replay(app, clock, log, settle=timedelta(0))
+        async with app.db.read() as session:
+            rows = await session.execute(select(Message.platform_message_id, Message.time))
+            times = {message_id: time for message_id, time in rows}
+    finally:
+        await app.close()
+    assert report.recorded == 4 and len(report.replies) == 1
+    last = datetime.fromtimestamp(LINES[2]["time"], UTC)  # type: ignore[arg-type]
+    assert clock.now() == last, "the clock followed the other lines only"
+    assert times["m9"] == datetime(8999, 6, 1, tzinfo=UTC).timestamp(), "stored as dated"
+    assert times["qunyi-reply-1"] == last.timestamp(), "the answer to m3 is dated at m3"
 
 
 def test_replay_skips_a_time_past_the_calendar_and_goes_on(tmp_path: Path) -> None:
