@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from memory.text import drop_invisible, truncate
-from memory.types import ChatMessage, Segment, SegmentKind
+from memory.text import clean_text, drop_invisible, truncate
+from memory.types import Segment, SegmentKind
 
 
 def as_id(value: Any) -> str | None:
@@ -29,12 +29,12 @@ def forwarded_flag(record: Mapping[str, Any]) -> bool:
     return value
 
 
-def holds_nothing(message: ChatMessage) -> bool:
-    """Whether `message` has nothing to keep: its text, as a ChatMessage keeps it (control characters
-    dropped), is blank or only characters that show nothing. The live adapters pass such a message over,
-    as they pass over a join or a pin (and as the playground refuses a blank post): stored, it was an
-    empty message in the chat's memory."""
-    return not drop_invisible(message.text).strip()
+def holds_nothing(text: str) -> bool:
+    """Whether a message of `text` has nothing to keep: as a ChatMessage keeps it (control characters
+    dropped) it is blank or only characters that show nothing. Every live adapter passes such a message
+    over, as it passes over a join or a pin (the playground refuses such a post): stored, it was an empty
+    message in the chat's memory."""
+    return not drop_invisible(clean_text(text)).strip()
 
 
 def mapping_at(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:

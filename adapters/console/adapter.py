@@ -85,7 +85,7 @@ class ConsoleAdapter(Adapter):
         except InvalidMessage as exc:
             self._print(f"(not sent: {exc})")
             return
-        if holds_nothing(message):  # control characters only: nothing a member could read
+        if holds_nothing(message.text):  # control characters only: nothing a member could read
             return
         await self._handler(message)
 

@@ -76,7 +76,7 @@ def message_to_chat(message: Message, *, bot_id: int) -> ChatMessage | None:
         from_bot=not is_bot and bool(getattr(author, "bot", False)),  # webhooks included
         forwarded=bool(snapshots),
     )
-    return None if holds_nothing(converted) else converted
+    return None if holds_nothing(converted.text) else converted
 
 
 def _chat_name(channel: Any) -> str:

@@ -425,7 +425,7 @@ class OneBotAdapter(Adapter):
         except InvalidMessage as exc:  # what only the neutral message checks: a time before 1970
             log.warning("OneBot message event skipped: %s", exc)
             return
-        if holds_nothing(message):
+        if holds_nothing(message.text):
             log.debug("OneBot message %s skipped: it holds nothing", message.message_id)
             return
         self._remember(message)

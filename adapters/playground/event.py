@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from adapters.base import mention_spans
-from adapters.neutral import addressing_no_one, forwarded_flag, mention_targets, reply_prefix
+from adapters.neutral import addressing_no_one, forwarded_flag, holds_nothing, mention_targets, reply_prefix
 from memory import untrusted_json
 from memory.text import drop_invisible, truncate
 from memory.types import ChatKind, ChatMessage, Segment, SegmentKind, clean_text
@@ -104,9 +104,10 @@ def json_object(data: Any, fields: tuple[str, ...]) -> dict[str, Any]:
 
 
 def message_text(data: dict[str, Any]) -> str:
-    """The `text` field without control characters; raises BadPost when missing or empty."""
+    """The `text` field without control characters; raises BadPost when missing or empty (nothing but
+    blanks, control characters and characters that show nothing: `holds_nothing`)."""
     text = clean_text(_text_field(data, "text"))
-    if not text.strip():
+    if holds_nothing(text):
         raise BadPost("text must not be empty")
     return text
 

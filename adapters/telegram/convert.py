@@ -82,7 +82,7 @@ def message_to_chat(message: Message, *, bot_id: int, bot_username: str | None =
         from_bot=not is_bot and _from_another_bot(message),
         forwarded=forwarded,
     )
-    return None if holds_nothing(converted) else converted
+    return None if holds_nothing(converted.text) else converted
 
 
 def _sender(message: Message) -> tuple[str, str]:

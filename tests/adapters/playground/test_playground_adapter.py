@@ -140,6 +140,12 @@ BAD_BODIES: list[tuple[str, bytes, int, str]] = [
     ("not an object", b'"hi"', 400, "JSON object"),
     ("a missing field", json.dumps({"chat_id": "g1", "user": "alice"}).encode(), 400, "text is missing"),
     ("an empty text", json.dumps(GOOD | {"text": ""}).encode(), 400, "text must not be empty"),
+    (
+        "a text that shows nothing",
+        json.dumps(GOOD | {"text": "\x01\u200b"}).encode(),
+        400,
+        "text must not be empty",
+    ),
     ("binary", b"\x00\xff\xfe\x89PNG\r\n", 400, "not UTF-8"),
     ("invalid UTF-8", b'{"chat_id": "g1", "user": "\xe4\xbd", "text": "hi"}', 400, "not UTF-8"),
     ("a huge body", json.dumps(GOOD | {"text": "长" * 20_000}).encode(), 413, "exceeded"),
