@@ -11,6 +11,7 @@ from aiohttp import web
 from multidict import MultiMapping
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.web import paging
 from bot.web.context import ACTOR, MAX_INT, app_of, int_param, path_int
 from bot.web.html import (
     Safe,
@@ -40,8 +41,6 @@ from memory.models.jargon import STATUSES
 from memory.text import lone_surrogate_at, truncate
 
 routes = web.RouteTableDef()
-DEFAULT_LIMIT = 100
-MAX_LIMIT = 1000
 _FORMATS: dict[str, transfer.Format] = {"csv": "csv", "json": "json"}
 MAX_ACTOR_CHARS = 64  # a longer "by" of the API is cut, on a grapheme boundary
 Decision = Literal["approve", "reject"]
@@ -58,14 +57,14 @@ def _filters(query: MultiMapping[str]) -> dict[str, Any]:
     for status in statuses:
         if status not in STATUSES:
             raise JargonError(f"unknown status {status!r} (one of {', '.join(STATUSES)})")
-    limit = int_param(query.get("limit"), "limit", DEFAULT_LIMIT, minimum=1) or DEFAULT_LIMIT
+    shown = paging.window(query)
     return {
         "chat_id": int_param(query.get("chat"), "chat"),
         "statuses": statuses,
         "min_count": int_param(query.get("min_count"), "min_count", 0) or 0,
         "search": query.get("search", ""),
-        "limit": min(limit, MAX_LIMIT),
-        "offset": int_param(query.get("offset"), "offset", 0) or 0,
+        "limit": shown.limit,
+        "offset": shown.offset,
     }
 
 
@@ -79,25 +78,6 @@ async def _list(
         entries = await dictionary.list_entries(session, **{**filters, "limit": filters["limit"] + extra})
         revisions = await dictionary.revisions(session, [e.id for e in entries])
     return filters, entries, revisions
-
-
-def _query_without(request: web.Request, *names: str) -> dict[str, list[str]]:
-    """The request's query parameters (every value of each) less `names`, for links back to it."""
-    return {k: request.query.getall(k) for k in dict.fromkeys(request.query) if k not in names}
-
-
-def _pager(request: web.Request, filters: dict[str, Any], shown: int, more: bool) -> Safe:
-    """Which entries the page shows, with links to the previous and next pages under the same filters."""
-    start, limit = filters["offset"], filters["limit"]
-    if not shown and not start:
-        return Safe("")
-    query = _query_without(request, "offset")
-    links = [h("entries {}–{}", start + 1, start + shown) if shown else h("no entries from {} on", start + 1)]
-    if start:
-        links.append(link(url("/jargon", **query, offset=max(start - limit, 0) or None), "← previous"))
-    if more:
-        links.append(link(url("/jargon", **query, offset=start + limit), "next →"))
-    return h('<p class="pager">{}</p>', join(links, " · "))
 
 
 def _now(request: web.Request) -> float:
@@ -140,7 +120,7 @@ async def jargon_list(request: web.Request) -> web.Response:
         ]
         for e in entries
     ]
-    back = url("/jargon", **_query_without(request))
+    back = url("/jargon", **paging.query_without(request))
     batch = h(
         '<form method="post" action="/jargon/batch">{}{}{}'
         '<p><label>meaning for approved (optional) <input name="meaning" size="40"></label> '
@@ -150,7 +130,9 @@ async def jargon_list(request: web.Request) -> web.Response:
         hidden("back", back),
         table(["", "term", "count", "status", "provenance", "kind", "scope", "meaning"], rows, "no entries"),
     )
-    pager = _pager(request, filters, len(entries), more)
+    pager = paging.pager(
+        request, "/jargon", paging.Window(filters["offset"], filters["limit"]), len(entries), more
+    )
     return page(
         request, "Jargon review", join((_filter_form(filters), pager, batch, pager, _add_forms(request)))
     )
