@@ -7,7 +7,8 @@ from aiohttp import web
 from sqlalchemy import func
 from sqlalchemy import select as query
 
-from bot.web.context import app_of, chat_of, chat_title, int_param, path_int
+from bot.web import paging
+from bot.web.context import app_of, chat_of, chat_title, path_int
 from bot.web.html import (
     Safe,
     bdi,
@@ -19,16 +20,19 @@ from bot.web.html import (
     join,
     link,
     page,
-    select,
     table,
     text_input,
+    url,
     when,
 )
 from memory.models import Message
 from memory.persons.admin import PersonAdminError, check_forgettable
+from memory.persons.member_search import MAX_MATCHES
 from memory.persons.service import PersonMemory
 from memory.persons.store import PersonRecord
 from memory.service import ChatRef
+from memory.storage.sql import stored_int
+from memory.text import truncate
 
 routes = web.RouteTableDef()
 PERSON = r"/chats/{chat_id:\d+}/people/{person_id:\d+}"
@@ -56,8 +60,12 @@ def _message_link(chat_id: int, message_id: int | None) -> Safe | str:
 
 @routes.get(r"/chats/{chat_id:\d+}/people")
 async def people_list(request: web.Request) -> web.Response:
+    """The chat's members, most active first, a page at a time (`?offset=&limit=`)."""
     chat = await chat_of(request)
-    records = await _persons(request).records(chat.id)
+    shown = paging.window(request.query)
+    records = await _persons(request).records(chat.id, shown.limit + 1, shown.offset)
+    more = len(records) > shown.limit
+    records = records[: shown.limit]
     rows = [
         [
             link(f"/chats/{chat.id}/people/{r.person_id}", f"#{r.person_id}"),
@@ -71,12 +79,15 @@ async def people_list(request: web.Request) -> web.Response:
         ]
         for r in records
     ]
+    pager = paging.pager(request, f"/chats/{chat.id}/people", shown, len(records), more, "people")
     body = h(
-        "{}{}",
+        "{}{}{}{}",
         chat_nav(chat.id, chat_title(chat)),
+        pager,
         table(
             ["id", "name", "also called", "user id", "messages", "facts", "last seen", ""], rows, "nobody yet"
         ),
+        pager,
     )
     return page(
         request, f"People of {chat_title(chat)}", body, heading=h("People of {}", bdi(chat_title(chat)))
@@ -133,38 +144,67 @@ def _forget_link(base: str, record: PersonRecord) -> Safe | str:
 
 
 async def _merge_form(request: web.Request, chat: ChatRef, record: PersonRecord) -> Safe:
-    """The form merging another member of the chat (a second account, a duplicate) into `record`."""
-    others = {
-        str(r.person_id): f"#{r.person_id} {r.name} ({r.platform_user_id})"
-        for r in await _persons(request).records(chat.id)
-        if r.person_id != record.person_id
-    }
-    if not others:
-        return h('<p class="muted">nobody else in this chat to merge</p>')
+    """The form merging another member of the chat (a second account, a duplicate) into `record`, by
+    person id; a search (`?find=`) lists a few members whose id or name matches, each a link that fills
+    the id in (never the whole chat: it may have tens of thousands of members)."""
+    base = f"/chats/{chat.id}/people/{record.person_id}"
+    find = request.query.get("find", "").strip()
+    search = h(
+        '<form method="get" action="{}" class="block">{} <button>Search</button></form>{}',
+        base,
+        text_input("find", find, "find a member by name or id", 16),
+        await _merge_matches(request, chat, record, find) if find else "",
+    )
     fields = h(
         "{} <label>{} really merge: their aliases, facts, timeline and messages become this person's "
         "(cannot be undone)</label> ",
-        select("merged", others, "", "account to merge into this person"),
+        text_input("merged", request.query.get("merged", ""), "person id (#) to merge into this person", 8),
         Safe('<input type="checkbox" name="confirm" value="yes">'),
     )
-    return form(
-        request,
-        f"/chats/{chat.id}/people/{record.person_id}/merge",
-        fields,
-        "Merge",
-        danger=True,
-        inline=False,
-    )
+    return join((search, form(request, f"{base}/merge", fields, "Merge", danger=True, inline=False)))
+
+
+async def _merge_matches(request: web.Request, chat: ChatRef, record: PersonRecord, find: str) -> Safe:
+    """The members `find` names (at most MAX_MATCHES), each a link filling its id into the merge form."""
+    found = await _persons(request).find(chat.id, find, MAX_MATCHES + 1)
+    base = f"/chats/{chat.id}/people/{record.person_id}"
+    rows = [
+        [
+            link(url(base, find=find, merged=r.person_id), f"#{r.person_id}"),
+            r.name,
+            r.platform_user_id,
+            r.message_count,
+            "this person" if r.person_id == record.person_id else ("bot" if r.is_bot else ""),
+        ]
+        for r in found[:MAX_MATCHES]
+    ]
+    none = f"no member of this chat matches {truncate(find, 40)!r}"
+    more = h('<p class="muted">only the first {} shown: refine the search</p>', MAX_MATCHES)
+    matches = table(["id", "name", "user id", "messages", ""], rows, none)
+    return join((matches, more if found[MAX_MATCHES:] else ""))
+
+
+def _merged_id(value: str) -> int:
+    """The person id the merge form names (`12` or `#12`); a clear error for anything else."""
+    bare = value.strip().removeprefix("#").strip()
+    if not bare:
+        raise PersonAdminError("give the id of the person to merge into this one (search by name to find it)")
+    person_id = stored_int(bare)
+    if person_id is None:
+        raise PersonAdminError(
+            f"{truncate(value.strip(), 40)!r} is not a person id: give the #id of the person to merge "
+            "(search by name to find it)"
+        )
+    return person_id
 
 
 @routes.post(PERSON + "/merge")
 async def person_merge(request: web.Request) -> web.Response:
-    """Merge the member the form names into the person of the path (`qunyi people merge`)."""
+    """Merge the member the form names (`merged`: a person id) into the person of the path (`qunyi
+    people merge`)."""
     chat, record = await _person(request)
     data = await request.post()
-    merged_id = int_param(str(data.get("merged") or ""), "merged")
-    if merged_id is None:
-        raise PersonAdminError("choose the account to merge into this person")
+    merged_id = _merged_id(str(data.get("merged") or ""))
     if data.get("confirm") != "yes":
         raise PersonAdminError("tick 'really merge' to merge the two")
     persons = _persons(request)

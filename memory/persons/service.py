@@ -7,6 +7,8 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from memory.context.person_provider import PersonCardProvider, SpeakerNames
 from memory.context.recent import RecentWindowProvider
 from memory.persons import store
@@ -15,6 +17,7 @@ from memory.persons.aliases import Resolution
 from memory.persons.card import render_card
 from memory.persons.config import PersonsConfig
 from memory.persons.consolidate import PersonConsolidator
+from memory.persons.member_search import MAX_MATCHES, find_members
 from memory.persons.observe import PersonObserver
 from memory.persons.resolver import PersonResolver
 from memory.persons.store import PersonRecord
@@ -73,16 +76,17 @@ class PersonMemory:
         async with self.db.read() as session:
             return await store.person_record(session, chat_id, person_id)
 
-    async def records(self, chat_id: int, limit: int | None = None) -> list[PersonRecord]:
-        """The chat's members, most active first."""
+    async def records(self, chat_id: int, limit: int | None = None, offset: int = 0) -> list[PersonRecord]:
+        """The chat's members, most active first (`limit` of them from `offset`, or all)."""
         async with self.db.read() as session:
-            ids = await store.member_ids(session, chat_id)
-            found = []
-            for person_id in ids[:limit] if limit else ids:
-                record = await store.person_record(session, chat_id, person_id)
-                if record is not None:
-                    found.append(record)
-            return found
+            ids = await store.member_ids(session, chat_id, limit=limit or None, offset=offset)
+            return await _records_of(session, chat_id, ids)
+
+    async def find(self, chat_id: int, text: str, limit: int = MAX_MATCHES) -> list[PersonRecord]:
+        """At most `limit` members of the chat that `text` names: their id (`#12`), their user id, or
+        part of a name (`member_search`), most active first."""
+        async with self.db.read() as session:
+            return await _records_of(session, chat_id, await find_members(session, chat_id, text, limit))
 
     async def card(self, chat_id: int, person_id: int) -> str | None:
         """The rendered card, within the configured budget."""
@@ -107,6 +111,16 @@ class PersonMemory:
                     records = [record]
                     break
         return WhoAnswer(resolution, records)
+
+
+async def _records_of(session: AsyncSession, chat_id: int, person_ids: list[int]) -> list[PersonRecord]:
+    """The records of these members of the chat, in order (one no longer a member is left out)."""
+    found = []
+    for person_id in person_ids:
+        record = await store.person_record(session, chat_id, person_id)
+        if record is not None:
+            found.append(record)
+    return found
 
 
 _ATTACHED: weakref.WeakKeyDictionary[MemoryService, PersonMemory] = weakref.WeakKeyDictionary()

@@ -411,16 +411,19 @@ async def person_record(
     """The person as chat `chat_id` knows them, or None when they are not a member of it."""
     row = (
         await session.execute(
-            select(Person, ChatMember)
+            select(Person, ChatMember, PersonChatName.person_name)
             .join(ChatMember, and_(ChatMember.person_id == Person.id, ChatMember.chat_id == chat_id))
+            .outerjoin(
+                PersonChatName,
+                and_(PersonChatName.person_id == Person.id, PersonChatName.chat_id == chat_id),
+            )
             .where(Person.id == person_id)
         )
     ).first()
     if row is None:
         return None
-    person, member = row
-    names = await chat_names(session, chat_id)
-    name = names.get(person_id) or member.card or person.nickname or person.platform_user_id
+    person, member, chat_name = row
+    name = chat_name or member.card or person.nickname or person.platform_user_id
     aliases = await aliases_of(session, chat_id, person_id)
     all_facts = await facts_of(session, chat_id, [person_id], current_only=False)
     current = [f for f in all_facts if f.superseded_at is None]
@@ -450,11 +453,15 @@ async def person_record(
     )
 
 
-async def member_ids(session: AsyncSession, chat_id: int) -> list[int]:
-    """A chat's members, most active first."""
+async def member_ids(
+    session: AsyncSession, chat_id: int, *, limit: int | None = None, offset: int = 0
+) -> list[int]:
+    """A chat's members, most active first (`limit` of them from `offset`, or all)."""
     rows = await session.scalars(
         select(ChatMember.person_id)
         .where(ChatMember.chat_id == chat_id)
         .order_by(ChatMember.message_count.desc(), ChatMember.person_id)
+        .limit(limit)
+        .offset(offset or None)
     )
     return list(rows.all())

@@ -314,7 +314,11 @@ async def test_people_rename_merge_and_forget_through_the_forms(page: Page, cons
     await expect(heading(page)).to_have_text(f"阿明哥 (#{people['u2']})")
 
     await page.goto(f"{console.base}/chats/{g1}/people/{people['u1']}")
-    await page.get_by_label("account to merge into this person").select_option(str(people["u3"]))
+    await page.get_by_label("find a member by name or id").fill("小号")
+    await page.get_by_role("button", name="Search").click()
+    await page.get_by_role("link", name=f"#{people['u3']}", exact=True).click()
+    merged = page.get_by_label("person id (#) to merge into this person")
+    await expect(merged).to_have_value(str(people["u3"]))
     await page.get_by_label("really merge").check()
     await page.get_by_role("button", name="Merge").click()
     await expect(page).to_have_url(f"{console.base}/chats/{g1}/people/{people['u1']}")
