@@ -331,7 +331,17 @@ class Database:
             _BEGUN.reset(token)
 
     async def close(self) -> None:
-        """Close every connection, then let go of what `open` was given to hold."""
+        """Close every connection, then let go of what `open` was given to hold. A cancellation (Ctrl-C
+        while a command finishes) waits for the closing to end, then goes on: a connection cut off while
+        it closed was logged as an error with a traceback, and the connections after it left open."""
+        closing = asyncio.ensure_future(self._close())
+        try:
+            await asyncio.shield(closing)
+        except asyncio.CancelledError:
+            await asyncio.wait([closing])  # a second cancellation gives up waiting
+            raise
+
+    async def _close(self) -> None:
         try:
             await self._reader.dispose()
             await self._writer.dispose()
