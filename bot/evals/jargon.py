@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import random
 import tempfile
 import time
@@ -37,6 +36,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
+from bot.evals.data_files import DataError, read_json
 from memory.jargon import dictionary
 from memory.jargon.types import Candidate, MinerMessage
 from memory.service import MemoryService
@@ -63,11 +63,16 @@ class StreamMessage:
 
 def load_terms(path: Path) -> dict[str, list[str]]:
     """`{term: {"example": [sentences]}}` → `{term: sentences}` (terms without examples kept)."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = read_json(path)
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected an object of terms")
+        raise DataError(f"{path}: expected an object of terms")
     terms: dict[str, list[str]] = {}
     for term, entry in data.items():
+        if entry is not None and not isinstance(entry, dict):
+            raise DataError(
+                f"{path}: term {term!r} should be an object with an 'example' list, "
+                f"not {type(entry).__name__}"
+            )
         examples = (entry or {}).get("example", [])
         if isinstance(examples, str):  # one sentence, not a list of characters
             examples = [examples]
@@ -77,15 +82,15 @@ def load_terms(path: Path) -> dict[str, list[str]]:
 
 def load_filler(path: Path) -> list[list[str]]:
     """LCCC dialogues (every split) with each utterance's space-separated characters joined."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = read_json(path)
     splits = data.items() if isinstance(data, dict) else [(0, data)]
     dialogues: list[list[str]] = []
     for name, split in splits:
         if not isinstance(split, list):
-            raise ValueError(f"{path}: split {name!r} is not a list of dialogues")
+            raise DataError(f"{path}: split {name!r} is not a list of dialogues")
         for number, dialogue in enumerate(split, 1):
             if not isinstance(dialogue, list):  # a string would be read a character a turn
-                raise ValueError(f"{path}: dialogue {number} of split {name!r} is not a list of turns")
+                raise DataError(f"{path}: dialogue {number} of split {name!r} is not a list of turns")
             turns = ["".join(str(turn).split()) for turn in dialogue]
             turns = [t for t in turns if t]
             if turns:

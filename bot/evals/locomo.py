@@ -21,7 +21,6 @@ the ranking. `per_conversation` gives the spread behind the means.
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 import tempfile
 import time
@@ -31,6 +30,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from bot.evals.data_files import DataError, read_json
 from memory.clock import ManualClock
 from memory.embeddings.backfill import backfill_all
 from memory.jargon.explain import JargonExplainer
@@ -48,10 +48,6 @@ RANKING_DEPTH = 100
 TURN_CATEGORIES = (1, 2, 3, 4)
 _DIA = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
 _SESSION_KEY = re.compile(r"session_(\d+)$")
-
-
-class DataError(ValueError):
-    """The LoCoMo file is missing or not in the expected shape."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,10 +88,7 @@ def evidence_ids(raw: Iterable[str]) -> tuple[str, ...]:
 
 
 def load_conversations(path: Path) -> list[Conversation]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise DataError(f"cannot read {path}: {exc}") from exc
+    data = read_json(path)
     if not isinstance(data, list):
         raise DataError(f"{path} should hold a list of conversations")
     try:

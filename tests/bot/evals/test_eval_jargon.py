@@ -144,3 +144,29 @@ def test_cli_on_shared_dev_data_sample() -> None:
     for key in ("precision", "recall", "f1"):
         assert 0.0 <= out[key] <= 1.0
     assert out["f1"] >= 0.3  # a sanity floor far below the full-dev number, not a tuned target
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ('{"yyds": 5}', "term 'yyds' should be an object with an 'example' list, not int"),
+        ('{"yyds": ["这个真的yyds"]}', "term 'yyds' should be an object with an 'example' list, not list"),
+        (b"\xbe\xef\x00 binary", "is not UTF-8 text"),
+        ("", "is not valid JSON"),
+    ],
+)
+def test_a_terms_file_that_is_no_dictionary_of_terms_is_named_with_what_is_wrong(
+    tmp_path: Path, content: str | bytes, said: str
+) -> None:
+    """Found by the fifth QA pass: a term whose entry was not an object said only "'int' object has no
+    attribute 'get'", and a file that was not UTF-8 or empty did not say which file."""
+    terms = tmp_path / "词 表.json"
+    if isinstance(content, bytes):
+        terms.write_bytes(content)
+    else:
+        terms.write_text(content, encoding="utf-8")
+    result = CliRunner().invoke(
+        cli, ["eval", "jargon", "--terms", str(terms), "--filler", str(FIXTURES / "filler.json")]
+    )
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert f"{terms}" in result.output and said in result.output

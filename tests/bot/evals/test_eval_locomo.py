@@ -130,6 +130,17 @@ def test_cli_rejects_a_bad_file(tmp_path: Path) -> None:
     assert result.exit_code != 0 and "list of conversations" in result.output
 
 
+def test_a_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    """Found by the fifth QA pass: a binary --data file said only "'utf-8' codec can't decode byte
+    0xbe…", not which file."""
+    bad = tmp_path / "对话 数据.json"
+    bad.write_bytes(b"\xbe\xef\x00 binary")
+    with pytest.raises(DataError, match="it is not UTF-8 text"):
+        load_conversations(bad)
+    result = CliRunner().invoke(cli, ["eval", "locomo", "--data", str(bad)])
+    assert result.exit_code == 2 and f"cannot read {bad}: it is not UTF-8 text" in result.output
+
+
 def test_dev_split_loads_when_present() -> None:
     if not DEV.is_file():
         pytest.skip(f"LoCoMo dev split not found at {DEV} (read-only shared data, not in the repo)")
