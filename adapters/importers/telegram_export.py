@@ -78,8 +78,9 @@ def iter_messages(
                 continue
             try:
                 chat_id, kind = _chat_id(chat)
-            except ValueError as exc:
-                yield ImportIssue(str(path), where, str(exc))
+            except ValueError as exc:  # one issue for the chat, saying how many messages it holds
+                reason = f"{exc}: none of its {messages.count} messages is imported"
+                yield ImportIssue(str(path), where.removesuffix(".") or "the chat", reason)
                 done += messages.count
                 continue
             chat_name = _name(chat.get("name"))

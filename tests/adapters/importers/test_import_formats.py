@@ -430,6 +430,22 @@ def test_a_negative_telegram_chat_id_not_in_bot_api_form_is_a_clear_issue(
     assert issue.kind is IssueKind.MALFORMED and f"chat id {raw}" in issue.reason
 
 
+@pytest.mark.parametrize("raw", [None, "55", 5.5])
+def test_a_telegram_chat_without_an_id_says_how_many_messages_it_kept_out(
+    raw: object, tmp_path: Path
+) -> None:
+    """Found by the fifth QA pass: a one-chat export without an integer id was reported as
+    "result.json:: malformed: chat id must be an integer, got None", counted as one malformed entry
+    skipped while none of its messages was imported."""
+    items = list(iter_import("telegram", _telegram_export(tmp_path, id=raw)))
+    assert not [i for i in items if isinstance(i, ChatMessage)]
+    [issue] = [i for i in items if isinstance(i, ImportIssue)]
+    assert str(issue) == (
+        f"{tmp_path / 'result.json'}:the chat: malformed: chat id must be an integer, got {raw!r}: "
+        "none of its 2 messages is imported"
+    )
+
+
 @pytest.mark.parametrize("name", [["a"], {"first": "Bob"}, 7])
 def test_a_telegram_sender_name_that_is_no_string_is_left_out_not_written_as_python(
     name: object, tmp_path: Path
