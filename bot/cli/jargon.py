@@ -23,6 +23,7 @@ from bot.cli.options import (
     runtime_options,
 )
 from bot.cli.printing import chat_label
+from memory.atomic_write import write_atomically
 from memory.context.render import forward_marked
 from memory.jargon import dictionary, transfer
 from memory.jargon.dictionary import Decision, EntryView, JargonError
@@ -363,7 +364,7 @@ def export_command(
         click.echo(text, nl=False)
     else:
         try:
-            path.write_text(text, encoding="utf-8")
+            write_atomically(path, text)
         except OSError as exc:
             raise click.ClickException(f"cannot write {path}: {exc.strerror or exc}") from None
         click.echo(f"exported {len(entries)} entries to {path}")

@@ -30,7 +30,6 @@ import itertools
 import logging
 import os
 import re
-import tempfile
 import threading
 import unicodedata
 from collections.abc import Callable, Iterator
@@ -39,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from memory.atomic_write import TEMP_PREFIX, TEMP_SUFFIX, write_atomically
 from memory.notes.embeds import collapse, expand
 from memory.notes.errors import NoteChanged, NoteError, NoteNotFound, PassageNotFound
 from memory.notes.links import link_targets, rewrite_target
@@ -51,7 +51,6 @@ log = logging.getLogger(__name__)
 SUFFIX = ".md"
 LOCK_FILE = ".lock"
 MOVED_FILE = ".moved"
-TEMP_PREFIX, TEMP_SUFFIX = ".tmp-", ".part"  # a note being written, renamed to its name when whole
 MAX_MOVES = 64  # a chain of folders merged on into others that is longer is taken as a loop
 MAX_NOTE_CHARS = 100_000
 # A note moved in under a taken name is `<name> (<label>)`: labels are cut to this many characters.
@@ -305,7 +304,7 @@ class NoteStore:
                 else:
                     os.replace(source._path(old), self._path(new))
             if self.root.parent == source.root.parent:
-                _write_file(source.root / MOVED_FILE, self.root.name)
+                write_atomically(source.root / MOVED_FILE, self.root.name)
             self._refresh()
             source._refresh()
         return list(names.items())
@@ -354,7 +353,7 @@ class NoteStore:
         return folder_lock(self.root)
 
     def _write(self, name: str, text: str) -> None:
-        _write_file(self._path(name), text)
+        write_atomically(self._path(name), text)
 
     def _follow_moves(self) -> None:
         """Point the store at the folder its notes were moved to, if they were (under `_index_lock`)."""
@@ -454,7 +453,7 @@ def folder_lock(root: Path, *, create: bool = True) -> Iterator[None]:
 
 
 def is_temporary(file_name: str) -> bool:
-    """Whether `file_name` is a note write's temporary file (`_write_file`), not a note."""
+    """Whether `file_name` is a note write's temporary file (`write_atomically`), not a note."""
     return file_name.startswith(TEMP_PREFIX) and file_name.endswith(TEMP_SUFFIX)
 
 
@@ -480,20 +479,6 @@ def moved_to(root: Path) -> Path:
             log.warning("notes folder %s: its %s files lead round or on too far; ignored", root, MOVED_FILE)
             return root
         seen.append(following)
-
-
-def _write_file(path: Path, text: str) -> None:
-    """Replace `path` atomically with `text` (a temporary file beside it, fsynced, then renamed)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _free_name(name: str, label: str, taken: set[str]) -> str:

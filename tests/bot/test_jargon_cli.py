@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from bot.cli.main import cli
 from memory.service import MemoryService
 from memory.storage import Database
+from tests.bot.test_run_cli import python
 from tests.memory.jargon.jargon_helpers import mine, record
 
 
@@ -81,6 +82,36 @@ def test_export_to_a_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert f"cannot write {target}: No such file or directory" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+# `qunyi jargon export` where a file may grow to at most LIMIT bytes (as on a full disk: EFBIG)
+FULL_DISK_EXPORT = """
+import resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[3]), int(sys.argv[3])))
+from bot.cli.main import cli
+cli(["jargon", "export", sys.argv[2], "--data-dir", sys.argv[1]])
+"""
+
+
+def test_an_export_that_cannot_be_written_whole_leaves_the_previous_export_as_it_was(tmp_path: Path) -> None:
+    """Found by the fifth QA pass: `jargon export` wrote over the previous export in place, so a disk
+    that filled up (or Ctrl-C) midway left a cut file where the good export had been."""
+    data, rows = tmp_path / "data", tmp_path / "词 典.csv"
+    rows.write_text(
+        "content,meaning\n" + "".join(f"词{i},{'很长的含义' * 20}\n" for i in range(2000)), encoding="utf-8"
+    )
+    _cli(data, "import", str(rows))
+    previous = tmp_path / "导出 dict.csv"
+    previous.write_text("content,meaning\n上次,上次导出的\n", encoding="utf-8")
+    previous.chmod(0o644)
+    full = python("-c", FULL_DISK_EXPORT, str(data), str(previous), "200000")
+    assert full.returncode == 1 and f"cannot write {previous}: File too large" in full.stderr, full.stderr
+    assert previous.read_text(encoding="utf-8") == "content,meaning\n上次,上次导出的\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "导出 dict.csv", "词 典.csv"]
+    _cli(data, "export", str(previous))
+    assert previous.read_text(encoding="utf-8").count("很长的含义" * 20) == 2000
+    assert previous.stat().st_mode & 0o777 == 0o644, "the export kept the file's permissions"
 
 
 def test_import_reports_a_row_too_big_or_an_unclosed_quote_and_loads_the_others(tmp_path: Path) -> None:
