@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
 from bot.cli.options import open_config, runtime_options
+from bot.cli.printing import write_output
 from bot.evals.disentangle import DataError, evaluate, format_clusters, load_chats
 from memory.topics import Disentangler
 
@@ -41,8 +43,12 @@ def command(
     except DataError as exc:
         raise click.UsageError(str(exc)) from None
     report, predictions = evaluate(chats, lambda: Disentangler(params))
-    if out is not None:
-        out.write_text(format_clusters(predictions), encoding="utf-8")
+    _print(report, as_json)
+    if out is not None:  # after the report, which a file that cannot be written does not cost
+        write_output(out, format_clusters(predictions))
+
+
+def _print(report: dict[str, Any], as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(report, indent=1))
         return

@@ -22,8 +22,7 @@ from bot.cli.options import (
     run_async,
     runtime_options,
 )
-from bot.cli.printing import chat_label
-from memory.atomic_write import write_atomically
+from bot.cli.printing import chat_label, write_output
 from memory.context.render import forward_marked
 from memory.jargon import dictionary, transfer
 from memory.jargon.dictionary import Decision, EntryView, JargonError
@@ -363,10 +362,7 @@ def export_command(
     if str(path) == "-":
         click.echo(text, nl=False)
     else:
-        try:
-            write_atomically(path, text)
-        except OSError as exc:
-            raise click.ClickException(f"cannot write {path}: {exc.strerror or exc}") from None
+        write_output(path, text)
         click.echo(f"exported {len(entries)} entries to {path}")
 
 

@@ -1,5 +1,5 @@
 """How commands print: through rich without letting chat text act as markup (`[/]`) or emoji codes
-(`:fire:`), sizes, commands to paste, and chats by their keys."""
+(`:fire:`), sizes, commands to paste, and chats by their keys; and how they write an output file."""
 
 from __future__ import annotations
 
@@ -7,10 +7,12 @@ import shlex
 from collections.abc import Mapping
 from pathlib import Path
 
+import click
 from rich.console import Console
 from rich.text import Text
 
 from adapters.importers import ImportIssue
+from memory.atomic_write import write_atomically
 
 
 def print_literal(console: Console, text: str, style: str = "") -> None:
@@ -22,6 +24,16 @@ def print_literal(console: Console, text: str, style: str = "") -> None:
 def print_skipped(console: Console, issue: ImportIssue) -> None:
     """Report an entry that was not imported (its location and reason come from the file)."""
     print_literal(console, f"skipped {issue}", "yellow")
+
+
+def write_output(path: Path, text: str) -> None:
+    """Write a command's output file whole or not at all (`write_atomically`): a folder that is
+    missing, a full disk or a refused write is a one-line error, and a file that was there before is
+    left as it was."""
+    try:
+        write_atomically(path, text)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def size_text(size: int) -> str:

@@ -107,3 +107,14 @@ def test_config_disentangle_section_drives_the_eval(tmp_path: Path) -> None:
     assert biased.exit_code == 0, biased.output
     report = json.loads(biased.output)
     assert report["n_predicted_conversations"] > default["n_predicted_conversations"]
+
+
+def test_an_out_file_that_cannot_be_written_is_a_clear_error_after_the_report(tmp_path: Path) -> None:
+    """Found by the fifth QA pass: `--out` in a folder that does not exist ended the evaluation with a
+    FileNotFoundError traceback, and its report was never printed."""
+    out = tmp_path / "没有 的目录" / "pred.txt"
+    result = CliRunner().invoke(cli, ["eval", "disentangle", "--data", str(FIXTURE), "--out", str(out)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "one-to-one" in result.output
+    assert f"cannot write {out}: No such file or directory" in result.output
+    assert not out.parent.exists()
