@@ -88,6 +88,8 @@ async def import_command(
     Idempotent: importing the same file twice adds nothing."""
     if platform is not None and fmt != "replay":
         raise click.UsageError("--platform is for the replay format (the other exports name their platform)")
+    if chat_id is not None and fmt != "qq":
+        raise click.UsageError(f"--chat-id is for the qq format (a {fmt} export names its chats)")
     console = Console()
     config = open_config(config_path)
     progress = Progress(

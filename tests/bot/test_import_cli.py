@@ -243,6 +243,23 @@ def test_a_replay_log_is_imported_under_the_platform_given(tmp_path: Path) -> No
     assert wrong.exit_code == 2 and "--platform is for the replay format" in wrong.output
 
 
+@pytest.mark.parametrize("fmt", ["telegram", "discord", "replay"])
+def test_a_chat_id_for_an_export_that_names_its_chats_is_refused_before_anything_is_imported(
+    fmt: str, tmp_path: Path
+) -> None:
+    """Found by the fifth QA pass: `--chat-id` (the group number of a QQ text export) given with
+    another format was ignored without a word: the messages went to the export's own chat."""
+    export = tmp_path / "导出 文件.json"
+    export.write_text("{}", encoding="utf-8")
+    data = tmp_path / "d"
+    args = ["import", fmt, str(export), "--chat-id", "-1001234", "--data-dir", str(data), "--no-progress"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2 and f"--chat-id is for the qq format (a {fmt} export names its chats)" in (
+        result.output
+    )
+    assert not data.exists()
+
+
 def test_importing_the_same_history_after_a_forget_with_messages_brings_none_of_them_back(
     tmp_path: Path,
 ) -> None:
