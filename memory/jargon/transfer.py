@@ -110,12 +110,16 @@ def parse(text: str, fmt: Format) -> tuple[list[tuple[int, ImportRow]], list[tup
             data = untrusted_json.loads(text)
         except json.JSONDecodeError as exc:
             raise JargonError(f"invalid JSON: {exc}") from None
-        if isinstance(data, dict):
+        if isinstance(data, dict) and data.keys() == {"entries"} and isinstance(data["entries"], list):
+            raws = data["entries"]  # what the console's `GET /api/jargon` answers
+        elif isinstance(data, dict):
             raws = [{"content": k, "meaning": v} for k, v in data.items()]
         elif isinstance(data, list):
             raws = data
         else:
-            raise JargonError("a JSON dictionary is a list of objects or an object {term: meaning}")
+            raise JargonError(
+                'a JSON dictionary is a list of objects, {"entries": [objects]} or an object {term: meaning}'
+            )
     else:
         raws = _csv_rows(text.lstrip("\ufeff"))
     rows: list[tuple[int, ImportRow]] = []

@@ -114,6 +114,22 @@ def test_an_export_that_cannot_be_written_whole_leaves_the_previous_export_as_it
     assert previous.stat().st_mode & 0o777 == 0o644, "the export kept the file's permissions"
 
 
+def test_the_entries_the_console_api_lists_import_as_entries(tmp_path: Path) -> None:
+    """Found by the fifth QA pass: what `GET /api/jargon` answers, `{"entries": [...]}`, saved and
+    imported, was read as the `{term: meaning}` form: one row, the term "entries", refused with
+    "'meaning' must be text, not a list"."""
+    data = tmp_path / "data"
+    xswl, awsl = _seed(data)
+    _cli(data, "approve", str(xswl), "--meaning", "笑死我了")
+    listed = json.loads(_cli(data, "list", "--json"))  # each entry's to_json(), as the API's
+    saved = tmp_path / "api 答复.json"
+    saved.write_text(json.dumps({"entries": listed}, ensure_ascii=False), encoding="utf-8")
+    _cli(data, "delete", str(xswl), str(awsl))
+    assert "created 2, updated 0, errors 0" in _cli(data, "import", str(saved), "--chat", "test:g1")
+    back = {e["content"]: (e["meaning"], e["status"]) for e in json.loads(_cli(data, "list", "--json"))}
+    assert back == {"xswl": ("笑死我了", "approved"), "awsl": ("", "candidate")}
+
+
 def test_import_reports_a_row_too_big_or_an_unclosed_quote_and_loads_the_others(tmp_path: Path) -> None:
     data = tmp_path / "data"
     rows = ["content,meaning", "开炉,吃火锅", "巨," + "长" * 140_000, '"团建,公司聚餐', "摸鱼,上班偷懒"]
