@@ -17,7 +17,7 @@ from memory.persons.aliases import Resolution
 from memory.persons.card import render_card
 from memory.persons.config import PersonsConfig
 from memory.persons.consolidate import PersonConsolidator
-from memory.persons.member_search import MAX_MATCHES, find_members
+from memory.persons.member_search import MAX_MATCHES, find_members, member_by_id
 from memory.persons.observe import PersonObserver
 from memory.persons.resolver import PersonResolver
 from memory.persons.store import PersonRecord
@@ -105,11 +105,10 @@ class PersonMemory:
             record = await self.record(chat_id, int(match.person_id))
             if record is not None:
                 records.append(record)
-        if not records:
-            for record in await self.records(chat_id):
-                if name.strip().lstrip("@#") in (record.platform_user_id, str(record.person_id)):
-                    records = [record]
-                    break
+        if not records:  # by user id or person id, looked up, never by reading every member
+            async with self.db.read() as session:
+                person_id = await member_by_id(session, chat_id, name)
+                records = await _records_of(session, chat_id, [] if person_id is None else [person_id])
         return WhoAnswer(resolution, records)
 
 
