@@ -11,9 +11,6 @@ from multidict import MultiMapping
 from bot.web.context import int_param
 from bot.web.html import Safe, h, join, link, url
 
-DEFAULT_LIMIT = 100
-MAX_LIMIT = 1000
-
 
 @dataclass(frozen=True, slots=True)
 class Window:
@@ -21,6 +18,10 @@ class Window:
 
     offset: int
     limit: int
+
+
+DEFAULT_LIMIT = 100  # rows a page shows when the query does not say (`?limit=`)
+MAX_LIMIT = 1000  # the most rows a page shows, whatever the query says
 
 
 def window(query: MultiMapping[str], default: int = DEFAULT_LIMIT, maximum: int = MAX_LIMIT) -> Window:
