@@ -11,6 +11,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from adapters.neutral import holds_nothing
 from memory import untrusted_json
 from memory.types import ChatMessage
 
@@ -43,6 +44,18 @@ MessageIterator = Iterator[ImportItem]
 
 class ImportFileError(ValueError):
     """The file as a whole cannot be read as the format (not JSON, wrong shape, unreadable)."""
+
+
+HOLDS_NOTHING = "empty message (only control or invisible characters)"
+
+
+def kept(message: ChatMessage, source: str, location: str) -> ImportItem:
+    """`message`, or a SKIPPED issue at `location` when it holds nothing (`holds_nothing`: its text, as
+    kept, blank or only control and invisible characters), as every live adapter passes such a message
+    over: imported, it was an empty message in the chat's memory."""
+    if holds_nothing(message.text):
+        return ImportIssue(source, location, HOLDS_NOTHING, IssueKind.SKIPPED)
+    return message
 
 
 def id_clash(source: str, message: ChatMessage) -> ImportIssue:
@@ -149,6 +162,6 @@ def convert_entries(
             continue
         if isinstance(item, str):
             yield ImportIssue(str(source), location, item, IssueKind.SKIPPED)
-        else:
-            senders[item.message_id] = item.sender_id
-            yield item
+            continue
+        senders[item.message_id] = item.sender_id
+        yield kept(item, str(source), location)

@@ -28,8 +28,10 @@ from adapters.importers.base import (
     IssueKind,
     MessageIterator,
     Progress,
+    kept,
     load_json,
 )
+from adapters.neutral import holds_nothing
 from adapters.onebot_v11.event import (
     PLATFORM,
     MessageEvent,
@@ -145,7 +147,7 @@ def _iter_json(
             yield ImportIssue(str(path), location, str(exc))
             continue
         known[(message.chat_kind.value, message.chat_id, message.message_id)] = ReplyInfo(message.sender_id)
-        yield message
+        yield kept(message, str(path), location)
 
 
 # -- message-manager text ------------------------------------------------------------------------------
@@ -177,7 +179,7 @@ def _iter_txt(
             yield ImportIssue(str(path), location, "system message", IssueKind.SKIPPED)
             continue
         content = "\n".join(body).strip("\n")
-        if not content.strip():
+        if holds_nothing(content):
             yield ImportIssue(str(path), location, "empty message", IssueKind.SKIPPED)
             continue
         try:

@@ -17,7 +17,7 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
-from adapters.importers.base import ImportFileError, ImportIssue, MessageIterator, Progress, parse_time
+from adapters.importers.base import ImportFileError, ImportIssue, MessageIterator, Progress, kept, parse_time
 from adapters.neutral import as_id, forwarded_flag
 from memory import untrusted_json
 from memory.types import ChatMessage, InvalidMessage, Segment, SegmentKind
@@ -48,7 +48,7 @@ def iter_messages(
                     continue
                 try:
                     text = raw.removesuffix(b"\n").decode("utf-8-sig" if number == 1 else "utf-8")
-                    yield parse_record(text, platform, default_tz)
+                    yield kept(parse_record(text, platform, default_tz), str(path), f"line {number}")
                 except ValueError as exc:  # InvalidMessage, JSON and Unicode errors are ValueErrors
                     yield ImportIssue(str(path), f"line {number}", _reason(exc))
     except OSError as exc:
