@@ -40,6 +40,7 @@ from adapters.onebot_v11.event import (
     private_peer,
     to_chat_message,
 )
+from memory.text.saved import UndecodableText, decode_saved
 from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
 
 CHINA = ZoneInfo("Asia/Shanghai")
@@ -84,21 +85,10 @@ def _read_text(path: Path) -> str:
         raw = path.read_bytes()
     except OSError as exc:
         raise ImportFileError(f"{path}: cannot read: {exc}") from exc
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        try:
-            return raw.decode("utf-16")
-        except UnicodeDecodeError as exc:
-            raise ImportFileError(
-                f"{path}: starts with a UTF-16 byte order mark but is not UTF-16 text "
-                f"(byte {exc.start}: {exc.reason})"
-            ) from exc
     try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        try:
-            return raw.decode("gb18030")  # older QQ versions export in the system code page
-        except UnicodeDecodeError as exc:
-            raise ImportFileError(f"{path}: neither UTF-8, UTF-16 nor GB18030 text") from exc
+        return decode_saved(raw)
+    except UndecodableText as exc:
+        raise ImportFileError(f"{path}: {exc}") from exc
 
 
 # -- JSON dumps ----------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from memory.jargon.dictionary import Decision, EntryView, JargonError
 from memory.models.jargon import STATUSES
 from memory.service import MemoryService
 from memory.text import truncate
+from memory.text.saved import UndecodableText, decode_saved
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -318,9 +319,11 @@ def import_command(
 
     An exported row of one chat's own dictionary (its chat_id) loads only into that chat."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = decode_saved(path.read_bytes())
+    except OSError as exc:
         raise click.ClickException(f"cannot read {path}: {exc}") from None
+    except UndecodableText as exc:
+        raise click.ClickException(f"cannot read {path}: {exc}; save it as UTF-8") from None
 
     async def action(memory: MemoryService) -> transfer.ImportReport:
         rows, errors = transfer.parse(text, _format(path, fmt))

@@ -249,3 +249,31 @@ def test_an_import_row_whose_chat_id_is_no_number_the_database_holds_is_a_row_er
     assert "row 1: chat_id must be a chat's id or empty, not '²'" in result.output
     assert "row 2: chat_id must be a chat's id or empty, not '99999999999999999999999'" in result.output
     assert [e["content"] for e in json.loads(_cli(data, "list", "--json"))] == ["摸鱼"]
+
+
+def test_import_reads_a_gb18030_csv_as_excel_saves_it_on_chinese_windows(tmp_path: Path) -> None:
+    """A CSV in GB18030 (Excel's default on Chinese Windows) was refused with Python's codec message."""
+    data = tmp_path / "data"
+    path = tmp_path / "dict.csv"
+    path.write_bytes("content,meaning\n开炉,吃火锅\n摸鱼,上班偷懒\n".encode("gb18030"))
+    assert "created 2, updated 0, errors 0" in _cli(data, "import", str(path))
+    listed = json.loads(_cli(data, "list", "--json"))
+    assert {e["content"]: e["meaning"] for e in listed} == {"开炉": "吃火锅", "摸鱼": "上班偷懒"}
+
+
+def test_import_of_a_file_in_no_encoding_it_reads_says_to_save_it_as_utf8(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    path = tmp_path / "dict.csv"
+    path.write_bytes(b"content,meaning\n\xff\xfa,x\n")
+    result = CliRunner().invoke(cli, ["jargon", "import", str(path), "--data-dir", str(data)])
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and str(path) in lines[0] and "save it as UTF-8" in lines[0], result.output
+    assert "codec" not in result.output
+
+
+def test_import_reads_a_json_file_saved_with_a_utf8_byte_order_mark(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    path = tmp_path / "dict.json"
+    path.write_text(json.dumps({"开炉": "吃火锅"}, ensure_ascii=False), encoding="utf-8-sig")
+    assert "created 1, updated 0, errors 0" in _cli(data, "import", str(path))
