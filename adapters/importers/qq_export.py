@@ -40,6 +40,7 @@ from adapters.onebot_v11.event import (
     private_peer,
     to_chat_message,
 )
+from memory.text import loggable
 from memory.text.saved import UndecodableText, decode_saved
 from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
 
@@ -95,6 +96,8 @@ def _read_text(path: Path) -> str:
 
 
 def _entries(root: Any, path: Path) -> list[Any]:
+    if isinstance(root, Mapping) and _failed(root):
+        raise ImportFileError(f"{path}: a failed OneBot API response, not message history: {_why(root)}")
     if isinstance(root, Mapping) and "data" in root and ("status" in root or "retcode" in root):
         root = root["data"]
     if isinstance(root, Mapping) and isinstance(root.get("messages"), list):
@@ -102,6 +105,24 @@ def _entries(root: Any, path: Path) -> list[Any]:
     if isinstance(root, list):
         return root
     raise ImportFileError(f"{path}: expected a list of OneBot messages or an object with 'messages'")
+
+
+def _failed(response: Mapping[str, Any]) -> bool:
+    """Whether a JSON object is an action response saying the action failed (NapCat's saved answer to a
+    history request it could not serve: status "failed", or a non-zero retcode and no data)."""
+    retcode = response.get("retcode")
+    error_code = isinstance(retcode, int) and not isinstance(retcode, bool) and retcode != 0
+    return response.get("status") == "failed" or (error_code and response.get("data") is None)
+
+
+def _why(response: Mapping[str, Any]) -> str:
+    """A failed response's retcode and its `message`/`wording` (each once), one line, cut short."""
+    said = dict.fromkeys(
+        loggable(text.strip())
+        for key in ("wording", "message")
+        if isinstance(text := response.get(key), str) and text.strip()
+    )
+    return f"retcode {response.get('retcode')!r}: " + (" / ".join(said) or "no message given")
 
 
 def _iter_json(

@@ -458,3 +458,45 @@ def test_a_telegram_sender_name_that_is_no_string_is_left_out_not_written_as_pyt
     first, second = [i for i in iter_import("telegram", path) if isinstance(i, ChatMessage)]
     assert (first.sender_name, second.sender_name) == ("", "Bob")  # as a message without `from`
     assert first.chat_name == second.chat_name == ""
+
+
+@pytest.mark.parametrize(
+    ("response", "quoted"),
+    [
+        (
+            {
+                "status": "failed",
+                "retcode": 1200,
+                "data": None,
+                "message": "获取消息失败",
+                "wording": "群不存在",
+            },
+            "retcode 1200: 群不存在 / 获取消息失败",
+        ),
+        (
+            {
+                "status": "failed",
+                "retcode": 100,
+                "message": "bot not in group",
+                "wording": "bot not in group",
+            },
+            "retcode 100: bot not in group",
+        ),
+        (
+            {"retcode": 1404, "data": None, "wording": "不支持的API\n" + "很长" * 300},
+            "retcode 1404: 不支持的API\\x0a很长",
+        ),
+    ],
+)
+def test_a_saved_failed_onebot_response_is_named_as_such_with_its_message(
+    response: dict[str, object], quoted: str, tmp_path: Path
+) -> None:
+    """A NapCat answer saying the history request failed got the generic "expected a list of OneBot
+    messages…"; the error now says what the file is and quotes the response's wording, cut short."""
+    path = tmp_path / "history.json"
+    path.write_text(json.dumps(response, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(ImportFileError) as caught:
+        list(iter_import("qq", path))
+    message = str(caught.value)
+    assert message.startswith(f"{path}: a failed OneBot API response, not message history: {quoted}")
+    assert "\n" not in message and len(message) < len(str(path)) + 300
