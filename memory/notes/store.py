@@ -44,7 +44,7 @@ from memory.notes.errors import NoteChanged, NoteError, NoteNotFound, PassageNot
 from memory.notes.links import link_targets, rewrite_target
 from memory.notes.names import clean_name, is_valid_name
 from memory.notes.weights import NoteScore, compute_weights, low_value, top_hints
-from memory.text import grapheme_start, lone_surrogate_at, truncate
+from memory.text import clean_text, grapheme_start, lone_surrogate_at, truncate
 
 log = logging.getLogger(__name__)
 
@@ -178,8 +178,7 @@ class NoteStore:
         written, so an edit never silently replaces a change it did not see.
         """
         name = clean_name(name)
-        text = collapse(content)
-        _check_text(text)
+        text = _kept_text(collapse(content))
 
         def change(entries: dict[str, _Entry]) -> bool:
             if base is not None:
@@ -198,8 +197,7 @@ class NoteStore:
 
         def change(entries: dict[str, _Entry]) -> None:
             current = _editable(entries, name) if name in entries else ""
-            merged = join_contents(current, addition)
-            _check_text(merged)
+            merged = _kept_text(join_contents(current, addition))
             self._write(name, merged)
 
         await self._mutate(change)
@@ -237,7 +235,7 @@ class NoteStore:
             text = _editable(entries, old)
             if merged:
                 text = join_contents(_editable(entries, new), text)
-            _check_text(text)
+            text = _kept_text(text)
             contents = {other: _editable(entries, other) for other in others}
             self._write(new, rewrite_target(text, old, new))
             for other in others:
@@ -530,9 +528,14 @@ def _editable(entries: dict[str, _Entry], name: str) -> str:
     return entry.content
 
 
-def _check_text(text: str) -> None:
-    if len(text) > MAX_NOTE_CHARS:
-        raise NoteError(f"a note holds at most {MAX_NOTE_CHARS} characters (got {len(text)})")
+def _kept_text(text: str) -> str:
+    """`text` as a note keeps it: without NULs and the other control characters (newlines and tabs
+    kept), as a message keeps its text (`clean_text`). Raises NoteError for a lone surrogate (refused,
+    not dropped: the note is not what was meant) or a note over MAX_NOTE_CHARS."""
     at = lone_surrogate_at(text)
     if at is not None:
         raise NoteError(f"note text is not valid Unicode (a lone surrogate at {at})")
+    text = clean_text(text)
+    if len(text) > MAX_NOTE_CHARS:
+        raise NoteError(f"a note holds at most {MAX_NOTE_CHARS} characters (got {len(text)})")
+    return text

@@ -58,4 +58,7 @@ async def test_write_session_can_set_notes(tmp_path: Path) -> None:
         assert {"note_set", "note_rename"} <= {t.name for t in listed.tools}
         done = await session.call_tool("note_set", {"name": "火锅", "content": "周三 [[小明]]"})
         assert not done.is_error
+        nul = await session.call_tool("note_set", {"name": "规则", "content": "不许\x00刷屏\n\t第二条"})
+        assert not nul.is_error
     assert await NoteStore(tmp_path).get("火锅") == "周三 [[小明]]"
+    assert await NoteStore(tmp_path).get("规则") == "不许刷屏\n\t第二条", "the NUL is dropped"

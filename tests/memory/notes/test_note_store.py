@@ -251,3 +251,19 @@ async def test_a_moved_in_name_shortened_to_fit_keeps_whole_emoji(tmp_path: Path
     assert moves == [(name, "群" * 55 + " (from onebot_v11:group:123)")]
     assert await ours.get(moves[0][1]) == "theirs"
     assert await ours.get(name) == "ours"
+
+
+async def test_control_characters_in_a_note_are_dropped_as_in_messages_newlines_and_tabs_kept(
+    store: NoteStore,
+) -> None:
+    """A NUL (or any other control character) in a note's content was written to its file as is."""
+    await store.set("规则", "不许\x00刷屏\x07\n\t一\x1b[31m二\r\n")
+    assert (store.root / "规则.md").read_text(encoding="utf-8") == "不许刷屏\n\t一[31m二\n"
+    await store.append("规则", "三\x00四")
+    assert await store.get("规则") == "不许刷屏\n\t一[31m二\n\n三四\n"
+
+
+async def test_a_lone_surrogate_in_a_note_is_still_refused_not_dropped(store: NoteStore) -> None:
+    with pytest.raises(NoteError, match="lone surrogate at 2"):
+        await store.set("规则", "不许\ud800刷屏")
+    assert await store.get("规则") is None
