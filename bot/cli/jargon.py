@@ -205,10 +205,8 @@ def show_command(
     entry = data["entry"]
     click.echo(f"{entry['content']}  ×{entry['count']}  [{entry['status']}/{entry['provenance']}]")
     click.echo(f"meaning: {entry['meaning'] or '—'}  is_jargon: {entry['is_jargon']}")
-    click.echo(
-        "counts per chat: "
-        + ", ".join(f"{chat_label(int(c), keys)}: {n}" for c, n in data["chat_counts"].items())
-    )
+    counts = ", ".join(f"{chat_label(int(c), keys)}: {n}" for c, n in data["chat_counts"].items())
+    click.echo(f"counts per chat: {counts or 'none'}")
     for item in data["evidence"]:
         click.echo(f"-- message {item['message_id']} ({chat_label(item['chat_id'], keys)})")
         for m in item["context"]:

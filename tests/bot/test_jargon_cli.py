@@ -277,3 +277,19 @@ def test_import_reads_a_json_file_saved_with_a_utf8_byte_order_mark(tmp_path: Pa
     path = tmp_path / "dict.json"
     path.write_text(json.dumps({"开炉": "吃火锅"}, ensure_ascii=False), encoding="utf-8-sig")
     assert "created 1, updated 0, errors 0" in _cli(data, "import", str(path))
+
+
+def test_show_of_an_entry_counted_in_no_chat_says_none(tmp_path: Path) -> None:
+    """An imported entry, seen in no chat yet, showed "counts per chat: " with nothing after it."""
+    data = tmp_path / "data"
+    path = tmp_path / "dict.csv"
+    path.write_text("content,meaning\n开炉,吃火锅\n", encoding="utf-8")
+    _cli(data, "import", str(path))
+    (entry,) = json.loads(_cli(data, "list", "--json"))
+    assert "counts per chat: none\n" in _cli(data, "show", str(entry["id"]))
+
+
+def test_show_lists_the_counts_per_chat(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    xswl, _ = _seed(data)
+    assert "counts per chat: test:g1: 2\n" in _cli(data, "show", str(xswl))
