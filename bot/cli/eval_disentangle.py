@@ -10,7 +10,8 @@ import click
 
 from bot.cli.options import open_config, runtime_options
 from bot.cli.printing import write_output
-from bot.evals.disentangle import DataError, evaluate, format_clusters, load_chats
+from bot.evals.data_files import DataError
+from bot.evals.disentangle import evaluate, format_clusters, load_chats
 from memory.topics import Disentangler
 
 

@@ -26,6 +26,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
+from bot.evals.data_files import DataError, read_text
 from memory.topics import Disentangler, ThreadMessage
 
 SCORED_FROM = 1000  # the first scored line of the released files
@@ -35,10 +36,6 @@ _RENAME = re.compile(r"^(\S+) is now known as (\S+)")
 
 Cluster = frozenset[Hashable]
 _Node = TypeVar("_Node", bound=Hashable)
-
-
-class DataError(ValueError):
-    """The evaluation data directory is missing, empty or malformed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,13 +164,8 @@ def load_chats(data_dir: Path) -> list[IrcChat]:
         annotation = raw.with_name(f"{stem}.annotation.txt")
         if not annotation.is_file():
             raise DataError(f"missing annotation file for {raw.name}: {annotation.name}")
-        try:
-            lines = raw.read_text(encoding="utf-8", errors="replace").splitlines()
-            annotated = annotation.read_text(encoding="utf-8").splitlines()
-        except UnicodeDecodeError as exc:
-            raise DataError(f"{annotation.name} is not UTF-8 text: {exc}") from None
-        except OSError as exc:
-            raise DataError(f"cannot read {exc.filename}: {exc.strerror}") from None
+        lines = read_text(raw, undecodable="replace").splitlines()
+        annotated = read_text(annotation).splitlines()
         messages = parse_raw(lines, _day(stem))
         try:
             links = parse_links(annotated)
