@@ -35,6 +35,15 @@ def test_a_telegram_message_of_control_characters_only_is_skipped(nothing: str, 
     assert _split("telegram", path) == (["你好"], [("messages[1] (id 2)", IssueKind.SKIPPED.value)])
 
 
+def test_a_discord_message_of_control_characters_only_is_skipped(tmp_path: Path) -> None:
+    author = {"id": "7", "name": "bob"}
+    line = {"type": "Default", "timestamp": "2026-03-01T12:00:00+00:00", "author": author}
+    messages = [line | {"id": "1", "content": "\u200b\x01"}, line | {"id": "2", "content": "在"}]
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps({"channel": {"id": "9", "name": "g"}, "messages": messages}), encoding="utf-8")
+    assert _split("discord", path) == (["在"], [("messages[0] (id 1)", IssueKind.SKIPPED.value)])
+
+
 @pytest.mark.parametrize("nothing", NOTHING)
 def test_a_qq_dump_message_of_control_characters_only_is_skipped(nothing: str, tmp_path: Path) -> None:
     def event(message_id: int, text: str) -> dict[str, object]:
