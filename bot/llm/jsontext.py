@@ -9,12 +9,17 @@ from typing import Any
 from memory import untrusted_json
 from memory.types import clean_text
 
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+# Where reasoning blocks open and close; `_drop_blocks` pairs them in one pass (a `<think>.*?</think>`
+# pattern rescans the rest of the answer from every opening tag without a closing one after it: minutes
+# for an answer of many `<think>`).
+_TAG = re.compile(r"<(/?)think>", re.IGNORECASE)
 # Reasoning without its other tag: the opening one was part of the prompt (DeepSeek-R1 distills and QwQ
 # through Ollama or vLLM answer "…reasoning…</think>answer"), or the answer ran out of tokens before
 # the reasoning ended ("<think>…" and nothing else).
 _UP_TO_CLOSE = re.compile(r"^.*</think>", re.DOTALL | re.IGNORECASE)
 _UNCLOSED = re.compile(r"^\s*<think>.*", re.DOTALL | re.IGNORECASE)
+MAX_STARTS = 32
+"""How many places an object (and then an array) is tried from, in an answer that is not JSON as a whole."""
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n?(.*?)```", re.DOTALL)
 
 
@@ -26,8 +31,25 @@ def strip_reasoning(text: str) -> str:
     """Drop the reasoning that reasoning models put before their answer: `<think>…</think>` blocks,
     everything up to a `</think>` whose opening tag was in the prompt, and a `<think>` block the
     answer ended in before closing it (which leaves nothing)."""
-    text = _THINK.sub("", text)
+    text = _drop_blocks(text)
     return _UNCLOSED.sub("", _UP_TO_CLOSE.sub("", text)).strip()
+
+
+def _drop_blocks(text: str) -> str:
+    """`text` without its `<think>…</think>` blocks: each from an opening tag to the first closing tag
+    after it; an opening tag no closing one follows, and a closing one nothing opened, are kept."""
+    kept: list[str] = []
+    done = 0
+    opened: int | None = None
+    for tag in _TAG.finditer(text):
+        if not tag.group(1):
+            if opened is None:
+                opened = tag.start()
+        elif opened is not None:
+            kept.append(text[done:opened])
+            done, opened = tag.end(), None
+    kept.append(text[done:])
+    return "".join(kept)
 
 
 def answer_text(content: str) -> str:
@@ -79,11 +101,15 @@ def _parse(body: str) -> Any:
             return untrusted_json.loads(fenced.strip())
         except json.JSONDecodeError:
             continue
-    # Objects first: prose such as "see [1]" would otherwise parse as a list.
+    # Objects first: prose such as "see [1]" would otherwise parse as a list. Each try may read to the
+    # end of the answer, so only the first few openers are tried: trying every one takes minutes on an
+    # answer of many (a truncated list of lists, a long run of `[`), while the loop waits.
     decoder = json.JSONDecoder()
     for opener in ("{", "["):
         start = body.find(opener)
-        while start != -1:
+        for _try in range(MAX_STARTS):
+            if start == -1:
+                break
             try:
                 value, _end = untrusted_json.raw_decode(decoder, body, start)
             except json.JSONDecodeError:

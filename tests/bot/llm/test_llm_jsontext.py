@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from bot.llm.jsontext import NoJSON, extract_json, strip_reasoning
+from bot.llm.jsontext import MAX_STARTS, NoJSON, extract_json, strip_reasoning
+from memory import untrusted_json
 
 
 @pytest.mark.parametrize(
@@ -54,3 +57,44 @@ def test_lone_surrogates_and_control_characters_in_json_strings_are_dropped() ->
     or sent in the next request as UTF-8, so they go from every string of the answer, keys too."""
     answer = '{"meaning": "永远\\ud800的\\u0000神", "list": ["a\\udfffb", {"k\\u0007": "😀\\ud83d\\ude00"}]}'
     assert extract_json(answer) == {"meaning": "永远的神", "list": ["ab", {"k": "😀😀"}]}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a<think>b<think>c</think>d", "ad"),  # a block ends at the first closing tag after it
+        ("a</think>b<think>c", "b<think>c"),  # up to the last closing tag; the unclosed opening stays
+        ("x" + "<think>" * 200_000, "x" + "<think>" * 200_000),
+        ("<think>" * 200_000 + "</think>答", "答"),
+    ],
+)
+def test_reasoning_tags_are_paired_in_one_pass(text: str, expected: str) -> None:
+    """A model answering a megabyte of `<think>` without a closing tag: each opening tag used to send a
+    regex to the end of the answer looking for one (minutes while the bot's loop waited); the tags are
+    now paired in one pass, with the same result."""
+    assert strip_reasoning(text) == expected
+
+
+@pytest.mark.parametrize("opener", ["{", "["])
+def test_an_answer_of_many_openers_is_tried_from_a_few_of_them(
+    opener: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A truncated answer of nested lists, or a long run of `[`, holds an opener per character: parsing
+    from each of them (each parse reading on to the end of the answer) took minutes on a few hundred
+    kilobytes, the bot's loop waiting. Only the first `MAX_STARTS` of each opener are tried."""
+    tries: list[int] = []
+    real = untrusted_json.raw_decode
+
+    def counted(decoder: json.JSONDecoder, text: str, start: int) -> tuple[object, int]:
+        tries.append(start)
+        return real(decoder, text, start)
+
+    monkeypatch.setattr(untrusted_json, "raw_decode", counted)
+    with pytest.raises(NoJSON):
+        extract_json("答案：" + (opener + '"a",') * 50_000)
+    assert len(tries) == MAX_STARTS
+
+
+def test_json_after_a_few_stray_openers_is_still_found() -> None:
+    answer = "集合 {a} 与 {b}、列表 [x]、" * 5 + '结果：{"ok": true}'
+    assert extract_json(answer) == {"ok": True}
