@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import Field, StringConstraints
 
 from memory.context.render import forward_marked
 from memory.history import terms
 from memory.history.source import SourceMessage, speaker_names
+from memory.model_answer import ModelAnswer
 from memory.offload import thread_work_in_runs
 from memory.ports import LLMPort, LLMUnavailable
 from memory.text import normalize, truncate
@@ -146,7 +147,7 @@ async def offline_digest_in_runs(
     return await asyncio.to_thread(offline_digest, messages, method, found)
 
 
-class DigestAnswer(BaseModel):
+class DigestAnswer(ModelAnswer):
     """The JSON the summary task must return."""
 
     theme: str = Field(min_length=1, max_length=200)

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from pydantic import BaseModel, model_validator
+from pydantic import Field, model_validator
 
 from memory.context.render import one_line
 from memory.jargon.filters import FilterParams, FilterResult, filter_candidates, usable_messages
 from memory.jargon.types import Candidate, MinerMessage
+from memory.model_answer import ModelAnswer
 from memory.ports import LLMPort
 from memory.text import normalize, truncate
 
@@ -22,17 +23,17 @@ TASK = "jargon"
 LINE_CHARS = 200
 
 
-class ExtractedTerm(BaseModel):
+class ExtractedTerm(ModelAnswer):
     """One proposed term and the message it was seen in."""
 
     content: str
     message_id: str | int
 
 
-class Extracted(BaseModel):
+class Extracted(ModelAnswer):
     """The model's answer; a bare list is accepted too."""
 
-    terms: list[ExtractedTerm] = []
+    terms: list[ExtractedTerm] = Field(default_factory=list)
 
     @model_validator(mode="before")
     @classmethod

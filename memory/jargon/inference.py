@@ -18,11 +18,12 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from memory.context.render import one_line
 from memory.jargon import dictionary
 from memory.jargon.dictionary import EntryView, Evidence
+from memory.model_answer import ModelAnswer
 from memory.ports import LLMBadAnswer, LLMPort, LLMRefused, LLMUnavailable
 from memory.storage import Database
 from memory.text import truncate
@@ -33,20 +34,20 @@ TASK = "jargon"
 LINE_CHARS = 160
 
 
-class ContextMeaning(BaseModel):
+class ContextMeaning(ModelAnswer):
     """Step 1's answer."""
 
     no_information: bool = Field(description="true if the messages do not reveal what the term means")
     meaning: str = Field("", description="what the term means in these messages, one short sentence")
 
 
-class PlainMeaning(BaseModel):
+class PlainMeaning(ModelAnswer):
     """Step 2's answer."""
 
     meaning: str = Field(description="the usual meaning of the term, one short sentence")
 
 
-class Comparison(BaseModel):
+class Comparison(ModelAnswer):
     """Step 3's answer."""
 
     same: bool = Field(description="true if both explanations say essentially the same thing")

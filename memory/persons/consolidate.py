@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 from sqlalchemy import select
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -30,6 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memory.batch_check import BatchStart, batch_outdated
 from memory.chat_marks import merge_mark
 from memory.commands import is_memory_command
+from memory.model_answer import ModelAnswer
 from memory.models import Chat, JobState, Message, PersonFact, PersonLlmGap
 from memory.offload import thread_work_in_runs
 from memory.persons import store
@@ -73,22 +74,22 @@ class ConsolidationReport:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
-class LlmFact(BaseModel):
+class LlmFact(ModelAnswer):
     message_id: int
     key: str = Field(max_length=64)
     value: str = Field(max_length=200)
 
 
-class LlmEvent(BaseModel):
+class LlmEvent(ModelAnswer):
     message_id: int
     text: str = Field(max_length=200)
 
 
-class PersonFactsAnswer(BaseModel):
+class PersonFactsAnswer(ModelAnswer):
     """The JSON the model returns: facts and dated events, each tied to one message id."""
 
-    facts: list[LlmFact] = []
-    events: list[LlmEvent] = []
+    facts: list[LlmFact] = Field(default_factory=list)
+    events: list[LlmEvent] = Field(default_factory=list)
 
 
 _INSTRUCTIONS = (

@@ -10,9 +10,10 @@ import asyncio
 import logging
 from collections.abc import Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from memory.context.render import neutralize, stamped
+from memory.model_answer import ModelAnswer
 from memory.ports import LLMPort, LLMUnavailable
 from memory.recall.query import RecallHit
 from memory.text import truncate
@@ -22,7 +23,7 @@ TASK = "reply"  # the reply model reorders; its budget counts the call
 ITEM_CHARS = 240
 
 
-class RerankAnswer(BaseModel):
+class RerankAnswer(ModelAnswer):
     """The model's answer: item numbers, most useful first."""
 
     order: list[int] = Field(default_factory=list)

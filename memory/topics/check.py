@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -44,6 +44,7 @@ from memory.history.pack import Packed, PackOptions, pack_entry
 from memory.history.source import SourceMessage
 from memory.history.terms import TermWeights
 from memory.history.titles import most_similar
+from memory.model_answer import ModelAnswer
 from memory.models import JobState, TopicCacheEntry
 from memory.offload import runs
 from memory.ports import LLMPort, LLMUnavailable
@@ -239,12 +240,12 @@ def place_offline(
 # --- the LLM path ------------------------------------------------------------------------------
 
 
-class TopicItem(BaseModel):
+class TopicItem(ModelAnswer):
     topic: str = Field(max_length=200)
     message_ids: list[int] = Field(default_factory=list, max_length=1000)
 
 
-class TopicAnswer(BaseModel):
+class TopicAnswer(ModelAnswer):
     """The JSON the topic task must return."""
 
     topics: list[TopicItem] = Field(max_length=200)

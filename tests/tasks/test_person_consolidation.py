@@ -279,3 +279,23 @@ async def test_a_stored_forward_is_never_read_as_the_forwarders_own_words(
     assert "柏林" not in prompt and "Berlin" not in prompt and f"[{forward.message_id}]" not in prompt
     facts = [(f.key, f.value, f.message_id) for f in await _facts(db, own.person_id)]
     assert facts == [("location", "杭州", own.message_id)], "nothing of the forward, by the model or offline"
+
+
+async def test_a_number_for_a_value_and_null_for_a_list_are_read_not_repaired(
+    memory: MemoryService, db: Database, fake_llm: FakeOpenAI, clock: ManualClock
+) -> None:
+    """A model writing an age as the number 30 and `null` for the events it did not find answered the
+    right shape with the wrong types: the answer failed validation, a repair was asked for, and the age
+    was lost when the repair did the same. Both are now read as meant, in one request."""
+    async with model(fake_llm, memory, clock) as llm:
+        people = PersonMemory(db, lambda: PersonsConfig(use_llm=True), llm)
+        people.attach(memory)
+        said = await Chat(memory).say("u2", "下个月我就满30了，时间过得真快", card="莉莉")
+        cited = {"message_id": said.message_id, "key": "age", "value": 30}
+        fake_llm.default = lambda _body: answer_json({"facts": [cited], "events": None})
+        runner = JobRunner(clock)
+        runner.register(person_consolidation_job(people.consolidator, lambda: timedelta(minutes=5)))
+        await runner.run_job(JOB)
+    assert len(fake_llm.chat_requests) == 1, "no repair request"
+    facts = [(f.key, f.value, f.message_id) for f in await _facts(db, said.person_id)]
+    assert facts == [("age", "30", said.message_id)]
