@@ -21,6 +21,10 @@ log = logging.getLogger(__name__)
 HOUR = timedelta(hours=1)
 DAY = timedelta(days=1)
 _ERROR_CHARS = 500
+MAX_REQUEST_TOKENS = 2**31 - 1
+"""The most tokens one request is counted for: more than any model reads or writes at once. A server
+reporting more (10**30, a garbled count) is counted this much, over any cap, instead of a number SQLite
+cannot store, which failed the request and then every later write of the ledger, shutdown's too."""
 CANCELLED = "cancelled while waiting for the answer; prompt tokens estimated, completion unknown"
 
 
@@ -42,6 +46,10 @@ def _over(task: str, used: int, cap: int | None, window: str, in_flight: int = 0
         pending = f" and {in_flight:,} reserved by requests in flight" if in_flight else ""
         return f"{task}: {used:,} tokens in the last {window}{pending}, cap {cap:,}"
     return None
+
+
+def _counted(tokens: int) -> int:
+    return min(max(0, int(tokens)), MAX_REQUEST_TOKENS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,8 +124,8 @@ class UsageLedger:
             Spent(
                 task=task,
                 model=truncate(model, 128),
-                prompt_tokens=max(0, int(prompt_tokens)),
-                completion_tokens=max(0, int(completion_tokens)),
+                prompt_tokens=_counted(prompt_tokens),
+                completion_tokens=_counted(completion_tokens),
                 ok=ok,
                 error=truncate(error, _ERROR_CHARS),
                 time=self.clock.now().timestamp(),

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from bot.app import CHATTY_LOGGERS, set_log_level
 from bot.llm.gateway import LLMGateway
 from bot.llm.settings import Budget, LLMSettings, TaskModel
-from bot.llm.usage import UsageLedger
+from bot.llm.usage import MAX_REQUEST_TOKENS, UsageLedger
 from memory.clock import ManualClock
 from memory.models import LlmUsage
 from memory.ports import LLMRefused, LLMUnavailable
@@ -303,6 +303,25 @@ async def test_tokens_are_recorded_per_task(
     assert rows[2].completion_tokens == 28 and rows[2].prompt_tokens > 0
     summary = await gateway.ledger.summary()
     assert summary["summary"]["hour"] == 250 and summary["summary"]["calls"] == 1
+
+
+async def test_a_server_reporting_more_tokens_than_sqlite_stores_is_counted_at_the_most(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, db: Database, clock: ManualClock
+) -> None:
+    """A server reporting 10**30 prompt tokens: the answer came back, but writing the count raised
+    OverflowError out of the request, the row stayed held and failed every later write (shutdown's
+    too). The request is now counted at `MAX_REQUEST_TOKENS`, and later requests are recorded."""
+    fake_llm.script(Answer("好的", usage=(10**30, 5)), Answer("再来", usage=(7, 3)))
+    gateway = make_gateway()
+    assert await gateway.complete_text("reply", ASK) == "好的"
+    assert await gateway.complete_text("summary", ASK) == "再来"
+    await gateway.close()
+    rows = await usage_rows(db)
+    assert [(row.task, row.prompt_tokens, row.completion_tokens) for row in rows] == [
+        ("reply", MAX_REQUEST_TOKENS, 5),
+        ("summary", 7, 3),
+    ]
+    assert await gateway.ledger.used("reply", clock.now() - timedelta(hours=1)) == MAX_REQUEST_TOKENS + 5
 
 
 async def mine_jargon_job(gateway: LLMGateway, terms: list[str]) -> tuple[str, dict[str, str]]:
