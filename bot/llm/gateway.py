@@ -367,9 +367,14 @@ class LLMGateway:
     ) -> ChatCompletion:
         """One HTTP request. Cancelled while its answer is awaited (shutdown, a caller's timeout), it is
         held in the ledger with its estimated prompt tokens and marked cancelled: the provider may have
-        charged it. Held, not written: a cancelled task must not wait on the database."""
+        charged it. Held, not written: a cancelled task must not wait on the database.
+
+        The client's timeout bounds each read only: a server (or a proxy keeping a slow answer's
+        connection open) sending a byte now and then held the request for as long as it liked. The
+        whole request gets `timeout_seconds`, raising TimeoutError."""
         try:
-            return await client.chat.completions.create(**kwargs)
+            async with asyncio.timeout(resolved.timeout_seconds):
+                return await client.chat.completions.create(**kwargs)
         except asyncio.CancelledError:
             prompt = _estimate_prompt(kwargs["messages"], tools)
             self.ledger.keep(
@@ -423,10 +428,10 @@ class LLMGateway:
                 if not is_retryable_status(exc.status_code):
                     raise LLMRefused(task, failure) from exc
                 retry_after = retry_after_seconds(exc.response.headers)
-            except openai.APIConnectionError as exc:
+            except (openai.APIConnectionError, TimeoutError) as exc:
                 failure = (
                     f"timed out after {resolved.timeout_seconds:g}s"
-                    if isinstance(exc, openai.APITimeoutError)
+                    if isinstance(exc, openai.APITimeoutError | TimeoutError)
                     else f"connection failed: {exc}"
                 )
                 await self._record(resolved, 0, 0, failure)

@@ -75,7 +75,18 @@ class Raw:
     status: int = 200
 
 
-Behaviour = Answer | Fail | Delay | Hold | Raw
+@dataclass(frozen=True)
+class Trickle:
+    """Send the status and headers at once, then a space every `every` seconds (as a proxy keeping a
+    slow answer's connection open does) for `seconds`, then the completion of `then`: no read waits
+    long, but the answer takes `seconds`."""
+
+    seconds: float
+    every: float = 0.05
+    then: Answer = Answer("late answer")
+
+
+Behaviour = Answer | Fail | Delay | Hold | Raw | Trickle
 
 
 def llm_toml(base_url: str) -> str:
@@ -201,7 +212,7 @@ class FakeOpenAI:
         self.requests.append(ReceivedRequest(request.path, dict(request.headers), body))
         return body
 
-    async def _chat(self, request: web.Request) -> web.Response:
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
         body = await self._read(request)
         if isinstance(body, web.Response):
             return body
@@ -213,6 +224,8 @@ class FakeOpenAI:
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
+            if isinstance(behaviour, Trickle):
+                return await self._trickle(request, body, behaviour)
             return await self._behave(body, behaviour)
         finally:
             self.in_flight -= 1
@@ -237,6 +250,20 @@ class FakeOpenAI:
                 text=behaviour.body, content_type=behaviour.content_type, status=behaviour.status
             )
         return web.json_response(self._completion(body, behaviour))
+
+    async def _trickle(
+        self, request: web.Request, body: dict[str, Any], trickle: Trickle
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await response.prepare(request)
+        loop = asyncio.get_running_loop()
+        end = loop.time() + trickle.seconds
+        while loop.time() < end:
+            await response.write(b" ")
+            await asyncio.sleep(trickle.every)
+        await response.write(json.dumps(self._completion(body, trickle.then)).encode())
+        await response.write_eof()
+        return response
 
     def _completion(self, body: dict[str, Any], answer: Answer) -> dict[str, Any]:
         number = next(self._ids)

@@ -20,7 +20,7 @@ from memory.clock import ManualClock
 from memory.models import LlmUsage
 from memory.ports import LLMRefused, LLMUnavailable
 from memory.storage.database import Database
-from tests.fakes.openai_server import Answer, Delay, Fail, FakeOpenAI, Raw, answer_json, tool_call
+from tests.fakes.openai_server import Answer, Delay, Fail, FakeOpenAI, Raw, Trickle, answer_json, tool_call
 
 
 class Topic(BaseModel):
@@ -159,6 +159,20 @@ async def test_timeout_is_retried_then_succeeds(
     assert sleeps == pytest.approx([0.01])
     rows = await usage_rows(db)
     assert [(row.ok, row.error) for row in rows] == [(False, "timed out after 0.2s"), (True, "")]
+
+
+async def test_a_server_trickling_its_answer_times_out_as_a_whole(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, db: Database
+) -> None:
+    """A server (or a proxy keeping a slow answer's connection open) sending a space every 50 ms: the
+    client's timeout bounds each read only, so the request ran for the 30 s the server took, a reply
+    or a job waiting on it. `timeout_seconds` now bounds the whole request, retried like a timeout."""
+    fake_llm.script(Trickle(30.0, then=answer_json(GOOD)), answer_json(GOOD))
+    gateway = make_gateway(timeout_seconds=0.5)
+    topic = await gateway.complete_json("topic", ASK, Topic)
+    assert topic.title == GOOD["title"]
+    rows = await usage_rows(db)
+    assert [(row.ok, row.error) for row in rows] == [(False, "timed out after 0.5s"), (True, "")]
 
 
 async def test_rate_limit_respects_retry_after(
