@@ -148,6 +148,23 @@ def _first_message(response: ChatCompletion) -> Any:
     return response.choices[0].message
 
 
+def _call_ids(sent: Sequence[str | None]) -> list[str]:
+    """The ids of a reply's tool calls, each non-empty and unique in the reply: a server that leaves
+    them out (or repeats one) would have them sent back as `null` and the tool results matched to no
+    call, or to the wrong one, which strict endpoints refuse (HTTP 400), leaving the message unanswered.
+    A server's own id is kept where it can be."""
+    taken = {call_id for call_id in sent if call_id}
+    ids: list[str] = []
+    for n, call_id in enumerate(sent):
+        if not call_id or call_id in ids:
+            call_id = f"call_{n}"
+            while call_id in taken:
+                call_id += "_"
+            taken.add(call_id)
+        ids.append(call_id)
+    return ids
+
+
 def _rejects_response_format(exc: openai.APIStatusError) -> bool:
     if exc.status_code not in (400, 422):
         return False
@@ -537,11 +554,11 @@ class LLMGateway:
 
         def parse(response: ChatCompletion) -> ChatReply:
             message = _first_message(response)
-            calls = []
-            for call in message.tool_calls or []:
-                function = getattr(call, "function", None)
-                if function is not None:
-                    calls.append(ToolCall(id=call.id, name=function.name, arguments=function.arguments or ""))
+            sent = [call for call in message.tool_calls or [] if getattr(call, "function", None) is not None]
+            calls = [
+                ToolCall(id=call_id, name=call.function.name, arguments=call.function.arguments or "")
+                for call, call_id in zip(sent, _call_ids([call.id for call in sent]), strict=True)
+            ]
             content = answer_text(message.content) if message.content else None
             return ChatReply(
                 content=content or None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
@@ -508,6 +509,26 @@ async def test_chat_returns_tool_calls_for_the_tool_loop(
             }
         ],
     }
+
+
+async def test_tool_calls_without_ids_or_with_repeated_ones_get_ids_of_their_own(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory
+) -> None:
+    """A server leaving tool call ids out (or empty, or repeating one): they went back in the next
+    request as `null` and the tool results matched no call or the wrong one, which a strict endpoint
+    refuses with HTTP 400, the message left unanswered. Each call now has an id of its own."""
+    calls = [{"type": "function", "function": {"name": name, "arguments": "{}"}} for name in "abcde"]
+    for call, call_id in zip(calls, [None, "", "same", "same", "call_0"], strict=True):
+        if call_id is not None:
+            call["id"] = call_id
+    message = {"role": "assistant", "content": None, "tool_calls": calls}
+    choice = {"index": 0, "finish_reason": "tool_calls", "message": message}
+    fake_llm.script(
+        Raw(json.dumps({"id": "x", "object": "chat.completion", "created": 1, "choices": [choice]}))
+    )
+    reply = await make_gateway().chat("reply", ASK, tools=[])
+    ids = [call["id"] for call in reply.as_message()["tool_calls"]]
+    assert ids == ["call_0_", "call_1", "same", "call_3", "call_0"]
 
 
 async def test_text_answers_lose_reasoning_blocks_and_empty_ones_fail(
