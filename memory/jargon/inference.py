@@ -98,7 +98,9 @@ async def infer(llm: LLMPort, term: str, items: Sequence[Evidence], previous: st
         ),
         ContextMeaning,
     )
-    in_context = step1.meaning.strip()
+    # Only this much of a meaning is kept (apply_inference), and only so much goes into step 3's
+    # question: a model answering a book for a meaning made it a request as long.
+    in_context = truncate(step1.meaning.strip(), dictionary.MAX_MEANING_CHARS)
     if step1.no_information or not in_context:
         return Inference(None, None)
     step2 = await llm.complete_json(
@@ -106,11 +108,12 @@ async def infer(llm: LLMPort, term: str, items: Sequence[Evidence], previous: st
         _ask(f"Term: 「{term}」\nWithout any chat context, what does this word or phrase usually mean?"),
         PlainMeaning,
     )
+    usual = truncate(step2.meaning.strip(), dictionary.MAX_MEANING_CHARS)
     step3 = await llm.complete_json(
         TASK,
         _ask(
             f"Two explanations of 「{term}」.\nA (how the group uses it): {one_line(in_context)}\n"
-            f"B (the usual meaning): {one_line(step2.meaning.strip())}\n"
+            f"B (the usual meaning): {one_line(usual)}\n"
             "Do A and B say essentially the same thing?"
         ),
         Comparison,

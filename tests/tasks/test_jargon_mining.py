@@ -16,11 +16,13 @@ from memory.clock import ManualClock
 from memory.jargon import dictionary
 from memory.jargon.discovery import DiscoveryParams
 from memory.jargon.filters import FilterParams
+from memory.jargon.inference import Inference, infer
 from memory.models import JobState
 from memory.persons.config import PersonsConfig
 from memory.persons.service import PersonMemory
 from memory.service import MemoryService
 from memory.storage import Database
+from memory.text import truncate
 from memory.types import MessageDeletion
 from tasks.jargon_mining import JOB_NAME, JargonMiningJob, MiningSettings, RunReport, name_variants
 from tasks.runner import JobRunner
@@ -438,3 +440,31 @@ async def test_a_backlog_window_with_more_terms_than_the_batch_limit_still_count
     report = await JargonMiningJob(memory.db, lambda: settings).run(T0)
     assert report.candidates == 3
     assert len(await _entries(memory)) == 3
+
+
+async def test_a_huge_meaning_is_cut_before_it_is_compared_and_stored(
+    memory: MemoryService, fake_llm: FakeOpenAI, clock: ManualClock
+) -> None:
+    """A model answering 100,000 characters for a meaning (and for the usual one): step 3's question
+    carried both whole, a request of that many tokens for one yes or no. Each is cut to what a meaning
+    may hold (`MAX_MEANING_CHARS`), whole graphemes kept, as the stored meaning always was."""
+    huge, usual = "非常好👍🏽" * 20_000, "一个词" * 40_000
+    fake_llm.script(
+        answer_json({"no_information": False, "meaning": huge}),
+        answer_json({"meaning": usual}),
+        answer_json({"same": False}),
+    )
+    llm = build_gateway(
+        LLMSettings(enabled=True, base_url=fake_llm.base_url, model="m", api_key="k", max_retries=0),
+        memory.db,
+        clock,
+    )
+    try:
+        result = await infer(llm, "绝绝子", [])
+    finally:
+        await llm.close()
+    cut = truncate(huge, dictionary.MAX_MEANING_CHARS)
+    assert result == Inference(cut, True)
+    question = fake_llm.chat_requests[2].messages[-1]["content"]
+    assert cut in question and truncate(usual, dictionary.MAX_MEANING_CHARS) in question
+    assert len(question) < 3 * dictionary.MAX_MEANING_CHARS
