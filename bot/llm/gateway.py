@@ -498,12 +498,19 @@ class LLMGateway:
         def parse(response: ChatCompletion) -> Model:
             content = _first_message(response).content or ""
             answers.append(content)
+            # An answer the token limit cut off says so: "invalid JSON" alone sends an admin looking
+            # at the model, and the repair request asking for the same again is cut off again.
+            cut = (
+                f"the answer was cut off at max_tokens ({resolved.max_tokens}); answer more briefly. "
+                if response.choices[0].finish_reason == "length"
+                else ""
+            )
             try:
                 return schema.model_validate(extract_json(content))
             except NoJSON as exc:
-                raise BadAnswer(f"invalid JSON: {exc}") from exc
+                raise BadAnswer(f"{cut}invalid JSON: {exc}") from exc
             except ValidationError as exc:
-                raise BadAnswer(_describe_validation(exc)) from exc
+                raise BadAnswer(cut + _describe_validation(exc)) from exc
 
         try:
             return await self._request(resolved, prompt, parse, json_mode=True)

@@ -149,6 +149,21 @@ async def test_still_malformed_after_repair_raises(
     assert len(fake_llm.chat_requests) == 2
 
 
+async def test_an_answer_cut_off_by_the_token_limit_says_so(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory
+) -> None:
+    """A JSON answer the token limit cut off (finish_reason "length"): the repair request and the
+    error said only "invalid JSON", so the model answered as long again and an admin looked at the
+    model instead of at max_tokens. Both now say the answer was cut off."""
+    cut = '{"title": "周末爬山", "keywords": ["爬山", "周'
+    fake_llm.script(Answer(cut, finish_reason="length"), Answer(cut, finish_reason="length"))
+    with pytest.raises(LLMUnavailable) as info:
+        await make_gateway().complete_json("topic", ASK, Topic)
+    said = "the answer was cut off at max_tokens (1024); answer more briefly. invalid JSON"
+    assert info.value.reason.startswith(f"invalid JSON after repair: {said}")
+    assert said in fake_llm.chat_requests[1].messages[-1]["content"]
+
+
 async def test_timeout_is_retried_then_succeeds(
     fake_llm: FakeOpenAI, make_gateway: GatewayFactory, db: Database, sleeps: list[float]
 ) -> None:
