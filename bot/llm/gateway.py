@@ -64,7 +64,7 @@ class BadAnswer(ValueError):
 
 class _ToolFunction(BaseModel):
     name: str
-    arguments: str | None = None
+    arguments: Any = None  # JSON text; some servers send the object itself (`_arguments_text`)
 
 
 class _ToolCallShape(BaseModel):
@@ -130,8 +130,17 @@ def _estimate_completion(response: ChatCompletion) -> int:
         for call in choice.message.tool_calls or []:
             function = getattr(call, "function", None)
             if function is not None:
-                total += estimate_tokens(function.name + (function.arguments or ""))
+                total += estimate_tokens(function.name + _arguments_text(function.arguments))
     return total
+
+
+def _arguments_text(arguments: Any) -> str:
+    """A tool call's arguments as the JSON text OpenAI sends: a server sending the object itself had the
+    whole reply refused as no chat completion, and would have had it sent back as an object, which
+    strict endpoints refuse."""
+    if arguments is None or isinstance(arguments, str):
+        return arguments or ""
+    return json.dumps(arguments, ensure_ascii=False)
 
 
 def _describe_validation(exc: ValidationError) -> str:
@@ -563,7 +572,9 @@ class LLMGateway:
             message = _first_message(response)
             sent = [call for call in message.tool_calls or [] if getattr(call, "function", None) is not None]
             calls = [
-                ToolCall(id=call_id, name=call.function.name, arguments=call.function.arguments or "")
+                ToolCall(
+                    id=call_id, name=call.function.name, arguments=_arguments_text(call.function.arguments)
+                )
                 for call, call_id in zip(sent, _call_ids([call.id for call in sent]), strict=True)
             ]
             content = answer_text(message.content) if message.content else None

@@ -546,6 +546,23 @@ async def test_tool_calls_without_ids_or_with_repeated_ones_get_ids_of_their_own
     assert ids == ["call_0_", "call_1", "same", "call_3", "call_0"]
 
 
+async def test_tool_call_arguments_sent_as_an_object_are_read_as_json_text(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, db: Database
+) -> None:
+    """Some servers send a tool call's arguments as the object itself, not JSON text: the whole reply
+    was refused as "not a chat completion" and the message left unanswered."""
+    call = {"id": "c1", "type": "function", "function": {"name": "recall", "arguments": {"query": "爬山"}}}
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    choice = {"index": 0, "finish_reason": "tool_calls", "message": message}
+    fake_llm.script(
+        Raw(json.dumps({"id": "x", "object": "chat.completion", "created": 1, "choices": [choice]}))
+    )
+    [call_read] = (await make_gateway().chat("reply", ASK, tools=[])).tool_calls
+    assert (call_read.name, call_read.arguments) == ("recall", '{"query": "爬山"}')
+    [row] = await usage_rows(db)
+    assert row.ok and row.completion_tokens > 0
+
+
 async def test_text_answers_lose_reasoning_blocks_and_empty_ones_fail(
     fake_llm: FakeOpenAI, make_gateway: GatewayFactory
 ) -> None:
