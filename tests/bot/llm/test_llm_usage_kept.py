@@ -20,7 +20,7 @@ from memory.models import LlmUsage
 from memory.storage.database import Database
 from tests.conftest import database_locked
 from tests.fakes.gateway import fake_gateway
-from tests.fakes.openai_server import Answer, Delay, FakeOpenAI
+from tests.fakes.openai_server import Answer, FakeOpenAI, Hold
 
 ASK = [{"role": "user", "content": "今天群里聊了什么？ What did the group talk about?"}]
 
@@ -41,10 +41,11 @@ async def rows(db: Database) -> list[LlmUsage]:
 async def test_a_request_cancelled_while_awaited_is_recorded_as_cancelled_with_its_prompt(
     fake_llm: FakeOpenAI, db: Database, clock: ManualClock
 ) -> None:
-    fake_llm.script(Delay(5.0, Answer("太晚了")), Answer("好", usage=(30, 2)))
+    held = Hold(Answer("太晚了"))
+    fake_llm.script(held, Answer("好", usage=(30, 2)))
     gateway = fake_gateway(fake_llm, db, clock, "reply", tokens_per_hour=10_000)
     waiting = asyncio.create_task(gateway.complete_text("reply", ASK))
-    await asyncio.wait([waiting], timeout=0.5)  # the server holds the answer for 5 s
+    await asyncio.wait_for(held.reached.wait(), 60)  # the server holds the answer until cancelled
     assert len(fake_llm.chat_requests) == 1 and not waiting.done()
     waiting.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -65,11 +66,21 @@ async def test_a_request_cancelled_while_awaited_is_recorded_as_cancelled_with_i
 async def test_a_timeout_around_the_request_leaves_a_cancelled_row_written_at_close(
     fake_llm: FakeOpenAI, db: Database, clock: ManualClock
 ) -> None:
-    """The rerank's wait_for cancels the request on its timeout: closing writes what was held."""
-    fake_llm.script(Delay(5.0, Answer("太晚了")))
+    """The rerank's wait_for cancels the request on its timeout: closing writes what was held. The timeout
+    here runs out once the request is at the server, however long the machine took to send it."""
+    held = Hold(Answer("太晚了"))
+    fake_llm.script(held)
     gateway = fake_gateway(fake_llm, db, clock, "reply")
+
+    async def run_out_when_held(limit: asyncio.Timeout) -> None:
+        await held.reached.wait()
+        limit.reschedule(asyncio.get_running_loop().time())
+
     with pytest.raises(TimeoutError):
-        await asyncio.wait_for(gateway.complete_text("reply", ASK), 0.3)
+        async with asyncio.timeout(60) as limit:
+            running_out = asyncio.create_task(run_out_when_held(limit))
+            await gateway.complete_text("reply", ASK)
+    await running_out
     assert await rows(db) == []
     await gateway.close()
     [row] = await rows(db)
@@ -116,7 +127,7 @@ async def test_rows_being_written_while_the_database_waits_on_a_lock_still_count
 ) -> None:
     """A write waits up to the busy timeout for a lock: meanwhile the rows it carries are neither held
     nor in the database, yet the budget and the summary must still count them."""
-    slow = await Database.open(tmp_path / "slow", busy_timeout_ms=3000)
+    slow = await Database.open(tmp_path / "slow", busy_timeout_ms=60_000)  # waits until cancelled
     ledger = UsageLedger(slow, clock, {"reply": Budget(tokens_per_hour=1000)})
     since = clock.now() - timedelta(hours=1)
     with database_locked(slow.path):
