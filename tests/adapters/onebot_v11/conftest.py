@@ -18,6 +18,9 @@ from memory.types import ChatMessage, InboundEvent
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "onebot_v11"
 TOKEN = "s3cret"
 SELF_ID = "10001"
+# Seconds to wait for what will come (an answer, an event, an action): only a broken adapter uses them up,
+# a busy machine must not.
+WAIT = 60
 
 Responder = Callable[[dict[str, Any]], dict[str, Any] | None]
 
@@ -58,7 +61,7 @@ class Peer:
     async def next_action(self, name: str) -> dict[str, Any]:
         """The next recorded action called `name` (skipping others, such as get_login_info)."""
         while True:
-            request = await asyncio.wait_for(self.actions.get(), 3)
+            request = await asyncio.wait_for(self.actions.get(), WAIT)
             if request["action"] == name:
                 return request
 
@@ -84,7 +87,7 @@ class Inbox:
         return event
 
     async def event(self) -> InboundEvent:
-        return await asyncio.wait_for(self.queue.get(), 3)
+        return await asyncio.wait_for(self.queue.get(), WAIT)
 
 
 @pytest.fixture
@@ -97,7 +100,7 @@ async def session() -> AsyncIterator[aiohttp.ClientSession]:
 async def reverse() -> AsyncIterator[tuple[OneBotAdapter, Inbox, str]]:
     """A started reverse-mode adapter on an ephemeral loopback port, its inbox and its ws url."""
     config = OneBotConfig(
-        port=0, access_token=TOKEN, stale_timeout=5, action_timeout=0.5, reply_lookup_timeout=0.5
+        port=0, access_token=TOKEN, stale_timeout=WAIT, action_timeout=WAIT, reply_lookup_timeout=WAIT
     )
     adapter = OneBotAdapter(config)
     inbox = Inbox()
@@ -126,9 +129,9 @@ async def connect_peer(
         peer = Peer(ws)
         peers.append(peer)
         await peer.send(fixture("lifecycle_connect.json") | {"self_id": int(self_id)})
-        for _ in range(100):
-            if self_id in adapter.self_ids:
-                break
+        deadline = asyncio.get_running_loop().time() + WAIT
+        while self_id not in adapter.self_ids:
+            assert asyncio.get_running_loop().time() < deadline, f"connection {self_id} never accepted"
             await asyncio.sleep(0.01)
         return peer
 
