@@ -309,33 +309,62 @@ def test_compact_holds_the_data_dir_while_the_vacuum_runs(
     assert holder(data) is None and not (data / "qunyi.pid").exists()
 
 
-# Run `qunyi compact` in a process whose watcher thread acts at a point of the VACUUM it can see: the
-# temporary copy open in the data directory (the copy is being built), or the -wal file growing past
-# 2 MB (the packed pages are being written back).
+# Run `qunyi compact` in a process that acts at a point of the VACUUM the VACUUM itself reaches, so
+# no thread races it: for a Ctrl-C or SIGTERM, at a look of the VACUUM at its stop event while its
+# temporary copy is open in the data directory (the copy is being built), holding the VACUUM there until
+# the signal has reached the command (or a minute has passed: a command deaf to it then finishes); for a
+# SIGKILL, when compact goes to fold the -wal file into the database, with the automatic checkpoint off so
+# that the -wal file holds every packed page and the database file none of them.
 WATCHED_COMPACT = """
-import os, signal, sys, threading, time
+import os, signal, sqlite3, sys, time
 from pathlib import Path
+from memory.storage import compact
 data, act = Path(sys.argv[1]), sys.argv[2]
-wal = data / "qunyi.db-wal"
 
-def seen() -> bool:
-    if act in ("interrupt", "terminate"):
-        for fd in os.listdir("/proc/self/fd"):
-            try:
-                if os.readlink(f"/proc/self/fd/{fd}").startswith(str(data / "etilqs_")):
-                    return True
-            except OSError:
-                pass
-        return False
-    return wal.exists() and wal.stat().st_size > 2_000_000
+def copy_open() -> bool:
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}").startswith(str(data / "etilqs_")):
+                return True
+        except OSError:
+            pass
+    return False
 
-def watch() -> None:
-    while not seen():
-        time.sleep(0.0005)
+def signalling(stopped):
+    acted = False
+
+    def look() -> int:
+        nonlocal acted
+        if not acted and copy_open():
+            acted = True
+            print("acting", flush=True)
+            os.kill(os.getpid(), signal.SIGINT if act == "interrupt" else signal.SIGTERM)
+            deadline = time.monotonic() + 60
+            while not stopped() and time.monotonic() < deadline:
+                time.sleep(0.001)
+        return stopped()
+
+    return look
+
+class Watched(sqlite3.Connection):
+    def set_progress_handler(self, handler, n):
+        super().set_progress_handler(handler and signalling(handler), n)
+
+def killed_before_folding_back(connection: sqlite3.Connection) -> bool:
     print("acting", flush=True)
-    os.kill(os.getpid(), {"interrupt": signal.SIGINT, "terminate": signal.SIGTERM}.get(act, signal.SIGKILL))
+    os.kill(os.getpid(), signal.SIGKILL)
+    raise AssertionError("still alive")
 
-threading.Thread(target=watch, daemon=True).start()
+def connect(*args, **kwargs) -> sqlite3.Connection:
+    if act != "kill":
+        return real_connect(*args, factory=Watched, **kwargs)
+    connection = real_connect(*args, **kwargs)
+    connection.execute("PRAGMA wal_autocheckpoint = 0")
+    return connection
+
+real_connect, sqlite3.connect = sqlite3.connect, connect
+if act == "kill":
+    compact._empty_wal = killed_before_folding_back
 from bot.cli.main import cli
 cli(["compact", "--data-dir", str(data)])
 """
@@ -373,9 +402,11 @@ def test_ctrl_c_or_sigterm_mid_vacuum_stops_it_and_loses_nothing(data: Path, act
 def test_a_crash_mid_vacuum_loses_nothing(data: Path) -> None:
     database = _grown(data)
     kept = rows(database)
+    before = digest(database)
     crashed = _watched_compact(data, "kill")
     assert crashed.returncode == -signal.SIGKILL and crashed.stdout == "acting\n", crashed.stderr
     assert database.with_name("qunyi.db-wal").stat().st_size > 2_000_000, "killed with the pages half back"
+    assert digest(database) == before, "none of them folded back into the database file yet"
     assert rows(database) == kept
     with closing(sqlite3.connect(database)) as connection:
         assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
