@@ -107,7 +107,7 @@ def test_sigterm_stops_the_console_bot_while_its_input_stays_open(tmp_path: Path
         _wait_for_texts(data / "qunyi.db", 1)  # the console now waits for its next line
         bot.stdin.write("last words\n")
         bot.stdin.flush()
-        time.sleep(0.3)
+        _wait_for_texts(data / "qunyi.db", 2)  # and waits again, its input still open
         bot.send_signal(signal.SIGTERM)
         bot.wait(timeout=30)  # the input pipe is still open: no end of input stops it
     output = log.read_text(encoding="utf-8")
