@@ -9,7 +9,7 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp import WSCloseCode, web
-from conftest import SELF_ID, TOKEN, ConnectPeer, Inbox, Peer, fixture, ok
+from conftest import SELF_ID, TOKEN, WAIT, ConnectPeer, Inbox, Peer, fixture, ok
 
 from adapters.onebot_v11 import ActionFailed, ActionTimeout, NotConnected, OneBotAdapter, OneBotConfig
 from memory.types import ChatKind, ChatMessage, MessageDeletion, SegmentKind
@@ -392,8 +392,8 @@ async def test_forward_mode_reconnects_after_a_dropped_connection(
         access_token=TOKEN,
         reconnect_initial=0.05,
         reconnect_max=0.1,
-        action_timeout=1,
-        reply_lookup_timeout=0.2,
+        action_timeout=WAIT,
+        reply_lookup_timeout=0.2,  # get_login_info is never answered: the first message waits this
     )
     adapter = OneBotAdapter(config)
     inbox = Inbox()
@@ -401,8 +401,8 @@ async def test_forward_mode_reconnects_after_a_dropped_connection(
         await adapter.start(inbox)
         first = await inbox.get()
         assert first.message_id == "-2147400001"
-        await asyncio.wait_for(second_open.wait(), 3)
-        await adapter.wait_connected(2)
+        await asyncio.wait_for(second_open.wait(), WAIT)
+        await adapter.wait_connected(WAIT)
         sent = await adapter.send_text("123456", "回来了")
         assert sent.message_id == "42" and sent.sender_id == SELF_ID
         assert len(connections) == 2
