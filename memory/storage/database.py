@@ -101,12 +101,14 @@ def require_database_file(path: Path, *, may_be_missing: bool = False) -> None:
     """Raise DatabaseMissing when there is nothing at `path` (unless `may_be_missing`: it is to be made)
     and DatabaseUnavailable when something other than a file is there (a folder), which no command
     could open or make a database in."""
-    if path.is_file():
+    # `exists` before `is_file`: another process may make the file between the two looks, and a file
+    # that appears is then no folder.
+    if not path.exists():
+        if not may_be_missing:
+            raise DatabaseMissing(path, "no database file")
         return
-    if path.exists():
+    if not path.is_file():
         raise DatabaseUnavailable(path, "it is not a file (a folder is in its place?): move it away")
-    if not may_be_missing:
-        raise DatabaseMissing(path, "no database file")
 
 
 class DatabaseBehind(DatabaseUnavailable):

@@ -3,6 +3,7 @@
 import asyncio
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from sqlalchemy import func, select, text
 
 from memory.models import Chat, Message
 from memory.storage import Database, DatabaseLocked, migrate
-from memory.storage.database import write_refused
+from memory.storage.database import require_database_file, write_refused
 from tests.conftest import database_locked
 
 
@@ -86,3 +87,30 @@ async def test_the_switch_to_wal_waits_for_another_process_instead_of_failing(tm
         assert mode == "wal"
     finally:
         await db.close()
+
+
+def test_a_database_file_made_by_another_process_between_two_looks_is_no_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two processes making a new database: the other one made the file right after this one first
+    # looked, and "it is not a file (a folder is in its place?)" failed the open.
+    path = tmp_path / "qunyi.db"
+    looks: list[str] = []
+    real_exists, real_is_file = Path.exists, Path.is_file
+
+    def first_look_then_made(name: str, real: Callable[[Path], bool]) -> Callable[[Path], bool]:
+        def look(self: Path) -> bool:
+            if self != path:
+                return real(self)
+            looks.append(name)
+            if len(looks) == 1:
+                path.touch()  # the other process, just after this look
+                return False
+            return real(self)
+
+        return look
+
+    monkeypatch.setattr(Path, "exists", first_look_then_made("exists", real_exists))
+    monkeypatch.setattr(Path, "is_file", first_look_then_made("is_file", real_is_file))
+    require_database_file(path, may_be_missing=True)
+    assert looks, "the path was looked at"
