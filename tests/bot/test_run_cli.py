@@ -87,6 +87,16 @@ def _texts(database: Path) -> list[str]:
         return [row[0] for row in db.execute("SELECT text FROM messages ORDER BY id")]
 
 
+def _wait_for_pid(data: Path, pid: int, timeout: float = 60.0) -> None:
+    """Wait until the data directory's pid file names `pid` (the bot holds it)."""
+    pid_file = data / "qunyi.pid"
+    _wait_for(pid_file, timeout)
+    deadline = time.monotonic() + timeout
+    while pid_file.read_text() != str(pid):
+        assert time.monotonic() < deadline, f"{pid_file} never named {pid}"
+        time.sleep(0.05)
+
+
 def _wait_for_texts(database: Path, count: int, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while len(_texts(database)) < count:
@@ -126,17 +136,12 @@ def test_a_second_bot_on_the_same_data_dir_is_refused_and_keeps_the_first_ones_p
     with (tmp_path / "first.txt").open("w", encoding="utf-8") as out:
         first = _start(data, config, out)
     try:
-        _wait_for(data / "qunyi.pid")
-        pid_file = data / "qunyi.pid"
-        deadline = time.monotonic() + 10
-        while pid_file.read_text() != str(first.pid):
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        _wait_for_pid(data, first.pid)
         second = _run_once(data, config)
         assert second.returncode == 1
         assert f"another bot (pid {first.pid}) is already running" in second.stderr
         assert "Traceback" not in second.stderr
-        assert pid_file.read_text() == str(first.pid)
+        assert (data / "qunyi.pid").read_text() == str(first.pid)
     finally:
         first.send_signal(signal.SIGTERM)
         first.wait(timeout=30)
@@ -196,9 +201,7 @@ def test_reload_signals_the_running_bot(tmp_path: Path) -> None:
     data = tmp_path / "data"
     log = tmp_path / "out.txt"
     with _console_bot(data, config, log) as bot:
-        _wait_for(data / "qunyi.pid")
-        while (data / "qunyi.pid").read_text() != str(bot.pid):
-            time.sleep(0.05)
+        _wait_for_pid(data, bot.pid)
         result = _reload(data, config)
         assert result.returncode == 0, result.stderr
         assert f"asked the bot (pid {bot.pid}) to reload" in result.stdout
@@ -222,9 +225,7 @@ def test_reload_reports_the_bots_own_verdict_on_its_own_config(tmp_path: Path) -
     checked.write_text("", encoding="utf-8")
     data = tmp_path / "data"
     with _console_bot(data, bots_config, tmp_path / "out.txt") as bot:
-        _wait_for(data / "qunyi.pid")
-        while (data / "qunyi.pid").read_text() != str(bot.pid):
-            time.sleep(0.05)
+        _wait_for_pid(data, bot.pid)
         bots_config.write_text("[reply]\nprobability = 7\n", encoding="utf-8")
         result = _reload(data, checked)
         bot.send_signal(signal.SIGTERM)
@@ -288,17 +289,43 @@ def test_reload_leaves_alone_the_process_a_stale_pid_file_names(tmp_path: Path) 
         bystander.wait()
 
 
+LOADING = "the commands are loading"
+# `qunyi run` paused inside the import of its first command module: the test's Ctrl-C lands there.
+LOADING_BOT = f"""
+import sys
+
+
+class PauseInCommands:
+    def find_spec(self, name, path=None, target=None):
+        if name == "bot.cli.run":
+            print({LOADING!r}, flush=True)
+            sys.stdin.readline()
+        return None
+
+
+sys.meta_path.insert(0, PauseInCommands())
+from bot.cli.main import main
+main()
+"""
+
+
 def test_ctrl_c_while_the_commands_load_is_no_traceback(tmp_path: Path) -> None:
     """Loading the commands takes seconds on a busy machine; a Ctrl-C then printed a KeyboardInterrupt
     traceback from deep inside some import."""
     config = tmp_path / "config.toml"
     config.write_text("", encoding="utf-8")
-    log = tmp_path / "out.log"
-    with _console_bot(tmp_path / "data", config, log) as bot:
-        time.sleep(0.3)  # the interpreter is up, the commands are still being imported
+    bot = _start(tmp_path / "data", config, subprocess.PIPE, ("-c", LOADING_BOT))
+    assert bot.stdin is not None and bot.stdout is not None
+    try:
+        first = bot.stdout.readline()
+        assert first == f"{LOADING}\n", first
         bot.send_signal(signal.SIGINT)
-        bot.wait(timeout=60)
-    output = log.read_text(encoding="utf-8")
+        output, _ = bot.communicate(timeout=120)
+    finally:
+        if bot.poll() is None:
+            bot.kill()
+            bot.wait()
+    assert "Aborted!" in output and bot.returncode == 1, output
     assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
 
 
