@@ -32,10 +32,15 @@ from memory.persons.service import PersonMemory
 from memory.persons.store import PersonRecord
 from memory.service import ChatRef
 from memory.storage.sql import stored_int
-from memory.text import truncate
+from memory.text import shown_name
 
 routes = web.RouteTableDef()
 PERSON = r"/chats/{chat_id:\d+}/people/{person_id:\d+}"
+
+
+def _page(chat_id: int, person_id: int) -> str:
+    """The path of a member's page (`PERSON`)."""
+    return f"/chats/{chat_id}/people/{person_id}"
 
 
 def _persons(request: web.Request) -> PersonMemory:
@@ -68,7 +73,7 @@ async def people_list(request: web.Request) -> web.Response:
     records = records[: shown.limit]
     rows = [
         [
-            link(f"/chats/{chat.id}/people/{r.person_id}", f"#{r.person_id}"),
+            link(_page(chat.id, r.person_id), f"#{r.person_id}"),
             r.name,
             join((bdi(alias) for alias in list(r.view.aliases)[:8]), ", "),
             r.platform_user_id,
@@ -98,7 +103,7 @@ async def people_list(request: web.Request) -> web.Response:
 async def person_show(request: web.Request) -> web.Response:
     chat, record = await _person(request)
     card = await _persons(request).card(chat.id, record.person_id)
-    base = f"/chats/{chat.id}/people/{record.person_id}"
+    base = _page(chat.id, record.person_id)
     aliases = [
         [a.alias, a.source, "global" if a.chat_id is None else a.chat_id, f"{a.weight:.2f}", a.count]
         for a in record.aliases
@@ -147,7 +152,7 @@ async def _merge_form(request: web.Request, chat: ChatRef, record: PersonRecord)
     """The form merging another member of the chat (a second account, a duplicate) into `record`, by
     person id; a search (`?find=`) lists a few members whose id or name matches, each a link that fills
     the id in (never the whole chat: it may have tens of thousands of members)."""
-    base = f"/chats/{chat.id}/people/{record.person_id}"
+    base = _page(chat.id, record.person_id)
     find = request.query.get("find", "").strip()
     search = h(
         '<form method="get" action="{}" class="block">{} <button>Search</button></form>{}',
@@ -167,7 +172,7 @@ async def _merge_form(request: web.Request, chat: ChatRef, record: PersonRecord)
 async def _merge_matches(request: web.Request, chat: ChatRef, record: PersonRecord, find: str) -> Safe:
     """The members `find` names (at most MAX_MATCHES), each a link filling its id into the merge form."""
     found = await _persons(request).find(chat.id, find, MAX_MATCHES + 1)
-    base = f"/chats/{chat.id}/people/{record.person_id}"
+    base = _page(chat.id, record.person_id)
     rows = [
         [
             link(url(base, find=find, merged=r.person_id), f"#{r.person_id}"),
@@ -178,7 +183,7 @@ async def _merge_matches(request: web.Request, chat: ChatRef, record: PersonReco
         ]
         for r in found[:MAX_MATCHES]
     ]
-    none = f"no member of this chat matches {truncate(find, 40)!r}"
+    none = f"no member of this chat matches {shown_name(find)!r}"
     more = h('<p class="muted">only the first {} shown: refine the search</p>', MAX_MATCHES)
     matches = table(["id", "name", "user id", "messages", ""], rows, none)
     return join((matches, more if found[MAX_MATCHES:] else ""))
@@ -192,7 +197,7 @@ def _merged_id(value: str) -> int:
     person_id = stored_int(bare)
     if person_id is None:
         raise PersonAdminError(
-            f"{truncate(value.strip(), 40)!r} is not a person id: give the #id of the person to merge "
+            f"{shown_name(value)!r} is not a person id: give the #id of the person to merge "
             "(search by name to find it)"
         )
     return person_id
@@ -213,7 +218,7 @@ async def person_merge(request: web.Request) -> web.Response:
     await persons.admin.merge(record.person_id, merged_id)
     raise done(
         request,
-        f"/chats/{chat.id}/people/{record.person_id}",
+        _page(chat.id, record.person_id),
         f"merged #{merged_id} into #{record.person_id}",
     )
 
@@ -226,7 +231,7 @@ async def person_rename(request: web.Request) -> web.Response:
     chosen = await _persons(request).admin.rename(
         chat.id, record.person_id, name, now=app.clock.now(), reason="admin (web)"
     )
-    raise done(request, f"/chats/{chat.id}/people/{record.person_id}", f"renamed to {isolated(chosen)}")
+    raise done(request, _page(chat.id, record.person_id), f"renamed to {isolated(chosen)}")
 
 
 @routes.get(PERSON + "/forget")
@@ -255,7 +260,7 @@ async def person_forget_confirm(request: web.Request) -> web.Response:
         record.person_id,
         form(
             request,
-            f"/chats/{chat.id}/people/{record.person_id}/forget",
+            f"{_page(chat.id, record.person_id)}/forget",
             fields,
             "Forget for good",
             danger=True,
@@ -270,7 +275,7 @@ async def person_forget(request: web.Request) -> web.Response:
     chat, record = await _person(request)
     data = await request.post()
     if data.get("confirm") != "yes":
-        raise web.HTTPSeeOther(f"/chats/{chat.id}/people/{record.person_id}/forget")
+        raise web.HTTPSeeOther(f"{_page(chat.id, record.person_id)}/forget")
     app = app_of(request)
     report = await _persons(request).admin.forget(
         record.person_id, remove_messages=data.get("remove_messages") == "yes", now=app.clock.now()
