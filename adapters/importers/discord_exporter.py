@@ -24,10 +24,16 @@ from adapters.neutral import as_id, joined_text, mapping_at, reply_prefix
 from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
 
 PLATFORM = "discord"
-# The exporter writes `type` as its MessageKind enum's name; that enum ends at Reply (19), so a bot's
-# answer to a slash command (Discord type 20, CHAT_INPUT_COMMAND) or to a context-menu command (23,
-# CONTEXT_MENU_COMMAND) is written as the bare number.
-_MESSAGE_TYPES = ("Default", "Reply", "20", "23")
+# The exporter writes `type` as its MessageKind enum's name, and a kind its enum does not name as the
+# bare number: its enum (Tyrrrz/DiscordChatExporter, Core/Discord/Data/MessageKind.cs) long ended at
+# Reply (19), so a bot's answer to a slash command (Discord type 20, CHAT_INPUT_COMMAND) or to a
+# context-menu command (23, CONTEXT_MENU_COMMAND) came out "20" and "23"; a version naming them writes
+# Discord's names. These kinds are words someone wrote; every other kind, named or a number (joins,
+# pins, calls, renames, thread creation, a thread's starter, which only points at a message of the
+# parent channel, boosts, kinds newer than this list), is a system entry and reported as skipped.
+_MESSAGE_TYPES = frozenset(
+    {"Default", "0", "Reply", "19", "ChatInputCommand", "20", "ContextMenuCommand", "23"}
+)
 _IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp")
 
 

@@ -500,3 +500,32 @@ def test_a_saved_failed_onebot_response_is_named_as_such_with_its_message(
     message = str(caught.value)
     assert message.startswith(f"{path}: a failed OneBot API response, not message history: {quoted}")
     assert "\n" not in message and len(message) < len(str(path)) + 300
+
+
+def test_discord_chat_exporter_kinds_by_name_keep_what_members_wrote() -> None:
+    """A DiscordChatExporter naming Discord's newer kinds writes "ChatInputCommand" and
+    "ContextMenuCommand" where older ones wrote "20" and "23": those answers were skipped as system
+    messages. Now they are kept with Default and Reply; an answer with nothing in it is still empty, and
+    every system kind, a thread's starter (a pointer to the parent channel's message) and a kind this
+    importer does not know are reported as skipped, as before."""
+    messages, issues = run("discord", "discord_export_kinds.json", bot_id="800000000000000009")
+    assert [(m.message_id[-2:], m.is_bot, m.text) for m in messages] == [
+        ("01", False, "周六几点集合？"),
+        ("02", True, "八点，北门。"),
+        ("03", True, "上次说的是周六早上八点。"),
+        ("04", True, "Translated: Saturday 8am."),
+    ]
+    assert messages[1].reply_to == "900000000000000301"
+    assert [i.reason for i in issues] == [
+        "empty message (no content, attachments or stickers)",
+        "system message: ThreadCreated",
+        "system message: ThreadStarterMessage",
+        "system message: ChannelPinnedMessage",
+        "system message: RecipientAdd",
+        "system message: GuildMemberJoin",
+        "system message: Call",
+        "system message: ChannelNameChange",
+        "system message: GuildBoost",
+        "system message: AutoModerationAction",
+    ]
+    assert all(i.kind is IssueKind.SKIPPED for i in issues)
