@@ -19,6 +19,10 @@ PLATFORM = "qq"
 # QQ numbers and group numbers share one number space: the private chat with user 30003 is named
 # "private-30003", so it is never the same chat (memory, notes, settings) as group 30003.
 PRIVATE_CHAT_PREFIX = "private-"
+# What NapCat (src/onebot/api/msg.ts, parseMessage) gives a temporary session's message when it could not
+# look the session up: a stand-in group and sender nickname, neither of them the member's.
+NAPCAT_UNKNOWN_TEMP_GROUP = "284840486"
+NAPCAT_UNKNOWN_TEMP_NAME = "临时会话"
 
 
 def private_chat_id(user_id: str) -> str:
@@ -184,10 +188,18 @@ class MessageEvent:
     def temp_group(self) -> str | None:
         """For a temporary session (群临时会话: a private message with `sub_type` "group" from a member
         who is no friend), the group it came through: `sender.group_id` (go-cqhttp) or a top-level
-        `group_id`. Answers go through it (`send_private_msg` with `group_id`)."""
-        if self.message_type != "private" or self.sub_type != "group":
+        `group_id` (NapCat, which also puts it in `temp_source`). Answers go through it
+        (`send_private_msg` with `group_id`). None when the event does not tell it: Lagrange.OneBot
+        names no group, and NapCat gives its stand-in group when it could not look the session up; the
+        chat is then answered as a friend's."""
+        if not self._temp_session:
             return None
-        return as_id(self.sender.get("group_id")) or self.group_id
+        group = as_id(self.sender.get("group_id")) or self.group_id
+        return None if group == NAPCAT_UNKNOWN_TEMP_GROUP else group
+
+    @property
+    def _temp_session(self) -> bool:
+        return self.message_type == "private" and self.sub_type == "group"
 
     @property
     def chat_kind(self) -> ChatKind:
@@ -197,7 +209,14 @@ class MessageEvent:
     def nickname(self) -> str:
         if self.anonymous:
             return str(self.anonymous.get("name") or "")
-        return str(self.sender.get("nickname") or "")
+        nickname = str(self.sender.get("nickname") or "")
+        if (
+            self._temp_session
+            and self.group_id == NAPCAT_UNKNOWN_TEMP_GROUP
+            and nickname == NAPCAT_UNKNOWN_TEMP_NAME
+        ):
+            return ""  # NapCat's stand-in, not the member's name: kept, it would rename them
+        return nickname
 
     @property
     def card(self) -> str:

@@ -332,6 +332,29 @@ async def test_a_temporary_session_is_answered_through_its_group(
     assert "group_id" not in (await peer.next_action("send_private_msg"))["params"]
 
 
+@pytest.mark.parametrize(
+    ("name", "group"),
+    [
+        ("private_message_temp_napcat.json", 123456),
+        ("private_message_temp_napcat_unknown.json", None),
+        ("private_message_temp_lagrange.json", None),
+    ],
+)
+async def test_a_temporary_session_of_napcat_or_lagrange_is_answered_as_it_can_be(
+    reverse: Reverse, connect_peer: ConnectPeer, name: str, group: int | None
+) -> None:
+    """NapCat names a temporary session's group at the top level, and its stand-in group 284840486 when
+    it could not look the session up, which the answer was sent through; Lagrange.OneBot names no group.
+    The answer goes through the group only when the event names a real one."""
+    adapter, inbox, _ = reverse
+    peer = await connect_peer()
+    peer.responders["send_private_msg"] = lambda params: ok({"message_id": 9})
+    await peer.send(fixture(name))
+    await adapter.send_text((await inbox.get()).chat_id, "好", chat_kind=ChatKind.PRIVATE)
+    params = (await peer.next_action("send_private_msg"))["params"]
+    assert params.get("group_id") == group
+
+
 async def test_no_connection_means_not_connected(reverse: Reverse) -> None:
     adapter, _, _ = reverse
     with pytest.raises(NotConnected):

@@ -178,3 +178,28 @@ def test_a_mention_or_reply_naming_no_valid_id_is_left_out_and_the_message_kept(
     msg = to_chat_message(MessageEvent.from_dict(event), self_id="10001")
     assert msg.text == "今晚开黑吗@10001" and msg.mentions == ("10001",) and msg.to_bot
     assert msg.reply_to is None and all(s.kind is not SegmentKind.REPLY for s in msg.segments)
+
+
+@pytest.mark.parametrize(
+    ("name", "chat", "group", "nickname"),
+    [
+        # go-cqhttp: the group in sender.group_id
+        ("private_message_temp.json", "private-20003", "123456", "阿明"),
+        # NapCat (src/onebot/api/msg.ts parseMessage): a top-level group_id, temp_source the same
+        ("private_message_temp_napcat.json", "private-20005", "123456", "阿明的小号"),
+        # NapCat when its session lookup failed: a stand-in group and nickname, neither the member's
+        ("private_message_temp_napcat_unknown.json", "private-20006", None, ""),
+        # Lagrange.OneBot (MessageService.OnTempMessageReceived): sub_type "group", no group anywhere
+        ("private_message_temp_lagrange.json", "private-20007", None, "小周"),
+    ],
+)
+def test_temporary_sessions_as_each_implementation_posts_them(
+    name: str, chat: str, group: str | None, nickname: str
+) -> None:
+    """A temporary session's message is a private chat with its member; the group it came through is
+    the one the event names, and none (a friend's chat, as for an unknown form) when it names none or
+    only NapCat's stand-in, whose nickname "临时会话" would have renamed the member."""
+    event = MessageEvent.from_dict(load(name))
+    message = to_chat_message(event)
+    assert (message.chat_id, message.chat_kind, event.temp_group) == (chat, ChatKind.PRIVATE, group)
+    assert message.sender_name == nickname and message.to_bot
