@@ -17,7 +17,7 @@ import logging
 import random
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import aiohttp
@@ -27,6 +27,7 @@ from adapters.base import STOP_GRACE_SECONDS, Adapter, MessageHandler, SendError
 from adapters.listening import listen
 from adapters.neutral import as_id, holds_nothing, mapping_at
 from adapters.onebot_v11.config import OneBotConfig
+from adapters.onebot_v11.copies import AccountCopies
 from adapters.onebot_v11.errors import ActionFailed, ActionTimeout, NotConnected, OneBotError
 from adapters.onebot_v11.event import (
     PLATFORM,
@@ -113,6 +114,7 @@ class OneBotAdapter(Adapter):
         self._names: _LRU = _LRU()  # "_chat_key:user" -> display name, for @ segments without a name
         self._chat_owner: _LRU = _LRU()  # _chat_key -> self id that saw it, to answer through the same bot
         self._temp_groups: _LRU = _LRU()  # private chat id -> group of its temporary session (temp_group)
+        self._copies = AccountCopies()  # a group message each of several accounts receives is recorded once
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -399,7 +401,7 @@ class OneBotAdapter(Adapter):
         conn = conn.current()  # an event of a replaced connection is answered through its replacement
         kind = post_type(data)
         if kind == "notice":
-            await self._on_notice(data)
+            await self._on_notice(data, conn.self_id or as_id(data.get("self_id")) or "")
             return
         if kind not in ("message", "message_sent"):
             log.debug("OneBot %s event ignored", kind)
@@ -421,13 +423,24 @@ class OneBotAdapter(Adapter):
         if self_id is not None and conn.nickname:
             names.setdefault(self_id, conn.nickname)
         try:
-            message = to_chat_message(event, self_id=self_id, reply=reply, names=names)
+            message = to_chat_message(
+                event, self_id=self_id, reply=reply, names=names, accounts=self.self_ids
+            )
         except InvalidMessage as exc:  # what only the neutral message checks: a time before 1970
             log.warning("OneBot message event skipped: %s", exc)
             return
         if holds_nothing(message.text):
             log.debug("OneBot message %s skipped: it holds nothing", message.message_id)
             return
+        if message.chat_kind is ChatKind.GROUP:
+            chat, account = _chat_key(message.chat_kind, message.chat_id), self_id or ""
+            message = self._copies.replying_to_recorded(chat, account, message)
+            original = self._copies.copy_of(chat, account, message, event.seq)
+            if original is not None:
+                log.debug(
+                    "OneBot message %s skipped: bot %s's copy of %s", message.message_id, account, original
+                )
+                return
         self._remember(message)
         if self_id is not None:
             self._chat_owner.remember(_chat_key(message.chat_kind, message.chat_id), self_id)
@@ -436,7 +449,7 @@ class OneBotAdapter(Adapter):
         if self._handler is not None:
             await self._handler(message)
 
-    async def _on_notice(self, data: dict[str, Any]) -> None:
+    async def _on_notice(self, data: dict[str, Any], account: str) -> None:
         try:
             deletion = recall_notice(data)
         except InvalidMessage as exc:
@@ -445,6 +458,11 @@ class OneBotAdapter(Adapter):
         if deletion is None:
             log.debug("OneBot %s notice ignored", data.get("notice_type"))
             return
+        if deletion.chat_kind is ChatKind.GROUP:  # `account`'s id of a message recorded as another's copy
+            chat = _chat_key(deletion.chat_kind, deletion.chat_id)
+            deletion = replace(
+                deletion, message_id=self._copies.recorded_id(chat, account, deletion.message_id)
+            )
         self._replies.pop(_reply_key(deletion.chat_kind, deletion.chat_id, deletion.message_id), None)
         if self._handler is not None:
             await self._handler(deletion)
@@ -597,6 +615,11 @@ class OneBotAdapter(Adapter):
             segments=segments,
             is_bot=True,
         )
+        if chat_kind is ChatKind.GROUP:
+            # another account's event for it may have come first: then it is recorded under that id
+            original = self._copies.copy_of(_chat_key(chat_kind, chat_id), conn.self_id, sent)
+            if original is not None:
+                sent = replace(sent, message_id=original)
         self._remember(sent)
         return sent
 

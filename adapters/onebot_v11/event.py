@@ -6,7 +6,7 @@ negative (NapCat hashes them into int32), and the display name is the group card
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -116,6 +116,7 @@ class MessageEvent:
     self_sent: bool = False
     target_id: str | None = None
     sub_type: str = ""
+    seq: str | None = None  # the group's sequence number of the message (NapCat's `real_seq`), if posted
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MessageEvent:
@@ -171,6 +172,7 @@ class MessageEvent:
             self_sent=self_sent,
             target_id=target_id,
             sub_type=str(data.get("sub_type") or ""),
+            seq=as_id(data.get("real_seq")),
         )
 
     @property
@@ -238,15 +240,19 @@ def to_chat_message(
     reply: ReplyInfo | None = None,
     names: Mapping[str, str] | None = None,
     platform: str = PLATFORM,
+    accounts: Collection[str] = (),
 ) -> ChatMessage:
     """The neutral form of a message event.
 
-    `to_bot` is set for an `@` of `self_id`, for a reply whose target was sent by `self_id` (as told by
-    `reply`), and for every private message to the bot. `is_bot` marks the bot's own messages.
+    `to_bot` is set for an `@` of `self_id` or of one of the bot's other `accounts`, for a reply whose
+    target was sent by one of them (as told by `reply`), and for every private message to the bot.
+    `is_bot` marks the bot's own messages, from whichever of its accounts: with several accounts in a
+    group, the message is the same whichever account's event is recorded.
     """
     converted = to_neutral(event.message, names=names)
     me = self_id or event.self_id
-    is_bot = event.self_sent or (me is not None and event.user_id == me)
+    ours = {*accounts, *([me] if me is not None else [])}
+    is_bot = event.self_sent or event.user_id in ours
     segments = converted.segments
     if reply is not None and reply.text and converted.reply_to is not None:
         segments = tuple(
@@ -256,10 +262,10 @@ def to_chat_message(
             for s in segments
         )
     to_bot = False
-    if not is_bot and me is not None:
+    if not is_bot and ours:
         to_bot = (
-            me in converted.mentions
-            or (reply is not None and reply.sender_id == me)
+            not ours.isdisjoint(converted.mentions)
+            or (reply is not None and reply.sender_id in ours)
             or event.message_type == "private"
         )
     return ChatMessage(
