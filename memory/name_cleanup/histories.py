@@ -47,6 +47,8 @@ _ROWS = text(
 )
 _LIST_OPEN, _LIST_CLOSE, _LIST_SEP, _POINT_SEP = "（", "）", "、", " / "  # as offline_digest writes them
 _FORWARD = forward_marked("", True)  # before a forward's name, in its line and its digest lines
+# A member may type a name starting like the mark: such a speaker's line is read with the name whole.
+_TYPED_MARK = _FORWARD.rstrip()
 _SOURCES = text(
     "SELECT m.id, m.person_id, m.time, m.utc_offset_minutes, m.text, m.sender_card, m.sender_name, "
     "p.platform_user_id, p.nickname, c.person_name FROM messages m "
@@ -71,11 +73,14 @@ class _Cleaned:
 class _Line:
     """One message's line, around its name: `head` + name + `tail`, or `marked_head` + name + `tail`
     when it was packed as a forward's. Which it is, the line itself says: this revision's messages have
-    no `forwarded` column, and rows packed before forwards were marked have no mark."""
+    no `forwarded` column, and rows packed before forwards were marked have no mark. Except when the
+    speaker's own name starts like the mark (`typed_mark`: a member who typed "(forwarded) X"): their
+    line is then read as theirs, the name whole, whatever follows it."""
 
     head: str
     marked_head: str
     tail: str
+    typed_mark: bool
     person_id: int | None
     user_id: str
     shown_today: str  # the name the line would show if packed today
@@ -239,8 +244,9 @@ def _lines(connection: Connection, ids: Collection[int]) -> dict[int, _Line]:
         marked = transcript_line(sent_at(time, offset), _PLACEHOLDER, body, forwarded=True)
         user_id = user or str(person)
         shown = display_name_of((chat_name, card, name, nickname), user_id)
+        typed = any((n or "").startswith(_TYPED_MARK) for n in (chat_name, card, name, nickname))
         lines[message_id] = _Line(
-            head, marked.split(_PLACEHOLDER, 1)[0], tail, person, user_id, shown, (time, message_id)
+            head, marked.split(_PLACEHOLDER, 1)[0], tail, typed, person, user_id, shown, (time, message_id)
         )
     return lines
 
@@ -252,7 +258,8 @@ def _names(original: str, lines: Sequence[_Line]) -> list[tuple[str, str]] | Non
     found: list[tuple[str, str]] = []
     position = 0
     for i, line in enumerate(lines):
-        head = next((h for h in (line.marked_head, line.head) if original.startswith(h, position)), None)
+        heads = (line.head,) if line.typed_mark else (line.marked_head, line.head)
+        head = next((h for h in heads if original.startswith(h, position)), None)
         if head is None:
             return None
         start = position + len(head)

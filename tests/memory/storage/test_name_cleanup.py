@@ -518,3 +518,51 @@ def test_an_interrupted_cleaning_leaves_the_names_as_they_were_and_runs_again(
     migrate.upgrade(path)
     assert rows("SELECT sender_name FROM messages WHERE id = 3") == [("小红",)]
     assert rows("SELECT count(*) FROM person_aliases") == [(6,)]
+
+
+def test_a_member_named_like_the_forward_mark_is_not_read_as_a_forward(tmp_path: Path) -> None:
+    """A member who typed their card as "(forwarded) ㅤ" writes lines that read like a forward of someone
+    called ㅤ (the forward mark before a name). The cleanup read them so: the hidden character alone
+    made the name, cleaned to nothing and given the member's name of today after the mark; the line
+    then showed the mark twice, and the digest's line of the member was taken for a forward of the
+    other member once called ㅤ. A speaker whose own name starts like the mark is read as named so."""
+    path = tmp_path / "q.db"
+    _dirty_database(path)
+    typed = f"(forwarded) {FILLER}"
+    said = transcript_line(sent_at(800.0, OFFSET), typed, "转给大家看看", False)
+    original = "\n".join([_line(1, FILLER), said])
+    summary = f"{FILLER}: 大家好{ZWSP}! / {typed}: 转给大家看看（{FILLER}、{typed}）"
+    points = [f"{FILLER}: 大家好{ZWSP}!", f"{typed}: 转给大家看看"]
+    people = [
+        {"person_id": 2, "user_id": "u2", "name": FILLER, "messages": 1, "is_bot": False},
+        {"person_id": 7, "user_id": "u7", "name": typed, "messages": 1, "is_bot": False},
+    ]
+    with schema_at(path, BEFORE) as connection:
+        _insert(connection, "persons", [(7, "qq", "u7", typed, typed, 0, 0.0, 0.0, 1)])
+        _insert(connection, "chat_members", [(1, 7, typed, 0.0, 800.0, 1)])
+        connection.exec_driver_sql(
+            "INSERT INTO messages (id, chat_id, platform_message_id, person_id, sender_name, "
+            "sender_card, text, segments, reply_to, mentions, time, utc_offset_minutes, is_bot, to_bot) "
+            "VALUES (8, 1, 'm8', 7, ?, ?, '转给大家看看', '[]', NULL, '[]', 800.0, ?, 0, 0)",
+            (typed, typed, OFFSET),
+        )
+        connection.exec_driver_sql(
+            "INSERT INTO chat_history (id, chat_id, theme, keywords, summary, key_points, original_text, "
+            "participants, start_time, end_time, source_message_ids, count, forget_times, provenance, "
+            "created_at) VALUES (6, 1, '转发', '[\"转发\"]', ?, ?, ?, ?, 0, 0, '[1,8]', 0, 0, "
+            "'offline', 0)",
+            (summary, json.dumps(points), original, json.dumps(people)),
+        )
+    migrate.upgrade(path)
+    [(text, participants, summary, points)] = _read(path)(
+        "SELECT original_text, participants, summary, key_points FROM chat_history WHERE id = 6"
+    )
+    [(card,)] = _read(path)("SELECT card FROM chat_members WHERE person_id = 7")
+    assert card.startswith("(forwarded)") and FILLER not in card
+    assert text.splitlines() == [
+        _line(1, "明哥2"),
+        transcript_line(sent_at(800.0, OFFSET), card, "转给大家看看", False),  # not "(forwarded) (forwarded)"
+    ]
+    assert [p["name"] for p in json.loads(participants)] == ["明哥2", card]
+    assert summary == f"明哥2: 大家好{ZWSP}! / {card}: 转给大家看看（明哥2、{card}）"
+    assert json.loads(points) == [f"明哥2: 大家好{ZWSP}!", f"{card}: 转给大家看看"]
