@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import sqlite3
 import time
 from typing import Any
 
 from conftest import WAIT, ConnectPeer, Inbox, Peer, fixture, ok
 
 from adapters.onebot_v11 import OneBotAdapter
+from memory.service import MemoryService
 from memory.types import ChatKind, MessageDeletion
 
 Reverse = tuple[OneBotAdapter, Inbox, str]
@@ -157,3 +159,24 @@ async def test_the_bots_answer_seen_by_the_other_account_before_it_is_sent_is_th
     await first.ws.send_json(ok({"message_id": 42}) | {"echo": request["echo"]})
     sent = await asyncio.wait_for(sending, WAIT)
     assert sent.message_id == "742"
+
+
+async def test_the_group_holds_the_message_once_and_either_accounts_recall_deletes_it(
+    reverse: Reverse, connect_peer: ConnectPeer, memory: MemoryService
+) -> None:
+    """Recorded as handed on: one row for the message both accounts received, and the second account's
+    recall, naming its own id of it, leaves the group without it."""
+    _, inbox, _ = reverse
+    first, second = await two_accounts(connect_peer)
+    await first.send(fixture("group_message_array.json"))
+    await memory.record(await inbox.get())
+    await second.send(fixture("group_message_second_account.json"))
+    await second.send(fixture("group_recall_second_account.json"))
+    deletion = await inbox.event()
+    assert isinstance(deletion, MessageDeletion), "the second account's copy was handed on"
+    stored = "SELECT platform_message_id FROM messages"
+    with sqlite3.connect(memory.db.path) as connection:
+        assert connection.execute(stored).fetchall() == [("-2147400001",)]
+    assert await memory.delete(deletion)
+    with sqlite3.connect(memory.db.path) as connection:
+        assert connection.execute(stored).fetchall() == []
