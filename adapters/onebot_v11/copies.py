@@ -5,10 +5,12 @@ connected each message was recorded twice. go-cqhttp and Lagrange.OneBot give ev
 `message_id` (derived from the group's message sequence), so the store's (chat, message id) key kept one
 of them; NapCat numbers messages per account (its short ids), and only its newer versions post the
 group's shared sequence (`real_seq`). A copy is therefore known by, in this order: the same message id
-from the same sender; the same shared sequence; or, lacking both, the same sender and text within
-`COPY_WINDOW_SECONDS`. A copy is always one received by another account: two messages one account
-received are two messages, however alike; and each recorded message takes at most one copy from each
-other account (a member sending the same words twice still leaves two).
+from the same sender; the same shared sequence; or, lacking both, the same sender and content within
+`COPY_WINDOW_SECONDS` (the content as `_content` compares it: what each account renders its own way,
+an @'s name, a quote, a media link, left out; a reply's target as recorded). A copy is always one
+received by another account: two messages one account received are two messages, however alike; and
+each recorded message takes at most one copy from each other account (a member sending the same words
+twice still leaves two).
 
 The first copy is recorded under its own id; a later copy's id then names that recorded message in
 the recall notices and replies the other account posts (`recorded_id`).
@@ -35,7 +37,7 @@ class _Recorded:
 
     message_id: str
     sender_id: str
-    text: str
+    content: tuple[tuple[str, str], ...]
     time: float
     seq: str | None
     accounts: set[str] = field(default_factory=set)
@@ -48,7 +50,10 @@ class _Recorded:
             return True
         if seq is not None and self.seq is not None:
             return seq == self.seq
-        return message.text == self.text and abs(message.time.timestamp() - self.time) <= COPY_WINDOW_SECONDS
+        return (
+            _content(message) == self.content
+            and abs(message.time.timestamp() - self.time) <= COPY_WINDOW_SECONDS
+        )
 
 
 class AccountCopies:
@@ -74,7 +79,7 @@ class AccountCopies:
                 _Recorded(
                     message.message_id,
                     message.sender_id,
-                    message.text,
+                    _content(message),
                     message.time.timestamp(),
                     seq,
                     {account},
@@ -106,6 +111,16 @@ class AccountCopies:
             for s in message.segments
         )
         return replace(message, reply_to=target, segments=segments)
+
+
+def _content(message: ChatMessage) -> tuple[tuple[str, str], ...]:
+    """What two accounts' events for one message hold alike: its segments, an @ by whom it names (each
+    account fills in the names it knows), a reply by the message it answers (as recorded:
+    `replying_to_recorded`) without its quote, a media segment without its link (signed per account)."""
+    by_target = (SegmentKind.MENTION, SegmentKind.REPLY)
+    return tuple(
+        (s.kind.value, (s.target or "") if s.kind in by_target else s.text) for s in message.segments
+    )
 
 
 def _alias_key(chat: str, account: str, message_id: str) -> str:

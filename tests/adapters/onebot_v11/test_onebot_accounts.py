@@ -95,6 +95,25 @@ async def test_the_shared_sequence_tells_copies_and_messages_apart(
     assert await handed_on(inbox, second) == ["621"]
 
 
+async def test_an_at_each_account_names_its_own_way_is_the_same_message(
+    reverse: Reverse, connect_peer: ConnectPeer
+) -> None:
+    """Each account fills in an @'s name from what it knows (the first knows its own nickname, the second
+    only the number), so the two events' texts differ: the @ is compared by whom it names."""
+    _, inbox, _ = reverse
+    first, second = await two_accounts(connect_peer)
+    at_the_bot = said("", 51)
+    at_the_bot["message"] = [
+        {"type": "at", "data": {"qq": "10001"}},
+        {"type": "text", "data": {"text": " 在吗"}},
+    ]
+    await first.send(at_the_bot)
+    seen = await inbox.get()
+    assert (seen.text, seen.to_bot) == ("@群忆 在吗", True)
+    await second.send(copy(at_the_bot, 551))
+    assert await handed_on(inbox, second) == []
+
+
 async def test_ids_all_accounts_share_are_one_message(reverse: Reverse, connect_peer: ConnectPeer) -> None:
     """go-cqhttp and Lagrange.OneBot give every account the same message_id."""
     _, inbox, _ = reverse
