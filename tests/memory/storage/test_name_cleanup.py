@@ -352,6 +352,45 @@ def test_offline_summaries_and_key_points_follow_the_names(
     assert rows[5][2] == original
 
 
+def _digest(
+    line: str, name: str, person: tuple[int, str], filler_messages: int = 1
+) -> tuple[str, list[str], list[dict[str, Any]]]:
+    """An offline digest (summary, key points, participants) of message 1 by u2, then `line` by `name`
+    (`person`: its id and user id)."""
+    first = f"{FILLER}: 大家好{ZWSP}!"
+    people = [
+        {"person_id": 2, "user_id": "u2", "name": FILLER, "messages": filler_messages, "is_bot": False},
+        {"person_id": person[0], "user_id": person[1], "name": name, "messages": 1, "is_bot": False},
+    ]
+    return f"{first} / {line}（{FILLER}、{name}）", [first, line], people
+
+
+def _offline_topic(
+    connection: Connection,
+    sources: list[int],
+    original: str,
+    summary: str,
+    points: list[str],
+    people: list[dict[str, Any]],
+) -> None:
+    """Topic 6 of chat 1, packed offline from messages `sources`, as the revision before stores it."""
+    connection.exec_driver_sql(
+        "INSERT INTO chat_history (id, chat_id, theme, keywords, summary, key_points, original_text, "
+        "participants, start_time, end_time, source_message_ids, count, forget_times, provenance, "
+        "created_at) VALUES (6, 1, '打招呼', '[\"大家\"]', ?, ?, ?, ?, 0, 0, ?, 0, 0, 'offline', 0)",
+        (summary, json.dumps(points), original, json.dumps(people), json.dumps(sources)),
+    )
+
+
+def _upgraded_topic(path: Path) -> tuple[Any, ...]:
+    """The database upgraded, then topic 6's text, participants, summary and key points."""
+    migrate.upgrade(path)
+    [row] = _read(path)(
+        "SELECT original_text, participants, summary, key_points FROM chat_history WHERE id = 6"
+    )
+    return row
+
+
 def test_a_forward_keeps_its_mark_when_its_speaker_is_renamed(tmp_path: Path) -> None:
     """A topic packed since forwards are marked (messages 2 and 3 forwards; a database taken back to
     this revision runs it again): the forwards' lines and offline digest lines are renamed with the mark
@@ -362,24 +401,10 @@ def test_a_forward_keeps_its_mark_when_its_speaker_is_renamed(tmp_path: Path) ->
     original = "\n".join(
         [_line(1, FILLER), _line(2, FILLER, forwarded=True), _line(3, dirty, forwarded=True)]
     )
-    summary = f"{FILLER}: 大家好{ZWSP}! / {forward}: hi {RLO}there（{FILLER}、{dirty}）"
-    points = [f"{FILLER}: 大家好{ZWSP}!", f"{forward}: hi {RLO}there"]
-    people = [
-        {"person_id": 2, "user_id": "u2", "name": FILLER, "messages": 2, "is_bot": False},
-        {"person_id": 1, "user_id": "u1", "name": dirty, "messages": 1, "is_bot": False},
-    ]
     with schema_at(path, BEFORE) as connection:
-        connection.exec_driver_sql(
-            "INSERT INTO chat_history (id, chat_id, theme, keywords, summary, key_points, original_text, "
-            "participants, start_time, end_time, source_message_ids, count, forget_times, provenance, "
-            "created_at) VALUES (6, 1, '打招呼', '[\"大家\"]', ?, ?, ?, ?, 0, 0, '[1,2,3]', 0, 0, "
-            "'offline', 0)",
-            (summary, json.dumps(points), original, json.dumps(people)),
-        )
-    migrate.upgrade(path)
-    [(text, participants, summary, points)] = _read(path)(
-        "SELECT original_text, participants, summary, key_points FROM chat_history WHERE id = 6"
-    )
+        digest = _digest(f"{forward}: hi {RLO}there", dirty, (1, "u1"), filler_messages=2)
+        _offline_topic(connection, [1, 2, 3], original, *digest)
+    text, participants, summary, points = _upgraded_topic(path)
     assert text.splitlines() == [
         _line(1, "明哥2"),
         _line(2, "明哥2", forwarded=True),
@@ -531,12 +556,6 @@ def test_a_member_named_like_the_forward_mark_is_not_read_as_a_forward(tmp_path:
     typed = f"(forwarded) {FILLER}"
     said = transcript_line(sent_at(800.0, OFFSET), typed, "转给大家看看", False)
     original = "\n".join([_line(1, FILLER), said])
-    summary = f"{FILLER}: 大家好{ZWSP}! / {typed}: 转给大家看看（{FILLER}、{typed}）"
-    points = [f"{FILLER}: 大家好{ZWSP}!", f"{typed}: 转给大家看看"]
-    people = [
-        {"person_id": 2, "user_id": "u2", "name": FILLER, "messages": 1, "is_bot": False},
-        {"person_id": 7, "user_id": "u7", "name": typed, "messages": 1, "is_bot": False},
-    ]
     with schema_at(path, BEFORE) as connection:
         _insert(connection, "persons", [(7, "qq", "u7", typed, typed, 0, 0.0, 0.0, 1)])
         _insert(connection, "chat_members", [(1, 7, typed, 0.0, 800.0, 1)])
@@ -546,17 +565,8 @@ def test_a_member_named_like_the_forward_mark_is_not_read_as_a_forward(tmp_path:
             "VALUES (8, 1, 'm8', 7, ?, ?, '转给大家看看', '[]', NULL, '[]', 800.0, ?, 0, 0)",
             (typed, typed, OFFSET),
         )
-        connection.exec_driver_sql(
-            "INSERT INTO chat_history (id, chat_id, theme, keywords, summary, key_points, original_text, "
-            "participants, start_time, end_time, source_message_ids, count, forget_times, provenance, "
-            "created_at) VALUES (6, 1, '转发', '[\"转发\"]', ?, ?, ?, ?, 0, 0, '[1,8]', 0, 0, "
-            "'offline', 0)",
-            (summary, json.dumps(points), original, json.dumps(people)),
-        )
-    migrate.upgrade(path)
-    [(text, participants, summary, points)] = _read(path)(
-        "SELECT original_text, participants, summary, key_points FROM chat_history WHERE id = 6"
-    )
+        _offline_topic(connection, [1, 8], original, *_digest(f"{typed}: 转给大家看看", typed, (7, "u7")))
+    text, participants, summary, points = _upgraded_topic(path)
     [(card,)] = _read(path)("SELECT card FROM chat_members WHERE person_id = 7")
     assert card.startswith("(forwarded)") and FILLER not in card
     assert text.splitlines() == [
