@@ -455,12 +455,17 @@ class LLMGateway:
                     raise LLMRefused(task, failure) from exc
                 retry_after = retry_after_seconds(exc.response.headers)
             except (openai.APIConnectionError, TimeoutError) as exc:
+                # A request that timed out reached the provider, which has usually charged its prompt
+                # by then: it counts with its estimated prompt tokens, as a cancelled one does. A
+                # connection that failed sent nothing and costs nothing.
+                timed_out = isinstance(exc, openai.APITimeoutError | TimeoutError)
                 failure = (
                     f"timed out after {resolved.timeout_seconds:g}s"
-                    if isinstance(exc, openai.APITimeoutError | TimeoutError)
+                    if timed_out
                     else f"connection failed: {exc}"
                 )
-                await self._record(resolved, 0, 0, failure)
+                prompt = _estimate_prompt(kwargs["messages"], tools) if timed_out else 0
+                await self._record(resolved, prompt, 0, failure)
             except (openai.OpenAIError, json.JSONDecodeError) as exc:
                 body = "the body is not JSON: " if isinstance(exc, json.JSONDecodeError) else ""
                 failure = f"unusable response: {body}{exc}"

@@ -21,6 +21,7 @@ from memory.clock import ManualClock
 from memory.models import LlmUsage
 from memory.ports import LLMRefused, LLMUnavailable
 from memory.storage.database import Database
+from memory.text import estimate_tokens
 from tests.fakes.openai_server import Answer, Delay, Fail, FakeOpenAI, Raw, Trickle, answer_json, tool_call
 
 
@@ -175,6 +176,36 @@ async def test_timeout_is_retried_then_succeeds(
     assert sleeps == pytest.approx([0.01])
     rows = await usage_rows(db)
     assert [(row.ok, row.error) for row in rows] == [(False, "timed out after 0.2s"), (True, "")]
+
+
+async def test_a_timed_out_request_counts_its_estimated_prompt_in_the_budgets_and_summaries(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, db: Database
+) -> None:
+    """A request that timed out was recorded with 0 tokens, though the provider has usually charged
+    its prompt by then: a model that always timed out never reached a cap, and `/usage` and doctor
+    showed nothing spent. It now counts with its estimated prompt tokens (as a cancelled request
+    does); a connection that failed sent nothing and still counts 0."""
+    question = "上周末去哪里爬山了" * 40  # 360 CJK characters: a prompt estimated at 364 tokens
+    fake_llm.script(Delay(2.0, Answer("晚了")))
+    asked = [{"role": "user", "content": question}]
+    capped = {"summary": Budget(tokens_per_hour=300)}
+    gateway = make_gateway(timeout_seconds=0.2, max_retries=0, budgets=capped)
+    with pytest.raises(LLMUnavailable, match=r"timed out after 0\.2s"):
+        await gateway.complete_text("summary", asked)
+    [row] = await usage_rows(db)
+    assert (row.ok, row.prompt_tokens, row.completion_tokens) == (False, estimate_tokens(question) + 4, 0)
+    summary = (await gateway.ledger.summary())["summary"]
+    assert (summary["hour"], summary["failures"]) == (row.prompt_tokens, 1)
+    with pytest.raises(LLMUnavailable, match="over budget: summary: 364 tokens in the last hour, cap 300"):
+        await gateway.complete_text("summary", ASK)
+    assert len(fake_llm.chat_requests) == 1, "nothing sent once the timed-out prompt spent the cap"
+
+    async with FakeOpenAI() as gone:
+        url = gone.base_url
+    with pytest.raises(LLMUnavailable, match="connection failed"):
+        await make_gateway(base_url=url, max_retries=0).complete_text("topic", asked)
+    refused = (await usage_rows(db))[-1]
+    assert (refused.task, refused.prompt_tokens, refused.completion_tokens) == ("topic", 0, 0)
 
 
 async def test_a_server_trickling_its_answer_times_out_as_a_whole(
