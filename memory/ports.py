@@ -29,8 +29,9 @@ class LLMBadAnswer(LLMUnavailable):
 
 class LLMRefused(LLMUnavailable):
     """The endpoint refused this request without retrying it (an HTTP 4xx such as 400 for content
-    it will not process, or 401 for a wrong key). It may be this request's content, refused again
-    whenever it is asked, or the set-up, refusing every request alike."""
+    it will not process, or 401 for a wrong key; or a 200 with no answer in it, as a content filter
+    sends). It may be this request's content, refused again whenever it is asked, or the set-up,
+    refusing every request alike."""
 
 
 class LLMPort(Protocol):

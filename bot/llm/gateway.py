@@ -152,9 +152,26 @@ def _describe_validation(exc: ValidationError) -> str:
 
 
 def _first_message(response: ChatCompletion) -> Any:
-    if not response.choices:
-        raise BadAnswer("the response has no choices")
+    """The first choice's message (`_attempts` refuses a completion without choices before parsing)."""
     return response.choices[0].message
+
+
+NO_ANSWER = "the provider returned no answer (content filter?)"
+
+
+def _no_answer(response: ChatCompletion) -> str:
+    """Why a 200 completion without choices was refused: `NO_ANSWER`, with the categories a provider's
+    `prompt_filter_results` (Azure OpenAI and its imitators) marks as filtered, when it sends them."""
+    results = (response.model_extra or {}).get("prompt_filter_results")
+    filtered: list[str] = []
+    for result in results if isinstance(results, list) else []:
+        verdicts = result.get("content_filter_results") if isinstance(result, dict) else None
+        for category, verdict in verdicts.items() if isinstance(verdicts, dict) else ():
+            if isinstance(verdict, dict) and verdict.get("filtered") is True and category not in filtered:
+                filtered.append(str(category))
+    if not filtered:
+        return NO_ANSWER
+    return truncate(f"{NO_ANSWER}: the prompt was filtered for {', '.join(filtered)}", _ERROR_CHARS)
 
 
 def _call_ids(sent: Sequence[str | None]) -> list[str]:
@@ -364,7 +381,8 @@ class LLMGateway:
         task cannot all pass a check before any of them is recorded, so a cap is overshot by at most one
         request, as without concurrency.
 
-        Raises LLMUnavailable for every failure except BadAnswer from `parse`, which is re-raised.
+        Raises LLMUnavailable for every failure except BadAnswer from `parse`, which is re-raised;
+        LLMRefused (a subclass) for a request the endpoint refuses: a 4xx, or a 200 without choices.
         """
         task = resolved.task
         reservation = _estimate_prompt(messages, tools) + resolved.max_tokens
@@ -477,6 +495,12 @@ class LLMGateway:
                     failure = f"unusable response: {truncate(problem, _ERROR_CHARS)}"
                     await self._record(resolved, 0, 0, failure)
                     raise LLMUnavailable(task, failure)
+                if not response.choices:
+                    # A content filter's refusal (200 with `"choices": []`): asking for a repair, or
+                    # again, gets the same. Not logged here: the caller logs the reason once.
+                    refusal = _no_answer(response)
+                    await self._record_response(resolved, messages, tools, response, refusal)
+                    raise LLMRefused(task, refusal)
                 try:
                     parsed = parse(response)
                 except BadAnswer as exc:

@@ -149,10 +149,11 @@ async def run_inference(
     first LLMUnavailable: the entries stay due and the next run (which looks at every due entry)
     tries again. An entry the model answers unusably (LLMBadAnswer) has its threshold used up, as
     when the evidence says nothing. An entry whose request the endpoint refuses (LLMRefused: a
-    provider's content filter refuses it at every run) is put aside and the next one asked: once
-    another entry is answered, the refused one's threshold is used up too, so it cannot hold up the
-    entries behind it for good; a second refusal in a row stops the run with both still due (an
-    endpoint refusing every request), as does a refusal no answered entry follows.
+    provider's content filter refuses it at every run, with an HTTP 400 or a 200 holding no answer)
+    is put aside and the next one asked: once another entry is answered, the refused one's threshold
+    is used up too, so it cannot hold up the entries behind it for good (it is asked again at its next
+    threshold); a second refusal in a row stops the run with both still due (an endpoint refusing
+    every request), as does a refusal no answered entry follows.
     """
     async with db.read() as session:
         due = await dictionary.due_for_inference(session, thresholds, ids, limit)

@@ -103,6 +103,26 @@ def answer_json(value: Any, **kwargs: Any) -> Answer:
     return Answer(json.dumps(value, ensure_ascii=False), **kwargs)
 
 
+def filtered(categories: tuple[str, ...] = (), usage: tuple[int, int] | None = None) -> Raw:
+    """A content filter's refusal: 200 with `"choices": []`, with Azure-style `prompt_filter_results`
+    marking `categories` as filtered (none: no such field) and `usage` when given."""
+    body: dict[str, Any] = {
+        "id": "chatcmpl-filtered",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": "m",
+        "choices": [],
+    }
+    if categories:
+        verdicts = {name: {"filtered": True, "severity": "high"} for name in categories}
+        body["prompt_filter_results"] = [
+            {"prompt_index": 0, "content_filter_results": {**verdicts, "self_harm": {"filtered": False}}}
+        ]
+    if usage is not None:
+        body["usage"] = {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}
+    return Raw(json.dumps(body))
+
+
 def tool_call(name: str, arguments: dict[str, Any] | str, call_id: str | None = None) -> dict[str, Any]:
     """One entry for `Answer(tool_calls=[...])`."""
     args = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)

@@ -22,7 +22,17 @@ from memory.models import LlmUsage
 from memory.ports import LLMRefused, LLMUnavailable
 from memory.storage.database import Database
 from memory.text import estimate_tokens
-from tests.fakes.openai_server import Answer, Delay, Fail, FakeOpenAI, Raw, Trickle, answer_json, tool_call
+from tests.fakes.openai_server import (
+    Answer,
+    Delay,
+    Fail,
+    FakeOpenAI,
+    Raw,
+    Trickle,
+    answer_json,
+    filtered,
+    tool_call,
+)
 
 
 class Topic(BaseModel):
@@ -302,6 +312,35 @@ async def test_a_body_that_is_no_chat_completion_is_unavailable(
         assert info.value.reason.startswith("unusable response:") and reason in info.value.reason
     assert len(fake_llm.chat_requests) == 3, "neither retried nor sent for repair"
     assert [row.ok for row in await usage_rows(db)] == [False, False, False]
+
+
+async def test_a_content_filters_empty_answer_is_a_refusal_without_a_repair_round(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A provider's content filter answering 200 with `"choices": []` was taken for a malformed answer:
+    a repair round asked the same again (refused again, tokens spent twice), and the caller got "invalid
+    JSON after repair: the response has no choices". It is now LLMRefused at once, saying so (with the
+    categories `prompt_filter_results` names), recorded with the tokens the provider reported, or the
+    estimated prompt when it reports none, and not retried; the gateway adds no log line of its own."""
+    caplog.set_level(logging.DEBUG, logger="bot.llm")
+    fake_llm.script(filtered(("hate", "violence"), usage=(57, 0)), filtered())
+    gateway = make_gateway()
+    with pytest.raises(LLMRefused) as info:
+        await gateway.complete_json("topic", ASK, Topic)
+    said = "the provider returned no answer (content filter?): the prompt was filtered for hate, violence"
+    assert info.value.reason == said
+    assert len(fake_llm.chat_requests) == 1, "no repair round, no retry"
+    with pytest.raises(LLMRefused) as info:
+        await gateway.chat("reply", ASK, tools=[])
+    assert info.value.reason == "the provider returned no answer (content filter?)"
+    assert len(fake_llm.chat_requests) == 2
+    rows = await usage_rows(db)
+    assert [(r.task, r.ok, r.error, r.prompt_tokens, r.completion_tokens) for r in rows] == [
+        ("topic", False, said, 57, 0),
+        ("reply", False, info.value.reason, estimate_tokens(ASK[0]["content"]) + 4, 0),
+    ]
+    assert (await gateway.ledger.summary())["topic"]["failures"] == 1
+    assert not [r for r in caplog.records if r.name.startswith("bot.llm")]
 
 
 async def test_a_sparse_completion_without_metadata_is_still_read(

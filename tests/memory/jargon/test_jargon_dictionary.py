@@ -4,6 +4,7 @@ server, admin decisions, explanation with Aho-Corasick, import/export, odd Unico
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator
 
 import pytest
@@ -19,7 +20,7 @@ from memory.models import Jargon, JargonEvidence
 from memory.service import MemoryService
 from memory.storage import Database
 from memory.text import normalize
-from tests.fakes.openai_server import Answer, Fail, FakeOpenAI, answer_json
+from tests.fakes.openai_server import Answer, Behaviour, Fail, FakeOpenAI, answer_json, filtered
 from tests.memory.jargon.jargon_helpers import NOW, mine, record
 
 THRESHOLDS = (2, 4, 8, 12, 24, 60, 100)
@@ -454,30 +455,49 @@ async def test_a_chats_rejected_own_entry_hides_the_global_meaning(memory: Memor
     assert entry is not None and entry.id == own and entry.status == "rejected"
 
 
+@pytest.mark.parametrize(
+    ("refusal", "said"),
+    [
+        (Fail(400, "Content Exists Risk"), "HTTP 400"),
+        (filtered(("violence",), usage=(40, 0)), "no answer (content filter?)"),
+    ],
+    ids=["http-400", "no-choices"],
+)
 async def test_a_term_whose_evidence_the_endpoint_refuses_does_not_stop_inference_for_good(
-    memory: MemoryService, llm: LLMGateway, fake_llm: FakeOpenAI
+    memory: MemoryService,
+    llm: LLMGateway,
+    fake_llm: FakeOpenAI,
+    caplog: pytest.LogCaptureFixture,
+    refusal: Behaviour,
+    said: str,
 ) -> None:
     """A provider refusing one prompt for its content (DeepSeek's 400 "Content Exists Risk", Azure's
     400 content_filter) refuses it again at every run: the most counted term that it refuses came
     first at every run and stopped the inference of every other term for good. Once another term is
     answered in the same run, the refused term's threshold is used up as for an unusable answer;
-    while nothing is answered (an endpoint refusing everything) every term stays due."""
+    while nothing is answered (an endpoint refusing everything) every term stays due.
+
+    A content filter answering 200 with no choices was an unusable answer instead: a repair round
+    asked again, and the refused term's threshold was used up at once, also when every term was
+    refused. It is now a refusal like the 400, asked once and logged once."""
+    caplog.set_level(logging.INFO, logger="memory.jargon")
     stuck_ids = await record(memory, 0, ["绝绝子 冲", "真的绝绝子", "绝绝子!"])
     other_ids = await record(memory, 50, ["yyds 冲", "真的yyds"])
     chat = await _chat_id(memory)
     stuck = await mine(memory, chat, "绝绝子", stuck_ids)
     other = await mine(memory, chat, "yyds", other_ids)
     every_step = {"no_information": False, "meaning": "永远的神", "same": False}
-    fake_llm.default = lambda _body: Fail(400, "Content Exists Risk")
+    fake_llm.default = lambda _body: refusal
     refused = await run_inference(memory.db, llm, THRESHOLDS, NOW)
-    assert refused.stored == 0 and "HTTP 400" in (refused.stopped or "")
+    assert refused.stored == 0 and said in (refused.stopped or "")
+    assert len(fake_llm.chat_requests) == 2, "one request per term: no repair round"
+    logged = [r.getMessage() for r in caplog.records if said in r.getMessage()]
+    assert [line.split("'")[1] for line in logged] == ["绝绝子", "yyds"], "each refusal logged once"
     async with memory.db.read() as session:
         both = [await dictionary.get(session, i) for i in (stuck, other)]
     assert [(e.last_inference_count, e.status) for e in both if e] == [(0, "candidate"), (0, "candidate")]
     fake_llm.default = lambda body: (
-        Fail(400, "Content Exists Risk")
-        if "「绝绝子」" in json.dumps(body, ensure_ascii=False)
-        else answer_json(every_step)
+        refusal if "「绝绝子」" in json.dumps(body, ensure_ascii=False) else answer_json(every_step)
     )
     assert await run_inference(memory.db, llm, THRESHOLDS, NOW) == InferenceRun(2, stopped=None)
     async with memory.db.read() as session:
