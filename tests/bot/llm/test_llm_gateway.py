@@ -7,10 +7,10 @@ import json
 import logging
 from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from sqlalchemy import select
 
 from bot.app import CHATTY_LOGGERS, set_log_level
@@ -18,6 +18,7 @@ from bot.llm.gateway import LLMGateway
 from bot.llm.settings import Budget, LLMSettings, TaskModel
 from bot.llm.usage import MAX_REQUEST_TOKENS, UsageLedger
 from memory.clock import ManualClock
+from memory.model_answer import ModelAnswer
 from memory.models import LlmUsage
 from memory.ports import LLMRefused, LLMUnavailable
 from memory.storage.database import Database
@@ -147,6 +148,48 @@ async def test_schema_mismatch_is_repaired_with_the_field_named(
     assert topic.keywords == ["k"]
     repair_text = last_user_text(fake_llm.chat_requests[1].messages)
     assert "schema mismatch" in repair_text and "keywords" in repair_text
+
+
+class Point(ModelAnswer):
+    text: str = Field(max_length=20)
+
+
+class Titled(ModelAnswer):
+    title: str = Field(max_length=200)
+    tags: list[Annotated[str, Field(max_length=8)]] = Field(default_factory=list)
+    points: list[Point] = Field(default_factory=list)
+    count: int = Field(ge=0)
+
+
+async def test_text_a_little_or_far_over_its_max_length_is_cut_without_a_repair_round(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, db: Database
+) -> None:
+    """A title a few characters over its 200 failed validation and cost a repair round
+    (and, overrun again, the whole answer), although every consumer cuts such texts tighter anyway.
+    Text over its max length, however far, is now cut to it on a grapheme boundary, ending in "…",
+    in nested answers and lists too; other mistakes are still sent back for a repair."""
+    family = "👨‍👩‍👧‍👦"  # one grapheme of 7 code points, across the 200th
+    title = "周末去爬山" * 39 + "顺便" + family  # 197 + 7 = 204 code points
+    far = "很长的要点" * 100
+    fake_llm.script(
+        answer_json(
+            {"title": title, "tags": ["爬山", "九溪徒步路线推荐一下"], "points": [{"text": far}], "count": 1}
+        ),
+        answer_json({"title": title, "count": -1}),
+        answer_json({"title": "t" * 201, "count": 2}),
+    )
+    gateway = make_gateway()
+    answer = await gateway.complete_json("topic", ASK, Titled)
+    assert answer.title == "周末去爬山" * 39 + "顺便…", "cut before the emoji, not inside it"
+    assert answer.tags == ["爬山", "九溪徒步路线推…"]
+    assert answer.points == [Point(text="很长的要点" * 3 + "很长的要…")]
+    assert len(fake_llm.chat_requests) == 1, "no repair round"
+    repaired = await gateway.complete_json("topic", ASK, Titled)
+    assert (repaired.title, repaired.count) == ("t" * 199 + "…", 2)
+    repair_text = last_user_text(fake_llm.chat_requests[2].messages)
+    assert "count: Input should be greater than or equal to 0" in repair_text
+    assert "title" not in repair_text.split("JSON Schema")[0], "only what is still wrong is sent back"
+    assert [row.ok for row in await usage_rows(db)] == [True, False, True]
 
 
 async def test_still_malformed_after_repair_raises(
