@@ -29,6 +29,20 @@ def loads(text: str) -> Any:
         return json.loads(text)
 
 
+def loads_unwrapped(text: str) -> Any:
+    """`loads`, reading once more a JSON string whose own text is a JSON object: some models send a tool
+    call's arguments encoded twice (`"{\\"query\\": \\"火锅\\"}"`), and every call of theirs failed as
+    "not a JSON object". A string holding anything else (prose, a list, a string again) stays a string."""
+    value = loads(text)
+    if not isinstance(value, str):
+        return value
+    try:
+        inner = loads(value)
+    except json.JSONDecodeError:
+        return value
+    return inner if isinstance(inner, dict) else value
+
+
 def raw_decode(decoder: json.JSONDecoder, text: str, start: int) -> tuple[Any, int]:
     """`decoder.raw_decode(text, start)` with the same treatment of too deeply nested input and too long
     integers."""

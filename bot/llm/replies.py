@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory import untrusted_json
+
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -16,9 +18,10 @@ class ToolCall:
     arguments: str
 
     def parsed_arguments(self) -> dict[str, Any]:
-        """The arguments as a dict; raises ValueError when the model sent something else."""
+        """The arguments as a dict (also when encoded twice, `untrusted_json.loads_unwrapped`); raises
+        ValueError when the model sent something else."""
         try:
-            value = json.loads(self.arguments or "{}")
+            value = untrusted_json.loads_unwrapped(self.arguments or "{}")
         except json.JSONDecodeError as exc:
             raise ValueError(f"tool call {self.name!r} has invalid JSON arguments: {exc.msg}") from exc
         if not isinstance(value, dict):

@@ -139,7 +139,11 @@ class ToolRegistry:
         if tool.writes and not ctx.writable:
             return _error(f"{name} is not allowed here (read-only)")
         try:
-            data = untrusted_json.loads(raw_args) if isinstance(raw_args, str) else dict(raw_args or {})
+            data = (
+                untrusted_json.loads_unwrapped(raw_args)
+                if isinstance(raw_args, str)
+                else dict(raw_args or {})
+            )
         except (json.JSONDecodeError, TypeError, ValueError):
             return _error(f"arguments for {name} are not a JSON object")
         if data is None:

@@ -625,6 +625,10 @@ async def test_chat_returns_tool_calls_for_the_tool_loop(
     assert reply.content is None and reply.finish_reason == "tool_calls"
     [call] = reply.tool_calls
     assert (call.id, call.name, call.parsed_arguments()) == ("call_1", "recall", {"query": "上周爬山"})
+    twice = json.dumps(json.dumps({"query": "上周爬山"}, ensure_ascii=False), ensure_ascii=False)
+    fake_llm.script(Answer(None, tool_calls=[tool_call("recall", twice, "call_2")]))
+    [call] = (await make_gateway().chat("reply", ASK, tools=tools)).tool_calls
+    assert (call.arguments, call.parsed_arguments()) == (twice, {"query": "上周爬山"}), "read once more"
     assert fake_llm.chat_requests[0].body["tools"] == tools
     assert reply.as_message() == {
         "role": "assistant",

@@ -66,6 +66,36 @@ async def test_reply_uses_note_set_and_recall(tmp_path: Path, fake_llm: FakeOpen
     assert "<memory" in system and "周日九溪徒步" in system
 
 
+async def test_tool_arguments_encoded_twice_are_read_once_more(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    """A model sending a tool call's arguments as a JSON string whose text is the JSON object
+    (`"{\\"query\\": \\"九溪\\"}"`) got "error: arguments for recall are not a JSON object" for every
+    call, and retried or answered without its tool. Such arguments are now decoded once more; a string
+    holding anything but an object keeps the error."""
+    app = await build_app(
+        ConfigStore(llm_settings(fake_llm.base_url), None), tmp_path / "data", ManualClock(T0)
+    )
+
+    async def send(chat_id, text, *, chat_kind, reply_to):
+        return make_message(900, text=text, sender="bot", is_bot=True, reply_to=reply_to)
+
+    twice = json.dumps(json.dumps({"query": "九溪"}, ensure_ascii=False), ensure_ascii=False)
+    a_list = json.dumps(json.dumps(["九溪"], ensure_ascii=False), ensure_ascii=False)
+    fake_llm.script(
+        Answer(None, tool_calls=[tool_call("recall", twice, "c1"), tool_call("recall", a_list, "c2")]),
+        Answer("周日九溪, 浩子带水"),
+    )
+    try:
+        await app.pipeline.handle(make_message(1, sender="u3", text="周日九溪徒步, 我带水"), send)
+        question = make_message(2, sender="u1", text="@群忆 九溪那次谁带水", to_bot=True, mentions=("bot",))
+        outcome = await app.pipeline.handle(question, send)
+    finally:
+        await app.close()
+    assert outcome.reply == "周日九溪, 浩子带水"
+    found, refused = [m["content"] for m in fake_llm.chat_requests[1].messages if m["role"] == "tool"]
+    assert "周日九溪徒步, 我带水" in found and "error" not in found
+    assert "error: arguments for recall are not a JSON object" in refused
+
+
 async def test_no_model_means_quiet_but_recorded(tmp_path: Path) -> None:
     app = await build_app(ConfigStore(Settings(), None), tmp_path / "data", ManualClock(T0))
     try:

@@ -58,10 +58,11 @@ def test_definitions_are_compact_openai_functions() -> None:
 async def test_memory_tools_are_scoped_to_the_chat(ctx: ToolContext, memory: FakeMemory) -> None:
     registry = build_registry()
     assert await registry.call("recall", '{"query": "火锅"}', ctx) == "g1: 火锅 x5"
+    assert await registry.call("recall", '"{\\"query\\": \\"火锅\\"}"', ctx) == "g1: 火锅 x5"  # encoded twice
     assert await registry.call("person", {"name": "红红"}, ctx) == "小红 (红红): 喜欢猫"
     assert await registry.call("person", {"name": "无名"}, ctx) == "(nothing found)"
     assert await registry.call("jargon", {"term": "yyds"}, ctx) == "yyds = 很厉害"
-    assert [c[1] for c in memory.calls] == ["g1"] * 4
+    assert [c[1] for c in memory.calls] == ["g1"] * 5
 
 
 async def test_note_tools_round_trip(ctx: ToolContext) -> None:
@@ -85,6 +86,9 @@ async def test_note_tools_round_trip(ctx: ToolContext) -> None:
     [
         ("note_get", "{not json", "error: arguments for note_get are not a JSON object"),
         ("note_get", "[1, 2]", "error: arguments for note_get are not a JSON object"),
+        ("note_get", json.dumps("[1, 2]"), "error: arguments for note_get are not a JSON object"),
+        ("note_get", json.dumps("规则"), "error: arguments for note_get are not a JSON object"),
+        ("note_get", json.dumps(json.dumps('{"name": "x"}')), "error: arguments for note_get are not a JSON"),
         ("note_get", {}, "error: bad arguments for note_get: name: Field required"),
         ("note_get", {"name": "x", "depth": 9}, "error: bad arguments for note_get: depth:"),
         ("note_get", {"name": "../../etc/passwd"}, "error: invalid note name"),
