@@ -30,7 +30,9 @@ class Recorded:
     """A message as stored: database ids and whether this call created it. `clash`: not created because
     its id was already taken in the chat by a message with another text (the first is kept). `erased`:
     not created (ids 0) because its sender asked for their messages up to then to be deleted.
-    `message` is as stored: its ids prefixed when its chat was merged into another (`ChatTarget`)."""
+    `message` is as stored: its ids prefixed when its chat was merged into another (`ChatTarget`).
+    `first_id`: for an edited version (`ChatMessage.edited`), the id its first version was recorded
+    under (`Message.first_id`); None for a message that is no edit."""
 
     message_id: int
     chat_id: int
@@ -39,6 +41,7 @@ class Recorded:
     message: ChatMessage
     clash: bool = False
     erased: bool = False  # not recorded: its sender had their messages up to its time deleted on request
+    first_id: int | None = None
 
 
 @dataclass(slots=True)
@@ -215,7 +218,9 @@ def _member_params(chat_id: int, person_id: int, message: ChatMessage) -> dict[s
     return {"chat_id": chat_id, "person_id": person_id, "card": message.sender_card, "ts": _ts(message)}
 
 
-def _message_values(chat_id: int, person_id: int, message: ChatMessage) -> dict[str, object]:
+def _message_values(
+    chat_id: int, person_id: int, message: ChatMessage, first_id: int | None
+) -> dict[str, object]:
     return {
         "chat_id": chat_id,
         "platform_message_id": message.message_id,
@@ -231,6 +236,7 @@ def _message_values(chat_id: int, person_id: int, message: ChatMessage) -> dict[
         "is_bot": message.is_bot,
         "to_bot": message.to_bot,
         "forwarded": message.forwarded,
+        "first_id": first_id,
     }
 
 
@@ -242,6 +248,7 @@ class _StoredRow:
     person_id: int | None
     text: str
     forwarded: bool
+    first_id: int | None  # `Message.first_id`
 
 
 @dataclass(slots=True)
@@ -329,12 +336,17 @@ class _BatchWriter:
         ids = [target.prefix + m.message_id for m in batch if (m.platform, m.chat_id) == key]
         found = await session.execute(
             select(
-                Message.platform_message_id, Message.id, Message.person_id, Message.text, Message.forwarded
+                Message.platform_message_id,
+                Message.id,
+                Message.person_id,
+                Message.text,
+                Message.forwarded,
+                Message.first_id,
             ).where(Message.chat_id == target.chat_id, Message.platform_message_id.in_(json_values(ids)))
         )
         for row in found:
             self.stored[(target.chat_id, row.platform_message_id)] = _StoredRow(
-                row.id, row.person_id, row.text, row.forwarded
+                row.id, row.person_id, row.text, row.forwarded, row.first_id
             )
         return target, await deleted_among(session, target.chat_id, ids)
 
@@ -342,12 +354,16 @@ class _BatchWriter:
         """Record one message of the batch; `deleted`: the batch's ids in the chat said deleted."""
         key = (chat_id, message.message_id)
         row = self.stored.get(key)
+        first_id: int | None = None
         if row is not None:
             if not (message.edited and row.text != message.text):
                 return Recorded(row.id, chat_id, row.person_id or 0, False, message, row.text != message.text)
             # The stored version goes with what was learnt from it (its sender's count too); the new
             # one is recorded as a message of its own, which every job reads afresh and counts again.
             await self._erase(key, row.id)
+            # It is the same message: it counts as recorded when its first version was (a request to
+            # be forgotten tells what was said before it by that, memory.persons.forgotten).
+            first_id = row.id if row.first_id is None else row.first_id
             if row.forwarded:  # an edit changes what a forward says, never whose words they are
                 message = replace(message, forwarded=True)
         elif message.message_id in deleted:
@@ -357,11 +373,11 @@ class _BatchWriter:
             return Recorded(0, chat_id, 0, False, message, erased=True)
         person_id = await self._person_seen(sender, message)
         self.held.members.append(_member_params(chat_id, person_id, message))
-        message_id = await self._insert(_message_values(chat_id, person_id, message))
-        self.stored[key] = _StoredRow(message_id, person_id, message.text, message.forwarded)
+        message_id = await self._insert(_message_values(chat_id, person_id, message, first_id))
+        self.stored[key] = _StoredRow(message_id, person_id, message.text, message.forwarded, first_id)
         if self.searchable and not asks_memory(message):
             self.held.searchable.append((message_id, message.text))
-        recorded = Recorded(message_id, chat_id, person_id, True, message)
+        recorded = Recorded(message_id, chat_id, person_id, True, message, first_id=first_id)
         await self._observe(recorded)
         return recorded
 

@@ -36,6 +36,9 @@ class Message(Base):
     to_bot: Mapped[bool] = mapped_column(Boolean, default=False)
     # Added by 0023_messages_forwarded: re-shares words written elsewhere (`ChatMessage.forwarded`).
     forwarded: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # Added by 0025_messages_first_id: for an edited version, the id its first version was recorded
+    # under (the edit is a message of its own, under a new id); NULL for a message that is no edit.
+    first_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class IdFloor(Base):

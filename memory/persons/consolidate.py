@@ -381,7 +381,7 @@ async def utterances_of(
         if row.is_bot or row.person_id is None or is_memory_command(row.text):
             continue
         request = forgotten.get(row.person_id)
-        if request is not None and request.covers(row.id, row.time):
+        if request is not None and request.covers(row.id, row.time, row.first_id):
             continue
         text = analysed(store.own_words(row.text, row.segments))
         reply_to = senders.get(row.reply_to) if row.reply_to else None

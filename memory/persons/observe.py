@@ -68,7 +68,7 @@ class PersonObserver:
         if not (names_changed or may_declare):
             return
         forgotten = await forgotten_at(session, person_id)
-        if forgotten is not None and forgotten.covers(recorded.message_id, store.ts(message.time)):
+        if forgotten is not None and forgotten.covers_recorded(recorded):
             return  # said before they asked to be forgotten (an imported history): nothing is learnt
         if names_changed:
             await self._observe_names(session, recorded, config)

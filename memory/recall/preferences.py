@@ -135,7 +135,7 @@ class PreferenceObserver:
             return
         message = recorded.message
         forgotten = await forgotten_at(session, recorded.person_id or None)
-        if forgotten is not None and forgotten.covers(recorded.message_id, message.time.timestamp()):
+        if forgotten is not None and forgotten.covers_recorded(recorded):
             return  # their documents were deleted on request with their facts
         rows = [
             PreferenceDoc(

@@ -331,3 +331,23 @@ async def test_a_message_recorded_before_a_forget_but_dated_after_it_is_not_rele
         learnt = await job(persons, llm).run(T0 + timedelta(days=2))
     assert learnt.stored == 1 and [g.message_ids for g in await gaps(memory.db)] == []
     assert await timeline(memory.db, later) == ["上周去千岛湖钓鱼"], "what they say after it is learnt"
+
+
+async def test_an_edit_after_a_forget_of_a_message_recorded_before_it_is_not_relearnt(
+    memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
+) -> None:
+    """The edit of a message recorded before its sender asked to be forgotten, dated after the request,
+    is recorded under a new id past the request's mark: it was read as said after the request, noted
+    while the model was down, and the model asked about it: the event was learnt about them again."""
+    async with hiker(memory, clock, fake_llm) as (llm, persons, g1, hike):
+        ahead = await g1.say("u1", "今天天气不错", card="阿红", minutes=365 * 24 * 60)
+        await persons.admin.forget(hike.person_id, remove_messages=False, now=T0 + timedelta(days=1))
+        g1.n -= 1  # the edit comes under the message's own id, with its first date
+        edit = await g1.say("u1", "周末去西溪骑车了", card="阿红", minutes=365 * 24 * 60, edited=True)
+        assert edit.created and edit.message_id > ahead.message_id
+        await read_offline(persons, fake_llm)
+        asked = len(fake_llm.chat_requests)
+        fake_llm.default = reader
+        done = await job(persons, llm).run(T0 + timedelta(days=2))
+    assert (done.stored, len(fake_llm.chat_requests)) == (0, asked), "the model is not asked"
+    assert await gaps(memory.db) == [] and await timeline(memory.db, edit) == []

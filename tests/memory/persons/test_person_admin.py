@@ -375,3 +375,44 @@ async def test_a_refused_rename_says_which_rule_and_shows_the_name_as_typed_cut(
         "([persons] person_name_max_chars; a name is never cut)"
     )
     assert await people.admin.rename(a.chat_id, b.person_id, "莉莉" + family, now=T0) == "莉莉"
+
+
+async def test_an_edit_after_a_forget_of_a_message_recorded_before_it_is_not_learnt_from(
+    chat, people: PersonMemory, db: Database, memory: MemoryService
+) -> None:
+    """An edit is recorded under a new message id, past the request's mark: the edit of a message
+    recorded before the request, dated after it (a sender's wrong clock), counted as said after it,
+    and the next consolidation learnt the forgotten person's facts and name again from it."""
+    memory.ingestor.observers.append(record_preferences)
+    g1 = chat()
+    said = await g1.say("u1", "今天天气不错", card="阿红｜前端", nickname="小红不红", minutes=A_YEAR)
+    await people.admin.forget(said.person_id, remove_messages=False, now=T0 + timedelta(days=1))
+    g1.n = 0  # the platform delivers the edit under the message's own id, with its first date
+    text = "以后叫我阿红吧，我住在杭州，我喜欢猫"
+    edit = await g1.say("u1", text, card="阿红｜前端", nickname="小红不红", minutes=A_YEAR, edited=True)
+    assert edit.created and edit.message_id > said.message_id
+    await people.consolidator.run(T0 + timedelta(days=2))
+    for model in (PersonFact, PersonTimelineEntry, PersonAlias, PersonChatName, PreferenceDoc):
+        assert await _count(db, model, person_id=said.person_id) == 0, model
+    assert (await people.resolver.resolve(said.chat_id, "阿红")).matches == []
+    # A message first recorded after the request is theirs to be learnt from, edited or not.
+    later = await g1.say("u1", "我住在上海", card="小红", nickname="小红", minutes=A_YEAR + 60)
+    g1.n -= 1
+    await g1.say("u1", "我住在苏州", card="小红", nickname="小红", minutes=A_YEAR + 60, edited=True)
+    await people.consolidator.run(T0 + timedelta(days=2))
+    record = await people.record(later.chat_id, later.person_id)
+    assert record is not None and record.view.attributes == {"location": "苏州"}
+
+
+@pytest.mark.parametrize("dated", [0, A_YEAR], ids=["dated-before", "dated-a-year-after"])
+async def test_an_edit_after_a_forget_of_a_message_it_deleted_does_not_bring_the_text_back(
+    chat, people: PersonMemory, db: Database, memory: MemoryService, dated: int
+) -> None:
+    g1 = chat()
+    said = await g1.say("u1", "我住在杭州", card="阿红", minutes=dated or None)
+    await people.admin.forget(said.person_id, remove_messages=True, now=T0 + timedelta(days=1))
+    g1.n = 0
+    edit = await g1.say("u1", "我住在杭州滨江", card="阿红", minutes=dated or None, edited=True)
+    assert not edit.created and edit.erased
+    assert await _count(db, Message) == 0
+    assert await memory.search([said.chat_id], "杭州") == []

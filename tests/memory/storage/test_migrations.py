@@ -288,3 +288,31 @@ def test_requests_to_be_forgotten_before_0024_have_no_message_mark_and_the_downg
             assert [tuple(row) for row in kept] == [(1, 100.0), (2, 200.0), (3, 300.0)]
     finally:
         engine.dispose()
+
+
+def test_messages_stored_before_0025_are_read_by_their_own_id_and_the_downgrade_keeps_them(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "q.db"
+    with schema_at(path, "0024_forgotten_message_mark") as connection:
+        connection.exec_driver_sql(MESSAGE_ROW.format(id=1, text="我住在杭州", more="", values=""))
+    assert upgraded_rows(path, "SELECT id, first_id FROM messages") == [(1, None)]
+    engine = create_engine(f"sqlite:///{path}")
+    try:
+        with engine.begin() as connection:
+            connection.exec_driver_sql(
+                MESSAGE_ROW.format(id=2, text="我住在苏州", more=", first_id", values=", 1")
+            )
+            config = migrate.alembic_config()
+            config.attributes["connection"] = connection
+            command.downgrade(config, "0024_forgotten_message_mark")
+            columns = {column["name"] for column in inspect(connection).get_columns("messages")}
+            assert "first_id" not in columns and "forwarded" in columns
+            rows = connection.exec_driver_sql("SELECT id, text FROM messages ORDER BY id").all()
+            assert [tuple(row) for row in rows] == [(1, "我住在杭州"), (2, "我住在苏州")]
+            table = connection.exec_driver_sql(
+                "SELECT sql FROM sqlite_master WHERE name = 'messages'"
+            ).scalar_one()
+            assert "AUTOINCREMENT" in table.upper()
+    finally:
+        engine.dispose()
