@@ -94,9 +94,26 @@ def eval_group() -> None:
 def main() -> None:
     """The `qunyi` command. `qunyi run` notes a SIGTERM from here on (the bot stops cleanly once
     started): loading the commands and opening the database take seconds in which it used to die."""
-    if sys.argv[1:2] == ["run"]:
+    if command_named(sys.argv[1:]) == "run":
         note_sigterm()
     cli()
+
+
+EXITING_OPTIONS = frozenset({"--version", "-h", "--help"})
+"""`qunyi`'s own options (before the command): each prints and exits, no command runs."""
+
+
+def command_named(args: list[str]) -> str | None:
+    """The command `qunyi ARGS` runs, read before click (which loads the commands first): the first
+    argument that is not an option, or the one after `--` (`qunyi -- run`); None when there is none or
+    an option of `qunyi`'s own comes first (`qunyi --help run` runs nothing). However Python was
+    started (`qunyi`, `python -m bot.cli.main`, `python -c …`), `sys.argv[1:]` are these arguments."""
+    for at, arg in enumerate(args):
+        if arg == "--":
+            return args[at + 1] if at + 1 < len(args) else None
+        # An option first is one of EXITING_OPTIONS, or one click refuses: no command runs.
+        return None if arg.startswith("-") else arg
+    return None
 
 
 if __name__ == "__main__":

@@ -73,6 +73,8 @@ def _taken(data_dir: Path, found: Holder) -> str:
 async def run_command(config_path: Path | None, data_dir: Path | None) -> None:
     """Start the bot with its daemons on the adapters `[adapters] enabled` names (default: console)."""
     config = open_config(config_path)
+    if _stopped_early():  # before the database is opened (or made, in a new data directory)
+        return
     app = await open_app(config, data_dir, create=True, writes=True, watch_config=True)
     adapters = build_adapters(app)
     try:
@@ -107,8 +109,9 @@ async def _serve(app: App, config: ConfigStore, adapters: list[Adapter]) -> None
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     loop.add_signal_handler(signal.SIGHUP, reload_and_answer, app)
-    if sigterm_noted():  # checked after the handlers are set: a SIGTERM now reaches `stop` instead
-        log.warning("stopped: SIGTERM came while the bot was starting")
+    # Checked after the handlers are set: a SIGTERM now reaches `stop` instead. One that came while
+    # the database opened is heeded only now: an upgrade of its schema is not broken off half-way.
+    if _stopped_early():
         return
     await asyncio.to_thread(prepare_process)
     app.runner.start()
@@ -130,6 +133,14 @@ async def _serve(app: App, config: ConfigStore, adapters: list[Adapter]) -> None
         for task in waits:
             task.cancel()
         await stop_serving(app, responses, adapters)
+
+
+def _stopped_early() -> bool:
+    """Whether a SIGTERM came while the bot was starting (`bot.early_stop`); if so, says so in the log."""
+    if not sigterm_noted():
+        return False
+    log.warning("stopped: SIGTERM came while the bot was starting")
+    return True
 
 
 async def _started(adapter: Adapter, handler: MessageHandler, stop: asyncio.Event) -> bool:
