@@ -218,6 +218,14 @@ def test_a_history_id_is_never_handed_out_twice_even_one_forgotten_before_the_up
         engine.dispose()
 
 
+def downgraded_columns(connection: Connection, revision: str, table: str) -> set[str]:
+    """Downgrade the database on `connection` to `revision`; the columns `table` has then."""
+    config = migrate.alembic_config()
+    config.attributes["connection"] = connection
+    command.downgrade(config, revision)
+    return {column["name"] for column in inspect(connection).get_columns(table)}
+
+
 MESSAGE_ROW = (
     "INSERT INTO messages(id, chat_id, platform_message_id, sender_name, sender_card, text, segments, "
     "mentions, time, utc_offset_minutes, is_bot, to_bot{more}) "
@@ -239,10 +247,7 @@ def test_messages_stored_before_0023_are_not_forwards_and_the_downgrade_keeps_th
         with engine.begin() as connection:
             row = MESSAGE_ROW.format(id=3, text="forwarded words", more=", forwarded", values=", 1")
             connection.exec_driver_sql(row)
-            config = migrate.alembic_config()
-            config.attributes["connection"] = connection
-            command.downgrade(config, "0022_ids_autoincrement")
-            columns = {column["name"] for column in inspect(connection).get_columns("messages")}
+            columns = downgraded_columns(connection, "0022_ids_autoincrement", "messages")
             assert "forwarded" not in columns and {"text", "to_bot"} <= columns
             rows = connection.exec_driver_sql("SELECT id, text FROM messages ORDER BY id").all()
             assert [tuple(row) for row in rows] == [
@@ -279,10 +284,7 @@ def test_requests_to_be_forgotten_before_0024_have_no_message_mark_and_the_downg
                 "INSERT INTO person_forgotten(person_id, time, removed_messages, last_message_id) "
                 "VALUES (3, 300.0, 0, 42)"
             )
-            config = migrate.alembic_config()
-            config.attributes["connection"] = connection
-            command.downgrade(config, "0023_messages_forwarded")
-            columns = {column["name"] for column in inspect(connection).get_columns("person_forgotten")}
+            columns = downgraded_columns(connection, "0023_messages_forwarded", "person_forgotten")
             assert "last_message_id" not in columns and "messages_removed_until" in columns
             kept = connection.exec_driver_sql("SELECT person_id, time FROM person_forgotten ORDER BY 1").all()
             assert [tuple(row) for row in kept] == [(1, 100.0), (2, 200.0), (3, 300.0)]
@@ -303,10 +305,7 @@ def test_messages_stored_before_0025_are_read_by_their_own_id_and_the_downgrade_
             connection.exec_driver_sql(
                 MESSAGE_ROW.format(id=2, text="我住在苏州", more=", first_id", values=", 1")
             )
-            config = migrate.alembic_config()
-            config.attributes["connection"] = connection
-            command.downgrade(config, "0024_forgotten_message_mark")
-            columns = {column["name"] for column in inspect(connection).get_columns("messages")}
+            columns = downgraded_columns(connection, "0024_forgotten_message_mark", "messages")
             assert "first_id" not in columns and "forwarded" in columns
             rows = connection.exec_driver_sql("SELECT id, text FROM messages ORDER BY id").all()
             assert [tuple(row) for row in rows] == [(1, "我住在杭州"), (2, "我住在苏州")]
