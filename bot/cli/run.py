@@ -80,6 +80,7 @@ async def run_command(config_path: Path | None, data_dir: Path | None) -> None:
     try:
         with pid_lock(app.data_dir):
             await record_kept(app.memory, app.data_dir)
+            await app.llm.ledger.write_held()  # usage an earlier run kept on disk (bot.llm.usage_spill)
             await _serve(app, config, adapters)
     finally:
         await app.close()

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import TypedDict
 
 from sqlalchemy import case, func, select
 
+from bot.llm import usage_spill
 from bot.llm.settings import Budget
+from bot.llm.spent import MAX_REQUEST_TOKENS, Spent
 from memory.clock import Clock
 from memory.models import LlmUsage
 from memory.storage.database import Database, DatabaseLocked, DatabaseWriteFailed
@@ -21,10 +23,6 @@ log = logging.getLogger(__name__)
 HOUR = timedelta(hours=1)
 DAY = timedelta(days=1)
 _ERROR_CHARS = 500
-MAX_REQUEST_TOKENS = 2**31 - 1
-"""The most tokens one request is counted for: more than any model reads or writes at once. A server
-reporting more (10**30, a garbled count) is counted this much, over any cap, instead of a number SQLite
-cannot store, which failed the request and then every later write of the ledger, shutdown's too."""
 CANCELLED = "cancelled while waiting for the answer; prompt tokens estimated, completion unknown"
 
 
@@ -52,24 +50,6 @@ def _counted(tokens: int) -> int:
     return min(max(0, int(tokens)), MAX_REQUEST_TOKENS)
 
 
-@dataclass(frozen=True, slots=True)
-class Spent:
-    """One request's `llm_usage` row before it is written."""
-
-    task: str
-    model: str
-    prompt_tokens: int
-    completion_tokens: int
-    ok: bool
-    error: str
-    time: float
-    cancelled: bool = False
-
-    @property
-    def tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-
 def _tally(rows: Iterable[Spent], hour_start: float) -> dict[str, tuple[int, int, int, int, int]]:
     """Per task: tokens in the last hour, tokens, calls, failures, cancelled (as `summary` counts them)."""
     tallies: dict[str, tuple[int, int, int, int, int]] = {}
@@ -92,10 +72,13 @@ class UsageLedger:
     `calls` and `failures` in `summary()` count HTTP requests over the last day.
 
     A row the database does not take (locked by another process past the busy timeout, or a disk that
-    refuses writes) is kept in memory, counted in budgets and summaries as if written (as is a row
-    whose write is still waiting on the lock), and written with the next row that gets through or by
-    `close()`: tokens are never lost to a busy database, and a ledger failure never fails the request
-    it accounts for.
+    refuses writes) is kept on disk beside it (bot.llm.usage_spill; in memory when that cannot be
+    written either), counted in budgets and summaries as if written (as is a row whose write is still
+    waiting on the lock), and written just before the next row that gets through, by `close()`, or when
+    the bot next starts (`write_held`): tokens are never lost to a busy database, not even when the process
+    is then killed, and a ledger failure never fails the request it accounts for. Rows another process
+    left on disk are counted too, and written only by a ledger that writes rows itself (a command that
+    only reads the database never writes them).
     """
 
     def __init__(self, db: Database, clock: Clock, budgets: Mapping[str, Budget] | None = None) -> None:
@@ -106,6 +89,10 @@ class UsageLedger:
         # Rows a write under way carries: it may wait out the busy timeout, and they still count.
         self._writing: list[Spent] = []
         self._refused = False
+        self.data_dir = db.path.parent
+        self._on_disk: list[Spent] | None = None  # read when first needed, again after each change
+        self._writes = False  # this ledger wrote (or was asked to write) rows: it may write held ones
+        self._writing_held = asyncio.Lock()
 
     def keep(
         self,
@@ -148,34 +135,77 @@ class UsageLedger:
         await self.flush()
 
     async def flush(self) -> bool:
-        """Write the rows held in memory; False when the database did not take them (they stay held)."""
+        """Write the rows held on disk, then those held in memory, in the order they came; False when
+        the database did not take them (they stay held)."""
         batch, self._unwritten = self._unwritten, []
-        if not batch:
-            return True
+        self._writes = self._writes or bool(batch)
         self._writing.extend(batch)
         try:
-            async with self.db.write() as session:
-                session.add_all(LlmUsage(**asdict(row)) for row in batch)
-        except (DatabaseLocked, DatabaseWriteFailed) as exc:
-            self._unwritten[:0] = batch
-            if not self._refused:
-                log.warning("LLM usage kept in memory until the database takes it: %s", exc)
-            self._refused = True
-            return False
+            refused = await self._write_held() if self._writes else None
+            if batch and refused is None:
+                refused = await self._write(batch)
         except BaseException:  # cancelled or failed: the transaction was rolled back
             self._unwritten[:0] = batch
             raise
         finally:
             carried = {id(row) for row in batch}
             self._writing = [row for row in self._writing if id(row) not in carried]
+        if refused is not None:
+            where = self._hold(batch) if batch else f"in {self.data_dir / usage_spill.FILE_NAME}"
+            if not self._refused:
+                log.warning("LLM usage kept %s until the database takes it: %s", where, refused)
+            self._refused = True
+            return False
         if self._refused:
-            log.info("LLM usage held in memory written: %d rows", len(batch))
+            log.info("LLM usage held until now written")
         self._refused = False
         return True
 
+    async def write_held(self) -> bool:
+        """Write the rows an earlier run (or another process) held on disk; False when the database did
+        not take them (they stay there). `qunyi run` calls it as it starts."""
+        self._writes = True
+        return await self.flush()
+
+    async def _write(self, batch: list[Spent]) -> Exception | None:
+        """Write `batch`; the database's refusal, if it refused."""
+        try:
+            async with self.db.write() as session:
+                session.add_all(LlmUsage(**row.to_json()) for row in batch)
+        except (DatabaseLocked, DatabaseWriteFailed) as exc:
+            return exc
+        return None
+
+    async def _write_held(self) -> Exception | None:
+        """Write the rows held on disk (if any); the database's refusal, if it refused."""
+        async with self._writing_held:
+            if not self._disk():
+                return None
+            try:
+                await usage_spill.write_held(self.db, self.data_dir)
+            except (DatabaseLocked, DatabaseWriteFailed) as exc:
+                return exc
+            finally:
+                self._on_disk = None
+            return None
+
+    def _hold(self, batch: list[Spent]) -> str:
+        """Keep rows the database refused on disk, or in memory when the disk refuses them too; says
+        where."""
+        held = self.data_dir / usage_spill.FILE_NAME
+        try:
+            usage_spill.spill(self.data_dir, batch)
+        except OSError as exc:
+            self._unwritten[:0] = batch
+            return f"in memory (they could not be kept in {held}: {exc})"
+        self._on_disk = None
+        return f"in {held}"
+
     async def close(self) -> None:
-        """Write the rows still held in memory; say in the log what could not be written."""
-        if not await self.flush():
+        """Write the rows still held; say in the log what could not be written."""
+        if await self.flush():
+            return
+        if self._unwritten:
             tokens = sum(row.tokens for row in self._unwritten)
             log.error(
                 "LLM usage of %d requests (%d tokens) could not be written to %s and is lost",
@@ -183,10 +213,22 @@ class UsageLedger:
                 tokens,
                 self.db.path,
             )
+        if self._disk():
+            log.warning(
+                "LLM usage of %d requests stays in %s, written when the bot next starts",
+                len(self._disk()),
+                self.data_dir / usage_spill.FILE_NAME,
+            )
+
+    def _disk(self) -> list[Spent]:
+        """The rows held on disk (read again after this ledger changed them)."""
+        if self._on_disk is None:
+            self._on_disk = usage_spill.held_rows(self.data_dir)
+        return self._on_disk
 
     def _held(self) -> list[Spent]:
-        """The rows not in the database yet: held, or in a write still under way."""
-        return self._unwritten + self._writing
+        """The rows not in the database yet: held in memory or on disk, or in a write still under way."""
+        return self._unwritten + self._writing + self._disk()
 
     def _held_since(self, task: str, since: float) -> int:
         return sum(row.tokens for row in self._held() if row.task == task and row.time >= since)

@@ -98,7 +98,10 @@ async def test_a_locked_database_keeps_the_usage_and_the_answer_still_comes(
         assert await gateway.complete_text("reply", ASK) == "二"
         # 60 held tokens are over the cap of 55: the budget sees what the database has not taken yet
         assert gateway.unavailable_reason("reply") == "over budget: reply: 60 tokens in the last hour, cap 55"
-    assert "LLM usage kept in memory until the database takes it" in caplog.text
+    assert (
+        "LLM usage kept in " in caplog.text
+        and "llm_usage_held.jsonl until the database takes it" in caplog.text
+    )
     assert await rows(quick_db) == []
     assert (await gateway.ledger.summary())["reply"]["calls"] == 2
     await gateway.close()
