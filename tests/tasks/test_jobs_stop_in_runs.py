@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -39,10 +40,16 @@ BATCH = TopicCheckSettings(batch_size=12, max_wait=timedelta(hours=1), min_messa
 
 class Held:
     """`module.name` replaced by a pass-through that stops call number `at` (the first by default) on a
-    worker thread until `release` is set, and counts the calls; `args` are those of the held call."""
+    worker thread until `release` is set, and counts the calls; `args` are those of the held call.
+
+    The event loop's worker threads become one: work handed off runs there in the order handed, so what
+    is handed off after the held call finishes runs only once the worker has done all it had in hand."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, module: object, name: str, at: int = 1) -> None:
-        self.started, self.release, self.finished = threading.Event(), threading.Event(), threading.Event()
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(ThreadPoolExecutor(max_workers=1))
+        self.started, self.finished = asyncio.Event(), asyncio.Event()
+        self.release = threading.Event()
         self.calls = 0
         self.args: tuple[Any, ...] = ()
         step: Callable[..., Any] = getattr(module, name)
@@ -53,23 +60,27 @@ class Held:
                 return step(*args, **kwargs)
             assert threading.current_thread() is not threading.main_thread(), "held on the event loop"
             self.args = args
-            self.started.set()
+            loop.call_soon_threadsafe(self.started.set)
             self.release.wait()
             try:
                 return step(*args, **kwargs)
             finally:
-                self.finished.set()
+                loop.call_soon_threadsafe(self.finished.set)
 
         monkeypatch.setattr(module, name, held)
 
     async def cancel_when_reached(self, job: asyncio.Task[Any]) -> None:
-        """Cancel `job` once the held call runs, then let that call finish."""
-        await asyncio.to_thread(self.started.wait)
+        """Cancel `job` once the held call runs, then let that call finish and the worker go idle.
+
+        A run that followed the held one on the worker (the rest of the work in one thread call) has
+        started, and been counted, before the no-op handed off last returns: no wall-clock wait."""
+        await self.started.wait()
         job.cancel()
         self.release.set()
         with pytest.raises(asyncio.CancelledError):
             await job
-        await asyncio.to_thread(self.finished.wait)
+        await self.finished.wait()
+        await asyncio.to_thread(lambda: None)
 
 
 async def _cursor(memory: MemoryService, job: str) -> int | None:
@@ -86,7 +97,6 @@ async def test_cancelled_jargon_mining_stops_after_the_run_in_hand_and_mines_the
     held = Held(monkeypatch, discovery, "_spans_of")
     job = JargonMiningJob(memory.db, lambda: SETTINGS)
     await held.cancel_when_reached(asyncio.create_task(job.run(T0)))
-    await asyncio.sleep(0.2)  # time for a run that should not start
     assert held.calls == 1, "no run after the one in hand"
     assert await _entries(memory) == {} and await _cursor(memory, JOB_NAME) is None, "nothing half-done"
     report = await job.run(T0)
@@ -153,7 +163,6 @@ async def test_a_cancelled_topic_check_stops_after_the_run_in_hand_and_checks_th
     held = Held(monkeypatch, module, step)
     topics = TopicCheck(memory.db, BATCH)
     await held.cancel_when_reached(asyncio.create_task(topics.run_chat(1, T0 + timedelta(hours=12))))
-    await asyncio.sleep(0.2)  # time for a run that should not start
     assert held.calls == 1, "no run after the one in hand"
     assert await cached(memory.db) == [] and await _cursor(memory, check.JOB) is None, "nothing half-done"
     report = await topics.run_chat(1, T0 + timedelta(hours=12))
@@ -172,7 +181,6 @@ async def test_a_check_cancelled_while_weighing_what_the_model_left_out_checks_t
     held = Held(monkeypatch, terms, "terms_of", at=len(_batch()) + 1)
     topics = TopicCheck(memory.db, replace(LLM_SETTINGS, batch_size=12), _llm())
     await held.cancel_when_reached(asyncio.create_task(topics.run_chat(1, T0 + timedelta(hours=12))))
-    await asyncio.sleep(0.2)  # time for a run that should not start
     assert held.calls == len(_batch()) + 1, "no run after the one in hand"
     assert await cached(memory.db) == [] and await _cursor(memory, check.JOB) is None, "nothing half-done"
     report = await topics.run_chat(1, T0 + timedelta(hours=12))
@@ -234,7 +242,6 @@ async def test_a_cancelled_packing_stops_after_the_run_in_hand_and_packs_the_top
     held = Held(monkeypatch, terms, "terms_of")
     packing = asyncio.create_task(topics.pack_ready(1, T0 + timedelta(hours=12), everything=True))
     await held.cancel_when_reached(packing)
-    await asyncio.sleep(0.2)  # time for a run that should not start
     assert held.calls == 1, "no run after the one in hand"
     assert await history_rows(memory.db) == [], "nothing half-done"
     assert _topics(await cached(memory.db)) == waiting, "every topic still waits to be packed"
@@ -257,7 +264,6 @@ async def test_a_cancelled_indexing_stops_after_the_run_in_hand_and_writes_nothi
             await fts.index_rows(session, pack.HISTORY_FTS, rows)
 
     await held.cancel_when_reached(asyncio.create_task(index()))
-    await asyncio.sleep(0.2)  # time for a run that should not start
     assert held.args == (rows[:1],) and held.calls == 1, "one row in hand, no run after it"
     assert await _indexed(memory) == {}, "nothing half-written"
     await index()
