@@ -13,8 +13,12 @@ from conftest import SELF_ID, TOKEN, WAIT, ConnectPeer, Inbox, Peer, fixture, ok
 
 from adapters.onebot_v11 import ActionFailed, ActionTimeout, NotConnected, OneBotAdapter, OneBotConfig
 from memory.types import ChatKind, ChatMessage, MessageDeletion, SegmentKind
+from tests.waiting import eventually
 
 Reverse = tuple[OneBotAdapter, Inbox, str]
+# Waits for a close the heartbeat interval brings: well under the adapter's stale_timeout (WAIT), which
+# would close a silent connection whatever the heartbeat said.
+BEFORE_STALE_TIMEOUT = WAIT / 2
 
 
 async def test_missing_token_is_401_and_wrong_token_is_403(
@@ -32,14 +36,14 @@ async def test_missing_token_is_401_and_wrong_token_is_403(
 async def test_token_in_query_is_accepted(session: aiohttp.ClientSession, reverse: Reverse) -> None:
     adapter, _, url = reverse
     async with session.ws_connect(f"{url}?access_token={TOKEN}", headers={"X-Self-ID": "777"}):
-        await adapter.wait_connected(2)
+        await adapter.wait_connected(WAIT)
         assert adapter.self_ids == ["777"]
 
 
 async def test_missing_self_id_is_closed_with_1008(session: aiohttp.ClientSession, reverse: Reverse) -> None:
     _, _, url = reverse
     async with session.ws_connect(url, headers={"Authorization": f"Bearer {TOKEN}"}) as ws:
-        msg = await ws.receive(timeout=2)
+        msg = await ws.receive(timeout=WAIT)
         assert msg.type is aiohttp.WSMsgType.CLOSE
         assert ws.close_code == WSCloseCode.POLICY_VIOLATION
 
@@ -63,11 +67,8 @@ async def test_a_reconnection_with_the_same_self_id_replaces_the_old_connection(
     async with session.ws_connect(url, headers=headers) as ws:
         new = Peer(ws)
         with pytest.raises(NotConnected, match="replaced by a newer connection"):
-            await asyncio.wait_for(pending, 3)
-        for _ in range(150):
-            if old.ws.closed:
-                break
-            await asyncio.sleep(0.02)
+            await asyncio.wait_for(pending, WAIT)
+        await eventually(lambda: old.ws.closed, "the old connection closed")
         assert old.ws.closed and old.ws.close_code == WSCloseCode.GOING_AWAY
         assert adapter.self_ids == [SELF_ID]
         await new.send(fixture("group_message_cq.json"))
@@ -86,12 +87,8 @@ async def test_silent_connection_is_closed_after_missed_heartbeats(
     adapter, _, _ = reverse
     peer = await connect_peer()
     await peer.send(fixture("heartbeat.json") | {"interval": 1000})  # 3 missed beats = 3 s
-    for _ in range(300):
-        if peer.ws.closed and not adapter.self_ids:
-            break
-        await asyncio.sleep(0.02)
-    assert peer.ws.closed and peer.ws.close_code == WSCloseCode.GOING_AWAY
-    assert adapter.self_ids == []
+    await eventually(lambda: peer.ws.closed and not adapter.self_ids, "closed as stale", BEFORE_STALE_TIMEOUT)
+    assert peer.ws.close_code == WSCloseCode.GOING_AWAY
 
 
 async def test_a_heartbeat_interval_under_a_second_is_taken_as_one_second(
@@ -99,16 +96,18 @@ async def test_a_heartbeat_interval_under_a_second_is_taken_as_one_second(
 ) -> None:
     """`interval: 1` (a buggy or hostile implementation) was trusted: the watchdog's limit was 3 ms, so
     a healthy connection was closed as stale between two frames."""
-    adapter, _, _ = reverse
+    adapter, inbox, _ = reverse
     peer = await connect_peer()
     await peer.send(fixture("heartbeat.json") | {"interval": 1})
+    await peer.send(fixture("group_message_array.json"))
+    # Delivered: the heartbeat before it was read, and the wait for the next frame (3 ms under the bug)
+    # began before the sleep below, so its deadline comes first however slow the machine.
+    await inbox.get()
     await asyncio.sleep(1)  # hundreds of the reported intervals; a third of the 3 s floor
     assert adapter.self_ids == [SELF_ID] and not peer.ws.closed
-    for _ in range(300):  # the 3 s floor (3 missed beats of a second) still closes a silent one
-        if peer.ws.closed and not adapter.self_ids:
-            break
-        await asyncio.sleep(0.02)
-    assert peer.ws.closed and peer.ws.close_code == WSCloseCode.GOING_AWAY
+    # The 3 s floor (3 missed beats of a second) still closes a silent one.
+    await eventually(lambda: peer.ws.closed and not adapter.self_ids, "closed as stale", BEFORE_STALE_TIMEOUT)
+    assert peer.ws.close_code == WSCloseCode.GOING_AWAY
 
 
 async def test_heartbeats_keep_the_connection_alive(reverse: Reverse, connect_peer: ConnectPeer) -> None:
