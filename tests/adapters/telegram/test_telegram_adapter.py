@@ -30,6 +30,7 @@ from tests.adapters.held import HeldHandler, SlowToCancel
 from tests.bot.reply.test_reply_answers import llm_settings
 from tests.conftest import T0
 from tests.fakes.openai_server import Answer, FakeOpenAI, Hold
+from tests.waiting import WAIT, eventually
 
 UPDATES = json.loads(
     (Path(__file__).resolve().parents[2] / "fixtures" / "telegram" / "updates.json").read_text()
@@ -117,7 +118,7 @@ async def test_polls_updates_and_replies(api: tuple[FakeBotAPI, str]) -> None:
     adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0))
     await adapter.start(inbox.put)
     try:
-        received = [await asyncio.wait_for(inbox.get(), 5) for _ in range(3)]  # the join is not delivered
+        received = [await asyncio.wait_for(inbox.get(), WAIT) for _ in range(3)]  # the join is not delivered
         assert [m.message_id for m in received] == ["40", "41", "43"]
         asked = received[1]
         assert asked.to_bot and asked.reply_to == "40"
@@ -183,7 +184,7 @@ async def test_an_edited_message_is_polled_and_delivered_marked_edited_with_its_
     adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0))
     await adapter.start(inbox.put)
     try:
-        msg = await asyncio.wait_for(inbox.get(), 5)
+        msg = await asyncio.wait_for(inbox.get(), WAIT)
         assert msg.edited and msg.message_id == "40" and msg.text == "🎮周日晚上八点打本？"
         assert msg.time.timestamp() == original["date"]
     finally:
@@ -211,14 +212,12 @@ async def test_an_update_that_cannot_be_read_is_skipped_and_polling_goes_on(
     adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0))
     await adapter.start(inbox.put)
     try:
-        received = [await asyncio.wait_for(inbox.get(), 5) for _ in range(2)]
+        received = [await asyncio.wait_for(inbox.get(), WAIT) for _ in range(2)]
         assert [m.message_id for m in received] == ["40", "43"]
-        for _ in range(100):
-            if any(m == "getUpdates" and p.get("offset") == "1005" for m, p in fake.calls):
-                break
-            await asyncio.sleep(0.02)
-        offsets = [p.get("offset") for m, p in fake.calls if m == "getUpdates"]
-        assert "1005" in offsets, "the offset moved past every update of the batch"
+        await eventually(
+            lambda: any(m == "getUpdates" and p.get("offset") == "1005" for m, p in fake.calls),
+            "the offset moved past every update of the batch",
+        )
     finally:
         await adapter.stop()
 
@@ -405,7 +404,7 @@ async def test_an_answer_waiting_while_its_group_is_upgraded_goes_to_the_supergr
     await adapter.start(inbound_handler(app, adapter, asyncio.Event(), responses))
     try:
         await adapter.feed_update(_in(GROUP, 1, 1, text="@qunyi_bot 周六去哪爬山？"))
-        await asyncio.wait_for(held.reached.wait(), 10)  # the answer waits on the model
+        await asyncio.wait_for(held.reached.wait(), WAIT)  # the answer waits on the model
         await adapter.feed_update(_in(GROUP, 2, 2, migrate_to_chat_id=SUPERGROUP["id"]))
         assert await app.memory.chat("telegram", "-4455") is None, "the move is made while the answer waits"
         held.release.set()
@@ -460,11 +459,11 @@ async def test_stop_lets_the_update_being_handled_finish_and_leaves_the_next_one
     held = HeldHandler()
     adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0))
     await adapter.start(held)
-    await asyncio.wait_for(held.started.wait(), 5)
+    await asyncio.wait_for(held.started.wait(), WAIT)
     stopping = asyncio.ensure_future(adapter.stop())
     await asyncio.wait({stopping}, timeout=1)  # time enough for a stop that does not wait to finish
     held.release.set()
-    await asyncio.wait_for(stopping, 10)
+    await asyncio.wait_for(stopping, WAIT)
     assert held.message_ids() == ["40"], "the first finished, the second was not begun"
     offsets = [p.get("offset") for m, p in fake.calls if m == "getUpdates"]
     assert "1003" not in offsets, "update 1002 was not confirmed: Telegram sends it again at the next start"
@@ -480,14 +479,14 @@ async def test_stop_keeps_to_its_budget_when_the_update_in_hand_is_slow_to_give_
     slow = SlowToCancel()
     adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=30))
     await adapter.start(slow)
-    await asyncio.wait_for(slow.started.wait(), 5)
+    await asyncio.wait_for(slow.started.wait(), WAIT)
     polling = adapter._polling
     assert polling is not None
     stopping = asyncio.ensure_future(adapter.stop(within=0.2))
-    done, _ = await asyncio.wait({stopping}, timeout=10)  # a guard against a stop that hangs
+    done, _ = await asyncio.wait({stopping}, timeout=WAIT)  # a guard against a stop that hangs
     assert stopping in done and slow.cancelled.is_set(), "stopped while the handler is still giving up"
     slow.release.set()
-    await asyncio.wait({polling}, timeout=10)
+    await asyncio.wait({polling}, timeout=WAIT)
     assert polling.done(), "polling ended with the handler"
     offsets = [p.get("offset") for m, p in fake.calls if m == "getUpdates"]
     assert "1002" not in offsets, "update 1001 was not confirmed: Telegram sends it again at the next start"
@@ -592,12 +591,12 @@ async def test_webhook_update_posted_while_stopping_is_refused_so_telegram_posts
     held = HeldHandler()
     adapter, url = await webhook_adapter(base, held)
     first = asyncio.ensure_future(post(url, json.dumps(UPDATES[0])))
-    await asyncio.wait_for(held.started.wait(), 5)
+    await asyncio.wait_for(held.started.wait(), WAIT)
     stopping = asyncio.ensure_future(adapter.stop())
     await asyncio.sleep(0)
     assert await post(url, json.dumps(UPDATES[1])) == 503
     held.release.set()
-    await asyncio.wait_for(stopping, 10)
+    await asyncio.wait_for(stopping, WAIT)
     assert await first == 200
     assert held.message_ids() == ["40"]
 
