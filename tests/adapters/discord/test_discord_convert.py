@@ -19,6 +19,7 @@ from discord.state import ConnectionState  # noqa: E402
 from adapters.discord import DiscordAdapter, DiscordConfig  # noqa: E402
 from adapters.discord.convert import message_to_chat  # noqa: E402
 from memory.types import ChatKind, ChatMessage, SegmentKind  # noqa: E402
+from tests.waiting import WAIT, eventually  # noqa: E402
 
 BOT_ID = 800000000000000009
 WHEN = datetime(2026, 3, 1, 12, 1, tzinfo=UTC)
@@ -347,11 +348,11 @@ async def test_stop_lets_the_messages_being_handled_finish_before_disconnecting(
     adapter._handler = handler
     adapter._client = SimpleNamespace(user=SimpleNamespace(id=BOT_ID), close=close)  # type: ignore[assignment]
     handling = asyncio.ensure_future(adapter._on_message(world.message(content="周六八点")))
-    await asyncio.wait_for(started.wait(), 5)
+    await asyncio.wait_for(started.wait(), WAIT)
     stopping = asyncio.ensure_future(adapter.stop())
     await asyncio.wait({stopping}, timeout=1)  # time enough for a stop that does not wait to finish
     release.set()
-    await asyncio.wait_for(stopping, 10)
+    await asyncio.wait_for(stopping, WAIT)
     await handling
     assert events == ["handled 周六八点", "closed"]
 
@@ -434,10 +435,7 @@ async def test_edits_and_deletions_of_any_message_reach_the_handler(world: World
     client.dispatch("raw_message_delete", RawMessageDeleteEvent(deleted))  # type: ignore[arg-type]
     bulk = {"ids": ["44", "43"], "channel_id": "12"}
     client.dispatch("raw_bulk_message_delete", RawBulkMessageDeleteEvent(bulk))  # type: ignore[arg-type]
-    for _ in range(100):
-        if len(received) == 4:
-            break
-        await asyncio.sleep(0.01)
+    await eventually(lambda: len(received) == 4, "the edit and three deletions received")
     first = received[0]
     assert isinstance(first, ChatMessage) and first.edited and first.text == "周日八点" and first.time == WHEN
     assert received[1:] == [

@@ -11,6 +11,7 @@ pytest.importorskip("discord", reason="the discord extra is not installed")
 from adapters.discord import DiscordAdapter
 from adapters.discord.config import DiscordConfig
 from tests.adapters.held import SlowToCancel
+from tests.waiting import WAIT
 
 
 class UnansweredClose:
@@ -30,7 +31,7 @@ async def test_a_close_the_gateway_does_not_answer_is_cut_at_the_budget() -> Non
     connection = asyncio.ensure_future(asyncio.get_running_loop().create_future())
     adapter._client, adapter._task = client, connection  # type: ignore[assignment]
     stopping = asyncio.ensure_future(adapter.stop(within=0.2))
-    done, _ = await asyncio.wait({stopping}, timeout=10)  # a guard against a stop that hangs
+    done, _ = await asyncio.wait({stopping}, timeout=WAIT)  # a guard against a stop that hangs
     assert stopping in done, "the stop did not wait for the close to give up"
     assert client.closing.cancelled.is_set(), "the close was cancelled"
     await asyncio.sleep(0)
