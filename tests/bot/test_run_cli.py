@@ -10,7 +10,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +21,7 @@ from click.testing import CliRunner
 from bot.cli import run as run_cli
 from bot.cli.main import cli
 from bot.cli.run import prepare_process
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -75,11 +75,8 @@ def _run_once(data: Path, config: Path) -> subprocess.CompletedProcess[str]:
     return python("-m", "bot.cli.main", "run", "--config", str(config), "--data-dir", str(data))
 
 
-def _wait_for(path: Path, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.1)
+def _wait_for(path: Path) -> None:
+    wait_until(path.exists, f"{path} appeared")
 
 
 def _texts(database: Path) -> list[str]:
@@ -87,21 +84,19 @@ def _texts(database: Path) -> list[str]:
         return [row[0] for row in db.execute("SELECT text FROM messages ORDER BY id")]
 
 
-def _wait_for_pid(data: Path, pid: int, timeout: float = 60.0) -> None:
+def _wait_for_pid(data: Path, pid: int) -> None:
     """Wait until the data directory's pid file names `pid` (the bot holds it)."""
     pid_file = data / "qunyi.pid"
-    _wait_for(pid_file, timeout)
-    deadline = time.monotonic() + timeout
-    while pid_file.read_text() != str(pid):
-        assert time.monotonic() < deadline, f"{pid_file} never named {pid}"
-        time.sleep(0.05)
+    wait_until(lambda: pid_file.exists() and pid_file.read_text() == str(pid), f"{pid_file} named {pid}")
 
 
-def _wait_for_texts(database: Path, count: int, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while len(_texts(database)) < count:
-        assert time.monotonic() < deadline, f"{count} messages never recorded"
-        time.sleep(0.1)
+def _wait_for_texts(database: Path, count: int) -> None:
+    wait_until(lambda: len(_texts(database)) >= count, f"{count} messages recorded")
+
+
+def _wait_for_output(log: Path, said: str, count: int = 1) -> None:
+    """Wait until the bot's output `log` holds `said` `count` times."""
+    wait_until(lambda: log.read_text(encoding="utf-8").count(said) >= count, f"{said!r} said {count} times")
 
 
 def test_sigterm_stops_the_console_bot_while_its_input_stays_open(tmp_path: Path) -> None:
@@ -180,7 +175,11 @@ def test_the_scheduler_does_not_log_every_job_run_into_the_console_chat(tmp_path
     log = tmp_path / "out.txt"
     with _console_bot(data, config, log) as bot:
         _wait_for(data / "qunyi.pid")
-        time.sleep(1.5)  # several turns of the config watch job
+        changed = config.stat().st_mtime
+        for turn in (1, 2):  # two turns of the config watch job, each shown by the reload it makes
+            changed += 1
+            os.utime(config, (changed, changed))
+            _wait_for_output(log, "config reloaded", turn)
         assert bot.stdin is not None
         bot.stdin.write("/quit\n")
         bot.stdin.flush()
@@ -206,10 +205,7 @@ def test_reload_signals_the_running_bot(tmp_path: Path) -> None:
         assert result.returncode == 0, result.stderr
         assert f"asked the bot (pid {bot.pid}) to reload" in result.stdout
         assert f"the bot reloaded {config}" in result.stdout
-        deadline = time.monotonic() + 30
-        while "config reloaded" not in log.read_text(encoding="utf-8"):
-            assert time.monotonic() < deadline, log.read_text(encoding="utf-8")
-            time.sleep(0.1)
+        _wait_for_output(log, "config reloaded")
         bot.send_signal(signal.SIGTERM)
         bot.wait(timeout=30)
     assert bot.returncode == 0
@@ -268,6 +264,16 @@ def test_reload_says_so_when_the_bot_does_not_answer(tmp_path: Path, monkeypatch
     assert f"the bot (pid {holder.pid}) did not answer" in result.output
 
 
+# A process that says which of SIGHUP (what reload sends a bot) and SIGUSR1 (the test's ping) it got.
+BYSTANDER = """
+import signal, time
+signal.signal(signal.SIGHUP, lambda *_: print("hup", flush=True))
+signal.signal(signal.SIGUSR1, lambda *_: print("ping", flush=True))
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
 def test_reload_leaves_alone_the_process_a_stale_pid_file_names(tmp_path: Path) -> None:
     """A bot that was killed leaves its pid file; the number may belong to another process by now.
     Only a pid file still locked by a running bot is signalled (SIGHUP would end most processes)."""
@@ -275,15 +281,18 @@ def test_reload_leaves_alone_the_process_a_stale_pid_file_names(tmp_path: Path) 
     config.write_text("", encoding="utf-8")
     data = tmp_path / "data"
     data.mkdir()
-    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    bystander = subprocess.Popen([sys.executable, "-c", BYSTANDER], stdout=subprocess.PIPE, text=True)
     try:
+        assert bystander.stdout is not None and bystander.stdout.readline() == "ready\n"
         (data / "qunyi.pid").write_text(str(bystander.pid), encoding="utf-8")
         result = _reload(data, config)
         assert result.returncode == 1
         assert "config is valid, but no running bot was found" in result.stderr
         assert "Traceback" not in result.stderr
-        time.sleep(0.3)
-        assert bystander.poll() is None, "the unrelated process was signalled"
+        # Sent after any SIGHUP from the reload, and handled after it (Python runs the handlers of
+        # pending signals lowest number first): the first line the bystander says shows which came.
+        bystander.send_signal(signal.SIGUSR1)
+        assert bystander.stdout.readline() == "ping\n", "the unrelated process was signalled"
     finally:
         bystander.kill()
         bystander.wait()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import signal
 import sqlite3
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,15 +15,8 @@ from bot.cli.main import cli
 from memory.service import MemoryService
 from memory.types import ChatKind, Segment, SegmentKind
 from tests.bot.test_doctor import doctor, make_database
-from tests.bot.test_run_cli import _console_bot, _texts, _wait_for, _wait_for_texts
+from tests.bot.test_run_cli import _console_bot, _texts, _wait_for, _wait_for_output, _wait_for_texts
 from tests.conftest import make_message
-
-
-def _wait_for_output(log: Path, said: str, count: int, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while log.read_text(encoding="utf-8").count(said) < count:
-        assert time.monotonic() < deadline, f"{said!r} never said {count} times"
-        time.sleep(0.1)
 
 
 def test_messages_met_by_a_lock_as_the_bot_stops_are_stored_at_the_next_start(tmp_path: Path) -> None:
