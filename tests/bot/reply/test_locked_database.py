@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from bot.app import App, build_app
 from bot.config import ConfigStore
@@ -18,6 +21,7 @@ from memory.storage import DatabaseLocked
 from memory.types import ChatMessage
 from tests.conftest import T0, database_locked, make_message
 from tests.fakes.openai_server import Answer, FakeOpenAI
+from tests.waiting import WAIT, eventually
 
 
 async def _send(_chat: str, text: str, **_kwargs: Any) -> ChatMessage:
@@ -35,7 +39,10 @@ async def _impatient_app(tmp_path: Path) -> AsyncIterator[App]:
         await app.close()
 
 
-async def test_a_live_message_waits_out_a_locked_database(tmp_path: Path) -> None:
+async def test_a_live_message_waits_out_a_locked_database(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, "bot.reply.pipeline")
     async with _impatient_app(tmp_path) as app:
         with database_locked(app.db.path):
             try:
@@ -48,9 +55,12 @@ async def test_a_live_message_waits_out_a_locked_database(tmp_path: Path) -> Non
             live = asyncio.create_task(
                 app.pipeline.handle_live(make_message(1, text="周六去西湖边爬山"), _send, stopping)
             )
-            await asyncio.sleep(0.5)
+            # Two attempts met the lock (each says it will be tried again): it waits, not gives up.
+            await eventually(
+                lambda: live.done() or caplog.text.count("will be tried again") >= 2, "two locked attempts"
+            )
             assert not live.done(), "the message waits for the lock"
-        outcome = await asyncio.wait_for(live, 10)
+        outcome = await asyncio.wait_for(live, WAIT)
         assert outcome is not None and outcome.recorded
         assert [m.text for m in await app.memory.recent(1, 5)] == ["周六去西湖边爬山"]
 
