@@ -14,6 +14,7 @@ import pytest
 pytest.importorskip("mcp")
 
 from bot.mcp_stdio import FdLines, claimed_stdin
+from tests.waiting import WAIT
 
 # A character split across writes, bad UTF-8, CRLF and a lone CR, a blank line, no final newline.
 PIECES = [b'{"q": "\xe4\xb9', b'\x9d\xe6\xba\xaa"}\r', b"\nbad \xff\xfe\n\nold mac\rlast", b" line"]
@@ -61,12 +62,13 @@ async def test_waiting_for_a_line_is_cancelled_and_reading_goes_on_after() -> No
     with pipe() as (read_end, write_end):
         lines = FdLines(read_end)
         waiting = asyncio.ensure_future(anext(lines))
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0)  # the task's first step runs: it now waits for the fd to be readable
+        assert not waiting.done()
         waiting.cancel()
         with pytest.raises(asyncio.CancelledError):
             await waiting
         os.write(write_end, "周六去九溪\n".encode())
-        assert await asyncio.wait_for(anext(lines), 10) == "周六去九溪\n"
+        assert await asyncio.wait_for(anext(lines), WAIT) == "周六去九溪\n"
 
 
 def test_claimed_stdin_serves_the_wire_privately_and_gives_fd_0_back(monkeypatch: pytest.MonkeyPatch) -> None:
