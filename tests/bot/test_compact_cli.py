@@ -14,7 +14,6 @@ import sqlite3
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -42,6 +41,7 @@ from tests.bot.test_run_cli import (
     python,
 )
 from tests.memory.storage.filled import OLD, fill, pages, rows
+from tests.waiting import wait_until
 
 JSON_KEYS = {"path", "bytes_before", "bytes_after", "reclaimable_bytes", "seconds", "dry_run", "wal_emptied"}
 
@@ -244,10 +244,7 @@ def test_compact_refuses_while_a_bot_runs_and_the_bot_goes_on(data: Path, tmp_pa
     with _console_bot(data, config, tmp_path / "bot.txt") as bot:
         assert bot.stdin is not None
         _wait_for(data / "qunyi.pid")
-        deadline = time.monotonic() + 60
-        while holder(data) != Holder(bot.pid, BOT):
-            assert time.monotonic() < deadline, "the bot never took the data directory"
-            time.sleep(0.05)
+        wait_until(lambda: holder(data) == Holder(bot.pid, BOT), "the bot took the data directory")
         bot.stdin.write("周六去西湖边爬山\n")
         bot.stdin.flush()
         _wait_for_texts(database, 121)

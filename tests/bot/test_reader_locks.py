@@ -11,7 +11,6 @@ import os
 import signal
 import sqlite3
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,7 +23,8 @@ from bot.pid_file import COMPACT, hold
 from bot.writers import MARKER_PREFIX, excluding_writers
 from memory.storage import migrate
 from tests.bot.test_cli_database import READ_ONLY, invoke, no_traceback, old_database
-from tests.fakes.openai_server import Delay, FakeOpenAI, Hold, answer_json
+from tests.fakes.openai_server import FakeOpenAI, Hold, answer_json
+from tests.waiting import WAIT, wait_until
 
 LINES = [
     {"chat": "g1", "message_id": "m1", "sender_id": "u1", "sender_name": "阿红", "time": 1772367300,
@@ -77,11 +77,8 @@ def replayed(tmp_path: Path) -> Path:
     return data
 
 
-def marker_appears(data: Path, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not list(data.glob(f"{MARKER_PREFIX}*")):
-        assert time.monotonic() < deadline, "no writer marker appeared"
-        time.sleep(0.05)
+def marker_appears(data: Path) -> None:
+    wait_until(lambda: any(data.glob(f"{MARKER_PREFIX}*")), "a writer marker appeared")
 
 
 async def test_a_recall_that_asks_the_model_is_refused_while_compact_runs(tmp_path: Path) -> None:
@@ -104,15 +101,18 @@ async def test_compact_is_refused_while_a_recall_awaits_its_rerank_and_the_usage
 ) -> None:
     data = await asyncio.to_thread(replayed, tmp_path)
     async with FakeOpenAI() as server:
-        server.script(Delay(1.5, answer_json({"order": [2, 1]})))
+        held = Hold(answer_json({"order": [2, 1]}))  # until compact has been refused
+        server.script(held)
         config = rerank_config(tmp_path, server.base_url)
         recall = asyncio.create_task(
             asyncio.to_thread(
                 qunyi, "recall", "九溪", "--chat", "replay:g1", "--data-dir", data, "--config", config
             )
         )
+        await asyncio.wait_for(held.reached.wait(), WAIT)
         await asyncio.to_thread(marker_appears, data)
         compact = await asyncio.to_thread(qunyi, "compact", "--data-dir", data)
+        held.release.set()
         recalled = await recall
         assert len(server.chat_requests) == 1
     assert recalled.exit_code == 0, recalled.output
