@@ -136,7 +136,9 @@ async def test_rows_being_written_while_the_database_waits_on_a_lock_still_count
     with database_locked(slow.path):
         ledger.keep("reply", "m", 900, 200, ok=True)
         writing = asyncio.create_task(ledger.flush())
-        await asyncio.sleep(0.3)  # the write waits on the lock
+        # One loop turn runs the flush's first step: the rows go to the write, which then waits on the
+        # lock until cancelled (a sleep might end before the flush had begun, the rows still held).
+        await asyncio.sleep(0)
         assert not writing.done()
         assert await ledger.used("reply", since) == 1100
         assert await ledger.over_budget("reply") == "reply: 1,100 tokens in the last hour, cap 1,000"
