@@ -27,6 +27,7 @@ from tests.bot.reply.test_reply_answers import llm_settings
 from tests.conftest import T0, database_locked, make_message
 from tests.fakes.openai_server import Answer, FakeOpenAI, Hold
 from tests.memory.jargon.jargon_helpers import NOW, mine
+from tests.waiting import WAIT
 
 MOVED = ChatMoved("test", "g1", "g2")
 
@@ -182,13 +183,13 @@ async def test_an_answer_whose_chat_was_merged_into_another_platforms_meanwhile_
         )
         assert isinstance(pending, Pending)
         answering = asyncio.create_task(pending.respond())
-        await asyncio.wait_for(held.reached.wait(), 10)
+        await asyncio.wait_for(held.reached.wait(), WAIT)
         source, target = await app.memory.chat("test", "g1"), await app.memory.chat("other", "g9")
         assert source is not None and target is not None
         await merge_chats(app.db, source.id, target.id, now=T0.timestamp())
         held.release.set()
         with caplog.at_level(logging.WARNING):
-            outcome = await asyncio.wait_for(answering, 10)
+            outcome = await asyncio.wait_for(answering, WAIT)
         merged = [m.text for m in await app.memory.recent(target.id, 10)]
     finally:
         await app.close()

@@ -22,6 +22,7 @@ from tests.bot.test_reader_locks import replayed, rerank_config, usage_rows
 from tests.conftest import database_locked
 from tests.fakes.openai_server import FakeOpenAI, Hold, answer_json
 from tests.memory.recall.conftest import add_history
+from tests.waiting import WAIT
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -268,7 +269,7 @@ async def test_a_signal_ends_qunyi_mcp_while_its_client_keeps_stdin_open(
             await process.stdin.drain()
             await asyncio.wait_for(held.reached.wait(), 60)
             process.send_signal(stop_signal)
-            await asyncio.wait_for(process.wait(), 20)
+            await asyncio.wait_for(process.wait(), WAIT)
             assert process.stdin.transport.get_write_buffer_size() == 0  # still open: no EOF was sent
             assert process.stderr is not None
             err = await process.stderr.read()

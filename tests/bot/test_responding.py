@@ -26,6 +26,7 @@ from memory.models import Message
 from memory.types import ChatKind, ChatMessage, InboundEvent, MessageDeletion
 from tests.conftest import T0, make_message
 from tests.fakes.openai_server import FakeOpenAI
+from tests.waiting import WAIT
 
 
 class GatedAdapter(Adapter):
@@ -100,7 +101,7 @@ async def test_an_answer_being_sent_holds_up_no_later_message(tmp_path: Path, fa
         await handle(_asking(3, "B"))
         await handle(make_message(4, chat="B"))
         assert await _stored(app) == ["m1", "m2", "m3", "m4"], "recorded at once, in arrival order"
-        await asyncio.wait_for(adapter.reached["m3"].wait(), 10)
+        await asyncio.wait_for(adapter.reached["m3"].wait(), WAIT)
         assert not adapter.reached["m2"].is_set(), "A's second answer waits for its first"
         adapter.gates["m1"].set()
         adapter.gates["m2"].set()

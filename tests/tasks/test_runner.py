@@ -20,6 +20,7 @@ from memory.storage import Database
 from tasks import JobRunner, JobSpec
 from tasks.forgetting import forgetting_job
 from tests.conftest import T0, database_locked
+from tests.waiting import WAIT
 
 
 async def test_jobs_fire_in_simulated_time_without_sleeping(clock: ManualClock) -> None:
@@ -133,7 +134,7 @@ async def test_live_scheduler_runs_jobs_and_reschedules(clock: ManualClock) -> N
     runner.register(JobSpec("live", lambda: interval[0], job))
     runner.start()
     try:
-        await asyncio.wait_for(fired.wait(), timeout=5)
+        await asyncio.wait_for(fired.wait(), timeout=WAIT)
         interval[0] = timedelta(seconds=30)
         runner.reschedule()
     finally:

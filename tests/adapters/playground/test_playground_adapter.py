@@ -19,6 +19,7 @@ from bot.config.settings import Settings
 from memory.types import ChatKind, ChatMessage, InboundEvent, MessageDeletion
 from tests.adapters.held import HeldHandler
 from tests.adapters.playground.conftest import TOKEN, Inbox, Playground, make_adapter, started
+from tests.waiting import WAIT
 
 API_CALLS = [("GET", "/api/chats"), ("GET", "/api/chats/g1/messages?after=0"), ("POST", "/api/messages")]
 GOOD = {"chat_id": "g1", "user": "alice", "text": "hi"}
@@ -267,17 +268,17 @@ async def test_stop_lets_the_message_being_handled_finish_and_refuses_new_ones(
         # two connections kept alive: the first post takes one, the post made while stopping the other
         await asyncio.gather(running.call("GET", "/api/chats"), running.call("GET", "/api/chats"))
         first = asyncio.create_task(running.post(chat_id="g1", user="alice", text="first"))
-        await asyncio.wait_for(held.started.wait(), 5)
+        await asyncio.wait_for(held.started.wait(), WAIT)
         stopping = asyncio.create_task(adapter.stop())
         await asyncio.sleep(0)  # stop refuses posts and closes the listener before it waits
-        status, refused = await asyncio.wait_for(running.post(chat_id="g1", user="bob", text="second"), 5)
+        status, refused = await asyncio.wait_for(running.post(chat_id="g1", user="bob", text="second"), WAIT)
         assert status == 503 and "stopping" in refused["error"]
         with pytest.raises(aiohttp.ClientConnectionError):
             await other.post(running.base + "/api/messages", json=GOOD)
         assert not stopping.done(), "stop waits for the message being handled"
         held.release.set()
-        status, body = await asyncio.wait_for(first, 5)
-        await asyncio.wait_for(stopping, 5)
+        status, body = await asyncio.wait_for(first, WAIT)
+        await asyncio.wait_for(stopping, WAIT)
     finally:
         await other.close()
         await running.session.close()
