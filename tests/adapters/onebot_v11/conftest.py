@@ -14,13 +14,11 @@ import pytest
 
 from adapters.onebot_v11 import OneBotAdapter, OneBotConfig
 from memory.types import ChatMessage, InboundEvent
+from tests.waiting import WAIT, eventually
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "onebot_v11"
 TOKEN = "s3cret"
 SELF_ID = "10001"
-# Seconds to wait for what will come (an answer, an event, an action): only a broken adapter uses them up,
-# a busy machine must not.
-WAIT = 60
 
 Responder = Callable[[dict[str, Any]], dict[str, Any] | None]
 
@@ -129,10 +127,7 @@ async def connect_peer(
         peer = Peer(ws)
         peers.append(peer)
         await peer.send(fixture("lifecycle_connect.json") | {"self_id": int(self_id)})
-        deadline = asyncio.get_running_loop().time() + WAIT
-        while self_id not in adapter.self_ids:
-            assert asyncio.get_running_loop().time() < deadline, f"connection {self_id} never accepted"
-            await asyncio.sleep(0.01)
+        await eventually(lambda: self_id in adapter.self_ids, f"connection {self_id} accepted", WAIT)
         return peer
 
     yield connect
