@@ -10,11 +10,15 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.llm.usage_spill import FILE_NAME as USAGE_HELD
 from bot.unrecorded import FILE_NAME as UNRECORDED
 from memory.notes import NOTES_FOLDER
 from memory.notes.snapshot import copy_notes
 from memory.storage.database import DB_FILENAME, open_failure, require_database_file
 from memory.storage.snapshot import CopyStopped, Snapshot, SnapshotFailed, snapshot_database
+
+WAITING = (UNRECORDED, USAGE_HELD)
+"""Files of what the bot could not store yet (messages, LLM usage rows): the next `qunyi run` stores them."""
 
 
 class BackupFailed(RuntimeError):
@@ -45,8 +49,8 @@ def _file_above(path: Path) -> Path | None:
 def back_up(
     data_dir: Path, destination: Path, busy_timeout_ms: int = 10_000, stop: threading.Event | None = None
 ) -> Backup:
-    """Copy `data_dir`'s database and notes (and `unrecorded.jsonl`, messages the bot has yet to store)
-    into `destination` (a new or empty folder; blocking).
+    """Copy `data_dir`'s database and notes (and `WAITING`, what the bot has yet to store) into
+    `destination` (a new or empty folder; blocking).
 
     The copy is assembled in a hidden folder beside a new `destination` and renamed into place only
     when whole, so a crash or an error leaves no half backup behind. An empty `destination` that exists
@@ -86,13 +90,14 @@ def back_up(
         database = snapshot_database(source, work / DB_FILENAME, busy_timeout_ms, stop)
         if (data_dir / NOTES_FOLDER).is_dir():
             copy_notes(data_dir / NOTES_FOLDER, work / NOTES_FOLDER)
-        if (data_dir / UNRECORDED).is_file():  # messages the bot could not store yet: the next start does
-            shutil.copy2(data_dir / UNRECORDED, work / UNRECORDED)
+        for waiting in WAITING:
+            if (data_dir / waiting).is_file():
+                shutil.copy2(data_dir / waiting, work / waiting)
         if stop is not None and stop.is_set():
             raise CopyStopped(f"stopped before {destination} was in place")
         if in_place:
             # the database last: a folder holding it is whole
-            for part in (NOTES_FOLDER, UNRECORDED, DB_FILENAME):
+            for part in (NOTES_FOLDER, *WAITING, DB_FILENAME):
                 if (work / part).exists():
                     (work / part).rename(destination / part)
         else:

@@ -18,6 +18,7 @@ from bot.cli.embeddings import prune_hint
 from bot.cli.options import async_command, missing_database, open_config, runtime_options
 from bot.cli.printing import command_hint, size_text
 from bot.config import ConfigStore, Settings
+from bot.llm import usage_spill
 from bot.offline_work import WaitingWork, waiting_work
 from bot.tools import build_registry, tool_definition_tokens
 from memory.embeddings.local import DEFAULT_MODEL, LocalEmbedder
@@ -83,7 +84,7 @@ async def run_checks(app: App) -> list[Check]:
         stats = await app.memory.stats()
         checks.append(Check("memory", "info", ", ".join(f"{k} {v}" for k, v in stats.items())))
         checks.append(offline_work_check(await waiting_work(app)))
-        checks.extend(unrecorded_checks(app.data_dir))
+        checks.extend(waiting_checks(app.data_dir))
         space: Space | None = space_of(app.db.path, *pages)
     except Exception as exc:
         checks.append(Check("database", "fail", f"{app.db.path}: {exc}"))
@@ -107,13 +108,18 @@ def offline_work_check(work: list[WaitingWork]) -> Check:
     return Check("offline work", status, "; ".join(w.text() for w in work))
 
 
-def unrecorded_checks(data_dir: Path) -> list[Check]:
-    """A warning when messages the bot could not store before it stopped still wait for `qunyi run`."""
-    count = unrecorded.waiting(data_dir)
-    if not count:
-        return []
-    where = data_dir / unrecorded.FILE_NAME
-    return [Check("unrecorded messages", "warn", f"{count} in {where}: the next `qunyi run` stores them")]
+def waiting_checks(data_dir: Path) -> list[Check]:
+    """A warning when messages or LLM usage rows the bot could not store before it stopped still wait
+    for `qunyi run`."""
+    checks: list[Check] = []
+    for name, count, file_name in (
+        ("unrecorded messages", unrecorded.waiting(data_dir), unrecorded.FILE_NAME),
+        ("held LLM usage", len(usage_spill.held_rows(data_dir)), usage_spill.FILE_NAME),
+    ):
+        if count:
+            where = data_dir / file_name
+            checks.append(Check(name, "warn", f"{count} in {where}: the next `qunyi run` stores them"))
+    return checks
 
 
 def _database_check(error: DatabaseUnavailable) -> Check:
