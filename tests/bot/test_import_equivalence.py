@@ -17,6 +17,7 @@ from bot import importing
 from bot.app import build_app
 from bot.cli.main import cli
 from bot.cli.options import open_config
+from memory.models import Message
 from memory.types import ChatMessage
 from tests.tables import all_tables
 
@@ -128,7 +129,9 @@ def test_an_import_stores_what_recording_its_messages_one_by_one_stores(
         for m in json.loads(export.read_text(encoding="utf-8"))["messages"]
         if "forwarded_from" in m
     }
-    # (platform message id, forwarded): the third and the last column of messages (0023 added the last)
-    assert {row[2] for row in batched["messages"] if row[-1]} == forwarded != set(), (
+    # (platform message id, forwarded): columns of messages in the order the migrations made them
+    columns = list(Message.__table__.columns.keys())
+    at_id, at_forwarded = columns.index("platform_message_id"), columns.index("forwarded")
+    assert {row[at_id] for row in batched["messages"] if row[at_forwarded]} == forwarded != set(), (
         "forwards are stored as such"
     )
