@@ -9,11 +9,10 @@ import sqlite3
 import time
 from typing import Any
 
-from conftest import WAIT, ConnectPeer, Inbox, Peer, fixture, ok
-
 from adapters.onebot_v11 import OneBotAdapter
 from memory.service import MemoryService
 from memory.types import ChatKind, MessageDeletion
+from tests.adapters.onebot_v11.peers import WAIT, ConnectPeer, Inbox, Peer, fixture, ok
 
 Reverse = tuple[OneBotAdapter, Inbox, str]
 SECOND = "10002"

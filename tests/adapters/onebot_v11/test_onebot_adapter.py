@@ -9,10 +9,10 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp import WSCloseCode, web
-from conftest import SELF_ID, TOKEN, WAIT, ConnectPeer, Inbox, Peer, fixture, ok
 
 from adapters.onebot_v11 import ActionFailed, ActionTimeout, NotConnected, OneBotAdapter, OneBotConfig
 from memory.types import ChatKind, ChatMessage, MessageDeletion, SegmentKind
+from tests.adapters.onebot_v11.peers import SELF_ID, TOKEN, WAIT, ConnectPeer, Inbox, Peer, fixture, ok
 from tests.waiting import eventually
 
 Reverse = tuple[OneBotAdapter, Inbox, str]

@@ -19,7 +19,7 @@ from bot.responding import Responses
 from memory.clock import ManualClock
 from memory.models import Message
 from memory.types import InboundEvent
-from tests.adapters.onebot_v11.conftest import SELF_ID, TOKEN, Peer, fixture, ok
+from tests.adapters.onebot_v11.peers import SELF_ID, TOKEN, Peer, fixture, ok
 from tests.conftest import T0
 from tests.fakes.openai_server import FakeOpenAI
 
