@@ -88,3 +88,20 @@ def test_readme_commands_and_options_exist() -> None:
             unknown = set(mentioned) - known - {"--config", "--data-dir", "--help"}  # --help: every command
             assert not unknown, f"{sorted(unknown)} belong to none of the commands in: {block[:100]}"
     assert checked > 40
+
+
+def test_data_dir_help_is_true_where_it_is_no_data_directory() -> None:
+    """README: `bench` and `eval jargon` work in a temporary folder unless given one, and `eval
+    disentangle` ignores `--data-dir`. Their `--help` said, as every command's, that it defaults to
+    `[storage] data_dir`, so a user running `qunyi bench` feared for the bot's own database."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "`bench` and `eval jargon` work in a temporary folder" in readme
+    for words, said in (
+        (["bench"], "temporary"),
+        (["eval", "jargon"], "temporary"),
+        (["eval", "disentangle"], "Not used"),
+    ):
+        commands, _ = _named_commands(" ".join(words))
+        (data_dir,) = [param for param in commands[0].params if "--data-dir" in param.opts]
+        assert isinstance(data_dir, click.Option) and data_dir.help is not None
+        assert "[storage] data_dir" not in data_dir.help and said in data_dir.help, words

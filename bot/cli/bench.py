@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from bot.bench import bench_database, run_bench
-from bot.cli.options import async_command, database_errors, open_config, runtime_options
+from bot.cli.options import async_command, database_errors, open_config, runtime_options_with
 
 # A typo's extra zeros would otherwise run for days (the replay takes tens of messages a second).
 MAX_MESSAGES = 1_000_000
@@ -26,7 +26,10 @@ MAX_CHATS = 1_000
     help="Import the log as `qunyi import replay` does (batches, then the jobs' catch-up), not replay it.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@runtime_options
+@runtime_options_with(
+    "Keep the generated log and the database here, a folder holding no database yet (default: a "
+    "temporary folder, removed afterwards)."
+)
 @async_command
 async def bench_command(
     messages: int,

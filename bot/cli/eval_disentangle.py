@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from bot.cli.options import open_config, runtime_options
+from bot.cli.options import open_config, runtime_options_with
 from bot.cli.printing import write_output
 from bot.evals.data_files import DataError
 from bot.evals.disentangle import evaluate, format_clusters, load_chats
@@ -31,7 +31,7 @@ from memory.topics import Disentangler
     help="Write predicted conversations here (gold.dev.clusters.txt format).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@runtime_options
+@runtime_options_with("Not used: this evaluation needs no database.")
 def command(
     data: Path, out: Path | None, as_json: bool, config_path: Path | None, data_dir: Path | None
 ) -> None:

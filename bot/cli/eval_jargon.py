@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from bot.app import mining_settings
-from bot.cli.options import open_config, runtime_options
+from bot.cli.options import open_config, runtime_options_with
 from bot.evals.jargon import Cadence, evaluate, evaluate_job, load_filler, load_terms, split_terms
 from memory.jargon.discovery import Discoverer
 
@@ -81,7 +81,7 @@ DATA = Path("..") / "shared" / "data"
     help="Drive the in-memory discoverer alone instead of the production DB-backed job.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@runtime_options
+@runtime_options_with("Keep the evaluation database here (default: a temporary folder, removed afterwards).")
 def jargon(
     terms_path: Path,
     filler_path: Path,

@@ -37,13 +37,16 @@ POSITIVE_INT = click.IntRange(1, MAX_INT)
 COUNT = click.IntRange(0, MAX_INT)
 
 
-def runtime_options(command: F) -> F:
+DATA_DIR_HELP = "Where the database and notes live (default: [storage] data_dir of the config)."
+
+
+def runtime_options(command: F, data_dir_help: str = DATA_DIR_HELP) -> F:
     """Add `--config PATH` and `--data-dir DIR` to a command."""
     command = click.option(
         "--data-dir",
         type=click.Path(file_okay=False, path_type=Path),
         default=None,
-        help="Where the database and notes live (default: [storage] data_dir of the config).",
+        help=data_dir_help,
     )(command)
     return click.option(
         "--config",
@@ -52,6 +55,16 @@ def runtime_options(command: F) -> F:
         default=None,
         help="Config file (default: ./config.toml if present, else built-in defaults).",
     )(command)
+
+
+def runtime_options_with(data_dir_help: str) -> Callable[[F], F]:
+    """`runtime_options` for a command whose `--data-dir` is not the data directory of the config (a
+    bench or an eval on a folder of its own): `data_dir_help` says what it is instead."""
+
+    def add(command: F) -> F:
+        return runtime_options(command, data_dir_help)
+
+    return add
 
 
 def platform_name(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
