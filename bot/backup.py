@@ -10,15 +10,19 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.llm.usage_spill import FILE_NAME as USAGE_HELD
+from bot.llm.usage_spill import held_files
 from bot.unrecorded import FILE_NAME as UNRECORDED
 from memory.notes import NOTES_FOLDER
 from memory.notes.snapshot import copy_notes
 from memory.storage.database import DB_FILENAME, open_failure, require_database_file
 from memory.storage.snapshot import CopyStopped, Snapshot, SnapshotFailed, snapshot_database
 
-WAITING = (UNRECORDED, USAGE_HELD)
-"""Files of what the bot could not store yet (messages, LLM usage rows): the next `qunyi run` stores them."""
+
+def waiting_files(data_dir: Path) -> list[str]:
+    """The names of the files in `data_dir` of what the bot could not store yet (messages, LLM usage
+    rows, also those a refused write left renamed): the next `qunyi run` stores them."""
+    unrecorded = [UNRECORDED] if (data_dir / UNRECORDED).is_file() else []
+    return unrecorded + [path.name for path in held_files(data_dir)]
 
 
 class BackupFailed(RuntimeError):
@@ -49,7 +53,7 @@ def _file_above(path: Path) -> Path | None:
 def back_up(
     data_dir: Path, destination: Path, busy_timeout_ms: int = 10_000, stop: threading.Event | None = None
 ) -> Backup:
-    """Copy `data_dir`'s database and notes (and `WAITING`, what the bot has yet to store) into
+    """Copy `data_dir`'s database and notes (and `waiting_files`, what the bot has yet to store) into
     `destination` (a new or empty folder; blocking).
 
     The copy is assembled in a hidden folder beside a new `destination` and renamed into place only
@@ -90,14 +94,14 @@ def back_up(
         database = snapshot_database(source, work / DB_FILENAME, busy_timeout_ms, stop)
         if (data_dir / NOTES_FOLDER).is_dir():
             copy_notes(data_dir / NOTES_FOLDER, work / NOTES_FOLDER)
-        for waiting in WAITING:
-            if (data_dir / waiting).is_file():
-                shutil.copy2(data_dir / waiting, work / waiting)
+        waiting = waiting_files(data_dir)
+        for name in waiting:
+            shutil.copy2(data_dir / name, work / name)
         if stop is not None and stop.is_set():
             raise CopyStopped(f"stopped before {destination} was in place")
         if in_place:
             # the database last: a folder holding it is whole
-            for part in (NOTES_FOLDER, *WAITING, DB_FILENAME):
+            for part in (NOTES_FOLDER, *waiting, DB_FILENAME):
                 if (work / part).exists():
                     (work / part).rename(destination / part)
         else:

@@ -112,12 +112,12 @@ def waiting_checks(data_dir: Path) -> list[Check]:
     """A warning when messages or LLM usage rows the bot could not store before it stopped still wait
     for `qunyi run`."""
     checks: list[Check] = []
-    for name, count, file_name in (
-        ("unrecorded messages", unrecorded.waiting(data_dir), unrecorded.FILE_NAME),
-        ("held LLM usage", len(usage_spill.held_rows(data_dir)), usage_spill.FILE_NAME),
+    for name, count, files in (
+        ("unrecorded messages", unrecorded.waiting(data_dir), [data_dir / unrecorded.FILE_NAME]),
+        ("held LLM usage", len(usage_spill.held_rows(data_dir)), usage_spill.held_files(data_dir)),
     ):
         if count:
-            where = data_dir / file_name
+            where = ", ".join(str(path) for path in files)
             checks.append(Check(name, "warn", f"{count} in {where}: the next `qunyi run` stores them"))
     return checks
 

@@ -55,7 +55,7 @@ def held_rows(data_dir: Path) -> list[Spent]:
     """The rows on disk not yet known to be written (a line that is no row is skipped: `write_held`
     says so when it meets it)."""
     rows: list[Spent] = []
-    for path in _held_files(data_dir):
+    for path in held_files(data_dir):
         read = _read(path, False)
         rows += read[0] if read is not None else []
     return rows
@@ -106,7 +106,9 @@ def _done_with(path: Path, bad: int) -> None:
         log.warning("held LLM usage in %s is written but the file stays: %s", path, exc)
 
 
-def _held_files(data_dir: Path) -> list[Path]:
+def held_files(data_dir: Path) -> list[Path]:
+    """The files of held rows: those a write the database refused left renamed (`WRITING`), oldest
+    first, then the file rows are appended to."""
     held = data_dir / FILE_NAME
     return sorted(data_dir.glob(WRITING)) + ([held] if held.exists() else [])
 

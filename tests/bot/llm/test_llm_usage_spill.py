@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import select
 
+from bot.backup import back_up
 from bot.cli.main import cli
 from bot.llm import usage_spill
 from bot.llm.settings import Budget
@@ -215,3 +216,25 @@ def test_held_usage_goes_into_a_backup_and_doctor_says_it_waits(tmp_path: Path) 
     assert result.exit_code == 0, result.output
     held = (data / usage_spill.FILE_NAME).read_text(encoding="ascii")
     assert (copy / usage_spill.FILE_NAME).read_text(encoding="ascii") == held
+
+
+async def test_held_rows_a_refused_write_left_renamed_go_into_a_backup_too(
+    quick_db: Database, clock: ManualClock, tmp_path: Path
+) -> None:
+    """A second row refused while the database stays locked first tries the held ones: their file is
+    renamed `.writing` and stays so. `qunyi backup` copied `llm_usage_held.jsonl` alone, so a backup
+    taken then lost the first row, and doctor named a file that held only the second."""
+    await refused(quick_db, clock)
+    data = quick_db.path.parent
+    renamed = list(data.glob(usage_spill.WRITING))
+    assert renamed and (data / usage_spill.FILE_NAME).exists()
+    said = await asyncio.to_thread(doctor, data)
+    assert f"2 in {renamed[0]}, {data / usage_spill.FILE_NAME}" in said.output, said.output
+    copy = tmp_path / "copy"
+    await asyncio.to_thread(back_up, data, copy)
+    restored = await Database.open(copy)
+    try:
+        assert await UsageLedger(restored, clock, CAP).write_held() is True
+        assert await tokens(restored) == [(40, 10), (30, 5)]
+    finally:
+        await restored.close()
