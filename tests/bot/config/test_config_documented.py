@@ -137,3 +137,25 @@ def test_stated_ranges_are_the_ranges_enforced() -> None:
             wrong.append(f"{key}: config.toml says {said}, the config enforces {(low, high)}")
     assert checked > 40
     assert wrong == []
+
+
+README = REPO_CONFIG.parent / "README.md"
+NAMED_SETTING = re.compile(r"`\[([a-z0-9_.]+)\] ([a-z0-9_]+)")
+"""A setting README names in running text: `[storage] busy_timeout_ms`, `[topics] llm_summary = false`."""
+
+
+def readme_settings(text: str) -> Iterator[str]:
+    """Every `table.key` README names: in running text as `[table] key`, and as the keys of its
+    ```toml``` examples (commented-out ones included)."""
+    yield from (f"{table}.{key}" for table, key in NAMED_SETTING.findall(text))
+    for block in re.findall(r"```toml\n(.*?)```", text, re.S):
+        yield from documented_keys(block)
+
+
+def test_readme_names_only_settings_the_config_accepts() -> None:
+    """README's tables and examples are copied into config files: a key they name that the config does
+    not accept stops start-up ("unknown key"), and one named wrongly in the text sends a reader looking
+    for a setting that is not there."""
+    named = list(readme_settings(README.read_text(encoding="utf-8")))
+    assert len(named) > 60
+    assert sorted(set(named) - set(SETTINGS)) == []
