@@ -157,21 +157,52 @@ def _first_message(response: ChatCompletion) -> Any:
 
 
 NO_ANSWER = "the provider returned no answer (content filter?)"
+FILTER_STOP = "content_filter"  # the finish_reason of a choice a content filter stopped
 
 
-def _no_answer(response: ChatCompletion) -> str:
-    """Why a 200 completion without choices was refused: `NO_ANSWER`, with the categories a provider's
-    `prompt_filter_results` (Azure OpenAI and its imitators) marks as filtered, when it sends them."""
-    results = (response.model_extra or {}).get("prompt_filter_results")
-    filtered: list[str] = []
-    for result in results if isinstance(results, list) else []:
-        verdicts = result.get("content_filter_results") if isinstance(result, dict) else None
-        for category, verdict in verdicts.items() if isinstance(verdicts, dict) else ():
-            if isinstance(verdict, dict) and verdict.get("filtered") is True and category not in filtered:
-                filtered.append(str(category))
+def _filtered_categories(verdicts: Any) -> list[str]:
+    """The categories an Azure-style `content_filter_results` object marks as filtered."""
+    if not isinstance(verdicts, dict):
+        return []
+    return [
+        str(category)
+        for category, verdict in verdicts.items()
+        if isinstance(verdict, dict) and verdict.get("filtered") is True
+    ]
+
+
+def _stopped_by_filter(response: ChatCompletion) -> bool:
+    """True when a content filter stopped the first choice (finish_reason "content_filter")."""
+    return bool(response.choices) and response.choices[0].finish_reason == FILTER_STOP
+
+
+def _emptied(response: ChatCompletion) -> bool:
+    """True when a content filter left no answer: no choices (the prompt was filtered), or a first
+    choice it stopped with neither text nor tool calls in it (the answer was filtered)."""
+    if not response.choices:
+        return True
+    message = response.choices[0].message
+    return _stopped_by_filter(response) and not (message.content or "").strip() and not message.tool_calls
+
+
+def _no_answer(response: ChatCompletion, unusable: str = "") -> str:
+    """Why a completion a content filter acted on was refused: `NO_ANSWER`; for a choice it stopped,
+    the finish reason (and `unusable`, why what it kept cannot be used); then the categories the
+    provider marks as filtered (Azure OpenAI and its imitators: `prompt_filter_results` for the prompt,
+    the choice's `content_filter_results` for the answer), when it sends them."""
+    if response.choices:
+        said = f"{NO_ANSWER}: finish_reason {FILTER_STOP}" + (f" ({unusable})" if unusable else "")
+        what = "the answer"
+        filtered = _filtered_categories((response.choices[0].model_extra or {}).get("content_filter_results"))
+    else:
+        said, what, filtered = NO_ANSWER, "the prompt", []
+        results = (response.model_extra or {}).get("prompt_filter_results")
+        for result in results if isinstance(results, list) else []:
+            verdicts = result.get("content_filter_results") if isinstance(result, dict) else None
+            filtered += [category for category in _filtered_categories(verdicts) if category not in filtered]
     if not filtered:
-        return NO_ANSWER
-    return truncate(f"{NO_ANSWER}: the prompt was filtered for {', '.join(filtered)}", _ERROR_CHARS)
+        return truncate(said, _ERROR_CHARS)
+    return truncate(f"{said}: {what} was filtered for {', '.join(filtered)}", _ERROR_CHARS)
 
 
 def _call_ids(sent: Sequence[str | None]) -> list[str]:
@@ -382,7 +413,8 @@ class LLMGateway:
         request, as without concurrency.
 
         Raises LLMUnavailable for every failure except BadAnswer from `parse`, which is re-raised;
-        LLMRefused (a subclass) for a request the endpoint refuses: a 4xx, or a 200 without choices.
+        LLMRefused (a subclass) for a request the endpoint refuses: a 4xx, or a 200 a content filter
+        left no usable answer in (no choices, or a choice it stopped with nothing usable in it).
         """
         task = resolved.task
         reservation = _estimate_prompt(messages, tools) + resolved.max_tokens
@@ -495,17 +527,26 @@ class LLMGateway:
                     failure = f"unusable response: {truncate(problem, _ERROR_CHARS)}"
                     await self._record(resolved, 0, 0, failure)
                     raise LLMUnavailable(task, failure)
-                if not response.choices:
-                    # A content filter's refusal (200 with `"choices": []`): asking for a repair, or
-                    # again, gets the same. Not logged here: the caller logs the reason once.
+                if _emptied(response):
+                    # A content filter's refusal (200 with `"choices": []`, or a choice it stopped with
+                    # nothing in it): asking for a repair, or again, gets the same. Not logged here:
+                    # the caller logs the reason once.
                     refusal = _no_answer(response)
                     await self._record_response(resolved, messages, tools, response, refusal)
                     raise LLMRefused(task, refusal)
                 try:
                     parsed = parse(response)
                 except BadAnswer as exc:
-                    await self._record_response(resolved, messages, tools, response, str(exc))
-                    raise
+                    if not _stopped_by_filter(response):
+                        await self._record_response(resolved, messages, tools, response, str(exc))
+                        raise
+                    # What a content filter left of the answer is unusable: a repair is stopped at
+                    # the same point, so this is the same refusal as an emptied answer.
+                    refusal = _no_answer(response, str(exc))
+                    await self._record_response(resolved, messages, tools, response, refusal)
+                    raise LLMRefused(task, refusal) from None
+                if _stopped_by_filter(response):
+                    log.info("LLM task %r: a content filter stopped the answer; using what it kept", task)
                 await self._record_response(resolved, messages, tools, response, "")
                 return parsed
             if attempt >= self.settings.max_retries:

@@ -36,6 +36,7 @@ class Answer:
     tool_calls: list[dict[str, Any]] | None = None
     usage: tuple[int, int] | Literal["auto"] | None = "auto"
     finish_reason: str | None = None
+    filtered: tuple[str, ...] = ()  # categories the choice's `content_filter_results` marks as filtered
 
 
 @dataclass(frozen=True)
@@ -114,13 +115,16 @@ def filtered(categories: tuple[str, ...] = (), usage: tuple[int, int] | None = N
         "choices": [],
     }
     if categories:
-        verdicts = {name: {"filtered": True, "severity": "high"} for name in categories}
-        body["prompt_filter_results"] = [
-            {"prompt_index": 0, "content_filter_results": {**verdicts, "self_harm": {"filtered": False}}}
-        ]
+        body["prompt_filter_results"] = [{"prompt_index": 0, "content_filter_results": _verdicts(categories)}]
     if usage is not None:
         body["usage"] = {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}
     return Raw(json.dumps(body))
+
+
+def _verdicts(categories: tuple[str, ...]) -> dict[str, Any]:
+    """Azure-style `content_filter_results` marking `categories` as filtered (and one category not)."""
+    verdicts = {name: {"filtered": True, "severity": "high"} for name in categories}
+    return {**verdicts, "self_harm": {"filtered": False}}
 
 
 def tool_call(name: str, arguments: dict[str, Any] | str, call_id: str | None = None) -> dict[str, Any]:
@@ -298,12 +302,15 @@ class FakeOpenAI:
                 for index, call in enumerate(answer.tool_calls)
             ]
         finish = answer.finish_reason or ("tool_calls" if answer.tool_calls else "stop")
+        choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish}
+        if answer.filtered:
+            choice["content_filter_results"] = _verdicts(answer.filtered)
         result: dict[str, Any] = {
             "id": f"chatcmpl-fake-{number}",
             "object": "chat.completion",
             "created": 1_700_000_000 + number,
             "model": body["model"],
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "choices": [choice],
         }
         if answer.usage is not None:
             if answer.usage == "auto":

@@ -386,6 +386,56 @@ async def test_a_content_filters_empty_answer_is_a_refusal_without_a_repair_roun
     assert not [r for r in caplog.records if r.name.startswith("bot.llm")]
 
 
+async def test_an_answer_a_content_filter_stopped_is_a_refusal_unless_what_it_kept_is_usable(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, db: Database
+) -> None:
+    """A choice with finish_reason "content_filter" (the filter acting on the answer, not the prompt)
+    and nothing in it was taken for a bad answer: a JSON request sent a repair round (stopped again),
+    a text request said "empty answer". It is now the refusal an answer without choices is, at once,
+    naming the finish reason and the categories the choice's `content_filter_results` marks. What the
+    filter kept is used when it parses; when it does not, that is the same refusal, without a repair
+    round (the repair would be stopped at the same point)."""
+    stop = "content_filter"
+    fake_llm.script(
+        Answer(None, finish_reason=stop, filtered=("violence",), usage=(30, 0)),
+        Answer("", finish_reason=stop),
+        Answer(None, finish_reason=stop),
+        answer_json(GOOD, finish_reason=stop),
+        Answer('{"title": "周末', finish_reason=stop),
+        Answer("周末去爬", finish_reason=stop),
+    )
+    gateway = make_gateway()
+    refusals = []
+    with pytest.raises(LLMRefused) as info:
+        await gateway.complete_json("topic", ASK, Topic)
+    refusals.append(info.value.reason)
+    with pytest.raises(LLMRefused) as info:
+        await gateway.complete_text("summary", ASK)
+    refusals.append(info.value.reason)
+    with pytest.raises(LLMRefused) as info:
+        await gateway.chat("reply", ASK, tools=[])
+    refusals.append(info.value.reason)
+    assert await gateway.complete_json("topic", ASK, Topic) == Topic(**GOOD)
+    with pytest.raises(LLMRefused) as info:
+        await gateway.complete_json("topic", ASK, Topic)
+    refusals.append(info.value.reason)
+    assert await gateway.complete_text("summary", ASK) == "周末去爬"
+    stopped = "the provider returned no answer (content filter?): finish_reason content_filter"
+    assert refusals[:3] == [f"{stopped}: the answer was filtered for violence", stopped, stopped]
+    assert refusals[3].startswith(f"{stopped} (invalid JSON")
+    assert len(fake_llm.chat_requests) == 6, "one request each: no repair round, no retry"
+    rows = await usage_rows(db)
+    assert [(row.ok, row.error) for row in rows] == [
+        (False, refusals[0]),
+        (False, stopped),
+        (False, stopped),
+        (True, ""),
+        (False, refusals[3]),
+        (True, ""),
+    ]
+    assert (rows[0].prompt_tokens, rows[0].completion_tokens) == (30, 0)
+
+
 async def test_a_sparse_completion_without_metadata_is_still_read(
     fake_llm: FakeOpenAI, make_gateway: GatewayFactory
 ) -> None:

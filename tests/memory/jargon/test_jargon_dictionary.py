@@ -460,8 +460,9 @@ async def test_a_chats_rejected_own_entry_hides_the_global_meaning(memory: Memor
     [
         (Fail(400, "Content Exists Risk"), "HTTP 400"),
         (filtered(("violence",), usage=(40, 0)), "no answer (content filter?)"),
+        (Answer(None, finish_reason="content_filter"), "finish_reason content_filter"),
     ],
-    ids=["http-400", "no-choices"],
+    ids=["http-400", "no-choices", "answer-filtered"],
 )
 async def test_a_term_whose_evidence_the_endpoint_refuses_does_not_stop_inference_for_good(
     memory: MemoryService,
