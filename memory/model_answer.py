@@ -11,11 +11,15 @@ grapheme boundary and ending in "…", whatever its length: every consumer cuts 
 still, so what it keeps is the same as if the model had kept to the limit, while a repair round cost a
 request, asked the model that had just overrun the limit for the same again, and lost every field of
 the answer to the offline path when it overran it again.
+
+A list longer than its field allows (31 keywords where 30 are) keeps its first items, up to the limit,
+for the same reasons: the model puts what matters first, and a repair round asked for the same list
+again, or lost the whole answer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, ModelWrapValidatorHandler, ValidationError, model_validator
@@ -23,12 +27,13 @@ from pydantic_core import ErrorDetails
 
 from memory.text import truncate
 
-TOO_LONG = "string_too_long"
+TEXT_TOO_LONG = "string_too_long"
+LIST_TOO_LONG = "too_long"  # pydantic's error for a list (or tuple, set, dict) over its max_length
 
 
 class ModelAnswer(BaseModel):
     """A model's JSON answer: numbers read as text where text is asked, `null` as a field's default,
-    text over its field's max length cut to it."""
+    text and lists over their field's max length cut to it."""
 
     model_config = ConfigDict(coerce_numbers_to_str=True)
 
@@ -46,37 +51,57 @@ class ModelAnswer(BaseModel):
 
     @model_validator(mode="wrap")
     @classmethod
-    def _overlong_text_is_cut(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            cut = _cut_overlong(data, exc.errors())
-            if cut is data:
-                raise
-        return handler(cut)
+    def _overlong_is_cut(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        # A list over its limit hides its items' errors (pydantic reports its length alone), so a text
+        # too long in the kept items shows only once the list is cut: cut again until nothing is. Each
+        # round shortens something (a round that changes nothing raises), so this ends.
+        while True:
+            try:
+                return handler(data)
+            except ValidationError as exc:
+                cut = _cut_overlong(data, exc.errors())
+                if cut == data:
+                    raise
+                data = cut
 
 
 def _cut_overlong(data: Any, errors: Sequence[ErrorDetails]) -> Any:
-    """`data` with each text an error says is too long cut to its max length (the containers on its
-    way copied, `data` itself left as it was); `data` itself when no error is about a text's length."""
+    """`data` with each text or list an error says is too long cut to its max length (the containers on
+    its way copied, `data` itself left as it was); `data` itself when no error is about a length."""
     for error in errors:
-        limit = (error.get("ctx") or {}).get("max_length")
-        if error["type"] == TOO_LONG and isinstance(error["input"], str) and isinstance(limit, int):
-            data = _replaced(data, error["loc"], truncate(error["input"], limit))
+        cut = _cutter(error)
+        if cut is not None:
+            data = _replaced(data, error["loc"], cut)
     return data
 
 
-def _replaced(node: Any, loc: Sequence[int | str], value: str) -> Any:
-    """A copy of `node` with the item at path `loc` set to `value` (only the containers on the path are
-    copied); `node` itself when the path leads nowhere."""
+def _cutter(error: ErrorDetails) -> Callable[[Any], Any] | None:
+    """What cuts the value a validation error says is too long to its max length (text on a grapheme
+    boundary, ending in "…"; a list to its first items), or None when the error is not about a length."""
+    limit = (error.get("ctx") or {}).get("max_length")
+    given = error["input"]
+    if not isinstance(limit, int):
+        return None
+    if error["type"] == TEXT_TOO_LONG and isinstance(given, str):
+        # The error's input, not the answer's value: a number read as text is text only there.
+        return lambda _value: truncate(given, limit)
+    if error["type"] == LIST_TOO_LONG:
+        # The answer's value: an earlier cut in this round may have changed the list's items.
+        return lambda value: value[:limit] if isinstance(value, list) else value
+    return None
+
+
+def _replaced(node: Any, loc: Sequence[int | str], change: Callable[[Any], Any]) -> Any:
+    """A copy of `node` with the item at path `loc` replaced by `change(item)` (only the containers on
+    the path are copied); `node` itself when the path leads nowhere or nothing changed."""
     if not loc:
-        return value
+        return change(node)
     key, rest = loc[0], loc[1:]
     if isinstance(node, dict) and key in node:
-        inner = _replaced(node[key], rest, value)
+        inner = _replaced(node[key], rest, change)
         return node if inner is node[key] else {**node, key: inner}
     if isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
-        inner = _replaced(node[key], rest, value)
+        inner = _replaced(node[key], rest, change)
         if inner is node[key]:
             return node
         copied = list(node)

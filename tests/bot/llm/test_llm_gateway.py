@@ -18,11 +18,13 @@ from bot.llm.gateway import LLMGateway
 from bot.llm.settings import Budget, LLMSettings, TaskModel
 from bot.llm.usage import MAX_REQUEST_TOKENS, UsageLedger
 from memory.clock import ManualClock
+from memory.history.digest import DigestAnswer
 from memory.model_answer import ModelAnswer
 from memory.models import LlmUsage
 from memory.ports import LLMRefused, LLMUnavailable
 from memory.storage.database import Database
 from memory.text import estimate_tokens
+from memory.topics.check import TopicAnswer, TopicItem
 from tests.fakes.openai_server import (
     Answer,
     Delay,
@@ -190,6 +192,42 @@ async def test_text_a_little_or_far_over_its_max_length_is_cut_without_a_repair_
     assert "count: Input should be greater than or equal to 0" in repair_text
     assert "title" not in repair_text.split("JSON Schema")[0], "only what is still wrong is sent back"
     assert [row.ok for row in await usage_rows(db)] == [True, False, True]
+
+
+class Tagged(ModelAnswer):
+    tags: list[Annotated[str, Field(max_length=8)]] = Field(max_length=2)
+
+
+async def test_lists_over_their_max_length_keep_their_first_items_without_a_repair_round(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, db: Database
+) -> None:
+    """A digest with 31 keywords where 30 are allowed, a topic answer with 201 topics, failed validation
+    and cost a repair round (and, overrun again, the whole answer). A list over its max length, in any
+    answer schema and at any depth, now keeps its first items up to the limit; a text too long among
+    the items kept (which pydantic reports only once the list fits) is then cut as before."""
+    keywords = [f"关键词{n}" for n in range(35)]
+    points = [f"要点{n}" for n in range(40)]
+    digest = {
+        "theme": "周末爬山",
+        "keywords": keywords,
+        "summary": "大家约了周六去爬山。",
+        "key_points": points,
+    }
+    topics = [{"topic": f"话题{n}", "message_ids": [n]} for n in range(201)]
+    topics[0] = {"topic": "爬" * 250, "message_ids": list(range(1001))}
+    tags = ["九溪徒步路线推荐一下", "爬山", "周末", "杭州"]
+    fake_llm.script(answer_json(digest), answer_json({"topics": topics}), answer_json({"tags": tags}))
+    gateway = make_gateway()
+    answer = await gateway.complete_json("summary", ASK, DigestAnswer)
+    assert (answer.keywords, answer.key_points) == (keywords[:30], points[:30])
+    assert (answer.theme, answer.summary) == ("周末爬山", "大家约了周六去爬山。")
+    checked = await gateway.complete_json("topic", ASK, TopicAnswer)
+    assert [item.topic for item in checked.topics[1:]] == [f"话题{n}" for n in range(1, 200)]
+    assert checked.topics[0] == TopicItem(topic="爬" * 199 + "…", message_ids=list(range(1000)))
+    tagged = await gateway.complete_json("topic", ASK, Tagged)
+    assert tagged.tags == ["九溪徒步路线推…", "爬山"], "the kept tag too long is cut once the list fits"
+    assert len(fake_llm.chat_requests) == 3, "no repair round"
+    assert [row.ok for row in await usage_rows(db)] == [True, True, True]
 
 
 async def test_still_malformed_after_repair_raises(
