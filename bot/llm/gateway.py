@@ -9,6 +9,7 @@ path. It implements `memory.ports.LLMPort`.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 import random
@@ -270,7 +271,9 @@ class LLMGateway:
         self._semaphore = asyncio.Semaphore(settings.concurrency)
         self._clients: dict[tuple[str, str], openai.AsyncOpenAI] = {}
         self._blocked: dict[str, tuple[str, float]] = {}
-        self._in_flight: dict[str, int] = {}
+        # Per task, the tokens each request in flight reserved, by request number (the order reserved).
+        self._in_flight: dict[str, dict[int, int]] = {}
+        self._numbers = itertools.count()
         self._warned: set[str] = set()
         self._no_json_mode: set[tuple[str, str]] = set()
 
@@ -405,33 +408,37 @@ class LLMGateway:
         tools: Sequence[Any] | None = None,
         tool_choice: Any = None,
     ) -> Parsed:
-        """One logical request: budget check, retries, token accounting, then `parse` on the answer.
+        """One logical request: budget checks, retries, token accounting, then `parse` on the answer.
 
         The request holds a reservation of its most tokens (prompt estimate + `max_tokens`) while in
-        flight, and the budget check counts the reservations made before it: concurrent requests of a
-        task cannot all pass a check before any of them is recorded, so a cap is overshot by at most one
-        request, as without concurrency.
+        flight, and the budget check before each attempt counts the reservations made before it:
+        concurrent requests of a task cannot all pass a check before any of them is recorded, so a cap is
+        overshot by at most one attempt, as without concurrency. Checked before every attempt, not only
+        the first: retries of a request that timed out, each recorded with its estimated prompt, overshot
+        a cap by up to `max_retries` prompts.
 
         Raises LLMUnavailable for every failure except BadAnswer from `parse`, which is re-raised;
         LLMRefused (a subclass) for a request the endpoint refuses: a 4xx, or a 200 a content filter
         left no usable answer in (no choices, or a choice it stopped with nothing usable in it).
         """
         task = resolved.task
-        reservation = _estimate_prompt(messages, tools) + resolved.max_tokens
-        ahead = self._in_flight.get(task, 0)
-        self._in_flight[task] = ahead + reservation
-        try:
+        number = next(self._numbers)
+        reserved = self._in_flight.setdefault(task, {})
+        reserved[number] = _estimate_prompt(messages, tools) + resolved.max_tokens
+
+        async def admit() -> None:
+            ahead = sum(tokens for other, tokens in reserved.items() if other < number)
             reason = await self._check_budget(task, ahead)
             if reason:
                 raise LLMUnavailable(task, f"over budget: {reason}")
+
+        try:
             return await self._attempts(
-                resolved, messages, parse, json_mode=json_mode, tools=tools, tool_choice=tool_choice
+                resolved, messages, parse, admit, json_mode=json_mode, tools=tools, tool_choice=tool_choice
             )
         finally:
-            left = self._in_flight[task] - reservation
-            if left:
-                self._in_flight[task] = left
-            else:
+            del reserved[number]
+            if not reserved:
                 del self._in_flight[task]
 
     async def _send(
@@ -463,17 +470,20 @@ class LLMGateway:
         resolved: ResolvedTask,
         messages: Sequence[Mapping[str, Any]],
         parse: Callable[[ChatCompletion], Parsed],
+        admit: Callable[[], Awaitable[None]],
         *,
         json_mode: bool,
         tools: Sequence[Any] | None,
         tool_choice: Any,
     ) -> Parsed:
+        """The attempts of one request, each let through by `admit` (the budget check) first."""
         task = resolved.task
         client = self._client(resolved)
         format_key = (resolved.base_url, resolved.model)
         use_json = json_mode and resolved.json_mode and format_key not in self._no_json_mode
         attempt = 0
         while True:
+            await admit()
             kwargs: dict[str, Any] = {
                 "model": resolved.model,
                 "messages": list(messages),

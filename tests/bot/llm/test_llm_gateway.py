@@ -30,6 +30,7 @@ from tests.fakes.openai_server import (
     Delay,
     Fail,
     FakeOpenAI,
+    Hold,
     Raw,
     Trickle,
     answer_json,
@@ -297,6 +298,60 @@ async def test_a_timed_out_request_counts_its_estimated_prompt_in_the_budgets_an
         await make_gateway(base_url=url, max_retries=0).complete_text("topic", asked)
     refused = (await usage_rows(db))[-1]
     assert (refused.task, refused.prompt_tokens, refused.completion_tokens) == ("topic", 0, 0)
+
+
+async def test_a_retry_that_the_budget_cap_no_longer_allows_is_not_sent(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, db: Database
+) -> None:
+    """The budget was checked before a request's first attempt only: a request whose attempts all
+    timed out recorded its estimated prompt for each and overshot a cap by up to `max_retries` prompts.
+    Each retry is now checked as the first attempt is: a cap of 300 lets the first attempt (364 tokens
+    estimated) go, and once it has timed out refuses the second with the over-budget error, unsent."""
+    question = "上周末去哪里爬山了" * 40  # 360 CJK characters: a prompt estimated at 364 tokens
+    fake_llm.script(Delay(2.0, Answer("晚了")))  # a retry sent would be answered "ok"
+    capped = {"summary": Budget(tokens_per_hour=300)}
+    gateway = make_gateway(timeout_seconds=0.2, max_retries=2, budgets=capped)
+    with pytest.raises(LLMUnavailable) as info:
+        await gateway.complete_text("summary", [{"role": "user", "content": question}])
+    assert info.value.reason == "over budget: summary: 364 tokens in the last hour, cap 300"
+    assert len(fake_llm.chat_requests) == 1, "the retry is not sent"
+    rows = await usage_rows(db)
+    assert [(row.ok, row.error, row.prompt_tokens) for row in rows] == [(False, "timed out after 0.2s", 364)]
+    assert gateway._in_flight == {}, "the reservation is released"
+
+
+async def test_a_retry_counts_the_reservations_made_before_its_request_only(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory
+) -> None:
+    """A retry is checked as its request's first attempt was: against the reservations of requests
+    made before it, not of those made after it (which counted it), so of requests sharing a cap the
+    first to ask is still the first served. With 200 tokens spent and a cap of 1,000, a later request
+    reserving 904 tokens (an 804-token prompt and max_tokens 100) does not keep the earlier one's retry
+    from being sent, and the earlier one's 106 did not keep the later one from being sent."""
+    first, later = "爬山", "周末" * 400
+    held = Hold(Answer("后来的"))
+
+    def behave(body: dict[str, Any]) -> Fail | Hold | Answer:
+        if last_user_text(body["messages"]) == later:
+            return held
+        tries = sum(last_user_text(request.messages) == first for request in fake_llm.chat_requests)
+        return Fail(503) if tries == 1 else Answer("到了")
+
+    fake_llm.default = behave
+    gateway = make_gateway(
+        max_retries=1,
+        budgets={"summary": Budget(tokens_per_hour=1000)},
+        tasks={"summary": TaskModel(max_tokens=100)},
+    )
+    await gateway.ledger.record("summary", "fake-model", 200, 0, ok=True)
+    earlier = asyncio.create_task(gateway.complete_text("summary", [{"role": "user", "content": first}]))
+    await asyncio.sleep(0)  # the earlier request reserves its tokens first
+    other = asyncio.create_task(gateway.complete_text("summary", [{"role": "user", "content": later}]))
+    await held.reached.wait()
+    assert await earlier == "到了"
+    held.release.set()
+    assert await other == "后来的"
+    assert len(fake_llm.chat_requests) == 3
 
 
 async def test_a_server_trickling_its_answer_times_out_as_a_whole(
