@@ -15,19 +15,16 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from sqlalchemy import select
 
 from bot.backup import back_up
-from bot.cli.main import cli
 from bot.llm import usage_spill
 from bot.llm.settings import Budget
-from bot.llm.spent import Spent
 from bot.llm.usage import UsageLedger
 from memory.clock import ManualClock
 from memory.models import LlmUsage
 from memory.storage.database import Database
-from tests.bot.test_doctor import doctor, make_database
+from tests.bot.test_doctor import doctor
 from tests.bot.test_run_cli import ROOT
 from tests.conftest import database_locked
 
@@ -198,24 +195,6 @@ async def test_an_error_text_holding_a_lone_surrogate_is_kept_and_read_back(
     assert [(row.model, row.error) for row in usage_spill.held_rows(quick_db.path.parent)] == [
         ("模型", "坏了 \ud800")
     ]
-
-
-def test_held_usage_goes_into_a_backup_and_doctor_says_it_waits(tmp_path: Path) -> None:
-    """`qunyi backup` left the held rows out, so usage restored from a backup under-counted, and
-    `qunyi doctor` said nothing of them (it warns about unrecorded messages alike)."""
-    data = tmp_path / "data"
-    make_database(data)
-    assert "held LLM usage" not in doctor(data).output
-    usage_spill.spill(
-        data, [Spent("reply", "m", 40, 10, True, "", 1.0), Spent("reply", "m", 3, 0, False, "x", 2.0)]
-    )
-    said = doctor(data)
-    assert said.exit_code == 0 and f"2 in {data / usage_spill.FILE_NAME}" in said.output, said.output
-    copy = tmp_path / "copy"
-    result = CliRunner().invoke(cli, ["backup", str(copy), "--data-dir", str(data)])
-    assert result.exit_code == 0, result.output
-    held = (data / usage_spill.FILE_NAME).read_text(encoding="ascii")
-    assert (copy / usage_spill.FILE_NAME).read_text(encoding="ascii") == held
 
 
 async def test_held_rows_a_refused_write_left_renamed_go_into_a_backup_too(
