@@ -102,6 +102,7 @@ async def replay(
         if on_problem:
             on_problem(issue)
 
+    timed = False  # whether a message has set the clock yet (a ManualClock starts at 1970)
     for item in iter_messages(path, platform=platform):
         if on_progress:
             on_progress()
@@ -112,14 +113,15 @@ async def replay(
         item = as_seen_by_bot(item, bot_id)
         if from_wrong_clock(item.time):  # a line dated 8999 moved the clock there for the rest of the replay
             log.warning(
-                "message %s of %s is dated %s, past the wall clock: the replay's clock stays at %s",
+                "message %s of %s is dated %s, past the wall clock: the replay's clock %s",
                 item.message_id,
                 item.chat_id,
                 item.time.isoformat(),
-                clock.now().isoformat(),
+                f"stays at {clock.now().isoformat()}" if timed else "is left unset",
             )
         else:
             clock.set(item.time)
+            timed = True
         await app.runner.run_due(clock.now())
         try:
             outcome = await app.pipeline.handle(item, sender.send)

@@ -186,6 +186,25 @@ async def test_a_line_dated_past_the_wall_clock_is_recorded_and_leaves_the_clock
     assert times["qunyi-reply-1"] == last.timestamp(), "the answer to m3 is dated at m3"
 
 
+async def test_a_first_line_past_the_wall_clock_does_not_say_the_clock_stays_in_1970(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The warning named the time of the clock no message had set yet, 1970-01-01, as where the
+    replay's clock stays."""
+    wrong = {**LINES[0], "message_id": "m9", "time": "8999-06-01T00:00:00+00:00", "text": "时钟坏了"}
+    log = tmp_path / "log.jsonl"
+    lines = [json.dumps(wrong, ensure_ascii=False), json.dumps(LINES[0], ensure_ascii=False)]
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    clock = replay_clock()
+    app = await build_app(ConfigStore(Settings(), None), tmp_path / "data", clock)
+    try:
+        await replay(app, clock, log, settle=timedelta(0))
+    finally:
+        await app.close()
+    [warning] = [r.getMessage() for r in caplog.records if "past the wall clock" in r.getMessage()]
+    assert "1970" not in warning and "clock is left unset" in warning, warning
+
+
 def test_replay_skips_a_time_past_the_calendar_and_goes_on(tmp_path: Path) -> None:
     future = {**LINES[0], "message_id": "m9", "time": "9999-12-31T23:59:59-08:00"}
     log = write_log(tmp_path / "log.jsonl", [json.dumps(future)])
