@@ -399,9 +399,10 @@ class OneBotAdapter(Adapter):
 
     async def _dispatch(self, conn: _Connection, data: dict[str, Any]) -> None:
         conn = conn.current()  # an event of a replaced connection is answered through its replacement
+        self_id = conn.self_id or as_id(data.get("self_id"))  # the account that received the event
         kind = post_type(data)
         if kind == "notice":
-            await self._on_notice(data, conn.self_id or as_id(data.get("self_id")) or "")
+            await self._on_notice(data, self_id or "")
             return
         if kind not in ("message", "message_sent"):
             log.debug("OneBot %s event ignored", kind)
@@ -414,7 +415,6 @@ class OneBotAdapter(Adapter):
         if conn.login is not None and not conn.login.done():
             # the first events should already know the bot's name for rendering "@bot"
             await asyncio.wait({conn.login}, timeout=self.config.reply_lookup_timeout)
-        self_id = conn.self_id or event.self_id
         reply = None
         target = reply_target(event.message)
         if target is not None:

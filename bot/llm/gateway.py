@@ -383,18 +383,13 @@ class LLMGateway:
         )
 
     async def _record_response(
-        self,
-        resolved: ResolvedTask,
-        messages: Sequence[Mapping[str, Any]],
-        tools: Sequence[Any] | None,
-        response: ChatCompletion,
-        error: str,
+        self, resolved: ResolvedTask, estimated_prompt: int, response: ChatCompletion, error: str
     ) -> None:
         usage = response.usage
         if usage is not None and (usage.prompt_tokens or usage.completion_tokens):
             prompt, completion = usage.prompt_tokens, usage.completion_tokens
         else:
-            prompt, completion = _estimate_prompt(messages, tools), _estimate_completion(response)
+            prompt, completion = estimated_prompt, _estimate_completion(response)
         await self._record(resolved, prompt, completion, error)
         await self._check_budget(resolved.task)
 
@@ -424,7 +419,8 @@ class LLMGateway:
         task = resolved.task
         number = next(self._numbers)
         reserved = self._in_flight.setdefault(task, {})
-        reserved[number] = _estimate_prompt(messages, tools) + resolved.max_tokens
+        prompt = _estimate_prompt(messages, tools)  # the same for every attempt
+        reserved[number] = prompt + resolved.max_tokens
 
         async def admit() -> None:
             ahead = sum(tokens for other, tokens in reserved.items() if other < number)
@@ -434,7 +430,14 @@ class LLMGateway:
 
         try:
             return await self._attempts(
-                resolved, messages, parse, admit, json_mode=json_mode, tools=tools, tool_choice=tool_choice
+                resolved,
+                messages,
+                parse,
+                admit,
+                prompt=prompt,
+                json_mode=json_mode,
+                tools=tools,
+                tool_choice=tool_choice,
             )
         finally:
             del reserved[number]
@@ -446,7 +449,7 @@ class LLMGateway:
         resolved: ResolvedTask,
         client: openai.AsyncOpenAI,
         kwargs: dict[str, Any],
-        tools: Sequence[Any] | None,
+        estimated_prompt: int,
     ) -> ChatCompletion:
         """One HTTP request. Cancelled while its answer is awaited (shutdown, a caller's timeout), it is
         held in the ledger with its estimated prompt tokens and marked cancelled: the provider may have
@@ -459,9 +462,8 @@ class LLMGateway:
             async with asyncio.timeout(resolved.timeout_seconds):
                 return await client.chat.completions.create(**kwargs)
         except asyncio.CancelledError:
-            prompt = _estimate_prompt(kwargs["messages"], tools)
             self.ledger.keep(
-                resolved.task, resolved.model, prompt, 0, ok=False, error=CANCELLED, cancelled=True
+                resolved.task, resolved.model, estimated_prompt, 0, ok=False, error=CANCELLED, cancelled=True
             )
             raise
 
@@ -472,11 +474,13 @@ class LLMGateway:
         parse: Callable[[ChatCompletion], Parsed],
         admit: Callable[[], Awaitable[None]],
         *,
+        prompt: int,
         json_mode: bool,
         tools: Sequence[Any] | None,
         tool_choice: Any,
     ) -> Parsed:
-        """The attempts of one request, each let through by `admit` (the budget check) first."""
+        """The attempts of one request, each let through by `admit` (the budget check) first; `prompt`:
+        the request's estimated prompt tokens."""
         task = resolved.task
         client = self._client(resolved)
         format_key = (resolved.base_url, resolved.model)
@@ -500,7 +504,7 @@ class LLMGateway:
             retry_after: float | None = None
             try:
                 async with self._semaphore:
-                    response = await self._send(resolved, client, kwargs, tools)
+                    response = await self._send(resolved, client, kwargs, prompt)
             except UnicodeEncodeError as exc:  # the client encodes the body before sending anything
                 raise LLMRefused(task, f"the request cannot be encoded: {exc}") from exc
             except openai.APIStatusError as exc:
@@ -524,8 +528,7 @@ class LLMGateway:
                     if timed_out
                     else f"connection failed: {exc}"
                 )
-                prompt = _estimate_prompt(kwargs["messages"], tools) if timed_out else 0
-                await self._record(resolved, prompt, 0, failure)
+                await self._record(resolved, prompt if timed_out else 0, 0, failure)
             except (openai.OpenAIError, json.JSONDecodeError) as exc:
                 body = "the body is not JSON: " if isinstance(exc, json.JSONDecodeError) else ""
                 failure = f"unusable response: {body}{exc}"
@@ -542,22 +545,22 @@ class LLMGateway:
                     # nothing in it): asking for a repair, or again, gets the same. Not logged here:
                     # the caller logs the reason once.
                     refusal = _no_answer(response)
-                    await self._record_response(resolved, messages, tools, response, refusal)
+                    await self._record_response(resolved, prompt, response, refusal)
                     raise LLMRefused(task, refusal)
                 try:
                     parsed = parse(response)
                 except BadAnswer as exc:
                     if not _stopped_by_filter(response):
-                        await self._record_response(resolved, messages, tools, response, str(exc))
+                        await self._record_response(resolved, prompt, response, str(exc))
                         raise
                     # What a content filter left of the answer is unusable: a repair is stopped at
                     # the same point, so this is the same refusal as an emptied answer.
                     refusal = _no_answer(response, str(exc))
-                    await self._record_response(resolved, messages, tools, response, refusal)
+                    await self._record_response(resolved, prompt, response, refusal)
                     raise LLMRefused(task, refusal) from None
                 if _stopped_by_filter(response):
                     log.info("LLM task %r: a content filter stopped the answer; using what it kept", task)
-                await self._record_response(resolved, messages, tools, response, "")
+                await self._record_response(resolved, prompt, response, "")
                 return parsed
             if attempt >= self.settings.max_retries:
                 raise LLMUnavailable(task, f"{failure} (after {attempt + 1} attempts)")
