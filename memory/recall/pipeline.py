@@ -38,7 +38,7 @@ from memory.recall.salience import salience
 from memory.recall.scope import ScopePolicy
 from memory.recall.settings import RecallSettings
 from memory.recall.signals import QuestionSignals, apply_signals
-from memory.recall.timeexpr import in_zone, parse_time_hints
+from memory.recall.timeexpr import TimeHint, in_zone, parse_time_hints
 from memory.storage import Database
 from memory.storage.fts import indexed_tokens, phrase_expression
 from memory.text import search_terms, truncate
@@ -65,6 +65,15 @@ class Plan:
     person_only: tuple[int, ...]
     jargon: str | None = None
     phrases: str | None = None
+
+    @property
+    def lists(self) -> bool:
+        """Whether the question is only names and times ("Lily 说过什么", "上周三说了什么"): its answer
+        is what was said by them or then, newest first, not the turns around it."""
+        if self.person_only:
+            return True
+        no_words = self.match is None and self.phrases is None and self.jargon is None
+        return no_words and bool(self.signals.hints or self.signals.named)
 
 
 class Recaller:
@@ -115,7 +124,8 @@ class Recaller:
                 fused = score_fusion([(weight, found) for _, weight, found in rankings])
             else:
                 fused = _rank_fusion(rankings, self.settings.weights.rrf_k)
-            fused = await self._spread(session, fused)
+            if not plan.lists:
+                fused = await self._spread(session, fused)
             keep = sorted(fused, key=lambda k: -fused[k])[: max(self.settings.candidates, query.limit)]
             display = {p.person_id: p.display for p in plan.people.values()}
             loaded = await load_hits(session, keep, display)
@@ -138,6 +148,8 @@ class Recaller:
             hits = await rerank(
                 self.llm, query.text, hits, self.settings.rerank_top, self.settings.rerank_timeout_seconds
             )
+        if plan.lists:
+            hits.sort(key=lambda hit: _listing_order(hit, plan.signals.hints))
         return hits
 
     async def _embed_question(self, text: str) -> list[float] | None:
@@ -295,6 +307,12 @@ class Recaller:
 def _inside(inner: tuple[int, int], outer: tuple[int, int]) -> bool:
     """Whether span `inner` lies within the longer span `outer`."""
     return outer[0] <= inner[0] and inner[1] <= outer[1] and outer[1] - outer[0] > inner[1] - inner[0]
+
+
+def _listing_order(hit: RecallHit, hints: Sequence[TimeHint]) -> tuple[float, float, int]:
+    """A listing's order: inside the time asked about before around it, then newest first."""
+    near = max((hint.proximity(hit.time) for hint in hints), default=1.0)
+    return (-near, -hit.time.timestamp(), -hit.id)
 
 
 def _rank_fusion(rankings: Sequence[Ranking], k: float) -> dict[Key, float]:

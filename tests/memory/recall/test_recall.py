@@ -159,6 +159,28 @@ async def test_a_name_and_stop_words_recalls_what_that_person_said(recall_memory
         assert sorted(said) == ["周五的会改到三点", "文件我发群里"], question
 
 
+async def test_a_name_alone_lists_what_that_person_said_newest_first(recall_memory: MemoryService) -> None:
+    lily = {"sender": "lily", "sender_name": "Lily"}
+    said = ["周五的会改到三点", "文件我发群里", "明天我请假", "方案我看过了，没问题"]
+    for day, text in enumerate(said):
+        await recall_memory.record(make_message(10 * day, text=text, time=T0 + timedelta(days=day), **lily))
+    for n in range(1, 4):  # the talk about her oldest message
+        at = T0 + timedelta(minutes=n)
+        text = f"Lily 说得对，会改到三点 {n}"
+        await recall_memory.record(make_message(n, sender="bob", text=text, time=at))
+    for question in ("Lily 说过什么", "what did Lily say"):
+        listed = await ask(recall_memory, 1, question, T0 + timedelta(days=5), limit=4)
+        assert listed == said[::-1], question
+
+
+async def test_a_day_alone_lists_that_day_newest_first(recall_memory: MemoryService) -> None:
+    for n in range(1, 11):
+        await recall_memory.record(make_message(n, text=f"第{n}条闲聊", time=T0 + timedelta(minutes=n)))
+    for question in ("昨天", "昨天说了什么", "yesterday"):
+        listed = await ask(recall_memory, 1, question, T0 + timedelta(days=1), limit=5)
+        assert listed == [f"第{n}条闲聊" for n in range(10, 5, -1)], question
+
+
 async def test_a_name_a_time_and_stop_words_recall_what_that_person_said_then(
     recall_memory: MemoryService,
 ) -> None:
