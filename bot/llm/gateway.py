@@ -177,6 +177,13 @@ def _stopped_by_filter(response: ChatCompletion) -> bool:
     return bool(response.choices) and response.choices[0].finish_reason == FILTER_STOP
 
 
+def _whole(response: ChatCompletion) -> None:
+    """Refuses a text or chat answer a content filter stopped: unlike JSON, which shows by validating
+    that it is whole, text stops mid-sentence, and a reply would be sent to the chat half-said."""
+    if _stopped_by_filter(response):
+        raise BadAnswer("the text stops where the filter stopped it")
+
+
 def _emptied(response: ChatCompletion) -> bool:
     """True when a content filter left no answer: no choices (the prompt was filtered), or a first
     choice it stopped with neither text nor tool calls in it (the answer was filtered)."""
@@ -630,6 +637,7 @@ class LLMGateway:
         resolved = self._resolve(task)
 
         def parse(response: ChatCompletion) -> str:
+            _whole(response)
             text = answer_text(_first_message(response).content or "")
             if not text:
                 raise BadAnswer("empty answer")
@@ -652,6 +660,7 @@ class LLMGateway:
         resolved = self._resolve(task)
 
         def parse(response: ChatCompletion) -> ChatReply:
+            _whole(response)
             message = _first_message(response)
             sent = [call for call in message.tool_calls or [] if getattr(call, "function", None) is not None]
             calls = [

@@ -486,8 +486,9 @@ async def test_an_answer_a_content_filter_stopped_is_a_refusal_unless_what_it_ke
     and nothing in it was taken for a bad answer: a JSON request sent a repair round (stopped again),
     a text request said "empty answer". It is now the refusal an answer without choices is, at once,
     naming the finish reason and the categories the choice's `content_filter_results` marks. What the
-    filter kept is used when it parses; when it does not, that is the same refusal, without a repair
-    round (the repair would be stopped at the same point)."""
+    filter kept of a JSON answer is used when it validates; when it does not, that is the same refusal,
+    without a repair round (the repair would be stopped at the same point). What it kept of a text
+    answer is the same refusal: the reply it would make was sent to the chat cut mid-sentence."""
     stop = "content_filter"
     fake_llm.script(
         Answer(None, finish_reason=stop, filtered=("violence",), usage=(30, 0)),
@@ -512,10 +513,13 @@ async def test_an_answer_a_content_filter_stopped_is_a_refusal_unless_what_it_ke
     with pytest.raises(LLMRefused) as info:
         await gateway.complete_json("topic", ASK, Topic)
     refusals.append(info.value.reason)
-    assert await gateway.complete_text("summary", ASK) == "周末去爬"
+    with pytest.raises(LLMRefused) as info:
+        await gateway.complete_text("summary", ASK)
+    refusals.append(info.value.reason)
     stopped = "the provider returned no answer (content filter?): finish_reason content_filter"
     assert refusals[:3] == [f"{stopped}: the answer was filtered for violence", stopped, stopped]
     assert refusals[3].startswith(f"{stopped} (invalid JSON")
+    assert refusals[4] == f"{stopped} (the text stops where the filter stopped it)"
     assert len(fake_llm.chat_requests) == 6, "one request each: no repair round, no retry"
     rows = await usage_rows(db)
     assert [(row.ok, row.error) for row in rows] == [
@@ -524,7 +528,7 @@ async def test_an_answer_a_content_filter_stopped_is_a_refusal_unless_what_it_ke
         (False, stopped),
         (True, ""),
         (False, refusals[3]),
-        (True, ""),
+        (False, refusals[4]),
     ]
     assert (rows[0].prompt_tokens, rows[0].completion_tokens) == (30, 0)
 

@@ -11,7 +11,7 @@ import pytest
 from adapters.base import SendError
 from bot.app import build_app
 from bot.config import ConfigStore
-from bot.config.settings import ReplySettings, Settings
+from bot.config.settings import ReplySettings, Settings, ToolsSettings
 from bot.llm import LLMSettings
 from bot.reply.pipeline import Send
 from memory.clock import ManualClock
@@ -52,6 +52,26 @@ async def test_a_reasoning_models_thoughts_never_reach_the_chat(tmp_path: Path, 
     assert first.reply == "在的"
     assert second.reply is None and "empty" in second.reason
     assert sent == ["在的"]
+
+
+@pytest.mark.parametrize("tools", [True, False], ids=["with tools", "without tools"])
+async def test_a_reply_a_content_filter_stopped_is_not_sent_half_said(
+    tmp_path: Path, fake_llm: FakeOpenAI, tools: bool
+) -> None:
+    """What a content filter kept of a reply was sent to the chat, cut mid-sentence ("周五晚上我们"); the
+    reply is now refused like an emptied one, and nothing is sent."""
+    settings = llm_settings(fake_llm.base_url)
+    settings = settings.model_copy(update={"tools": ToolsSettings(enabled=tools)})
+    app = await build_app(ConfigStore(settings, None), tmp_path / "data", ManualClock(T0))
+    sent, send = recording_send()
+    fake_llm.script(Answer("周五晚上我们", finish_reason="content_filter"))
+    try:
+        outcome = await app.pipeline.handle(make_message(1, text="@群忆 开炉是哪天", to_bot=True), send)
+    finally:
+        await app.close()
+    assert outcome.recorded and outcome.reply is None
+    assert "finish_reason content_filter" in outcome.reason
+    assert sent == []
 
 
 async def test_an_answer_the_platform_refuses_is_logged_not_raised(
