@@ -217,6 +217,7 @@ def mining_settings(settings: Settings) -> MiningSettings:
         max_evidence=j.max_evidence,
         inferences_per_run=j.inferences_per_run,
         discovery=discovery,
+        privacy=recall_scope(settings),
     )
 
 

@@ -33,11 +33,12 @@ from memory.jargon.discovery import Discoverer, DiscoveryParams
 from memory.jargon.inference import run_inference
 from memory.jargon.types import Candidate, MinerMessage
 from memory.messages import StoredMessage
-from memory.models import JobState, Message
+from memory.models import Chat, JobState, Message
 from memory.offload import runs
 from memory.persons.config import ALIAS_SOURCES
 from memory.persons.store import alias_entries
 from memory.ports import LLMPort, LLMUnavailable
+from memory.recall.scope import ScopePolicy
 from memory.storage import Database
 from memory.text import analysed
 from tasks.failure_pause import FailurePause
@@ -66,6 +67,9 @@ class MiningSettings:
     max_evidence: int = 20
     inferences_per_run: int = 20
     discovery: DiscoveryParams = field(default_factory=DiscoveryParams)
+    # The `[recall]` settings: a chat whose memory never leaves it (`ScopePolicy.keeps_to_itself`:
+    # blacklisted, or private) keeps its slang in its own dictionary whatever `scope` says.
+    privacy: ScopePolicy = field(default_factory=ScopePolicy)
 
 
 @dataclass(slots=True)
@@ -210,8 +214,15 @@ class JargonMiningJob:
             self._seen_top = None
             raise
         if self.llm is not None and self.llm.available("jargon") and not self._inference_pause.waits(stamp):
+            async with self.db.read() as session:
+                kept_apart = await settings.privacy.kept_to_themselves(session)
             done = await run_inference(
-                self.db, self.llm, settings.thresholds, stamp, limit=settings.inferences_per_run
+                self.db,
+                self.llm,
+                settings.thresholds,
+                stamp,
+                limit=settings.inferences_per_run,
+                kept_apart=kept_apart,
             )
             report.inferred = done.stored
             self._inference_pause.record(stamp, settings.cooldown_seconds, done.stopped)
@@ -243,12 +254,14 @@ class JargonMiningJob:
         async with self.db.read() as session:
             merged = await merge_mark(session, chat_id)
             window_rows = await messages.after(session, chat_id, cursor, settings.max_window_messages)
-            if merged is None or len(window_rows) < settings.min_new_messages:
+            chat = await session.get(Chat, chat_id)
+            if chat is None or merged is None or len(window_rows) < settings.min_new_messages:
                 return 0
+            scope: Scope = "chat" if settings.privacy.keeps_to_itself(chat) else settings.scope
             found = await members(session, chat_id)
             aliases = [entry.alias for entry in await alias_entries(session, chat_id, ALIAS_SOURCES)]
             names = name_variants([*(n for m in found for n in (m.name, m.nickname, m.card)), *aliases])
-            exclude = await dictionary.rejected_terms(session, chat_id, settings.scope)
+            exclude = await dictionary.rejected_terms(session, chat_id, scope)
         window = [to_miner(m) for m in window_rows]
         discoverer = await self._discoverer(chat_id, cursor, merged, settings)
         candidates: list[Candidate] | None = None
@@ -277,9 +290,7 @@ class JargonMiningJob:
                     self._cache.pop(chat_id, None)
                     return 0
                 state = await session.get(JobState, (JOB_NAME, chat_id))
-                await dictionary.upsert_mined(
-                    session, chat_id, settings.scope, candidates, now, settings.max_evidence
-                )
+                await dictionary.upsert_mined(session, chat_id, scope, candidates, now, settings.max_evidence)
                 if state is None:
                     session.add(
                         JobState(job=JOB_NAME, chat_id=chat_id, cursor=last_id, last_run=now, data={})

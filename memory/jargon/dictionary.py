@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -339,16 +339,23 @@ EVIDENCE_AROUND = 2
 
 
 async def evidence(
-    session: AsyncSession, jargon_id: int, chat_id: int | None, limit: int = 5, around: int = EVIDENCE_AROUND
+    session: AsyncSession,
+    jargon_id: int,
+    chat_id: int | None,
+    limit: int = 5,
+    around: int = EVIDENCE_AROUND,
+    leave_out: Collection[int] = (),
 ) -> list[Evidence]:
     """Evidence messages of an entry with `around` messages either side, newest first.
 
     `chat_id` restricts the evidence to one chat: a chat asking about a global term sees only its own
-    messages. None (admins) shows every chat's.
+    messages. None (admins) shows every chat's but those of `leave_out`.
     """
     query = select(JargonEvidence.message_id).where(JargonEvidence.jargon_id == jargon_id)
     if chat_id is not None:
         query = query.where(JargonEvidence.chat_id == chat_id)
+    if leave_out:
+        query = query.where(JargonEvidence.chat_id.not_in(sorted(leave_out)))
     ids = list((await session.scalars(query.order_by(JargonEvidence.message_id.desc()).limit(limit))).all())
     found: list[Evidence] = []
     for message in await messages.by_ids(session, ids):

@@ -15,7 +15,7 @@ wait for review with their evidence.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from pydantic import Field
@@ -138,9 +138,13 @@ async def run_inference(
     ids: Iterable[int] | None = None,
     limit: int = 20,
     max_evidence: int = 8,
+    kept_apart: Collection[int] = (),
 ) -> InferenceRun:
     """Infer entries (among `ids`, or any) that crossed a threshold, at most `limit`; returns how
-    many rounds were stored, and whether the model left entries due (`InferenceRun.stopped`).
+    many rounds were stored, and whether the model left entries due (`InferenceRun.stopped`). The
+    meaning of a global entry, which every chat sees, is never inferred from the evidence of the
+    chats `kept_apart`, whose memory stays in them (evidence such a chat gave it before it was kept
+    apart: an older Qunyi mined every chat into the global dictionary, or the config changed since).
 
     The model is called outside any write transaction; each result is stored in its own short one,
     and only if the entry did not change since its evidence was read (`apply_inference`): an entry a
@@ -168,7 +172,8 @@ async def run_inference(
                 seen = await dictionary.revision(session, entry.id)
             except dictionary.JargonError:  # deleted, or folded into another entry, since `due`
                 continue
-            items = await dictionary.evidence(session, entry.id, None, limit=max_evidence)
+            hidden = kept_apart if entry.chat_id is None else ()
+            items = await dictionary.evidence(session, entry.id, None, max_evidence, leave_out=hidden)
         try:
             result = await infer(llm, entry.content, items, entry.meaning)
         except LLMBadAnswer as exc:

@@ -1,6 +1,6 @@
-"""Which chats a recall may read. One chat unless config allows more: `global` mode (every chat not
-on the blacklist, private chats only with `global_private`) or cross-chat recall for listed people (the
-chats they are members of)."""
+"""Which chats a recall may read, and which chats keep their memory to themselves. One chat unless
+config allows more: `global` mode (every chat not on the blacklist, private chats only with
+`global_private`) or cross-chat recall for listed people (the chats they are members of)."""
 
 from __future__ import annotations
 
@@ -44,16 +44,12 @@ class ScopePolicy:
             return (chat_id,)
         chats = {c.id: c for c in (await session.scalars(select(Chat))).all()}
         here = chats.get(chat_id)
-        if here is None or is_listed(here.platform, here.platform_chat_id, self.global_blacklist):
+        if here is None or self.blacklisted(here):
             return (chat_id,)
-        allowed = {
-            cid
-            for cid, c in chats.items()
-            if not is_listed(c.platform, c.platform_chat_id, self.global_blacklist)
-        }
         if self.mode == "global":
-            shared = {cid for cid in allowed if self.global_private or chats[cid].kind != ChatKind.PRIVATE}
+            shared = {cid for cid, c in chats.items() if not self.keeps_to_itself(c)}
             return (chat_id, *sorted(shared - {chat_id}))
+        allowed = {cid for cid, c in chats.items() if not self.blacklisted(c)}
         if asker_person_id is None:
             return (chat_id,)
         person = await session.get(Person, asker_person_id)
@@ -69,3 +65,17 @@ class ScopePolicy:
             ).all()
         )
         return (chat_id, *sorted((theirs & allowed) - {chat_id}))
+
+    def blacklisted(self, chat: Chat) -> bool:
+        """Whether `global_blacklist` names the chat."""
+        return is_listed(chat.platform, chat.platform_chat_id, self.global_blacklist)
+
+    def keeps_to_itself(self, chat: Chat) -> bool:
+        """Whether the chat's memory never leaves it: a blacklisted chat, or a private chat unless
+        `global_private`. No other chat's recall reads it in "global" mode, and its slang stays in its
+        own dictionary whatever the jargon scope (`kept_to_themselves`)."""
+        return self.blacklisted(chat) or (chat.kind == ChatKind.PRIVATE and not self.global_private)
+
+    async def kept_to_themselves(self, session: AsyncSession) -> set[int]:
+        """The ids of the chats that `keeps_to_itself`."""
+        return {c.id for c in (await session.scalars(select(Chat))).all() if self.keeps_to_itself(c)}

@@ -4,9 +4,11 @@ LLM extraction with fallback, inference after mining."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from sqlalchemy import select
 
 from bot.llm import build_gateway
@@ -17,16 +19,18 @@ from memory.jargon import dictionary
 from memory.jargon.discovery import DiscoveryParams
 from memory.jargon.filters import FilterParams
 from memory.jargon.inference import Inference, infer
+from memory.jargon.types import Candidate
 from memory.models import JobState
 from memory.persons.config import PersonsConfig
 from memory.persons.service import PersonMemory
+from memory.recall import ScopePolicy
 from memory.service import MemoryService
 from memory.storage import Database
 from memory.text import truncate
-from memory.types import MessageDeletion
+from memory.types import ChatKind, MessageDeletion
 from tasks.jargon_mining import JOB_NAME, JargonMiningJob, MiningSettings, RunReport, name_variants
 from tasks.runner import JobRunner
-from tests.conftest import T0, database_locked, make_message
+from tests.conftest import T0, chat_ids, database_locked, make_message
 from tests.fakes.openai_server import Fail, FakeOpenAI, Hold, answer_json
 from tests.memory.test_deletion_races import meanwhile, model
 from tests.query_plans import planned
@@ -210,6 +214,62 @@ async def test_chat_scope_keeps_dictionaries_apart(memory: MemoryService) -> Non
     async with memory.db.read() as session:
         rows = [e for e in await dictionary.list_entries(session) if e.content == "绝绝子"]
     assert len(rows) == 2 and len({e.chat_id for e in rows}) == 2 and None not in {e.chat_id for e in rows}
+
+
+@pytest.mark.parametrize("global_private", [False, True])
+async def test_chats_keeping_their_memory_keep_their_slang_under_the_global_scope(
+    memory: MemoryService, global_private: bool
+) -> None:
+    """A blacklisted group's slang, and a private chat's unless `global_private`, goes to its own
+    dictionary: the global one every chat sees holds none of it, nor any of its messages as evidence."""
+    privacy = ScopePolicy(global_blacklist=("test:staff",), global_private=global_private)
+    settings = dataclasses.replace(SETTINGS, privacy=privacy)
+    await _record(memory, 0, LINES, chat="g1")
+    await _record(memory, 0, LINES, chat="staff")
+    await _record(memory, 0, LINES, chat="dm", chat_kind=ChatKind.PRIVATE)
+    await JargonMiningJob(memory.db, lambda: settings).run(T0)
+    g1, staff, dm = await chat_ids(memory, "g1", "staff", "dm")
+    async with memory.db.read() as session:
+        owners = {e.chat_id for e in await dictionary.list_entries(session) if e.content == "绝绝子"}
+        shared = await dictionary.lookup(session, "绝绝子", g1)
+        assert shared is not None and shared.chat_id is None
+        seen_in = {e.message.chat_id for e in await dictionary.evidence(session, shared.id, None, 50)}
+    assert owners == ({None, staff} if global_private else {None, staff, dm})
+    assert seen_in == ({g1, dm} if global_private else {g1})
+
+
+async def test_a_global_meaning_is_not_inferred_from_a_chat_keeping_its_memory(
+    memory: MemoryService, fake_llm: FakeOpenAI, clock: ManualClock
+) -> None:
+    """Evidence a blacklisted chat gave a global entry before it was blacklisted (or that an older
+    Qunyi mined into the global dictionary) is not shown to the model inferring the shared meaning."""
+    llm = build_gateway(
+        LLMSettings(enabled=True, base_url=fake_llm.base_url, model="m", api_key="k", max_retries=0),
+        memory.db,
+        clock,
+    )
+    try:
+        await _record(memory, 0, ["绝绝子 蓝鲸计划下周上线", "蓝鲸计划 绝绝子"], chat="staff")
+        await _record(memory, 0, ["绝绝子 这个好看", "今天也绝绝子"], chat="g1")
+        g1, staff = await chat_ids(memory, "g1", "staff")
+        async with memory.db.write() as session:
+            for chat in (staff, g1):
+                said = await memory.recent(chat, 2)
+                await dictionary.upsert_mined(
+                    session, chat, "global", [Candidate("绝绝子", tuple(str(m.id) for m in said), 1.0)], 0.0
+                )
+        fake_llm.script(
+            answer_json({"no_information": False, "meaning": "非常好"}),
+            answer_json({"meaning": "一个词"}),
+            answer_json({"same": False}),
+        )
+        privacy = ScopePolicy(global_blacklist=("test:staff",))
+        settings = dataclasses.replace(SETTINGS, privacy=privacy)
+        assert (await JargonMiningJob(memory.db, lambda: settings, llm).run(T0)).inferred == 1
+        asked = json.dumps(fake_llm.chat_requests[0].messages, ensure_ascii=False)
+        assert "这个好看" in asked and "蓝鲸" not in asked
+    finally:
+        await llm.close()
 
 
 async def test_llm_extraction_then_inference(
