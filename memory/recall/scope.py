@@ -28,8 +28,8 @@ class ScopePolicy:
     """`global_blacklist` names chats (`platform:chat_id` or the chat id alone) whose memory never
     leaves them and which see only themselves; `per_person_cross_chat` names people
     (`platform:user_id` or the user id alone) whose questions may read every chat they are in.
-    In "global" mode a private chat's memory stays in it unless `global_private` (what someone tells
-    the bot alone is not for every group); it still reads the shared chats."""
+    A private chat's memory stays in it unless `global_private` (what someone tells the bot alone is
+    not for every group, nor for a group they talk in); it still reads the shared chats."""
 
     mode: ScopeMode = "chat"
     global_blacklist: tuple[str, ...] = ()
@@ -46,10 +46,9 @@ class ScopePolicy:
         here = chats.get(chat_id)
         if here is None or self.blacklisted(here):
             return (chat_id,)
+        shared = {cid for cid, c in chats.items() if not self.keeps_to_itself(c)}
         if self.mode == "global":
-            shared = {cid for cid, c in chats.items() if not self.keeps_to_itself(c)}
             return (chat_id, *sorted(shared - {chat_id}))
-        allowed = {cid for cid, c in chats.items() if not self.blacklisted(c)}
         if asker_person_id is None:
             return (chat_id,)
         person = await session.get(Person, asker_person_id)
@@ -64,7 +63,7 @@ class ScopePolicy:
                 )
             ).all()
         )
-        return (chat_id, *sorted((theirs & allowed) - {chat_id}))
+        return (chat_id, *sorted((theirs & shared) - {chat_id}))
 
     def blacklisted(self, chat: Chat) -> bool:
         """Whether `global_blacklist` names the chat."""
@@ -72,8 +71,9 @@ class ScopePolicy:
 
     def keeps_to_itself(self, chat: Chat) -> bool:
         """Whether the chat's memory never leaves it: a blacklisted chat, or a private chat unless
-        `global_private`. No other chat's recall reads it in "global" mode, and its slang stays in its
-        own dictionary whatever the jargon scope (`kept_to_themselves`)."""
+        `global_private`. No other chat's recall reads it (in "global" mode, nor for a person of
+        `per_person_cross_chat`), and its slang stays in its own dictionary whatever the jargon scope
+        (`kept_to_themselves`)."""
         return self.blacklisted(chat) or (chat.kind == ChatKind.PRIVATE and not self.global_private)
 
     async def kept_to_themselves(self, session: AsyncSession) -> set[int]:

@@ -79,6 +79,29 @@ async def test_global_scope_keeps_private_chats_to_themselves_unless_configured(
     assert "778899" in context.text, "shared when configured"
 
 
+async def test_a_person_reading_across_chats_does_not_bring_their_private_chat_into_a_group(
+    recall_memory: MemoryService,
+) -> None:
+    """`per_person_cross_chat` opens the chats its people are members of, but not the private chat
+    with the bot: what they said there would be quoted to the whole group they talk in."""
+    secret = "只跟你说，我的体检报告显示有抑郁症"
+    await recall_memory.record(
+        make_message(1, chat="dm", sender="alice", text=secret, chat_kind=ChatKind.PRIVATE)
+    )
+    await recall_memory.record(make_message(2, chat="g2", sender="alice", text="周末体检"))
+    await recall_memory.record(make_message(3, chat="g1", sender="alice", text="最近体检报告怎么样"))
+    g1, g2, dm = [await chat_id(recall_memory, c) for c in ("g1", "g2", "dm")]
+    asked = (await recall_memory.recent(g1, 1))[-1]
+    recaller = recall_memory.recaller
+    recaller.scope = ScopePolicy("chat", per_person_cross_chat=("test:alice",))
+    assert await recaller.chats_for(g1, asked.person_id) == (g1, g2)
+    assert await recaller.chats_for(dm, asked.person_id) == (dm, *sorted((g1, g2))), "it reads the groups"
+    assert secret not in (await recall_memory.context_for_reply(g1, asked)).text
+    recaller.scope = ScopePolicy("chat", per_person_cross_chat=("test:alice",), global_private=True)
+    assert await recaller.chats_for(g1, asked.person_id) == (g1, *sorted((g2, dm)))
+    assert secret in (await recall_memory.context_for_reply(g1, asked)).text, "shared when configured"
+
+
 async def test_quoted_phrase_wins_over_repeated_words(recall_memory: MemoryService) -> None:
     await recall_memory.record(make_message(1, text="爬山 爬山 周末 周末 都行 爬山"))
     await recall_memory.record(make_message(2, text="下次周末爬山记得带水"))
