@@ -635,8 +635,13 @@ def _bearer(header: str | None) -> str | None:
 
 def _from_another_chat(data: Mapping[str, Any], event: MessageEvent, self_id: str | None) -> bool:
     """Whether a `get_msg` answer is a message of a chat other than the one of `event` (an id that
-    recurs in another chat, or a forged reply): its text must not be quoted here. An answer naming no
-    chat is taken as this chat's; in a private chat only the other party and the bot (`self_id`) speak."""
+    recurs in another chat, or a forged reply): its text must not be quoted here. A message of the
+    other kind is another chat's: a private one in a group (it names no group, or, from a temporary
+    session, the group it came through), a group's in a private chat. An answer naming no chat is taken
+    as this chat's; in a private chat only the other party and the bot (`self_id`) speak."""
+    kind = data.get("message_type")
+    if kind in ("group", "private") and kind != event.message_type:
+        return True
     group = as_id(data.get("group_id"))
     if event.message_type == "group":
         return group is not None and group != event.group_id

@@ -488,6 +488,27 @@ async def test_a_fetched_reply_target_of_another_chat_is_not_quoted(
     await peer.next_action("get_msg")
     msg = await inbox.get()
     assert msg.chat_id == "123456" and "别的群的私事" not in msg.segments[0].text
+    # nor a private message, which names no group (or, a temporary session's, the group it came
+    # through): a member's reply pointing at its id would quote what someone told the bot alone
+    told_alone = {
+        "message_type": "private",
+        "user_id": 20003,
+        "sender": {"user_id": 20003, "nickname": "小蓝"},
+    }
+    said = [{"type": "text", "data": {"text": "只跟你说的私事"}}]
+    for answer in (told_alone, told_alone | {"group_id": 123456, "sub_type": "group"}):
+        peer.responders["get_msg"] = lambda params, answer=answer: ok(
+            fixture("get_msg_bot_message.json") | {"group_id": None} | answer | {"message": said}
+        )
+        forged = fixture("group_message_reply.json") | {"message_id": 5100 + len(answer)}
+        forged["message"] = [
+            {"type": "reply", "data": {"id": str(-7000 - len(answer))}},
+            forged["message"][1],
+        ]
+        await peer.send(forged)
+        await peer.next_action("get_msg")
+        msg = await inbox.get()
+        assert msg.chat_id == "123456" and "只跟你说的私事" not in msg.segments[0].text, answer
     # in a private chat, a message of someone other than the two parties is another chat's too
     stranger = other_group | {"message_type": "private", "group_id": None}
     peer.responders["get_msg"] = lambda params: ok(stranger)
