@@ -118,10 +118,10 @@ _UPSERT_PERSON = text(_UPSERT_PERSON_SQL)
 _UPSERT_PERSON_ID = text(_UPSERT_PERSON_SQL + " RETURNING id")
 _MERGED_ACCOUNT = text(_MERGED_ACCOUNT_SQL)
 _MERGED_ACCOUNT_ID = text(_MERGED_ACCOUNT_SQL + " RETURNING id")
-# Up to when the sender's messages were deleted on request (their account's person, or the person it
-# was merged into), if ever.
-_ERASED_UNTIL = text(
-    "SELECT messages_removed_until FROM person_forgotten WHERE person_id = coalesce("
+# When the sender asked to be forgotten (their account's person, or the person it was merged into),
+# if ever, and up to when their messages were deleted then.
+_FORGOTTEN = text(
+    "SELECT time, messages_removed_until FROM person_forgotten WHERE person_id = coalesce("
     "(SELECT person_id FROM person_accounts WHERE platform = :platform AND platform_user_id = :user), "
     "(SELECT id FROM persons WHERE platform = :platform AND platform_user_id = :user))"
 )
@@ -253,10 +253,12 @@ class _StoredRow:
 
 @dataclass(slots=True)
 class _Sender:
-    """What a batch knows of a sender after their first message in it. `erased_until` is read again
-    after their person is first upserted, which may have made it; both stay put for the rest of the
-    batch (accounts are merged and people forgotten only by an admin, in transactions of their own)."""
+    """What a batch knows of a sender after their first message in it. `forgotten_at` (when they asked
+    to be forgotten) and `erased_until` are read again after their person is first upserted, which may
+    have made it; they stay put for the rest of the batch (accounts are merged and people forgotten
+    only by an admin, in transactions of their own)."""
 
+    forgotten_at: float | None = None
     erased_until: float | None = None
     erased_read: bool = False
     person_id: int | None = None
@@ -371,6 +373,9 @@ class _BatchWriter:
         sender = await self._sender(message)
         if sender.erased_until is not None and _ts(message) <= sender.erased_until:
             return Recorded(0, chat_id, 0, False, message, erased=True)
+        if sender.forgotten_at is not None and _ts(message) <= sender.forgotten_at:
+            # from before they asked to be forgotten: kept without the names it was sent under
+            message = replace(message, sender_name="", sender_card="")
         person_id = await self._person_seen(sender, message)
         self.held.members.append(_member_params(chat_id, person_id, message))
         message_id = await self._insert(_message_values(chat_id, person_id, message, first_id))
@@ -400,7 +405,8 @@ class _BatchWriter:
             # No held write makes or removes a person or account, or touches `person_forgotten`:
             # what this reads is the same before or after sending them.
             params = {"platform": message.platform, "user": message.sender_id}
-            sender.erased_until = await self.session.scalar(_ERASED_UNTIL, params)
+            found = (await self.session.execute(_FORGOTTEN, params)).first()
+            sender.forgotten_at, sender.erased_until = (None, None) if found is None else found
             sender.erased_read = True
         return sender
 

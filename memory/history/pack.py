@@ -118,22 +118,39 @@ async def drop_sources(session: AsyncSession, message_ids: Sequence[int]) -> int
     participants, time span, theme, keywords and summary, since any of them may quote the deleted
     words — and re-indexed, its vector dropped for the backfill to redo; a row left with no message is
     deleted. Returns how many rows changed."""
+    return await _rebuild(session, message_ids, drop=True)
+
+
+async def rename_sources(session: AsyncSession, message_ids: Sequence[int]) -> int:
+    """After the names these messages were sent under were taken off them (their sender asked to be
+    forgotten): the ChatHistory rows packed from them show their speakers as stored now (inside the
+    caller's transaction): verbatim text and participants, and the summary and key points when made
+    offline (speakers' lines and a list of speakers; a model's summary is its own text and stays as
+    written), re-indexed, each row's vector dropped for the backfill to redo. Returns how many rows
+    changed."""
+    return await _rebuild(session, message_ids, drop=False)
+
+
+async def _rebuild(session: AsyncSession, message_ids: Sequence[int], *, drop: bool) -> int:
+    """The ChatHistory rows packed from `message_ids` written anew from their messages as stored now,
+    without those messages when `drop` (`drop_sources`, `rename_sources`)."""
     if not message_ids:
         return 0
-    gone = set(message_ids)
-    ids = await rows_naming(session, "chat_history", "source_message_ids", sorted(gone))
+    named = set(message_ids)
+    ids = await rows_naming(session, "chat_history", "source_message_ids", sorted(named))
     rows = list((await session.scalars(select(ChatHistory).where(ChatHistory.id.in_(ids)))).all())
     rebuilt: list[ChatHistory] = []
     for row in rows:
-        kept = await source.by_ids(session, [i for i in row.source_message_ids if i not in gone])
-        if kept:
-            set_digest(row, await offline_digest_in_runs(kept))
-            row.original_text, row.participants = original_text(kept), participants(kept)
-            row.start_time, row.end_time = min(m.time for m in kept), max(m.time for m in kept)
-            row.source_message_ids = [m.id for m in kept]
-            rebuilt.append(row)
-        else:
+        kept = await source.by_ids(session, [i for i in row.source_message_ids if not (drop and i in named)])
+        if not kept:
             await session.delete(row)
+            continue
+        if drop or row.provenance == "offline":  # a deleted word may be anywhere; a name, in speakers' lines
+            set_digest(row, await offline_digest_in_runs(kept))
+        row.original_text, row.participants = original_text(kept), participants(kept)
+        row.start_time, row.end_time = min(m.time for m in kept), max(m.time for m in kept)
+        row.source_message_ids = [m.id for m in kept]
+        rebuilt.append(row)
     await reindex(session, [row.id for row in rows], rebuilt)
     return len(rows)
 

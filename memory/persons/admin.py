@@ -6,7 +6,7 @@ messages are never consolidated into a profile again. Raw messages are deleted t
 `forget_removes_messages` is true (config `[persons]`), and then the topics packed from them, and
 those still collecting in the topic cache, are rebuilt from the messages they keep (their verbatim
 text, summary, title and terms would quote the deleted words); otherwise they stay, as the group's
-record.
+record, without the names they were sent under (nor do the topics packed from them keep those).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.embeddings.store import drop_vectors
-from memory.message_removal import erase_messages, remember_deleted
+from memory.history.pack import rename_sources
+from memory.message_removal import ERASE_BATCH, erase_messages, remember_deleted
 from memory.models import (
     ChatHistory,
     ChatMember,
@@ -47,6 +48,7 @@ from memory.storage import Database
 from memory.storage.fts import unindex_rows
 from memory.storage.sql import rows_changed
 from memory.text import normalize, shown_name
+from memory.turn_windows import windows_touching
 
 
 class PersonAdminError(ValueError):
@@ -283,6 +285,8 @@ class PersonAdmin:
             removed = 0
             if remove_messages:
                 removed = await _erase_their_messages(session, person_id, store.ts(now))
+            else:
+                await _unname_their_messages(session, person_id)
             until = store.ts(now) if remove_messages else None
             stmt = insert(PersonForgotten).values(
                 person_id=person_id,
@@ -329,6 +333,21 @@ async def _erase_their_messages(session: AsyncSession, person_id: int, now: floa
             await remember_deleted(session, chat_id, platform_id, now)
     await erase_messages(session, [row[0] for row in rows], now)
     return len(rows)
+
+
+async def _unname_their_messages(session: AsyncSession, person_id: int) -> None:
+    """Take off the messages a person is kept with the names they were sent under (nickname and
+    group card), and off what was built from them: the topics packed from them (`rename_sources`) and
+    the vectors of the turn windows holding them (a window is embedded with its speakers' names), for
+    the backfill to embed again."""
+    ids = list((await session.scalars(select(Message.id).where(Message.person_id == person_id))).all())
+    await session.execute(
+        update(Message).where(Message.person_id == person_id).values(sender_name="", sender_card="")
+    )
+    for start in range(0, len(ids), ERASE_BATCH):
+        batch = ids[start : start + ERASE_BATCH]
+        await rename_sources(session, batch)
+        await drop_vectors(session, "message", await windows_touching(session, batch))
 
 
 async def _require_member(session: AsyncSession, chat_id: int, person_id: int) -> None:

@@ -6,6 +6,7 @@ import json
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import select
 
 from memory.embeddings import save_vectors
 from memory.history import source
@@ -228,6 +229,40 @@ async def test_forgetting_with_messages_rewrites_the_topics_that_quoted_them(
     assert await memory.search([theirs.chat_id], "煤球") == []
     assert await memory.search([theirs.chat_id], "西湖") == []
     assert [h.id for h in await memory.search([theirs.chat_id], "爬山") if h.kind == "history"] == [both.id]
+
+
+async def test_forgetting_takes_their_names_off_the_messages_and_topics_kept(
+    chat, people: PersonMemory, db: Database, memory: MemoryService
+) -> None:
+    """Their messages stay as the group's record, but not the names they were sent under: the reply
+    context showed the old group card on each of their lines, and a topic packed from them kept it in
+    its verbatim text and offline summary, where a search for the card found it."""
+    g1 = chat()
+    theirs = await g1.say("u1", "周六去西湖边爬山吗", card="阿红｜前端", nickname="小红不红")
+    other = await g1.say("u2", "好啊，早上八点断桥见", card="莉莉")
+    async with db.write() as session:
+        sources = await source.by_ids(session, [theirs.message_id, other.message_id])
+        spoken = Digest("爬山", ["爬山"], "阿红｜前端: 周六去西湖边爬山吗（阿红｜前端、莉莉）", [], "offline")
+        topic = await write_history(session, theirs.chat_id, sources, spoken, T0)
+        await save_vectors(session, "message", "m", [(other.message_id, other.chat_id)], [[1.0, 0.0]])
+    await people.admin.forget(theirs.person_id, remove_messages=False, now=T0 + timedelta(days=1))
+    assert await _count(db, EmbeddingVector, kind="message") == 0, "windows embedded with the card go"
+    # An export imported after the request holds an older message of theirs, names and all.
+    old = await g1.say("u1", "西湖边人多吗", card="阿红｜前端", nickname="小红不红", minutes=-60)
+    assert old.created
+    asked = await g1.say("u2", "周六爬山的事定了吗", card="莉莉")
+    context = await memory.context_for_reply(asked.chat_id, (await memory.recent(asked.chat_id, 1))[-1])
+    async with db.read() as session:
+        rows = (await session.execute(select(Message.sender_name, Message.sender_card))).all()
+        kept = await session.get(ChatHistory, topic.id)
+    assert kept is not None
+    shown = json.dumps(
+        [[list(r) for r in rows], kept.original_text, kept.summary, kept.participants], ensure_ascii=False
+    )
+    assert "西湖边爬山" in context.text and "西湖边人多吗" in context.text, "their words stay"
+    for name in ("阿红", "小红不红"):
+        assert name not in context.text and name not in shown, name
+    assert await memory.search([theirs.chat_id], "阿红") == []
 
 
 async def test_a_message_after_forgetting_the_newest_messages_is_not_passed_over(
