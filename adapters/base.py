@@ -69,6 +69,10 @@ class InFlight:
         self._count = 0
         self._idle = asyncio.Event()
         self._idle.set()
+        # Set while a `drained` waits for messages still being handled: a test holding a handler
+        # releases it on this, knowing the stop is under way and held back, rather than after a guess
+        # at how long the stop takes to get there.
+        self.draining = asyncio.Event()
 
     @contextlib.contextmanager
     def handling(self) -> Iterator[None]:
@@ -99,8 +103,13 @@ class InFlight:
     ) -> int:
         """Wait until no message is being handled, for at most `within` seconds; how many still are
         then (warned about as `still`)."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._idle.wait(), within)
+        if self._count and within > 0:
+            self.draining.set()
+            try:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._idle.wait(), within)
+            finally:
+                self.draining.clear()
         if self._count:
             log.warning("stopping while %d %s", self._count, still)
         return self._count

@@ -5,6 +5,18 @@ from __future__ import annotations
 import asyncio
 
 from memory.types import ChatMessage, InboundEvent
+from tests.waiting import WAIT
+
+
+async def stop_waits(stopping: asyncio.Future[None], draining: asyncio.Event) -> None:
+    """Return once the stop under way (`stopping`) waits for the events being handled (the adapter's
+    `InFlight.draining` is set); fail if it ended without waiting for them."""
+    waiting = asyncio.ensure_future(draining.wait())
+    try:
+        await asyncio.wait({stopping, waiting}, timeout=WAIT, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiting.cancel()
+    assert draining.is_set() and not stopping.done(), "the stop did not wait for the events being handled"
 
 
 class HeldHandler:

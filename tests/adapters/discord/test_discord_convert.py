@@ -19,6 +19,7 @@ from discord.state import ConnectionState  # noqa: E402
 from adapters.discord import DiscordAdapter, DiscordConfig  # noqa: E402
 from adapters.discord.convert import message_to_chat  # noqa: E402
 from memory.types import ChatKind, ChatMessage, SegmentKind  # noqa: E402
+from tests.adapters.held import stop_waits  # noqa: E402
 from tests.waiting import WAIT, eventually  # noqa: E402
 
 BOT_ID = 800000000000000009
@@ -350,7 +351,7 @@ async def test_stop_lets_the_messages_being_handled_finish_before_disconnecting(
     handling = asyncio.ensure_future(adapter._on_message(world.message(content="周六八点")))
     await asyncio.wait_for(started.wait(), WAIT)
     stopping = asyncio.ensure_future(adapter.stop())
-    await asyncio.wait({stopping}, timeout=1)  # time enough for a stop that does not wait to finish
+    await stop_waits(stopping, adapter._in_flight.draining)
     release.set()
     await asyncio.wait_for(stopping, WAIT)
     await handling

@@ -17,7 +17,7 @@ from bot.config import ConfigError
 from bot.config.loader import parse_settings
 from bot.config.settings import Settings
 from memory.types import ChatKind, ChatMessage, InboundEvent, MessageDeletion
-from tests.adapters.held import HeldHandler
+from tests.adapters.held import HeldHandler, stop_waits
 from tests.adapters.playground.conftest import TOKEN, Inbox, Playground, make_adapter, started
 from tests.waiting import WAIT
 
@@ -270,7 +270,7 @@ async def test_stop_lets_the_message_being_handled_finish_and_refuses_new_ones(
         first = asyncio.create_task(running.post(chat_id="g1", user="alice", text="first"))
         await asyncio.wait_for(held.started.wait(), WAIT)
         stopping = asyncio.create_task(adapter.stop())
-        await asyncio.sleep(0)  # stop refuses posts and closes the listener before it waits
+        await stop_waits(stopping, adapter._in_flight.draining)  # posts refused, the listener closed
         status, refused = await asyncio.wait_for(running.post(chat_id="g1", user="bob", text="second"), WAIT)
         assert status == 503 and "stopping" in refused["error"]
         with pytest.raises(aiohttp.ClientConnectionError):

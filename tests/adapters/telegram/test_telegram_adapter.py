@@ -26,7 +26,7 @@ from bot.inbound import inbound_handler
 from bot.responding import Responses
 from memory.clock import ManualClock
 from memory.types import ChatMessage, ChatMoved, InboundEvent
-from tests.adapters.held import HeldHandler, SlowToCancel
+from tests.adapters.held import HeldHandler, SlowToCancel, stop_waits
 from tests.bot.reply.test_reply_answers import llm_settings
 from tests.conftest import T0
 from tests.fakes.openai_server import Answer, FakeOpenAI, Hold
@@ -461,7 +461,7 @@ async def test_stop_lets_the_update_being_handled_finish_and_leaves_the_next_one
     await adapter.start(held)
     await asyncio.wait_for(held.started.wait(), WAIT)
     stopping = asyncio.ensure_future(adapter.stop())
-    await asyncio.wait({stopping}, timeout=1)  # time enough for a stop that does not wait to finish
+    await stop_waits(stopping, adapter._in_flight.draining)
     held.release.set()
     await asyncio.wait_for(stopping, WAIT)
     assert held.message_ids() == ["40"], "the first finished, the second was not begun"
@@ -593,7 +593,7 @@ async def test_webhook_update_posted_while_stopping_is_refused_so_telegram_posts
     first = asyncio.ensure_future(post(url, json.dumps(UPDATES[0])))
     await asyncio.wait_for(held.started.wait(), WAIT)
     stopping = asyncio.ensure_future(adapter.stop())
-    await asyncio.sleep(0)
+    await stop_waits(stopping, adapter._in_flight.draining)
     assert await post(url, json.dumps(UPDATES[1])) == 503
     held.release.set()
     await asyncio.wait_for(stopping, WAIT)
