@@ -10,8 +10,10 @@ import pytest
 from adapters.playground.adapter import NOT_ANSWERED, NOT_DELIVERED
 from adapters.playground.event import sender_id
 from bot.llm import LLMSettings
+from tests.adapters.held import stop_waits
 from tests.adapters.playground.conftest import running_bot
 from tests.fakes.openai_server import Answer, FakeOpenAI, Hold
+from tests.waiting import WAIT
 
 
 async def test_a_member_addressing_the_bot_is_answered_in_that_chat_only(
@@ -191,7 +193,8 @@ async def test_a_post_being_answered_at_stop_gets_its_answer_or_a_503_and_stays_
 ) -> None:
     """The model holds the answer while the bot stops: the post is answered with the reply if the
     model gives it within the stop's grace, else with a 503 saying the message was recorded (never a
-    dropped connection); a post made after the stop began gets a 503 and is not delivered."""
+    dropped connection); a post made while the stop waits for the answer gets a 503 and is not
+    delivered."""
     llm = LLMSettings(enabled=True, base_url=fake_llm.base_url, model="fake-chat", max_retries=0)
     held = Hold(Answer("周五晚上九点开炉"))
     fake_llm.script(held)
@@ -203,19 +206,22 @@ async def test_a_post_being_answered_at_stop_gets_its_answer_or_a_503_and_stays_
             playground.post(chat_id="g1", user="alice", text="@群忆 周五几点开炉？")
         )
         try:
-            await asyncio.wait_for(held.reached.wait(), 30)
-            stopping = asyncio.create_task(playground.adapter.stop(within=30 if answered_in_time else 0.2))
-            late_status, late = await asyncio.wait_for(
-                playground.post(chat_id="g1", user="bob", text="还有人吗"), 10
-            )
+            await asyncio.wait_for(held.reached.wait(), WAIT)
             if answered_in_time:
+                stopping = asyncio.create_task(playground.adapter.stop(within=WAIT))
+                await stop_waits(stopping, playground.adapter._in_flight.draining)
+                late_status, late = await asyncio.wait_for(
+                    playground.post(chat_id="g1", user="bob", text="还有人吗"), WAIT
+                )
+                assert late_status == 503 and late["error"] == NOT_DELIVERED, late
                 held.release.set()
-            status, body = await asyncio.wait_for(posting, 30)
-            await asyncio.wait_for(stopping, 30)
+            else:
+                stopping = asyncio.create_task(playground.adapter.stop(within=0))  # no grace left
+            status, body = await asyncio.wait_for(posting, WAIT)
+            await asyncio.wait_for(stopping, WAIT)
         finally:
             held.release.set()
         stored = [(m.platform_message_id, m.text) for m in await bot.stored("g1")]
-    assert late_status == 503 and late["error"] == NOT_DELIVERED, late
     assert body["message"]["text"] == "@群忆 周五几点开炉？"
     asked = (body["message"]["id"], "@群忆 周五几点开炉？")
     if answered_in_time:
