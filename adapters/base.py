@@ -77,23 +77,26 @@ class InFlight:
     @contextlib.contextmanager
     def handling(self) -> Iterator[None]:
         """Count one message as being handled for the duration of the block."""
-        self._begin()
+        self.begin()
         try:
             yield
         finally:
-            self._end()
+            self.end()
 
     def track(self, task: asyncio.Future[Any]) -> None:
         """Count `task` as a message being handled until it is done (from now, not from when it first
         runs: a `drained` right after still waits for it)."""
-        self._begin()
-        task.add_done_callback(lambda _task: self._end())
+        self.begin()
+        task.add_done_callback(lambda _task: self.end())
 
-    def _begin(self) -> None:
+    def begin(self) -> None:
+        """Count one more message as being handled, until a matching `end` (where `handling` and
+        `track` do not fit: a message queued here and handled elsewhere)."""
         self._count += 1
         self._idle.clear()
 
-    def _end(self) -> None:
+    def end(self) -> None:
+        """One message counted by `begin` is handled (or given up)."""
         self._count -= 1
         if self._count == 0:
             self._idle.set()

@@ -23,7 +23,7 @@ from typing import Any
 import aiohttp
 from aiohttp import WSCloseCode, WSMsgType, web
 
-from adapters.base import STOP_GRACE_SECONDS, Adapter, MessageHandler, SendError
+from adapters.base import STOP_GRACE_SECONDS, Adapter, InFlight, MessageHandler, SendError
 from adapters.listening import listen
 from adapters.neutral import as_id, holds_nothing, mapping_at
 from adapters.onebot_v11.config import OneBotConfig
@@ -104,6 +104,7 @@ class OneBotAdapter(Adapter):
         self._pending: dict[str, tuple[asyncio.Future[dict[str, Any]], _Connection]] = {}
         self._echo = itertools.count(1)
         self._queue: asyncio.Queue[tuple[_Connection, dict[str, Any]]] = asyncio.Queue()
+        self._in_flight = InFlight()  # the events received and not handled yet: queued, or in hand
         self._tasks: set[asyncio.Task[Any]] = set()
         self._runner: web.AppRunner | None = None
         self._session: aiohttp.ClientSession | None = None
@@ -152,8 +153,7 @@ class OneBotAdapter(Adapter):
         """Handle the events already received (up to `within` seconds, the connections still open so
         replies go out), then close every connection, fail pending actions, stop the server or the
         dialling loop."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._queue.join(), within)
+        await self._in_flight.drained(within, "events received are still to be handled: they are dropped")
         self._stopping = True
         for conn in list(self._conns):
             await self._close(conn, WSCloseCode.GOING_AWAY, b"qunyi stopping")
@@ -374,6 +374,7 @@ class OneBotAdapter(Adapter):
         if post_type(data) == "meta_event":
             self._on_meta(conn, MetaEvent.from_dict(data))
             return
+        self._in_flight.begin()
         self._queue.put_nowait((conn, data))
 
     def _on_meta(self, conn: _Connection, meta: MetaEvent) -> None:
@@ -395,7 +396,7 @@ class OneBotAdapter(Adapter):
             except Exception:
                 log.exception("handling a OneBot event failed: %.300s", json.dumps(data, ensure_ascii=False))
             finally:
-                self._queue.task_done()
+                self._in_flight.end()
 
     async def _dispatch(self, conn: _Connection, data: dict[str, Any]) -> None:
         conn = conn.current()  # an event of a replaced connection is answered through its replacement

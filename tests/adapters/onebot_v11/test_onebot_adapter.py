@@ -11,7 +11,8 @@ import pytest
 from aiohttp import WSCloseCode, web
 
 from adapters.onebot_v11 import ActionFailed, ActionTimeout, NotConnected, OneBotAdapter, OneBotConfig
-from memory.types import ChatKind, ChatMessage, MessageDeletion, SegmentKind
+from memory.types import ChatKind, MessageDeletion, SegmentKind
+from tests.adapters.held import HeldHandler, stop_waits
 from tests.adapters.onebot_v11.peers import SELF_ID, TOKEN, WAIT, ConnectPeer, Inbox, Peer, fixture, ok
 from tests.waiting import eventually
 
@@ -437,22 +438,22 @@ async def test_forward_mode_reconnects_after_a_dropped_connection(
 async def test_messages_received_just_before_stop_are_all_handled(
     reverse: Reverse, connect_peer: ConnectPeer
 ) -> None:
-    adapter, inbox, _ = reverse
-    handled: list[str] = []
-
-    async def slow(message: ChatMessage) -> None:
-        await asyncio.sleep(0.05)  # recording, and perhaps replying, takes a moment
-        handled.append(message.message_id)
-        await inbox(message)
-
-    adapter._handler = slow
+    adapter, _, _ = reverse
+    held = HeldHandler()
+    adapter._handler = held
     peer = await connect_peer()
     event = fixture("group_message_array.json")
     for n in range(6):
         await peer.send(event | {"message_id": 1000 + n})
-    await inbox.get()  # the first is being handled when the bot is told to stop
-    await adapter.stop()
-    assert handled == [str(1000 + n) for n in range(6)]
+    await asyncio.wait_for(held.started.wait(), WAIT)  # the first is being handled
+    # The other five are received too: the answer to an action called now comes after them.
+    peer.responders["get_status"] = lambda _params: ok({"online": True, "good": True})
+    await adapter.call_action("get_status")
+    stopping = asyncio.ensure_future(adapter.stop())
+    await stop_waits(stopping, adapter._in_flight.draining)
+    held.release.set()
+    await asyncio.wait_for(stopping, WAIT)
+    assert held.message_ids() == [str(1000 + n) for n in range(6)]
 
 
 async def test_reply_quote_never_comes_from_another_chat(reverse: Reverse, connect_peer: ConnectPeer) -> None:
