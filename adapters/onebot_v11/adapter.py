@@ -16,7 +16,7 @@ import json
 import logging
 import random
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -64,10 +64,19 @@ MIN_HEARTBEAT_MS = 1000
 """A heartbeat interval reported under this is taken as this (real implementations beat every 5–30 s):
 `interval: 1` from a buggy or hostile one made the watchdog close a healthy connection within 3 ms."""
 
+WebSocket = web.WebSocketResponse | aiohttp.ClientWebSocketResponse
+FrameReader = Callable[[WebSocket, float], Awaitable[aiohttp.WSMessage]]
+
+
+async def next_frame(ws: WebSocket, within: float) -> aiohttp.WSMessage:
+    """`ws`'s next frame; TimeoutError when none comes within `within` seconds (a ping or a pong,
+    which aiohttp answers or takes itself, starts the wait again)."""
+    return await ws.receive(timeout=within)
+
 
 @dataclass(eq=False)
 class _Connection:
-    ws: web.WebSocketResponse | aiohttp.ClientWebSocketResponse
+    ws: WebSocket
     self_id: str | None
     nickname: str = ""
     heartbeat_ms: int | None = None
@@ -92,13 +101,19 @@ class _LRU(OrderedDict[str, Any]):
 
 
 class OneBotAdapter(Adapter):
-    """QQ through a OneBot v11 implementation; see `OneBotConfig` for the two connection modes."""
+    """QQ through a OneBot v11 implementation; see `OneBotConfig` for the two connection modes.
+
+    Each connection's frames are read with `read_frame` under its stale limit (`next_frame`: in real
+    seconds; tests pass one on a clock they move, to show when a connection goes stale)."""
 
     platform = PLATFORM
 
-    def __init__(self, config: OneBotConfig, *, clock: Clock | None = None) -> None:
+    def __init__(
+        self, config: OneBotConfig, *, clock: Clock | None = None, read_frame: FrameReader = next_frame
+    ) -> None:
         self.config = config
         self._clock = clock or SystemClock()
+        self._read_frame = read_frame
         self._handler: MessageHandler | None = None
         self._conns: list[_Connection] = []
         self._pending: dict[str, tuple[asyncio.Future[dict[str, Any]], _Connection]] = {}
@@ -301,7 +316,7 @@ class OneBotAdapter(Adapter):
         try:
             while not conn.ws.closed:
                 try:
-                    msg = await conn.ws.receive(timeout=self._stale_limit(conn))
+                    msg = await self._read_frame(conn.ws, self._stale_limit(conn))
                 except TimeoutError:
                     log.warning(
                         "OneBot connection %s is stale (no frame for %.1fs); closing",

@@ -8,6 +8,7 @@ import aiohttp
 import pytest
 
 from adapters.onebot_v11 import OneBotAdapter, OneBotConfig
+from tests.adapters.onebot_v11.frames import ManualReads
 from tests.adapters.onebot_v11.peers import SELF_ID, TOKEN, ConnectPeer, Inbox, Peer, fixture
 from tests.waiting import WAIT, eventually
 
@@ -19,12 +20,19 @@ async def session() -> AsyncIterator[aiohttp.ClientSession]:
 
 
 @pytest.fixture
-async def reverse() -> AsyncIterator[tuple[OneBotAdapter, Inbox, str]]:
+def reads() -> ManualReads:
+    """The frame reads of the `reverse` adapter, on a clock that stands still until moved: no
+    connection goes stale unless a test moves it on."""
+    return ManualReads()
+
+
+@pytest.fixture
+async def reverse(reads: ManualReads) -> AsyncIterator[tuple[OneBotAdapter, Inbox, str]]:
     """A started reverse-mode adapter on an ephemeral loopback port, its inbox and its ws url."""
     config = OneBotConfig(
         port=0, access_token=TOKEN, stale_timeout=WAIT, action_timeout=WAIT, reply_lookup_timeout=WAIT
     )
-    adapter = OneBotAdapter(config)
+    adapter = OneBotAdapter(config, read_frame=reads)
     inbox = Inbox()
     await adapter.start(inbox)
     url = f"ws://127.0.0.1:{adapter.bound_port}{config.path}"

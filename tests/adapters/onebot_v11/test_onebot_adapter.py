@@ -13,13 +13,11 @@ from aiohttp import WSCloseCode, web
 from adapters.onebot_v11 import ActionFailed, ActionTimeout, NotConnected, OneBotAdapter, OneBotConfig
 from memory.types import ChatKind, MessageDeletion, SegmentKind
 from tests.adapters.held import HeldHandler, stop_waits
+from tests.adapters.onebot_v11.frames import ManualReads
 from tests.adapters.onebot_v11.peers import SELF_ID, TOKEN, WAIT, ConnectPeer, Inbox, Peer, fixture, ok
 from tests.waiting import eventually
 
 Reverse = tuple[OneBotAdapter, Inbox, str]
-# Waits for a close the heartbeat interval brings: well under the adapter's stale_timeout (WAIT), which
-# would close a silent connection whatever the heartbeat said.
-BEFORE_STALE_TIMEOUT = WAIT / 2
 
 
 async def test_missing_token_is_401_and_wrong_token_is_403(
@@ -82,43 +80,66 @@ async def test_a_reconnection_with_the_same_self_id_replaces_the_old_connection(
     assert "closing its previous connection (replaced)" in caplog.text
 
 
-async def test_silent_connection_is_closed_after_missed_heartbeats(
-    reverse: Reverse, connect_peer: ConnectPeer
-) -> None:
-    adapter, _, _ = reverse
+async def quiet(connect_peer: ConnectPeer, reads: ManualReads) -> Peer:
+    """A connected peer whose own first frames (its lifecycle event, its answer to get_login_info) the
+    adapter has read: from then on it reads only what the test sends."""
     peer = await connect_peer()
-    await peer.send(fixture("heartbeat.json") | {"interval": 1000})  # 3 missed beats = 3 s
-    await eventually(lambda: peer.ws.closed and not adapter.self_ids, "closed as stale", BEFORE_STALE_TIMEOUT)
+    lifecycle = fixture("lifecycle_connect.json") | {"self_id": int(SELF_ID)}
+    login = ok({"user_id": int(SELF_ID), "nickname": "群忆"})
+    await eventually(lambda: reads.read(lifecycle) and reads.read(login), "the peer's first frames read")
+    return peer
+
+
+async def beat(peer: Peer, reads: ManualReads, interval: int) -> None:
+    """Send a heartbeat saying the next comes in `interval` ms; return once the adapter has read it."""
+    later = len(reads.frames)  # a time of its own, to tell it from the beats before it
+    heartbeat = fixture("heartbeat.json") | {"interval": interval, "time": 1709294105 + later}
+    await peer.send(heartbeat)
+    await eventually(lambda: reads.read(heartbeat), "the heartbeat read")
+
+
+async def test_a_connection_silent_for_stale_timeout_is_closed(session: aiohttp.ClientSession) -> None:
+    """The watchdog in real seconds: a connection that sends nothing is closed after `stale_timeout`."""
+    config = OneBotConfig(port=0, access_token=TOKEN, stale_timeout=0.05, reply_lookup_timeout=WAIT)
+    adapter = OneBotAdapter(config)
+    await adapter.start(Inbox())
+    headers = {"Authorization": f"Bearer {TOKEN}", "X-Self-ID": SELF_ID, "X-Client-Role": "Universal"}
+    try:
+        async with session.ws_connect(
+            f"ws://127.0.0.1:{adapter.bound_port}{config.path}", headers=headers
+        ) as ws:
+            frames = [await ws.receive(timeout=WAIT)]
+            while frames[-1].type is aiohttp.WSMsgType.TEXT:  # the get_login_info it asks, unanswered
+                frames.append(await ws.receive(timeout=WAIT))
+            assert frames[-1].type is aiohttp.WSMsgType.CLOSE and ws.close_code == WSCloseCode.GOING_AWAY
+    finally:
+        await adapter.stop()
+
+
+@pytest.mark.parametrize("interval", [1000, 1], ids=["1s", "1ms-taken-as-1s"])
+async def test_a_connection_silent_for_three_heartbeats_is_closed_as_stale(
+    reverse: Reverse, connect_peer: ConnectPeer, reads: ManualReads, interval: int
+) -> None:
+    """Three missed beats close the connection, long before stale_timeout. `interval: 1` (a buggy or
+    hostile implementation) was trusted: the limit was 3 ms, so a healthy connection was closed as
+    stale between two frames; an interval under a second is taken as a second."""
+    adapter, _, _ = reverse
+    peer = await quiet(connect_peer, reads)
+    await beat(peer, reads, interval)
+    assert reads.advance(2.75) == 0, "still open after two missed beats and most of a third"
+    assert reads.advance(0.25) == 1, "stale at the third missed beat"
+    await eventually(lambda: peer.ws.closed and not adapter.self_ids, "closed as stale")
     assert peer.ws.close_code == WSCloseCode.GOING_AWAY
 
 
-async def test_a_heartbeat_interval_under_a_second_is_taken_as_one_second(
-    reverse: Reverse, connect_peer: ConnectPeer
+async def test_heartbeats_keep_the_connection_alive(
+    reverse: Reverse, connect_peer: ConnectPeer, reads: ManualReads
 ) -> None:
-    """`interval: 1` (a buggy or hostile implementation) was trusted: the watchdog's limit was 3 ms, so
-    a healthy connection was closed as stale between two frames."""
-    adapter, inbox, _ = reverse
-    peer = await connect_peer()
-    await peer.send(fixture("heartbeat.json") | {"interval": 1})
-    await peer.send(fixture("group_message_array.json"))
-    # Delivered: the heartbeat before it was read, and the wait for the next frame (3 ms under the bug)
-    # began before the sleep below, so its deadline comes first however slow the machine.
-    await inbox.get()
-    await asyncio.sleep(1)  # hundreds of the reported intervals; a third of the 3 s floor
-    assert adapter.self_ids == [SELF_ID] and not peer.ws.closed
-    # The 3 s floor (3 missed beats of a second) still closes a silent one.
-    await eventually(lambda: peer.ws.closed and not adapter.self_ids, "closed as stale", BEFORE_STALE_TIMEOUT)
-    assert peer.ws.close_code == WSCloseCode.GOING_AWAY
-
-
-async def test_heartbeats_keep_the_connection_alive(reverse: Reverse, connect_peer: ConnectPeer) -> None:
     adapter, _, _ = reverse
-    peer = await connect_peer()
-    # Beats every 0.5 s against the 3 s stale limit of a 1 s interval, for 4 s: past the limit, with a
-    # wide margin for a slow machine.
-    for _ in range(8):
-        await peer.send(fixture("heartbeat.json") | {"interval": 1000})
-        await asyncio.sleep(0.5)
+    peer = await quiet(connect_peer, reads)
+    for _ in range(4):  # 11 s from the first beat, past its 3 s limit, never 3 s without a beat
+        await beat(peer, reads, 1000)
+        assert reads.advance(2.75) == 0, "each beat gives the connection 3 s again"
     assert adapter.self_ids == [SELF_ID] and not peer.ws.closed
 
 
