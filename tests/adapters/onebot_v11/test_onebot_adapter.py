@@ -413,7 +413,6 @@ async def test_forward_mode_reconnects_after_a_dropped_connection(
         await ws.send_json(fixture("lifecycle_connect.json"))
         if len(connections) == 1:
             await ws.send_json(fixture("group_message_array.json"))
-            await asyncio.sleep(0.05)
             await ws.close()  # dropped
             return ws
         second_open.set()
