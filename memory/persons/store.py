@@ -37,9 +37,11 @@ from memory.persons.facts import Fact, attributes_of
 from memory.persons.names import clean_name, has_cjk, name_key
 from memory.persons.naming import DEFAULT_MAX_CHARS, choose_person_name, name_source
 from memory.storage.sql import rows_changed
+from memory.text import truncate
 from memory.types import SegmentKind
 
 GLOBAL = 0
+TIMELINE_CHARS = 512  # a timeline line's column; a longer one (two long group cards) is cut
 # Which aliases a card shows first: chosen or declared names, then group cards, then nicknames.
 _SOURCE_RANK = {"admin": 0, "self": 1, "others": 2, "card": 3, "llm": 4, "nickname": 5}
 _STALE_WEIGHT = 0.5
@@ -359,7 +361,7 @@ async def add_timeline(
             chat_id=chat_id,
             time=time,
             kind=kind,
-            text=text[:512],
+            text=truncate(text, TIMELINE_CHARS),
             message_ids=list(message_ids),
         )
     )

@@ -13,7 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from memory.models import Person, PersonAlias, PersonChatName
 from memory.persons.config import PersonsConfig
 from memory.persons.service import PersonMemory
-from memory.persons.store import card_names
+from memory.persons.store import TIMELINE_CHARS, card_names
 from memory.service import MemoryService
 from memory.storage import Database
 from memory.types import ChatMessage
@@ -135,6 +135,23 @@ async def test_a_card_change_is_dated_on_the_timeline(chat, people: PersonMemory
     assert record.name == "浩子"
     assert [(t.kind, t.message_ids) for t in record.timeline] == [("card", [changed.message_id])]
     assert "SRE" in record.timeline[0].text and "运维" in record.timeline[0].text
+
+
+async def test_a_card_change_too_long_for_its_line_is_cut_between_whole_graphemes(
+    chat, people: PersonMemory
+) -> None:
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"  # one grapheme of five code points
+    line_head = len("群名片改为「")
+    # The family straddles the line's 512th character: a code-point cut left 👨‍👩 of it.
+    card = "红" * (TIMELINE_CHARS - line_head - 3) + family + "红"
+    g1 = chat()
+    await g1.say("u3", "早", card="阿红")
+    changed = await g1.say("u3", "改名了", card=card)
+    record = await people.record(changed.chat_id, changed.person_id)
+    assert record is not None
+    [line] = [t.text for t in record.timeline]
+    assert len(line) <= TIMELINE_CHARS
+    assert line == "群名片改为「" + "红" * (TIMELINE_CHARS - line_head - 3) + "…"
 
 
 def test_card_names_split_name_from_role() -> None:
