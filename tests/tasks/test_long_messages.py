@@ -23,7 +23,7 @@ from memory.persons.aliases import AliasIndex
 from memory.persons.config import PersonsConfig
 from memory.persons.service import PersonMemory
 from memory.persons.speech import Utterance
-from memory.recall import preferences
+from memory.recall import RecallQuery, preferences
 from memory.recall.setup import attach_recall
 from memory.service import MemoryService
 from memory.text import ANALYSED_CHARS, analysed
@@ -176,3 +176,13 @@ async def test_a_cancelled_consolidation_stops_after_the_run_in_hand(
         await job
     await asyncio.to_thread(finished.wait)
     assert read == ["我住在杭州1"]
+
+
+async def test_every_word_of_a_long_message_is_searchable(memory: MemoryService) -> None:
+    # The full-text index covers the whole message, not its first 20,000 characters.
+    long = LONG + "我们在斑马湖边看到了独角兽"
+    assert len(long) > 30_000
+    attach_recall(memory)
+    await memory.record_many([make_message(1, text=long), make_message(2, sender="u2", text="好的")])
+    hits = await memory.recall(RecallQuery("独角兽", (1,), T0 + timedelta(minutes=1)))
+    assert [(hit.kind, hit.text) for hit in hits if "lexical" in hit.found_by] == [("message", long)]
