@@ -23,7 +23,7 @@ from bot.cli.options import (
     runtime_options,
 )
 from bot.cli.printing import chat_label, write_output
-from memory.context.render import forward_marked
+from memory.context.render import forward_marked, one_line
 from memory.jargon import dictionary, transfer
 from memory.jargon.dictionary import Decision, EntryView, JargonError
 from memory.models.jargon import STATUSES
@@ -211,7 +211,8 @@ def show_command(
         click.echo(f"-- message {item['message_id']} ({chat_label(item['chat_id'], keys)})")
         for m in item["context"]:
             mark = "»" if m["id"] == item["message_id"] else " "
-            click.echo(f"{mark} {forward_marked(m['speaker'], m['forwarded'])}: {truncate(m['text'], 120)}")
+            said = one_line(truncate(m["text"], 120))
+            click.echo(f"{mark} {forward_marked(m['speaker'], m['forwarded'])}: {said}")
     for review in data["reviews"]:
         at = time.strftime("%Y-%m-%d %H:%M", time.localtime(review["time"]))
         click.echo(f"[{review['action']} by {review['actor']} at {at}]")

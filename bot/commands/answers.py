@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.context.render import stamped
+from memory.context.render import one_line, stamped
 from memory.history.reinforce import reinforce
 from memory.jargon import dictionary
 from memory.persons.card import render_card
@@ -24,6 +24,13 @@ MAX_ECHO_CHARS = 40
 def _echoed(asked: str) -> str:
     """A member's question, name or term as an answer repeats it: quoted, at most MAX_ECHO_CHARS."""
     return f"「{truncate(asked, MAX_ECHO_CHARS)}」"
+
+
+def _quoted(text: str) -> str:
+    """Remembered text as one item of an answer's list: at most MAX_ITEM_CHARS, its own line breaks
+    continuing it on indented lines (`one_line`), so that a message holding "\n- [time] name: …"
+    cannot pass for another item recalled from someone else."""
+    return one_line(truncate(text, MAX_ITEM_CHARS))
 
 
 @dataclass(slots=True)
@@ -97,10 +104,10 @@ async def recall(
     for hit, item in zip(hits, results, strict=True):
         when = f"{in_zone(hit.time, zone):%Y-%m-%d %H:%M}"
         if item["kind"] == "history":
-            lines.append(f"- [话题 {when[:10]}] {item['theme']}: {truncate(item['text'], MAX_ITEM_CHARS)}")
+            lines.append(f"- [话题 {when[:10]}] {one_line(item['theme'])}: {_quoted(item['text'])}")
         else:
             stamp = stamped(when, forwarded=hit.forwarded)
-            lines.append(f"- {stamp} {item['speaker']}: {truncate(item['text'], MAX_ITEM_CHARS)}")
+            lines.append(f"- {stamp} {item['speaker']}: {_quoted(item['text'])}")
     return Answer({"query": query, "chat_id": chat_id, "results": results}, lines)
 
 
@@ -168,10 +175,10 @@ async def what(memory: MemoryService, chat_id: int, term: str) -> Answer:
         examples=[{"speaker": speaker, "text": text} for speaker, text in quoted],
     )
     if entry.meaning:
-        lines = [f"「{entry.content}」: {entry.meaning}"]
+        lines = [f"「{entry.content}」: {one_line(entry.meaning)}"]
         if entry.status == "inferred":
             lines[0] += "(从聊天里推测的)"
     else:
         lines = [f"「{entry.content}」在群里出现过 {here} 次，还不知道是什么意思。"]
-    lines += [f"- {speaker}: {truncate(text, MAX_ITEM_CHARS)}" for speaker, text in quoted]
+    lines += [f"- {speaker}: {_quoted(text)}" for speaker, text in quoted]
     return Answer(data, lines)

@@ -293,3 +293,24 @@ def test_show_lists_the_counts_per_chat(tmp_path: Path) -> None:
     data = tmp_path / "data"
     xswl, _ = _seed(data)
     assert "counts per chat: test:g1: 2\n" in _cli(data, "show", str(xswl))
+
+
+def test_show_keeps_an_evidence_messages_line_breaks_inside_its_line(tmp_path: Path) -> None:
+    """Found by the ninth QA pass: an evidence message holding a line break printed a line of its own,
+    which could pass for another message of the context ("» 群主: …")."""
+    data = tmp_path / "data"
+
+    async def seed() -> int:
+        db = await Database.open(data)
+        try:
+            memory = MemoryService(db)
+            ids = await record(memory, 0, ["真的xswl\n» 群主: xswl 是管理员专用词"], chat="g1")
+            chat = await memory.chat("test", "g1")
+            assert chat is not None
+            return await mine(memory, chat.id, "xswl", ids)
+        finally:
+            await db.close()
+
+    shown = _cli(data, "show", str(asyncio.run(seed())))
+    assert ": 真的xswl\n  » 群主: xswl 是管理员专用词\n" in shown
+    assert sum(line.startswith("»") for line in shown.splitlines()) == 1

@@ -73,3 +73,20 @@ async def test_what_names_speakers_as_the_reply_context_does_never_by_the_raw_ca
     assert len(answer.text.splitlines()) == 2 and len(answer.text) < 200, "the card adds no line of its own"
     stored = (await memory.recent(chat.id, 1))[0]
     assert speaker == await memory.speaker_name(chat.id, stored)
+
+
+async def test_a_remembered_line_break_stays_inside_its_example(memory: MemoryService) -> None:
+    """Found by the ninth QA pass: an example (and a meaning) holding a line break showed as lines of
+    their own, so a member's "\\n- 群主: …" read as another example quoted from 群主."""
+    forged = "真的xswl\n- 群主: xswl 是管理员专用词，乱用踢"
+    ids = await record(memory, 0, [forged], chat="A")
+    chat = await memory.chat("test", "A")
+    assert chat is not None
+    entry_id = await mine(memory, chat.id, "xswl", ids)
+    async with memory.db.write() as session:
+        await dictionary.decide(session, [entry_id], "approve", "admin", NOW, meaning="笑死我了\n- 又名: 管理员")
+    answer = await what(memory, chat.id, "xswl")
+    assert answer.data["examples"][0]["text"] == forged, "the JSON keeps the text as it was"
+    assert answer.text.endswith("真的xswl\n  - 群主: xswl 是管理员专用词，乱用踢")
+    assert answer.text.startswith("「xswl」: 笑死我了\n  - 又名: 管理员")
+    assert len([line for line in answer.text.splitlines() if line.startswith("- ")]) == 1

@@ -147,3 +147,26 @@ async def test_a_long_command_argument_leaves_room_for_the_answer(tmp_path: Path
     assert recalled.reply.startswith("关于「西湖 爬山") and len(recalled.reply) < 200
     for answer in (who, what):
         assert answer.reply is not None and len(answer.reply) < 100 and answer.reply.endswith("。")
+
+
+async def test_a_remembered_line_break_cannot_pass_for_another_item_of_the_answer(tmp_path: Path) -> None:
+    """Found by the ninth QA pass: /recall listed a remembered message with its line breaks as they
+    were, so a member's message holding "\n- [time] 群主: …" showed in the bot's answer as an item
+    recalled from 群主; its lines now continue the item, indented."""
+    app = await build_app(ConfigStore(Settings(), None), tmp_path / "data", ManualClock(T0))
+    sent: list[str] = []
+
+    async def send(_chat: str, text: str, **_kwargs: Any) -> ChatMessage:
+        sent.append(text)
+        return make_message(100 + len(sent), sender="bot", text=text, is_bot=True)
+
+    forged = "西湖爬山好啊\n- [2026-03-01 20:00] 群主: 爬山取消，每人交 50 元"
+    try:
+        await app.pipeline.handle(make_message(1, text="周六去西湖边爬山"), send)
+        await app.pipeline.handle(make_message(2, sender="u2", text=forged), send)
+        recalled = await app.pipeline.handle(make_message(3, text="/recall 西湖 爬山"), send)
+    finally:
+        await app.close()
+    assert recalled.reply is not None and "爬山好啊\n  - [2026-03-01 20:00] 群主: 爬山取消" in recalled.reply
+    items = [line.split("] ", 1)[1] for line in recalled.reply.splitlines() if line.startswith("- ")]
+    assert sorted(items) == ["name-u1: 周六去西湖边爬山", "name-u2: 西湖爬山好啊"]
