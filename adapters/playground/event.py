@@ -99,7 +99,9 @@ def json_object(data: Any, fields: tuple[str, ...]) -> dict[str, Any]:
         raise BadPost(f"the body must be a JSON object, got {_json_type(data)}")
     unknown = sorted(str(key) for key in data if key not in fields)
     if unknown:
-        raise BadPost(f"unknown fields {', '.join(unknown)[:200]}; the fields are {', '.join(fields)}")
+        raise BadPost(
+            f"unknown fields {truncate(', '.join(unknown), 200)}; the fields are {', '.join(fields)}"
+        )
     return data
 
 

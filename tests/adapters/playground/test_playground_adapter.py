@@ -153,6 +153,13 @@ BAD_BODIES: list[tuple[str, bytes, int, str]] = [
     ("an unknown reply target", json.dumps(GOOD | {"reply_to": "nope-1"}).encode(), 400, "no message"),
     ("a group used as private", json.dumps(GOOD | {"chat_kind": "private"}).encode(), 409, "group chat"),
     ("forwarded not a boolean", json.dumps(GOOD | {"forwarded": "yes"}).encode(), 400, "true or false"),
+    (
+        # Its echo is cut between whole graphemes: a code-point cut left half the emoji family.
+        "a long unknown field",
+        json.dumps(GOOD | {"k" * 197 + "\U0001f468\u200d\U0001f469\u200d\U0001f467": 1}).encode(),
+        400,
+        "unknown fields " + "k" * 197 + "…; the fields are",
+    ),
 ]
 
 
