@@ -22,12 +22,15 @@ from types import TracebackType
 from typing import Any, BinaryIO
 
 import ijson
+import regex
 
 from adapters.importers.base import ImportFileError, ImportIssue, MessageIterator
+from memory.text import truncate
 from memory.untrusted_json import TOO_DEEP, too_long_number
 
 MAX_DEPTH = 256
 """Deeper nesting is refused, as json.loads refuses it; no export comes near it."""
+EXCERPT_CHARS = 60  # of the text a syntax error points at
 
 _BOM = b"\xef\xbb\xbf"
 _STARTS = frozenset({"start_map", "start_array"})
@@ -263,8 +266,18 @@ def _parse_error(exc: ijson.JSONError) -> tuple[str, str]:
         return type(exc).__name__, ""
     near = ""
     if len(lines) > 1 and lines[1] and not lines[1].startswith("(right here)"):
-        near = f" near {lines[1][:60]!r}"
+        near = f" near {_excerpt(lines[1])!r}"
     return lines[0].rstrip("."), near
+
+
+# Marks that belong to the character before them, which the excerpt does not hold.
+_DANGLING = regex.compile(r"^[\p{Grapheme_Cluster_Break=Extend}\p{Grapheme_Cluster_Break=ZWJ}]+")
+
+
+def _excerpt(bytes_read: str) -> str:
+    """The text yajl shows around an error, from whole characters only: its window of bytes may start
+    or end inside a character (decoded as U+FFFD) or start inside an emoji sequence."""
+    return truncate(_DANGLING.sub("", bytes_read.strip("\ufffd")), EXCERPT_CHARS)
 
 
 def _stamp(handle: BinaryIO) -> tuple[int, int]:
