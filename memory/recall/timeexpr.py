@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from memory.text import half_width
+
 DAY = timedelta(days=1)
 LOCAL_ZONE = "local"
 OUTSIDE_SHARE = 0.5
@@ -450,11 +452,13 @@ def parse_time_hints(text: str, now: datetime) -> list[TimeHint]:
     """Every relative time expression in `text`, left to right, non-overlapping: where expressions
     overlap, the longest wins, then the one starting first ("三天前天气" is 三天前, not 前天).
 
-    `now` must be timezone-aware; days and weeks are counted in its timezone.
+    `now` must be timezone-aware; days and weeks are counted in its timezone. Full-width forms read
+    as their ASCII ones ("２０２５-３-５", "３ ｄａｙｓ ａｇｏ"); spans and texts are those of `text`.
     """
     if now.tzinfo is None:
         raise ValueError("parse_time_hints needs a timezone-aware `now`")
-    found = [(m, make) for pattern, make in _RULES for m in pattern.finditer(text)]
+    folded = half_width(text)  # one character for one: the spans hold in `text`
+    found = [(m, make) for pattern, make in _RULES for m in pattern.finditer(folded)]
     found.sort(key=lambda item: (-len(item[0].group(0)), item[0].start()))  # stable: rule order next
     hints: list[TimeHint] = []
     for m, make in found:
@@ -465,5 +469,5 @@ def parse_time_hints(text: str, now: datetime) -> list[TimeHint]:
         except (ValueError, OverflowError):  # "3000年前", "10**20 days ago": off the calendar
             continue
         if window is not None:
-            hints.append(TimeHint(window[0], window[1], window[2], m.span(), m.group(0)))
+            hints.append(TimeHint(window[0], window[1], window[2], m.span(), text[m.start() : m.end()]))
     return sorted(hints, key=lambda h: h.span)

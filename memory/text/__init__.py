@@ -4,7 +4,7 @@ from memory.text.analysed import ANALYSED_CHARS, analysed
 from memory.text.clean import clean_text
 from memory.text.invisible import drop_invisible, holds_invisible
 from memory.text.loggable import loggable
-from memory.text.normalize import normalize, plain_apostrophes
+from memory.text.normalize import half_width, normalize, plain_apostrophes
 from memory.text.shown import SHOWN_NAME_CHARS, shown_name
 from memory.text.tokens import estimate_tokens, index_text, prepare, search_terms, words
 from memory.text.truncate import grapheme_start, truncate, truncate_to_fit
@@ -18,6 +18,7 @@ __all__ = [
     "drop_invisible",
     "estimate_tokens",
     "grapheme_start",
+    "half_width",
     "holds_invisible",
     "index_text",
     "loggable",

@@ -23,6 +23,8 @@ from tests.conftest import T0, make_message
     [
         ("/recall 西湖", ("recall", "西湖", False)),
         ("／WHO　小红", ("who", "小红", False)),
+        ("／ｒｅｃａｌｌ　西湖　ｙｙｄｓ", ("recall", "西湖　ｙｙｄｓ", False)),
+        ("＠群忆　／Ｗｈａｔ ｙｙｄｓ", ("what", "ｙｙｄｓ", True)),
         ("@群忆 /who 小红", ("who", "小红", True)),
         ("＠群忆  @小忆 /what yyds", ("what", "yyds", True)),
         ("/recall@qunyi_bot 爬山 周六", ("recall", "爬山 周六", True)),

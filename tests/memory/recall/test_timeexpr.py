@@ -67,6 +67,24 @@ def test_expressions_become_windows(text: str, expected: tuple[str, str, str]) -
     assert window(text) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # What a Chinese keyboard in full-width mode types: read as ASCII, reported as typed.
+        ("３天前说了什么？", ("３天前", "2026-03-09", "2026-03-10")),
+        ("，上周三，我们去哪了！", ("上周三", "2026-03-04", "2026-03-05")),
+        ("２０２６-０３-０５那天", ("２０２６-０３-０５", "2026-03-05", "2026-03-06")),
+        ("2025／12／31 的聚会", ("2025／12／31", "2025-12-31", "2026-01-01")),
+        ("ｗｈａｔ ｄｉｄ ｗｅ ｄｏ ｌａｓｔ　ｗｅｅｋ", ("ｌａｓｔ\u3000ｗｅｅｋ", "2026-03-02", "2026-03-09")),
+        ("３ ｄａｙｓ ａｇｏ", ("３ ｄａｙｓ ａｇｏ", "2026-03-09", "2026-03-10")),
+    ],
+)
+def test_full_width_forms_read_as_ascii(text: str, expected: tuple[str, str, str]) -> None:
+    assert window(text) == expected
+    hint = parse_time_hints(text, NOW)[0]
+    assert text[hint.span[0] : hint.span[1]] == hint.text
+
+
 def test_months_ago_in_chinese_and_english_agree() -> None:
     cn = parse_time_hints("两个月前", NOW)[0]
     en = parse_time_hints("two months ago", NOW)[0]
