@@ -61,8 +61,9 @@ async def list_chats(as_json: bool, config_path: Path | None, data_dir: Path | N
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
     for c in chats:
+        name = " ".join(c.name.split()) or "-"  # a name's line breaks and tabs would break the listing
         click.echo(
-            f"{c.key}\t#{c.id}\t{c.name or '-'}\t{c.messages} messages\t{c.members} members\t"
+            f"{c.key}\t#{c.id}\t{name}\t{c.messages} messages\t{c.members} members\t"
             f"{c.topics} topics\t{c.jargon} jargon terms"
             + (f"\tmerged from {', '.join(c.merged_from)}" if c.merged_from else "")
             + (f"\t{_only_marks(c.deletion_marks)}" if c.only_deletion_marks else "")

@@ -187,3 +187,27 @@ def test_a_chat_made_only_to_keep_a_deletion_is_listed_as_holding_no_messages_on
     listed = json.loads(CliRunner().invoke(cli, ["chats", "list", "--json", *data]).output)
     marks = {c["key"]: (c["messages"], c["deletion_marks"]) for c in listed}
     assert marks["replay:g9"] == (0, 1) and marks["replay:g1"] == (1, 1) and marks["qq:-4455"] == (1, 0)
+
+
+def test_a_chat_name_holding_line_breaks_and_tabs_is_listed_on_its_own_line(tmp_path: Path) -> None:
+    """Found by the ninth QA pass: a chat name keeps the line breaks and tabs it was given (a replay
+    log's chat_name), and `chats list` printed them, so such a name forged a line of its own."""
+
+    async def fill() -> None:
+        db = await Database.open(tmp_path / "d")
+        message = ChatMessage(
+            platform="replay",
+            chat_id="g1",
+            chat_name="周末群\nreplay:g9\t#2\t假群",
+            message_id="1",
+            sender_id="u1",
+            text="周六爬山",
+            time=T0,
+        )
+        await MemoryService(db).record(message)
+        await db.close()
+
+    asyncio.run(fill())
+    result = CliRunner().invoke(cli, ["chats", "list", "--data-dir", str(tmp_path / "d")])
+    assert result.exit_code == 0, result.output
+    assert result.output == "replay:g1\t#1\t周末群 replay:g9 #2 假群\t1 messages\t1 members\t0 topics\t0 jargon terms\n"
