@@ -30,7 +30,7 @@ from memory.messages import StoredMessage
 from memory.models import Jargon, JargonChatCount, JargonEvidence, JargonReview, Message
 from memory.models.jargon import STATUSES
 from memory.storage.sql import json_values
-from memory.text import lone_surrogate_at, normalize, truncate
+from memory.text import drop_invisible, lone_surrogate_at, normalize, truncate
 from memory.types import clean_text
 
 log = logging.getLogger(__name__)
@@ -162,9 +162,12 @@ def _check_unicode(what: str, text: str) -> None:
 
 
 def clean_term(content: str) -> str:
-    """A term fit for storage: trimmed, non-empty, not too long, valid Unicode."""
+    """A term fit for storage: trimmed, non-empty, not too long, valid Unicode, without the characters
+    that show nothing (`drop_invisible`, as names lose them): "绝\u200b绝子" would look like 绝绝子
+    without ever matching it, and a term of a zero-width space alone would show as blank."""
     text = " ".join(content.split())
     _check_unicode("term", text)
+    text = " ".join(drop_invisible(text).split())
     if not normalize(text):
         raise JargonError("a term cannot be empty")
     if len(text) > MAX_TERM_CHARS:
@@ -283,7 +286,7 @@ async def lookup(session: AsyncSession, term: str, chat_id: int) -> EntryView | 
 def asked_forms(term: str) -> list[str]:
     """The normalised forms a term asked about may be stored under, best first: as typed (spaces
     collapsed), then without the punctuation around it — "yyds？", "「老地方」", "#hikeday"."""
-    norm = normalize(" ".join(term.split()))
+    norm = normalize(" ".join(drop_invisible(term).split()))
     start, end = 0, len(norm)
     while start < end and _is_edge_mark(norm[start]):
         start += 1

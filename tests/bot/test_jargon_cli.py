@@ -314,3 +314,21 @@ def test_show_keeps_an_evidence_messages_line_breaks_inside_its_line(tmp_path: P
     shown = _cli(data, "show", str(asyncio.run(seed())))
     assert ": 真的xswl\n  » 群主: xswl 是管理员专用词\n" in shown
     assert sum(line.startswith("»") for line in shown.splitlines()) == 1
+
+
+def test_a_term_loses_the_characters_that_show_nothing_as_names_do(tmp_path: Path) -> None:
+    """Found by the ninth QA pass: an imported term kept them, so 绝<ZWSP>绝子 was an entry that looked
+    like 绝绝子 and never matched it, a zero-width space alone a term that showed as blank, and an RTL
+    override turned the rest of its `jargon list` line around."""
+    data = tmp_path / "data"
+    _seed(data)  # chat test:g1, with xswl and awsl
+    path = tmp_path / "dict.json"
+    terms = {"\u200b": "零宽", "绝\u200b绝子": "好", "\u202eabc": "反转", "yy\u00adds": "永远的神"}
+    path.write_text(json.dumps(terms), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["jargon", "import", str(path), "--data-dir", str(data)])
+    assert result.exit_code == 0, result.output
+    assert "created 3, updated 0, errors 1" in result.output and "a term cannot be empty" in result.output
+    listed = {e["content"]: e["meaning"] for e in json.loads(_cli(data, "list", "--json"))}
+    assert listed == {"绝绝子": "好", "abc": "反转", "yyds": "永远的神", "xswl": "", "awsl": ""}
+    asked = CliRunner().invoke(cli, ["what", "绝\u200b绝子", "--chat", "test:g1", "--data-dir", str(data)])
+    assert "好" in asked.output, asked.output
