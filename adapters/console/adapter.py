@@ -7,7 +7,7 @@ import contextlib
 import itertools
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import TextIO
 
@@ -18,6 +18,7 @@ from adapters.playground.event import BadPost, user_name
 from memory.text import normalize
 from memory.types import ChatKind, ChatMessage, InvalidMessage
 
+SHOWN_BYTES = 60  # of a line refused as not text
 HELP = "Type to chat. /as <name> switches speaker, @<bot name> addresses the bot, /quit leaves."
 
 
@@ -49,7 +50,7 @@ class ConsoleAdapter(Adapter):
         self._ids = itertools.count(1)
         self._handler: MessageHandler | None = None
         self._reader: asyncio.Task[None] | None = None
-        self._lines: asyncio.Queue[str | None] = asyncio.Queue()
+        self._lines: asyncio.Queue[str | bytes | None] = asyncio.Queue()
         self.finished = asyncio.Event()
 
     def _print(self, line: str) -> None:
@@ -107,8 +108,15 @@ class ConsoleAdapter(Adapter):
     def _pump_input(self, loop: asyncio.AbstractEventLoop) -> None:
         """The reading thread: a daemon, so a `readline` still blocked at exit never holds the process
         (an executor thread would keep Ctrl+C or SIGTERM waiting until Enter is pressed)."""
+        # A terminal's bytes are read as bytes and decoded line by line (`_read_input`): a line that is
+        # not in its encoding (GBK pasted into a UTF-8 terminal) would make the text reader raise and
+        # end the input, and with it the bot.
+        raw = getattr(self.source, "buffer", None)
+        lines: Iterator[str | bytes] = (
+            iter(raw.readline, b"") if raw is not None else iter(self.source.readline, "")
+        )
         try:
-            for line in iter(self.source.readline, ""):
+            for line in lines:
                 loop.call_soon_threadsafe(self._lines.put_nowait, line)
         except (OSError, ValueError):  # input closed under us
             pass
@@ -121,6 +129,16 @@ class ConsoleAdapter(Adapter):
             line = await self._lines.get()
             if line is None:
                 break
+            if isinstance(line, bytes):
+                encoding = getattr(self.source, "encoding", None) or "utf-8"
+                try:
+                    line = line.decode(encoding).removesuffix("\n").removesuffix("\r")
+                except UnicodeDecodeError as exc:
+                    shown = line[:SHOWN_BYTES].rstrip(b"\r\n")
+                    self._print(
+                        f"(not sent: the line is not {encoding} text, at byte {exc.start}: {shown!r})"
+                    )
+                    continue
             await self.feed_line(line)
         self.finished.set()
 

@@ -60,3 +60,27 @@ async def test_a_line_of_control_characters_only_is_not_recorded() -> None:
     for typed in ("\x01\x02", "\x1b[2J", "\u200b\x07", "\x01好\x02"):
         await console.feed_line(typed)
     assert [m.text for m in received] == ["[2J", "好"]
+
+
+async def test_a_line_not_in_the_terminals_encoding_is_refused_and_the_next_ones_read() -> None:
+    """Found by the ninth QA pass: stdin read as text (strict UTF-8, as in a zh_CN.UTF-8 locale) raised
+    on a line of GBK bytes, which ended the console's input, and the bot stopped; the lines before it
+    in the same read were lost too. The console now reads bytes and refuses that line alone."""
+    typed = "第一句\n".encode() + "你好\n".encode("gbk") + "第三句 @群忆\r\n/as 小明\r\n小明说\n".encode()
+    source = io.TextIOWrapper(io.BytesIO(typed), encoding="utf-8", errors="strict")
+    output = io.StringIO()
+    console = ConsoleAdapter("g1", "g1", "alice", "bot", "群忆", lambda: T0, output=output, source=source)
+    received: list[ChatMessage] = []
+
+    async def handle(message: object) -> None:
+        assert isinstance(message, ChatMessage)
+        received.append(message)
+
+    await console.start(handle)
+    await console.finished.wait()  # the end of the input
+    assert [(m.sender_id, m.text, m.to_bot) for m in received] == [
+        ("alice", "第一句", False),
+        ("alice", "第三句 @群忆", True),
+        ("小明", "小明说", False),
+    ]
+    assert "(not sent: the line is not utf-8 text, at byte 0: b'\\xc4\\xe3\\xba\\xc3')" in output.getvalue()
