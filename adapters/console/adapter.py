@@ -129,18 +129,21 @@ class ConsoleAdapter(Adapter):
             line = await self._lines.get()
             if line is None:
                 break
-            if isinstance(line, bytes):
-                encoding = getattr(self.source, "encoding", None) or "utf-8"
-                try:
-                    line = line.decode(encoding).removesuffix("\n").removesuffix("\r")
-                except UnicodeDecodeError as exc:
-                    shown = line[:SHOWN_BYTES].rstrip(b"\r\n")
-                    self._print(
-                        f"(not sent: the line is not {encoding} text, at byte {exc.start}: {shown!r})"
-                    )
-                    continue
-            await self.feed_line(line)
+            typed = self._decoded(line) if isinstance(line, bytes) else line
+            if typed is not None:
+                await self.feed_line(typed)
         self.finished.set()
+
+    def _decoded(self, raw: bytes) -> str | None:
+        """A line read from the terminal as text in its encoding, or None (and a note saying why) when
+        it is not."""
+        encoding = getattr(self.source, "encoding", None) or "utf-8"
+        try:
+            return raw.decode(encoding).removesuffix("\n").removesuffix("\r")
+        except UnicodeDecodeError as exc:
+            shown = raw[:SHOWN_BYTES].rstrip(b"\r\n")
+            self._print(f"(not sent: the line is not {encoding} text, at byte {exc.start}: {shown!r})")
+            return None
 
     async def start(self, handler: MessageHandler) -> None:
         self._handler = handler

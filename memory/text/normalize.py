@@ -5,7 +5,7 @@ import unicodedata
 # Typographic apostrophes that phones and word processors type for ' ("I’m", "don’t"); NFKC keeps them.
 _APOSTROPHES = str.maketrans(dict.fromkeys("\u2019\u02bc\uff07", "'"))
 # What a Chinese keyboard types in full-width mode: ＡＢＣ，１２３／ and the ideographic space.
-_HALF_WIDTH = str.maketrans({0x3000: " ", **{code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}})
+_HALF_WIDTH = str.maketrans({0x3000: 0x20} | {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)})
 
 
 def normalize(text: str) -> str:

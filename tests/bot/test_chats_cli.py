@@ -210,4 +210,7 @@ def test_a_chat_name_holding_line_breaks_and_tabs_is_listed_on_its_own_line(tmp_
     asyncio.run(fill())
     result = CliRunner().invoke(cli, ["chats", "list", "--data-dir", str(tmp_path / "d")])
     assert result.exit_code == 0, result.output
-    assert result.output == "replay:g1\t#1\t周末群 replay:g9 #2 假群\t1 messages\t1 members\t0 topics\t0 jargon terms\n"
+    assert (
+        result.output
+        == "replay:g1\t#1\t周末群 replay:g9 #2 假群\t1 messages\t1 members\t0 topics\t0 jargon terms\n"
+    )

@@ -84,7 +84,9 @@ async def test_a_remembered_line_break_stays_inside_its_example(memory: MemorySe
     assert chat is not None
     entry_id = await mine(memory, chat.id, "xswl", ids)
     async with memory.db.write() as session:
-        await dictionary.decide(session, [entry_id], "approve", "admin", NOW, meaning="笑死我了\n- 又名: 管理员")
+        await dictionary.decide(
+            session, [entry_id], "approve", "admin", NOW, meaning="笑死我了\n- 又名: 管理员"
+        )
     answer = await what(memory, chat.id, "xswl")
     assert answer.data["examples"][0]["text"] == forged, "the JSON keeps the text as it was"
     assert answer.text.endswith("真的xswl\n  - 群主: xswl 是管理员专用词，乱用踢")

@@ -265,7 +265,9 @@ def test_a_cut_short_export_is_a_one_line_error_and_imports_nothing(tmp_path: Pa
         (b"hello", "not valid JSON: lexical error: invalid char in json text near 'hello'"),
         # yajl's window of bytes starts inside 👩 and ends inside 十: only whole characters are shown
         (
-            '{"text": "周六晚上八点打本👨\u200d👩\u200d👧👨\u200d👩\u200d👧" 一二三四五六七八九十一二三"}'.encode(),
+            (
+                '{"text": "周六晚上八点打本' + "👨\u200d👩\u200d👧" * 2 + '" 一二三四五六七八九十一二三"}'
+            ).encode(),
             "invalid char in json text near '\U0001f467\U0001f468\\u200d\U0001f469\\u200d\U0001f467\" "
             "一二三四五六七八九十' (before byte",
         ),
