@@ -13,7 +13,7 @@ from bot.cli.main import cli
 from memory.service import MemoryService
 from memory.storage import Database
 from memory.types import ChatMessage, MessageDeletion
-from tests.conftest import T0
+from tests.conftest import T0, make_message
 
 
 async def _fill(data_dir: Path) -> None:
@@ -195,22 +195,11 @@ def test_a_chat_name_holding_line_breaks_and_tabs_is_listed_on_its_own_line(tmp_
 
     async def fill() -> None:
         db = await Database.open(tmp_path / "d")
-        message = ChatMessage(
-            platform="replay",
-            chat_id="g1",
-            chat_name="周末群\nreplay:g9\t#2\t假群",
-            message_id="1",
-            sender_id="u1",
-            text="周六爬山",
-            time=T0,
-        )
-        await MemoryService(db).record(message)
+        await MemoryService(db).record(make_message(1, chat_name="周末群\ntest:g9\t#2\t假群"))
         await db.close()
 
     asyncio.run(fill())
     result = CliRunner().invoke(cli, ["chats", "list", "--data-dir", str(tmp_path / "d")])
     assert result.exit_code == 0, result.output
-    assert (
-        result.output
-        == "replay:g1\t#1\t周末群 replay:g9 #2 假群\t1 messages\t1 members\t0 topics\t0 jargon terms\n"
-    )
+    columns = ["test:g1", "#1", "周末群 test:g9 #2 假群", "1 messages", "1 members", "0 topics"]
+    assert result.output == "\t".join([*columns, "0 jargon terms\n"])
