@@ -12,6 +12,7 @@ def window(text: str, now: datetime = NOW) -> tuple[str, str, str]:
     hints = parse_time_hints(text, now)
     assert len(hints) == 1, [h.text for h in hints]
     h = hints[0]
+    assert text[h.span[0] : h.span[1]] == h.text, "the span and text are those of the question"
     return h.text, h.start.date().isoformat(), h.end.date().isoformat()
 
 
@@ -61,31 +62,17 @@ def window(text: str, now: datetime = NOW) -> tuple[str, str, str]:
         ("the week before last", ("the week before last", "2026-02-23", "2026-03-02")),
         ("the month before last", ("the month before last", "2026-01-01", "2026-02-01")),
         ("in the past few days", ("the past few days", "2026-03-05", "2026-03-13")),
-    ],
-)
-def test_expressions_become_windows(text: str, expected: tuple[str, str, str]) -> None:
-    assert window(text) == expected
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
         # What a Chinese keyboard in full-width mode types: read as ASCII, reported as typed.
         ("３天前说了什么？", ("３天前", "2026-03-09", "2026-03-10")),
         ("，上周三，我们去哪了！", ("上周三", "2026-03-04", "2026-03-05")),
         ("２０２６-０３-０５那天", ("２０２６-０３-０５", "2026-03-05", "2026-03-06")),
         ("2025／12／31 的聚会", ("2025／12／31", "2025-12-31", "2026-01-01")),
-        (
-            "ｗｈａｔ ｄｉｄ ｗｅ ｄｏ ｌａｓｔ　ｗｅｅｋ",
-            ("ｌａｓｔ\u3000ｗｅｅｋ", "2026-03-02", "2026-03-09"),
-        ),
+        ("ｄｏ ｌａｓｔ　ｗｅｅｋ", ("ｌａｓｔ\u3000ｗｅｅｋ", "2026-03-02", "2026-03-09")),
         ("３ ｄａｙｓ ａｇｏ", ("３ ｄａｙｓ ａｇｏ", "2026-03-09", "2026-03-10")),
     ],
 )
-def test_full_width_forms_read_as_ascii(text: str, expected: tuple[str, str, str]) -> None:
+def test_expressions_become_windows(text: str, expected: tuple[str, str, str]) -> None:
     assert window(text) == expected
-    hint = parse_time_hints(text, NOW)[0]
-    assert text[hint.span[0] : hint.span[1]] == hint.text
 
 
 def test_months_ago_in_chinese_and_english_agree() -> None:
