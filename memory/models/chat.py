@@ -21,7 +21,7 @@ class Chat(Base):
 
 
 class ChatMember(Base):
-    """A person as seen in one chat: their group card there and their activity."""
+    """A person as seen in one chat: their group card there, their activity, and whether they left."""
 
     __tablename__ = "chat_members"
 
@@ -31,6 +31,9 @@ class ChatMember(Base):
     first_seen: Mapped[float] = mapped_column(Float)
     last_seen: Mapped[float] = mapped_column(Float)
     message_count: Mapped[int] = mapped_column(Integer, default=0)
+    # Added by 0026_chat_members_left_at: when the platform said they left or were removed (after
+    # their last message here); None while they are in the chat (memory.membership).
+    left_at: Mapped[float | None] = mapped_column(Float, nullable=True, default=None)
 
 
 class ChatRedirect(Base):

@@ -315,3 +315,33 @@ def test_messages_stored_before_0025_are_read_by_their_own_id_and_the_downgrade_
             assert "AUTOINCREMENT" in table.upper()
     finally:
         engine.dispose()
+
+
+MEMBER_ROW = (
+    "INSERT INTO chat_members(chat_id, person_id, card, first_seen, last_seen, message_count{more}) "
+    "VALUES ({chat}, {person}, '{card}', 100.0, 200.0, 3{values})"
+)
+
+
+def test_memberships_stored_before_0026_are_present_and_the_downgrade_keeps_them(tmp_path: Path) -> None:
+    path = tmp_path / "q.db"
+    with schema_at(path, "0025_messages_first_id") as connection:
+        for chat, person, card in ((1, 1, "红红"), (1, 2, ""), (2, 1, "Alice")):
+            connection.exec_driver_sql(
+                MEMBER_ROW.format(chat=chat, person=person, card=card, more="", values="")
+            )
+    rows = upgraded_rows(path, "SELECT chat_id, person_id, card, message_count, left_at FROM chat_members")
+    assert sorted(rows) == [(1, 1, "红红", 3, None), (1, 2, "", 3, None), (2, 1, "Alice", 3, None)], (
+        "every membership is kept, and none is taken for one that ended"
+    )
+    engine = create_engine(f"sqlite:///{path}")
+    try:
+        with engine.begin() as connection:
+            left = MEMBER_ROW.format(chat=2, person=2, card="Bob", more=", left_at", values=", 300.0")
+            connection.exec_driver_sql(left)
+            columns = downgraded_columns(connection, "0025_messages_first_id", "chat_members")
+            assert "left_at" not in columns and {"card", "last_seen"} <= columns
+            kept = connection.exec_driver_sql("SELECT chat_id, person_id FROM chat_members").all()
+            assert sorted(tuple(row) for row in kept) == [(1, 1), (1, 2), (2, 1), (2, 2)]
+    finally:
+        engine.dispose()
