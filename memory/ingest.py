@@ -137,7 +137,10 @@ _UPSERT_MEMBER = text(
     "THEN excluded.card ELSE chat_members.card END, "
     "first_seen = min(chat_members.first_seen, excluded.first_seen), "
     "last_seen = max(chat_members.last_seen, excluded.last_seen), "
-    "message_count = chat_members.message_count + 1"
+    "message_count = chat_members.message_count + 1, "
+    # a member who left and wrote again is back; a message older than their leaving (imported history)
+    # does not bring them back (memory.membership)
+    "left_at = CASE WHEN chat_members.left_at <= excluded.last_seen THEN NULL ELSE chat_members.left_at END"
 )
 # Platforms often omit names: an empty nickname, card or chat name means unknown, not cleared.
 # A message older than the newest one seen (imported history) does not bring back an old name, nor

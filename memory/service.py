@@ -17,6 +17,7 @@ from memory.context import ContextBuilder, ContextProvider, ContextRequest, Repl
 from memory.context.recent import RecentWindowProvider
 from memory.history.reinforce import reinforce
 from memory.ingest import BatchReport, Ingestor, Recorded, chat_target, redirected_chat
+from memory.membership import apply_change
 from memory.message_removal import erase_messages, remember_deleted
 from memory.models import Chat, ChatMember, ChatRedirect, Message, Person
 from memory.nicknames import ChatNicknames
@@ -25,7 +26,7 @@ from memory.recall import Recaller, RecallHit, RecallQuery
 from memory.recall.timeexpr import in_zone
 from memory.storage import Database
 from memory.storage.sql import json_values, stored_int
-from memory.types import ChatKind, ChatMessage, MessageDeletion
+from memory.types import ChatKind, ChatMessage, MembershipChange, MessageDeletion
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +153,13 @@ class MemoryService:
             await erase_messages(session, [stored], now)
         self.nicknames.forget_chats([target.chat_id])  # its sender counts one message less there
         return True
+
+    async def change_membership(self, change: MembershipChange) -> int:
+        """Mark a member who left the chats of `change` as gone from them, or end the mark when they
+        joined again (`memory.membership`); how many memberships changed. Chats and people memory has
+        never seen are left alone."""
+        async with self.db.write() as session:
+            return await apply_change(session, change)
 
     async def chat(self, platform: str, platform_chat_id: str) -> ChatRef | None:
         async with self.db.read() as session:

@@ -80,6 +80,16 @@ def _check_id(name: str, value: object) -> None:
     _check_unicode(name, value)
 
 
+def _check_time(value: object) -> None:
+    if not isinstance(value, datetime) or value.tzinfo is None:
+        raise InvalidMessage(f"time must be a timezone-aware datetime, got {value!r}")
+    if not EARLIEST_TIME <= value < LATEST_TIME:
+        raise InvalidMessage(
+            f"time {value.isoformat()} is out of range "
+            f"({EARLIEST_TIME:%Y-%m-%d} to {LATEST_TIME:%Y-%m-%d} UTC)"
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class ChatMessage:
     """A platform-neutral chat message.
@@ -124,13 +134,7 @@ class ChatMessage:
             raise InvalidMessage(f"text must be a string, got {type(self.text).__name__}")
         if len(self.text) > MAX_TEXT_CHARS:
             raise InvalidMessage(f"text is {len(self.text)} characters, over the limit of {MAX_TEXT_CHARS}")
-        if not isinstance(self.time, datetime) or self.time.tzinfo is None:
-            raise InvalidMessage(f"time must be a timezone-aware datetime, got {self.time!r}")
-        if not EARLIEST_TIME <= self.time < LATEST_TIME:
-            raise InvalidMessage(
-                f"time {self.time.isoformat()} is out of range "
-                f"({EARLIEST_TIME:%Y-%m-%d} to {LATEST_TIME:%Y-%m-%d} UTC)"
-            )
+        _check_time(self.time)
         object.__setattr__(self, "text", clean_text(self.text))
         # Segments hold the text's words too (a person's own words are read from them): the same
         # characters go, or a lone surrogate kept there fails every request that quotes them.
@@ -200,4 +204,35 @@ class ChatMoved:
     new_chat_id: str
 
 
-InboundEvent = ChatMessage | MessageDeletion | ChatMoved
+@dataclass(frozen=True, slots=True)
+class MembershipChange:
+    """A platform's word that member `user_id` left the chats `chat_ids` (on their own, or removed by
+    someone: `joined` False) or joined them (`joined` True) at `time`. Ids are the platform's own, as in
+    ChatMessage; `chat_ids` is one group, or every channel and thread of a Discord server (a server's
+    members are those of all its channels). Memory marks a member who left as gone from the chat, unless
+    they wrote there after `time` (the platform's events may come out of order); a join, or a message of
+    theirs dated after the mark, ends it (memory.membership). It never makes a member of someone the chat
+    has not seen: membership is still who has written there."""
+
+    platform: str
+    chat_ids: tuple[str, ...]
+    user_id: str
+    time: datetime
+    joined: bool = False
+
+    def __post_init__(self) -> None:
+        _check_id("platform", self.platform)
+        _check_id("user_id", self.user_id)
+        if not isinstance(self.chat_ids, tuple) or not self.chat_ids:
+            raise InvalidMessage(f"chat_ids must be a non-empty tuple, got {self.chat_ids!r}")
+        for chat_id in self.chat_ids:
+            _check_id("chat_id", chat_id)
+        _check_time(self.time)
+
+    @property
+    def what(self) -> str:
+        """The change in a log line's words: "joined" or "left"."""
+        return "joined" if self.joined else "left"
+
+
+InboundEvent = ChatMessage | MessageDeletion | ChatMoved | MembershipChange

@@ -28,7 +28,7 @@ from memory.models import Message
 from memory.ports import LLMUnavailable
 from memory.service import MemoryService
 from memory.storage import DatabaseLocked
-from memory.types import ChatMessage, MessageDeletion
+from memory.types import ChatMessage, MembershipChange, MessageDeletion
 
 log = logging.getLogger(__name__)
 
@@ -94,13 +94,36 @@ class ReplyPipeline:
             )
         return removed
 
+    async def handle_membership(self, change: MembershipChange) -> int:
+        """Mark a member who left a chat, or end the mark when they joined again
+        (`MemoryService.change_membership`); how many memberships changed. One attempt: a locked
+        database raises DatabaseLocked."""
+        changed = await self.memory.change_membership(change)
+        if changed:
+            log.info(
+                "%s %s %s at %s: %d membership(s) changed",
+                change.platform,
+                change.user_id,
+                change.what,
+                change.time.isoformat(),
+                changed,
+            )
+        return changed
+
     async def handle_inbound(
-        self, event: ChatMessage | MessageDeletion, send: Send, stopping: asyncio.Event
+        self, event: ChatMessage | MessageDeletion | MembershipChange, send: Send, stopping: asyncio.Event
     ) -> None:
-        """What a live adapter delivers: a message (`handle_live`) or a deletion, for which a locked
-        database is waited out in the same way."""
+        """What a live adapter delivers: a message (`handle_live`), a deletion or a member leaving or
+        joining, for which a locked database is waited out in the same way."""
         if isinstance(event, ChatMessage):
             await self.handle_live(event, send, stopping)
+            return
+        if isinstance(event, MembershipChange):
+            what = f"{event.platform} {event.user_id} {event.what}"
+            try:
+                await while_locked(lambda: self.handle_membership(event), what, stopping)
+            except DatabaseLocked as exc:
+                log.error("%s not applied: %s", what, exc)
             return
         try:
             await _while_locked(lambda: self.handle_deletion(event), event, stopping)

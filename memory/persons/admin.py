@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.embeddings.store import drop_vectors
 from memory.history.pack import rename_sources
+from memory.membership import folded_departure
 from memory.message_removal import ERASE_BATCH, erase_messages, remember_deleted
 from memory.models import (
     ChatHistory,
@@ -504,7 +505,8 @@ async def _move_memberships(session: AsyncSession, survivor_id: int, merged_id: 
 
 async def fold_membership(session: AsyncSession, member: ChatMember, chat_id: int, person_id: int) -> None:
     """Make `member` the membership of `person_id` in `chat_id`; where that one exists, the activity
-    folds into it (messages summed, the earliest first and latest last seen, its card kept if set)."""
+    folds into it (messages summed, the earliest first and latest last seen, its card kept if set, gone
+    from the chat when the later of their departures came after the last message of either)."""
     kept = await session.get(ChatMember, (chat_id, person_id))
     if kept is None:
         session.add(
@@ -515,6 +517,7 @@ async def fold_membership(session: AsyncSession, member: ChatMember, chat_id: in
                 first_seen=member.first_seen,
                 last_seen=member.last_seen,
                 message_count=member.message_count,
+                left_at=member.left_at,
             )
         )
     else:
@@ -524,6 +527,7 @@ async def fold_membership(session: AsyncSession, member: ChatMember, chat_id: in
             .values()
         )
         kept.card = kept.card or member.card
+        kept.left_at = folded_departure((kept.left_at, member.left_at), kept.last_seen)
     await session.delete(member)
 
 

@@ -1,6 +1,7 @@
 """Which chats a recall may read, and which chats keep their memory to themselves. One chat unless
 config allows more: `global` mode (every chat not on the blacklist, private chats only with
-`global_private`) or cross-chat recall for listed people (the chats they are members of)."""
+`global_private`) or cross-chat recall for listed people (the chats they are members of, not those
+they left: memory.membership)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ def is_listed(platform: str, ident: str, listed: Iterable[str]) -> bool:
 class ScopePolicy:
     """`global_blacklist` names chats (`platform:chat_id` or the chat id alone) whose memory never
     leaves them and which see only themselves; `per_person_cross_chat` names people
-    (`platform:user_id` or the user id alone) whose questions may read every chat they are in.
+    (`platform:user_id` or the user id alone) whose questions may read every chat they are in (not one
+    they left or were removed from, until they join it again or write there).
     A private chat's memory stays in it unless `global_private` (what someone tells the bot alone is
     not for every group, nor for a group they talk in); it still reads the shared chats."""
 
@@ -59,7 +61,9 @@ class ScopePolicy:
         theirs = set(
             (
                 await session.scalars(
-                    select(ChatMember.chat_id).where(ChatMember.person_id == asker_person_id)
+                    select(ChatMember.chat_id).where(
+                        ChatMember.person_id == asker_person_id, ChatMember.left_at.is_(None)
+                    )
                 )
             ).all()
         )

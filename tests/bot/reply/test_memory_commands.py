@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,7 @@ from bot.tools.service_backend import ServiceMemoryTools
 from memory import commands
 from memory.clock import ManualClock
 from memory.persons.store import person_ids_for
-from memory.types import ChatMessage
+from memory.types import ChatMessage, MembershipChange
 from tests.conftest import T0, make_message
 
 
@@ -94,6 +96,37 @@ async def test_recall_in_chat_opens_other_chats_only_to_the_people_listed(tmp_pa
     assert "西湖边爬山" in as_alice and "西湖边爬山" not in anonymous, (
         "the model's recall tool follows the asker"
     )
+
+
+async def test_recall_in_chat_no_longer_reads_a_chat_its_asker_left_until_they_rejoin(tmp_path: Path) -> None:
+    """A member listed in per_person_cross_chat who left (or was removed from) a chat kept reading it
+    from every other chat: no adapter told memory of a leave, so the membership never ended."""
+    settings = Settings.model_validate({"recall": {"per_person_cross_chat": ["test:alice"]}})
+    app = await build_app(ConfigStore(settings, None), tmp_path / "data", ManualClock(T0))
+    sent: list[str] = []
+
+    async def send(_chat: str, text: str, **_kwargs: Any) -> ChatMessage:
+        sent.append(text)
+        return make_message(100 + len(sent), chat=_chat, sender="bot", text=text, is_bot=True)
+
+    def membership(minutes: int, joined: bool) -> MembershipChange:
+        return MembershipChange("test", ("g2",), "alice", T0 + timedelta(minutes=minutes), joined=joined)
+
+    async def recall_as_alice(n: int) -> str | None:
+        return (await app.pipeline.handle(make_message(n, sender="alice", text="/recall 西湖"), send)).reply
+
+    stopping = asyncio.Event()
+    try:
+        await app.pipeline.handle(make_message(1, chat="g2", sender="alice", text="周六去西湖边爬山"), send)
+        await app.pipeline.handle(make_message(2, sender="alice", text="大家好"), send)
+        await app.pipeline.handle_inbound(membership(3, joined=False), send, stopping)
+        after_leaving = await recall_as_alice(4)
+        await app.pipeline.handle_inbound(membership(5, joined=True), send, stopping)
+        after_rejoining = await recall_as_alice(6)
+    finally:
+        await app.close()
+    assert after_leaving is not None and "西湖边爬山" not in after_leaving, "the chat she left is closed"
+    assert after_rejoining is not None and "西湖边爬山" in after_rejoining, "and open again once she is back"
 
 
 @pytest.mark.parametrize(
