@@ -30,11 +30,13 @@ from adapters.onebot_v11.config import OneBotConfig
 from adapters.onebot_v11.copies import AccountCopies
 from adapters.onebot_v11.errors import ActionFailed, ActionTimeout, NotConnected, OneBotError
 from adapters.onebot_v11.event import (
+    BOT_REMOVED,
     PLATFORM,
     MessageEvent,
     MetaEvent,
     ReplyInfo,
     is_action_response,
+    membership_notice,
     post_type,
     private_chat_id,
     private_peer,
@@ -52,7 +54,7 @@ from adapters.onebot_v11.message import (
 from memory import untrusted_json
 from memory.clock import Clock, SystemClock
 from memory.text import loggable, truncate
-from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
+from memory.types import ChatKind, ChatMessage, InvalidMessage, MembershipChange, Segment, SegmentKind
 
 log = logging.getLogger(__name__)
 
@@ -468,8 +470,12 @@ class OneBotAdapter(Adapter):
     async def _on_notice(self, data: dict[str, Any], account: str) -> None:
         try:
             deletion = recall_notice(data)
+            change = membership_notice(data) if deletion is None else None
         except InvalidMessage as exc:
             log.warning("OneBot notice skipped: %s", exc)
+            return
+        if change is not None:
+            await self._on_membership(change, str(data.get("sub_type") or ""), account)
             return
         if deletion is None:
             log.debug("OneBot %s notice ignored", data.get("notice_type"))
@@ -482,6 +488,23 @@ class OneBotAdapter(Adapter):
         self._replies.pop(_reply_key(deletion.chat_kind, deletion.chat_id, deletion.message_id), None)
         if self._handler is not None:
             await self._handler(deletion)
+
+    async def _on_membership(self, change: MembershipChange, sub_type: str, account: str) -> None:
+        """A member left or joined a group: handed on, unless it is one of the bot's own accounts
+        (`kick_me`, or its own id): the bot leaving says nothing of anyone else's membership, so it
+        is logged and nobody is marked gone."""
+        if sub_type == BOT_REMOVED or change.user_id in {account, *self.self_ids}:
+            log.log(
+                logging.INFO if change.joined else logging.WARNING,
+                "OneBot bot account %s %s group %s (%s): memory keeps the group as it was",
+                change.user_id,
+                change.what,
+                change.chat_ids[0],
+                sub_type or "no sub_type",
+            )
+            return
+        if self._handler is not None:
+            await self._handler(change)
 
     def _note_temp_session(self, chat_id: str, group: str | None) -> None:
         """Remember the group a temporary session with `chat_id` came through (None: a friend's chat)."""

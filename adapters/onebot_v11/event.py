@@ -13,7 +13,15 @@ from typing import Any
 
 from adapters.neutral import as_id, mapping_at
 from adapters.onebot_v11.message import RawSegment, normalize_message, to_neutral
-from memory.types import ChatKind, ChatMessage, InvalidMessage, MessageDeletion, Segment, SegmentKind
+from memory.types import (
+    ChatKind,
+    ChatMessage,
+    InvalidMessage,
+    MembershipChange,
+    MessageDeletion,
+    Segment,
+    SegmentKind,
+)
 
 PLATFORM = "qq"
 # QQ numbers and group numbers share one number space: the private chat with user 30003 is named
@@ -63,6 +71,24 @@ def recall_notice(data: Mapping[str, Any]) -> MessageDeletion | None:
     return MessageDeletion(PLATFORM, chat, message_id, kind)
 
 
+MEMBERSHIP_NOTICES = {"group_decrease": False, "group_increase": True}  # notice_type -> joined
+BOT_REMOVED = "kick_me"  # group_decrease's sub_type when the bot's own account was removed
+
+
+def membership_notice(data: Mapping[str, Any]) -> MembershipChange | None:
+    """The member leaving a group (`group_decrease`: sub_type `leave`, `kick`, or `kick_me` for the
+    bot's own account) or joining it (`group_increase`: `approve`, `invite`) that a notice reports;
+    None for any other notice. NapCat, Lagrange.OneBot and go-cqhttp send the same shape. Raises
+    InvalidMessage when the notice lacks its group, its user or a readable time."""
+    joined = MEMBERSHIP_NOTICES.get(str(data.get("notice_type")))
+    if joined is None:
+        return None
+    group, user = as_id(data.get("group_id")), as_id(data.get("user_id"))
+    if group is None or user is None:
+        raise InvalidMessage(f"{data.get('notice_type')} notice without its group or user id")
+    return MembershipChange(PLATFORM, (group,), user, event_time(data.get("time")), joined=joined)
+
+
 @dataclass(frozen=True, slots=True)
 class MetaEvent:
     """A lifecycle or heartbeat meta event."""
@@ -88,6 +114,19 @@ class MetaEvent:
 
 _MAX_INTERVAL_MS = 86_400_000
 _MS_THRESHOLD = 100_000_000_000  # unix seconds past this (year 5138) are read as milliseconds
+
+
+def event_time(raw: Any) -> datetime:
+    """An event's `time`: unix seconds, or milliseconds past `_MS_THRESHOLD` (NapCat falls back to
+    Date.now()). Raises InvalidMessage for anything else."""
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        raise InvalidMessage(f"time must be unix seconds, got {raw!r}")
+    if raw > _MS_THRESHOLD:
+        raw = raw / 1000
+    try:
+        return datetime.fromtimestamp(raw, UTC)
+    except (OverflowError, OSError, ValueError) as exc:
+        raise InvalidMessage(f"time {raw!r} is out of range") from exc
 
 
 def _interval_ms(value: Any) -> int | None:
@@ -139,15 +178,7 @@ class MessageEvent:
             raise InvalidMessage("user_id is missing (neither the event nor its sender has one)")
         if message_type == "group" and group_id is None:
             raise InvalidMessage("a group message has no group_id")
-        raw_time = data.get("time")
-        if isinstance(raw_time, bool) or not isinstance(raw_time, int | float):
-            raise InvalidMessage(f"time must be unix seconds, got {raw_time!r}")
-        if raw_time > _MS_THRESHOLD:  # NapCat falls back to Date.now(), in milliseconds
-            raw_time = raw_time / 1000
-        try:
-            when = datetime.fromtimestamp(raw_time, UTC)
-        except (OverflowError, OSError, ValueError) as exc:
-            raise InvalidMessage(f"time {raw_time!r} is out of range") from exc
+        when = event_time(data.get("time"))
         message = data.get("message")
         if message is None:
             message = data.get("raw_message", "")

@@ -146,7 +146,7 @@ async def test_heartbeats_keep_the_connection_alive(
 async def test_group_messages_in_array_and_cq_form(reverse: Reverse, connect_peer: ConnectPeer) -> None:
     _, inbox, _ = reverse
     peer = await connect_peer()
-    await peer.send(fixture("group_notice_increase.json"))  # ignored, not delivered
+    await peer.send(fixture("heartbeat.json"))  # a meta event: not delivered
     await peer.send(fixture("group_message_array.json"))
     await peer.send(fixture("group_message_cq.json"))
     first, second = await inbox.get(), await inbox.get()
