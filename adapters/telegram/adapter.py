@@ -27,17 +27,19 @@ from adapters.base import (
 )
 from adapters.extras import require
 from adapters.telegram.config import TelegramConfig
-from adapters.telegram.convert import PLATFORM, message_to_chat
+from adapters.telegram.convert import PLATFORM, member_update, membership_changes, message_to_chat
 from memory import untrusted_json
-from memory.types import ChatKind, ChatMessage, ChatMoved, InvalidMessage
+from memory.types import ChatKind, ChatMessage, ChatMoved, InboundEvent, InvalidMessage
 
 if TYPE_CHECKING:
     from aiogram import Bot, Dispatcher
-    from aiogram.types import Message
+    from aiogram.types import ChatMemberUpdated, Message
     from aiohttp import web
 
 log = logging.getLogger(__name__)
-ALLOWED_UPDATES = ["message", "edited_message"]
+# chat_member: members leaving, removed or joining, sent only to a bot that is an admin of the group;
+# the service messages in `message` tell most of them to any bot (see `_members_changed`)
+ALLOWED_UPDATES = ["message", "edited_message", "chat_member"]
 MAX_MESSAGE_UNITS = 4096  # Telegram refuses longer text (it counts UTF-16 code units)
 MAX_FLOOD_WAIT = 60  # the longest flood-control wait (seconds) a reply is held back for; longer ones fail
 FLOOD_RETRIES = 3  # sends tried again after a flood-control answer, each after the wait Telegram asks for
@@ -87,6 +89,7 @@ class TelegramAdapter(Adapter):
         self._dp = Dispatcher()
         self._dp.message.register(self._on_message)
         self._dp.edited_message.register(self._on_edited)
+        self._dp.chat_member.register(self._on_chat_member)
         me = await self._bot.get_me()
         self._bot_id, self._bot_username = me.id, me.username
         log.info("Telegram bot @%s (%s) logged in", me.username, me.id)
@@ -211,10 +214,41 @@ class TelegramAdapter(Adapter):
     async def _on_edited(self, message: Message) -> None:
         await self._on_message(message, edited=True)
 
-    async def _on_message(self, message: Message, edited: bool = False) -> None:
-        if self._stopping and self._polling is not None:  # wait to be cancelled: it stays unconfirmed
+    async def _held_while_stopping(self) -> None:
+        """An update polled while the adapter stops waits to be cancelled: it stays unconfirmed, and
+        Telegram sends it again after the next start."""
+        if self._stopping and self._polling is not None:
             await asyncio.get_running_loop().create_future()
+
+    async def _hand_on(self, event: InboundEvent) -> None:
+        if self._handler is not None:
+            with self._in_flight.handling():
+                await self._handler(event)
+
+    async def _on_chat_member(self, updated: ChatMemberUpdated) -> None:
+        """A member's status changed (sent to a bot that is an admin of the group): leaving, removed,
+        joining (a service message may tell the same again; it then changes nothing)."""
+        await self._held_while_stopping()
+        change = member_update(updated, bot_id=self._bot_id)
+        if change is not None:
+            await self._hand_on(change)
+
+    async def _members_changed(self, message: Message) -> None:
+        """A service message of members leaving (`left_chat_member`) or joining (`new_chat_members`),
+        which Telegram posts to every bot in the group, admin or not. The bot itself removed is
+        logged: it says nothing of anyone else's membership."""
+        gone = message.left_chat_member
+        if gone is not None and gone.id == self._bot_id:
+            log.warning(
+                "the bot was removed from Telegram chat %s: memory keeps the chat as it was", message.chat.id
+            )
+        for change in membership_changes(message, bot_id=self._bot_id):
+            await self._hand_on(change)
+
+    async def _on_message(self, message: Message, edited: bool = False) -> None:
+        await self._held_while_stopping()
         await self._upgraded(message)
+        await self._members_changed(message)
         try:
             converted = message_to_chat(message, bot_id=self._bot_id, bot_username=self._bot_username)
         except InvalidMessage as exc:  # a date before 1970
@@ -227,9 +261,7 @@ class TelegramAdapter(Adapter):
                 message.chat.id,
             )
             return
-        if self._handler is not None:
-            with self._in_flight.handling():
-                await self._handler(replace(converted, edited=True) if edited else converted)
+        await self._hand_on(replace(converted, edited=True) if edited else converted)
 
     async def _upgraded(self, message: Message) -> None:
         """A group upgraded to a supergroup: Telegram says so in both chats (`migrate_to_chat_id` in

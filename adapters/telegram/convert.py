@@ -10,15 +10,15 @@ commands address no one (the member forwarding it did not write them) and it nev
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from adapters.neutral import addressing_no_one, holds_nothing, joined_text, mention_targets
 from memory.text import truncate
-from memory.types import ChatKind, ChatMessage, Segment, SegmentKind
+from memory.types import ChatKind, ChatMessage, MembershipChange, Segment, SegmentKind
 
 if TYPE_CHECKING:
-    from aiogram.types import Message, MessageEntity
+    from aiogram.types import ChatMemberUpdated, Message, MessageEntity
 
 PLATFORM = "telegram"
 _QUOTE_CHARS = 60
@@ -63,7 +63,7 @@ def message_to_chat(message: Message, *, bot_id: int, bot_username: str | None =
     to_bot = not is_bot and (
         kind is ChatKind.PRIVATE or str(bot_id) in mentions or replied_to_bot or addressed_by_command
     )
-    when = message.date if message.date.tzinfo is not None else message.date.replace(tzinfo=UTC)
+    when = _aware(message.date)
     converted = ChatMessage(
         platform=PLATFORM,
         chat_id=str(chat.id),
@@ -83,6 +83,42 @@ def message_to_chat(message: Message, *, bot_id: int, bot_username: str | None =
         forwarded=forwarded,
     )
     return None if holds_nothing(converted.text) else converted
+
+
+_IN_CHAT = ("creator", "administrator", "member")  # a `restricted` member is in it while `is_member`
+
+
+def membership_changes(message: Message, *, bot_id: int) -> list[MembershipChange]:
+    """The members a service message says left the chat (`left_chat_member`: left on their own or
+    removed) or joined it (`new_chat_members`), at its date; the bot's own account is left out (the
+    bot leaving says nothing of anyone else)."""
+    told = [(message.left_chat_member, False)] if message.left_chat_member is not None else []
+    told += [(user, True) for user in message.new_chat_members or []]
+    when = _aware(message.date)
+    return [
+        MembershipChange(PLATFORM, (str(message.chat.id),), str(user.id), when, joined=joined)
+        for user, joined in told
+        if user.id != bot_id
+    ]
+
+
+def member_update(updated: ChatMemberUpdated, *, bot_id: int) -> MembershipChange | None:
+    """The member a `chat_member` update says left the chat (now `left` or `kicked`, or `restricted`
+    and no longer a member) or joined it; None for a change that keeps them in it, or out of it (a
+    promotion, a new restriction), and for the bot's own account."""
+    user = updated.new_chat_member.user
+    was, now = _in_chat(updated.old_chat_member), _in_chat(updated.new_chat_member)
+    if was == now or user.id == bot_id:
+        return None
+    return MembershipChange(PLATFORM, (str(updated.chat.id),), str(user.id), _aware(updated.date), joined=now)
+
+
+def _in_chat(member: Any) -> bool:
+    return member.status in _IN_CHAT or bool(getattr(member, "is_member", False))
+
+
+def _aware(when: datetime) -> datetime:
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
 def _sender(message: Message) -> tuple[str, str]:

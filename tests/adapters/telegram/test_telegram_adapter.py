@@ -7,6 +7,7 @@ import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,9 @@ from bot.config import ConfigStore, Settings
 from bot.inbound import inbound_handler
 from bot.responding import Responses
 from memory.clock import ManualClock
-from memory.types import ChatMessage, ChatMoved, InboundEvent
+from memory.models import ChatMember
+from memory.persons.store import person_ids_for
+from memory.types import ChatMessage, ChatMoved, InboundEvent, MembershipChange
 from tests.adapters.held import HeldHandler, SlowToCancel, stop_waits
 from tests.bot.reply.test_reply_answers import llm_settings
 from tests.conftest import T0
@@ -112,13 +115,20 @@ async def api() -> AsyncIterator[tuple[FakeBotAPI, str]]:
     await runner.cleanup()
 
 
+def at(seconds: int) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)
+
+
 async def test_polls_updates_and_replies(api: tuple[FakeBotAPI, str]) -> None:
     fake, base = api
-    inbox: asyncio.Queue[ChatMessage] = asyncio.Queue()
+    inbox: asyncio.Queue[InboundEvent] = asyncio.Queue()
     adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0))
     await adapter.start(inbox.put)
     try:
-        received = [await asyncio.wait_for(inbox.get(), WAIT) for _ in range(3)]  # the join is not delivered
+        events = [await asyncio.wait_for(inbox.get(), WAIT) for _ in range(4)]
+        dave = MembershipChange("telegram", ("-1001987654321",), "444", at(1772366580), joined=True)
+        assert events[2] == dave, "Dave's join, told by a service message"
+        received = [m for m in events if isinstance(m, ChatMessage)]
         assert [m.message_id for m in received] == ["40", "41", "43"]
         asked = received[1]
         assert asked.to_bot and asked.reply_to == "40"
@@ -190,7 +200,7 @@ async def test_an_edited_message_is_polled_and_delivered_marked_edited_with_its_
     finally:
         await adapter.stop()
     polls = [params for method, params in fake.calls if method == "getUpdates"]
-    assert "edited_message" in polls[0]["allowed_updates"]
+    assert {"edited_message", "chat_member"} <= set(polls[0]["allowed_updates"])
 
 
 def test_webhook_mode_needs_a_url() -> None:
@@ -632,3 +642,95 @@ async def test_a_forwarded_command_is_recorded_as_a_message_and_never_run(
     assert [(m.platform_message_id, m.text) for m in found if m] == [("1", "/recall 爬山")], (
         "the forward is a searchable message"
     )
+
+
+ALICE = {"id": 111, "is_bot": False, "first_name": "Alice"}
+ADMIN = {"id": 222, "is_bot": False, "first_name": "Bob"}
+
+
+def _member_update(update_id: int, old: str, new: str, *, is_member: bool = False) -> dict[str, Any]:
+    """A `chat_member` update: Alice's status in GROUP going from `old` to `new` (`is_member` for a
+    `restricted` one)."""
+
+    def status(name: str) -> dict[str, Any]:
+        fields: dict[str, Any] = {"status": name, "user": ALICE}
+        if name == "kicked":
+            fields["until_date"] = 0
+        elif name == "restricted":
+            fields |= {"is_member": is_member, "until_date": 0} | RESTRICTIONS
+        return fields
+
+    return {
+        "update_id": update_id,
+        "chat_member": {
+            "chat": GROUP,
+            "from": ADMIN,
+            "date": 1772366400 + update_id,
+            "old_chat_member": status(old),
+            "new_chat_member": status(new),
+        },
+    }
+
+
+async def test_members_leaving_and_joining_are_marked_in_memory(
+    api: tuple[FakeBotAPI, str], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A member who left (a service message any bot gets) or was banned (a chat_member update, to an
+    admin bot) stayed a member of the chat in memory for ever; a join, either way, brings them back."""
+    fake, base = api
+    fake.updates = []
+    app = await build_app(
+        ConfigStore(Settings(), None), tmp_path / "data", ManualClock(T0), watch_config=False
+    )
+    adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0))
+    await adapter.start(inbound_handler(app, adapter, asyncio.Event()))
+    marks: list[float | None] = []
+
+    async def feed(update: dict[str, Any]) -> None:
+        await adapter.feed_update(update)
+        chat = await app.memory.chat("telegram", "-4455")
+        assert chat is not None
+        async with app.db.read() as session:
+            alice = (await person_ids_for(session, "telegram", ["111"]))["111"]
+            member = await session.get(ChatMember, (chat.id, alice))
+        assert member is not None
+        marks.append(member.left_at)
+
+    try:
+        await feed(_in(GROUP, 1, 1))
+        await feed(_in(GROUP, 2, 2, left_chat_member=ALICE))
+        await feed(_in(GROUP, 3, 3, new_chat_members=[ALICE]))
+        await feed(_member_update(4, "member", "kicked"))
+        await feed(_member_update(5, "kicked", "restricted"))  # unbanned, restricted and still out
+        await feed(_member_update(6, "left", "restricted", is_member=True))  # back, restricted
+        with caplog.at_level(logging.WARNING, "adapters.telegram"):
+            await feed(_in(GROUP, 7, 7, left_chat_member=BOT_USER))
+    finally:
+        await adapter.stop()
+        await app.close()
+    base_date = 1772366400
+    assert marks == [None, base_date + 2, None, base_date + 4, base_date + 4, None, None]
+    assert "the bot was removed from Telegram chat -4455" in caplog.text
+
+
+RESTRICTIONS = {
+    f"can_{what}": False
+    for what in (
+        "send_messages",
+        "send_audios",
+        "send_documents",
+        "send_photos",
+        "send_videos",
+        "send_video_notes",
+        "send_voice_notes",
+        "send_polls",
+        "send_other_messages",
+        "add_web_page_previews",
+        "react_to_messages",
+        "change_info",
+        "invite_users",
+        "pin_messages",
+        "manage_topics",
+        "edit_tag",
+    )
+}

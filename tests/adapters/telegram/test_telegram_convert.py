@@ -10,10 +10,10 @@ import pytest
 
 pytest.importorskip("aiogram", reason="the telegram extra is not installed")
 
-from aiogram.types import Message
+from aiogram.types import ChatMemberUpdated, Message
 
-from adapters.telegram.convert import message_to_chat
-from memory.types import ChatKind, SegmentKind
+from adapters.telegram.convert import member_update, message_to_chat
+from memory.types import ChatKind, MembershipChange, SegmentKind
 
 UPDATES = json.loads(
     (Path(__file__).resolve().parents[2] / "fixtures" / "telegram" / "updates.json").read_text()
@@ -167,3 +167,29 @@ def test_a_message_holding_only_a_game_checklist_story_or_paid_media_is_kept(
     base = {k: v for k, v in UPDATES[0]["message"].items() if k not in ("text", "entities")}
     msg = message_to_chat(Message.model_validate(base | {field: value}), bot_id=BOT_ID)
     assert msg is not None and msg.text == shown
+
+
+def member_updated(old: dict[str, object], new: dict[str, object], user_id: int = 111) -> ChatMemberUpdated:
+    user = {"id": user_id, "is_bot": user_id == BOT_ID, "first_name": "Alice"}
+    return ChatMemberUpdated.model_validate(
+        {
+            "chat": {"id": -1001987654321, "type": "supergroup", "title": "周末开黑群"},
+            "from": {"id": 222, "is_bot": False, "first_name": "Bob"},
+            "date": 1772366700,
+            "old_chat_member": old | {"user": user},
+            "new_chat_member": new | {"user": user},
+        }
+    )
+
+
+def test_a_chat_member_update_is_a_change_only_when_the_member_leaves_or_joins() -> None:
+    member, left = {"status": "member"}, {"status": "left"}
+    owner = {"status": "creator", "is_anonymous": False}
+    gone = member_update(member_updated(member, left), bot_id=BOT_ID)
+    assert gone == MembershipChange(
+        "telegram", ("-1001987654321",), "111", datetime.fromtimestamp(1772366700, UTC)
+    )
+    back = member_update(member_updated(left, member), bot_id=BOT_ID)
+    assert back is not None and back.joined
+    assert member_update(member_updated(member, owner), bot_id=BOT_ID) is None, "made the owner: still in"
+    assert member_update(member_updated(member, left, user_id=BOT_ID), bot_id=BOT_ID) is None, "the bot"
