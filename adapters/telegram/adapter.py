@@ -229,7 +229,11 @@ class TelegramAdapter(Adapter):
         """A member's status changed (sent to a bot that is an admin of the group): leaving, removed,
         joining (a service message may tell the same again; it then changes nothing)."""
         await self._held_while_stopping()
-        change = member_update(updated, bot_id=self._bot_id)
+        try:
+            change = member_update(updated, bot_id=self._bot_id)
+        except InvalidMessage as exc:  # a date before 1970
+            log.warning("Telegram chat_member update in %s skipped: %s", updated.chat.id, exc)
+            return
         if change is not None:
             await self._hand_on(change)
 
@@ -242,7 +246,14 @@ class TelegramAdapter(Adapter):
             log.warning(
                 "the bot was removed from Telegram chat %s: memory keeps the chat as it was", message.chat.id
             )
-        for change in membership_changes(message, bot_id=self._bot_id):
+        try:
+            changes = membership_changes(message, bot_id=self._bot_id)
+        except InvalidMessage as exc:  # a date before 1970
+            log.warning(
+                "Telegram service message %s in %s skipped: %s", message.message_id, message.chat.id, exc
+            )
+            return
+        for change in changes:
             await self._hand_on(change)
 
     async def _on_message(self, message: Message, edited: bool = False) -> None:

@@ -179,8 +179,10 @@ async def test_a_message_the_neutral_form_refuses_is_skipped_with_a_warning(
     fake, base = api
     fake.updates = []
     dated_1969 = UPDATES[0] | {"message": UPDATES[0]["message"] | {"date": -1}}
-    assert [m.message_id for m in await fed(base, dated_1969, UPDATES[3])] == ["43"]
-    assert any("skipped" in r.getMessage() and "out of range" in r.getMessage() for r in caplog.records)
+    join_1969 = UPDATES[2] | {"message": UPDATES[2]["message"] | {"date": -1}}  # a service message
+    assert [m.message_id for m in await fed(base, dated_1969, join_1969, UPDATES[3])] == ["43"]
+    skipped = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
+    assert len(skipped) == 2 and all("out of range" in line for line in skipped)
 
 
 async def test_an_edited_message_is_polled_and_delivered_marked_edited_with_its_first_date(
