@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from adapters.base import (
@@ -21,7 +22,7 @@ from adapters.base import (
 from adapters.discord.config import DiscordConfig
 from adapters.discord.convert import PLATFORM, message_to_chat
 from adapters.extras import require
-from memory.types import ChatKind, ChatMessage, InboundEvent, MessageDeletion
+from memory.types import ChatKind, ChatMessage, InboundEvent, MembershipChange, MessageDeletion
 
 if TYPE_CHECKING:
     import discord
@@ -36,9 +37,10 @@ class DiscordAdapter(Adapter):
 
     platform = PLATFORM
 
-    def __init__(self, config: DiscordConfig) -> None:
+    def __init__(self, config: DiscordConfig, now: Callable[[], datetime] | None = None) -> None:
         self._discord = require("discord", "discord")
         self.config = config
+        self._now = now or (lambda: datetime.now(UTC))  # when a member left: Discord does not say
         self._handler: MessageHandler | None = None
         self._client: discord.Client | None = None
         self._task: asyncio.Task[None] | None = None
@@ -55,9 +57,8 @@ class DiscordAdapter(Adapter):
         """Log in and connect to the gateway; returns once READY (or raises the login error)."""
         discord = self._discord
         self._handler = handler
-        intents = discord.Intents.default()
-        intents.message_content = True  # privileged: enable it in the Developer Portal too
-        client = discord.Client(intents=intents)
+        # the member list is not needed: a member leaving or joining is told whether it is cached or not
+        client = discord.Client(intents=self.intents(), chunk_guilds_at_startup=False)
         ready = asyncio.Event()
 
         async def on_ready() -> None:
@@ -78,13 +79,26 @@ class DiscordAdapter(Adapter):
             await self.stop()
             raise TimeoutError(f"Discord did not become ready within {self.config.ready_timeout:g}s")
 
+    def intents(self) -> discord.Intents:
+        """The gateway intents asked for: the default ones (bans among them), Message Content, and
+        Server Members with `members_intent` (both privileged: enable them in the Developer Portal
+        too, or Discord refuses the connection)."""
+        intents = self._discord.Intents.default()
+        intents.message_content = True
+        intents.members = self.config.members_intent  # members leaving, removed and joining
+        return intents
+
     def _listen(self, client: discord.Client) -> None:
-        """Take `client`'s messages, edits and deletions (any message, cached or not)."""
+        """Take `client`'s messages, edits and deletions (any message, cached or not), and members
+        leaving, removed from, banned from and joining its servers."""
         handlers = {
             "on_message": self._on_message,
             "on_raw_message_edit": self._on_raw_edit,
             "on_raw_message_delete": self._on_raw_delete,
             "on_raw_bulk_message_delete": self._on_raw_bulk_delete,
+            "on_raw_member_remove": self._on_raw_member_remove,
+            "on_member_join": self._on_member_join,
+            "on_member_ban": self._on_member_ban,
         }
         for event, handler in handlers.items():
             setattr(client, event, handler)
@@ -123,6 +137,41 @@ class DiscordAdapter(Adapter):
         kind = ChatKind.PRIVATE if guild_id is None else ChatKind.GROUP
         for message_id in sorted(message_ids):
             await self._deliver(MessageDeletion(PLATFORM, str(channel_id), str(message_id), kind))
+
+    async def _on_raw_member_remove(self, payload: Any) -> None:
+        """A member left or was kicked or banned (with the Server Members intent only)."""
+        await self._membership(payload.guild_id, payload.user.id, self._now(), joined=False)
+
+    async def _on_member_ban(self, guild: Any, user: Any) -> None:
+        """A member was banned (told with the default intents, also without the members one)."""
+        await self._membership(guild.id, user.id, self._now(), joined=False)
+
+    async def _on_member_join(self, member: Any) -> None:
+        """A member joined (with the Server Members intent only)."""
+        await self._membership(member.guild.id, member.id, member.joined_at or self._now(), joined=True)
+
+    async def _membership(self, guild_id: int, user_id: int, when: datetime, *, joined: bool) -> None:
+        """Hand on a member leaving or joining server `guild_id`: a server's members are those of every
+        channel and thread in it, so the change names them all (those the client knows: its channels,
+        and its threads not archived). The bot itself leaving says nothing of anyone else's membership."""
+        what = "joined" if joined else "left"
+        user = self.client.user
+        if user is not None and user_id == user.id:
+            log.info("the bot %s Discord server %s: memory keeps its channels as they were", what, guild_id)
+            return
+        guild = self.client.get_guild(guild_id)
+        chats = [] if guild is None else [c.id for c in (*guild.channels, *guild.threads)]
+        if not chats:
+            log.warning(
+                "Discord member %s %s server %s, whose channels are unknown: not applied",
+                user_id,
+                what,
+                guild_id,
+            )
+            return
+        await self._deliver(
+            MembershipChange(PLATFORM, tuple(str(c) for c in chats), str(user_id), when, joined=joined)
+        )
 
     async def _deliver(self, event: InboundEvent) -> None:
         if self._handler is not None:

@@ -4,7 +4,7 @@ and DiscordAdapter.send_text against that state with the HTTP call stubbed."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -508,3 +508,91 @@ async def test_a_forwarded_command_is_recorded_as_a_message_and_never_run(
     assert [(m.platform_message_id, m.text) for m in found if m] == [(str(forward.id), "/recall 周六")], (
         "the forward is a searchable message"
     )
+
+
+async def test_members_leaving_banned_and_joining_a_server_are_marked_in_its_channels(
+    world: World, tmp_path: Path
+) -> None:
+    """A member who left a server, was kicked or banned stayed a member of its channels in memory for
+    ever; the change now names every channel and thread of the server, as the server's members are
+    theirs, and the bot's own account is left out."""
+    import asyncio
+
+    from discord.raw_models import RawMemberRemoveEvent
+
+    from bot.app import build_app
+    from bot.config import ConfigStore
+    from bot.config.settings import Settings
+    from bot.inbound import inbound_handler
+    from memory.clock import ManualClock
+    from memory.models import ChatMember
+    from memory.persons.store import person_ids_for
+    from memory.types import InboundEvent, MembershipChange
+
+    world.guild._add_thread(world.thread)
+    app = await build_app(ConfigStore(Settings(), None), tmp_path / "data", ManualClock(WHEN))
+    clock = ManualClock(WHEN + timedelta(hours=1))  # Discord does not date a leave: the adapter's clock
+    adapter = DiscordAdapter(DiscordConfig(token="t"), now=clock.now)
+    handle = inbound_handler(app, adapter, asyncio.Event())
+    handled: list[InboundEvent] = []
+
+    async def handler(event: InboundEvent) -> None:
+        await handle(event)
+        handled.append(event)
+
+    adapter._handler = handler
+    client = discord.Client(intents=adapter.intents())
+    client.loop = asyncio.get_running_loop()  # set by `start`, which would log in
+    client.get_guild = lambda guild_id: world.guild if guild_id == 1 else None  # type: ignore[method-assign]
+    client._connection.user = SimpleNamespace(id=BOT_ID)  # type: ignore[assignment]  # logged in
+    adapter._listen(client)
+
+    async def marks() -> list[float | None]:
+        found = []
+        async with app.db.read() as session:
+            alice = (await person_ids_for(session, "discord", ["2"]))["2"]
+            for channel in ("10", "11"):
+                chat = await app.memory.chat("discord", channel)
+                assert chat is not None
+                member = await session.get(ChatMember, (chat.id, alice))
+                found.append(None if member is None else member.left_at)
+        return found
+
+    async def dispatched(event: str, *args: Any) -> InboundEvent:
+        count = len(handled)
+        client.dispatch(event, *args)
+        await eventually(lambda: len(handled) > count, f"{event} handled")
+        return handled[-1]
+
+    alice = world.state.store_user(user(2, "alice", "Alice"))
+    rejoined = WHEN + timedelta(hours=2)
+    back = discord.Member(
+        data=member(None) | {"user": user(2, "alice", "Alice"), "joined_at": rejoined.isoformat()},  # type: ignore[arg-type]
+        guild=world.guild,
+        state=world.state,
+    )
+    try:
+        await adapter._on_message(world.message(content="周六打本"))
+        await adapter._on_message(world.message(world.thread, id=snowflake(WHEN, 1), content="我带药"))
+        left = await dispatched("raw_member_remove", RawMemberRemoveEvent({"guild_id": "1"}, alice))  # type: ignore[typeddict-item]
+        assert left == MembershipChange("discord", ("10", "11"), "2", clock.now())
+        assert await marks() == [clock.now().timestamp()] * 2
+        assert await dispatched("member_join", back) == MembershipChange(
+            "discord", ("10", "11"), "2", rejoined, joined=True
+        )
+        assert await marks() == [None, None]
+        clock.set(WHEN + timedelta(hours=3))
+        client.dispatch("member_ban", world.guild, SimpleNamespace(id=BOT_ID))  # the bot's own: nothing
+        assert await dispatched("member_ban", world.guild, alice) == MembershipChange(
+            "discord", ("10", "11"), "2", clock.now()
+        )
+        assert len(handled) == 5, "two messages, the leave, the join and Alice's ban"
+        assert await marks() == [clock.now().timestamp()] * 2
+    finally:
+        await app.close()
+
+
+def test_the_members_intent_is_asked_for_only_when_configured() -> None:
+    assert not DiscordAdapter(DiscordConfig(token="t")).intents().members
+    asked = DiscordAdapter(DiscordConfig(token="t", members_intent=True)).intents()
+    assert asked.members and asked.message_content and asked.moderation, "bans with the default intents"
