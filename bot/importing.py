@@ -9,7 +9,7 @@ from itertools import islice
 from adapters.importers import ImportIssue, ImportItem, IssueKind
 from adapters.importers.base import id_clash
 from bot.app import App
-from memory.types import ChatMessage
+from memory.types import ChatMessage, MembershipChange
 
 BATCH = 2000
 """Messages recorded per transaction: large enough that a batch's fixed costs (its chats' stored ids,
@@ -24,7 +24,8 @@ class ImportTotals:
     duplicates: int = 0
     erased: int = 0  # messages of people who had them deleted on request, passed over
     malformed: int = 0  # broken entries and messages whose id held other text
-    skipped: int = 0  # well-formed entries that are no chat message (joins, pins, empty)
+    skipped: int = 0  # well-formed entries that are no chat message (pins, empty, joins not applied)
+    memberships: int = 0  # entries of members leaving or joining, applied (memory.membership)
 
 
 async def record_import(
@@ -35,7 +36,8 @@ async def record_import(
     batch: int | None = None,
 ) -> ImportTotals:
     """Record the messages of `items` through `MemoryService.record_many`, `batch` per transaction
-    (BATCH when None), and count the issues. `on_malformed` hears of each entry not imported for being
+    (BATCH when None), apply each batch's members leaving and joining after its messages, and count
+    the issues. `on_malformed` hears of each entry not imported for being
     broken as it comes (`source` names the file for a message whose id its chat holds with other text)."""
     totals = ImportTotals()
     size = BATCH if batch is None else batch
@@ -55,4 +57,8 @@ async def record_import(
             on_malformed(id_clash(source, clash))
         totals.duplicates += report.duplicates
         totals.erased += report.erased
+        # after the batch's messages: a leave is judged against the member's messages before it
+        for change in (item for item in chunk if isinstance(item, MembershipChange)):
+            await app.memory.change_membership(change)
+            totals.memberships += 1
     return totals

@@ -13,7 +13,7 @@ from typing import Any
 
 from adapters.neutral import holds_nothing
 from memory import untrusted_json
-from memory.types import ChatMessage
+from memory.types import ChatMessage, MembershipChange
 
 Progress = Callable[[int, int], None]
 """Called as `progress(done, total)` while an importer works (units: entries, or lines for text files)."""
@@ -38,8 +38,9 @@ class ImportIssue:
         return f"{self.source}:{self.location}: {self.kind.value}: {self.reason}"
 
 
-ImportItem = ChatMessage | ImportIssue
+ImportItem = ChatMessage | ImportIssue | MembershipChange  # a change: an export's leave or join entry
 MessageIterator = Iterator[ImportItem]
+MessagesOnly = Iterator[ChatMessage | ImportIssue]  # a format that carries no leave or join
 
 
 class ImportFileError(ValueError):
@@ -49,7 +50,7 @@ class ImportFileError(ValueError):
 HOLDS_NOTHING = "empty message (only control or invisible characters)"
 
 
-def kept(message: ChatMessage, source: str, location: str) -> ImportItem:
+def kept(message: ChatMessage, source: str, location: str) -> ChatMessage | ImportIssue:
     """`message`, or a SKIPPED issue at `location` when it holds nothing (`holds_nothing`: its text, as
     kept, blank or only control and invisible characters), as every live adapter passes such a message
     over: imported, it was an empty message in the chat's memory."""
@@ -130,7 +131,7 @@ def addressing(
     return is_bot, to_bot
 
 
-Converter = Callable[[Any, dict[str, str]], "ChatMessage | str"]
+Converter = Callable[[Any, dict[str, str]], "ChatMessage | list[MembershipChange] | str"]
 
 
 def convert_entries(
@@ -142,11 +143,12 @@ def convert_entries(
     done: int,
     total: int,
 ) -> MessageIterator:
-    """Run `convert(entry, senders)` over a JSON export's entries and yield messages and issues.
+    """Run `convert(entry, senders)` over a JSON export's entries and yield messages, membership
+    changes and issues.
 
-    `convert` returns the message, or a string saying why a well-formed entry is skipped, and raises
-    ValueError or TypeError for a broken one. Locations read `<where>messages[i] (id …)`; progress
-    counts from `done` towards `total`.
+    `convert` returns the message, the members a service entry says left or joined, or a string saying
+    why a well-formed entry is skipped, and raises ValueError or TypeError for a broken one. Locations
+    read `<where>messages[i] (id …)`; progress counts from `done` towards `total`.
     """
     senders: dict[str, str] = {}
     for index, entry in enumerate(entries):
@@ -162,6 +164,9 @@ def convert_entries(
             continue
         if isinstance(item, str):
             yield ImportIssue(str(source), location, item, IssueKind.SKIPPED)
+            continue
+        if isinstance(item, list):
+            yield from item
             continue
         senders[item.message_id] = item.sender_id
         yield kept(item, str(source), location)

@@ -2,7 +2,9 @@
 
 JSON: a list of OneBot message events, `{"messages": [...]}` (the `data` of NapCat's
 `get_group_msg_history` / `get_friend_msg_history`), or the whole action response `{"status", "data"}`.
-Each entry is converted exactly as the live OneBot adapter converts an event.
+Each entry is converted exactly as the live OneBot adapter converts an event; a list of events a
+logger kept may hold `group_decrease` / `group_increase` notices too, read as members leaving and
+joining as live.
 
 Text (消息管理器 → 导出消息记录 → .txt): sections headed `消息对象:<name>`, each message a header line
 `2017-02-25 10:40:20 【管理员】昵称(123456)` (or `昵称<email>`) followed by its lines. The text format has no
@@ -31,18 +33,20 @@ from adapters.importers.base import (
     kept,
     load_json,
 )
-from adapters.neutral import holds_nothing
+from adapters.neutral import as_id, holds_nothing
 from adapters.onebot_v11.event import (
+    BOT_REMOVED,
     PLATFORM,
     MessageEvent,
     ReplyInfo,
+    membership_notice,
     private_chat_id,
     private_peer,
     to_chat_message,
 )
 from memory.text import loggable
 from memory.text.saved import UndecodableText, decode_saved
-from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
+from memory.types import ChatKind, ChatMessage, InvalidMessage, MembershipChange, Segment, SegmentKind
 
 CHINA = ZoneInfo("Asia/Shanghai")
 SYSTEM_SENDERS = frozenset({"10000", "1000000"})
@@ -139,6 +143,9 @@ def _iter_json(
             if entry.get("message_id") is not None:
                 location += f" (message_id {entry['message_id']})"
             kind = entry.get("post_type")
+            if kind == "notice" and (found := _membership(entry, str(path), location, self_id)):
+                yield found
+                continue
             if kind not in (None, "message", "message_sent"):
                 yield ImportIssue(str(path), location, f"{kind} event, not a message", IssueKind.SKIPPED)
                 continue
@@ -159,6 +166,24 @@ def _iter_json(
             continue
         known[(message.chat_kind.value, message.chat_id, message.message_id)] = ReplyInfo(message.sender_id)
         yield kept(message, str(path), location)
+
+
+def _membership(
+    entry: Mapping[str, Any], source: str, location: str, self_id: str | None
+) -> MembershipChange | ImportIssue | None:
+    """A member leaving or joining a group, from a `group_decrease` or `group_increase` notice kept in
+    the dump, as the live adapter reads it; one about the bot's own account (`kick_me`, its id) is
+    passed over, as live. None for any other notice."""
+    try:
+        change = membership_notice(entry)
+    except InvalidMessage as exc:
+        return ImportIssue(source, location, str(exc))
+    if change is None:
+        return None
+    ours = {i for i in (self_id, as_id(entry.get("self_id"))) if i is not None}
+    if entry.get("sub_type") == BOT_REMOVED or change.user_id in ours:
+        return ImportIssue(source, location, "the bot's own account leaving or joining", IssueKind.SKIPPED)
+    return change
 
 
 # -- message-manager text ------------------------------------------------------------------------------

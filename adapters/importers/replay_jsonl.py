@@ -17,7 +17,7 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
-from adapters.importers.base import ImportFileError, ImportIssue, MessageIterator, Progress, kept, parse_time
+from adapters.importers.base import ImportFileError, ImportIssue, MessagesOnly, Progress, kept, parse_time
 from adapters.neutral import as_id, forwarded_flag
 from memory import untrusted_json
 from memory.types import ChatMessage, InvalidMessage, Segment, SegmentKind
@@ -32,7 +32,7 @@ def iter_messages(
     platform: str = "replay",
     default_tz: tzinfo | None = None,
     progress: Progress | None = None,
-) -> MessageIterator:
+) -> MessagesOnly:
     """Yield a `ChatMessage` per valid line and an `ImportIssue` per invalid one, in file order.
 
     `default_tz` applies to ISO times without an offset; without it such lines are reported.

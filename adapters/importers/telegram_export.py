@@ -3,14 +3,16 @@
 
 Ids are mapped to what the Bot API uses, so imported history and live messages meet in the same chat and
 person: supergroups and channels get the `-100` prefix, basic groups a `-`, users (`from_id: "user42"`)
-their bare number. Service messages (joins, pins, title changes) are reported as skipped. A forward
+their bare number. Members leaving (`remove_members`) and joining (`invite_members`, `join_group_by_link`,
+`join_group_by_request`) become membership changes (memory.membership); other service messages (pins,
+title changes) are reported as skipped. A forward
 (`forwarded_from`) is imported as one (`ChatMessage.forwarded`), its @s addressing no one, as live.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, tzinfo
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,15 @@ from adapters.importers.base import (
 )
 from adapters.importers.json_stream import EntryReader, MessageArray, read_outline, stream
 from adapters.neutral import addressing_no_one, as_id, joined_text, mention_targets, reply_prefix
-from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
+from memory.types import (
+    ChatKind,
+    ChatMessage,
+    InvalidMessage,
+    MembershipChange,
+    Segment,
+    SegmentKind,
+    clean_name_field,
+)
 
 PLATFORM = "telegram"
 # Where the message arrays are (a single chat's, or each listed chat's), and the top-level keys needed.
@@ -84,6 +94,7 @@ def iter_messages(
                 done += messages.count
                 continue
             chat_name = _name(chat.get("name"))
+            names: dict[str, set[str]] = {}  # the ids each name wrote under in this chat, so far
 
             def convert(
                 entry: Any,
@@ -91,8 +102,14 @@ def iter_messages(
                 chat_id: str = chat_id,
                 kind: ChatKind = kind,
                 chat_name: str = chat_name,
-            ) -> ChatMessage | str:
-                return _convert(entry, chat_id, kind, chat_name, tz, bot_id, senders)
+                names: dict[str, set[str]] = names,
+            ) -> ChatMessage | list[MembershipChange] | str:
+                if _is_membership(entry):
+                    return _membership(entry, chat_id, tz, bot_id, names)
+                item = _convert(entry, chat_id, kind, chat_name, tz, bot_id, senders)
+                if isinstance(item, ChatMessage):
+                    names.setdefault(item.sender_name, set()).add(item.sender_id)
+                return item
 
             entries = reader.entries(messages, where)
             yield from convert_entries(path, entries, where, convert, progress, done, total)
@@ -177,9 +194,7 @@ def _convert(
     message_id = as_id(entry.get("id"))
     if message_id is None:
         raise ValueError("message has no id")
-    when = parse_time(
-        entry["date_unixtime"] if "date_unixtime" in entry else entry.get("date"), default_tz=tz
-    )
+    when = _entry_time(entry, tz)
     sender_id = _peer_id(entry.get("from_id"))
     if sender_id is None:
         raise ValueError("message has no from_id")
@@ -214,6 +229,63 @@ def _convert(
         )
     except InvalidMessage as exc:
         raise ValueError(f"invalid message: {exc}") from exc
+
+
+# service actions naming members who left or joined: (joined, whether `members` lists them, else the actor)
+_MEMBERSHIP_ACTIONS = {
+    "remove_members": (False, True),
+    "invite_members": (True, True),
+    "join_group_by_link": (True, False),
+    "join_group_by_request": (True, False),
+}
+
+
+def _is_membership(entry: Any) -> bool:
+    """Whether `entry` is a service message of members leaving or joining (`_MEMBERSHIP_ACTIONS`)."""
+    return (
+        isinstance(entry, Mapping)
+        and entry.get("type") == "service"
+        and isinstance(action := entry.get("action"), str)
+        and action in _MEMBERSHIP_ACTIONS
+    )
+
+
+def _membership(
+    entry: Mapping[str, Any], chat_id: str, tz: tzinfo, bot_id: str | None, names: Mapping[str, set[str]]
+) -> list[MembershipChange] | str:
+    """The members a service entry says left (`remove_members`: the actor removing themselves, or
+    others) or joined the chat. The export names the members of `members` by name alone: a name is the
+    actor's own (its `actor_id`), else the one account that wrote in this chat under it before; a
+    name not known so is passed over. The bot's own account is left out. Raises ValueError if broken."""
+    action = str(entry.get("action"))
+    joined, listed = _MEMBERSHIP_ACTIONS[action]
+    when = _entry_time(entry, tz)
+    actor, actor_id = clean_name_field(_name(entry.get("actor"))), _peer_id(entry.get("actor_id"))
+    if not listed:
+        ids = [actor_id] if actor_id is not None else []
+    else:
+        members = entry.get("members")
+        if not isinstance(members, list):
+            raise ValueError(f"{action} without a list of members")
+        ids = []
+        for name in (clean_name_field(_name(m)) for m in members):
+            known = {actor_id} if actor_id is not None and name == actor else names.get(name, set())
+            if name and len(known) == 1:
+                ids.append(next(iter(known)))
+    ids = [i for i in dict.fromkeys(ids) if i != bot_id]
+    if not ids:
+        return f"service message: {action} (no account known by the names it gives)"
+    try:
+        return [MembershipChange(PLATFORM, (chat_id,), user, when, joined=joined) for user in ids]
+    except InvalidMessage as exc:
+        raise ValueError(f"invalid {action}: {exc}") from exc
+
+
+def _entry_time(entry: Mapping[str, Any], tz: tzinfo) -> datetime:
+    """An entry's time: `date_unixtime`, else (older exports) `date` in the zone `tz`."""
+    return parse_time(
+        entry["date_unixtime"] if "date_unixtime" in entry else entry.get("date"), default_tz=tz
+    )
 
 
 def _name(value: Any) -> str:

@@ -132,6 +132,7 @@ async def import_command(
         f"{totals.malformed} malformed entries skipped, "
         f"{totals.skipped} non-messages (joins, pins, empty) passed over; "
         + (f"{totals.erased} messages of people who had them deleted passed over; " if totals.erased else "")
+        + (f"{totals.memberships} members leaving or joining read; " if totals.memberships else "")
         + f"finished {datetime.now():%H:%M:%S}"
     )
 
