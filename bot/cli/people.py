@@ -102,6 +102,7 @@ def _record_json(record: PersonRecord) -> dict[str, object]:
         "superseded": [fact(f) for f in record.superseded],
         "timeline": [{"time": t.time, "text": t.text, "message_ids": t.message_ids} for t in record.timeline],
         "message_count": record.message_count,
+        "left_at": None if record.left_at is None else record.left_at.isoformat(),
     }
 
 
@@ -111,7 +112,8 @@ def _record_json(record: PersonRecord) -> dict[str, object]:
 @runtime_options
 @async_command
 async def list_people(chat_key: str, as_json: bool, config_path: Path | None, data_dir: Path | None) -> None:
-    """Every member with the name the bot uses and their other names."""
+    """Every member with the name the bot uses and their other names; one who left the chat ends with
+    `left` and the date."""
     async with _open(config_path, data_dir, chat_key, writes=False) as (app, chat_id):
         records = await _persons(app).records(chat_id)
     if as_json:
@@ -119,7 +121,8 @@ async def list_people(chat_key: str, as_json: bool, config_path: Path | None, da
         return
     for r in records:
         aliases = ", ".join(list(r.view.aliases)[:6])
-        click.echo(f"#{r.person_id}\t{r.name}\t{r.message_count} msgs\t{aliases}")
+        left = "" if r.left_at is None else f"\tleft {r.left_at:%Y-%m-%d}"
+        click.echo(f"#{r.person_id}\t{r.name}\t{r.message_count} msgs\t{aliases}{left}")
 
 
 @people.command("show")

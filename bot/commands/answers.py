@@ -113,7 +113,8 @@ async def recall(
 
 async def who(memory: MemoryService, chat_id: int, name: str) -> Answer:
     """Who a name is in this chat, answered from the person card (aliases, facts, timeline) — only
-    what this chat learnt. Several close candidates are reported as ambiguous, never guessed."""
+    what this chat learnt. Several close candidates are reported as ambiguous, never guessed. A member
+    who left the chat is still found (what they said is the chat's record), marked as gone."""
     persons = persons_of(memory)
     found = await persons.who(chat_id, name)
     config = persons.config()
@@ -132,6 +133,7 @@ async def who(memory: MemoryService, chat_id: int, name: str) -> Answer:
                 "attributes": dict(r.view.attributes),
                 "message_count": r.message_count,
                 "last_seen": r.last_seen.isoformat(),
+                "left_at": None if r.left_at is None else r.left_at.isoformat(),
                 "confidence": next(
                     (m.confidence for m in found.resolution.matches if m.person_id == str(r.person_id)), 1.0
                 ),
@@ -143,11 +145,14 @@ async def who(memory: MemoryService, chat_id: int, name: str) -> Answer:
         return Answer(data, [f"我不认识{_echoed(name)}。"])
     if found.ambiguous:
         lines = [f"{_echoed(name)}可能是好几个人，说具体一点？"]
-        lines += [f"- {r.name}（{'、'.join(list(r.view.aliases)[:3])}）" for r in found.records]
+        lines += [f"- {r.view.shown_name}（{'、'.join(list(r.view.aliases)[:3])}）" for r in found.records]
         return Answer(data, lines)
     record = found.records[0]
     card = render_card(record.view, config.card_max_chars, max_tokens=config.card_tokens)
-    lines = [*card.splitlines(), f"{record.message_count} 条消息 · 最近 {record.last_seen:%Y-%m-%d}"]
+    seen = f"{record.message_count} 条消息 · 最近 {record.last_seen:%Y-%m-%d}"
+    if record.left_at is not None:
+        seen += f" · {record.left_at:%Y-%m-%d} 退群"
+    lines = [*card.splitlines(), seen]
     return Answer(data, lines)
 
 

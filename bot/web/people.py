@@ -80,7 +80,7 @@ async def people_list(request: web.Request) -> web.Response:
             r.message_count,
             len(r.facts),
             when(r.last_seen),
-            "bot" if r.is_bot else "",
+            _status(r),
         ]
         for r in records
     ]
@@ -136,7 +136,16 @@ async def person_show(request: web.Request) -> web.Response:
         _forget_link(base, record),
     )
     heading = h("{} (#{})", bdi(record.name), record.person_id)
+    if record.left_at is not None:
+        heading = h("{} — left the chat {}", heading, when(record.left_at))
     return page(request, f"{record.name} (#{record.person_id})", body, heading=heading)
+
+
+def _status(record: PersonRecord) -> str:
+    """The list's last column: the bot's own account, or a member who left the chat (and when)."""
+    if record.is_bot:
+        return "bot"
+    return "" if record.left_at is None else f"left {when(record.left_at)}"
 
 
 def _forget_link(base: str, record: PersonRecord) -> Safe | str:
@@ -179,7 +188,7 @@ async def _merge_matches(request: web.Request, chat: ChatRef, record: PersonReco
             r.name,
             r.platform_user_id,
             r.message_count,
-            "this person" if r.person_id == record.person_id else ("bot" if r.is_bot else ""),
+            "this person" if r.person_id == record.person_id else _status(r),
         ]
         for r in found[:MAX_MATCHES]
     ]

@@ -47,15 +47,26 @@ class TimelineEntry:
     message_keys: tuple[str, ...] = ()
 
 
+LEFT_MARK = "(已退群)"  # after the name of a member who left the chat or was removed from it
+
+
 @dataclass(frozen=True, slots=True)
 class PersonView:
-    """What a card shows: `name` is the person_name the bot uses; `aliases` the other names."""
+    """What a card shows: `name` is the person_name the bot uses; `aliases` the other names; `left`
+    marks a member who left the chat (or was removed from it)."""
 
     person_id: str
     name: str
     aliases: Sequence[str] = ()
     attributes: Mapping[str, str | Sequence[str]] = field(default_factory=dict)
     timeline: Sequence[TimelineEntry] = ()
+    left: bool = False
+
+    @property
+    def shown_name(self) -> str:
+        """The name as a card heads it: the person_name (else the id), marked when they left."""
+        name = self.name.strip() or self.person_id
+        return f"{name}{LEFT_MARK}" if self.left else name
 
 
 def _label(key: str, labels: Mapping[str, str]) -> str:
@@ -112,14 +123,15 @@ def render_card(
 ) -> str:
     """The person's card within `max_chars` characters (and `max_tokens` estimated tokens if given).
 
-    Order of priority: the name, other names (up to `max_aliases`), attributes (job, workplace,
-    location, … then others by key), the most recent `max_timeline` events, newest first.
+    Order of priority: the name (`LEFT_MARK` after it for a member who left the chat), other names (up
+    to `max_aliases`), attributes (job, workplace, location, … then others by key), the most recent
+    `max_timeline` events, newest first.
     """
     if max_chars <= 0:
         raise ValueError(f"max_chars must be positive, got {max_chars}")
     names = labels if labels is not None else DEFAULT_LABELS
     budget = _Budget(max_chars, max_tokens)
-    header = f"【{person.name.strip() or person.person_id}】"
+    header = f"【{person.shown_name}】"
     if not budget.fits(header):
         return truncate(header, max_chars)
     lines = [header]

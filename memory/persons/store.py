@@ -401,6 +401,7 @@ class PersonRecord:
     facts: list[PersonFact]
     superseded: list[PersonFact]
     timeline: list[PersonTimelineEntry]
+    left_at: datetime | None = None  # when the platform said they left the chat (memory.membership)
 
     @property
     def name(self) -> str:
@@ -410,7 +411,8 @@ class PersonRecord:
 async def person_record(
     session: AsyncSession, chat_id: int, person_id: int, *, timeline_limit: int = 20
 ) -> PersonRecord | None:
-    """The person as chat `chat_id` knows them, or None when they are not a member of it."""
+    """The person as chat `chat_id` knows them, or None when they are not a member of it (one who left
+    it is still found, with `left_at`: what they said stays the chat's record)."""
     row = (
         await session.execute(
             select(Person, ChatMember, PersonChatName.person_name)
@@ -438,6 +440,7 @@ async def person_record(
         timeline=[
             TimelineEntry(from_ts(t.time), t.text, tuple(str(m) for m in t.message_ids)) for t in timeline
         ],
+        left=member.left_at is not None,
     )
     return PersonRecord(
         person_id=person_id,
@@ -452,6 +455,7 @@ async def person_record(
         facts=current,
         superseded=[f for f in all_facts if f.superseded_at is not None],
         timeline=timeline,
+        left_at=None if member.left_at is None else from_ts(member.left_at),
     )
 
 

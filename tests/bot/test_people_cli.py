@@ -125,3 +125,40 @@ def test_the_bot_and_a_member_are_never_merged(tmp_path: Path, order: tuple[str,
     _bot_still_said_it(data)
     members = CliRunner().invoke(cli, ["people", "merge", "u1", "u2", "--chat", "replay:g1", *data])
     assert members.exit_code == 0 and "merged #" in members.output
+
+
+def test_a_member_who_left_is_listed_and_shown_as_left(tmp_path: Path) -> None:
+    """`people list`, `people show` and `who` showed a member who had left like any other member."""
+    said = {"type": "message", "date_unixtime": "1772366460"}
+    export = {
+        "name": "群",
+        "type": "private_supergroup",
+        "id": 55,
+        "messages": [
+            said | {"id": 1, "from": "Lily", "from_id": "user1", "text": "周六去爬山吗"},
+            said | {"id": 2, "from": "Bob", "from_id": "user2", "text": "好啊"},
+            {"id": 3, "type": "service", "date_unixtime": "1772366520", "actor": "Bob", "actor_id": "user2"}
+            | {"action": "remove_members", "members": ["Bob"], "text": ""},
+        ],
+    }
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(export, ensure_ascii=False), encoding="utf-8")
+    data = ["--data-dir", str(tmp_path / "d")]
+    imported = CliRunner().invoke(cli, ["import", "telegram", str(path), "--no-progress", *data])
+    assert imported.exit_code == 0, imported.output
+    chat = ["--chat", "telegram:-10055", *data]
+    listed = CliRunner().invoke(cli, ["people", "list", *chat])
+    assert listed.exit_code == 0, listed.output
+    lines = {line.split("\t")[1]: line for line in listed.output.splitlines()}
+    assert lines["Bob"].endswith("\tleft 2026-03-01") and "left" not in lines["Lily"]
+    shown = CliRunner().invoke(cli, ["people", "show", "2", "--json", *chat])
+    assert json.loads(shown.output)["left_at"] == "2026-03-01T12:02:00+00:00"
+    assert (
+        json.loads(CliRunner().invoke(cli, ["people", "show", "1", "--json", *chat]).output)["left_at"]
+        is None
+    )
+    card = CliRunner().invoke(cli, ["people", "show", "2", *chat])
+    assert card.output.startswith("【Bob(已退群)】")
+    who = CliRunner().invoke(cli, ["who", "Bob", "--json", *chat])
+    [match] = json.loads(who.output)["matches"]
+    assert match["left_at"] == "2026-03-01T12:02:00+00:00"

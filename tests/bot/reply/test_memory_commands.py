@@ -17,7 +17,7 @@ from memory import commands
 from memory.clock import ManualClock
 from memory.persons.store import person_ids_for
 from memory.types import ChatMessage, MembershipChange
-from tests.conftest import T0, make_message
+from tests.conftest import T0, chat_ids, make_message
 
 
 @pytest.mark.parametrize(
@@ -127,6 +127,33 @@ async def test_recall_in_chat_no_longer_reads_a_chat_its_asker_left_until_they_r
         await app.close()
     assert after_leaving is not None and "西湖边爬山" not in after_leaving, "the chat she left is closed"
     assert after_rejoining is not None and "西湖边爬山" in after_rejoining, "and open again once she is back"
+
+
+async def test_who_marks_a_member_who_left_and_the_reply_context_card_too(tmp_path: Path) -> None:
+    """A member who left was shown by `/who` (and to the reply model) as a member like any other."""
+    app = await build_app(ConfigStore(Settings(), None), tmp_path / "data", ManualClock(T0))
+    sent: list[str] = []
+
+    async def send(_chat: str, text: str, **_kwargs: Any) -> ChatMessage:
+        sent.append(text)
+        return make_message(100 + len(sent), sender="bot", text=text, is_bot=True)
+
+    left = MembershipChange("test", ("g1",), "alice", T0 + timedelta(minutes=3))
+    try:
+        await app.pipeline.handle(make_message(1, sender="alice", text="我下个月搬去杭州"), send)
+        await app.pipeline.handle(make_message(2, sender="bob", text="大家好"), send)
+        await app.pipeline.handle_inbound(left, send, asyncio.Event())
+        gone = await app.pipeline.handle(make_message(4, sender="bob", text="/who name-alice"), send)
+        asked = (await app.memory.recent((await chat_ids(app.memory, "g1"))[0], 1))[-1]
+        context = await app.memory.context_for_reply(asked.chat_id, asked, "name-alice 最近怎么样")
+        await app.pipeline.handle(make_message(5, sender="alice", text="我回来了"), send)
+        back = await app.pipeline.handle(make_message(6, sender="bob", text="/who name-alice"), send)
+    finally:
+        await app.close()
+    assert gone.reply is not None and "【name-alice(已退群)】" in gone.reply
+    assert "退群" in gone.reply.splitlines()[-1], "with the date"
+    assert "【name-alice(已退群)】" in context.text, "the reply model is told so"
+    assert back.reply is not None and "【name-alice】" in back.reply and "退群" not in back.reply
 
 
 @pytest.mark.parametrize(

@@ -4,11 +4,14 @@ form takes a person id (with a bounded search) instead of a dropdown of every me
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
+from bot.web.html import times_in, when
 from bot.web.paging import MAX_LIMIT
 from memory.persons.member_search import MAX_MATCHES
+from memory.types import MembershipChange
 from tests.bot.web.conftest import Console
-from tests.conftest import make_message
+from tests.conftest import T0, make_message
 from tests.query_plans import largest_result
 
 MEMBERS = 25
@@ -98,3 +101,20 @@ async def test_merging_by_a_searched_id_and_the_refusals(console: Console) -> No
     status, text = await merge(f"#{ids['u3']}")
     assert status == 200 and f"merged #{ids['u3']} into #{ids['u1']}" in text
     assert sorted(r.person_id for r in await persons.records(chat)) == sorted([ids["u1"], ids["bot"]])
+
+
+async def test_a_member_who_left_is_shown_as_left_in_the_list_and_on_their_page(console: Console) -> None:
+    ids = await _members(console, 3)
+    chat = await console.chat_id()
+    left = MembershipChange("test", ("g1",), "u1", T0 + timedelta(days=1))
+    assert await console.app.memory.change_membership(left) == 1
+    await console.login()
+    with times_in(console.app.settings.bot.timezone):  # the pages' zone
+        shown = when(left.time)
+    listed = await (await console.client.get(f"/chats/{chat}/people")).text()
+    rows = {user: row for row in listed.split("<tr") for user in ("u0", "u1") if f">{user}<" in row}
+    assert f"left {shown}" in rows["u1"] and "left" not in rows["u0"]
+    page = await (await console.client.get(f"/chats/{chat}/people/{ids['u1']}")).text()
+    assert f"left the chat {shown}" in page
+    found = await (await console.client.get(f"/chats/{chat}/people/{ids['u0']}?find=name-u1")).text()
+    assert f"left {shown}" in found, "the merge search shows it too"

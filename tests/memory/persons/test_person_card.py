@@ -1,3 +1,4 @@
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -25,6 +26,13 @@ def test_full_card_has_name_aliases_attributes_and_recent_timeline():
     assert lines[1].startswith("资料：职业 腾讯工程师；住在 北京；喜欢 猫、火锅")
     assert "最喜欢的水果 芒果" in lines[1]
     assert lines[2] == "近况：2024-06-01 下个月去北京；2024-05-20 和男朋友吵架"
+
+
+def test_a_member_who_left_the_chat_is_marked_after_the_name():
+    card = render_card(replace(PERSON, left=True), 500)
+    assert card.splitlines()[0] == "【小红(已退群)】又名：红红、xiaohong、阿红", (
+        "an alias 小红 is still no other name"
+    )
 
 
 @pytest.mark.parametrize("budget", [3, 5, 10, 20, 30, 45, 60, 80, 120])
