@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bot.app import build_app
+from bot.app import App, build_app
 from bot.config import ConfigStore
 from bot.config.settings import Settings
+from bot.reply.pipeline import Send
 from bot.tools.service_backend import ServiceMemoryTools
 from memory import commands
 from memory.clock import ManualClock
@@ -47,31 +50,12 @@ def test_other_text_is_no_command(text: str) -> None:
     assert commands.parse(text) is None
 
 
-async def test_addressed_commands_are_answered_only_when_addressed_to_the_bot(tmp_path: Path) -> None:
-    app = await build_app(ConfigStore(Settings(), None), tmp_path / "data", ManualClock(T0))
-    sent: list[str] = []
-
-    async def send(_chat: str, text: str, **_kwargs: Any) -> ChatMessage:
-        sent.append(text)
-        return make_message(100 + len(sent), sender="bot", text=text, is_bot=True)
-
-    try:
-        await app.pipeline.handle(make_message(1, text="周六去西湖边爬山"), send)
-        telegram = await app.pipeline.handle(
-            make_message(2, text="/recall@qunyi_bot 西湖", to_bot=True), send
-        )
-        other = await app.pipeline.handle(make_message(3, text="/recall@other_bot 西湖"), send)
-        qq = await app.pipeline.handle(make_message(4, text="@群忆 /recall 西湖", to_bot=True), send)
-    finally:
-        await app.close()
-    assert telegram.reason == "command" and qq.reason == "command"
-    assert other.reason != "command" and other.reply is None
-    assert len(sent) == 2 and all("西湖边爬山" in text for text in sent)
-
-
-async def test_recall_in_chat_opens_other_chats_only_to_the_people_listed(tmp_path: Path) -> None:
-    settings = Settings.model_validate({"recall": {"per_person_cross_chat": ["test:alice"]}})
-    app = await build_app(ConfigStore(settings, None), tmp_path / "data", ManualClock(T0))
+@asynccontextmanager
+async def answering(
+    tmp_path: Path, settings: Settings | None = None
+) -> AsyncIterator[tuple[App, Send, list[str]]]:
+    """A bot over a new database, the `send` it answers through and the texts it sent."""
+    app = await build_app(ConfigStore(settings or Settings(), None), tmp_path / "data", ManualClock(T0))
     sent: list[str] = []
 
     async def send(_chat: str, text: str, **_kwargs: Any) -> ChatMessage:
@@ -79,6 +63,27 @@ async def test_recall_in_chat_opens_other_chats_only_to_the_people_listed(tmp_pa
         return make_message(100 + len(sent), chat=_chat, sender="bot", text=text, is_bot=True)
 
     try:
+        yield app, send, sent
+    finally:
+        await app.close()
+
+
+async def test_addressed_commands_are_answered_only_when_addressed_to_the_bot(tmp_path: Path) -> None:
+    async with answering(tmp_path) as (app, send, sent):
+        await app.pipeline.handle(make_message(1, text="周六去西湖边爬山"), send)
+        telegram = await app.pipeline.handle(
+            make_message(2, text="/recall@qunyi_bot 西湖", to_bot=True), send
+        )
+        other = await app.pipeline.handle(make_message(3, text="/recall@other_bot 西湖"), send)
+        qq = await app.pipeline.handle(make_message(4, text="@群忆 /recall 西湖", to_bot=True), send)
+    assert telegram.reason == "command" and qq.reason == "command"
+    assert other.reason != "command" and other.reply is None
+    assert len(sent) == 2 and all("西湖边爬山" in text for text in sent)
+
+
+async def test_recall_in_chat_opens_other_chats_only_to_the_people_listed(tmp_path: Path) -> None:
+    settings = Settings.model_validate({"recall": {"per_person_cross_chat": ["test:alice"]}})
+    async with answering(tmp_path, settings) as (app, send, _sent):
         await app.pipeline.handle(make_message(1, chat="g2", sender="alice", text="周六去西湖边爬山"), send)
         await app.pipeline.handle(make_message(2, chat="g1", sender="bob", text="大家好"), send)
         alice = await app.pipeline.handle(
@@ -89,8 +94,6 @@ async def test_recall_in_chat_opens_other_chats_only_to_the_people_listed(tmp_pa
             asker = (await person_ids_for(session, "test", ["alice"]))["alice"]
         as_alice = await ServiceMemoryTools(app.memory, asker=asker).recall("test:g1", "西湖", 5)
         anonymous = await ServiceMemoryTools(app.memory).recall("test:g1", "西湖", 5)
-    finally:
-        await app.close()
     assert alice.reply is not None and "西湖边爬山" in alice.reply, "alice may read the chats she is in"
     assert bob.reply is not None and "西湖边爬山" not in bob.reply, "bob reads only this chat"
     assert "西湖边爬山" in as_alice and "西湖边爬山" not in anonymous, (
@@ -102,44 +105,32 @@ async def test_recall_in_chat_no_longer_reads_a_chat_its_asker_left_until_they_r
     """A member listed in per_person_cross_chat who left (or was removed from) a chat kept reading it
     from every other chat: no adapter told memory of a leave, so the membership never ended."""
     settings = Settings.model_validate({"recall": {"per_person_cross_chat": ["test:alice"]}})
-    app = await build_app(ConfigStore(settings, None), tmp_path / "data", ManualClock(T0))
-    sent: list[str] = []
-
-    async def send(_chat: str, text: str, **_kwargs: Any) -> ChatMessage:
-        sent.append(text)
-        return make_message(100 + len(sent), chat=_chat, sender="bot", text=text, is_bot=True)
 
     def membership(minutes: int, joined: bool) -> MembershipChange:
         return MembershipChange("test", ("g2",), "alice", T0 + timedelta(minutes=minutes), joined=joined)
 
-    async def recall_as_alice(n: int) -> str | None:
-        return (await app.pipeline.handle(make_message(n, sender="alice", text="/recall 西湖"), send)).reply
-
     stopping = asyncio.Event()
-    try:
+    async with answering(tmp_path, settings) as (app, send, _sent):
+
+        async def recall_as_alice(n: int) -> str | None:
+            return (
+                await app.pipeline.handle(make_message(n, sender="alice", text="/recall 西湖"), send)
+            ).reply
+
         await app.pipeline.handle(make_message(1, chat="g2", sender="alice", text="周六去西湖边爬山"), send)
         await app.pipeline.handle(make_message(2, sender="alice", text="大家好"), send)
         await app.pipeline.handle_inbound(membership(3, joined=False), send, stopping)
         after_leaving = await recall_as_alice(4)
         await app.pipeline.handle_inbound(membership(5, joined=True), send, stopping)
         after_rejoining = await recall_as_alice(6)
-    finally:
-        await app.close()
     assert after_leaving is not None and "西湖边爬山" not in after_leaving, "the chat she left is closed"
     assert after_rejoining is not None and "西湖边爬山" in after_rejoining, "and open again once she is back"
 
 
 async def test_who_marks_a_member_who_left_and_the_reply_context_card_too(tmp_path: Path) -> None:
     """A member who left was shown by `/who` (and to the reply model) as a member like any other."""
-    app = await build_app(ConfigStore(Settings(), None), tmp_path / "data", ManualClock(T0))
-    sent: list[str] = []
-
-    async def send(_chat: str, text: str, **_kwargs: Any) -> ChatMessage:
-        sent.append(text)
-        return make_message(100 + len(sent), sender="bot", text=text, is_bot=True)
-
     left = MembershipChange("test", ("g1",), "alice", T0 + timedelta(minutes=3))
-    try:
+    async with answering(tmp_path) as (app, send, _sent):
         await app.pipeline.handle(make_message(1, sender="alice", text="我下个月搬去杭州"), send)
         await app.pipeline.handle(make_message(2, sender="bob", text="大家好"), send)
         await app.pipeline.handle_inbound(left, send, asyncio.Event())
@@ -148,8 +139,6 @@ async def test_who_marks_a_member_who_left_and_the_reply_context_card_too(tmp_pa
         context = await app.memory.context_for_reply(asked.chat_id, asked, "name-alice 最近怎么样")
         await app.pipeline.handle(make_message(5, sender="alice", text="我回来了"), send)
         back = await app.pipeline.handle(make_message(6, sender="bob", text="/who name-alice"), send)
-    finally:
-        await app.close()
     assert gone.reply is not None and "【name-alice(已退群)】" in gone.reply
     assert "退群" in gone.reply.splitlines()[-1], "with the date"
     assert "【name-alice(已退群)】" in context.text, "the reply model is told so"
