@@ -71,7 +71,8 @@ ACTOR = "chat merge"
 HANDLED: dict[str, str] = {
     "messages": "moved; platform ids and reply links prefixed with FROM's platform id",
     "deleted_messages": "moved; platform ids prefixed like the messages (they stay deleted)",
-    "chat_members": "folded per person (message counts added, first/last seen widened)",
+    "chat_members": "folded per person (message counts added, first/last seen widened; gone from INTO "
+    "when the later leave came after the last message in either)",
     "chat_history": "moved",
     "topic_cache": "moved; thread ids prefixed like the messages",
     "forget_log": "moved",
