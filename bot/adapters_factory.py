@@ -76,7 +76,7 @@ def build_adapters(app: App) -> list[Adapter]:
             from adapters.discord import DiscordAdapter
 
             assert settings.adapters.discord is not None
-            adapters.append(DiscordAdapter(settings.adapters.discord))
+            adapters.append(DiscordAdapter(settings.adapters.discord, clock=app.clock))
         elif name == "playground":
             from adapters.playground import PlaygroundAdapter
 

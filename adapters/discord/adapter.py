@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from adapters.base import (
@@ -22,6 +22,7 @@ from adapters.base import (
 from adapters.discord.config import DiscordConfig
 from adapters.discord.convert import PLATFORM, message_to_chat
 from adapters.extras import require
+from memory.clock import Clock, SystemClock
 from memory.types import ChatKind, ChatMessage, InboundEvent, MembershipChange, MessageDeletion
 
 if TYPE_CHECKING:
@@ -37,10 +38,10 @@ class DiscordAdapter(Adapter):
 
     platform = PLATFORM
 
-    def __init__(self, config: DiscordConfig, now: Callable[[], datetime] | None = None) -> None:
+    def __init__(self, config: DiscordConfig, *, clock: Clock | None = None) -> None:
         self._discord = require("discord", "discord")
         self.config = config
-        self._now = now or (lambda: datetime.now(UTC))  # when a member left: Discord does not say
+        self._clock = clock or SystemClock()  # when a member left: Discord does not say
         self._handler: MessageHandler | None = None
         self._client: discord.Client | None = None
         self._task: asyncio.Task[None] | None = None
@@ -140,15 +141,15 @@ class DiscordAdapter(Adapter):
 
     async def _on_raw_member_remove(self, payload: Any) -> None:
         """A member left or was kicked or banned (with the Server Members intent only)."""
-        await self._membership(payload.guild_id, payload.user.id, self._now(), joined=False)
+        await self._membership(payload.guild_id, payload.user.id, self._clock.now(), joined=False)
 
     async def _on_member_ban(self, guild: Any, user: Any) -> None:
         """A member was banned (told with the default intents, also without the members one)."""
-        await self._membership(guild.id, user.id, self._now(), joined=False)
+        await self._membership(guild.id, user.id, self._clock.now(), joined=False)
 
     async def _on_member_join(self, member: Any) -> None:
         """A member joined (with the Server Members intent only)."""
-        await self._membership(member.guild.id, member.id, member.joined_at or self._now(), joined=True)
+        await self._membership(member.guild.id, member.id, member.joined_at or self._clock.now(), joined=True)
 
     async def _membership(self, guild_id: int, user_id: int, when: datetime, *, joined: bool) -> None:
         """Hand on a member leaving or joining server `guild_id`: a server's members are those of every

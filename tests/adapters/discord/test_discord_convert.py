@@ -532,7 +532,7 @@ async def test_members_leaving_banned_and_joining_a_server_are_marked_in_its_cha
     world.guild._add_thread(world.thread)
     app = await build_app(ConfigStore(Settings(), None), tmp_path / "data", ManualClock(WHEN))
     clock = ManualClock(WHEN + timedelta(hours=1))  # Discord does not date a leave: the adapter's clock
-    adapter = DiscordAdapter(DiscordConfig(token="t"), now=clock.now)
+    adapter = DiscordAdapter(DiscordConfig(token="t"), clock=clock)
     handle = inbound_handler(app, adapter, asyncio.Event())
     handled: list[InboundEvent] = []
 
