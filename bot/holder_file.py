@@ -93,6 +93,18 @@ def _is_at(handle: IO[str], path: Path) -> bool:
     return (here.st_dev, here.st_ino) == (mine.st_dev, mine.st_ino)
 
 
+@contextlib.contextmanager
+def directory_locked(folder: Path, operation: int) -> Iterator[None]:
+    """`folder` flocked with `operation` (LOCK_SH or LOCK_EX) for the block; BlockingIOError when a
+    lock of the other kind, or another LOCK_EX, is held on it. The lock goes with the process."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, operation | fcntl.LOCK_NB)
+        yield
+    finally:
+        os.close(fd)
+
+
 def file_holder(path: Path, alone: str) -> Holder | None:
     """Who holds the file at `path` now, or None when nobody does.
 

@@ -22,7 +22,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from bot.holder_file import DataDirTaken, Holder, file_holder, hold_file
+from bot.holder_file import DataDirTaken, Holder, directory_locked, file_holder, hold_file
 from bot.pid_file import COMPACT, holder
 
 MARKER_PREFIX = "qunyi.writer-"
@@ -41,18 +41,6 @@ class WritersRunning(RuntimeError):
 
 
 @contextlib.contextmanager
-def _directory_locked(data_dir: Path, operation: int) -> Iterator[None]:
-    """`data_dir` flocked with `operation` (LOCK_SH or LOCK_EX) for the block; BlockingIOError when a
-    lock of the other kind, or another LOCK_EX, is held on it."""
-    fd = os.open(data_dir, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        fcntl.flock(fd, operation | fcntl.LOCK_NB)
-        yield
-    finally:
-        os.close(fd)
-
-
-@contextlib.contextmanager
 def writing(data_dir: Path, role: str) -> Iterator[None]:
     """Hold `data_dir` for writing its database (beside other writers) for the block, named `role` (the
     command, such as `web`) in a marker file removed at the end.
@@ -60,7 +48,7 @@ def writing(data_dir: Path, role: str) -> Iterator[None]:
     Raises DataDirTaken naming `qunyi compact` (by the pid file it holds) while it runs."""
     with contextlib.ExitStack() as held:
         try:
-            held.enter_context(_directory_locked(data_dir, fcntl.LOCK_SH))
+            held.enter_context(directory_locked(data_dir, fcntl.LOCK_SH))
         except BlockingIOError:
             found = holder(data_dir)
             compact = found if found is not None and found.role == COMPACT else Holder(None, COMPACT)
@@ -77,7 +65,7 @@ def excluding_writers(data_dir: Path) -> Iterator[None]:
     Raises WritersRunning when a writer holds it. The markers of writers that were killed are removed."""
     with contextlib.ExitStack() as held:
         try:
-            held.enter_context(_directory_locked(data_dir, fcntl.LOCK_EX))
+            held.enter_context(directory_locked(data_dir, fcntl.LOCK_EX))
         except BlockingIOError:
             raise WritersRunning(data_dir, writers(data_dir)) from None
         for marker in data_dir.glob(f"{MARKER_PREFIX}*"):

@@ -6,13 +6,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
-from bot.backup import back_up
+from bot import backup as backup_module
+from bot.backup import BackupFailed, back_up
 from bot.cli.main import cli
 from memory.storage import snapshot
 from memory.storage.snapshot import CopyStopped
@@ -202,3 +206,83 @@ def test_a_note_written_while_the_backup_copies_the_notes_does_not_fail_it(
     assert sorted(p.name for p in copied.iterdir()) == ["爬山.md"], "no lock or temporary file copied"
     note = qunyi("notes", "get", "爬山", "--chat", "global", "--data-dir", destination)
     assert note.output.strip() == "周六九溪，早上八点", "the note as the write left it"
+
+
+# `qunyi backup` killed (SIGKILL) at a chosen point: in the notes' copy, the database copied already into
+# the hidden work folder, or once the notes are moved up into an empty folder, before the database.
+KILLED_BACKUP = """
+import os, signal, sys
+from pathlib import Path
+import bot.backup
+
+if sys.argv[1] == "copying":
+    def copy_notes(*_args):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    bot.backup.copy_notes = copy_notes
+else:
+    rename = Path.rename
+
+    def rename_then_die(self, target):
+        moved = rename(self, target)
+        if Path(target).name == "notes":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return moved
+
+    Path.rename = rename_then_die
+from bot.cli.main import cli
+cli(sys.argv[2:])
+"""
+
+
+@pytest.mark.parametrize(("into", "killed"), [("new", "copying"), ("empty", "copying"), ("empty", "moving")])
+def test_a_backup_killed_midway_leaves_nothing_in_the_way_of_the_next(
+    data: Path, tmp_path: Path, into: str, killed: str
+) -> None:
+    """A killed backup left its hidden work folder, a whole copy of the database, beside a new DEST for
+    good, and inside an empty DEST it made the next backup there fail ('already exists and is not an
+    empty folder'), also when it was killed with the notes moved up and the database not. The next
+    backup to the same DEST now removes what a killed one left, and makes the backup."""
+    destination = tmp_path / "backups" / "today"
+    destination.parent.mkdir()
+    if into == "empty":
+        destination.mkdir()
+    root = Path(__file__).resolve().parents[2]
+    crashed = subprocess.run(
+        [sys.executable, "-c", KILLED_BACKUP, killed, "backup", str(destination), "--data-dir", str(data)],
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        timeout=120,
+    )
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    assert [p for p in (tmp_path / "backups").rglob("*") if ".partial-" in p.name], "it left its work folder"
+    result = qunyi("backup", destination, "--data-dir", data, "--json")
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (tmp_path / "backups").iterdir()) == ["today"]
+    assert sorted(p.name for p in destination.iterdir()) == ["notes", "qunyi.db"]
+    assert json.loads(result.output)["notes"] == 1
+    note = qunyi("notes", "get", "爬山", "--chat", "global", "--data-dir", destination)
+    assert "周六九溪" in note.output
+
+
+def test_the_work_folder_of_a_backup_still_running_is_left_alone(
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a work folder no backup holds any more is taken for a killed backup's: a second backup into
+    the same empty folder while the first copies is refused, and the first one goes on."""
+    destination = tmp_path / "empty"
+    destination.mkdir()
+    copy_notes = backup_module.copy_notes
+    refused: list[str] = []
+
+    def another_backup_meanwhile(source: Path, target: Path) -> None:
+        monkeypatch.setattr(backup_module, "copy_notes", copy_notes)
+        with pytest.raises(BackupFailed) as second:
+            back_up(data, destination)
+        refused.append(str(second.value))
+        copy_notes(source, target)
+
+    monkeypatch.setattr(backup_module, "copy_notes", another_backup_meanwhile)
+    back_up(data, destination)
+    assert refused == [f"{destination} already exists and is not an empty folder; name a new one"]
+    assert sorted(p.name for p in destination.iterdir()) == ["notes", "qunyi.db"]
