@@ -13,6 +13,7 @@ from bot.history_setup import register_history_jobs
 from bot.llm import LLMGateway, build_gateway
 from bot.private_chat_notes import move_renamed_private_chat_notes
 from bot.reply.pipeline import ReplyPipeline
+from memory.chat_merge import finish_notes_moves
 from memory.clock import Clock, SystemClock
 from memory.context.jargon_provider import JargonProvider
 from memory.context.notes_provider import NoteHintsProvider
@@ -221,6 +222,13 @@ def mining_settings(settings: Settings) -> MiningSettings:
     )
 
 
+async def settle_notes_folders(db: Database, notes: NoteScopes) -> None:
+    """Move the notes folders whose chats are known under another key now: the renamed QQ private
+    chats', and those of merged chats whose merge was killed before it moved them."""
+    await move_renamed_private_chat_notes(db, notes)
+    await finish_notes_moves(db, notes)
+
+
 async def build_app(
     config: ConfigStore,
     data_dir: Path | None = None,
@@ -250,7 +258,7 @@ async def build_app(
     )
     notes = NoteScopes(directory / NOTES_FOLDER)
     if upgrade:
-        await move_renamed_private_chat_notes(db, notes)
+        await settle_notes_folders(db, notes)
     memory = MemoryService(db, clock, _context_settings(settings), notes=notes)
     note_hints = NoteHintsProvider(notes, memory.chat_key, settings.notes.hints, settings.notes.hints_tokens)
     memory.context_providers.append(note_hints)

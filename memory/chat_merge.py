@@ -14,7 +14,9 @@ its id is retired (memory.message_ids), so no later chat inherits what is keyed 
 is left as a redirect to INTO with the prefix (`ChatRedirect`, read by memory.ingest.chat_target): an
 import of FROM's export, a late message or a deletion under that key lands in INTO under the same
 prefixed ids, so what the merge moved is recognised and stays deleted, and FROM is never made again.
-Its notes folder moves into INTO's after the commit (files are not part of the transaction).
+Its notes folder moves into INTO's after the commit (files are not part of the transaction); a merge
+whose process was killed before that has its notes moved by the next process opening the data directory
+(`finish_notes_moves`).
 """
 
 from __future__ import annotations
@@ -208,6 +210,24 @@ async def merge_chats(
     if notes is not None:
         report.notes = await notes.merge_chat(report.source, report.target, dry_run=dry_run)
     return report
+
+
+async def finish_notes_moves(db: Database, notes: NoteScopes) -> list[tuple[str, str]]:
+    """Move the notes a merged chat still holds into the chat it went into: its merge was committed,
+    and its process killed before the notes moved (they would stay where no key leads any more, and
+    the merge, made, cannot be run again). Returns (FROM, INTO) keys of the chats whose notes moved."""
+    async with db.read() as session:
+        rows = await session.execute(
+            select(ChatRedirect.platform, ChatRedirect.platform_chat_id, Chat.platform, Chat.platform_chat_id)
+            .join(Chat, Chat.id == ChatRedirect.chat_id)
+            .order_by(ChatRedirect.time)
+        )
+        keys = [(f"{a}:{b}", f"{c}:{d}") for a, b, c, d in rows.all()]
+    finished = [(source, target) for source, target in keys if notes.unmoved(source)]
+    for source, target in finished:
+        moved = await notes.merge_chat(source, target)
+        log.warning("notes of %s, merged into %s, moved there now (%d notes)", source, target, len(moved))
+    return finished
 
 
 async def follow_move(

@@ -9,9 +9,8 @@ from typing import IO, Any
 
 import click
 
-from bot.app import resolve_data_dir
+from bot.app import resolve_data_dir, settle_notes_folders
 from bot.cli.options import find_chat, open_config, open_database, run_async, runtime_options
-from bot.private_chat_notes import move_renamed_private_chat_notes
 from memory.notes import NOTES_FOLDER, InvalidNoteName, NoteError, NoteScopes, NoteStore
 from memory.service import MemoryService
 
@@ -27,7 +26,7 @@ async def _store(config_path: Path | None, data_dir: Path | None, chat: str, cre
     scopes = NoteScopes(directory / NOTES_FOLDER)
     db = await open_database(settings, directory, create=create, writes=False)  # notes are files
     try:
-        await move_renamed_private_chat_notes(db, scopes)
+        await settle_notes_folders(db, scopes)
         if chat == GLOBAL:
             return scopes.global_scope()
         found = await find_chat(MemoryService(db), chat, directory)

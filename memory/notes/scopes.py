@@ -54,6 +54,12 @@ class NoteScopes:
         old.rename(new)
         return True
 
+    def unmoved(self, chat_key: str) -> bool:
+        """Whether `chat_key` has a notes folder of its own whose notes were not moved away (no
+        `.moved` file in it)."""
+        folder = self._chat_folder(chat_key)
+        return folder.is_dir() and moved_to(folder) == folder
+
     async def merge_chat(self, old_key: str, new_key: str, *, dry_run: bool = False) -> list[tuple[str, str]]:
         """Move a chat's notes into another chat's folder (a chat merged into another); returns
         (old name, new name) pairs. They move note by note under both folders' locks, a name taken
