@@ -235,28 +235,34 @@ cli(sys.argv[2:])
 """
 
 
-@pytest.mark.parametrize(("into", "killed"), [("new", "copying"), ("empty", "copying"), ("empty", "moving")])
+@pytest.mark.parametrize(
+    ("into", "killed"), [("new", "copying"), ("empty", "copying"), ("empty", "moving"), (".", "copying")]
+)
 def test_a_backup_killed_midway_leaves_nothing_in_the_way_of_the_next(
-    data: Path, tmp_path: Path, into: str, killed: str
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, into: str, killed: str
 ) -> None:
     """A killed backup left its hidden work folder, a whole copy of the database, beside a new DEST for
-    good, and inside an empty DEST it made the next backup there fail ('already exists and is not an
-    empty folder'), also when it was killed with the notes moved up and the database not. The next
-    backup to the same DEST now removes what a killed one left, and makes the backup."""
+    good, and inside an empty DEST (`.` too) it made the next backup there fail ('already exists and is
+    not an empty folder'), also when it was killed with the notes moved up and the database not. The
+    next backup to the same DEST now removes what a killed one left, and makes the backup."""
     destination = tmp_path / "backups" / "today"
     destination.parent.mkdir()
-    if into == "empty":
+    if into != "new":
         destination.mkdir()
+    named = str(destination)
+    if into == ".":
+        monkeypatch.chdir(destination)
+        named = "."
     root = Path(__file__).resolve().parents[2]
     crashed = subprocess.run(
-        [sys.executable, "-c", KILLED_BACKUP, killed, "backup", str(destination), "--data-dir", str(data)],
+        [sys.executable, "-c", KILLED_BACKUP, killed, "backup", named, "--data-dir", str(data)],
         env={**os.environ, "PYTHONPATH": str(root)},
         capture_output=True,
         timeout=120,
     )
     assert crashed.returncode == -signal.SIGKILL, crashed.stderr
     assert [p for p in (tmp_path / "backups").rglob("*") if ".partial-" in p.name], "it left its work folder"
-    result = qunyi("backup", destination, "--data-dir", data, "--json")
+    result = qunyi("backup", named, "--data-dir", data, "--json")
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in (tmp_path / "backups").iterdir()) == ["today"]
     assert sorted(p.name for p in destination.iterdir()) == ["notes", "qunyi.db"]
