@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from typing import Annotated, Any
 
@@ -479,6 +479,13 @@ async def test_a_content_filters_empty_answer_is_a_refusal_without_a_repair_roun
     assert not [r for r in caplog.records if r.name.startswith("bot.llm")]
 
 
+async def _refusal(request: Awaitable[object]) -> str:
+    """The reason of the LLMRefused that `request` raises."""
+    with pytest.raises(LLMRefused) as info:
+        await request
+    return info.value.reason
+
+
 async def test_an_answer_a_content_filter_stopped_is_a_refusal_unless_what_it_kept_is_usable(
     fake_llm: FakeOpenAI, make_gateway: GatewayFactory, db: Database
 ) -> None:
@@ -499,23 +506,14 @@ async def test_an_answer_a_content_filter_stopped_is_a_refusal_unless_what_it_ke
         Answer("周末去爬", finish_reason=stop),
     )
     gateway = make_gateway()
-    refusals = []
-    with pytest.raises(LLMRefused) as info:
-        await gateway.complete_json("topic", ASK, Topic)
-    refusals.append(info.value.reason)
-    with pytest.raises(LLMRefused) as info:
-        await gateway.complete_text("summary", ASK)
-    refusals.append(info.value.reason)
-    with pytest.raises(LLMRefused) as info:
-        await gateway.chat("reply", ASK, tools=[])
-    refusals.append(info.value.reason)
+    refusals = [
+        await _refusal(gateway.complete_json("topic", ASK, Topic)),
+        await _refusal(gateway.complete_text("summary", ASK)),
+        await _refusal(gateway.chat("reply", ASK, tools=[])),
+    ]
     assert await gateway.complete_json("topic", ASK, Topic) == Topic(**GOOD)
-    with pytest.raises(LLMRefused) as info:
-        await gateway.complete_json("topic", ASK, Topic)
-    refusals.append(info.value.reason)
-    with pytest.raises(LLMRefused) as info:
-        await gateway.complete_text("summary", ASK)
-    refusals.append(info.value.reason)
+    refusals.append(await _refusal(gateway.complete_json("topic", ASK, Topic)))
+    refusals.append(await _refusal(gateway.complete_text("summary", ASK)))
     stopped = "the provider returned no answer (content filter?): finish_reason content_filter"
     assert refusals[:3] == [f"{stopped}: the answer was filtered for violence", stopped, stopped]
     assert refusals[3].startswith(f"{stopped} (invalid JSON")
