@@ -24,12 +24,14 @@ from memory.jargon.explain import JargonExplainer
 from memory.jargon.filters import FilterParams
 from memory.notes import NOTES_FOLDER, NoteScopes
 from memory.persons.config import PersonsConfig
+from memory.persons.names import prepare as prepare_names
 from memory.persons.service import PersonMemory
 from memory.recall import RecallSettings, RecallWeights, ScopePolicy
 from memory.recall.glossary import JargonGlossary
 from memory.recall.setup import attach_recall
 from memory.service import ContextSettings, MemoryService
 from memory.storage import Database
+from memory.text import prepare as prepare_text
 from tasks import JobRunner, JobSpec
 from tasks.embedding_backfill import embedding_backfill_job
 from tasks.jargon_mining import JargonMiningJob, MiningSettings
@@ -64,6 +66,13 @@ def set_log_level(level: str) -> None:
     logging.getLogger().setLevel(level)
     for name in CHATTY_LOGGERS:
         logging.getLogger(name).setLevel(logging.DEBUG if level == "DEBUG" else logging.WARNING)
+
+
+def load_text_tables() -> None:
+    """jieba's dictionary and tags and pypinyin's tables (a second or two): loaded before the first
+    message rather than inside it, on the loop."""
+    prepare_text()
+    prepare_names()
 
 
 def resolve_data_dir(settings: Settings, override: Path | None) -> Path:

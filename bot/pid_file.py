@@ -1,5 +1,6 @@
-"""`<data_dir>/qunyi.pid`: the process that has a data directory to itself, a running bot or `qunyi
-compact`, holds it locked with its pid (and, for compact, its name) in it (a bot/holder_file.py file)."""
+"""`<data_dir>/qunyi.pid`: the process that has a data directory to itself, a running bot (alone or
+inside another program, bot.plugin) or `qunyi compact`, holds it locked with its pid (and, but for a
+bot on its own, its role) in it (a bot/holder_file.py file)."""
 
 from __future__ import annotations
 
@@ -11,15 +12,17 @@ from bot.holder_file import DataDirTaken, Holder, file_holder, hold_file
 
 PID_FILE = "qunyi.pid"
 BOT = "bot"
+PLUGIN = "plugin"  # a bot inside another program (bot.plugin): never signalled
 COMPACT = "compact"
 
-__all__ = ["BOT", "COMPACT", "PID_FILE", "DataDirTaken", "Holder", "hold", "holder", "running_bot"]
+__all__ = ["BOT", "COMPACT", "PID_FILE", "PLUGIN", "DataDirTaken", "Holder", "hold", "holder", "running_bot"]
 
 
 @contextmanager
 def hold(data_dir: Path, role: str = BOT) -> Iterator[None]:
     """Hold `data_dir`'s pid file (locked, our pid in it; a bot writes its pid alone, as it always has,
-    another holder its pid and its role) for the block; removed at the end.
+    another holder (`qunyi compact`, a bot inside another program) its pid and its role) for the block;
+    removed at the end.
 
     Raises DataDirTaken, leaving the file as it is, when another process holds it. The lock goes with
     the process, so the file of one that was killed does not block the next."""

@@ -22,21 +22,19 @@ from rich.text import Text
 from adapters.base import Adapter, MessageHandler, unless_set
 from adapters.console import ConsoleAdapter
 from bot.adapters_factory import build_adapters
-from bot.app import App, resolve_data_dir
+from bot.app import App, load_text_tables, resolve_data_dir
 from bot.cli.options import async_command, open_app, open_config, platform_name, runtime_options
 from bot.cli.printing import print_literal, print_skipped
 from bot.config import ConfigStore
 from bot.early_stop import sigterm_noted
 from bot.inbound import inbound_handler
-from bot.pid_file import BOT, COMPACT, PID_FILE, DataDirTaken, Holder, hold, running_bot
+from bot.pid_file import BOT, COMPACT, PID_FILE, PLUGIN, DataDirTaken, Holder, hold, holder, running_bot
 from bot.reload_answer import await_answer, reload_and_answer
 from bot.replay import count_lines, replay, replay_clock
 from bot.responding import Responses
 from bot.stopping import stop_serving
 from bot.summary import summarize
 from bot.unrecorded import record_kept
-from memory.persons.names import prepare as prepare_names
-from memory.text import prepare as prepare_text
 
 log = logging.getLogger(__name__)
 RELOAD_ANSWER_SECONDS = 15.0
@@ -84,13 +82,6 @@ async def run_command(config_path: Path | None, data_dir: Path | None) -> None:
             await _serve(app, config, adapters)
     finally:
         await app.close()
-
-
-def load_text_tables() -> None:
-    """jieba's dictionary and tags and pypinyin's tables (a second or two): loaded before the first
-    message rather than inside it, on the loop."""
-    prepare_text()
-    prepare_names()
 
 
 def prepare_process() -> None:
@@ -235,6 +226,13 @@ def reload_command(config_path: Path | None, data_dir: Path | None) -> None:
     """Check the config and tell the running bot to reload it (SIGHUP)."""
     config = open_config(config_path)
     directory = resolve_data_dir(config.current, data_dir)
+    found = holder(directory)
+    if found is not None and found.role == PLUGIN:
+        raise click.ClickException(
+            f"config is valid, but the bot (pid {found.shown_pid}) runs inside another program, which is not "
+            "sent signals: it reloads its config file when the file changes ([scheduler] "
+            "config_watch_seconds), or when the program calls QunyiPlugin.reload()"
+        )
     pid = running_bot(directory)
     if pid is None:
         raise click.ClickException(f"config is valid, but no running bot was found ({directory / PID_FILE})")
