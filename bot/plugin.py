@@ -63,6 +63,7 @@ class QunyiPlugin:
         self._responses = Responses()
         self._stopping = asyncio.Event()
         self._held = contextlib.ExitStack()
+        self._turn = asyncio.Lock()  # one start or stop at a time
 
     @property
     def app(self) -> App:
@@ -78,9 +79,15 @@ class QunyiPlugin:
 
     async def start(self) -> None:
         """Open the database (made when new, upgraded when old), take the data directory, write what an
-        earlier run kept aside, and start the jobs. Calling it again while running does nothing."""
-        if self._app is not None:
-            return
+        earlier run kept aside, and start the jobs. Calling it again while running does nothing; after
+        `stop()` it starts Qunyi again."""
+        async with self._turn:
+            if self._app is None:
+                await self._start()
+
+    async def _start(self) -> None:
+        self._responses = Responses()
+        self._stopping = asyncio.Event()
         config = ConfigStore.load(self._config_path)
         directory = resolve_data_dir(config.current, self._data_dir)
         app = await build_app(config, directory, lock=writing(directory, WRITER_ROLE))
@@ -131,12 +138,15 @@ class QunyiPlugin:
 
     async def stop(self) -> None:
         """Stop the jobs and the answers under way (each within its grace), close the database and let
-        the data directory go. Events fed meanwhile are still recorded; later ones raise
+        the data directory go. Events already being recorded are, first; those fed after it began raise
         QunyiStopped. Calling it again does nothing."""
-        app, adapter = self._app, self._adapter
-        if app is None or adapter is None:
-            return
-        self._app = self._adapter = None
+        async with self._turn:
+            app, adapter = self._app, self._adapter
+            if app is not None and adapter is not None:
+                self._app = self._adapter = None
+                await self._stop(app, adapter)
+
+    async def _stop(self, app: App, adapter: HostAdapter) -> None:
         self._stopping.set()
         try:
             await stop_serving(app, self._responses, [adapter])

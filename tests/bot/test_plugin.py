@@ -168,3 +168,19 @@ async def test_the_jobs_run_and_reload_applies_a_changed_config_and_rejects_a_br
         assert not answer.ok
         assert "reply.probability" in answer.message
         assert qunyi.app.settings.reply.probability == 0.5
+
+
+async def test_stopped_it_starts_again_and_answers(tmp_path: Path) -> None:
+    host = Host()
+    qunyi = QunyiPlugin("test", host.send, data_dir=tmp_path)
+    await qunyi.start()
+    await qunyi.start()  # running already: nothing more
+    await qunyi.feed(make_message(1, sender="alice", text="周六去西湖"))
+    await qunyi.stop()
+    await qunyi.start()
+    try:
+        await qunyi.feed(make_message(2, sender="carol", text="/recall 西湖"))
+        await eventually(lambda: len(host.sent) == 1, "the answer after the restart")
+    finally:
+        await qunyi.stop()
+    assert "周六去西湖" in host.sent[0][1]
