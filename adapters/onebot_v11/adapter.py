@@ -10,56 +10,35 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hmac
 import itertools
 import json
 import logging
 import random
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
 from aiohttp import WSCloseCode, WSMsgType, web
 
-from adapters.base import STOP_GRACE_SECONDS, Adapter, InFlight, MessageHandler, SendError
+from adapters.base import STOP_GRACE_SECONDS, Adapter, InFlight, MessageHandler
 from adapters.listening import listen
-from adapters.neutral import as_id, holds_nothing, mapping_at
+from adapters.neutral import as_id
 from adapters.onebot_v11.config import OneBotConfig
-from adapters.onebot_v11.copies import AccountCopies
 from adapters.onebot_v11.errors import ActionFailed, ActionTimeout, NotConnected, OneBotError
-from adapters.onebot_v11.event import (
-    BOT_REMOVED,
-    PLATFORM,
-    MessageEvent,
-    MetaEvent,
-    ReplyInfo,
-    is_action_response,
-    membership_notice,
-    post_type,
-    private_chat_id,
-    private_peer,
-    recall_notice,
-    to_chat_message,
-)
-from adapters.onebot_v11.message import (
-    RawSegment,
-    maybe_int,
-    reply_segment,
-    reply_target,
-    text_segment,
-    to_neutral,
-)
+from adapters.onebot_v11.event import PLATFORM, MetaEvent, is_action_response, post_type
+from adapters.onebot_v11.message import maybe_int
+from adapters.onebot_v11.reader import EventReader
+from adapters.onebot_v11.sending import chat_to_send_to, send_action, sent_message
 from memory import untrusted_json
 from memory.clock import Clock, SystemClock
-from memory.text import loggable, truncate
-from memory.types import ChatKind, ChatMessage, InvalidMessage, MembershipChange, Segment, SegmentKind
+from memory.text import loggable
+from memory.types import ChatKind, ChatMessage, InboundEvent
 
 log = logging.getLogger(__name__)
 
-_CACHE_SIZE = 4096
-_QUOTE_CHARS = 60
 _CLOSE_TIMEOUT = 2.0
 _REPLACED = b"replaced by a newer connection of the same bot"
 MIN_HEARTBEAT_MS = 1000
@@ -94,14 +73,6 @@ class _Connection:
         return conn
 
 
-class _LRU(OrderedDict[str, Any]):
-    def remember(self, key: str, value: Any) -> None:
-        self[key] = value
-        self.move_to_end(key)
-        while len(self) > _CACHE_SIZE:
-            self.popitem(last=False)
-
-
 class OneBotAdapter(Adapter):
     """QQ through a OneBot v11 implementation; see `OneBotConfig` for the two connection modes.
 
@@ -128,11 +99,7 @@ class OneBotAdapter(Adapter):
         self._bound_port: int | None = None
         self._stopping = False
         self._connected = asyncio.Event()
-        self._replies: _LRU = _LRU()  # _reply_key -> ReplyInfo, for reply targets seen or sent
-        self._names: _LRU = _LRU()  # "_chat_key:user" -> display name, for @ segments without a name
-        self._chat_owner: _LRU = _LRU()  # _chat_key -> self id that saw it, to answer through the same bot
-        self._temp_groups: _LRU = _LRU()  # private chat id -> group of its temporary session (temp_group)
-        self._copies = AccountCopies()  # a group message each of several accounts receives is recorded once
+        self._reader = EventReader(resolve_replies=config.resolve_replies)
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -419,137 +386,35 @@ class OneBotAdapter(Adapter):
         conn = conn.current()  # an event of a replaced connection is answered through its replacement
         self_id = conn.self_id or as_id(data.get("self_id"))  # the account that received the event
         kind = post_type(data)
+        event: InboundEvent | None
         if kind == "notice":
-            await self._on_notice(data, self_id or "")
-            return
-        if kind not in ("message", "message_sent"):
+            event = self._reader.notice(data, account=self_id or "", accounts=self.self_ids)
+        elif kind in ("message", "message_sent"):
+            if conn.login is not None and not conn.login.done():
+                # the first events should already know the bot's name for rendering "@bot"
+                await asyncio.wait({conn.login}, timeout=self.config.reply_lookup_timeout)
+            event = await self._reader.message(
+                data,
+                account=self_id,
+                accounts=self.self_ids,
+                nickname=conn.nickname,
+                get_msg=functools.partial(self._get_msg, conn),
+            )
+        else:
             log.debug("OneBot %s event ignored", kind)
             return
+        if event is not None and self._handler is not None:
+            await self._handler(event)
+
+    async def _get_msg(self, conn: _Connection, message_id: str) -> Any:
+        """The message a reply points to, for the reader; None when `get_msg` failed."""
         try:
-            event = MessageEvent.from_dict(data)
-        except InvalidMessage as exc:
-            log.warning("OneBot message event skipped: %s", exc)
-            return
-        if conn.login is not None and not conn.login.done():
-            # the first events should already know the bot's name for rendering "@bot"
-            await asyncio.wait({conn.login}, timeout=self.config.reply_lookup_timeout)
-        reply = None
-        target = reply_target(event.message)
-        if target is not None:
-            reply = await self._resolve_reply(conn, event, target, self_id)
-        names = self._names_for(_chat_key(event.chat_kind, event.chat_id))
-        if self_id is not None and conn.nickname:
-            names.setdefault(self_id, conn.nickname)
-        try:
-            message = to_chat_message(
-                event, self_id=self_id, reply=reply, names=names, accounts=self.self_ids
-            )
-        except InvalidMessage as exc:  # what only the neutral message checks: a time before 1970
-            log.warning("OneBot message event skipped: %s", exc)
-            return
-        if holds_nothing(message.text):
-            log.debug("OneBot message %s skipped: it holds nothing", message.message_id)
-            return
-        if message.chat_kind is ChatKind.GROUP:
-            chat, account = _chat_key(message.chat_kind, message.chat_id), self_id or ""
-            message = self._copies.replying_to_recorded(chat, account, message)
-            original = self._copies.copy_of(chat, account, message, event.seq)
-            if original is not None:
-                log.debug(
-                    "OneBot message %s skipped: bot %s's copy of %s", message.message_id, account, original
-                )
-                return
-        self._remember(message)
-        if self_id is not None:
-            self._chat_owner.remember(_chat_key(message.chat_kind, message.chat_id), self_id)
-        if event.message_type == "private" and not message.is_bot:
-            self._note_temp_session(message.chat_id, event.temp_group)
-        if self._handler is not None:
-            await self._handler(message)
-
-    async def _on_notice(self, data: dict[str, Any], account: str) -> None:
-        try:
-            deletion = recall_notice(data)
-            change = membership_notice(data) if deletion is None else None
-        except InvalidMessage as exc:
-            log.warning("OneBot notice skipped: %s", exc)
-            return
-        if change is not None:
-            await self._on_membership(change, str(data.get("sub_type") or ""), account)
-            return
-        if deletion is None:
-            log.debug("OneBot %s notice ignored", data.get("notice_type"))
-            return
-        if deletion.chat_kind is ChatKind.GROUP:  # `account`'s id of a message recorded as another's copy
-            chat = _chat_key(deletion.chat_kind, deletion.chat_id)
-            deletion = replace(
-                deletion, message_id=self._copies.recorded_id(chat, account, deletion.message_id)
-            )
-        self._replies.pop(_reply_key(deletion.chat_kind, deletion.chat_id, deletion.message_id), None)
-        if self._handler is not None:
-            await self._handler(deletion)
-
-    async def _on_membership(self, change: MembershipChange, sub_type: str, account: str) -> None:
-        """A member left or joined a group: handed on, unless it is one of the bot's own accounts
-        (`kick_me`, or its own id): the bot leaving says nothing of anyone else's membership, so it
-        is logged and nobody is marked gone."""
-        if sub_type == BOT_REMOVED or change.user_id in {account, *self.self_ids}:
-            log.log(
-                logging.INFO if change.joined else logging.WARNING,
-                "OneBot bot account %s %s group %s (%s): memory keeps the group as it was",
-                change.user_id,
-                change.what,
-                change.chat_ids[0],
-                sub_type or "no sub_type",
-            )
-            return
-        if self._handler is not None:
-            await self._handler(change)
-
-    def _note_temp_session(self, chat_id: str, group: str | None) -> None:
-        """Remember the group a temporary session with `chat_id` came through (None: a friend's chat)."""
-        if group is not None:
-            self._temp_groups.remember(chat_id, group)
-        else:
-            self._temp_groups.pop(chat_id, None)
-
-    def _names_for(self, chat: str) -> dict[str, str]:
-        prefix = f"{chat}:"
-        return {k[len(prefix) :]: v for k, v in self._names.items() if k.startswith(prefix)}
-
-    def _remember(self, message: ChatMessage) -> None:
-        key = _reply_key(message.chat_kind, message.chat_id, message.message_id)
-        self._replies.remember(key, ReplyInfo(message.sender_id, _quote(message.text)))
-        chat = _chat_key(message.chat_kind, message.chat_id)
-        self._names.remember(f"{chat}:{message.sender_id}", message.display_name)
-
-    async def _resolve_reply(
-        self, conn: _Connection, event: MessageEvent, target: str, self_id: str | None
-    ) -> ReplyInfo | None:
-        key = _reply_key(event.chat_kind, event.chat_id, target)
-        known = self._replies.get(key)
-        if known is not None:
-            return known
-        if not self.config.resolve_replies:
-            return None
-        try:
-            data = await self._call(
-                conn, "get_msg", {"message_id": maybe_int(target)}, self.config.reply_lookup_timeout
+            return await self._call(
+                conn, "get_msg", {"message_id": maybe_int(message_id)}, self.config.reply_lookup_timeout
             )
         except OneBotError as exc:
-            log.debug("get_msg %s for a reply failed: %s", target, exc)
+            log.debug("get_msg %s for a reply failed: %s", message_id, exc)
             return None
-        if not isinstance(data, Mapping) or _from_another_chat(data, event, self_id):
-            return None
-        sender = mapping_at(data, "sender")
-        sender_id = as_id(data.get("user_id")) or as_id(sender.get("user_id"))
-        try:
-            text = to_neutral(data.get("message", data.get("raw_message", ""))).text
-        except InvalidMessage:
-            text = ""
-        info = ReplyInfo(sender_id, _quote(text))
-        self._replies.remember(key, info)
-        return info
 
     # -- actions -----------------------------------------------------------------------------------
 
@@ -614,53 +479,29 @@ class OneBotAdapter(Adapter):
         reply_to: str | None = None,
     ) -> ChatMessage:
         """Send `text` (literally: no CQ codes are interpreted) and return the bot's stored message."""
-        if chat_kind is ChatKind.CHANNEL:
-            raise SendError("OneBot v11 has no channel chats; use group or private")
-        if chat_kind is ChatKind.PRIVATE:  # a bare QQ number names the same private chat
-            chat_id = private_chat_id(private_peer(chat_id))
-        owner = self._chat_owner.get(_chat_key(chat_kind, chat_id))
+        chat_id = chat_to_send_to(chat_id, chat_kind)
+        owner = self._reader.owner(chat_kind, chat_id)
         conn = self._pick(owner if owner in self.self_ids else None)
         if conn.self_id is None:
             await self._learn_identity(conn)
         if conn.self_id is None:
             raise NotConnected("the connected implementation has not told its self id yet")
-        message: list[RawSegment] = [reply_segment(reply_to)] if reply_to else []
-        message.append(text_segment(text))
-        if chat_kind is ChatKind.GROUP:
-            action, params = "send_group_msg", {"group_id": maybe_int(chat_id), "message": message}
-        else:
-            peer = maybe_int(private_peer(chat_id))
-            action, params = "send_private_msg", {"user_id": peer, "message": message}
-            group = self._temp_groups.get(chat_id)
-            if group is not None:  # go-cqhttp (send_private_msg group_id) opens the temporary session by it
-                params["group_id"] = maybe_int(group)
-        data = await self._call(conn, action, params, self.config.action_timeout)
-        message_id = data.get("message_id") if isinstance(data, Mapping) else None
-        if message_id is None or isinstance(message_id, bool):
-            raise SendError(f"{action} returned no message_id: {data!r}")
-        segments = ((Segment(SegmentKind.REPLY, "", reply_to),) if reply_to else ()) + (
-            Segment(SegmentKind.TEXT, text),
+        action, params = send_action(
+            chat_id, text, chat_kind=chat_kind, reply_to=reply_to, temp_group=self._reader.temp_group(chat_id)
         )
-        sent = ChatMessage(
-            platform=self.platform,
-            chat_id=chat_id,
-            message_id=str(message_id),
-            sender_id=conn.self_id,
-            text=text,
-            time=self._clock.now(),
-            sender_name=conn.nickname,
+        data = await self._call(conn, action, params, self.config.action_timeout)
+        sent = sent_message(
+            action,
+            data,
+            chat_id,
+            text,
             chat_kind=chat_kind,
             reply_to=reply_to,
-            segments=segments,
-            is_bot=True,
+            account=conn.self_id,
+            nickname=conn.nickname,
+            time=self._clock.now(),
         )
-        if chat_kind is ChatKind.GROUP:
-            # another account's event for it may have come first: then it is recorded under that id
-            original = self._copies.copy_of(_chat_key(chat_kind, chat_id), conn.self_id, sent)
-            if original is not None:
-                sent = replace(sent, message_id=original)
-        self._remember(sent)
-        return sent
+        return self._reader.sent(sent)
 
 
 def _bearer(header: str | None) -> str | None:
@@ -670,35 +511,3 @@ def _bearer(header: str | None) -> str | None:
     if scheme.lower() in ("bearer", "token") and value.strip():
         return value.strip()
     return None
-
-
-def _from_another_chat(data: Mapping[str, Any], event: MessageEvent, self_id: str | None) -> bool:
-    """Whether a `get_msg` answer is a message of a chat other than the one of `event` (an id that
-    recurs in another chat, or a forged reply): its text must not be quoted here. A message of the
-    other kind is another chat's: a private one in a group (it names no group, or, from a temporary
-    session, the group it came through), a group's in a private chat. An answer naming no chat is taken
-    as this chat's; in a private chat only the other party and the bot (`self_id`) speak."""
-    kind = data.get("message_type")
-    if kind in ("group", "private") and kind != event.message_type:
-        return True
-    group = as_id(data.get("group_id"))
-    if event.message_type == "group":
-        return group is not None and group != event.group_id
-    sender = as_id(data.get("user_id")) or as_id(mapping_at(data, "sender").get("user_id"))
-    private = private_peer(event.chat_id)
-    return group is not None or (sender is not None and sender not in (private, self_id))
-
-
-def _chat_key(kind: ChatKind, chat_id: str) -> str:
-    """A chat in the adapter's caches: group 123 and the private chat with user 123 are two chats."""
-    return f"{kind.value}:{chat_id}"
-
-
-def _reply_key(kind: ChatKind, chat_id: str, message_id: str) -> str:
-    """The reply cache key: a message id names a message only within its chat (implementations number
-    messages per chat or per account, so the same id recurs in other chats)."""
-    return f"{_chat_key(kind, chat_id)}:{message_id}"
-
-
-def _quote(text: str) -> str:
-    return truncate(text, _QUOTE_CHARS) if text else ""
