@@ -1,0 +1,57 @@
+"""nonebot2 with Qunyi's plugin loaded, and a QQ account of it (tests.adapters.nonebot.account).
+
+nonebot's driver is global to the process: it is made, and the plugin loaded, once per test run; each
+test starts and stops the driver's lifespan (Qunyi with it) on a data directory of its own."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from types import ModuleType
+
+import nonebot
+import pytest
+from nonebot.adapters.onebot.v11 import Adapter
+from nonebot.drivers import Driver
+
+from bot.plugin import QunyiPlugin
+from memory.types import InboundEvent
+from tests.adapters.nonebot.account import QQ, Implementation
+
+
+@pytest.fixture(scope="session")
+def qunyi_module() -> ModuleType:
+    """nonebot made (with the `~none` driver: no server, no network) and the plugin loaded."""
+    nonebot.init(driver="~none")
+    nonebot.get_driver().register_adapter(Adapter)
+    plugin = nonebot.load_plugin("adapters.nonebot")
+    assert plugin is not None
+    return plugin.module
+
+
+@pytest.fixture
+def driver(qunyi_module: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Driver:
+    """nonebot's driver, its config naming this test's data directory (`QUNYI_DATA_DIR` in `.env`)."""
+    driver = nonebot.get_driver()
+    monkeypatch.setattr(driver.config, "qunyi_data_dir", tmp_path / "data", raising=False)
+    return driver
+
+
+@pytest.fixture
+async def qq(
+    driver: Driver, qunyi_module: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[QQ]:
+    """The driver started (and Qunyi with it), the account connected; all stopped after the test."""
+    account = QQ(driver, Implementation(driver), qunyi_module, tmp_path / "data")
+    feed = QunyiPlugin.feed
+
+    async def fed(self: QunyiPlugin, event: InboundEvent) -> None:
+        account.fed.append(event)
+        await feed(self, event)
+
+    monkeypatch.setattr(QunyiPlugin, "feed", fed)
+    await account.start()
+    try:
+        yield account
+    finally:
+        await account.stop()
