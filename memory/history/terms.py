@@ -23,7 +23,7 @@ STOP_WORDS = frozenset(
     哈哈 哈哈哈 哈哈哈哈 嘿嘿 嗯嗯 好的 好滴 可以 我们 你们 他们 她们 大家 什么 怎么 这个 那个 这样 那样 一下
     就是 还是 然后 但是 因为 所以 没有 不是 已经 现在 今天 明天 昨天 知道 觉得 真的 一个 自己 感觉 还有
     xswl yyds awsl u1s1 emo 图片 表情 捂脸 笑死 哈哈哈哈哈 确实 应该 不过 其实 而且 如果 或者 时候 东西
-    the and for you are was were but not that this with have has had its it's i'm i'll i've don't
+    the and for you are was were but not that this with have has had its
     can will just what when where who how why all any our your their there then than from into onto
     about also been being did does doing done get got going gonna let lets like one out over some
     too very yeah yes okay ok thanks thx lol again fine love used actually before after now see ever
@@ -39,6 +39,11 @@ SHORT_NAME = 5  # a word inside a name this short is taken for the name ("浩子
 _NOISE = re.compile(r"\[[^\[\]]{1,8}\]|@\S+|https?://\S+")
 _DIGITS = re.compile(r"^[\d.:%]+$")
 _LATIN = re.compile(r"^[a-z0-9_'.-]+$")
+# English contractions: jieba cuts "isn't" into "isn" and "t", and "we're" into "we" and "re", so their
+# pieces would pass for words ("isn", "don", "didn" became keywords). A negated auxiliary is a function
+# word as a whole and goes; the other endings go from the word they lean on ("Liz's" → "Liz").
+_NEGATED_AUXILIARY = re.compile(r"\b[a-z]+n['’]t\b", re.IGNORECASE)
+_CLITIC = re.compile(r"(?<=[a-z])['’](?:s|re|ve|ll|d|m)\b", re.IGNORECASE)
 
 
 @lru_cache(maxsize=1)
@@ -54,11 +59,17 @@ def clean(text: str) -> str:
     return _NOISE.sub(" ", text)
 
 
+def without_contractions(text: str) -> str:
+    """`text` with English negated auxiliaries ("don't") left out and the other contracted endings
+    ("'s", "'re", "'ll"…) taken off their word, so that no piece of a contraction is taken for a word."""
+    return _CLITIC.sub("", _NEGATED_AUXILIARY.sub(" ", text))
+
+
 def terms_of(text: str, names: Collection[str] = ()) -> list[str]:
     """The content words of one text, in order, repeats kept; words inside one of `names`
     (normalised speaker names: who spoke is not what was said) are left out."""
     out = []
-    for word in words(clean(text)):
+    for word in words(without_contractions(clean(text))):
         if len(word) < 2 or word in STOP_WORDS or _DIGITS.match(word):
             continue
         if any(word == name or (word in name and len(name) <= SHORT_NAME) for name in names):

@@ -48,6 +48,20 @@ def test_offline_digest_has_3_to_10_keywords_a_theme_and_central_points() -> Non
     assert "九溪" in found.summary
 
 
+RAID = [
+    source(1, "the raid isn't happening, Bobby can't tank tonight", "Liz", "u1"),
+    source(2, "we didn't even start and the raid's off? don't tell me the tank's sick", "Sam", "u2"),
+    source(3, "y'all won't believe it, Bobby's tank keyboard broke. raid tomorrow then", "Pri", "u3"),
+    source(4, "doesn't matter, raid tomorrow works, I'll bring the pizza", "Jordo", "u4"),
+]
+
+
+def test_english_keywords_hold_no_piece_of_a_contraction() -> None:
+    found = offline_digest(RAID)
+    assert {"raid", "tank", "bobby"} <= set(found.keywords)
+    assert not {"isn", "didn", "don", "doesn", "won", "ll"} & set(found.keywords)
+
+
 def test_textrank_keywords_also_work() -> None:
     assert "九溪" in offline_digest(HIKE, "textrank").keywords
 
