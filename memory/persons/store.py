@@ -45,8 +45,10 @@ TIMELINE_CHARS = 512  # a timeline line's column; a longer one (two long group c
 # Which aliases a card shows first: chosen or declared names, then group cards, then nicknames.
 _SOURCE_RANK = {"admin": 0, "self": 1, "others": 2, "card": 3, "llm": 4, "nickname": 5}
 _STALE_WEIGHT = 0.5
-_CARD_SEPARATORS = re.compile(r"\s*[｜|丨/／\-—–~～·•]+\s*")
+# A hyphen between two Latin letters joins a name ("Mary-Jane"); elsewhere it separates ("孙悦-研二").
+_CARD_SEPARATORS = re.compile(r"\s*(?:[｜|丨/／—–~～·•]|(?<![A-Za-z])-|-(?![A-Za-z]))+\s*")
 _BRACKETED = re.compile(r"[（(【\[]([^）)】\]]{1,16})[）)】\]]")
+_LATIN_WORD = re.compile(r"[A-Za-z][\w'’.-]*")
 
 
 def ts(time: datetime) -> float:
@@ -59,7 +61,8 @@ def from_ts(value: float) -> datetime:
 
 def card_names(card: str) -> list[str]:
     """The names inside a group card, beyond the card itself: "阿红｜前端" → ["阿红"],
-    "Tom（汤姆）" → ["Tom", "汤姆"], "孙悦-研二" → ["孙悦"]. Cards follow "name + separator + role"."""
+    "Tom（汤姆）" → ["Tom", "汤姆"], "孙悦-研二" → ["孙悦"], "Mary-Jane Watson | dps" →
+    ["Mary-Jane Watson"]. Cards follow "name + separator + role"."""
     raw = unicodedata.normalize("NFKC", card or "")
     cleaned = clean_name(raw)
     found: list[str] = []
@@ -68,8 +71,21 @@ def card_names(card: str) -> list[str]:
     if len(name_key(head)) >= 2 or has_cjk(head):
         found.append(head)
     # A trailing bracket holds another name ("Tom（汤姆）"); a leading one is a tag ("【管理】小王").
-    found.extend(clean_name(m.group(1)) for m in _BRACKETED.finditer(raw) if m.start() > 0)
+    found.extend(
+        clean_name(m.group(1))
+        for m in _BRACKETED.finditer(raw)
+        if m.start() > 0 and _bracket_names(m.group(1))
+    )
     return [n for n in dict.fromkeys(found) if name_key(n) and name_key(n) != name_key(cleaned)]
+
+
+def _bracket_names(inside: str) -> bool:
+    """Whether a card's trailing bracket holds a name: Chinese ("汤姆"), or Latin words each written
+    with a capital ("Tommy", "JJ"); not pronouns ("he/him") or a status ("in Lisbon", "afk")."""
+    if has_cjk(inside):
+        return True
+    latin = _LATIN_WORD.findall(inside)
+    return "/" not in inside and bool(latin) and all(word[0].isupper() for word in latin)
 
 
 def first_card_name(card: str) -> str:

@@ -161,6 +161,19 @@ def test_card_names_split_name_from_role() -> None:
     assert card_names("赵一鸣") == []
 
 
+def test_card_names_of_english_cards() -> None:
+    # A hyphenated first name is one name; a separating hyphen, as in "孙悦-研二", has spaces or CJK.
+    assert card_names("Mary-Jane Watson") == []
+    assert card_names("Mary-Jane | dps") == ["Mary-Jane"]
+    assert card_names("Sam - design") == ["Sam"]
+    assert card_names("孙悦-研二") == ["孙悦"]
+    # Pronouns and a status in brackets are no names; a capitalised nickname is.
+    assert card_names("Alex (they/them)") == ["Alex"]
+    assert card_names("Marcus (in Lisbon)") == ["Marcus"]
+    assert card_names("Dave (afk)") == ["Dave"]
+    assert card_names("Thomas (Tommy)") == ["Thomas", "Tommy"]
+
+
 async def test_typographic_apostrophes_read_like_ascii_ones(chat, people: PersonMemory) -> None:
     # Phones type ’ for ' ("I’m", "name’s"): the statements and names must not be lost.
     g1 = chat()
