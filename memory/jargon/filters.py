@@ -5,7 +5,8 @@
 - terms: people's names and aliases, @mentions, URLs, pure numbers or punctuation, one repeated
   character ("哈哈哈哈"), too short or too long, stop words (a term made only of function words and
   everyday chat filler, such as "我也是" or "of the"), a leading particle ("的微博视频": a piece cut
-  after the particle of the word before it), and terms already known (`exclude`);
+  after the particle of the word before it), an English article at either end ("a skronk", "the pizza
+  tax", "pays the": the term beside it, cut with its neighbour), and terms already known (`exclude`);
 - batches: a run that proposes absurdly many candidates is dropped whole, since that means the
   extractor misfired (an LLM listing every word, or a pasted document), not that a group coined
   fifty words in twenty seconds.
@@ -44,6 +45,10 @@ STOP_WORDS: frozenset[str] = frozenset(
 
 # Particles that attach to the word before them: a term never starts with one standing alone.
 LEADING_PARTICLES: frozenset[str] = frozenset("的了着吗呢吧啊么嘛呀哦得地之")
+
+# An English article standing as a word at either end of a term: "a skronk" is "skronk" with the word
+# before it. Only a whole word ("A股" keeps its letter).
+_EDGE_ARTICLE = re.compile(r"^(?:a|an|the)\s|\s(?:a|an|the)$")
 
 _URL = re.compile(r"(?:https?://|www\.)\S+|\b[\w.-]+\.(?:com|cn|net|org|io|me|cc)\b", re.IGNORECASE)
 _MENTION = re.compile(r"@\S+")
@@ -124,6 +129,11 @@ def starts_with_particle(term: str) -> bool:
     return bool(tokens) and tokens[0] in LEADING_PARTICLES
 
 
+def edged_by_article(term: str) -> bool:
+    """True when normalised `term` starts or ends with an English article as a word of its own."""
+    return _EDGE_ARTICLE.search(term) is not None
+
+
 def reject_reason(
     term: str,
     params: FilterParams,
@@ -144,6 +154,8 @@ def reject_reason(
         return "stop_word"
     if starts_with_particle(text):
         return "particle"
+    if edged_by_article(text):
+        return "article"
     return None
 
 

@@ -74,6 +74,13 @@ def test_leading_particle_is_dropped_but_words_starting_with_it_are_not() -> Non
     assert reject_reason("的确良", PARAMS) is None
 
 
+def test_an_english_article_at_either_end_is_dropped_but_not_inside_or_in_a_word() -> None:
+    for term in ["a skronk", "The Pizza Tax", "an oof", "pays the", "skronk a"]:
+        assert reject_reason(term, PARAMS) == "article", term
+    for term in ["skronk", "pizza tax", "touch the grass", "A股", "theory", "ate"]:
+        assert reject_reason(term, PARAMS) is None, term
+
+
 def test_known_terms_are_excluded_after_normalisation() -> None:
     result = filter_candidates([cand("ＹＹＤＳ"), cand("xswl")], WINDOW, PARAMS, exclude=["yyds"])
     assert [c.content for c in result.kept] == ["xswl"]
