@@ -7,9 +7,10 @@ the reply context.
 
 Confidence of a match, before the alias weight is applied:
 exact 1.0 · same pinyin (小红/晓红/xiaohong) or the same letters without accents (José/Jose) 0.9 ·
-same characters after removing a diminutive (小红/红红/阿红/红儿) 0.85 · same pinyin after removing it
-(小红/阿宏/hong) 0.75 · initials (xh) 0.55 · fuzzy (typos in Latin and pinyin spellings) 0.6-0.8 by
-similarity. The alias weight w in [0, 1] scales
+same characters after removing a diminutive (小红/红红/阿红/红儿) 0.85 · the first name of a Latin
+full name (Sam of "Sam O'Connor", asked for as a name, not found inside text) 0.8 · same pinyin after
+removing a diminutive (小红/阿宏/hong) 0.75 · initials (xh) 0.55 · fuzzy (typos in Latin and pinyin
+spellings) 0.6-0.8 by similarity. The alias weight w in [0, 1] scales
 it by (0.8 + 0.2·w), so a stale nickname loses to a current card.
 """
 
@@ -53,6 +54,8 @@ MAX_CJK_VARIANT_CHARS = 4
 
 _CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
 _LATIN_TOKEN = re.compile(r"[a-z0-9]+")
+# "Sam O'Connor", "Mary-Jane Watson": a capitalised first name, then more Latin words.
+_LATIN_FULL_NAME = re.compile(r"(?P<first>[A-Z][A-Za-z'’-]+)(?:\s+[A-Za-z][\w'’.-]*)+")
 
 
 class How(StrEnum):
@@ -69,6 +72,7 @@ _BASE = {How.EXACT: 1.0, How.PINYIN: 0.9, How.INITIALS: 0.55}
 _VARIANT_CHARS = 0.85
 _VARIANT_PINYIN = 0.75
 _VARIANT_ACCENTS = 0.9
+_GIVEN_NAME = 0.8
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +151,12 @@ def _is_ambiguous(matches: list[Match], margin: float) -> bool:
     return len(matches) >= 2 and matches[0].confidence - matches[1].confidence < margin
 
 
+def _given_name_key(alias: str) -> str:
+    """The key of the first name of a Latin full name ("sam" of "Sam O'Connor"), else ""."""
+    found = _LATIN_FULL_NAME.fullmatch(alias.strip())
+    return name_key(found["first"]) if found else ""
+
+
 def _strip_units(units: list[str], prefixes: Iterable[str], suffixes: Iterable[str]) -> str:
     if len(units) >= 2 and units[0] in prefixes:
         units = units[1:]
@@ -176,6 +186,7 @@ class AliasIndex:
         self._by_core_pinyin: dict[str, list[_Indexed]] = defaultdict(list)
         self._by_initials: dict[str, list[_Indexed]] = defaultdict(list)
         self._by_unaccented: dict[str, list[_Indexed]] = defaultdict(list)
+        self._by_given_name: dict[str, list[_Indexed]] = defaultdict(list)
         self._max_key_chars = 0
         for raw in entries:
             entry = raw if isinstance(raw, AliasEntry) else AliasEntry(*raw)
@@ -195,6 +206,8 @@ class AliasIndex:
                 self._by_initials[forms.initials].append(item)
             if forms.unaccented:
                 self._by_unaccented[forms.unaccented].append(item)
+            if given := _given_name_key(entry.alias or ""):
+                self._by_given_name[given].append(item)
             self._max_key_chars = max(self._max_key_chars, len(forms.key))
         self._fuzzy_keys = [k for k in self._by_pinyin if len(k) >= FUZZY_MIN_CHARS]
 
@@ -266,6 +279,10 @@ class AliasIndex:
             initials=True,
             fuzzy=True,
         )
+        matches += [
+            Match(i.entry.person_id, i.scaled(_GIVEN_NAME), How.VARIANT, i.entry.alias)
+            for i in self._by_given_name.get(forms.key, [])
+        ]
         kept = [m for m in _best_per_person(matches) if m.confidence >= self.min_confidence]
         return Resolution(name, kept, _is_ambiguous(kept, self.margin))
 

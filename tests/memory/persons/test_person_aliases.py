@@ -52,6 +52,25 @@ def test_same_alias_for_two_people_is_ambiguous():
     assert idx.resolve("SAM").ambiguous
 
 
+def test_a_first_name_asked_for_finds_the_full_name():
+    idx = AliasIndex(
+        [
+            ("sam", "Sam O'Connor", "card", 1.0),
+            ("mj", "Mary-Jane Watson", "card", 1.0),
+            ("kim", "Kim", "card", 1.0),
+            ("kim_lee", "Kim Lee", "nickname", 1.0),
+        ]
+    )
+    assert idx.resolve("sam").person_id == "sam"
+    assert idx.resolve("Mary-Jane").person_id == "mj"
+    # The exact name wins over another's first name; two full names sharing it are ambiguous.
+    assert idx.resolve("Kim").person_id == "kim"
+    assert AliasIndex([("a", "Sam Lee", "card", 1.0), ("b", "Sam Wu", "card", 1.0)]).resolve("Sam").ambiguous
+    # Asked for only: a first name inside text is not taken for the person, nor a last name asked for.
+    assert idx.find_mentions("Sam you stood in the fire") == []
+    assert idx.resolve("Watson").matches == []
+
+
 def test_alias_weight_breaks_ties():
     idx = AliasIndex([("a", "Sam", "card", 1.0), ("b", "Sam", "old-nickname", 0.0)])
     result = idx.resolve("sam")
