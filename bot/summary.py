@@ -9,9 +9,10 @@ from sqlalchemy import func, select
 
 from memory.history.view import topic_views
 from memory.jargon import dictionary
-from memory.messages import by_ids
+from memory.messages import by_ids, chat_language
 from memory.models import Chat, Message
-from memory.persons.card import DEFAULT_LABELS
+from memory.persons import timeline_text
+from memory.persons.card import CARD_WORDS
 from memory.persons.service import persons_of
 from memory.service import MemoryService
 from memory.text import truncate
@@ -41,13 +42,16 @@ MAX_SUMMARY_ALIASES = 6
 
 async def person_facts_section(memory: MemoryService, chat_id: int) -> tuple[str, list[str]] | None:
     """People with the name the bot uses, their other names, current facts (with the message ids
-    they came from) and the latest timeline entry — only what this chat learnt."""
+    they came from) and the latest timeline entry — only what this chat learnt, labelled in the
+    chat's language."""
     records = [r for r in await persons_of(memory).records(chat_id) if not r.is_bot]
     if not records:
         return None
     cited = [f.message_id for r in records for f in (*r.facts, *r.superseded) if f.message_id is not None]
     async with memory.db.read() as session:
         platform_ids = {m.id: m.platform_message_id for m in await by_ids(session, cited)}
+        language = await chat_language(session, chat_id)
+    labels = CARD_WORDS[language].labels
     lines = []
     for record in records[:12]:
         aliases = ", ".join(list(record.view.aliases)[:MAX_SUMMARY_ALIASES])
@@ -55,12 +59,12 @@ async def person_facts_section(memory: MemoryService, chat_id: int) -> tuple[str
         lines.append(line)
         for fact in record.facts:
             source = platform_ids.get(fact.message_id or 0, fact.source)
-            lines.append(f"    {DEFAULT_LABELS.get(fact.key, fact.key)}: {fact.value} [{source}]")
+            lines.append(f"    {labels.get(fact.key, fact.key)}: {fact.value} [{source}]")
         for old in record.superseded:
             source = platform_ids.get(old.message_id or 0, old.source)
-            lines.append(f"    (was) {DEFAULT_LABELS.get(old.key, old.key)}: {old.value} [{source}]")
+            lines.append(f"    (was) {labels.get(old.key, old.key)}: {old.value} [{source}]")
         for event in record.timeline[:3]:
-            lines.append(f"    · {event.text}")
+            lines.append(f"    · {timeline_text.shown(event.text, language)}")
     return "People", lines
 
 

@@ -7,12 +7,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
-from sqlalchemy import Select, TextClause, select, text
+from sqlalchemy import Select, TextClause, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.models import Chat, Message
 from memory.storage.fts import searchable
 from memory.storage.sql import in_list
+from memory.text.language import READ_CHARS, Language, language_of
+
+# How many of a chat's latest messages say which language it writes in (as many as the default recent
+# window of the reply context).
+LANGUAGE_MESSAGES = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +75,18 @@ async def recent(
         query = query.where(Message.id < before_id)
     rows = await _all(session, query.order_by(Message.id.desc()).limit(limit))
     return rows[::-1]
+
+
+async def chat_language(session: AsyncSession, chat_id: int, also: Iterable[str] = ()) -> Language:
+    """The language a chat writes in (`memory.text.language`), read from its members' latest
+    LANGUAGE_MESSAGES messages (never the bot's own) and `also` (the question being answered)."""
+    query = (
+        select(func.substr(Message.text, 1, READ_CHARS))
+        .where(Message.chat_id == chat_id, Message.is_bot.is_(False))
+        .order_by(Message.id.desc())
+        .limit(LANGUAGE_MESSAGES)
+    )
+    return language_of([*also, *(await session.scalars(query)).all()])
 
 
 async def after(session: AsyncSession, chat_id: int, cursor: int, limit: int) -> list[StoredMessage]:

@@ -26,6 +26,7 @@ from memory.recall import Recaller, RecallHit, RecallQuery
 from memory.recall.timeexpr import in_zone
 from memory.storage import Database
 from memory.storage.sql import json_values, stored_int
+from memory.text.language import Language
 from memory.types import ChatKind, ChatMessage, MembershipChange, MessageDeletion
 
 
@@ -278,6 +279,11 @@ class MemoryService:
     ) -> list[messages.StoredMessage]:
         async with self.db.read() as session:
             return await messages.recent(session, chat_id, limit, before_id)
+
+    async def language(self, chat_id: int, also: Iterable[str] = ()) -> Language:
+        """The language the chat writes in, `also` counted (`messages.chat_language`)."""
+        async with self.db.read() as session:
+            return await messages.chat_language(session, chat_id, also)
 
     async def search(self, chat_ids: Sequence[int], query: str, limit: int = 10) -> list[SearchHit]:
         """Recall scoped to the given chats; callers decide the scope (one chat unless config allows)."""

@@ -14,6 +14,7 @@ from memory.recall import RecallHit, RecallQuery
 from memory.recall.timeexpr import in_zone
 from memory.service import MemoryService
 from memory.text import truncate
+from memory.text.language import Language
 
 MAX_ITEM_CHARS = 200
 # How much of a member's question, name or term an answer repeats: a pasted paragraph repeated whole
@@ -21,9 +22,81 @@ MAX_ITEM_CHARS = 200
 MAX_ECHO_CHARS = 40
 
 
-def _echoed(asked: str) -> str:
+@dataclass(frozen=True, slots=True)
+class Words:
+    """What the answers write themselves in one language ({} and {name} standing for what they hold)."""
+
+    quoted: str
+    recalled: str
+    recalled_nothing: str
+    topic: str
+    unknown_person: str
+    several_people: str
+    other_names: str
+    messages: tuple[str, str]  # a count of one, of any other number
+    seen: str
+    left: str
+    unknown_term: str
+    inferred: str
+    times: tuple[str, str]  # a count of one, of any other number
+    unexplained: str
+    items: str
+    usage: str
+
+
+WORDS: dict[Language, Words] = {
+    "zh": Words(
+        quoted="「{}」",
+        recalled="关于{}我记得:",
+        recalled_nothing="关于{}我什么也没记住。",
+        topic="话题",
+        unknown_person="我不认识{}。",
+        several_people="{}可能是好几个人，说具体一点？",
+        other_names="（{}）",
+        messages=("{} 条消息", "{} 条消息"),
+        seen="{count} · 最近 {last}",
+        left=" · {} 退群",
+        unknown_term="我还不知道{}是什么意思。",
+        inferred="(从聊天里推测的)",
+        times=("{} 次", "{} 次"),
+        unexplained="{term}在群里出现过 {count}，还不知道是什么意思。",
+        items="、",
+        usage="用法: /recall <关键词> · /who <名字> · /what <词>",
+    ),
+    "en": Words(
+        quoted="“{}”",
+        recalled="What I remember about {}:",
+        recalled_nothing="I remember nothing about {}.",
+        topic="topic",
+        unknown_person="I don't know {}.",
+        several_people="{} could be several people. Who do you mean?",
+        other_names=" ({})",
+        messages=("{} message", "{} messages"),
+        seen="{count} · last seen {last}",
+        left=" · left {}",
+        unknown_term="I don't know what {} means yet.",
+        inferred=" (guessed from the chat)",
+        times=("once", "{} times"),
+        unexplained="{term} has come up {count} here; I don't know what it means yet.",
+        items=", ",
+        usage="Usage: /recall <words> · /who <name> · /what <term>",
+    ),
+}
+
+
+async def words_for(memory: MemoryService, chat_id: int, asked: str) -> Words:
+    """The answer's words: in the language the chat writes in, the question counted too."""
+    return WORDS[await memory.language(chat_id, [asked])]
+
+
+def _counted(count: int, forms: tuple[str, str]) -> str:
+    """`count` in the words of `forms` (one, any other number)."""
+    return (forms[0] if count == 1 else forms[1]).format(count)
+
+
+def _echoed(asked: str, words: Words) -> str:
     """A member's question, name or term as an answer repeats it: quoted, at most MAX_ECHO_CHARS."""
-    return f"「{truncate(asked, MAX_ECHO_CHARS)}」"
+    return words.quoted.format(truncate(asked, MAX_ECHO_CHARS))
 
 
 def _quoted(text: str) -> str:
@@ -99,12 +172,13 @@ async def recall(
         }
         for hit in hits
     ]
-    lines = [f"关于{_echoed(query)}我记得:" if results else f"关于{_echoed(query)}我什么也没记住。"]
+    words = await words_for(memory, chat_id, query)
+    lines = [(words.recalled if results else words.recalled_nothing).format(_echoed(query, words))]
     zone = memory.recaller.settings.timezone  # the chat text shows times where members count days
     for hit, item in zip(hits, results, strict=True):
         when = f"{in_zone(hit.time, zone):%Y-%m-%d %H:%M}"
         if item["kind"] == "history":
-            lines.append(f"- [话题 {when[:10]}] {one_line(item['theme'])}: {_quoted(item['text'])}")
+            lines.append(f"- [{words.topic} {when[:10]}] {one_line(item['theme'])}: {_quoted(item['text'])}")
         else:
             stamp = stamped(when, forwarded=hit.forwarded)
             lines.append(f"- {stamp} {item['speaker']}: {_quoted(item['text'])}")
@@ -141,17 +215,22 @@ async def who(memory: MemoryService, chat_id: int, name: str) -> Answer:
             for r in found.records
         ],
     }
+    language = await memory.language(chat_id, [name])
+    words = WORDS[language]
     if not found.records:
-        return Answer(data, [f"我不认识{_echoed(name)}。"])
+        return Answer(data, [words.unknown_person.format(_echoed(name, words))])
     if found.ambiguous:
-        lines = [f"{_echoed(name)}可能是好几个人，说具体一点？"]
-        lines += [f"- {r.view.shown_name}（{'、'.join(list(r.view.aliases)[:3])}）" for r in found.records]
+        lines = [words.several_people.format(_echoed(name, words))]
+        for r in found.records:
+            others = words.other_names.format(words.items.join(list(r.view.aliases)[:3]))
+            lines.append(f"- {r.view.shown_name(language)}{others}")
         return Answer(data, lines)
     record = found.records[0]
-    card = render_card(record.view, config.card_max_chars, max_tokens=config.card_tokens)
-    seen = f"{record.message_count} 条消息 · 最近 {record.last_seen:%Y-%m-%d}"
+    card = render_card(record.view, config.card_max_chars, max_tokens=config.card_tokens, language=language)
+    count = _counted(record.message_count, words.messages)
+    seen = words.seen.format(count=count, last=f"{record.last_seen:%Y-%m-%d}")
     if record.left_at is not None:
-        seen += f" · {record.left_at:%Y-%m-%d} 退群"
+        seen += words.left.format(f"{record.left_at:%Y-%m-%d}")
     lines = [*card.splitlines(), seen]
     return Answer(data, lines)
 
@@ -169,8 +248,9 @@ async def what(memory: MemoryService, chat_id: int, term: str) -> Answer:
     said = zip(await memory.speaker_names(chat_id, [e.message for e in examples]), examples, strict=True)
     quoted = [(speaker, e.message.text) for speaker, e in said]
     data: dict[str, Any] = {"term": term, "chat_id": chat_id, "found": False, "meaning": None}
+    words = await words_for(memory, chat_id, term)
     if entry is None or not shown:
-        return Answer(data, [f"我还不知道{_echoed(term)}是什么意思。"])
+        return Answer(data, [words.unknown_term.format(_echoed(term, words))])
     data.update(
         found=True,
         meaning=entry.meaning or None,
@@ -179,11 +259,12 @@ async def what(memory: MemoryService, chat_id: int, term: str) -> Answer:
         count=here,
         examples=[{"speaker": speaker, "text": text} for speaker, text in quoted],
     )
+    named = words.quoted.format(entry.content)
     if entry.meaning:
-        lines = [f"「{entry.content}」: {one_line(entry.meaning)}"]
+        lines = [f"{named}: {one_line(entry.meaning)}"]
         if entry.status == "inferred":
-            lines[0] += "(从聊天里推测的)"
+            lines[0] += words.inferred
     else:
-        lines = [f"「{entry.content}」在群里出现过 {here} 次，还不知道是什么意思。"]
+        lines = [words.unexplained.format(term=named, count=_counted(here, words.times))]
     lines += [f"- {speaker}: {_quoted(text)}" for speaker, text in quoted]
     return Answer(data, lines)

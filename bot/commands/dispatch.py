@@ -8,8 +8,6 @@ from bot.commands import answers
 from memory import commands
 from memory.service import MemoryService
 
-USAGE = "用法: /recall <关键词> · /who <名字> · /what <词>"
-
 # /recall also needs the asker (see `dispatch`); these two answer from the chat alone.
 Handler = Callable[[MemoryService, int, str], Awaitable[answers.Answer]]
 HANDLERS: dict[str, Handler] = {"who": answers.who, "what": answers.what}
@@ -28,7 +26,8 @@ async def dispatch(
     if command is None or (command.addressed and not to_bot):
         return None
     if not command.argument:
-        return answers.Answer({"error": "missing argument"}, [USAGE])
+        words = await answers.words_for(memory, chat_id, command.argument)
+        return answers.Answer({"error": "missing argument"}, [words.usage])
     if command.name == "recall":
         return await answers.recall(memory, chat_id, command.argument, asker=asker)
     return await HANDLERS[command.name](memory, chat_id, command.argument)

@@ -17,6 +17,7 @@ from memory.persons.resolver import PersonResolver
 from memory.recall.pipeline import MAX_QUESTION_CHARS
 from memory.storage import Database
 from memory.text import truncate
+from memory.text.language import language_of
 
 PRIORITY = 30
 
@@ -81,12 +82,18 @@ class PersonCardProvider:
         if config.max_cards <= 0:
             return None
         wanted = await self.people(request)
+        said = [m.text for m in request.recent if not m.is_bot]
+        language = language_of([*said, request.message.text] if request.message else said)
         async with self.db.read() as session:
             for person_id in wanted:
                 record = await store.person_record(session, request.chat_id, person_id)
                 if record is None or record.is_bot:
                     continue
-                cards.append(render_card(record.view, config.card_max_chars, max_tokens=config.card_tokens))
+                cards.append(
+                    render_card(
+                        record.view, config.card_max_chars, max_tokens=config.card_tokens, language=language
+                    )
+                )
                 if len(cards) >= config.max_cards:
                     break
         if not cards:

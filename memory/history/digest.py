@@ -25,6 +25,7 @@ from memory.model_answer import ModelAnswer
 from memory.offload import thread_work_in_runs
 from memory.ports import LLMPort, LLMUnavailable
 from memory.text import normalize, truncate
+from memory.text.language import Language, language_of
 
 log = logging.getLogger(__name__)
 
@@ -119,8 +120,20 @@ def central(
     return [messages[i] for i in chosen]
 
 
-def theme_from(keywords: Sequence[str]) -> str:
-    return truncate("、".join(keywords[:3]), THEME_CHARS) if keywords else "闲聊"
+# What an offline digest writes itself, in the chat's language (`memory.text.language`): the list
+# separator, the title of a topic without keywords, the word for its speakers when none is named, and
+# how the speakers follow the summary.
+_OWN_WORDS: dict[Language, tuple[str, str, str, str]] = {
+    "zh": ("、", "闲聊", "群友", "{lead}（{speakers}）"),
+    "en": (", ", "chat", "members", "{lead} ({speakers})"),
+}
+
+
+def theme_from(keywords: Sequence[str], language: Language | None = None) -> str:
+    """An offline topic title: its first keywords, listed as the chat's language lists words (that of
+    the keywords themselves unless `language` is given)."""
+    separator, untitled, _, _ = _OWN_WORDS[language or language_of(keywords)]
+    return truncate(separator.join(keywords[:3]), THEME_CHARS) if keywords else untitled
 
 
 def offline_digest(
@@ -133,8 +146,11 @@ def offline_digest(
     points = [speaker_line(m, POINT_CHARS) for m in central(messages, 5, found)]
     speakers = [name for name, _ in Counter(m.display_name for m in messages if not m.is_bot).most_common(4)]
     lead = " / ".join(speaker_line(m, POINT_CHARS) for m in central(messages, 2, found))
-    summary = f"{lead}（{'、'.join(speakers) or '群友'}）"
-    return Digest(theme_from(keywords), keywords, truncate(summary, SUMMARY_CHARS), points, "offline")
+    language = language_of(m.text for m in messages if not m.is_bot)
+    separator, _, nobody, shape = _OWN_WORDS[language]
+    summary = shape.format(lead=lead, speakers=separator.join(speakers) or nobody)
+    theme = theme_from(keywords, language)
+    return Digest(theme, keywords, truncate(summary, SUMMARY_CHARS), points, "offline")
 
 
 async def offline_digest_in_runs(

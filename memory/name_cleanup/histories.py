@@ -45,7 +45,8 @@ _ROWS = text(
     "SELECT id, chat_id, theme, keywords, summary, key_points, original_text, participants, "
     "source_message_ids, provenance FROM chat_history WHERE id IN (SELECT value FROM json_each(:ids))"
 )
-_LIST_OPEN, _LIST_CLOSE, _LIST_SEP, _POINT_SEP = "（", "）", "、", " / "  # as offline_digest writes them
+# As offline_digest wrote them in the databases this upgrade reads: its English forms came later.
+_LIST_OPEN, _LIST_CLOSE, _LIST_SEP, _POINT_SEP = "（", "）", "、", " / "
 _FORWARD = forward_marked("", True)  # before a forward's name, in its line and its digest lines
 # A member may type a name starting like the mark: such a speaker's line is read with the name whole.
 _TYPED_MARK = _FORWARD.rstrip()

@@ -4,6 +4,12 @@
     资料：职业 工程师；住在 北京；喜欢 猫、火锅
     近况：2024-06-01 下个月去北京；2024-05-20 和男朋友吵架
 
+and in an English chat (`memory.text.language`):
+
+    Bobby — also: Robert, robert_s
+    Facts: job engineer; lives in Berlin; likes cats, hotpot
+    Recently: 2024-06-01 calls themselves “Bobby”
+
 Pieces are added in priority order (name, other names, attributes, recent timeline) while they fit
 `max_chars` (and `max_tokens` when given); nothing is ever cut inside a character.
 """
@@ -14,8 +20,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from memory.persons import timeline_text
 from memory.persons.facts import FAVORITE_PREFIX
 from memory.text import estimate_tokens, truncate
+from memory.text.language import CHINESE, Language
 
 DEFAULT_LABELS: dict[str, str] = {
     "job": "职业",
@@ -31,6 +39,21 @@ DEFAULT_LABELS: dict[str, str] = {
     "past_habit": "以前常",
     "pets": "宠物",
     "allergy": "过敏",
+}
+ENGLISH_LABELS: dict[str, str] = {
+    "job": "job",
+    "workplace": "works at",
+    "location": "lives in",
+    "hometown": "from",
+    "nationality": "nationality",
+    "school": "school",
+    "age": "age",
+    "likes": "likes",
+    "dislikes": "dislikes",
+    "habit": "habit",
+    "past_habit": "used to",
+    "pets": "pets",
+    "allergy": "allergic to",
 }
 _ORDER = list(DEFAULT_LABELS)
 MAX_VALUE_CHARS = 30
@@ -51,6 +74,31 @@ LEFT_MARK = "(已退群)"  # after the name of a member who left the chat or was
 
 
 @dataclass(frozen=True, slots=True)
+class CardWords:
+    """What a card writes itself in one language."""
+
+    labels: Mapping[str, str]
+    favorite: str  # the label of a favourite thing, {} standing for the thing
+    head: str  # the name line, {} standing for the name
+    also: str
+    facts: str
+    recently: str
+    items: str  # between the items of a list
+    sections: str  # between the pieces of a section
+    left: str
+
+
+CARD_WORDS: dict[Language, CardWords] = {
+    "zh": CardWords(
+        DEFAULT_LABELS, "最喜欢的{}", "【{}】", "又名：", "资料：", "近况：", "、", "；", LEFT_MARK
+    ),
+    "en": CardWords(
+        ENGLISH_LABELS, "favourite {}", "{}", " — also: ", "Facts: ", "Recently: ", ", ", "; ", " (left)"
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
 class PersonView:
     """What a card shows: `name` is the person_name the bot uses; `aliases` the other names; `left`
     marks a member who left the chat (or was removed from it)."""
@@ -62,18 +110,17 @@ class PersonView:
     timeline: Sequence[TimelineEntry] = ()
     left: bool = False
 
-    @property
-    def shown_name(self) -> str:
+    def shown_name(self, language: Language = CHINESE) -> str:
         """The name as a card heads it: the person_name (else the id), marked when they left."""
         name = self.name.strip() or self.person_id
-        return f"{name}{LEFT_MARK}" if self.left else name
+        return f"{name}{CARD_WORDS[language].left}" if self.left else name
 
 
-def _label(key: str, labels: Mapping[str, str]) -> str:
+def _label(key: str, labels: Mapping[str, str], favorite: str) -> str:
     if key in labels:
         return labels[key]
     if key.startswith(FAVORITE_PREFIX):
-        return f"最喜欢的{key[len(FAVORITE_PREFIX) :]}"
+        return favorite.format(key[len(FAVORITE_PREFIX) :])
     return key
 
 
@@ -82,11 +129,11 @@ def _attribute_order(keys: Sequence[str]) -> list[str]:
     return sorted(keys, key=lambda k: (rank.get(k, len(rank)), k))
 
 
-def _value_text(value: str | Sequence[str]) -> str:
+def _value_text(value: str | Sequence[str], separator: str) -> str:
     if isinstance(value, str):
         return truncate(value.strip(), MAX_VALUE_CHARS)
     items = [truncate(str(v).strip(), MAX_VALUE_CHARS) for v in value if str(v).strip()]
-    return "、".join(items[-MAX_LIST_ITEMS:])
+    return separator.join(items[-MAX_LIST_ITEMS:])
 
 
 class _Budget:
@@ -120,18 +167,21 @@ def render_card(
     max_aliases: int = 3,
     max_timeline: int = 3,
     labels: Mapping[str, str] | None = None,
+    language: Language = CHINESE,
 ) -> str:
-    """The person's card within `max_chars` characters (and `max_tokens` estimated tokens if given).
+    """The person's card within `max_chars` characters (and `max_tokens` estimated tokens if given),
+    in the words of `language` (the chat's: `memory.text.language`).
 
-    Order of priority: the name (`LEFT_MARK` after it for a member who left the chat), other names (up
-    to `max_aliases`), attributes (job, workplace, location, … then others by key), the most recent
+    Order of priority: the name (marked for a member who left the chat), other names (up to
+    `max_aliases`), attributes (job, workplace, location, … then others by key), the most recent
     `max_timeline` events, newest first.
     """
     if max_chars <= 0:
         raise ValueError(f"max_chars must be positive, got {max_chars}")
-    names = labels if labels is not None else DEFAULT_LABELS
+    words = CARD_WORDS[language]
+    names = labels if labels is not None else words.labels
     budget = _Budget(max_chars, max_tokens)
-    header = f"【{person.shown_name}】"
+    header = words.head.format(person.shown_name(language))
     if not budget.fits(header):
         return truncate(header, max_chars)
     lines = [header]
@@ -139,24 +189,25 @@ def render_card(
     if others:
         kept: list[str] = []
         for alias in others[:max_aliases]:
-            candidate = f"{header}又名：{'、'.join([*kept, alias])}"
+            candidate = f"{header}{words.also}{words.items.join([*kept, alias])}"
             if not budget.fits(candidate):
                 break
             kept.append(alias)
         if kept:
-            lines[0] = f"{header}又名：{'、'.join(kept)}"
+            lines[0] = f"{header}{words.also}{words.items.join(kept)}"
     facts = []
     for key in _attribute_order(list(person.attributes)):
-        text = _value_text(person.attributes[key])
+        text = _value_text(person.attributes[key], words.items)
         if text:
-            facts.append(f"{_label(key, names)} {text}")
-    _add_section(lines, "资料：", facts, "；", budget)
+            facts.append(f"{_label(key, names, words.favorite)} {text}")
+    _add_section(lines, words.facts, facts, words.sections, budget)
     events = sorted(person.timeline, key=lambda e: e.time, reverse=True)[:max_timeline]
+    shown = [(e.time, timeline_text.shown(e.text.strip(), language)) for e in events]
     _add_section(
         lines,
-        "近况：",
-        [f"{e.time:%Y-%m-%d} {truncate(e.text.strip(), MAX_EVENT_CHARS)}" for e in events if e.text.strip()],
-        "；",
+        words.recently,
+        [f"{time:%Y-%m-%d} {truncate(text, MAX_EVENT_CHARS)}" for time, text in shown if text],
+        words.sections,
         budget,
     )
     return "\n".join(lines)

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.context.person_provider import PersonCardProvider, SpeakerNames
 from memory.context.recent import RecentWindowProvider
+from memory.messages import chat_language
 from memory.persons import store
 from memory.persons.admin import PersonAdmin
 from memory.persons.aliases import Resolution
@@ -89,12 +90,16 @@ class PersonMemory:
             return await _records_of(session, chat_id, await find_members(session, chat_id, text, limit))
 
     async def card(self, chat_id: int, person_id: int) -> str | None:
-        """The rendered card, within the configured budget."""
-        record = await self.record(chat_id, person_id)
+        """The rendered card, within the configured budget, in the language the chat writes in."""
+        async with self.db.read() as session:
+            record = await store.person_record(session, chat_id, person_id)
+            language = await chat_language(session, chat_id)
         if record is None:
             return None
         config = self.config()
-        return render_card(record.view, config.card_max_chars, max_tokens=config.card_tokens)
+        return render_card(
+            record.view, config.card_max_chars, max_tokens=config.card_tokens, language=language
+        )
 
     async def who(self, chat_id: int, name: str) -> WhoAnswer:
         """Who `name` is in a chat: a platform user id or a person id ("#12") first, then aliases."""

@@ -1,13 +1,17 @@
 """The timeline lines people's memory writes itself about names: a group card changed, a name declared
-in chat. Written by the per-message observer; read back where stored names are cleaned, which rewrites
-the names inside them."""
+in chat. Written by the per-message observer, in one (Chinese) form whatever the chat's language; read
+back where stored names are cleaned, which rewrites the names inside them, and where a card shows them
+in an English chat (`shown`)."""
 
 from __future__ import annotations
 
 import re
 
+from memory.text.language import Language
+
 _DECLARED_VERBS = {"self": "自称", "others": "被叫作"}
 _CARD_CHANGE = re.compile(r"群名片改为「(?P<card>.*)」\(原「(?P<previous>.*)」\)", re.DOTALL)
+_DECLARED_EN = {"self": "calls themselves “{}”", "others": "is called “{}”"}
 _DECLARED = re.compile(rf"(?P<verb>{'|'.join(_DECLARED_VERBS.values())})「(?P<alias>.*)」", re.DOTALL)
 
 
@@ -35,3 +39,18 @@ def read_declared(line: str) -> tuple[str, str] | None:
         return None
     source = next(s for s, verb in _DECLARED_VERBS.items() if verb == found["verb"])
     return source, found["alias"]
+
+
+def shown(line: str, language: Language) -> str:
+    """A timeline line as a card in a chat of `language` shows it: one written by `card_change` or
+    `declared` in English words for an English chat; any other line (an event learnt from what a member
+    said) as it is."""
+    if language != "en":
+        return line
+    if changed := read_card_change(line):
+        card, previous = changed
+        return f"group card changed to “{card}” (was “{previous}”)"
+    if declared_name := read_declared(line):
+        source, alias = declared_name
+        return _DECLARED_EN[source].format(alias)
+    return line

@@ -3,6 +3,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+import regex
 from click.testing import CliRunner
 from sqlalchemy import func, select
 
@@ -83,6 +84,29 @@ def test_replay_cli_prints_summary(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "3 messages recorded" in result.output
     assert "莉莉 (also Lily)" in result.output
+
+
+def test_the_replay_summary_of_an_english_chat_is_written_in_english(tmp_path: Path) -> None:
+    """Found by the English QA pass: after replaying an English group the summary listed people's
+    facts and name changes in Chinese (住在, 自称「Bobby」, 群名片改为…)."""
+    said = [
+        ("u1", "Robert", "hey y'all, call me Bobby, nobody says Robert"),
+        ("u2", "Liz", "I live in Berlin now, moved last month"),
+        ("u1", "Bob (away)", "back from lunch, who's up for the raid tonight?"),
+    ]
+    log = tmp_path / "log.jsonl"
+    lines = [
+        {"chat": "en", "message_id": f"m{n}", "sender_id": user, "sender_name": user, "sender_card": card,
+         "time": 1772367300 + 60 * n, "text": text}
+        for n, (user, card, text) in enumerate(said)
+    ]  # fmt: skip
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["replay", str(log), "--data-dir", str(tmp_path / "d"), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "· calls themselves “Bobby”" in result.output
+    assert "· group card changed to “Bob (away)” (was “Robert”)" in result.output
+    assert "lives in: Berlin" in result.output
+    assert not regex.search(r"\p{Han}", result.output), result.output
 
 
 def test_a_database_locked_by_another_process_stops_the_replay_with_one_line(tmp_path: Path) -> None:

@@ -145,6 +145,44 @@ async def test_who_marks_a_member_who_left_and_the_reply_context_card_too(tmp_pa
     assert back.reply is not None and "【name-alice】" in back.reply and "退群" not in back.reply
 
 
+async def test_an_english_group_is_answered_in_english_and_a_chinese_one_in_chinese(tmp_path: Path) -> None:
+    """Found by the English QA pass: every command answer was a fixed Chinese sentence, so an English
+    group asking `/recall touch grass` read 关于「touch grass」我记得. The answers now take the language
+    the chat writes in; a Chinese chat writing English names and slang stays Chinese."""
+    left = MembershipChange("test", ("en",), "liz", T0 + timedelta(minutes=9))
+    english = [
+        ("bobby", "y'all can call me Bobby, nobody says Robert"),
+        ("liz", "who wants to touch grass this weekend? thinking a hike"),
+        ("bobby", "we all need to touch grass tbh"),
+    ]
+    async with answering(tmp_path) as (app, send, _sent):
+        for n, (sender, text) in enumerate(english, start=1):
+            await app.pipeline.handle(make_message(n, chat="en", sender=sender, text=text), send)
+        await app.pipeline.handle_inbound(left, send, asyncio.Event())
+        asked = {
+            text: (await app.pipeline.handle(make_message(n, chat="en", sender="sam", text=text), send)).reply
+            for n, text in enumerate(
+                ("/recall touch grass", "/recall pottery", "/who Bobby", "/who name-liz", "/who nobody",
+                 "/what skronk", "/what"),
+                start=10,
+            )
+        }  # fmt: skip
+        await app.pipeline.handle(make_message(20, chat="zh", text="周六去西湖边爬山，Tom 也去"), send)
+        chinese = await app.pipeline.handle(make_message(21, chat="zh", text="/recall hiking"), send)
+    assert asked["/recall touch grass"] is not None
+    assert asked["/recall touch grass"].startswith("What I remember about “touch grass”:\n- [")
+    assert asked["/recall pottery"] == "I remember nothing about “pottery”."
+    who = asked["/who Bobby"]
+    assert who is not None and who.startswith("Bobby — also: ") and "calls themselves “Bobby”" in who
+    assert who.endswith("2 messages · last seen 2026-03-01")
+    gone = asked["/who name-liz"]
+    assert gone is not None and gone.startswith("name-liz (left)") and gone.endswith("· left 2026-03-01")
+    assert asked["/who nobody"] == "I don't know “nobody”."
+    assert asked["/what skronk"] == "I don't know what “skronk” means yet."
+    assert asked["/what"] == "Usage: /recall <words> · /who <name> · /what <term>"
+    assert chinese.reply is not None and chinese.reply.startswith("关于「hiking」我什么也没记住")
+
+
 @pytest.mark.parametrize(
     ("reply", "reason"),
     [

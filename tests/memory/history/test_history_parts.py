@@ -8,6 +8,7 @@ from datetime import timedelta
 from sqlalchemy import select
 
 from memory.history import offline_digest, pack_entry, reinforce, title_ratio
+from memory.history.digest import theme_from
 from memory.history.pack import PackOptions
 from memory.history.source import SourceMessage, by_ids
 from memory.history.titles import most_similar
@@ -60,6 +61,16 @@ def test_english_keywords_hold_no_piece_of_a_contraction() -> None:
     found = offline_digest(RAID)
     assert {"raid", "tank", "bobby"} <= set(found.keywords)
     assert not {"isn", "didn", "don", "doesn", "won", "ll"} & set(found.keywords)
+
+
+def test_an_english_topic_is_titled_and_summarised_without_chinese_punctuation() -> None:
+    found = offline_digest(RAID)
+    assert found.theme == ", ".join(found.keywords[:3])
+    assert found.summary.endswith(")") and "（" not in found.summary and "、" not in found.summary
+    assert "Liz, Sam" in found.summary
+    # A Chinese topic keeps its Chinese forms, and so does a title of Chinese keywords.
+    assert offline_digest(HIKE).summary.endswith("）")
+    assert theme_from(["九溪", "龙井村"]) == "九溪、龙井村" and theme_from(["raid", "tank"]) == "raid, tank"
 
 
 def test_textrank_keywords_also_work() -> None:

@@ -4,6 +4,7 @@ from datetime import UTC, datetime
 import pytest
 import regex
 
+from memory.persons import timeline_text
 from memory.persons.card import PersonView, TimelineEntry, render_card
 from memory.text import estimate_tokens
 
@@ -33,6 +34,29 @@ def test_a_member_who_left_the_chat_is_marked_after_the_name():
     assert card.splitlines()[0] == "【小红(已退群)】又名：红红、xiaohong、阿红", (
         "an alias 小红 is still no other name"
     )
+
+
+def test_a_card_in_an_english_chat_is_written_in_english():
+    bobby = PersonView(
+        "p2",
+        "Bobby",
+        ["Robert", "robert_s"],
+        {"likes": ["cats", "hotpot"], "location": "Berlin", "favorite:band": "Blur"},
+        [
+            TimelineEntry(datetime(2026, 3, 30, tzinfo=UTC), timeline_text.declared("self", "Bobby")),
+            TimelineEntry(datetime(2026, 4, 13, tzinfo=UTC), timeline_text.card_change("Bob", "Rob")),
+            TimelineEntry(datetime(2026, 4, 14, tzinfo=UTC), "moved to Berlin"),
+        ],
+        left=True,
+    )
+    assert render_card(bobby, 500, language="en").splitlines() == [
+        "Bobby (left) — also: Robert, robert_s",
+        "Facts: lives in Berlin; likes cats, hotpot; favourite band Blur",
+        "Recently: 2026-04-14 moved to Berlin; 2026-04-13 group card changed to “Bob” (was “Rob”);"
+        " 2026-03-30 calls themselves “Bobby”",
+    ]
+    # The timeline keeps one stored form: a Chinese chat shows it as written.
+    assert "自称「Bobby」" in render_card(bobby, 500)
 
 
 @pytest.mark.parametrize("budget", [3, 5, 10, 20, 30, 45, 60, 80, 120])

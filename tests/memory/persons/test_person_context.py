@@ -48,6 +48,20 @@ async def test_cards_of_the_named_the_mentioned_and_the_speaker_come_before_the_
     assert text.index('section="persons"') < text.index('section="recent"')
 
 
+async def test_cards_in_an_english_chats_context_are_written_in_english(
+    chat, people: PersonMemory, memory: MemoryService
+) -> None:
+    g1 = chat()
+    await g1.say("u1", "I live in Berlin, I'm allergic to peanuts", card="Sam Walker")
+    await g1.say("u2", "y'all can call me Bobby", card="Robert")
+    await people.consolidator.run(T0)
+    said = await g1.say("u2", "has Sam Walker ever been to Lisbon?", card="Robert")
+    cards = _section(await _context(memory, said), "persons")
+    assert "Sam Walker — also: " in cards and "Facts: lives in Berlin; allergic to peanuts" in cards
+    assert "Bobby — also: Robert" in cards and "calls themselves “Bobby”" in cards
+    assert not regex.search(r"\p{Han}", cards), cards
+
+
 async def test_a_pronoun_brings_the_card_of_the_person_last_discussed(
     chat, people: PersonMemory, memory: MemoryService
 ) -> None:

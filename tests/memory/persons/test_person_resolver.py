@@ -31,8 +31,8 @@ async def test_an_ambiguous_name_is_reported_not_guessed(
     chat, people: PersonMemory, memory: MemoryService
 ) -> None:
     g1 = chat()
-    first = await g1.say("u1", "hi", card="小红")
-    await g1.say("u2", "hi", card="晓红")
+    first = await g1.say("u1", "早", card="小红")
+    await g1.say("u2", "早", card="晓红")
     resolution = await people.resolver.resolve(first.chat_id, "xiaohong")
     assert resolution.ambiguous and resolution.person_id is None
     assert len(resolution.matches) == 2
