@@ -1,6 +1,7 @@
 """Filters every jargon candidate passes, whether an LLM proposed it or offline discovery found it.
 
-- messages: the bot's own messages are never evidence (it would learn its own words back);
+- messages: the bot's own messages are never evidence (it would learn its own words back), nor are
+  members' memory commands ("/what glorp" asks about a term, it is no use of it);
 - message ids: an LLM answer may only cite messages of the window it was shown;
 - terms: people's names and aliases, @mentions, URLs, pure numbers or punctuation, one repeated
   character ("哈哈哈哈"), too short or too long, stop words (a term made only of function words and
@@ -18,6 +19,7 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from memory.commands import is_memory_command
 from memory.jargon.types import Candidate, MinerMessage
 from memory.text import normalize, words
 
@@ -96,9 +98,15 @@ def _pieces_after_spaces(text: str) -> Iterable[str]:
     yield text[start:]
 
 
+def is_usable(message: MinerMessage) -> bool:
+    """Whether a message may serve as statistics and evidence: neither the bot's own nor a memory
+    command (`memory.commands`)."""
+    return not message.is_bot and not is_memory_command(message.text)
+
+
 def usable_messages(messages: Iterable[MinerMessage]) -> list[MinerMessage]:
-    """The messages that may serve as statistics and evidence: the bot's own are left out."""
-    return [m for m in messages if not m.is_bot]
+    """The messages that may serve as statistics and evidence (`is_usable`)."""
+    return [m for m in messages if is_usable(m)]
 
 
 def is_junk(term: str) -> bool:

@@ -18,7 +18,7 @@ from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from memory.jargon.filters import mask_mentions
+from memory.jargon.filters import is_usable, mask_mentions
 from memory.jargon.spans import is_word, latin_edges_ok
 from memory.jargon.types import MinerMessage
 from memory.text.mapped import fold
@@ -108,8 +108,9 @@ class HistoryStats:
             self.add(message)
 
     def add(self, message: MinerMessage) -> None:
-        """Add one message (ignored when its key is already held or it is the bot's own)."""
-        if message.is_bot or message.key in self._keys:
+        """Add one message (ignored when its key is already held or it is not usable: the bot's own, a
+        memory command)."""
+        if not is_usable(message) or message.key in self._keys:
             return
         text = fold(mask_mentions(message.text)).replace(_SEP, " ")
         entry = _Entry(message.key, text, message.speaker)

@@ -6,6 +6,7 @@ from memory.jargon.filters import (
     reject_reason,
     usable_messages,
 )
+from memory.jargon.stats import HistoryStats
 from memory.jargon.types import Candidate, MinerMessage
 
 WINDOW = [
@@ -22,6 +23,22 @@ def cand(content: str, *keys: str) -> Candidate:
 
 def test_bot_messages_are_not_usable() -> None:
     assert [m.key for m in usable_messages(WINDOW)] == ["1", "2"]
+
+
+def test_memory_commands_are_neither_evidence_nor_statistics() -> None:
+    """Found by the English QA pass: `/what glorp` was mined as a use of "glorp", so /what showed the
+    members' own questions as the examples of how the group uses its word, and counted them."""
+    window = [
+        MinerMessage("1", "another glorp in the deploy script", "alice"),
+        MinerMessage("2", "/what glorp", "bob"),
+        MinerMessage("3", "@群忆 /what glorp", "carol"),
+        MinerMessage("4", "glorp means a dumb tiny bug", "dave"),
+    ]
+    assert [m.key for m in usable_messages(window)] == ["1", "4"]
+    result = filter_candidates([cand("glorp", "1", "2", "3", "4")], window, PARAMS)
+    assert [c.message_keys for c in result.kept] == [("1", "4")]
+    stats = HistoryStats.build(window)
+    assert stats.count("glorp") == 2 and stats.occurrences("glorp").df == 2
 
 
 def test_unknown_and_bot_message_keys_are_dropped() -> None:
