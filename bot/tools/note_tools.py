@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from bot.tools.registry import MAX_RESULT_CHARS, Tool, ToolContext
+from bot.tools.registry import MAX_RESULT_CHARS, Tool, ToolContext, ToolError
+from memory.notes import NoteChanged, clean_name
 from memory.notes.names import MAX_NAME_CHARS
 from memory.text import grapheme_start, truncate
 
@@ -36,7 +37,9 @@ class NoteHintsArgs(BaseModel):
 
 async def _get(ctx: ToolContext, args: NoteGetArgs) -> str:
     """The note, or one page of it: a cut that said nothing would let a model write back half a note."""
-    text = await ctx.notes.get(args.name, args.depth)
+    found = await ctx.notes.read(args.name, args.depth)
+    ctx.notes_seen[clean_name(args.name)] = found.version
+    text = found.text
     if text is None:
         return f"(no note named {args.name.strip()} yet)"
     if args.offset == 0 and len(text) <= MAX_RESULT_CHARS:
@@ -52,8 +55,16 @@ async def _get(ctx: ToolContext, args: NoteGetArgs) -> str:
 
 
 async def _set(ctx: ToolContext, args: NoteSetArgs) -> str:
-    created = await ctx.notes.set(args.name, args.content)
-    return f"{'created' if created else 'updated'} {args.name.strip()}"
+    """Write the note; one read with `note_get` through this context (a reply, an MCP session) is
+    written on only as it was read: changed since (an admin's edit), nothing is saved."""
+    name = clean_name(args.name)
+    try:
+        written = await ctx.notes.write(name, args.content, base=ctx.notes_seen.get(name))
+    except NoteChanged as exc:
+        again = "read it again with note_get and make your change to what it holds now"
+        raise ToolError(f"{exc}: {again}") from None
+    ctx.notes_seen[name] = written.version
+    return f"{'created' if written.created else 'updated'} {args.name.strip()}"
 
 
 async def _rename(ctx: ToolContext, args: NoteRenameArgs) -> str:

@@ -13,7 +13,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
@@ -58,12 +58,18 @@ class MemoryTools(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
-    """What a tool call may touch: one chat's memory and notes, and whether it may write."""
+    """What a tool call may touch: one chat's memory and notes, and whether it may write.
+
+    `notes_seen` holds, per note name, the version (`memory.notes.version_of`, or `ABSENT`) the calls
+    made with this context last read or wrote: `note_set` writes on that version only, so a note
+    changed meanwhile by someone else (an admin's edit while the model was thinking) is never
+    replaced by text made from the older one. One context serves one reply, or one MCP session."""
 
     chat: str
     notes: NoteStore
     memory: MemoryTools | None = None
     writable: bool = False
+    notes_seen: dict[str, str] = field(default_factory=dict)
 
 
 Handler = Callable[[ToolContext, Any], Awaitable[str]]

@@ -6,19 +6,22 @@ from memory.notes.hints import format_hints
 from memory.notes.links import Link, iter_links, link_targets, rewrite_target
 from memory.notes.names import InvalidNoteName, clean_name
 from memory.notes.scopes import NOTES_FOLDER, NoteScopes, chat_folder_name
-from memory.notes.store import NoteStore, RenameResult, version_of
+from memory.notes.store import ABSENT, NoteRead, NoteStore, NoteWritten, RenameResult, version_of
 from memory.notes.weights import NoteScore, compute_weights
 
 __all__ = [
+    "ABSENT",
     "NOTES_FOLDER",
     "InvalidNoteName",
     "Link",
     "NoteChanged",
     "NoteError",
     "NoteNotFound",
+    "NoteRead",
     "NoteScopes",
     "NoteScore",
     "NoteStore",
+    "NoteWritten",
     "PassageNotFound",
     "RenameResult",
     "chat_folder_name",

@@ -88,6 +88,27 @@ def version_of(content: str) -> str:
     return hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
+ABSENT = "absent"
+"""The version of a note that does not exist (never a `version_of`): an edit's `base` when it started
+from no note."""
+
+
+@dataclass(frozen=True, slots=True)
+class NoteRead:
+    """A note as read: its text (None when there is none) and its version (`ABSENT` then)."""
+
+    text: str | None
+    version: str
+
+
+@dataclass(frozen=True, slots=True)
+class NoteWritten:
+    """What `NoteStore.write` did: whether the note was created, and the version it now holds."""
+
+    created: bool
+    version: str
+
+
 def join_contents(first: str, second: str) -> str:
     """`first` then `second`, separated by one blank line; an empty side adds nothing."""
     head, tail = first.rstrip("\n"), second.strip("\n")
@@ -127,17 +148,22 @@ class NoteStore:
 
     async def get(self, name: str, depth: int = 0) -> str | None:
         """The note's content with `![[embeds]]` expanded `depth` levels deep, or None if absent."""
+        return (await self.read(name, depth)).text
+
+    async def read(self, name: str, depth: int = 0) -> NoteRead:
+        """What `get` gives, with the version (`version_of`) of the note as stored then, `ABSENT` when
+        there was none: the `base` of an edit made from what was read."""
         name = clean_name(name)
         entries = await asyncio.to_thread(self._refresh)
         entry = entries.get(name)
         if entry is None:
-            return None
+            return NoteRead(None, ABSENT)
 
         def lookup(target: str) -> str | None:
             found = entries.get(target)
             return found.content if found else None
 
-        return expand(name, entry.content, depth, lookup)
+        return NoteRead(expand(name, entry.content, depth, lookup), version_of(entry.content))
 
     async def links(self, name: str) -> Names:
         """The distinct names the note links or embeds (existing or not), sorted."""
@@ -169,24 +195,29 @@ class NoteStore:
     # ---- writing -------------------------------------------------------------------------------
 
     async def set(self, name: str, content: str, *, base: str | None = None) -> bool:
-        """Create or replace a note; returns True when it was created.
+        """Create or replace a note; returns True when it was created (see `write`)."""
+        return (await self.write(name, content, base=base)).created
+
+    async def write(self, name: str, content: str, *, base: str | None = None) -> NoteWritten:
+        """Create or replace a note; returns whether it was created and the version written.
 
         Expanded embed blocks (`![[X]]start … ![[X]]end`) in `content` are collapsed back to
         `![[X]]`, so writing back what `get(depth>0)` returned does not copy other notes in.
-        `base` is the `version_of` the content an edit started from: when the note no longer holds
-        it (another writer changed or deleted it meanwhile), NoteChanged is raised and nothing is
-        written, so an edit never silently replaces a change it did not see.
+        `base` is the `version_of` the content an edit started from (`ABSENT`: it started from no
+        note): when the note no longer holds it (another writer changed, deleted or created it
+        meanwhile), NoteChanged is raised and nothing is written, so an edit never silently replaces
+        a change it did not see.
         """
         name = clean_name(name)
         text = _kept_text(collapse(content))
 
-        def change(entries: dict[str, _Entry]) -> bool:
-            if base is not None:
-                entry = entries.get(name)
-                if entry is None or version_of(entry.content) != base:
-                    raise NoteChanged(name, entry.content if entry else None)
+        def change(entries: dict[str, _Entry]) -> NoteWritten:
+            entry = entries.get(name)
+            if base is not None and (version_of(entry.content) if entry else ABSENT) != base:
+                raise NoteChanged(name, entry.content if entry else None)
             self._write(name, text)
-            return name not in entries
+            # As a read gives it back (a leading BOM is dropped when the file is read).
+            return NoteWritten(entry is None, version_of(_decode(text.encode("utf-8"))[0]))
 
         return await self._mutate(change)
 

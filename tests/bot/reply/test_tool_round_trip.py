@@ -1,5 +1,6 @@
 """The reply model calls note_set, then recall, and its answer uses both — real client, fake server."""
 
+import asyncio
 import json
 from datetime import timedelta
 from pathlib import Path
@@ -12,9 +13,10 @@ from bot.reply.pipeline import Outcome
 from bot.reply.policy import without_bot_names
 from memory.clock import ManualClock
 from memory.models import ChatHistory
+from memory.notes import NoteStore
 from memory.types import ChatMessage
 from tests.conftest import T0, make_message
-from tests.fakes.openai_server import Answer, FakeOpenAI, tool_call
+from tests.fakes.openai_server import Answer, FakeOpenAI, Hold, tool_call
 from tests.memory.recall.conftest import add_history
 
 
@@ -64,6 +66,44 @@ async def test_reply_uses_note_set_and_recall(tmp_path: Path, fake_llm: FakeOpen
     assert "tools" not in requests[2].body or not requests[2].body["tools"] or len(requests) == 3
     system = json.dumps(requests[0].messages, ensure_ascii=False)
     assert "<memory" in system and "周日九溪徒步" in system
+
+
+async def test_a_note_an_admin_edits_while_the_model_thinks_keeps_the_admins_text(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    """The model read a note (note_get), and while it thought an admin edited the note (`qunyi notes
+    set`, the web console); its note_set, made from the older text, then replaced the admin's edit
+    without a word. It is now refused with an error telling the model to read the note again."""
+    app = await build_app(
+        ConfigStore(llm_settings(fake_llm.base_url), None), tmp_path / "data", ManualClock(T0)
+    )
+
+    async def send(chat_id, text, *, chat_kind, reply_to):
+        return make_message(900, text=text, sender="bot", is_bot=True, reply_to=reply_to)
+
+    stale = tool_call("note_set", {"name": "群规", "content": "规则一：周六爬山\n规则二：带水"}, "c2")
+    thinking = Hold(Answer(None, tool_calls=[stale]))
+    fake_llm.script(
+        Answer(None, tool_calls=[tool_call("note_get", {"name": "群规"}, "c1")]), thinking, Answer("好的")
+    )
+    try:
+        notes = app.memory.notes.for_chat("test:g1")
+        await notes.set("群规", "规则一：周六爬山")
+        admin = NoteStore(notes.root)  # the CLI or the console: another process
+        ask = make_message(1, sender="u1", text="@群忆 群规加一条：带水", to_bot=True, mentions=("bot",))
+        reply = asyncio.create_task(app.pipeline.handle(ask, send))
+        await thinking.reached.wait()
+        await admin.set("群规", "规则一：周日爬山（管理员改）")
+        thinking.release.set()
+        outcome = await reply
+        note = await notes.get("群规")
+    finally:
+        await app.close()
+
+    assert note == "规则一：周日爬山（管理员改）"
+    assert outcome.reply == "好的"
+    results = [m for m in fake_llm.chat_requests[2].messages if m["role"] == "tool"]
+    assert results[-1]["tool_call_id"] == "c2" and "was changed since" in results[-1]["content"]
 
 
 async def test_tool_arguments_encoded_twice_are_read_once_more(tmp_path: Path, fake_llm: FakeOpenAI) -> None:

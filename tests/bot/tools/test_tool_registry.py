@@ -188,3 +188,33 @@ async def test_a_page_asked_for_inside_a_grapheme_starts_with_the_whole_of_it(ct
     thumb = long_note.index("🏽")
     skin = await registry.call("note_get", {"name": "长笔记", "offset": thumb}, ctx)
     assert skin.startswith("👍🏽。"), skin[:10]
+
+
+async def test_a_note_changed_by_someone_else_since_the_model_read_it_is_not_replaced(
+    tmp_path: Path, ctx: ToolContext
+) -> None:
+    """An admin's edit made while the model was thinking (between its note_get and its note_set) was
+    silently replaced by the model's text, made from the older note. The model's write is now refused,
+    nothing saved; once it reads the note again its write goes through."""
+    registry = build_registry()
+    admin = NoteStore(tmp_path / "g1")  # another process: the CLI, the web console
+    await admin.set("群规", "规则一：周六爬山")
+    assert await registry.call("note_get", {"name": "群规"}, ctx) == "规则一：周六爬山"
+    await admin.set("群规", "规则一：周日爬山（管理员改）")
+    older = {"name": " 群规", "content": "规则一：周六爬山\n规则二：带水"}  # the name as the model spells it
+    stale = await registry.call("note_set", older, ctx)
+    assert stale.startswith("error: note '群规' was changed since") and "read it again with note_get" in stale
+    assert await admin.get("群规") == "规则一：周日爬山（管理员改）"
+    assert await registry.call("note_get", {"name": "群规"}, ctx) == "规则一：周日爬山（管理员改）"
+    mended = {"name": "群规", "content": "规则一：周日爬山（管理员改）\n规则二：带水"}
+    assert await registry.call("note_set", mended, ctx) == "updated 群规"
+    again = {"name": "群规", "content": "\ufeff规则一：周日爬山（管理员改）\r\n规则二：带水\r\n规则三：守时"}
+    assert await registry.call("note_set", again, ctx) == "updated 群规", "its own write is what it last saw"
+    # A note the model found missing is not written over one created meanwhile.
+    assert await registry.call("note_get", {"name": "名单"}, ctx) == "(no note named 名单 yet)"
+    await admin.set("名单", "小红、小明")
+    assert "was changed since" in await registry.call("note_set", {"name": "名单", "content": "小刚"}, ctx)
+    assert await admin.get("名单") == "小红、小明"
+    # A note the model never read is written as before.
+    await admin.set("备忘", "旧")
+    assert await registry.call("note_set", {"name": "备忘", "content": "新"}, ctx) == "updated 备忘"
