@@ -46,6 +46,7 @@ MAX_ACTOR_CHARS = 64  # a longer "by" of the API is cut, on a grapheme boundary
 Decision = Literal["approve", "reject"]
 DONE = {"approve": "approved", "reject": "rejected"}  # what the page after a decision says
 SKIPS_SHOWN = 3  # a batch's answer names this many of the entries it skipped (a flash is short)
+_CONFIRM_DELETE = Safe('<label><input type="checkbox" name="confirm" value="yes"> really delete</label> ')
 
 
 class JargonNotFound(JargonError):
@@ -307,7 +308,7 @@ async def jargon_show(request: web.Request) -> web.Response:
             form(
                 request,
                 f"{base}/delete",
-                Safe('<label><input type="checkbox" name="confirm" value="yes"> really delete</label> '),
+                join((_CONFIRM_DELETE, seen)),
                 "Delete",
                 danger=True,
             ),
@@ -380,10 +381,11 @@ async def jargon_edit(request: web.Request) -> web.Response:
 @routes.post(r"/jargon/{jargon_id:\d+}/delete")
 async def jargon_delete(request: web.Request) -> web.Response:
     jargon_id = path_int(request, "jargon_id")
-    if (await request.post()).get("confirm") != "yes":
+    data = await request.post()
+    if data.get("confirm") != "yes":
         raise JargonError("tick 'really delete' to delete the entry")
     async with app_of(request).db.write() as session:
-        await dictionary.remove(session, [jargon_id], ACTOR, _now(request))
+        await dictionary.remove(session, [jargon_id], ACTOR, _now(request), _seen_revision(data))
     raise done(request, "/jargon", f"deleted entry {jargon_id}")
 
 

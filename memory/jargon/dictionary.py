@@ -557,12 +557,15 @@ async def edit(
     return view(row)
 
 
-async def remove(session: AsyncSession, ids: Sequence[int], actor: str, now: float) -> int:
+async def remove(
+    session: AsyncSession, ids: Sequence[int], actor: str, now: float, expected_revision: int | None = None
+) -> int:
     """Delete entries (their counts and evidence go with them; the trail stays). An id given twice is
-    deleted once."""
+    deleted once. With `expected_revision` (one entry seen at that revision) a change made since is
+    refused with JargonChanged: a decision taken meanwhile is not deleted unseen."""
     removed = 0
     for jargon_id in dict.fromkeys(ids):
-        row = await _load(session, jargon_id)
+        row = await _load(session, jargon_id, expected_revision)
         session.add(
             JargonReview(jargon_id=row.id, actor=actor, action="delete", old=_snapshot(row), new={}, time=now)
         )

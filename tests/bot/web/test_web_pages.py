@@ -149,6 +149,14 @@ async def test_a_decision_on_an_entry_changed_since_its_page_was_opened_is_refus
     assert rejected.status == 409 and "was changed since you opened it" in await rejected.text()
     entry = await _entry(console, xswl)
     assert entry is not None and (entry.status, entry.meaning) == ("approved", "笑死我了")
+    # Nor did the delete form: a second admin's tab deleted the approval it never saw.
+    delete_form = re.search(rf'action="/jargon/{xswl}/delete".*?</form>', shown, re.S)
+    assert delete_form is not None
+    fields = dict(re.findall(r'name="([^"]+)" value="([^"]*)"', delete_form.group(0)))
+    deleted = await client.post(f"/jargon/{xswl}/delete", data=fields)
+    assert deleted.status == 409 and "was changed since you opened it" in await deleted.text()
+    entry = await _entry(console, xswl)
+    assert entry is not None and (entry.status, entry.meaning) == ("approved", "笑死我了")
 
 
 async def test_batch_approve_and_reject(console: Console) -> None:
