@@ -815,6 +815,16 @@ def _undecided_past_a_threshold(thresholds: Sequence[int]) -> tuple[ColumnElemen
     )
 
 
+async def revision_if_due(session: AsyncSession, entry: EntryView) -> int | None:
+    """The revision of `entry` (as `due_for_inference` gave it) while inference may still take it: not
+    deleted, decided by an admin or inferred by another run since; else None, and the model need not
+    be asked (`apply_inference` would store nothing)."""
+    row = await session.get(Jargon, entry.id)
+    if row is None or is_decided(row) or row.last_inference_count != entry.last_inference_count:
+        return None
+    return row.revision or 0
+
+
 async def apply_inference(
     session: AsyncSession,
     jargon_id: int,

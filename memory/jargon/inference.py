@@ -168,9 +168,10 @@ async def run_inference(
         if not llm.available(TASK):
             break
         async with db.read() as session:
-            try:
-                seen = await dictionary.revision(session, entry.id)
-            except dictionary.JargonError:  # deleted, or folded into another entry, since `due`
+            # Deleted, folded into another entry, or decided by an admin since `due` (a run asks about
+            # one entry after another, for minutes with a slow model): its evidence goes to no model.
+            seen = await dictionary.revision_if_due(session, entry)
+            if seen is None:
                 continue
             hidden = kept_apart if entry.chat_id is None else ()
             items = await dictionary.evidence(session, entry.id, None, max_evidence, leave_out=hidden)

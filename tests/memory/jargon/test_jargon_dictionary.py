@@ -3,6 +3,7 @@ server, admin decisions, explanation with Aho-Corasick, import/export, odd Unico
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -20,7 +21,7 @@ from memory.models import Jargon, JargonEvidence
 from memory.service import MemoryService
 from memory.storage import Database
 from memory.text import normalize
-from tests.fakes.openai_server import Answer, Behaviour, Fail, FakeOpenAI, answer_json, filtered
+from tests.fakes.openai_server import Answer, Behaviour, Fail, FakeOpenAI, Hold, answer_json, filtered
 from tests.memory.jargon.jargon_helpers import NOW, mine, record
 
 THRESHOLDS = (2, 4, 8, 12, 24, 60, 100)
@@ -201,6 +202,35 @@ async def test_manual_decisions_survive_inference(
     assert trail[0]["action"] == "approve" and trail[0]["old"]["status"] == "candidate"
     # A decision taken while a model call was in flight also wins.
     assert not await _apply_late(memory, approved)
+
+
+async def test_an_entry_decided_while_the_run_asks_about_another_is_not_sent_to_the_model(
+    memory: MemoryService, llm: LLMGateway, fake_llm: FakeOpenAI
+) -> None:
+    """A run takes its due entries first, then asks about one after another. An entry an admin
+    rejected (or approved) while the model answered about an earlier one was still sent to the model,
+    its evidence with it, three requests spent on an answer that was then thrown away."""
+    first = await _entry_with_count(memory, "nsdd", 3)
+    rejected = await _entry_with_count(memory, "dddd", 2, start=50)
+    approved = await _entry_with_count(memory, "u1s1", 2, start=80)
+    every_step = answer_json({"no_information": False, "meaning": "模型的意思", "same": False})
+    thinking = Hold(every_step)
+    fake_llm.script(thinking)
+    fake_llm.default = lambda _body: every_step
+    run = asyncio.create_task(run_inference(memory.db, llm, THRESHOLDS, NOW))
+    await thinking.reached.wait()
+    async with memory.db.write() as session:
+        await dictionary.decide(session, [rejected], "reject", "admin", NOW)
+        await dictionary.decide(session, [approved], "approve", "admin", NOW, meaning="有一说一")
+    thinking.release.set()
+    assert (await run).stored == 1
+    asked = " ".join(json.dumps(r.body, ensure_ascii=False) for r in fake_llm.chat_requests)
+    assert "「nsdd」" in asked and "「dddd」" not in asked and "「u1s1」" not in asked
+    async with memory.db.read() as session:
+        n, r, a = [await dictionary.get(session, i) for i in (first, rejected, approved)]
+    assert n is not None and n.meaning == "模型的意思"
+    assert r is not None and (r.status, r.meaning) == ("rejected", "")
+    assert a is not None and (a.status, a.meaning) == ("approved", "有一说一")
 
 
 async def _apply_late(memory: MemoryService, entry_id: int) -> bool:
