@@ -190,6 +190,7 @@ async def pack_entry(
         history_id = None
         if found is not None and messages:
             history_id = (await write_history(session, current.chat_id, messages, found, now)).id
+            await _name_as_stored_now(session, messages)
         else:
             log.debug(
                 "topic %s (%s) has %d messages; dropped without a ChatHistory row",
@@ -199,6 +200,15 @@ async def pack_entry(
             )
         await session.delete(current)
     return Packed(entry_id, history_id, found.theme if found else title, len(messages))
+
+
+async def _name_as_stored_now(session: AsyncSession, read: Sequence[SourceMessage]) -> None:
+    """When a speaker's names changed after the topic's messages were `read` (while the summary was
+    made: their sender asked to be forgotten, the names taken off their messages), show them in the
+    row just written as stored now, as the rows packed before are shown (`rename_sources`)."""
+    now_named = {m.id: m.names for m in await source.by_ids(session, [m.id for m in read])}
+    if any(now_named.get(m.id, m.names) != m.names for m in read):
+        await rename_sources(session, [m.id for m in read])
 
 
 async def histories(session: AsyncSession, chat_id: int, limit: int = 200) -> list[ChatHistory]:

@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from bot.llm import LLMGateway, LLMSettings, build_gateway
 from memory.clock import ManualClock
@@ -201,3 +201,38 @@ async def test_a_message_deleted_while_the_topic_model_thinks_stays_out_of_the_t
     async with memory.db.read() as session:
         states = (await session.scalars(select(JobState))).all()
     assert PHONE not in str([s.data for s in states])
+
+
+async def test_a_topic_packed_while_a_speaker_asks_to_be_forgotten_shows_them_without_their_names(
+    memory: MemoryService, db: Database, clock: ManualClock, fake_llm: FakeOpenAI
+) -> None:
+    """`people forget` (messages kept) takes the names off their messages and off the topics packed
+    from them; a topic whose summary the model was writing meanwhile was written with the names read
+    before, in its verbatim text, participants and full-text entry."""
+    people = PersonMemory(db, lambda: PersonsConfig(), None)
+    people.attach(memory)
+    said = [
+        await memory.record(
+            make_message(n, sender=f"u{n % 2}", sender_name=("小明", "Zorblax")[n % 2], text=f"爬山{n}")
+        )
+        for n in range(1, 6)
+    ]
+    assert (await TopicCheck(memory.db, SMALL).run_chat(said[0].chat_id, T0 + timedelta(hours=1))).messages
+    summary = {"theme": "周末爬山", "keywords": ["爬山"], "summary": "大家约了周末爬山", "key_points": []}
+    held = Hold(answer_json(summary))
+    fake_llm.script(held)
+    async with model(fake_llm, memory, clock) as llm:
+        options = dataclasses.replace(SMALL.pack_options, use_llm=True)
+        check = TopicCheck(memory.db, dataclasses.replace(SMALL, pack_options=options), llm)
+        later = T0 + timedelta(hours=2)
+        await meanwhile(
+            held,
+            check.pack_ready(said[0].chat_id, later, everything=True),
+            lambda: people.admin.forget(said[0].person_id, remove_messages=False, now=later),
+        )
+    async with memory.db.read() as session:
+        packed = (await session.scalars(select(ChatHistory))).all()
+        indexed = (await session.execute(text("SELECT body FROM chat_history_fts"))).scalars().all()
+    assert [(h.theme, h.summary) for h in packed] == [("周末爬山", "大家约了周末爬山")], "the model's summary"
+    assert "u1: 爬山1" in packed[0].original_text and "小明: 爬山2" in packed[0].original_text
+    assert "zorblax" not in str([packed[0].original_text, packed[0].participants, indexed]).casefold()
