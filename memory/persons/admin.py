@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from sqlalchemy import delete, func, select, text, update
+from sqlalchemy import ColumnElement, delete, func, select, text, update
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -43,6 +43,7 @@ from memory.persons.forgotten import newest_message_id
 from memory.persons.names import clean_name, name_key
 from memory.persons.naming import name_refusal, vet_suggested_name
 from memory.persons.observe import taken_names
+from memory.persons.relearn import leave_unread
 from memory.persons.sightings import Sightings
 from memory.recall.preferences import PREFERENCE_FTS
 from memory.storage import Database
@@ -164,17 +165,15 @@ class PersonAdmin:
         """Set a fact by hand (source "admin"); the previous values of the key are superseded."""
         check_fact(key, value)
         when = store.ts(now)
+        replaced = (
+            PersonFact.person_id == person_id,
+            PersonFact.key == key,
+            PersonFact.superseded_at.is_(None),
+            PersonFact.chat_id.is_(None) if chat_id is None else PersonFact.chat_id == chat_id,
+        )
         async with self.db.write() as session:
-            await session.execute(
-                update(PersonFact)
-                .where(
-                    PersonFact.person_id == person_id,
-                    PersonFact.key == key,
-                    PersonFact.superseded_at.is_(None),
-                    PersonFact.chat_id.is_(None) if chat_id is None else PersonFact.chat_id == chat_id,
-                )
-                .values(superseded_at=when)
-            )
+            await leave_unread(session, await _learnt_from(session, *replaced))
+            await session.execute(update(PersonFact).where(*replaced).values(superseded_at=when))
             session.add(
                 PersonFact(
                     person_id=person_id,
@@ -191,15 +190,14 @@ class PersonAdmin:
 
     async def remove_fact(self, chat_id: int, person_id: int, key: str) -> int:
         """Delete the facts of one key (current and superseded) visible in a chat."""
+        removed = (
+            PersonFact.person_id == person_id,
+            PersonFact.key == key,
+            (PersonFact.chat_id == chat_id) | PersonFact.chat_id.is_(None),
+        )
         async with self.db.write() as session:
-            result = await session.execute(
-                delete(PersonFact).where(
-                    PersonFact.person_id == person_id,
-                    PersonFact.key == key,
-                    (PersonFact.chat_id == chat_id) | PersonFact.chat_id.is_(None),
-                )
-            )
-            return rows_changed(result)
+            await leave_unread(session, await _learnt_from(session, *removed))
+            return rows_changed(await session.execute(delete(PersonFact).where(*removed)))
 
     async def merge(self, survivor_id: int, merged_id: int) -> None:
         """Merge `merged_id` into `survivor_id` (two accounts of one human, or a duplicate): its
@@ -349,6 +347,12 @@ async def _unname_their_messages(session: AsyncSession, person_id: int) -> None:
         batch = ids[start : start + ERASE_BATCH]
         await rename_sources(session, batch)
         await drop_vectors(session, "message", await windows_touching(session, batch))
+
+
+async def _learnt_from(session: AsyncSession, *where: ColumnElement[bool]) -> list[int]:
+    """The messages the facts matching `where` were learnt from (where each was found, and repeated)."""
+    rows = await session.execute(select(PersonFact.message_id, PersonFact.seen_message_ids).where(*where))
+    return sorted({i for found, seen in rows.all() for i in (found, *(seen or ())) if i is not None})
 
 
 async def _require_member(session: AsyncSession, chat_id: int, person_id: int) -> None:

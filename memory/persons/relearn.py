@@ -52,7 +52,7 @@ from memory.persons.resolver import PersonResolver
 from memory.persons.survivors import Identity, identities
 from memory.ports import LLMPort
 from memory.storage import Database
-from memory.storage.sql import rows_changed
+from memory.storage.sql import rows_changed, rows_naming
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +105,23 @@ class _Seen:
 async def prune(session: AsyncSession) -> int:
     """Remove the chunks none of whose messages can be read any more; returns how many."""
     return rows_changed(await session.execute(PRUNE_SQL))
+
+
+async def leave_unread(session: AsyncSession, message_ids: Sequence[int]) -> int:
+    """Take these messages out of the chunks waiting for the model (inside the caller's transaction):
+    an admin removed or replaced the facts learnt from them, which the model must not learn from them
+    again. A chunk left with no message goes; a run asking about one meanwhile gives way, as the
+    chunk no longer reads as it did. Returns how many chunks changed."""
+    gone = set(message_ids)
+    held = await rows_naming(session, PersonLlmGap.__tablename__, "message_ids", sorted(gone))
+    gaps = await _gaps(session, tuple(held))
+    for gap in gaps:
+        kept = [i for i in gap.message_ids if i not in gone]
+        if kept:
+            gap.message_ids = kept
+        else:
+            await session.delete(gap)
+    return len(gaps)
 
 
 async def due(session: AsyncSession, limit: int, now: datetime) -> list[Group]:

@@ -172,6 +172,61 @@ async def test_a_chunk_whose_message_is_deleted_while_the_model_thinks_is_read_a
     assert await gaps(memory.db) == []
 
 
+async def current_facts(db: Database, said: Recorded) -> list[tuple[str, str, str]]:
+    async with db.read() as session:
+        query = select(PersonFact).where(
+            PersonFact.person_id == said.person_id, PersonFact.superseded_at.is_(None)
+        )
+        return sorted((f.key, f.value, f.source) for f in (await session.scalars(query)).all())
+
+
+async def test_a_fact_an_admin_removed_or_replaced_is_not_relearnt_from_the_messages_it_came_from(
+    memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
+) -> None:
+    """Consolidation read "我喜欢徒步" offline while the model was down (likes 徒步) and noted it for
+    the model; an admin removed the fact (`people edit --remove-fact`) or replaced it (`--set-fact
+    likes=猫`); the relearn job then asked the model about the same message and wrote the fact back."""
+    async with hiker(memory, clock, fake_llm) as (llm, persons, g1, hike):
+        likes = await g1.say("u1", "我喜欢徒步", card="阿红")
+        other = await g1.say("u2", "我也喜欢徒步", card="莉莉")
+        await read_offline(persons, fake_llm)
+        assert await current_facts(memory.db, likes) == [("likes", "徒步", "self")]
+        await persons.admin.remove_fact(likes.chat_id, likes.person_id, "likes")
+        await persons.admin.set_fact(other.chat_id, other.person_id, "likes", "猫", now=T0)
+        fake_llm.default = reader
+        done = await job(persons, llm).run(T0 + timedelta(hours=1))
+    assert done.stored == 1
+    assert await current_facts(memory.db, likes) == []
+    assert await current_facts(memory.db, other) == [("likes", "猫", "admin")]
+    assert await timeline(memory.db, hike) == ["周末爬了北高峰"], "the rest of the chunk is read"
+    assert await gaps(memory.db) == []
+
+
+async def test_a_fact_removed_while_the_model_reads_its_message_again_stays_removed(
+    memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
+) -> None:
+    async with hiker(memory, clock, fake_llm) as (llm, persons, g1, hike):
+        likes = await g1.say("u1", "我喜欢徒步", card="阿红")
+        await read_offline(persons, fake_llm)
+        held = Hold(
+            reader({"messages": [{"content": f"[{hike.message_id}] 北高峰\n[{likes.message_id}] 徒步"}]})
+        )
+        fake_llm.script(held)
+        relearn = job(persons, llm)
+        running = asyncio.create_task(relearn.run(T0 + timedelta(hours=1)))
+        await held.reached.wait()
+        await persons.admin.remove_fact(likes.chat_id, likes.person_id, "likes")
+        held.release.set()
+        assert (await running).stored == 0
+        assert await current_facts(memory.db, likes) == []
+        fake_llm.default = reader
+        done = await relearn.run(T0 + timedelta(hours=2))
+    assert done.stored == 1
+    assert "徒步" not in str(fake_llm.chat_requests[-1].messages[-1]["content"])
+    assert await current_facts(memory.db, likes) == []
+    assert await timeline(memory.db, hike) == ["周末爬了北高峰"]
+
+
 async def test_a_failing_model_pauses_the_job_and_an_unusable_answer_marks_the_chunk_tried(
     memory: MemoryService, clock: ManualClock, fake_llm: FakeOpenAI
 ) -> None:
