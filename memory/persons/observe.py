@@ -212,6 +212,7 @@ class PersonObserver:
                 and config.self_declared_rename
                 and declared.confidence >= RENAME_MIN_CONFIDENCE
                 and name_key(names.get(person_id, "")) != name_key(declared.alias)
+                and not await _named_by_admin_after(session, recorded.chat_id, person_id, when)
             ):
                 taken = [n for pid, n in names.items() if pid != person_id]
                 vetted = vet_suggested_name(declared.alias, taken, max_chars=config.person_name_max_chars)
@@ -228,6 +229,13 @@ class PersonObserver:
                     names[person_id] = vetted
         if changed:
             await store.bump_version(session, recorded.chat_id)
+
+
+async def _named_by_admin_after(session: AsyncSession, chat_id: int, person_id: int, when: float) -> bool:
+    """True when an admin chose the person's name in the chat after `when`: a name they declared in an
+    older message (an imported history) does not undo that choice; one declared since does."""
+    named = await session.get(PersonChatName, (chat_id, person_id))
+    return named is not None and named.source == "admin" and named.updated_at > when
 
 
 def _own_words(message: ChatMessage) -> str:

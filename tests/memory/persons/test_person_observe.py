@@ -106,6 +106,24 @@ async def test_self_declared_name_becomes_alias_name_and_timeline(chat, people: 
     assert [(t.text, t.message_ids) for t in record.timeline] == [("自称「老赵」", [said.message_id])]
 
 
+async def test_a_name_declared_before_an_admin_renamed_them_does_not_undo_the_rename(
+    chat, people: PersonMemory
+) -> None:
+    """`qunyi people edit --name` (or the console's rename) was undone by a self-declared name in an
+    older message recorded afterwards (an import of the chat's history): "以后叫我大赵" said weeks
+    before the admin chose 赵医生 renamed them to 大赵. A name declared after the rename still applies."""
+    g1 = chat()
+    said = await g1.say("u5", "大家好", card="赵一鸣", minutes=60 * 24 * 30)
+    await people.admin.rename(said.chat_id, said.person_id, "赵医生", now=T0 + timedelta(days=31))
+    older = await g1.say("u5", "以后叫我大赵就行", card="赵一鸣", minutes=60)
+    record = await people.record(said.chat_id, said.person_id)
+    assert record is not None and record.name == "赵医生"
+    assert ("大赵", "self", older.message_id) in [(a.alias, a.source, a.message_id) for a in record.aliases]
+    await g1.say("u5", "以后叫我老赵就行", card="赵一鸣", minutes=60 * 24 * 32)
+    record = await people.record(said.chat_id, said.person_id)
+    assert record is not None and record.name == "老赵"
+
+
 async def test_asking_not_to_be_called_a_name_does_not_rename_to_it(chat, people: PersonMemory) -> None:
     g1 = chat()
     said = await g1.say("u5", "别叫我胖子", card="赵一鸣")
