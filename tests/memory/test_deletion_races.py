@@ -7,7 +7,7 @@ import asyncio
 import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TypeVar
 
 from sqlalchemy import select, text
@@ -91,6 +91,25 @@ async def test_a_message_deleted_while_the_topic_model_thinks_stays_out_of_the_t
         packed = (await session.scalars(select(ChatHistory))).all()
     assert [h.source_message_ids for h in packed] == [[1, 2, 4, 5]]
     assert PHONE not in str([(h.theme, h.keywords, h.summary, h.original_text) for h in packed])
+
+
+async def pack_meanwhile(
+    fake: FakeOpenAI,
+    memory: MemoryService,
+    clock: ManualClock,
+    packing: tuple[int, datetime, str],
+    act: Callable[[], Awaitable[object]],
+) -> None:
+    """Pack every cached topic of chat `packing[0]` at `packing[1]`, the summary model answering the
+    theme `packing[2]` (summary "大家约了<theme>") once `act` has run while it held the request."""
+    chat_id, now, theme = packing
+    summary = {"theme": theme, "keywords": [theme], "summary": f"大家约了{theme}", "key_points": []}
+    held = Hold(answer_json(summary))
+    fake.script(held)
+    async with model(fake, memory, clock) as llm:
+        options = dataclasses.replace(SMALL.pack_options, use_llm=True)
+        check = TopicCheck(memory.db, dataclasses.replace(SMALL, pack_options=options), llm)
+        await meanwhile(held, check.pack_ready(chat_id, now, everything=True), act)
 
 
 def person_answer(*facts: tuple[int, str, str], events: tuple[tuple[int, str], ...] = ()) -> Hold:
@@ -218,18 +237,14 @@ async def test_a_topic_packed_while_a_speaker_asks_to_be_forgotten_shows_them_wi
         for n in range(1, 6)
     ]
     assert (await TopicCheck(memory.db, SMALL).run_chat(said[0].chat_id, T0 + timedelta(hours=1))).messages
-    summary = {"theme": "周末爬山", "keywords": ["爬山"], "summary": "大家约了周末爬山", "key_points": []}
-    held = Hold(answer_json(summary))
-    fake_llm.script(held)
-    async with model(fake_llm, memory, clock) as llm:
-        options = dataclasses.replace(SMALL.pack_options, use_llm=True)
-        check = TopicCheck(memory.db, dataclasses.replace(SMALL, pack_options=options), llm)
-        later = T0 + timedelta(hours=2)
-        await meanwhile(
-            held,
-            check.pack_ready(said[0].chat_id, later, everything=True),
-            lambda: people.admin.forget(said[0].person_id, remove_messages=False, now=later),
-        )
+    later = T0 + timedelta(hours=2)
+    await pack_meanwhile(
+        fake_llm,
+        memory,
+        clock,
+        (said[0].chat_id, later, "周末爬山"),
+        lambda: people.admin.forget(said[0].person_id, remove_messages=False, now=later),
+    )
     async with memory.db.read() as session:
         packed = (await session.scalars(select(ChatHistory))).all()
         indexed = (await session.execute(text("SELECT body FROM chat_history_fts"))).scalars().all()

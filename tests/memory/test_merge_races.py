@@ -24,7 +24,7 @@ from tests.conftest import T0, chat_ids, make_message
 from tests.fakes.openai_server import FakeOpenAI, Hold, answer_json
 from tests.memory.jargon.jargon_helpers import NOW, mine, record
 from tests.memory.jargon.test_jargon_dictionary import THRESHOLDS
-from tests.memory.test_deletion_races import meanwhile, model, person_answer
+from tests.memory.test_deletion_races import meanwhile, model, pack_meanwhile, person_answer
 from tests.memory.topics.test_check import SMALL
 
 LATER = T0 + timedelta(hours=1)
@@ -86,17 +86,9 @@ async def test_a_topic_packed_while_its_chat_is_merged_is_written_to_the_chat_it
     await memory.record(make_message(9, chat="new", text="新群"))
     old, new = await chat_ids(memory, "old", "new")
     assert (await TopicCheck(memory.db, SMALL).run_chat(old, LATER, force=True)).messages == 5
-    summary = {"theme": "爬山", "keywords": ["爬山"], "summary": "周末去爬山", "key_points": []}
-    held = Hold(answer_json(summary))
-    fake_llm.script(held)
-    async with model(fake_llm, memory, clock) as llm:
-        options = dataclasses.replace(SMALL.pack_options, use_llm=True)
-        check = TopicCheck(memory.db, dataclasses.replace(SMALL, pack_options=options), llm)
-        await meanwhile(
-            held,
-            check.pack_ready(old, LATER, everything=True),
-            lambda: merge_chats(memory.db, old, new, now=0.0),
-        )
+    await pack_meanwhile(
+        fake_llm, memory, clock, (old, LATER, "爬山"), lambda: merge_chats(memory.db, old, new, now=0.0)
+    )
     async with memory.db.read() as session:
         histories = (await session.execute(select(ChatHistory.chat_id, ChatHistory.theme))).all()
     assert [tuple(h) for h in histories] == [(new, "爬山")]

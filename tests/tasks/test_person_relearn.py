@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from pydantic import ValidationError
@@ -35,6 +35,7 @@ from tests.fakes.gateway import fake_gateway
 from tests.fakes.openai_server import Answer, Behaviour, Fail, FakeOpenAI, Hold, answer_json
 from tests.memory.persons.people_fixtures import Chat
 
+T = TypeVar("T")
 ON = RelearnSettings(enabled=True, per_run=5, interval=timedelta(minutes=5))
 EVENTS = {"北高峰": "周末爬了北高峰", "西溪": "周末去西溪骑车", "钓鱼": "上周去千岛湖钓鱼"}
 
@@ -84,6 +85,25 @@ def people(memory: MemoryService, llm: LLMGateway) -> PersonMemory:
 
 def job(persons: PersonMemory, llm: LLMGateway) -> PersonRelearnJob:
     return PersonRelearnJob(persons.db, persons.resolver, lambda: ON, llm)
+
+
+async def relearn_meanwhile(
+    relearn: PersonRelearnJob,
+    fake: FakeOpenAI,
+    said: list[tuple[Recorded, str]],
+    act: Callable[[], Awaitable[T]],
+) -> tuple[T, RedoRun]:
+    """A run of `relearn` an hour after T0 whose request the model holds while `act` runs, then answers
+    as `reader` does a prompt of `said` (each message with the words it holds); `act`'s result and
+    what the run did."""
+    lines = "\n".join(f"[{message.message_id}] {words}" for message, words in said)
+    held = Hold(reader({"messages": [{"content": lines}]}))
+    fake.script(held)
+    running = asyncio.create_task(relearn.run(T0 + timedelta(hours=1)))
+    await held.reached.wait()
+    acted = await act()
+    held.release.set()
+    return acted, await running
 
 
 async def read_offline(persons: PersonMemory, fake: FakeOpenAI) -> None:
@@ -151,17 +171,14 @@ async def test_a_chunk_whose_message_is_deleted_while_the_model_thinks_is_read_a
         ride = await g1.say("u1", "周末去西溪骑车了", card="阿红")
         fake_llm.script(Fail(500))
         assert (await persons.consolidator.run(T0)).llm_gaps == 1
-        held = Hold(
-            reader({"messages": [{"content": f"[{hike.message_id}] 北高峰\n[{ride.message_id}] 西溪"}]})
-        )
-        fake_llm.script(held)
         relearn = job(persons, llm)
-        running = asyncio.create_task(relearn.run(T0 + timedelta(hours=1)))
-        await held.reached.wait()
-        assert await memory.delete(MessageDeletion("test", "g1", "g1-m2"))
-        held.release.set()
-        done = await running
-        assert (done.stored, done.tried) == (0, 0)
+        deleted, done = await relearn_meanwhile(
+            relearn,
+            fake_llm,
+            [(hike, "北高峰"), (ride, "西溪")],
+            lambda: memory.delete(MessageDeletion("test", "g1", "g1-m2")),
+        )
+        assert deleted and (done.stored, done.tried) == (0, 0)
         assert await timeline(memory.db, hike) == [], "nothing is written from a deleted message"
         assert len(await gaps(memory.db)) == 1
         fake_llm.default = reader
@@ -208,16 +225,14 @@ async def test_a_fact_removed_while_the_model_reads_its_message_again_stays_remo
     async with hiker(memory, clock, fake_llm) as (llm, persons, g1, hike):
         likes = await g1.say("u1", "我喜欢徒步", card="阿红")
         await read_offline(persons, fake_llm)
-        held = Hold(
-            reader({"messages": [{"content": f"[{hike.message_id}] 北高峰\n[{likes.message_id}] 徒步"}]})
-        )
-        fake_llm.script(held)
         relearn = job(persons, llm)
-        running = asyncio.create_task(relearn.run(T0 + timedelta(hours=1)))
-        await held.reached.wait()
-        await persons.admin.remove_fact(likes.chat_id, likes.person_id, "likes")
-        held.release.set()
-        assert (await running).stored == 0
+        _, done = await relearn_meanwhile(
+            relearn,
+            fake_llm,
+            [(hike, "北高峰"), (likes, "徒步")],
+            lambda: persons.admin.remove_fact(likes.chat_id, likes.person_id, "likes"),
+        )
+        assert done.stored == 0
         assert await current_facts(memory.db, likes) == []
         fake_llm.default = reader
         done = await relearn.run(T0 + timedelta(hours=2))
