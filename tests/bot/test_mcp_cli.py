@@ -175,8 +175,14 @@ async def test_a_busy_timeout_longer_than_the_call_time_limit_still_answers_the_
         params = _mcp_params(data, config, "--write")
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
-            warm = await session.call_tool("recall", {"query": "九溪徒步"})  # loads the tokenizer first
+            # loads the tokenizer first: on a loaded machine that alone may outlast the 4 s, so asked again
+            for _ in range(5):
+                warm = await session.call_tool("recall", {"query": "九溪徒步"})
+                if not (warm.is_error and "took longer" in warm.content[0].text):
+                    break
             assert not warm.is_error, warm.content
+            async with db.read() as reader:
+                counted = (await reader.get_one(ChatHistory, topic)).count
             with database_locked(data / "qunyi.db"):
                 refused = await session.call_tool("recall", {"query": "九溪徒步"})
             said = refused.content[0].text
@@ -184,7 +190,7 @@ async def test_a_busy_timeout_longer_than_the_call_time_limit_still_answers_the_
             assert said.startswith(f"error: database {data / 'qunyi.db'} stayed locked for over "), said
             assert said.endswith("nothing was changed: try again"), said
         async with db.read() as reader:
-            assert (await reader.get_one(ChatHistory, topic)).count == 1, "only the first recall counted"
+            assert (await reader.get_one(ChatHistory, topic)).count == counted >= 1, "the refused one counted"
     finally:
         await db.close()
 
