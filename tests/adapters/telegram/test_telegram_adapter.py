@@ -13,7 +13,6 @@ from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
 
 pytest.importorskip("aiogram", reason="the telegram extra is not installed")
 
@@ -30,89 +29,22 @@ from memory.models import ChatMember
 from memory.persons.store import person_ids_for
 from memory.types import ChatMessage, ChatMoved, InboundEvent, MembershipChange
 from tests.adapters.held import HeldHandler, SlowToCancel, stop_waits
+from tests.adapters.telegram.bot_api import (
+    ALICE,
+    BOT_USER,
+    GROUP,
+    SUPERGROUP,
+    TOKEN,
+    UPDATES,
+    FakeBotAPI,
+    chat_member_update,
+    fed,
+    update_in,
+)
 from tests.bot.reply.test_reply_answers import llm_settings
 from tests.conftest import T0
 from tests.fakes.openai_server import Answer, FakeOpenAI, Hold
 from tests.waiting import WAIT, eventually
-
-UPDATES = json.loads(
-    (Path(__file__).resolve().parents[2] / "fixtures" / "telegram" / "updates.json").read_text()
-)
-TOKEN = "123456:TEST-token"
-BOT_USER = {"id": 999, "is_bot": True, "first_name": "群忆", "username": "qunyi_bot"}
-
-
-class FakeBotAPI:
-    """Answers the Bot API methods the adapter uses; records every call."""
-
-    def __init__(self, updates: list[dict[str, Any]]) -> None:
-        self.updates = updates
-        self.calls: list[tuple[str, dict[str, Any]]] = []
-        self.next_message_id = 500
-        self.refusals: list[dict[str, Any]] = []  # answers to the next sendMessage calls, in order
-
-    async def handle(self, request: web.Request) -> web.Response:
-        if request.match_info["token"] != TOKEN:
-            return web.json_response(
-                {"ok": False, "error_code": 401, "description": "Unauthorized"}, status=401
-            )
-        method = request.match_info["method"]
-        params = {k: _decode(v) for k, v in (await request.post()).items()}
-        self.calls.append((method, params))
-        if method == "getMe":
-            return _ok(BOT_USER)
-        if method in ("deleteWebhook", "setWebhook", "close"):
-            return _ok(True)
-        if method == "getUpdates":
-            offset = int(params.get("offset") or 0)
-            pending = [u for u in self.updates if u["update_id"] >= offset]
-            if not pending:
-                await asyncio.sleep(0.05)
-            return _ok(pending)
-        if method == "sendMessage":
-            if self.refusals:
-                refusal = self.refusals.pop(0)
-                return web.json_response({"ok": False} | refusal, status=refusal["error_code"])
-            text = params.get("text", "")
-            if text == "" or len(text.encode("utf-16-le")) // 2 > 4096:
-                description = "Bad Request: message text is " + ("empty" if text == "" else "too long")
-                return web.json_response(
-                    {"ok": False, "error_code": 400, "description": description}, status=400
-                )
-            self.next_message_id += 1
-            sent = {
-                "message_id": self.next_message_id,
-                "from": BOT_USER,
-                "chat": {"id": int(params["chat_id"]), "title": "周末开黑群", "type": "supergroup"},
-                "date": 1772366700,
-                "text": params["text"],
-            }
-            return _ok(sent)
-        return web.json_response({"ok": False, "error_code": 404, "description": "Not Found"}, status=404)
-
-
-def _decode(value: Any) -> Any:
-    if isinstance(value, str) and value[:1] in "{[":
-        return json.loads(value)
-    return value
-
-
-def _ok(result: Any) -> web.Response:
-    return web.json_response({"ok": True, "result": result})
-
-
-@pytest.fixture
-async def api() -> AsyncIterator[tuple[FakeBotAPI, str]]:
-    fake = FakeBotAPI(UPDATES)
-    app = web.Application()
-    app.router.add_post("/bot{token}/{method}", fake.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    yield fake, f"http://127.0.0.1:{port}"
-    await runner.cleanup()
 
 
 def at(seconds: int) -> datetime:
@@ -149,19 +81,6 @@ async def test_polls_updates_and_replies(api: tuple[FakeBotAPI, str]) -> None:
     finally:
         await adapter.stop()
     assert fake.calls[0][0] == "getMe"
-
-
-async def fed(base: str, *updates: dict[str, Any]) -> list[ChatMessage]:
-    """The messages a started adapter hands on for `updates` fed to it without polling."""
-    inbox: asyncio.Queue[ChatMessage] = asyncio.Queue()
-    adapter = TelegramAdapter(TelegramConfig(token=TOKEN, api_base=base, polling_timeout=0))
-    await adapter.start(inbox.put)
-    try:
-        for update in updates:
-            await adapter.feed_update(update)
-    finally:
-        await adapter.stop()
-    return [inbox.get_nowait() for _ in range(inbox.qsize())]
 
 
 async def test_feed_update_without_polling(api: tuple[FakeBotAPI, str]) -> None:
@@ -334,21 +253,6 @@ async def test_the_upgrade_of_a_group_is_told_in_the_log(
         await adapter.stop()
 
 
-def _in(chat: dict[str, Any], update_id: int, message_id: int, **fields: Any) -> dict[str, Any]:
-    """An update with message `message_id` of `chat` from Alice (text, or the fields given)."""
-    body = fields or {"text": f"周六爬山 {message_id}"}
-    sender = {"id": 111, "is_bot": False, "first_name": "Alice"}
-    return {
-        "update_id": update_id,
-        "message": {"message_id": message_id, "date": 1772366400 + update_id, "chat": chat, "from": sender}
-        | body,
-    }
-
-
-GROUP = {"id": -4455, "type": "group", "title": "周末开黑群"}
-SUPERGROUP = {"id": -1001987654321, "type": "supergroup", "title": "周末开黑群"}
-
-
 async def test_an_upgrade_to_a_supergroup_moves_the_group_memory_there(
     api: tuple[FakeBotAPI, str], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -371,11 +275,11 @@ async def test_an_upgrade_to_a_supergroup_moves_the_group_memory_there(
     await adapter.start(handle)
     try:
         for n in (1, 2):
-            await adapter.feed_update(_in(GROUP, n, n))
+            await adapter.feed_update(update_in(GROUP, n, n))
         with caplog.at_level(logging.INFO):
-            await adapter.feed_update(_in(GROUP, 3, 3, migrate_to_chat_id=SUPERGROUP["id"]))
-            await adapter.feed_update(_in(SUPERGROUP, 4, 1, migrate_from_chat_id=GROUP["id"]))
-        await adapter.feed_update(_in(SUPERGROUP, 5, 1))
+            await adapter.feed_update(update_in(GROUP, 3, 3, migrate_to_chat_id=SUPERGROUP["id"]))
+            await adapter.feed_update(update_in(SUPERGROUP, 4, 1, migrate_from_chat_id=GROUP["id"]))
+        await adapter.feed_update(update_in(SUPERGROUP, 5, 1))
     finally:
         await adapter.stop()
     try:
@@ -415,9 +319,9 @@ async def test_an_answer_waiting_while_its_group_is_upgraded_goes_to_the_supergr
     fake_llm.script(held)
     await adapter.start(inbound_handler(app, adapter, asyncio.Event(), responses))
     try:
-        await adapter.feed_update(_in(GROUP, 1, 1, text="@qunyi_bot 周六去哪爬山？"))
+        await adapter.feed_update(update_in(GROUP, 1, 1, text="@qunyi_bot 周六去哪爬山？"))
         await asyncio.wait_for(held.reached.wait(), WAIT)  # the answer waits on the model
-        await adapter.feed_update(_in(GROUP, 2, 2, migrate_to_chat_id=SUPERGROUP["id"]))
+        await adapter.feed_update(update_in(GROUP, 2, 2, migrate_to_chat_id=SUPERGROUP["id"]))
         assert await app.memory.chat("telegram", "-4455") is None, "the move is made while the answer waits"
         held.release.set()
         await responses.stop()
@@ -454,7 +358,7 @@ async def test_with_the_upgrade_not_followed_the_memory_stays_with_the_group(
     await adapter.start(handle)
     try:
         with caplog.at_level(logging.WARNING):
-            await adapter.feed_update(_in(GROUP, 3, 3, migrate_to_chat_id=SUPERGROUP["id"]))
+            await adapter.feed_update(update_in(GROUP, 3, 3, migrate_to_chat_id=SUPERGROUP["id"]))
     finally:
         await adapter.stop()
     assert moves == []
@@ -629,9 +533,9 @@ async def test_a_forwarded_command_is_recorded_as_a_message_and_never_run(
     command = [{"type": "bot_command", "offset": 0, "length": 7}]
     await adapter.start(inbound_handler(app, adapter, asyncio.Event(), responses))
     try:
-        forward = _in(GROUP, 1, 1, text="/recall 爬山", entities=command, forward_origin=origin)
+        forward = update_in(GROUP, 1, 1, text="/recall 爬山", entities=command, forward_origin=origin)
         await adapter.feed_update(forward)
-        await adapter.feed_update(_in(GROUP, 2, 2, text="/recall 爬山", entities=command))
+        await adapter.feed_update(update_in(GROUP, 2, 2, text="/recall 爬山", entities=command))
         await responses.stop()
         chat = await app.memory.chat("telegram", "-4455")
         assert chat is not None
@@ -644,34 +548,6 @@ async def test_a_forwarded_command_is_recorded_as_a_message_and_never_run(
     assert [(m.platform_message_id, m.text) for m in found if m] == [("1", "/recall 爬山")], (
         "the forward is a searchable message"
     )
-
-
-ALICE = {"id": 111, "is_bot": False, "first_name": "Alice"}
-ADMIN = {"id": 222, "is_bot": False, "first_name": "Bob"}
-
-
-def _member_update(update_id: int, old: str, new: str, *, is_member: bool = False) -> dict[str, Any]:
-    """A `chat_member` update: Alice's status in GROUP going from `old` to `new` (`is_member` for a
-    `restricted` one)."""
-
-    def status(name: str) -> dict[str, Any]:
-        fields: dict[str, Any] = {"status": name, "user": ALICE}
-        if name == "kicked":
-            fields["until_date"] = 0
-        elif name == "restricted":
-            fields |= {"is_member": is_member, "until_date": 0} | RESTRICTIONS
-        return fields
-
-    return {
-        "update_id": update_id,
-        "chat_member": {
-            "chat": GROUP,
-            "from": ADMIN,
-            "date": 1772366400 + update_id,
-            "old_chat_member": status(old),
-            "new_chat_member": status(new),
-        },
-    }
 
 
 async def test_members_leaving_and_joining_are_marked_in_memory(
@@ -699,40 +575,17 @@ async def test_members_leaving_and_joining_are_marked_in_memory(
         marks.append(member.left_at)
 
     try:
-        await feed(_in(GROUP, 1, 1))
-        await feed(_in(GROUP, 2, 2, left_chat_member=ALICE))
-        await feed(_in(GROUP, 3, 3, new_chat_members=[ALICE]))
-        await feed(_member_update(4, "member", "kicked"))
-        await feed(_member_update(5, "kicked", "restricted"))  # unbanned, restricted and still out
-        await feed(_member_update(6, "left", "restricted", is_member=True))  # back, restricted
+        await feed(update_in(GROUP, 1, 1))
+        await feed(update_in(GROUP, 2, 2, left_chat_member=ALICE))
+        await feed(update_in(GROUP, 3, 3, new_chat_members=[ALICE]))
+        await feed(chat_member_update(4, "member", "kicked"))
+        await feed(chat_member_update(5, "kicked", "restricted"))  # unbanned, restricted and still out
+        await feed(chat_member_update(6, "left", "restricted", is_member=True))  # back, restricted
         with caplog.at_level(logging.WARNING, "adapters.telegram"):
-            await feed(_in(GROUP, 7, 7, left_chat_member=BOT_USER))
+            await feed(update_in(GROUP, 7, 7, left_chat_member=BOT_USER))
     finally:
         await adapter.stop()
         await app.close()
     base_date = 1772366400
     assert marks == [None, base_date + 2, None, base_date + 4, base_date + 4, None, None]
     assert "the bot was removed from Telegram chat -4455" in caplog.text
-
-
-RESTRICTIONS = {
-    f"can_{what}": False
-    for what in (
-        "send_messages",
-        "send_audios",
-        "send_documents",
-        "send_photos",
-        "send_videos",
-        "send_video_notes",
-        "send_voice_notes",
-        "send_polls",
-        "send_other_messages",
-        "add_web_page_previews",
-        "react_to_messages",
-        "change_info",
-        "invite_users",
-        "pin_messages",
-        "manage_topics",
-        "edit_tag",
-    )
-}
