@@ -12,7 +12,7 @@ import hmac
 import json
 import logging
 import secrets
-from dataclasses import replace
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from adapters.base import (
@@ -20,16 +20,16 @@ from adapters.base import (
     Adapter,
     InFlight,
     MessageHandler,
-    SendError,
     deadline_in,
     finish_by,
-    fit_message,
 )
 from adapters.extras import require
 from adapters.telegram.config import TelegramConfig
-from adapters.telegram.convert import PLATFORM, member_update, membership_changes, message_to_chat
+from adapters.telegram.convert import PLATFORM
+from adapters.telegram.reading import ALLOWED_UPDATES, chat_member_events, message_events
+from adapters.telegram.sending import send_text
 from memory import untrusted_json
-from memory.types import ChatKind, ChatMessage, ChatMoved, InboundEvent, InvalidMessage
+from memory.types import ChatKind, ChatMessage, InboundEvent
 
 if TYPE_CHECKING:
     from aiogram import Bot, Dispatcher
@@ -37,12 +37,6 @@ if TYPE_CHECKING:
     from aiohttp import web
 
 log = logging.getLogger(__name__)
-# chat_member: members leaving, removed or joining, sent only to a bot that is an admin of the group;
-# the service messages in `message` tell most of them to any bot (see `_members_changed`)
-ALLOWED_UPDATES = ["message", "edited_message", "chat_member"]
-MAX_MESSAGE_UNITS = 4096  # Telegram refuses longer text (it counts UTF-16 code units)
-MAX_FLOOD_WAIT = 60  # the longest flood-control wait (seconds) a reply is held back for; longer ones fail
-FLOOD_RETRIES = 3  # sends tried again after a flood-control answer, each after the wait Telegram asks for
 
 
 class TelegramAdapter(Adapter):
@@ -220,83 +214,30 @@ class TelegramAdapter(Adapter):
         if self._stopping and self._polling is not None:
             await asyncio.get_running_loop().create_future()
 
-    async def _hand_on(self, event: InboundEvent) -> None:
-        if self._handler is not None:
-            with self._in_flight.handling():
-                await self._handler(event)
+    async def _hand_on(self, events: Iterable[InboundEvent]) -> None:
+        """Hand each of `events` on, in order (the next one is read once the one before is handled)."""
+        for event in events:
+            if self._handler is not None:
+                with self._in_flight.handling():
+                    await self._handler(event)
 
     async def _on_chat_member(self, updated: ChatMemberUpdated) -> None:
         """A member's status changed (sent to a bot that is an admin of the group): leaving, removed,
         joining (a service message may tell the same again; it then changes nothing)."""
         await self._held_while_stopping()
-        try:
-            change = member_update(updated, bot_id=self._bot_id)
-        except InvalidMessage as exc:  # a date before 1970
-            log.warning("Telegram chat_member update in %s skipped: %s", updated.chat.id, exc)
-            return
-        if change is not None:
-            await self._hand_on(change)
-
-    async def _members_changed(self, message: Message) -> None:
-        """A service message of members leaving (`left_chat_member`) or joining (`new_chat_members`),
-        which Telegram posts to every bot in the group, admin or not. The bot itself removed is
-        logged: it says nothing of anyone else's membership."""
-        gone = message.left_chat_member
-        if gone is not None and gone.id == self._bot_id:
-            log.warning(
-                "the bot was removed from Telegram chat %s: memory keeps the chat as it was", message.chat.id
-            )
-        try:
-            changes = membership_changes(message, bot_id=self._bot_id)
-        except InvalidMessage as exc:  # a date before 1970
-            log.warning(
-                "Telegram service message %s in %s skipped: %s", message.message_id, message.chat.id, exc
-            )
-            return
-        for change in changes:
-            await self._hand_on(change)
+        await self._hand_on(chat_member_events(updated, bot_id=self._bot_id))
 
     async def _on_message(self, message: Message, edited: bool = False) -> None:
         await self._held_while_stopping()
-        await self._upgraded(message)
-        await self._members_changed(message)
-        try:
-            converted = message_to_chat(message, bot_id=self._bot_id, bot_username=self._bot_username)
-        except InvalidMessage as exc:  # a date before 1970
-            log.warning("Telegram message %s in %s skipped: %s", message.message_id, message.chat.id, exc)
-            return
-        if converted is None:
-            log.debug(
-                "Telegram message %s in %s ignored: a service message, or it holds nothing",
-                message.message_id,
-                message.chat.id,
+        await self._hand_on(
+            message_events(
+                message,
+                bot_id=self._bot_id,
+                bot_username=self._bot_username,
+                edited=edited,
+                follow_upgrade=self.config.follow_supergroup_upgrade,
             )
-            return
-        await self._hand_on(replace(converted, edited=True) if edited else converted)
-
-    async def _upgraded(self, message: Message) -> None:
-        """A group upgraded to a supergroup: Telegram says so in both chats (`migrate_to_chat_id` in
-        the group, `migrate_from_chat_id` in the supergroup). The move is passed on each time; the
-        second notice finds nothing left to move."""
-        if message.migrate_to_chat_id is not None:
-            old, new = message.chat.id, message.migrate_to_chat_id
-        elif message.migrate_from_chat_id is not None:
-            old, new = message.migrate_from_chat_id, message.chat.id
-        else:
-            return
-        follow = self._handler if self.config.follow_supergroup_upgrade else None
-        if message.migrate_to_chat_id is not None:
-            log.warning(
-                "Telegram group %s was upgraded to supergroup %s: its talk is recorded as chat telegram:%s "
-                "from now on, and what was remembered %s",
-                old,
-                new,
-                new,
-                "moves there" if follow is not None else f"stays with chat telegram:{old}",
-            )
-        if follow is not None:
-            with self._in_flight.handling():
-                await follow(ChatMoved(PLATFORM, str(old), str(new)))
+        )
 
     async def send_text(
         self,
@@ -306,39 +247,8 @@ class TelegramAdapter(Adapter):
         chat_kind: ChatKind = ChatKind.GROUP,
         reply_to: str | None = None,
     ) -> ChatMessage:
-        """Send plain text (no parse mode) and return the message as Telegram stored it; text over
-        Telegram's 4096 UTF-16 code units is cut there, between whole characters, with `…`.
-
-        Flood control (429) is waited out as Telegram asks, up to MAX_FLOOD_WAIT seconds a time and
-        FLOOD_RETRIES times. A group upgraded to a supergroup gets the message under its new id (the
-        returned message names that chat). Any other refusal, or a longer wait, raises `SendError`."""
-        from aiogram.exceptions import TelegramAPIError, TelegramMigrateToChat, TelegramRetryAfter
-        from aiogram.types import ReplyParameters
-
-        reply = (
-            ReplyParameters(message_id=int(reply_to), allow_sending_without_reply=True) if reply_to else None
+        """Send plain text through the adapter's Bot (adapters.telegram.sending.send_text: cut to fit,
+        flood control waited out, a group's upgrade followed); `SendError` when it was not sent."""
+        return await send_text(
+            self.bot, chat_id, text, reply_to=reply_to, bot_id=self._bot_id, bot_username=self._bot_username
         )
-        text = fit_message(text, MAX_MESSAGE_UNITS, chat_id, utf16=True)
-        retries, moved = FLOOD_RETRIES, False
-        while True:
-            try:
-                sent = await self.bot.send_message(chat_id=int(chat_id), text=text, reply_parameters=reply)
-                break
-            except TelegramRetryAfter as exc:
-                if retries == 0 or exc.retry_after > MAX_FLOOD_WAIT:
-                    raise SendError(f"Telegram refused the message to {chat_id}: {exc}") from exc
-                retries -= 1
-                log.warning("Telegram flood control in %s: sending again in %ss", chat_id, exc.retry_after)
-                await asyncio.sleep(exc.retry_after)
-            except TelegramMigrateToChat as exc:
-                if moved:
-                    raise SendError(f"Telegram refused the message to {chat_id}: {exc}") from exc
-                moved = True
-                log.warning("Telegram group %s is now supergroup %s", chat_id, exc.migrate_to_chat_id)
-                chat_id, reply = str(exc.migrate_to_chat_id), None  # message ids do not carry over
-            except TelegramAPIError as exc:  # TelegramNetworkError included
-                raise SendError(f"Telegram refused the message to {chat_id}: {exc}") from exc
-        converted = message_to_chat(sent, bot_id=self._bot_id, bot_username=self._bot_username)
-        if converted is None:
-            raise SendError(f"Telegram returned an empty message for chat {chat_id}")
-        return converted
