@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable
-from dataclasses import replace
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from adapters.base import (
@@ -14,23 +12,21 @@ from adapters.base import (
     Adapter,
     InFlight,
     MessageHandler,
-    SendError,
     deadline_in,
     finish_by,
-    fit_message,
 )
 from adapters.discord.config import DiscordConfig
-from adapters.discord.convert import PLATFORM, message_to_chat
+from adapters.discord.convert import PLATFORM
+from adapters.discord.reading import EventReader
+from adapters.discord.sending import send_text
 from adapters.extras import require
 from memory.clock import Clock, SystemClock
-from memory.types import ChatKind, ChatMessage, InboundEvent, MembershipChange, MessageDeletion
+from memory.types import ChatKind, ChatMessage, InboundEvent
 
 if TYPE_CHECKING:
     import discord
 
 log = logging.getLogger(__name__)
-
-MAX_MESSAGE_CHARS = 2000  # Discord refuses longer content (it counts code points)
 
 
 class DiscordAdapter(Adapter):
@@ -41,7 +37,7 @@ class DiscordAdapter(Adapter):
     def __init__(self, config: DiscordConfig, *, clock: Clock | None = None) -> None:
         self._discord = require("discord", "discord")
         self.config = config
-        self._clock = clock or SystemClock()  # when a member left: Discord does not say
+        self._reader = EventReader(clock or SystemClock())  # when a member left: Discord does not say
         self._handler: MessageHandler | None = None
         self._client: discord.Client | None = None
         self._task: asyncio.Task[None] | None = None
@@ -118,66 +114,31 @@ class DiscordAdapter(Adapter):
             self._task = None
 
     async def _on_message(self, message: Any, edited: bool = False) -> None:
-        user = self.client.user
-        converted = message_to_chat(message, bot_id=user.id if user else 0)
-        if converted is not None:
-            await self._deliver(replace(converted, edited=True) if edited else converted)
+        await self._deliver(self._reader.message(self.client, message, edited=edited))
 
     async def _on_raw_edit(self, payload: Any) -> None:
-        """Any edit, of a cached message or not (Discord also sends one when a link preview appears:
-        the text is then the same and nothing changes)."""
-        await self._on_message(payload.message, edited=True)
+        await self._deliver(self._reader.edit(self.client, payload))
 
     async def _on_raw_delete(self, payload: Any) -> None:
-        await self._deleted(payload.channel_id, payload.guild_id, [payload.message_id])
+        await self._deliver(self._reader.deletion(payload))
 
     async def _on_raw_bulk_delete(self, payload: Any) -> None:
-        await self._deleted(payload.channel_id, payload.guild_id, payload.message_ids)
-
-    async def _deleted(self, channel_id: int, guild_id: int | None, message_ids: Iterable[int]) -> None:
-        kind = ChatKind.PRIVATE if guild_id is None else ChatKind.GROUP
-        for message_id in sorted(message_ids):
-            await self._deliver(MessageDeletion(PLATFORM, str(channel_id), str(message_id), kind))
+        await self._deliver(self._reader.bulk_deletion(payload))
 
     async def _on_raw_member_remove(self, payload: Any) -> None:
-        """A member left or was kicked or banned (with the Server Members intent only)."""
-        await self._membership(payload.guild_id, payload.user.id, self._clock.now(), joined=False)
+        await self._deliver(self._reader.member_removed(self.client, payload))
 
     async def _on_member_ban(self, guild: Any, user: Any) -> None:
-        """A member was banned (told with the default intents, also without the members one)."""
-        await self._membership(guild.id, user.id, self._clock.now(), joined=False)
+        await self._deliver(self._reader.member_banned(self.client, guild, user))
 
     async def _on_member_join(self, member: Any) -> None:
-        """A member joined (with the Server Members intent only)."""
-        await self._membership(member.guild.id, member.id, member.joined_at or self._clock.now(), joined=True)
+        await self._deliver(self._reader.member_joined(self.client, member))
 
-    async def _membership(self, guild_id: int, user_id: int, when: datetime, *, joined: bool) -> None:
-        """Hand on a member leaving or joining server `guild_id`: a server's members are those of every
-        channel and thread in it, so the change names them all (those the client knows: its channels,
-        and its threads not archived). The bot itself leaving says nothing of anyone else's membership."""
-        what = "joined" if joined else "left"
-        user = self.client.user
-        if user is not None and user_id == user.id:
-            log.info("the bot %s Discord server %s: memory keeps its channels as they were", what, guild_id)
-            return
-        guild = self.client.get_guild(guild_id)
-        chats = [] if guild is None else [c.id for c in (*guild.channels, *guild.threads)]
-        if not chats:
-            log.warning(
-                "Discord member %s %s server %s, whose channels are unknown: not applied",
-                user_id,
-                what,
-                guild_id,
-            )
-            return
-        await self._deliver(
-            MembershipChange(PLATFORM, tuple(str(c) for c in chats), str(user_id), when, joined=joined)
-        )
-
-    async def _deliver(self, event: InboundEvent) -> None:
-        if self._handler is not None:
-            with self._in_flight.handling():
-                await self._handler(event)
+    async def _deliver(self, events: Iterable[InboundEvent]) -> None:
+        for event in events:
+            if self._handler is not None:
+                with self._in_flight.handling():
+                    await self._handler(event)
 
     async def send_text(
         self,
@@ -187,32 +148,6 @@ class DiscordAdapter(Adapter):
         chat_kind: ChatKind = ChatKind.GROUP,
         reply_to: str | None = None,
     ) -> ChatMessage:
-        """Send `text` to a channel, thread or DM channel; @everyone and role pings are never sent.
-
-        Text over Discord's 2000-character cap is cut there, between whole characters, with `…`."""
-        discord = self._discord
-        client = self.client
-        text = fit_message(text, MAX_MESSAGE_CHARS, chat_id)
-        try:
-            channel = client.get_channel(int(chat_id)) or await client.fetch_channel(int(chat_id))
-            reference = (
-                discord.MessageReference(
-                    message_id=int(reply_to), channel_id=int(chat_id), fail_if_not_exists=False
-                )
-                if reply_to
-                else None
-            )
-            sent = await channel.send(  # type: ignore[union-attr]
-                text,
-                reference=reference,  # type: ignore[arg-type]  # None is accepted; the overloads omit it
-                allowed_mentions=discord.AllowedMentions(
-                    everyone=False, roles=False, users=True, replied_user=False
-                ),
-            )
-        except (discord.DiscordException, ValueError) as exc:
-            raise SendError(f"Discord refused the message to {chat_id}: {exc}") from exc
-        user = client.user
-        converted = message_to_chat(sent, bot_id=user.id if user else 0)
-        if converted is None:
-            raise SendError(f"Discord returned an empty message for channel {chat_id}")
-        return converted
+        """Send `text` to a channel, thread or DM channel (adapters.discord.sending.send_text: cut to
+        fit, no @everyone or role pings); `SendError` when Discord refused it."""
+        return await send_text(self.client, chat_id, text, reply_to=reply_to)
