@@ -12,11 +12,8 @@ from typing import Any
 
 from nonebot.adapters.onebot.v11 import ActionFailed, Adapter, Bot
 from nonebot.drivers import Driver
-from sqlalchemy import select
 
 from bot.plugin import QunyiPlugin
-from memory.models import Message
-from memory.storage import Database
 from memory.types import InboundEvent
 from tests.adapters.onebot_v11.peers import SELF_ID, fixture
 
@@ -98,16 +95,3 @@ class QQ:
         """The running Qunyi, as another plugin reaches it."""
         qunyi: QunyiPlugin = self.plugin.qunyi()
         return qunyi
-
-
-async def stored(data_dir: Path) -> list[tuple[str, str, bool]]:
-    """The messages Qunyi holds in `data_dir`: (platform message id, text, is_bot), in the order recorded."""
-    db = await Database.open(data_dir, create=False)
-    try:
-        async with db.read() as session:
-            rows = await session.execute(
-                select(Message.platform_message_id, Message.text, Message.is_bot).order_by(Message.id)
-            )
-    finally:
-        await db.close()
-    return [(message_id, text, bool(is_bot)) for message_id, text, is_bot in rows]

@@ -14,8 +14,7 @@ import pytest
 from nonebot.adapters.onebot.v11 import Adapter
 from nonebot.drivers import Driver
 
-from bot.plugin import QunyiPlugin
-from memory.types import InboundEvent
+from tests.adapters.host import watch_feeds
 from tests.adapters.nonebot.account import QQ, Implementation
 
 
@@ -43,13 +42,7 @@ async def qq(
 ) -> AsyncIterator[QQ]:
     """The driver started (and Qunyi with it), the account connected; all stopped after the test."""
     account = QQ(driver, Implementation(driver), qunyi_module, tmp_path / "data")
-    feed = QunyiPlugin.feed
-
-    async def fed(self: QunyiPlugin, event: InboundEvent) -> None:
-        account.fed.append(event)
-        await feed(self, event)
-
-    monkeypatch.setattr(QunyiPlugin, "feed", fed)
+    account.fed = watch_feeds(monkeypatch)
     await account.start()
     try:
         yield account

@@ -21,7 +21,8 @@ from bot.plugin import QunyiStopped
 from memory.models import ChatMember
 from memory.persons.store import person_ids_for
 from memory.types import ChatMessage
-from tests.adapters.nonebot.account import QQ, answer_get_msg, stored
+from tests.adapters.host import stored
+from tests.adapters.nonebot.account import QQ, answer_get_msg
 from tests.adapters.onebot_v11.peers import SELF_ID, TOKEN, Inbox, Peer, fixture, ok
 from tests.waiting import WAIT, eventually
 
