@@ -25,7 +25,7 @@ FLOOD_RETRIES = 3  # sends tried again after a flood-control answer, each after 
 async def send_text(
     bot: Bot, chat_id: str, text: str, *, reply_to: str | None, bot_id: int, bot_username: str | None
 ) -> ChatMessage:
-    """Send plain text (no parse mode) through `bot` to chat `chat_id`,
+    """Send plain text (no parse mode, whatever the Bot's default) through `bot` to chat `chat_id`,
     as an answer to message `reply_to` when given, and return the message as Telegram stored it (read
     as sent by `bot_id`, whose username is `bot_username`); text over Telegram's 4096 UTF-16 code units
     is cut there, between whole characters, with `…`.
@@ -41,7 +41,9 @@ async def send_text(
     retries, moved = FLOOD_RETRIES, False
     while True:
         try:
-            sent = await bot.send_message(chat_id=int(chat_id), text=text, reply_parameters=reply)
+            sent = await bot.send_message(  # no parse mode, whatever default the Bot was given
+                chat_id=int(chat_id), text=text, reply_parameters=reply, parse_mode=None
+            )
             break
         except TelegramRetryAfter as exc:
             if retries == 0 or exc.retry_after > MAX_FLOOD_WAIT:

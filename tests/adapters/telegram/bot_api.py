@@ -25,7 +25,8 @@ BOT_USER = {"id": 999, "is_bot": True, "first_name": "群忆", "username": "quny
 
 
 class FakeBotAPI:
-    """Answers the Bot API methods the adapter uses; records every call."""
+    """Answers the Bot API methods the adapter uses, and those a bot's handlers delete and edit with;
+    records every call."""
 
     def __init__(self, updates: list[dict[str, Any]]) -> None:
         self.updates = updates
@@ -43,8 +44,10 @@ class FakeBotAPI:
         self.calls.append((method, params))
         if method == "getMe":
             return _ok(BOT_USER)
-        if method in ("deleteWebhook", "setWebhook", "close"):
+        if method in ("deleteWebhook", "setWebhook", "close", "deleteMessage", "deleteMessages"):
             return _ok(True)
+        if method == "editMessageText":
+            return _ok(self._bot_message(int(params["message_id"]), params) | {"edit_date": 1772366760})
         if method == "getUpdates":
             offset = int(params.get("offset") or 0)
             pending = [u for u in self.updates if u["update_id"] >= offset]
@@ -62,15 +65,19 @@ class FakeBotAPI:
                     {"ok": False, "error_code": 400, "description": description}, status=400
                 )
             self.next_message_id += 1
-            sent = {
-                "message_id": self.next_message_id,
-                "from": BOT_USER,
-                "chat": {"id": int(params["chat_id"]), "title": "周末开黑群", "type": "supergroup"},
-                "date": 1772366700,
-                "text": params["text"],
-            }
-            return _ok(sent)
+            return _ok(self._bot_message(self.next_message_id, params))
         return web.json_response({"ok": False, "error_code": 404, "description": "Not Found"}, status=404)
+
+    @staticmethod
+    def _bot_message(message_id: int, params: dict[str, Any]) -> dict[str, Any]:
+        """The bot's message `message_id`, as the call with `params` made it."""
+        return {
+            "message_id": message_id,
+            "from": BOT_USER,
+            "chat": {"id": int(params["chat_id"]), "title": "周末开黑群", "type": "supergroup"},
+            "date": 1772366700,
+            "text": params["text"],
+        }
 
 
 def _decode(value: Any) -> Any:

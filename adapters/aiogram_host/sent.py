@@ -1,0 +1,85 @@
+"""What an aiogram Bot sends, edits and deletes through the Bot API, whichever handler asked, fed to
+Qunyi as the bot's own doing: Telegram never sends a bot its own messages as updates."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator
+from typing import Any
+
+from aiogram import Bot
+from aiogram.client.session.middlewares.base import BaseRequestMiddleware, NextRequestMiddlewareType
+from aiogram.methods import DeleteMessage, DeleteMessages, Response, TelegramMethod
+from aiogram.methods.base import TelegramType
+from aiogram.types import Message
+
+from adapters.aiogram_host.updates import Feed
+from adapters.telegram.convert import PLATFORM
+from adapters.telegram.reading import message_events
+from memory.types import ChatKind, InboundEvent, MessageDeletion
+
+_QUNYI_SENDING: contextvars.ContextVar[bool] = contextvars.ContextVar("qunyi_sending", default=False)
+"""Set while Qunyi's own answer is sent: that message is recorded from what the send returns, not a
+second time from the API call."""
+
+
+@contextlib.contextmanager
+def qunyi_sending() -> Iterator[None]:
+    """The API calls made in the block send Qunyi's own answer: they are not fed again."""
+    token = _QUNYI_SENDING.set(True)
+    try:
+        yield
+    finally:
+        _QUNYI_SENDING.reset(token)
+
+
+class SentRecorder(BaseRequestMiddleware):
+    """A request middleware of a Bot's session (`bot.session.middleware`), which sees every API call and
+    its result: a message `bot` sent or edited (a call whose result is the message) is fed to Qunyi as
+    the bot's, and messages it deleted are forgotten. Calls that failed tell nothing."""
+
+    def __init__(self, bot: Bot, feed: Feed) -> None:
+        self._bot = bot
+        self._feed = feed
+
+    async def __call__(
+        self,
+        make_request: NextRequestMiddlewareType[TelegramType],
+        bot: Bot,
+        method: TelegramMethod[TelegramType],
+    ) -> Response[TelegramType]:
+        answer = await make_request(bot, method)
+        if not _QUNYI_SENDING.get() and bot.id == self._bot.id:
+            # typed a Response, the chain hands on the call's result itself (aiogram 3)
+            result = answer.result if isinstance(answer, Response) else answer
+            await self._feed(await sent_events(bot, method, result))
+        return answer
+
+
+async def sent_events(bot: Bot, method: TelegramMethod[Any], result: Any) -> list[InboundEvent]:
+    """What the call `method` of `bot`, which answered `result`, tells Qunyi: the messages it sent or
+    edited (`editMessage…`), read as the Telegram adapter reads a message; the messages it deleted."""
+    if isinstance(method, DeleteMessage | DeleteMessages):
+        return _deleted(method) if result is True else []
+    messages = [m for m in (result if isinstance(result, list) else [result]) if isinstance(m, Message)]
+    if not messages:
+        return []  # asked only now: getMe itself, answered by a User, goes through here
+    me = await bot.me()
+    edited = method.__api_method__.startswith("edit")
+    return [
+        event
+        for message in messages
+        for event in message_events(message, bot_id=me.id, bot_username=me.username, edited=edited)
+    ]
+
+
+def _deleted(method: DeleteMessage | DeleteMessages) -> list[InboundEvent]:
+    """The messages a successful deletion removed; none in a chat named by `@username`, whose id the
+    call does not give."""
+    chat_id = str(method.chat_id)
+    if not chat_id.removeprefix("-").isdigit():
+        return []
+    kind = ChatKind.PRIVATE if int(chat_id) > 0 else ChatKind.GROUP
+    ids = [method.message_id] if isinstance(method, DeleteMessage) else sorted(method.message_ids)
+    return [MessageDeletion(PLATFORM, chat_id, str(message_id), kind) for message_id in ids]

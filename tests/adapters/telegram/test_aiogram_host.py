@@ -1,0 +1,270 @@
+"""Qunyi inside an aiogram bot (adapters.aiogram_host): a Dispatcher with handlers of its own, its Bot on
+the loopback fake Bot API, records what the bot receives and sends as Qunyi's own Telegram adapter
+would, and answers through that Bot."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("aiogram", reason="the telegram extra is not installed")
+
+from aiogram import Bot, Dispatcher, Router
+from aiogram.client.default import DefaultBotProperties
+from aiogram.client.session.aiohttp import AiohttpSession
+from aiogram.client.telegram import TelegramAPIServer
+from aiogram.filters import Command
+from aiogram.types import Message
+
+from adapters.aiogram_host import AiogramQunyi
+from bot.pid_file import PID_FILE
+from bot.plugin import QunyiStopped
+from memory.models import ChatMember
+from memory.persons.store import person_ids_for
+from memory.types import ChatMessage, InboundEvent
+from tests.adapters.host import stored, watch_feeds
+from tests.adapters.telegram.bot_api import (
+    GROUP,
+    SUPERGROUP,
+    TOKEN,
+    UPDATES,
+    FakeBotAPI,
+    chat_member_update,
+    fed,
+    update_in,
+)
+from tests.waiting import WAIT, eventually
+
+# a day of a group: the fixture's messages, a join, a photo answering the bot; an edit, a member
+# leaving (a service message) and banned (chat_member), then the group upgraded to a supergroup
+DAY = [
+    *UPDATES,
+    {
+        "update_id": 1005,
+        "edited_message": UPDATES[0]["message"] | {"text": "周日八点", "edit_date": 1772366900},
+    },
+    update_in(GROUP, 1006, 6, text="周六见"),
+    update_in(GROUP, 1007, 7, left_chat_member={"id": 444, "is_bot": False, "first_name": "Dave"}),
+    chat_member_update(1008, "member", "kicked"),
+    update_in(GROUP, 1009, 9, migrate_to_chat_id=SUPERGROUP["id"]),
+    update_in(SUPERGROUP, 1010, 1, migrate_from_chat_id=GROUP["id"]),
+]
+
+
+class Host:
+    """An aiogram bot: its Bot on the fake Bot API (HTML as its default parse mode, as many bots have
+    it), a Dispatcher with a router of its own (`/hello` answered `你好`, `/forget` deleting the message
+    it answers, every other message noted in `seen`), and Qunyi attached; `fed` are the events Qunyi
+    was fed."""
+
+    def __init__(self, base: str, data_dir: Path, fed: list[InboundEvent]) -> None:
+        session = AiohttpSession(api=TelegramAPIServer.from_base(base))
+        self.bot = Bot(TOKEN, session=session, default=DefaultBotProperties(parse_mode="HTML"))
+        self.dp = Dispatcher()
+        self.seen: list[int] = []
+        self.dp.include_router(self._handlers())
+        self.qunyi = AiogramQunyi(self.bot, data_dir=data_dir)
+        self.qunyi.attach(self.dp)
+        self.data_dir = data_dir
+        self.fed = fed
+
+    def _handlers(self) -> Router:
+        router = Router()
+
+        @router.message(Command("hello"))
+        async def hello(message: Message) -> None:
+            await message.answer("你好")
+
+        @router.message(Command("forget"))
+        async def forget(message: Message) -> None:
+            assert message.reply_to_message is not None
+            await message.reply_to_message.delete()
+
+        @router.message()
+        async def everything(message: Message) -> None:  # takes every message: none goes further
+            self.seen.append(message.message_id)
+
+        return router
+
+    async def receive(self, *updates: dict[str, Any]) -> None:
+        """Hand the Dispatcher `updates` as Telegram posts them (to a webhook; polled, the same)."""
+        for update in updates:
+            await self.dp.feed_raw_update(self.bot, update)
+
+    async def start(self) -> None:
+        await self.dp.emit_startup(bot=self.bot)
+
+    async def stop(self) -> None:
+        await self.dp.emit_shutdown(bot=self.bot)
+
+
+@pytest.fixture
+async def host(
+    api: tuple[FakeBotAPI, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[Host]:
+    """The bot started (Qunyi with it) on the fake Bot API with no updates waiting; stopped afterwards."""
+    fake, base = api
+    fake.updates = []
+    bot = Host(base, tmp_path / "data", watch_feeds(monkeypatch))
+    await bot.start()
+    try:
+        yield bot
+    finally:
+        await bot.stop()
+        await bot.bot.session.close()
+
+
+def sent(fake: FakeBotAPI) -> list[dict[str, Any]]:
+    """The sendMessage calls the fake Bot API was asked."""
+    return [params for method, params in fake.calls if method == "sendMessage"]
+
+
+async def test_updates_are_fed_as_qunyis_own_telegram_adapter_reads_them(
+    host: Host, api: tuple[FakeBotAPI, str]
+) -> None:
+    """Every message, edit, chat_member update and supergroup move is fed the same, to the field, as
+    Qunyi's Telegram adapter reads it, and the bot's own handlers still see every message."""
+    _, base = api
+    await host.receive(*DAY)
+    expected = await fed(base, *DAY)
+    assert host.fed == expected
+    kinds = [type(event).__name__ for event in expected]
+    assert kinds.count("MembershipChange") == 3 and kinds.count("ChatMoved") == 2
+    edit = expected[4]
+    assert isinstance(edit, ChatMessage) and edit.edited and edit.text == "周日八点"
+    assert host.seen == [40, 41, 42, 43, 6, 7, 9, 1], "no message was kept from the bot's handlers"
+
+
+async def test_a_recall_is_answered_through_the_bot_as_a_reply_and_recorded_once_as_its_own(
+    host: Host, api: tuple[FakeBotAPI, str]
+) -> None:
+    fake, _ = api
+    await host.receive(update_in(GROUP, 1, 1, text="周六去西湖边骑车吧"))
+    await host.receive(update_in(GROUP, 2, 2, text="/recall 西湖"))
+    await eventually(lambda: bool(sent(fake)), "the answer sent")
+    await host.stop()  # Qunyi lets the answer under way finish first
+    [answer] = sent(fake)
+    assert answer["chat_id"] == str(GROUP["id"]) and answer["reply_parameters"]["message_id"] == 2
+    assert "周六去西湖边骑车吧" in answer["text"]
+    assert (await stored(host.data_dir))[2:] == [("501", answer["text"], True)]
+    # recorded from what the send returned, not a second time from the Bot's API call
+    assert not any(isinstance(event, ChatMessage) and event.is_bot for event in host.fed)
+
+
+async def test_an_answer_is_plain_text_whatever_parse_mode_the_bot_defaults_to(
+    host: Host, api: tuple[FakeBotAPI, str]
+) -> None:
+    """A recalled message holding `<` or `&` was refused by Telegram (or lost its markup) when the Bot's
+    default parse mode applied to Qunyi's answer, which is plain text."""
+    fake, _ = api
+    await host.receive(update_in(GROUP, 1, 1, text="<b>周六</b> 西湖 & 灵隐"))
+    await host.receive(update_in(GROUP, 2, 2, text="/recall 西湖"))
+    await eventually(lambda: bool(sent(fake)), "the answer sent")
+    [answer] = sent(fake)
+    assert "<b>周六</b> 西湖 & 灵隐" in answer["text"]
+    assert "parse_mode" not in answer
+
+
+async def test_what_the_bots_handlers_send_edit_and_delete_is_recorded(
+    host: Host, api: tuple[FakeBotAPI, str]
+) -> None:
+    """Telegram never sends a bot its own messages: what the bot's handlers send through the Bot is
+    recorded from the API call's result, as the bot's; an edit replaces it, a deletion forgets."""
+    await host.receive(update_in(GROUP, 1, 1, text="周六去西湖"))
+    await host.receive(update_in(GROUP, 2, 2, text="/hello"))
+    await host.bot.edit_message_text("你好，周六见", chat_id=GROUP["id"], message_id=501)
+    replied = {"message_id": 1, "chat": GROUP, "date": 1772366401, "text": "周六去西湖"}
+    await host.receive(update_in(GROUP, 3, 3, text="/forget", reply_to_message=replied))
+    await host.bot.delete_messages(GROUP["id"], [2, 3])
+    await host.stop()
+    assert await stored(host.data_dir) == [("501", "你好，周六见", True)]
+    mine = [e for e in host.fed if isinstance(e, ChatMessage) and e.is_bot]
+    assert [(e.message_id, e.edited, e.sender_id) for e in mine] == [
+        ("501", False, "999"),
+        ("501", True, "999"),
+    ]
+
+
+async def test_a_member_leaving_is_marked_gone(host: Host) -> None:
+    await host.receive(update_in(GROUP, 1, 1))  # Alice writes
+    await host.receive(chat_member_update(2, "member", "left"))
+    chat = await host.qunyi.plugin.memory.chat("telegram", str(GROUP["id"]))
+    assert chat is not None
+    async with host.qunyi.plugin.app.db.read() as session:
+        alice = (await person_ids_for(session, "telegram", ["111"]))["111"]
+        member = await session.get(ChatMember, (chat.id, alice))
+    assert member is not None and member.left_at == 1772366402
+
+
+async def test_a_failing_send_loses_nothing(
+    host: Host, api: tuple[FakeBotAPI, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING)
+    fake, _ = api
+    fake.refusals = [{"error_code": 403, "description": "Forbidden: bot was kicked from the group chat"}]
+    await host.receive(update_in(GROUP, 1, 1, text="周六去西湖"))
+    await host.receive(update_in(GROUP, 2, 2, text="/recall 西湖"))
+    await eventually(lambda: "not sent" in caplog.text, "the failed send logged")
+    assert "bot was kicked" in caplog.text
+    await host.stop()
+    assert await stored(host.data_dir) == [("1", "周六去西湖", False), ("2", "/recall 西湖", False)]
+
+
+async def test_polling_starts_and_stops_qunyi_and_asks_for_the_updates_it_reads(
+    api: tuple[FakeBotAPI, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Dispatcher's start opens the data directory and its stop frees it; the updates Qunyi reads
+    are asked for although no handler of the bot takes edits or chat_member updates."""
+    fake, base = api
+    fake.updates = [UPDATES[0]]
+    host = Host(base, tmp_path / "data", watch_feeds(monkeypatch))
+    assert "chat_member" not in host.dp.resolve_used_update_types()
+    polling = asyncio.ensure_future(
+        host.dp.start_polling(
+            host.bot,
+            polling_timeout=0,
+            handle_signals=False,
+            allowed_updates=host.qunyi.allowed_updates(host.dp),
+        )
+    )
+    try:
+        await eventually(lambda: bool(host.fed), "the polled message fed")
+        assert (host.data_dir / PID_FILE).exists()
+    finally:
+        await host.dp.stop_polling()
+        await asyncio.wait_for(polling, WAIT)
+    assert not (host.data_dir / PID_FILE).exists()
+    with pytest.raises(QunyiStopped):
+        host.qunyi.plugin.memory  # noqa: B018
+    assert await stored(host.data_dir) == [("40", "🎮周六晚上八点打本？", False)]
+    polls = [params for method, params in fake.calls if method == "getUpdates"]
+    assert {"message", "edited_message", "chat_member"} <= set(polls[0]["allowed_updates"])
+
+
+async def test_the_updates_of_another_bot_of_the_dispatcher_are_not_fed(
+    host: Host, api: tuple[FakeBotAPI, str]
+) -> None:
+    """A Dispatcher may poll several bots; Qunyi is the memory of its own, whose id its messages hold."""
+    _, base = api
+    other = Bot("777:other-token", session=AiohttpSession(api=TelegramAPIServer.from_base(base)))
+    try:
+        await host.dp.feed_raw_update(other, UPDATES[0])
+    finally:
+        await other.session.close()
+    await host.receive(UPDATES[1])
+    assert [e.message_id for e in host.fed if isinstance(e, ChatMessage)] == ["41"]
+    assert host.seen == [40, 41], "the other bot's update still reached the handlers"
+
+
+async def test_context_gives_the_bot_the_memory_for_its_own_reply_prompt(host: Host) -> None:
+    await host.receive(update_in(GROUP, 1, 1, text="我一般周末去西湖边骑车"))
+    question = Message.model_validate(
+        update_in(GROUP, 2, 2, text="@qunyi_bot Alice 周末一般干嘛？")["message"], context={"bot": host.bot}
+    )
+    context = await host.qunyi.context(question)
+    assert "周末去西湖边骑车" in context.text and "<memory" in context.text
