@@ -3,7 +3,6 @@ answering through the Bot."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -12,14 +11,13 @@ from aiogram.types import Message
 
 from adapters.aiogram_host.sent import SentRecorder, qunyi_sending
 from adapters.aiogram_host.updates import UpdateRecorder
+from adapters.host import feed_while_running
 from adapters.telegram.convert import PLATFORM, message_to_chat
 from adapters.telegram.reading import ALLOWED_UPDATES
 from adapters.telegram.sending import send_text
-from bot.plugin import QunyiPlugin, QunyiStopped
+from bot.plugin import QunyiPlugin
 from memory.context.builder import ReplyContext
 from memory.types import ChatKind, ChatMessage, InboundEvent, InvalidMessage
-
-log = logging.getLogger(__name__)
 
 
 class AiogramQunyi:
@@ -89,8 +87,4 @@ class AiogramQunyi:
         return ReplyContext() if converted is None else await self.plugin.context(converted)
 
     async def _feed(self, events: Iterable[InboundEvent]) -> None:
-        for event in events:
-            try:
-                await self.plugin.feed(event)
-            except QunyiStopped as exc:
-                log.warning("%s", exc)
+        await feed_while_running(self.plugin.feed, events)

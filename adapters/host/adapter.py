@@ -7,13 +7,16 @@ message as the platform stored it (so it is recorded: platforms often do not ech
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+import logging
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Protocol
 
 from adapters.base import STOP_GRACE_SECONDS, Adapter, InFlight, MessageHandler, SendError
 from memory.types import ChatKind, ChatMessage, ChatMoved, InboundEvent, MembershipChange, MessageDeletion
 
 _EVENTS = (ChatMessage, MessageDeletion, ChatMoved, MembershipChange)
+
+log = logging.getLogger(__name__)
 
 
 class HostSend(Protocol):
@@ -28,6 +31,19 @@ class HostSend(Protocol):
 
 class QunyiStopped(RuntimeError):
     """An event fed before Qunyi started or after it stopped: nothing was recorded."""
+
+
+async def feed_while_running(
+    feed: Callable[[InboundEvent], Awaitable[None]], events: Iterable[InboundEvent]
+) -> None:
+    """Hand `feed` (a QunyiPlugin's) each of `events`, in order, as a host's listener does: an event that
+    comes while Qunyi is not running (before it started, after it stopped) is logged as not recorded,
+    not raised into the host."""
+    for event in events:
+        try:
+            await feed(event)
+        except QunyiStopped as exc:
+            log.warning("%s", exc)
 
 
 class HostAdapter(Adapter):
