@@ -1,7 +1,7 @@
 """A loopback fake of the Telegram Bot API and the updates of the Telegram tests, for the adapter's tests
 and those of Qunyi inside an aiogram bot (adapters.aiogram_host). A module of its own, not conftest, as
-tests/adapters/onebot_v11/peers.py says why; the `api` fixture (tests/adapters/telegram/conftest.py)
-serves it."""
+tests/adapters/onebot_v11/peers.py says why; the `api` fixture (tests/adapters/conftest.py) serves
+it."""
 
 from __future__ import annotations
 

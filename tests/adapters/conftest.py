@@ -1,4 +1,5 @@
-"""The loopback fake Bot API of tests.adapters.telegram.bot_api, as the `api` fixture."""
+"""Fixtures of the adapters' tests: the loopback fake Telegram Bot API of tests.adapters.telegram.bot_api
+(`api`), for the Telegram adapter's tests and those of Qunyi inside an aiogram bot."""
 
 from __future__ import annotations
 
