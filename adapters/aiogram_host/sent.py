@@ -64,8 +64,8 @@ async def sent_events(bot: Bot, method: TelegramMethod[Any], result: Any) -> lis
         return _deleted(method) if result is True else []
     messages = [m for m in (result if isinstance(result, list) else [result]) if isinstance(m, Message)]
     if not messages:
-        return []  # asked only now: getMe itself, answered by a User, goes through here
-    me = await bot.me()
+        return []
+    me = await bot.me()  # asked only here: the getMe call itself, answered by a User, comes through too
     edited = method.__api_method__.startswith("edit")
     return [
         event
