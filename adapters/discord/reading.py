@@ -1,6 +1,6 @@
 """What discord.py's events tell Qunyi: messages and their edits, deletions, and members leaving, banned
 from or joining a server; for the Discord adapter and for Qunyi as a cog of a discord.py bot
-(adapters.discord_cog). Reads the objects' attributes; imports no discord.py.
+(bot.hosts.discord_cog). Reads the objects' attributes; imports no discord.py.
 
 Each reading takes the `client` the event came to (its user is the bot; its cache knows the servers)
 and gives the events to hand Qunyi, in order: none for what Qunyi does not record.

@@ -1,5 +1,5 @@
 """How Qunyi sends a text through a discord.py client: for the Discord adapter's own client and for the
-bot of a discord.py program that embeds Qunyi (adapters.discord_cog). discord.py is imported when it
+bot of a discord.py program that embeds Qunyi (bot.hosts.discord_cog). discord.py is imported when it
 sends.
 """
 

@@ -6,7 +6,7 @@ none), another account's copy of a group message left out. A recall or membershi
 neutral event. The chats are remembered too: the account that saw each (answers go through it) and
 the group a temporary session came through.
 
-Qunyi's own adapter (adapter.py) and the nonebot2 plugin (adapters/nonebot) both read their events
+Qunyi's own adapter (adapter.py) and the nonebot2 plugin (bot/hosts/nonebot) both read their events
 here; each looks a reply's message up (`get_msg`) through its own connection.
 """
 

@@ -1,6 +1,6 @@
 """Sending the bot's text through OneBot v11: the action that sends it, and the message it sent.
 
-Shared by Qunyi's own adapter (adapter.py) and the nonebot2 plugin (adapters/nonebot), which call the
+Shared by Qunyi's own adapter (adapter.py) and the nonebot2 plugin (bot/hosts/nonebot), which call the
 action through their own connections.
 """
 

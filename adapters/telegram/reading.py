@@ -1,5 +1,5 @@
 """What Telegram's updates tell Qunyi: the events of a `message` or `edited_message` update and of a
-`chat_member` update, for the Telegram adapter and for Qunyi inside an aiogram bot (adapters.aiogram_host).
+`chat_member` update, for the Telegram adapter and for Qunyi inside an aiogram bot (bot.hosts.aiogram).
 Works on aiogram's objects' attributes; imports no aiogram.
 
 An update Qunyi cannot take (a date before 1970, a service message that holds nothing to record) is

@@ -1,5 +1,5 @@
 """How Qunyi sends a text through an aiogram `Bot`: for the Telegram adapter's own Bot and for the Bot of
-an aiogram program that embeds Qunyi (adapters.aiogram_host). aiogram is imported when it sends.
+an aiogram program that embeds Qunyi (bot.hosts.aiogram). aiogram is imported when it sends.
 """
 
 from __future__ import annotations

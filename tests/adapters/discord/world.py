@@ -1,6 +1,6 @@
 """A Discord guild with #general and a thread in it, on a discord.py state that never touches the network,
 and the gateway payloads of its members' messages: for the adapter's tests and those of Qunyi as a
-discord.py cog (adapters.discord_cog). A module of its own, not conftest, as
+discord.py cog (bot.hosts.discord_cog). A module of its own, not conftest, as
 tests/adapters/onebot_v11/peers.py says why; the `world` fixture (tests/adapters/discord/conftest.py)
 makes one."""
 

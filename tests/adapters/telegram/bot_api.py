@@ -1,5 +1,5 @@
 """A loopback fake of the Telegram Bot API and the updates of the Telegram tests, for the adapter's tests
-and those of Qunyi inside an aiogram bot (adapters.aiogram_host). A module of its own, not conftest, as
+and those of Qunyi inside an aiogram bot (bot.hosts.aiogram). A module of its own, not conftest, as
 tests/adapters/onebot_v11/peers.py says why; the `api` fixture (tests/adapters/conftest.py) serves
 it."""
 
@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aiohttp import web
 
 from adapters.telegram import TelegramAdapter, TelegramConfig
@@ -182,3 +183,11 @@ RESTRICTIONS = {
         "edit_tag",
     )
 }
+
+
+@pytest.fixture
+async def api() -> AsyncIterator[tuple[FakeBotAPI, str]]:
+    """The fake Bot API serving the fixture's updates, and its base address (`api_base`): a fixture of
+    the Telegram adapter's tests and of those of Qunyi inside an aiogram bot (each conftest imports it)."""
+    async with serve_bot_api() as served:
+        yield served

@@ -9,12 +9,12 @@ from pathlib import Path
 from aiogram import Bot, Dispatcher
 from aiogram.types import Message
 
-from adapters.aiogram_host.sent import SentRecorder, qunyi_sending
-from adapters.aiogram_host.updates import UpdateRecorder
 from adapters.host import feed_while_running
 from adapters.telegram.convert import PLATFORM, message_to_chat
 from adapters.telegram.reading import ALLOWED_UPDATES
 from adapters.telegram.sending import send_text
+from bot.hosts.aiogram.sent import SentRecorder, qunyi_sending
+from bot.hosts.aiogram.updates import UpdateRecorder
 from bot.plugin import QunyiPlugin
 from memory.context.builder import ReplyContext
 from memory.types import ChatKind, ChatMessage, InboundEvent, InvalidMessage

@@ -1,6 +1,6 @@
 """Qunyi as a nonebot2 plugin for QQ bots on OneBot v11 (nonebot-adapter-onebot):
-`nonebot.load_plugin("adapters.nonebot")`, or `plugins = ["adapters.nonebot"]` in pyproject's
-`[tool.nonebot]`. The config keys are in adapters.nonebot.config.
+`nonebot.load_plugin("bot.hosts.nonebot")`, or `plugins = ["bot.hosts.nonebot"]` in pyproject's
+`[tool.nonebot]`. The config keys are in bot.hosts.nonebot.config.
 
 Every message, recall and membership notice its OneBot v11 bots receive is recorded, before and
 beside every other plugin (its matchers run at priority 1 and block nothing), and so is what the bot
@@ -16,8 +16,8 @@ from nonebot.adapters.onebot.v11 import Bot, Event, MessageEvent, NoticeEvent
 from nonebot.plugin import PluginMetadata
 from nonebot.plugin.on import on
 
-from adapters.nonebot.adapter import NonebotQunyi
-from adapters.nonebot.config import NonebotConfig
+from bot.hosts.nonebot.adapter import NonebotQunyi
+from bot.hosts.nonebot.config import NonebotConfig
 from bot.plugin import QunyiPlugin
 
 __plugin_meta__ = PluginMetadata(

@@ -13,6 +13,6 @@ from adapters.extras import require
 
 require("discord", "discord")
 
-from adapters.discord_cog.cog import QunyiCog  # noqa: E402  # after the check of the extra
+from bot.hosts.discord_cog.cog import QunyiCog  # noqa: E402  # after the check of the extra
 
 __all__ = ["QunyiCog"]

@@ -1,4 +1,4 @@
-"""Qunyi inside an aiogram bot (adapters.aiogram_host): a Dispatcher with handlers of its own, its Bot on
+"""Qunyi inside an aiogram bot (bot.hosts.aiogram): a Dispatcher with handlers of its own, its Bot on
 the loopback fake Bot API, records what the bot receives and sends as Qunyi's own Telegram adapter
 would, and answers through that Bot."""
 
@@ -21,7 +21,7 @@ from aiogram.client.telegram import TelegramAPIServer
 from aiogram.filters import Command
 from aiogram.types import Message
 
-from adapters.aiogram_host import AiogramQunyi
+from bot.hosts.aiogram import AiogramQunyi
 from bot.pid_file import PID_FILE
 from bot.plugin import QunyiStopped
 from memory.models import ChatMember

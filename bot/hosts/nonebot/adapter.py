@@ -21,12 +21,12 @@ import nonebot
 from nonebot.adapters.onebot.v11 import Bot, Message, MessageSegment
 
 from adapters.base import SendError
-from adapters.nonebot.config import NonebotConfig
-from adapters.nonebot.event import SEND_ACTIONS, event_data, sent_event
 from adapters.onebot_v11.event import PLATFORM
 from adapters.onebot_v11.message import maybe_int
 from adapters.onebot_v11.reader import EventReader, GetMsg
 from adapters.onebot_v11.sending import chat_to_send_to, send_action, sent_message
+from bot.hosts.nonebot.config import NonebotConfig
+from bot.hosts.nonebot.event import SEND_ACTIONS, event_data, sent_event
 from bot.plugin import QunyiPlugin, QunyiStopped
 from memory.types import ChatKind, ChatMessage, InboundEvent
 

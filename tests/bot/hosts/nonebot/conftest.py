@@ -1,4 +1,4 @@
-"""nonebot2 with Qunyi's plugin loaded, and a QQ account of it (tests.adapters.nonebot.account).
+"""nonebot2 with Qunyi's plugin loaded, and a QQ account of it (tests.bot.hosts.nonebot.account).
 
 nonebot's driver is global to the process: it is made, and the plugin loaded, once per test run; each
 test starts and stops the driver's lifespan (Qunyi with it) on a data directory of its own."""
@@ -15,7 +15,7 @@ from nonebot.adapters.onebot.v11 import Adapter
 from nonebot.drivers import Driver
 
 from tests.adapters.host import watch_feeds
-from tests.adapters.nonebot.account import QQ, Implementation
+from tests.bot.hosts.nonebot.account import QQ, Implementation
 
 
 @pytest.fixture(scope="session")
@@ -23,7 +23,7 @@ def qunyi_module() -> ModuleType:
     """nonebot made (with the `~none` driver: no server, no network) and the plugin loaded."""
     nonebot.init(driver="~none")
     nonebot.get_driver().register_adapter(Adapter)
-    plugin = nonebot.load_plugin("adapters.nonebot")
+    plugin = nonebot.load_plugin("bot.hosts.nonebot")
     assert plugin is not None
     return plugin.module
 

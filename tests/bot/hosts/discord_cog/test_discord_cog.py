@@ -1,4 +1,4 @@
-"""Qunyi as a cog of a discord.py bot (adapters.discord_cog): a commands.Bot on an offline state (the guild
+"""Qunyi as a cog of a discord.py bot (bot.hosts.discord_cog): a commands.Bot on an offline state (the guild
 of tests.adapters.discord.world, its HTTP call to send stubbed) records what its gateway tells as Qunyi's
 own Discord adapter would, and answers through the bot, its answers recorded once."""
 
@@ -25,8 +25,8 @@ from discord.raw_models import (  # noqa: E402
 )
 
 from adapters.discord import DiscordAdapter, DiscordConfig  # noqa: E402
-from adapters.discord_cog import QunyiCog  # noqa: E402
 from bot.config import ConfigError  # noqa: E402
+from bot.hosts.discord_cog import QunyiCog  # noqa: E402
 from bot.pid_file import PID_FILE  # noqa: E402
 from memory.clock import ManualClock  # noqa: E402
 from memory.models import ChatMember  # noqa: E402

@@ -15,6 +15,6 @@ from adapters.extras import require
 
 require("aiogram", "telegram")
 
-from adapters.aiogram_host.qunyi import AiogramQunyi  # noqa: E402  # after the check of the extra
+from bot.hosts.aiogram.qunyi import AiogramQunyi  # noqa: E402  # after the check of the extra
 
 __all__ = ["AiogramQunyi"]

@@ -13,8 +13,8 @@ from discord.ext import commands
 from adapters.discord.convert import PLATFORM
 from adapters.discord.reading import EventReader
 from adapters.discord.sending import send_text
-from adapters.discord_cog.answers import SentAnswers
 from adapters.host import feed_while_running
+from bot.hosts.discord_cog.answers import SentAnswers
 from bot.plugin import QunyiPlugin
 from memory.clock import Clock, SystemClock
 from memory.context.builder import ReplyContext

@@ -1,4 +1,4 @@
-"""Qunyi as a nonebot2 plugin (adapters.nonebot): a QQ bot on nonebot's OneBot v11 adapter records what
+"""Qunyi as a nonebot2 plugin (bot.hosts.nonebot): a QQ bot on nonebot's OneBot v11 adapter records what
 it receives and sends, as Qunyi's own OneBot adapter would, and answers through nonebot."""
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from memory.models import ChatMember
 from memory.persons.store import person_ids_for
 from memory.types import ChatMessage
 from tests.adapters.host import stored
-from tests.adapters.nonebot.account import QQ, answer_get_msg
 from tests.adapters.onebot_v11.peers import SELF_ID, TOKEN, Inbox, Peer, fixture, ok
+from tests.bot.hosts.nonebot.account import QQ, answer_get_msg
 from tests.waiting import WAIT, eventually
 
 GROUP = "123456"

@@ -14,9 +14,9 @@ from aiogram.methods import DeleteMessage, DeleteMessages, Response, TelegramMet
 from aiogram.methods.base import TelegramType
 from aiogram.types import Message
 
-from adapters.aiogram_host.updates import Feed
 from adapters.telegram.convert import PLATFORM
 from adapters.telegram.reading import message_events
+from bot.hosts.aiogram.updates import Feed
 from memory.types import ChatKind, InboundEvent, MessageDeletion
 
 _QUNYI_SENDING: contextvars.ContextVar[bool] = contextvars.ContextVar("qunyi_sending", default=False)
