@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 
@@ -62,7 +63,6 @@ class QunyiPlugin:
         self._adapter: HostAdapter | None = None
         self._responses = Responses()
         self._stopping = asyncio.Event()
-        self._held = contextlib.ExitStack()
         self._turn = asyncio.Lock()  # one start or stop at a time
 
     @property
@@ -90,9 +90,8 @@ class QunyiPlugin:
         self._stopping = asyncio.Event()
         config = ConfigStore.load(self._config_path)
         directory = resolve_data_dir(config.current, self._data_dir)
-        app = await build_app(config, directory, lock=writing(directory, WRITER_ROLE))
+        app = await build_app(config, directory, lock=_held_as_bot(directory))
         try:
-            self._held.enter_context(hold(directory, PLUGIN))
             await record_kept(app.memory, app.data_dir)
             await app.llm.ledger.write_held()
             await asyncio.to_thread(load_text_tables)
@@ -101,7 +100,6 @@ class QunyiPlugin:
             await adapter.start(inbound_handler(app, adapter, self._stopping, self._responses))
         except BaseException:
             await app.close()
-            self._held.close()
             raise
         self._app, self._adapter = app, adapter
 
@@ -151,10 +149,7 @@ class QunyiPlugin:
         try:
             await stop_serving(app, self._responses, [adapter])
         finally:
-            try:
-                await app.close()
-            finally:
-                self._held.close()
+            await app.close()
 
     async def __aenter__(self) -> QunyiPlugin:
         await self.start()
@@ -164,3 +159,12 @@ class QunyiPlugin:
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
         await self.stop()
+
+
+@contextlib.contextmanager
+def _held_as_bot(directory: Path) -> Iterator[None]:
+    """The data directory held as a running bot holds it, from before the database is opened (so a bot
+    already running there, perhaps of an older Qunyi, is refused before its schema is upgraded under
+    it) until it is closed: the pid file, and a writer's hold (refused while `qunyi compact` runs)."""
+    with hold(directory, PLUGIN), writing(directory, WRITER_ROLE):
+        yield

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 from datetime import timedelta
 from pathlib import Path
@@ -14,6 +15,7 @@ from sqlalchemy import select
 
 from bot.cli.main import cli
 from bot.holder_file import DataDirTaken
+from bot.pid_file import BOT, PID_FILE, hold
 from bot.plugin import QunyiPlugin, QunyiStopped
 from memory.models import Message
 from memory.storage import Database
@@ -184,3 +186,14 @@ async def test_stopped_it_starts_again_and_answers(tmp_path: Path) -> None:
     finally:
         await qunyi.stop()
     assert "周六去西湖" in host.sent[0][1]
+
+
+async def test_a_bot_running_on_the_data_directory_is_refused_before_the_database_is_opened(
+    tmp_path: Path,
+) -> None:
+    """Opening upgrades an old schema: under a running bot of an older Qunyi it would be one that bot's
+    code does not know. Here the directory is new: nothing is made in it."""
+    with hold(tmp_path, BOT):
+        with pytest.raises(DataDirTaken):
+            await QunyiPlugin("test", Host().send, data_dir=tmp_path).start()
+        assert await asyncio.to_thread(os.listdir, tmp_path) == [PID_FILE]
