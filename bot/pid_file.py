@@ -15,7 +15,18 @@ BOT = "bot"
 PLUGIN = "plugin"  # a bot inside another program (bot.plugin): never signalled
 COMPACT = "compact"
 
-__all__ = ["BOT", "COMPACT", "PID_FILE", "PLUGIN", "DataDirTaken", "Holder", "hold", "holder", "running_bot"]
+__all__ = [
+    "BOT",
+    "COMPACT",
+    "PID_FILE",
+    "PLUGIN",
+    "DataDirTaken",
+    "Holder",
+    "hold",
+    "holder",
+    "refuse_running_bot",
+    "running_bot",
+]
 
 
 @contextmanager
@@ -40,3 +51,11 @@ def running_bot(data_dir: Path) -> int | None:
     """The pid of the bot running on `data_dir`, or None when none is."""
     found = holder(data_dir)
     return found.pid if found is not None and found.role == BOT else None
+
+
+def refuse_running_bot(data_dir: Path) -> None:
+    """Raise DataDirTaken naming the bot running on `data_dir` (alone or inside another program), if
+    one is."""
+    found = holder(data_dir)
+    if found is not None and found.role in (BOT, PLUGIN):
+        raise DataDirTaken(data_dir, found)

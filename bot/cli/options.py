@@ -6,7 +6,7 @@ import asyncio
 import logging
 import signal
 from collections.abc import Callable, Coroutine, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar
@@ -16,6 +16,7 @@ import click
 from bot.app import App, build_app, recall_asks_model, resolve_data_dir, set_log_level
 from bot.config import ConfigError, ConfigStore, Settings
 from bot.holder_file import DataDirTaken
+from bot.pid_file import BOT, PLUGIN, refuse_running_bot
 from bot.writers import writing
 from memory.clock import Clock
 from memory.service import ChatRef, MemoryService
@@ -131,7 +132,18 @@ def database_errors() -> Iterator[None]:
     except DatabaseUnavailable as exc:
         raise click.ClickException(f"cannot open the database {exc.path}: {exc.reason}") from None
     except DataDirTaken as exc:
-        raise click.ClickException(_compact_running(exc)) from None
+        taken = _bot_running(exc) if exc.holder.role in (BOT, PLUGIN) else _compact_running(exc)
+        raise click.ClickException(taken) from None
+
+
+def _bot_running(error: DataDirTaken) -> str:
+    """What to tell someone whose command would have upgraded the schema under a running bot."""
+    return (
+        f"a bot (pid {error.holder.shown_pid}) is running on {error.data_dir}, and its database's schema "
+        "is older than this version's: that bot is of an older Qunyi (a bot upgrades the schema as it "
+        "starts), which could not start again on the upgraded schema. Stop it, then start this version, "
+        "which upgrades the schema; nothing was changed"
+    )
 
 
 def _command_name() -> str:
@@ -149,9 +161,25 @@ def _lock(directory: Path, writes: bool) -> AbstractContextManager[object] | Non
 
 
 def _upgrade_lock(directory: Path, writes: bool, upgrade: bool) -> AbstractContextManager[object] | None:
-    """A reader creating the database or upgrading its schema writes: it holds the data directory as
-    writers do (refused while `qunyi compact` runs) while it does. A writer holds it already."""
-    return writing(directory, _command_name()) if upgrade and not writes else None
+    """What opening holds while it creates the database or upgrades its schema: a reader writes then, so
+    it holds the data directory as writers do (refused while `qunyi compact` runs; a writer holds it
+    already)."""
+    return (
+        _upgrading(directory, nullcontext() if writes else writing(directory, _command_name()))
+        if upgrade
+        else None
+    )
+
+
+@contextmanager
+def _upgrading(directory: Path, hold: AbstractContextManager[object]) -> Iterator[None]:
+    """`hold` for the block, once no bot is found running on `directory`. A bot upgrades the schema as
+    it starts, so one running on a schema behind this version's is of an older Qunyi (updated in place
+    under it): upgraded, the schema would be one that bot's code does not know, and it could not start
+    again. Raises DataDirTaken naming the bot."""
+    refuse_running_bot(directory)
+    with hold:
+        yield
 
 
 async def open_app(
