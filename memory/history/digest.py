@@ -131,8 +131,8 @@ _OWN_WORDS: dict[Language, tuple[str, str, str, str]] = {
 
 def theme_from(keywords: Sequence[str], language: Language | None = None) -> str:
     """An offline topic title: its first keywords, listed as the chat's language lists words (that of
-    the keywords themselves unless `language` is given)."""
-    separator, untitled, _, _ = _OWN_WORDS[language or language_of(keywords)]
+    the keywords themselves, however few, unless `language` is given)."""
+    separator, untitled, _, _ = _OWN_WORDS[language or language_of(keywords, min_words=1)]
     return truncate(separator.join(keywords[:3]), THEME_CHARS) if keywords else untitled
 
 

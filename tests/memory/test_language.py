@@ -12,6 +12,8 @@ def test_a_chat_writing_mostly_latin_words_is_english_else_chinese() -> None:
     assert language_of(["who's up for raid night tomorrow?", "sooo in ngl"]) == "en"
     assert language_of(["周六去爬山吗？", "可以"]) == "zh"
     assert language_of([]) == "zh" and language_of(["😂👍", "+1"]) == "zh", "nothing to tell: Chinese"
+    assert language_of(["@小忆 /who me"]) == "zh", "a command and one word tell nothing: Chinese"
+    assert language_of(["raid tank"]) == "zh" and language_of(["raid tank"], min_words=1) == "en"
 
 
 def test_english_names_slang_links_and_code_in_a_chinese_chat_leave_it_chinese() -> None:
