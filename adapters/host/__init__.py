@@ -1,5 +1,5 @@
 """The platform connection of another program that embeds Qunyi (bot.plugin): it hands in the events."""
 
-from adapters.host.adapter import HostAdapter, HostSend, QunyiStopped, feed_while_running
+from adapters.host.adapter import HostAdapter, HostSend, QunyiStopped, feed_while_running, sending_an_answer
 
-__all__ = ["HostAdapter", "HostSend", "QunyiStopped", "feed_while_running"]
+__all__ = ["HostAdapter", "HostSend", "QunyiStopped", "feed_while_running", "sending_an_answer"]

@@ -7,8 +7,10 @@ message as the platform stored it (so it is recorded: platforms often do not ech
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Protocol
 
 from adapters.base import STOP_GRACE_SECONDS, Adapter, InFlight, MessageHandler, SendError
@@ -17,6 +19,25 @@ from memory.types import ChatKind, ChatMessage, ChatMoved, InboundEvent, Members
 _EVENTS = (ChatMessage, MessageDeletion, ChatMoved, MembershipChange)
 
 log = logging.getLogger(__name__)
+
+
+_ANSWERING: contextvars.ContextVar[bool] = contextvars.ContextVar("qunyi_answering", default=False)
+
+
+@contextlib.contextmanager
+def _answering() -> Iterator[None]:
+    token = _ANSWERING.set(True)
+    try:
+        yield
+    finally:
+        _ANSWERING.reset(token)
+
+
+def sending_an_answer() -> bool:
+    """Whether the code running now is the host's `send` of one of Qunyi's answers: a host that records
+    what its bot sends (an API hook) leaves those calls out, since the answer is recorded from what
+    `send` returns."""
+    return _ANSWERING.get()
 
 
 class HostSend(Protocol):
@@ -83,7 +104,8 @@ class HostAdapter(Adapter):
         self, chat_id: str, text: str, *, chat_kind: ChatKind = ChatKind.GROUP, reply_to: str | None = None
     ) -> ChatMessage:
         try:
-            sent = await self._send(chat_id, text, chat_kind=chat_kind, reply_to=reply_to)
+            with _answering():
+                sent = await self._send(chat_id, text, chat_kind=chat_kind, reply_to=reply_to)
         except SendError:
             raise
         except Exception as exc:  # the host's failure, whatever its library raises

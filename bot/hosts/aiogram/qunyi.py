@@ -13,7 +13,7 @@ from adapters.host import feed_while_running
 from adapters.telegram.convert import PLATFORM, message_to_chat
 from adapters.telegram.reading import ALLOWED_UPDATES
 from adapters.telegram.sending import send_text
-from bot.hosts.aiogram.sent import SentRecorder, qunyi_sending
+from bot.hosts.aiogram.sent import SentRecorder
 from bot.hosts.aiogram.updates import UpdateRecorder
 from bot.plugin import QunyiPlugin
 from memory.context.builder import ReplyContext
@@ -71,10 +71,9 @@ class AiogramQunyi:
         """Qunyi's answer, sent through the bot as the Telegram adapter sends (plain text, a reply to
         `reply_to`, cut to fit, flood control waited out): the bot.plugin.HostSend of this host."""
         me = await self.bot.me()
-        with qunyi_sending():
-            return await send_text(
-                self.bot, chat_id, text, reply_to=reply_to, bot_id=me.id, bot_username=me.username
-            )
+        return await send_text(
+            self.bot, chat_id, text, reply_to=reply_to, bot_id=me.id, bot_username=me.username
+        )
 
     async def context(self, message: Message) -> ReplyContext:
         """The memory for the bot's own reply prompt to `message` (bot.plugin.QunyiPlugin.context);

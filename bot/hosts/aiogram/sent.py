@@ -3,9 +3,6 @@ Qunyi as the bot's own doing: Telegram never sends a bot its own messages as upd
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-from collections.abc import Iterator
 from typing import Any
 
 from aiogram import Bot
@@ -14,24 +11,11 @@ from aiogram.methods import DeleteMessage, DeleteMessages, Response, TelegramMet
 from aiogram.methods.base import TelegramType
 from aiogram.types import Message
 
+from adapters.host import sending_an_answer
 from adapters.telegram.convert import PLATFORM
 from adapters.telegram.reading import message_events
 from bot.hosts.aiogram.updates import Feed
 from memory.types import ChatKind, InboundEvent, MessageDeletion
-
-_QUNYI_SENDING: contextvars.ContextVar[bool] = contextvars.ContextVar("qunyi_sending", default=False)
-"""Set while Qunyi's own answer is sent: that message is recorded from what the send returns, not a
-second time from the API call."""
-
-
-@contextlib.contextmanager
-def qunyi_sending() -> Iterator[None]:
-    """The API calls made in the block send Qunyi's own answer: they are not fed again."""
-    token = _QUNYI_SENDING.set(True)
-    try:
-        yield
-    finally:
-        _QUNYI_SENDING.reset(token)
 
 
 class SentRecorder(BaseRequestMiddleware):
@@ -50,7 +34,7 @@ class SentRecorder(BaseRequestMiddleware):
         method: TelegramMethod[TelegramType],
     ) -> Response[TelegramType]:
         answer = await make_request(bot, method)
-        if not _QUNYI_SENDING.get() and bot.id == self._bot.id:
+        if not sending_an_answer() and bot.id == self._bot.id:
             # typed a Response, the chain hands on the call's result itself (aiogram 3)
             result = answer.result if isinstance(answer, Response) else answer
             await self._feed(await sent_events(bot, method, result))

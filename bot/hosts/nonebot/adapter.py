@@ -8,7 +8,6 @@ is the same whichever of the two recorded a chat: platform `qq`, groups by numbe
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import logging
 import time
@@ -21,6 +20,7 @@ import nonebot
 from nonebot.adapters.onebot.v11 import Bot, Message, MessageSegment
 
 from adapters.base import SendError
+from adapters.host import sending_an_answer
 from adapters.onebot_v11.event import PLATFORM
 from adapters.onebot_v11.message import maybe_int
 from adapters.onebot_v11.reader import EventReader, GetMsg
@@ -31,10 +31,6 @@ from bot.plugin import QunyiPlugin, QunyiStopped
 from memory.types import ChatKind, ChatMessage, InboundEvent
 
 log = logging.getLogger(__name__)
-
-_QUNYI_SENDING: contextvars.ContextVar[bool] = contextvars.ContextVar("qunyi_sending", default=False)
-"""Set while Qunyi's own answer is sent: that API call's message is recorded from what `send` returns,
-not a second time from the call."""
 
 
 class NonebotQunyi:
@@ -96,7 +92,7 @@ class NonebotQunyi:
         if (
             api not in SEND_ACTIONS
             or exception is not None
-            or _QUNYI_SENDING.get()
+            or sending_an_answer()
             or not isinstance(bot, Bot)
         ):
             return
@@ -124,11 +120,7 @@ class NonebotQunyi:
             chat_id, text, chat_kind=chat_kind, reply_to=reply_to, temp_group=self._reader.temp_group(chat_id)
         )
         params["message"] = Message(MessageSegment(seg["type"], seg["data"]) for seg in params["message"])
-        token = _QUNYI_SENDING.set(True)
-        try:
-            answer = await bot.call_api(action, **params)
-        finally:
-            _QUNYI_SENDING.reset(token)
+        answer = await bot.call_api(action, **params)
         sent = sent_message(
             action,
             answer,
