@@ -1,5 +1,13 @@
 """The platform connection of another program that embeds Qunyi (bot.plugin): it hands in the events."""
 
 from adapters.host.adapter import HostAdapter, HostSend, QunyiStopped, feed_while_running, sending_an_answer
+from adapters.host.order import ArrivalOrder
 
-__all__ = ["HostAdapter", "HostSend", "QunyiStopped", "feed_while_running", "sending_an_answer"]
+__all__ = [
+    "ArrivalOrder",
+    "HostAdapter",
+    "HostSend",
+    "QunyiStopped",
+    "feed_while_running",
+    "sending_an_answer",
+]

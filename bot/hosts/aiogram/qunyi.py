@@ -14,7 +14,7 @@ from adapters.telegram.convert import PLATFORM, message_to_chat
 from adapters.telegram.reading import ALLOWED_UPDATES
 from adapters.telegram.sending import send_text
 from bot.hosts.aiogram.sent import SentRecorder
-from bot.hosts.aiogram.updates import UpdateRecorder
+from bot.hosts.aiogram.updates import UpdateRecorder, first_of
 from bot.plugin import QunyiPlugin
 from memory.context.builder import ReplyContext
 from memory.types import ChatKind, ChatMessage, InboundEvent, InvalidMessage
@@ -40,10 +40,11 @@ class AiogramQunyi:
         self._follow_upgrade = follow_supergroup_upgrade
 
     def attach(self, dp: Dispatcher) -> None:
-        """Feed Qunyi every update of the bot `dp` gets before its handlers see it (an outer middleware
-        of `dp.update`, which consumes nothing), and what the bot sends (a middleware of its session);
-        start Qunyi with `dp` and stop it with it (`dp.startup`, `dp.shutdown`)."""
-        dp.update.outer_middleware(UpdateRecorder(self.bot, self._feed, follow_upgrade=self._follow_upgrade))
+        """Feed Qunyi every update of the bot `dp` gets before its handlers see it (the first outer
+        middleware of `dp.update`, before the bot's own, which consumes nothing), and what the bot sends
+        (a middleware of its session); start Qunyi with `dp` and stop it with it (`dp.startup`,
+        `dp.shutdown`)."""
+        first_of(dp.update, UpdateRecorder(self.bot, self._feed, follow_upgrade=self._follow_upgrade))
         self.bot.session.middleware(SentRecorder(self.bot, self._feed))
         dp.startup.register(self.start)
         dp.shutdown.register(self.stop)

@@ -6,8 +6,10 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any
 
 from aiogram import BaseMiddleware, Bot
+from aiogram.dispatcher.event.telegram import TelegramEventObserver
 from aiogram.types import TelegramObject, Update, User
 
+from adapters.host import ArrivalOrder
 from adapters.telegram.reading import chat_member_events, message_events
 from memory.types import InboundEvent
 
@@ -18,12 +20,18 @@ Feed = Callable[[Iterable[InboundEvent]], Awaitable[None]]
 class UpdateRecorder(BaseMiddleware):
     """An outer middleware of a Dispatcher's `update` observer (`dp.update.outer_middleware`), which
     sees every update before any router does: the events of each update of `bot` are fed to Qunyi,
-    then the update goes on to the handlers as if nothing had seen it (whatever Qunyi made of it)."""
+    then the update goes on to the handlers as if nothing had seen it (whatever Qunyi made of it).
+
+    aiogram handles each update in a task of its own (`handle_as_tasks`, and a webhook's requests):
+    the updates of one chat are fed in the order they came to it, each after those before it; the
+    updates of other chats do not wait. Put it first among the outer middlewares (`first_of`), so that
+    none of the bot's holds an update back before its place is taken."""
 
     def __init__(self, bot: Bot, feed: Feed, *, follow_upgrade: bool) -> None:
         self._bot = bot
         self._feed = feed
         self._follow_upgrade = follow_upgrade
+        self._order = ArrivalOrder()
 
     async def __call__(
         self,
@@ -33,8 +41,30 @@ class UpdateRecorder(BaseMiddleware):
     ) -> Any:
         bot = data.get("bot")
         if isinstance(event, Update) and isinstance(bot, Bot) and bot.id == self._bot.id:
-            await self._feed(update_events(event, await bot.me(), follow_upgrade=self._follow_upgrade))
+            chat = _chat_of(event)
+            if chat is not None:
+                async with self._order.turn(chat):  # its place taken before anything is awaited
+                    me = await bot.me()
+                    await self._feed(update_events(event, me, follow_upgrade=self._follow_upgrade))
         return await handler(event, data)
+
+
+def first_of(observer: TelegramEventObserver, middleware: BaseMiddleware) -> None:
+    """Register `middleware` as the first outer middleware of `observer`, before those registered already
+    (aiogram only appends)."""
+    manager = observer.outer_middleware
+    others = list(manager)
+    for other in others:
+        manager.unregister(other)
+    manager.register(middleware)
+    for other in others:
+        manager.register(other)
+
+
+def _chat_of(update: Update) -> int | None:
+    """The chat of an update Qunyi reads; None for the other types, which tell it nothing."""
+    found = update.message or update.edited_message or update.chat_member
+    return None if found is None else found.chat.id
 
 
 def update_events(update: Update, me: User, *, follow_upgrade: bool) -> Iterator[InboundEvent]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -56,18 +56,25 @@ DAY = [
 ]
 
 
+Middleware = Callable[[Callable[[Any, dict[str, Any]], Awaitable[Any]], Any, dict[str, Any]], Awaitable[Any]]
+
+
 class Host:
     """An aiogram bot: its Bot on the fake Bot API (HTML as its default parse mode, as many bots have
     it), a Dispatcher with a router of its own (`/hello` answered `你好`, `/forget` deleting the message
     it answers, every other message noted in `seen`), and Qunyi attached; `fed` are the events Qunyi
     was fed."""
 
-    def __init__(self, base: str, data_dir: Path, fed: list[InboundEvent]) -> None:
+    def __init__(
+        self, base: str, data_dir: Path, fed: list[InboundEvent], middleware: Middleware | None = None
+    ) -> None:
         session = AiohttpSession(api=TelegramAPIServer.from_base(base))
         self.bot = Bot(TOKEN, session=session, default=DefaultBotProperties(parse_mode="HTML"))
         self.dp = Dispatcher()
         self.seen: list[int] = []
         self.dp.include_router(self._handlers())
+        if middleware is not None:  # the bot's own, registered before Qunyi is attached
+            self.dp.update.outer_middleware(middleware)
         self.qunyi = AiogramQunyi(self.bot, data_dir=data_dir)
         self.qunyi.attach(self.dp)
         self.data_dir = data_dir
@@ -244,6 +251,39 @@ async def test_polling_starts_and_stops_qunyi_and_asks_for_the_updates_it_reads(
     assert await stored(host.data_dir) == [("40", "🎮周六晚上八点打本？", False)]
     polls = [params for method, params in fake.calls if method == "getUpdates"]
     assert {"message", "edited_message", "chat_member"} <= set(polls[0]["allowed_updates"])
+
+
+async def test_the_updates_of_a_chat_are_recorded_in_the_order_they_came_though_one_is_held_up(
+    api: tuple[FakeBotAPI, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Polled with aiogram's default `handle_as_tasks`, each update runs in a task of its own: when an
+    outer middleware of the bot's (registered before Qunyi's) held the first update back, the second
+    was recorded first. Qunyi now reads each update before the bot's middlewares, and a chat's updates
+    in the order they came; the second update's handlers wait for the first one's recording only."""
+    fake, base = api
+    fake.updates = [update_in(GROUP, 1, 1, text="先说的"), update_in(GROUP, 2, 2, text="后说的")]
+    release = asyncio.Event()
+    passed: list[int] = []
+
+    async def holding_the_first(
+        handler: Callable[[Any, dict[str, Any]], Awaitable[Any]], update: Any, data: dict[str, Any]
+    ) -> Any:
+        if update.update_id == 1:
+            await release.wait()
+        passed.append(update.update_id)
+        return await handler(update, data)
+
+    host = Host(base, tmp_path / "data", watch_feeds(monkeypatch), holding_the_first)
+    polling = asyncio.ensure_future(host.dp.start_polling(host.bot, polling_timeout=0, handle_signals=False))
+    try:
+        await eventually(lambda: passed == [2], "the second update past the bot's middleware")
+        release.set()
+        await eventually(lambda: sorted(host.seen) == [1, 2], "both updates handled")
+    finally:
+        await host.dp.stop_polling()
+        await asyncio.wait_for(polling, WAIT)
+        await host.bot.session.close()
+    assert await stored(host.data_dir) == [("1", "先说的", False), ("2", "后说的", False)]
 
 
 async def test_the_updates_of_another_bot_of_the_dispatcher_are_not_fed(
