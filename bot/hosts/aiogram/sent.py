@@ -3,7 +3,8 @@ Qunyi as the bot's own doing: Telegram never sends a bot its own messages as upd
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, get_args
 
 from aiogram import Bot
 from aiogram.client.session.middlewares.base import BaseRequestMiddleware, NextRequestMiddlewareType
@@ -14,8 +15,10 @@ from aiogram.types import Message
 from adapters.host import sending_an_answer
 from adapters.telegram.convert import PLATFORM
 from adapters.telegram.reading import message_events
-from bot.hosts.aiogram.updates import Feed
 from memory.types import ChatKind, InboundEvent, MessageDeletion
+
+Feed = Callable[[Iterable[InboundEvent]], Awaitable[None]]
+"""How the events read are handed to Qunyi, in order."""
 
 
 class SentRecorder(BaseRequestMiddleware):
@@ -56,6 +59,16 @@ async def sent_events(bot: Bot, method: TelegramMethod[Any], result: Any) -> lis
         for message in messages
         for event in message_events(message, bot_id=me.id, bot_username=me.username, edited=edited)
     ]
+
+
+def tells_qunyi(method: TelegramMethod[Any]) -> bool:
+    """Whether the call `method`, once made, tells Qunyi something (`sent_events`): it deletes messages,
+    or its result may be a message (it sends or edits one)."""
+    return isinstance(method, DeleteMessage | DeleteMessages) or _holds_message(method.__returning__)
+
+
+def _holds_message(returned: Any) -> bool:
+    return returned is Message or any(_holds_message(part) for part in get_args(returned))
 
 
 def _deleted(method: DeleteMessage | DeleteMessages) -> list[InboundEvent]:

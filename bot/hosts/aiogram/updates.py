@@ -2,25 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
-from aiogram import BaseMiddleware, Bot
+from aiogram import BaseMiddleware, Bot, Dispatcher
 from aiogram.dispatcher.event.telegram import TelegramEventObserver
+from aiogram.methods import TelegramMethod
 from aiogram.types import TelegramObject, Update, User
 
 from adapters.host import ArrivalOrder
 from adapters.telegram.reading import chat_member_events, message_events
+from bot.hosts.aiogram.sent import Feed, tells_qunyi
 from memory.types import InboundEvent
-
-Feed = Callable[[Iterable[InboundEvent]], Awaitable[None]]
-"""How the events read are handed to Qunyi, in order."""
 
 
 class UpdateRecorder(BaseMiddleware):
     """An outer middleware of a Dispatcher's `update` observer (`dp.update.outer_middleware`), which
     sees every update before any router does: the events of each update of `bot` are fed to Qunyi,
-    then the update goes on to the handlers as if nothing had seen it (whatever Qunyi made of it).
+    then the update goes on to the handlers as if nothing had seen it (whatever Qunyi made of it). A
+    method a handler returns as its answer, when it sends, edits or deletes a message, is made here as
+    an API call, so that its result is recorded (`SentRecorder`).
 
     aiogram handles each update in a task of its own (`handle_as_tasks`, and a webhook's requests):
     the updates of one chat are fed in the order they came to it, each after those before it; the
@@ -40,13 +41,22 @@ class UpdateRecorder(BaseMiddleware):
         data: dict[str, Any],
     ) -> Any:
         bot = data.get("bot")
-        if isinstance(event, Update) and isinstance(bot, Bot) and bot.id == self._bot.id:
-            chat = _chat_of(event)
-            if chat is not None:
-                async with self._order.turn(chat):  # its place taken before anything is awaited
-                    me = await bot.me()
-                    await self._feed(update_events(event, me, follow_upgrade=self._follow_upgrade))
-        return await handler(event, data)
+        if not (isinstance(event, Update) and isinstance(bot, Bot) and bot.id == self._bot.id):
+            return await handler(event, data)
+        chat = _chat_of(event)
+        if chat is not None:
+            async with self._order.turn(chat):  # its place taken before anything is awaited
+                me = await bot.me()
+                await self._feed(update_events(event, me, follow_upgrade=self._follow_upgrade))
+        answer = await handler(event, data)
+        if isinstance(answer, TelegramMethod) and tells_qunyi(answer):
+            # A method a handler returns is made by aiogram after this, as an API call (whose result
+            # the bot's session shows Qunyi), or handed to Telegram in a webhook's HTTP answer, whose
+            # result no one sees: made here, it is recorded in either case (a failure is logged, as
+            # aiogram logs it).
+            await Dispatcher.silent_call_request(bot=bot, result=answer)
+            return None
+        return answer
 
 
 def first_of(observer: TelegramEventObserver, middleware: BaseMiddleware) -> None:

@@ -19,6 +19,7 @@ from aiogram.client.default import DefaultBotProperties
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
 from aiogram.filters import Command
+from aiogram.methods import SendMessage
 from aiogram.types import Message
 
 from bot.hosts.aiogram import AiogramQunyi
@@ -62,7 +63,8 @@ Middleware = Callable[[Callable[[Any, dict[str, Any]], Awaitable[Any]], Any, dic
 class Host:
     """An aiogram bot: its Bot on the fake Bot API (HTML as its default parse mode, as many bots have
     it), a Dispatcher with a router of its own (`/hello` answered `你好`, `/forget` deleting the message
-    it answers, every other message noted in `seen`), and Qunyi attached; `fed` are the events Qunyi
+    it answers, `/hi` answered by returning the method, every other message noted in `seen`), and Qunyi
+    attached; `fed` are the events Qunyi
     was fed."""
 
     def __init__(
@@ -86,6 +88,10 @@ class Host:
         @router.message(Command("hello"))
         async def hello(message: Message) -> None:
             await message.answer("你好")
+
+        @router.message(Command("hi"))
+        async def hi(message: Message) -> SendMessage:  # the answer returned, for aiogram to make
+            return message.answer("嗨，周六见")
 
         @router.message(Command("forget"))
         async def forget(message: Message) -> None:
@@ -195,6 +201,61 @@ async def test_what_the_bots_handlers_send_edit_and_delete_is_recorded(
         ("501", False, "999"),
         ("501", True, "999"),
     ]
+
+
+async def test_an_answer_a_handler_returns_to_a_webhook_is_sent_and_recorded_as_the_bots(
+    host: Host, api: tuple[FakeBotAPI, str]
+) -> None:
+    """A webhook answered when its update is handled (aiogram's `handle_in_background=False`) handed the
+    method a handler returned to Telegram in the HTTP answer: sent, but with no API call whose result
+    told Qunyi of it. Qunyi now makes that call itself, and the webhook's answer is empty."""
+    fake, _ = api
+    answer = await host.dp.feed_webhook_update(host.bot, update_in(GROUP, 1, 1, text="/hi"))
+    assert answer is None
+    [call] = sent(fake)
+    assert call["text"] == "嗨，周六见" and call["chat_id"] == str(GROUP["id"])
+    await host.stop()
+    assert await stored(host.data_dir) == [("1", "/hi", False), ("501", "嗨，周六见", True)]
+
+
+CHANNEL = {"id": -1001122334455, "type": "channel", "title": "周末开黑频道"}
+
+
+async def test_a_channels_post_is_recorded_in_its_discussion_group_and_business_messages_are_not(
+    host: Host,
+) -> None:
+    """A channel's posts come to its discussion group as automatic forwards, which are recorded there as
+    the channel's (forwards), the comments answering them; the `channel_post` update itself (sent to a
+    bot that is an admin of the channel) and business messages (a business account's own private chats,
+    read on its owner's behalf) are not: Qunyi is the memory of the group's talk."""
+    post = {"message_id": 7, "date": 1772366500, "chat": CHANNEL, "text": "本周六晚八点开黑"}
+    forwarded = update_in(
+        SUPERGROUP,
+        1,
+        70,
+        text="本周六晚八点开黑",
+        sender_chat=CHANNEL,
+        is_automatic_forward=True,
+        forward_origin={"type": "channel", "chat": CHANNEL, "message_id": 7, "date": 1772366500},
+    )
+    forwarded["message"]["from"] = {"id": 777000, "is_bot": False, "first_name": "Telegram"}
+    comment = update_in(SUPERGROUP, 2, 71, text="我来", reply_to_message=forwarded["message"])
+    business = {
+        "update_id": 3,
+        "business_message": update_in(GROUP, 3, 8, text="请问周六营业吗")["message"]
+        | {"chat": {"id": 111, "type": "private", "first_name": "Alice"}, "business_connection_id": "b1"},
+    }
+    await host.receive({"update_id": 4, "channel_post": post}, forwarded, comment, business)
+    [shared, answered] = [e for e in host.fed if isinstance(e, ChatMessage)]
+    assert (shared.chat_id, shared.sender_id, shared.sender_name) == (
+        str(SUPERGROUP["id"]),
+        str(CHANNEL["id"]),
+        "周末开黑频道",
+    )
+    assert shared.forwarded and shared.text == "本周六晚八点开黑"
+    assert answered.reply_to == "70"
+    await host.stop()
+    assert await stored(host.data_dir) == [("70", "本周六晚八点开黑", False), ("71", "我来", False)]
 
 
 async def test_a_member_leaving_is_marked_gone(host: Host) -> None:
