@@ -25,12 +25,13 @@ log = logging.getLogger(__name__)
 
 class QunyiCog(commands.Cog, name="Qunyi"):
     """Qunyi's memory for the discord.py `bot` (platform `discord`: each channel and thread a chat, DMs
-    private chats). `config` and `data_dir` as for bot.plugin.QunyiPlugin; `clock` dates the members
-    leaving (Discord does not)."""
+    private chats): a commands.Bot adds it (`add_cog`), a plain discord.Client is given it by
+    `bot.hosts.discord_cog.attach`. `config` and `data_dir` as for bot.plugin.QunyiPlugin; `clock`
+    dates the members leaving (Discord does not)."""
 
     def __init__(
         self,
-        bot: commands.Bot,
+        bot: discord.Client,
         *,
         config: Path | None = None,
         data_dir: Path | None = None,

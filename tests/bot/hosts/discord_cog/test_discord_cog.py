@@ -26,7 +26,7 @@ from discord.raw_models import (  # noqa: E402
 
 from adapters.discord import DiscordAdapter, DiscordConfig  # noqa: E402
 from bot.config import ConfigError  # noqa: E402
-from bot.hosts.discord_cog import QunyiCog  # noqa: E402
+from bot.hosts.discord_cog import QunyiCog, attach  # noqa: E402
 from bot.pid_file import PID_FILE  # noqa: E402
 from memory.clock import ManualClock  # noqa: E402
 from memory.models import ChatMember  # noqa: E402
@@ -43,20 +43,28 @@ class CogBot:
     """A discord.py bot with Qunyi's cog, on an offline state holding the world's guild: the gateway's
     events are dispatched to it (`dispatched`), its HTTP call to send a message is answered here (`sent`
     the payloads asked for; `refusal`, when set, raised instead; with `echo_while_sending`, the gateway's
-    echo of the message comes before the answer), and `fed` are the events Qunyi was fed."""
+    echo of the message comes before the answer), and `fed` are the events Qunyi was fed. `plain`: a
+    plain discord.Client instead, Qunyi attached to it (`attach`)."""
 
-    def __init__(self, data_dir: Path, fed: list[InboundEvent], intents: Any = None) -> None:
+    def __init__(
+        self, data_dir: Path, fed: list[InboundEvent], intents: Any = None, *, plain: bool = False
+    ) -> None:
         if intents is None:
             intents = discord.Intents.default()
             intents.message_content = intents.members = True
-        self.bot = commands.Bot(command_prefix="!", intents=intents)
+        self.bot = (
+            discord.Client(intents=intents) if plain else commands.Bot(command_prefix="!", intents=intents)
+        )
         self.bot.loop = asyncio.get_running_loop()  # set by `start`, which would log in
         state = self.bot._connection
         state.user = discord.ClientUser(state=state, data=user(BOT_ID, "qunyi", bot=True))  # logged in
         self.world = World(state)
         self.world.guild._add_thread(self.world.thread)
         self.clock = ManualClock(WHEN + timedelta(hours=1))  # Discord does not date a leave
-        self.cog = QunyiCog(self.bot, data_dir=data_dir, clock=self.clock)
+        if plain:  # a plain Client: Qunyi attached to it
+            self.cog = attach(self.bot, data_dir=data_dir, clock=self.clock)
+        else:
+            self.cog = QunyiCog(self.bot, data_dir=data_dir, clock=self.clock)
         self.data_dir, self.fed = data_dir, fed
         self.sent: list[dict[str, Any]] = []
         self.refusal: Exception | None = None
@@ -275,6 +283,55 @@ async def test_adding_and_removing_the_cog_hold_and_free_the_data_directory(
         assert await stored(bot.data_dir) == [(snowflake(WHEN, 1), "周六见", False)]
     finally:
         await bot.bot.http.close()
+
+
+async def test_a_plain_client_records_and_answers_beside_its_own_handlers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain discord.Client takes no cogs: `attach` chains Qunyi's listeners to the client's own
+    handlers (set before and after it), starts Qunyi as the client logs in (after its setup_hook) and
+    stops it as the client closes, its answer under way sent first."""
+    bot = CogBot(tmp_path / "data", watch_feeds(monkeypatch), plain=True)
+    client = bot.bot
+
+    async def static_login(token: str) -> dict[str, Any]:  # Discord's answer: the bot's account
+        return user(BOT_ID, "qunyi", bot=True)
+
+    async def application_info() -> Any:
+        return SimpleNamespace(id=BOT_ID, interactions_endpoint_url=None, flags=discord.ApplicationFlags())
+
+    client.http.static_login = static_login  # type: ignore[method-assign]
+    client.application_info = application_info  # type: ignore[method-assign]
+    seen: list[str] = []
+    set_up: list[bool] = []
+
+    @client.event
+    async def on_message(message: Any) -> None:
+        seen.append(message.content)
+
+    @client.event
+    async def setup_hook() -> None:
+        set_up.append(True)
+
+    try:
+        await client.login("token")  # as client.start does, before it connects
+        assert set_up == [True] and (bot.data_dir / PID_FILE).exists()
+        await bot.dispatched("message", bot.said(1, "周六去西湖边骑车吧"))
+        await bot.dispatched("message", bot.said(2, "/recall 西湖"))
+        await eventually(lambda: bool(bot.sent), "the answer sent")
+        await client.close()
+        assert not (bot.data_dir / PID_FILE).exists()
+        await asyncio.gather(*bot.echoes)
+    finally:
+        await client.http.close()
+    assert seen == ["周六去西湖边骑车吧", "/recall 西湖"], "the client's own handler still sees every message"
+    [answer] = bot.sent
+    assert "周六去西湖边骑车吧" in answer["content"]
+    assert await stored(bot.data_dir) == [
+        (snowflake(WHEN, 1), "周六去西湖边骑车吧", False),
+        (snowflake(WHEN, 2), "/recall 西湖", False),
+        (snowflake(WHEN, 901), answer["content"], True),
+    ]
 
 
 async def test_a_broken_config_keeps_the_cog_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
