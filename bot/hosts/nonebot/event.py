@@ -17,7 +17,12 @@ from pydantic import BaseModel
 
 from adapters.onebot_v11.message import text_segment
 
-SEND_ACTIONS = ("send_msg", "send_group_msg", "send_private_msg")
+FORWARD_ACTIONS = ("send_forward_msg", "send_group_forward_msg", "send_private_forward_msg")
+"""The API calls that send a merged forward of messages (nodes): the chat sees one message holding a
+`forward` segment, as when a member forwards; they answer with its `message_id`, and the forward's id
+as `forward_id` (go-cqhttp, LLOneBot) or `res_id` (NapCat)."""
+
+SEND_ACTIONS = ("send_msg", "send_group_msg", "send_private_msg", *FORWARD_ACTIONS)
 """The API calls that send a message (and answer with its `message_id`)."""
 
 
@@ -49,7 +54,11 @@ def sent_event(
         "self_id": account,
         "user_id": account,
         "time": time,
-        "message": raw_message(params.get("message"), auto_escape=bool(params.get("auto_escape"))),
+        "message": (
+            [_forward_segment(answer)]
+            if api in FORWARD_ACTIONS
+            else raw_message(params.get("message"), auto_escape=bool(params.get("auto_escape")))
+        ),
         "sender": {"user_id": account, "nickname": nickname},
     }
     if kind == "group":
@@ -57,6 +66,13 @@ def sent_event(
     else:
         data["target_id"] = params.get("user_id")
     return data
+
+
+def _forward_segment(answer: Mapping[str, Any]) -> dict[str, Any]:
+    """The `forward` segment of a merged forward the bot sent, as the chat's members receive it (read as
+    a member's forward is: `[forward]`), with the forward's id when the answer names it."""
+    forward_id = answer.get("forward_id") or answer.get("res_id")
+    return {"type": "forward", "data": {} if forward_id is None else {"id": str(forward_id)}}
 
 
 def raw_message(message: Any, *, auto_escape: bool = False) -> Any:

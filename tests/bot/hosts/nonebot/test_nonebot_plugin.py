@@ -134,6 +134,33 @@ async def test_what_other_plugins_send_is_recorded_as_the_bots(qq: QQ) -> None:
     ]
 
 
+async def test_a_merged_forward_another_plugin_sends_is_recorded_as_the_bots_forward(qq: QQ) -> None:
+    """A merged forward (send_group_forward_msg, send_private_forward_msg, NapCat's send_forward_msg)
+    is one message holding a `forward` segment in the chat: it was not recorded. It now is, read by the
+    OneBot reader as a member's forward is read: `[forward]`, with the forward's id."""
+    qq.implementation.answers["send_group_forward_msg"] = lambda _: {"message_id": 9101, "forward_id": "f1"}
+    qq.implementation.answers["send_private_forward_msg"] = lambda _: {"message_id": 9102, "res_id": "f2"}
+    qq.implementation.answers["send_forward_msg"] = lambda _: {"message_id": 9103}
+    nodes = Message(MessageSegment.node_custom(20002, "member20002", "周六八点集合"))
+    await qq.bot.send_group_forward_msg(group_id=int(GROUP), messages=nodes)
+    await qq.bot.send_private_forward_msg(user_id=20002, messages=nodes)
+    await qq.bot.call_api("send_forward_msg", message_type="group", group_id=int(GROUP), messages=nodes)
+    await qq.receive(said(3, "") | {"message": [{"type": "forward", "data": {"id": "f3"}}]})  # a member's
+    forwards = [e for e in qq.fed if isinstance(e, ChatMessage)]
+    assert [(e.chat_id, e.text, e.segments[-1].target, e.is_bot) for e in forwards] == [
+        (GROUP, "[forward]", "f1", True),
+        ("private-20002", "[forward]", "f2", True),
+        (GROUP, "[forward]", None, True),
+        (GROUP, "[forward]", "f3", False),
+    ]
+    assert await stored(qq.data_dir) == [
+        ("9101", "[forward]", True),
+        ("9102", "[forward]", True),
+        ("9103", "[forward]", True),
+        ("3", "[forward]", False),
+    ]
+
+
 async def test_a_message_another_plugin_blocks_is_recorded_all_the_same(qq: QQ) -> None:
     """nonebot's on_message blocks by default, at priority 1: a recorder of a later priority saw none
     of the messages such a plugin handles."""
