@@ -13,7 +13,7 @@ from discord.ext import commands
 from adapters.discord.convert import PLATFORM
 from adapters.discord.reading import EventReader
 from adapters.discord.sending import send_text
-from adapters.host import feed_while_running
+from adapters.host import ArrivalOrder, feed_while_running
 from bot.hosts.discord_cog.answers import SentAnswers
 from bot.plugin import QunyiPlugin
 from memory.clock import Clock, SystemClock
@@ -42,6 +42,7 @@ class QunyiCog(commands.Cog, name="Qunyi"):
         """The QunyiPlugin itself: its `memory`, `context()`, `reload()` (QunyiStopped when not running)."""
         self._reader = EventReader(clock or SystemClock())
         self._answers = SentAnswers()
+        self._order = ArrivalOrder()  # a channel's messages, edits and deletions fed in the order they came
 
     async def cog_load(self) -> None:
         """Start Qunyi as `bot.add_cog` adds the cog (its errors are raised there, and the cog is not
@@ -79,21 +80,23 @@ class QunyiCog(commands.Cog, name="Qunyi"):
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
         """A message, the bot's own too (as the bot's); Qunyi's own answers were recorded as sent."""
-        for event in self._reader.message(self.bot, message):
-            if not (event.is_bot and await self._answers.is_echo(event)):
-                await self._feed([event])
+        events = self._reader.message(self.bot, message)
+        async with self._order.turn(message.channel.id):  # an echo's wait holds no later message back
+            for event in events:
+                if not (event.is_bot and await self._answers.is_echo(event)):
+                    await self._feed([event])
 
     @commands.Cog.listener()
     async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
-        await self._feed(self._reader.edit(self.bot, payload))
+        await self._feed_in_order(payload.channel_id, self._reader.edit(self.bot, payload))
 
     @commands.Cog.listener()
     async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
-        await self._feed(self._reader.deletion(payload))
+        await self._feed_in_order(payload.channel_id, self._reader.deletion(payload))
 
     @commands.Cog.listener()
     async def on_raw_bulk_message_delete(self, payload: discord.RawBulkMessageDeleteEvent) -> None:
-        await self._feed(self._reader.bulk_deletion(payload))
+        await self._feed_in_order(payload.channel_id, self._reader.bulk_deletion(payload))
 
     @commands.Cog.listener()
     async def on_raw_member_remove(self, payload: discord.RawMemberRemoveEvent) -> None:
@@ -106,6 +109,12 @@ class QunyiCog(commands.Cog, name="Qunyi"):
     @commands.Cog.listener()
     async def on_member_join(self, member: discord.Member) -> None:
         await self._feed(self._reader.member_joined(self.bot, member))
+
+    async def _feed_in_order(self, channel: int, events: Iterable[InboundEvent]) -> None:
+        """Feed `events` of `channel` after those of its events that came before (discord.py runs each
+        listener in a task of its own)."""
+        async with self._order.turn(channel):
+            await self._feed(events)
 
     async def _feed(self, events: Iterable[InboundEvent]) -> None:
         await feed_while_running(self.plugin.feed, events)

@@ -42,7 +42,8 @@ ALICE = user(2, "alice", "Alice")
 class CogBot:
     """A discord.py bot with Qunyi's cog, on an offline state holding the world's guild: the gateway's
     events are dispatched to it (`dispatched`), its HTTP call to send a message is answered here (`sent`
-    the payloads asked for; `refusal`, when set, raised instead; with `echo_while_sending`, the gateway's
+    the payloads asked for; `refusal`, when set, raised instead; `held`, when set, holds the answer
+    until it is set; with `echo_while_sending`, the gateway's
     echo of the message comes before the answer), and `fed` are the events Qunyi was fed. `plain`: a
     plain discord.Client instead, Qunyi attached to it (`attach`)."""
 
@@ -69,6 +70,8 @@ class CogBot:
         self.sent: list[dict[str, Any]] = []
         self.refusal: Exception | None = None
         self.echo_while_sending = True
+        self.held: asyncio.Event | None = None  # when given, a send is answered once it is set
+        self.asked = 0  # the sends asked for, answered or not
         self.echoes: list[asyncio.Future[None]] = []
         self.bot.http.send_message = self._send_message  # type: ignore[method-assign]
 
@@ -77,6 +80,9 @@ class CogBot:
         too (`on_message`), with `echo_while_sending` before the answer comes back, as it may."""
         if self.refusal is not None:
             raise self.refusal
+        self.asked += 1
+        if self.held is not None:
+            await self.held.wait()
         self.sent.append(params.payload)
         message = self.bot_message(len(self.sent) + 900, params.payload["content"])
         if self.echo_while_sending:
@@ -223,6 +229,44 @@ async def test_what_the_bot_sends_otherwise_is_recorded_as_its_own(cogbot: CogBo
     assert [(e.message_id, e.is_bot) for e in cogbot.fed if isinstance(e, ChatMessage)] == [
         (str(other.id), True)
     ]
+
+
+async def test_a_message_after_the_bots_own_is_recorded_after_it_while_an_answer_is_being_sent(
+    cogbot: CogBot,
+) -> None:
+    """The bot's own message (another cog's) waits for Qunyi's sends under way to its channel, to know
+    whether it is the echo of one: a member's message after it in the channel, in a listener task of
+    its own, was recorded first. A channel's events are now fed in the order they came."""
+    cogbot.echo_while_sending = False
+    cogbot.held = asyncio.Event()
+    await cogbot.dispatched("message", cogbot.said(1, "周六去西湖边骑车吧"))
+    await cogbot.dispatched("message", cogbot.said(2, "/recall 西湖"))
+    await eventually(lambda: cogbot.asked == 1, "the answer being sent")
+    await eventually(
+        lambda: any(
+            isinstance(e, ChatMessage) and e.message_id == str(snowflake(WHEN, 2)) for e in cogbot.fed
+        ),
+        "the /recall fed",
+    )
+    own = discord.Message(
+        state=cogbot.world.state, channel=cogbot.world.general, data=cogbot.bot_message(7, "另一个 cog 说的")
+    )
+    before = asyncio.all_tasks()
+    cogbot.bot.dispatch("message", own)
+    cogbot.bot.dispatch("message", cogbot.said(8, "好的"))
+    cogbot.bot.dispatch("message", cogbot.said(9, "我带药", cogbot.world.thread))  # another channel
+    listeners = asyncio.all_tasks() - before
+    thread_fed = str(snowflake(WHEN, 9))
+    await eventually(
+        lambda: any(isinstance(e, ChatMessage) and e.message_id == thread_fed for e in cogbot.fed),
+        "the thread's message fed (it waits for no channel of another)",
+    )
+    cogbot.held.set()
+    await asyncio.gather(*listeners)
+    await cogbot.stop()
+    order = [message_id for message_id, _, _ in await stored(cogbot.data_dir)]
+    mine, member = str(snowflake(WHEN, 7)), str(snowflake(WHEN, 8))
+    assert order.index(mine) < order.index(member)
 
 
 async def test_an_edit_replaces_and_a_deletion_forgets(cogbot: CogBot) -> None:
