@@ -17,6 +17,7 @@ from nonebot.plugin import PluginMetadata
 from nonebot.plugin.on import on
 
 from bot.hosts.nonebot.adapter import NonebotQunyi
+from bot.hosts.nonebot.arrivals import follow_arrivals
 from bot.hosts.nonebot.config import NonebotConfig
 from bot.plugin import QunyiPlugin
 
@@ -71,3 +72,4 @@ async def _notice(bot: Bot, event: NoticeEvent) -> None:
 
 
 Bot.on_called_api(_qunyi.api_called)
+follow_arrivals()

@@ -25,6 +25,7 @@ from adapters.onebot_v11.event import PLATFORM
 from adapters.onebot_v11.message import maybe_int
 from adapters.onebot_v11.reader import EventReader, GetMsg
 from adapters.onebot_v11.sending import chat_to_send_to, send_action, sent_message
+from bot.hosts.nonebot.arrivals import in_turn
 from bot.hosts.nonebot.config import NonebotConfig
 from bot.hosts.nonebot.event import SEND_ACTIONS, event_data, sent_event
 from bot.plugin import QunyiPlugin, QunyiStopped
@@ -72,18 +73,22 @@ class NonebotQunyi:
         data = event_data(event)
         looked_up = data.get("post_type") == "message"  # nonebot asked for its reply: not asked twice
         get_msg = _looked_up(event) if looked_up else functools.partial(_get_msg, bot)
-        message = await self._reader.message(
-            data,
-            account=bot.self_id,
-            accounts=_accounts(),
-            nickname=await self._nickname(bot),
-            get_msg=get_msg,
-        )
-        await self._feed(message)
+        async with in_turn():  # after the events of its chat that came before it
+            message = await self._reader.message(
+                data,
+                account=bot.self_id,
+                accounts=_accounts(),
+                nickname=await self._nickname(bot),
+                get_msg=get_msg,
+            )
+            await self._feed(message)
 
     async def notice(self, bot: Bot, event: Any) -> None:
         """Apply a recall (the message is forgotten) or a member leaving or joining a group."""
-        await self._feed(self._reader.notice(event_data(event), account=bot.self_id, accounts=_accounts()))
+        async with in_turn():
+            await self._feed(
+                self._reader.notice(event_data(event), account=bot.self_id, accounts=_accounts())
+            )
 
     async def api_called(
         self, bot: Any, exception: Exception | None, api: str, params: Mapping[str, Any], answer: Any

@@ -4,6 +4,7 @@ tests/adapters/onebot_v11/peers.py says why."""
 
 from __future__ import annotations
 
+import inspect
 import itertools
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +23,7 @@ Answer = Callable[[dict[str, Any]], Any]
 
 class Implementation(Adapter):
     """The OneBot implementation's side of the bot: each API call is recorded in `calls` and answered
-    by `answers` (raising for a failure), never sent anywhere."""
+    by `answers` (raising for a failure; an awaitable answer is awaited), never sent anywhere."""
 
     def __init__(self, driver: Driver) -> None:
         super().__init__(driver)
@@ -41,7 +42,8 @@ class Implementation(Adapter):
         answer = self.answers.get(api)
         if answer is None:
             raise ActionFailed(status="failed", retcode=1404, message=f"no {api} here")
-        return answer(data)
+        result = answer(data)
+        return await result if inspect.isawaitable(result) else result
 
     def sent(self) -> list[tuple[str, dict[str, Any]]]:
         """The send_* calls made so far."""

@@ -3,6 +3,7 @@ it receives and sends, as Qunyi's own OneBot adapter would, and answers through 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 from types import ModuleType
@@ -159,6 +160,31 @@ async def test_a_merged_forward_another_plugin_sends_is_recorded_as_the_bots_for
         ("9103", "[forward]", True),
         ("3", "[forward]", False),
     ]
+
+
+async def test_the_message_after_a_reply_is_recorded_after_it(qq: QQ) -> None:
+    """nonebot's OneBot v11 Bot looks up the message a reply answers (get_msg) before any plugin sees
+    it, each event in a task of its own: the group's next message, which needs no lookup, was recorded
+    first. A chat's events now are in the order they came; another group's wait for nothing."""
+    held = asyncio.Event()
+
+    async def slow_get_msg(params: dict[str, Any]) -> dict[str, Any]:
+        await held.wait()
+        return answer_get_msg(params)
+
+    qq.implementation.answers["get_msg"] = slow_get_msg
+    reply = asyncio.create_task(qq.receive(fixture("group_message_reply.json")))  # message 5004
+    await eventually(lambda: any(api == "get_msg" for api, _ in qq.implementation.calls), "the lookup")
+    after = asyncio.create_task(qq.receive(said(2, "收到")))
+    elsewhere = asyncio.create_task(qq.receive(said(3, "另一个群") | {"group_id": 654321}))
+    await eventually(
+        lambda: any(isinstance(e, ChatMessage) and e.chat_id == "654321" for e in qq.fed),
+        "the other group's message fed",
+    )
+    held.set()
+    await asyncio.gather(reply, after, elsewhere)
+    order = [message_id for message_id, _, _ in await stored(qq.data_dir)]
+    assert order.index("5004") < order.index("2")
 
 
 async def test_a_message_another_plugin_blocks_is_recorded_all_the_same(qq: QQ) -> None:
