@@ -21,6 +21,7 @@ from adapters.host import ArrivalOrder, Place
 _ORDER = ArrivalOrder()
 _PLACE: contextvars.ContextVar[Place | None] = contextvars.ContextVar("qunyi_nonebot_place", default=None)
 _WRAPPED = "__qunyi_in_arrival_order__"
+_TAKEN = ("message", "message_sent", "notice")  # the post types of Qunyi's matchers
 
 
 def follow_arrivals() -> None:
@@ -62,8 +63,12 @@ async def in_turn() -> AsyncIterator[None]:
 
 
 def _chat_of(event: Any) -> Hashable | None:
-    """The chat of a OneBot event: its group, else the other side of a private chat (the user, or the
-    `target_id` of the bot's own message); None for an event of no chat (a heartbeat, a request)."""
+    """The chat of a OneBot event Qunyi's matchers take (a message, the bot's own, a notice): its group,
+    else the other side of a private chat (the user, or the `target_id` of the bot's own message); None
+    for the others (a request, a heartbeat), which would hold their chat's line until every plugin is
+    done with them."""
+    if getattr(event, "post_type", None) not in _TAKEN:
+        return None
     group = getattr(event, "group_id", None)
     if group is not None:
         return ("group", str(group))

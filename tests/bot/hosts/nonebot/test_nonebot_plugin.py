@@ -11,7 +11,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from nonebot import on_message
+from nonebot import on_message, on_request
 from nonebot.adapters.onebot.v11 import ActionFailed, Adapter, Message, MessageSegment
 from nonebot.drivers import Driver
 
@@ -185,6 +185,39 @@ async def test_the_message_after_a_reply_is_recorded_after_it(qq: QQ) -> None:
     await asyncio.gather(reply, after, elsewhere)
     order = [message_id for message_id, _, _ in await stored(qq.data_dir)]
     assert order.index("5004") < order.index("2")
+
+
+async def test_an_event_qunyi_does_not_take_holds_no_message_of_its_chat_back(qq: QQ) -> None:
+    """A friend request another plugin is still handling (waiting for an admin, say) is no event of
+    Qunyi's: the requester's message after it is recorded at once."""
+    deciding = on_request()
+    decided = asyncio.Event()
+
+    @deciding.handle()
+    async def decide() -> None:
+        await decided.wait()
+
+    request = {
+        "time": 1709294160,
+        "self_id": int(SELF_ID),
+        "post_type": "request",
+        "request_type": "friend",
+        "user_id": 20002,
+        "comment": "加个好友",
+        "flag": "f1",
+    }
+    pending = asyncio.create_task(qq.receive(request))
+    message = asyncio.create_task(qq.receive(fixture("private_message.json")))  # from 20002
+    try:
+        await eventually(
+            lambda: any(isinstance(e, ChatMessage) and e.message_id == "6001" for e in qq.fed),
+            "the requester's message fed while the request is being decided",
+        )
+    finally:
+        decided.set()
+        await asyncio.gather(pending, message)
+        deciding.destroy()
+    assert await stored(qq.data_dir) == [("6001", "在吗", False)]
 
 
 async def test_a_message_another_plugin_blocks_is_recorded_all_the_same(qq: QQ) -> None:
