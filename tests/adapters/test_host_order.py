@@ -9,41 +9,46 @@ from adapters.host import ArrivalOrder
 from tests.waiting import eventually
 
 
-async def _in_turn(order: ArrivalOrder, key: str, name: str, done: list[str], hold: asyncio.Event) -> None:
-    async with order.turn(key):
-        await hold.wait()
-        done.append(name)
+class Events:
+    """Events handled in tasks of their own, each in its turn: `done` names them as they finish; one
+    started `held` finishes once `release` is set."""
+
+    def __init__(self) -> None:
+        self.order = ArrivalOrder()
+        self.done: list[str] = []
+        self.release = asyncio.Event()
+
+    def start(self, key: str, name: str, *, held: bool = False) -> asyncio.Task[None]:
+        return asyncio.create_task(self._handle(key, name, held))
+
+    async def _handle(self, key: str, name: str, held: bool) -> None:
+        async with self.order.turn(key):
+            if held:
+                await self.release.wait()
+            self.done.append(name)
 
 
 async def test_a_later_event_of_a_chat_waits_for_the_earlier_one_held_up_and_other_chats_do_not() -> None:
-    order = ArrivalOrder()
-    done: list[str] = []
-    held, free = asyncio.Event(), asyncio.Event()
-    free.set()
-    first = asyncio.create_task(_in_turn(order, "g1", "g1 first", done, held))
-    second = asyncio.create_task(_in_turn(order, "g1", "g1 second", done, free))
-    other = asyncio.create_task(_in_turn(order, "g2", "g2", done, free))
-    await eventually(lambda: done == ["g2"], "the other chat's event done")  # started after g1's second
-    held.set()
+    events = Events()
+    first = events.start("g1", "g1 first", held=True)
+    second = events.start("g1", "g1 second")
+    other = events.start("g2", "g2")
+    await eventually(lambda: events.done == ["g2"], "the other chat's event done")  # started after g1's
+    events.release.set()
     await asyncio.gather(first, second, other)
-    assert done == ["g2", "g1 first", "g1 second"]
+    assert events.done == ["g2", "g1 first", "g1 second"]
 
 
 async def test_an_event_cancelled_while_waiting_for_its_turn_lets_no_later_one_go_first() -> None:
-    order = ArrivalOrder()
-    done: list[str] = []
-    held, free = asyncio.Event(), asyncio.Event()
-    free.set()
-    first = asyncio.create_task(_in_turn(order, "g1", "first", done, held))
-    cancelled = asyncio.create_task(_in_turn(order, "g1", "cancelled", done, free))
-    third = asyncio.create_task(_in_turn(order, "g1", "third", done, free))
-    probe = asyncio.create_task(_in_turn(order, "g2", "probe", done, free))
-    await eventually(lambda: done == ["probe"], "the three g1 events waiting in line")
+    events = Events()
+    first = events.start("g1", "first", held=True)
+    cancelled = events.start("g1", "cancelled")
+    third = events.start("g1", "third")
+    await events.start("g2", "probe")  # the three g1 events are waiting in line by now
     cancelled.cancel()
     await asyncio.wait({cancelled})
-    other = asyncio.create_task(_in_turn(order, "g2", "after the cancel", done, free))
-    await other
-    assert done == ["probe", "after the cancel"], "the third event went before the first was done"
-    held.set()
-    await asyncio.gather(first, third, probe)
-    assert done == ["probe", "after the cancel", "first", "third"]
+    await events.start("g2", "after the cancel")
+    assert events.done == ["probe", "after the cancel"], "the third event went before the first was done"
+    events.release.set()
+    await asyncio.gather(first, third)
+    assert events.done == ["probe", "after the cancel", "first", "third"]
