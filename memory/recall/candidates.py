@@ -143,13 +143,22 @@ async def messages_by_people(
     session: AsyncSession, scope: Scope, person_ids: Sequence[int], limit: int
 ) -> list[tuple[Key, float]]:
     """The latest messages spoken by the given people, for questions that are mostly a name."""
+    return await latest_messages(session, scope, limit, person_ids)
+
+
+async def latest_messages(
+    session: AsyncSession, scope: Scope, limit: int, person_ids: Sequence[int] = ()
+) -> list[tuple[Key, float]]:
+    """The latest searchable messages inside the scope (only those spoken by `person_ids` when
+    given), newest first."""
     params: dict[str, object] = {"lim": limit}
     where = scope.messages(params)
-    ids = in_list("np", person_ids, params)
+    if person_ids:
+        where += f" AND person_id IN ({in_list('np', person_ids, params)})"
     rows = await session.execute(
         text(
-            f"SELECT id FROM messages WHERE {where} AND person_id IN ({ids}) "
-            f"AND {searchable('messages')} ORDER BY time DESC, id DESC LIMIT :lim"
+            f"SELECT id FROM messages WHERE {where} AND {searchable('messages')} "
+            "ORDER BY time DESC, id DESC LIMIT :lim"
         ),
         params,
     )

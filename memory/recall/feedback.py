@@ -1,7 +1,8 @@
 """Pseudo-relevance feedback: words that the best candidates share (the lexical, window and dense
 lists fused), and the rest of the candidates do not, are searched again as a second candidate list.
 It finds the turns that answer a question in other words ("activities" → the pottery class and the
-camping trip named near it)."""
+camping trip named near it). When the candidates are too few to have a rest, the chat's latest
+messages stand for it (see `Recaller._feedback`)."""
 
 from __future__ import annotations
 

@@ -253,16 +253,25 @@ class Recaller:
         rankings: Sequence[Ranking],
     ) -> list[tuple[Key, float]]:
         """Pseudo-relevance feedback: a second full-text pass with the words that the best messages of
-        the lists so far (lexical, windows, dense: fused) share and the rest do not."""
+        the lists so far (lexical, windows, dense: fused) share and the rest do not.
+
+        When the lists found no more than `feedback_docs` messages (the question's words are rare in
+        the chat: "martial arts" said twice), there is no rest to tell them from: all of them are
+        told from the chat's latest messages instead, so that a word they share ("kickboxing") still
+        finds the turns that answer in it alone."""
         w = self.settings.weights
         fused = _rank_fusion(rankings, w.rrf_k)
         best = sorted(fused, key=lambda k: -fused[k])
         ids = [i for kind, i in best if kind == "message"][: self.settings.candidates]
-        if len(ids) <= w.feedback_docs:
-            return []
-        tokens = await indexed_tokens(session, "messages_fts", ids)
-        ordered = [tokens.get(i, []) for i in ids]
-        top, rest = ordered[: w.feedback_docs], ordered[w.feedback_docs :]
+        if len(ids) > w.feedback_docs:
+            top_ids, rest_ids = ids[: w.feedback_docs], ids[w.feedback_docs :]
+        else:
+            latest = await cand.latest_messages(session, scope, self.settings.candidates)
+            found = set(ids)
+            top_ids, rest_ids = ids, [i for (_, i), _ in latest if i not in found]
+        tokens = await indexed_tokens(session, "messages_fts", top_ids + rest_ids)
+        top = [tokens.get(i, []) for i in top_ids]
+        rest = [tokens.get(i, []) for i in rest_ids]
         expansion = expansion_terms(top, rest, plan.signals.keywords, w.feedback_terms)
         match = feedback_match(plan.signals.keywords, expansion)
         if match is None:

@@ -414,6 +414,37 @@ async def test_feedback_finds_what_the_best_candidates_have_in_common(recall_mem
     assert "the geysers of Iceland next year" not in found, "only words the best candidates share"
 
 
+@pytest.mark.parametrize(
+    ("question", "said", "answer", "unshared"),
+    [
+        (
+            "martial arts",
+            ["my martial arts class did kickboxing drills", "martial arts tonight, kickboxing is the best"],
+            "kickboxing left me sore all week",
+            "fire drills at the office",
+        ),
+        (
+            "武术",
+            ["武术课上老师教我们跆拳道和套路", "今晚又去上武术课，跆拳道最过瘾"],
+            "跆拳道练完腿好酸",
+            "套路贷的新闻看了吗",
+        ),
+    ],
+)
+async def test_feedback_from_a_few_candidates_tells_them_from_the_chat(
+    recall_memory: MemoryService, question: str, said: list[str], answer: str, unshared: str
+) -> None:
+    chatter = ["周末一起爬山吧", "the train was late again", "晚饭吃火锅", "pizza for dinner", "下雨了"]
+    texts = [*said, answer, unshared, *chatter]
+    hours = [T0 + timedelta(hours=3 * n) for n in range(len(texts))]  # far apart: no window, no spread
+    for n, (body, when) in enumerate(zip(texts, hours, strict=True), start=1):
+        await recall_memory.record(make_message(n, text=body, time=when))
+    with_weights(recall_memory, context_spread=0.0, window=0.0)
+    found = await ask(recall_memory, 1, question, hours[-1] + timedelta(days=1))
+    assert answer in found, "the word the few candidates share, rare in the chat, is searched again"
+    assert unshared not in found, "not a word only one of them has"
+
+
 async def test_a_lone_chinese_character_finds_the_words_it_begins(recall_memory: MemoryService) -> None:
     await recall_memory.record(make_message(1, text="我来订位，老地方我熟"))
     await recall_memory.record(make_message(200, text="周末一起爬山吧"))
