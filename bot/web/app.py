@@ -22,7 +22,8 @@ from bot.web.context import APP_KEY, CREDENTIALS_KEY, CSRF_KEY, REMOTE_KEY
 from bot.web.html import error_page, local_path, logged_in_page, times_in
 from bot.web.jargon import JargonNotFound
 from bot.web.security import COOKIE, CSRF_FIELD, CSRF_HEADER, Credentials
-from memory.jargon.dictionary import JargonChanged, JargonError
+from memory.changed import ChangedMeanwhile
+from memory.jargon.dictionary import JargonError
 from memory.local_access import host_header_is_loopback
 from memory.notes.errors import NoteError
 from memory.notes.names import InvalidNoteName
@@ -116,7 +117,7 @@ async def user_errors(request: web.Request, handler: Handler) -> web.StreamRespo
     try:
         return await handler(request)
     except USER_ERRORS as exc:
-        status = 404 if isinstance(exc, JargonNotFound) else 409 if isinstance(exc, JargonChanged) else 400
+        status = 404 if isinstance(exc, JargonNotFound) else 409 if isinstance(exc, ChangedMeanwhile) else 400
         return _refuse(request, status, str(exc))
     except (DatabaseLocked, DatabaseWriteFailed) as exc:
         # Another process held the database past the busy timeout, or the disk refused: the write was

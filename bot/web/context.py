@@ -3,7 +3,10 @@ helpers (integer parameters, the chat in the path, the acting admin's name)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from aiohttp import web
+from multidict import MultiMapping
 
 from bot.app import App
 from bot.web.security import Credentials
@@ -40,6 +43,14 @@ def int_param(value: str | None, name: str, default: int | None = None, minimum:
     if number > MAX_INT:
         raise web.HTTPBadRequest(text=f"{name} must be at most {MAX_INT}")
     return number
+
+
+def seen_revision(data: MultiMapping[Any]) -> int | None:
+    """The revision of what a form edits (a jargon entry, a person's name) as its page showed it, from
+    the form's hidden `revision` field: None when the form names none (a script's POST); a 400 when it
+    is no whole number in range. The edit passes it on, and is refused (409) when it changed since."""
+    raw = data.get("revision")
+    return int_param(raw, "revision") if isinstance(raw, str) else None
 
 
 def path_int(request: web.Request, name: str) -> int:

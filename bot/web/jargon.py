@@ -12,7 +12,7 @@ from multidict import MultiMapping
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.web import paging
-from bot.web.context import ACTOR, MAX_INT, app_of, int_param, path_int
+from bot.web.context import ACTOR, MAX_INT, app_of, int_param, path_int, seen_revision
 from bot.web.html import (
     Safe,
     csrf_field,
@@ -328,20 +328,13 @@ async def jargon_show(request: web.Request) -> web.Response:
     return page(request, f"Jargon: {entry.content}", body)
 
 
-def _seen_revision(data: MultiMapping[Any]) -> int | None:
-    """The entry revision a form was made at (None: the form names none, e.g. a script's POST); a 400
-    when it is no whole number in range."""
-    raw = data.get("revision")
-    return int_param(raw, "revision") if isinstance(raw, str) else None
-
-
 async def _decide_one(request: web.Request, action: Decision) -> web.Response:
     jargon_id = path_int(request, "jargon_id")
     data = await request.post()
     meaning = str(data.get("meaning", "")).strip() if action == "approve" else ""
     async with app_of(request).db.write() as session:
         await dictionary.decide(
-            session, [jargon_id], action, ACTOR, _now(request), meaning or None, _seen_revision(data)
+            session, [jargon_id], action, ACTOR, _now(request), meaning or None, seen_revision(data)
         )
     raise done(request, f"/jargon/{jargon_id}", DONE[action])
 
@@ -373,7 +366,7 @@ async def jargon_edit(request: web.Request) -> web.Response:
             meaning=meaning if isinstance(meaning, str) else None,
             content=content if isinstance(content, str) and content.strip() else None,
             is_jargon=kind,
-            expected_revision=_seen_revision(data),
+            expected_revision=seen_revision(data),
         )
     raise done(request, f"/jargon/{jargon_id}", "saved")
 
@@ -385,7 +378,7 @@ async def jargon_delete(request: web.Request) -> web.Response:
     if data.get("confirm") != "yes":
         raise JargonError("tick 'really delete' to delete the entry")
     async with app_of(request).db.write() as session:
-        await dictionary.remove(session, [jargon_id], ACTOR, _now(request), _seen_revision(data))
+        await dictionary.remove(session, [jargon_id], ACTOR, _now(request), seen_revision(data))
     raise done(request, "/jargon", f"deleted entry {jargon_id}")
 
 

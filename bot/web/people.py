@@ -8,7 +8,7 @@ from sqlalchemy import func
 from sqlalchemy import select as query
 
 from bot.web import paging
-from bot.web.context import app_of, chat_of, chat_title, path_int
+from bot.web.context import app_of, chat_of, chat_title, path_int, seen_revision
 from bot.web.html import (
     Safe,
     bdi,
@@ -16,6 +16,7 @@ from bot.web.html import (
     done,
     form,
     h,
+    hidden,
     isolated,
     join,
     link,
@@ -126,7 +127,10 @@ async def person_show(request: web.Request) -> web.Response:
         chat_nav(chat.id, chat_title(chat)),
         card or "",
         form(
-            request, f"{base}/rename", text_input("name", record.name, "name the bot uses here", 16), "Rename"
+            request,
+            f"{base}/rename",
+            join((text_input("name", record.name, "name the bot uses here", 16), _seen(record))),
+            "Rename",
         ),
         table(["alias", "source", "scope", "weight", "count"], aliases, "no aliases"),
         table(["key", "value", "source", "confidence", "message", "evidence"], facts, "no facts"),
@@ -232,13 +236,25 @@ async def person_merge(request: web.Request) -> web.Response:
     )
 
 
+def _seen(record: PersonRecord) -> Safe:
+    """The name's revision as the page shows it: a rename made meanwhile is refused, not overwritten."""
+    return hidden("revision", record.name_revision)
+
+
 @routes.post(PERSON + "/rename")
 async def person_rename(request: web.Request) -> web.Response:
+    """Rename the person in this chat; a 409 when the name changed since the page was opened."""
     chat, record = await _person(request)
-    name = str((await request.post()).get("name", ""))
+    data = await request.post()
+    name = str(data.get("name", ""))
     app = app_of(request)
     chosen = await _persons(request).admin.rename(
-        chat.id, record.person_id, name, now=app.clock.now(), reason="admin (web)"
+        chat.id,
+        record.person_id,
+        name,
+        now=app.clock.now(),
+        reason="admin (web)",
+        expected_revision=seen_revision(data),
     )
     raise done(request, _page(chat.id, record.person_id), f"renamed to {isolated(chosen)}")
 

@@ -25,6 +25,7 @@ from sqlalchemy import ColumnElement, and_, delete, func, or_, select, text, upd
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory import messages
+from memory.changed import ChangedMeanwhile
 from memory.jargon.types import Candidate
 from memory.messages import StoredMessage
 from memory.models import Jargon, JargonChatCount, JargonEvidence, JargonReview, Message
@@ -47,7 +48,7 @@ class JargonError(ValueError):
     """A bad request to the dictionary (unknown entry, empty term, bad status...)."""
 
 
-class JargonChanged(JargonError):
+class JargonChanged(JargonError, ChangedMeanwhile):
     """An entry changed (a decision, an edit, inference) since the revision the caller saw."""
 
 

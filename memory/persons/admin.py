@@ -20,6 +20,7 @@ from sqlalchemy import ColumnElement, delete, func, select, text, update
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from memory.changed import ChangedMeanwhile
 from memory.embeddings.store import drop_vectors
 from memory.history.pack import rename_sources
 from memory.membership import folded_departure
@@ -55,6 +56,10 @@ from memory.turn_windows import windows_touching
 
 class PersonAdminError(ValueError):
     """An admin request that cannot be applied; the message says why."""
+
+
+class PersonChanged(PersonAdminError, ChangedMeanwhile):
+    """A rename made from a page that showed another name than the person has now."""
 
 
 def check_alias(alias: str) -> None:
@@ -121,11 +126,22 @@ class PersonAdmin:
         return self._max_name_chars()
 
     async def rename(
-        self, chat_id: int, person_id: int, name: str, *, now: datetime, reason: str = ""
+        self,
+        chat_id: int,
+        person_id: int,
+        name: str,
+        *,
+        now: datetime,
+        reason: str = "",
+        expected_revision: int | None = None,
     ) -> str:
-        """Set the person_name used in a chat; refused when another member already uses it."""
+        """Set the person_name used in a chat; refused when another member already uses it. With
+        `expected_revision` (`PersonRecord.name_revision` as a page showed it) a name changed since is
+        refused with PersonChanged, not overwritten."""
         async with self.db.write() as session:
             await _require_member(session, chat_id, person_id)
+            if expected_revision is not None:
+                await _check_name_unchanged(session, chat_id, person_id, expected_revision)
             taken = await taken_names(session, chat_id, except_person=person_id)
             vetted = vet_suggested_name(name, taken, max_chars=self.max_name_chars)
             if vetted is None:
@@ -359,6 +375,15 @@ async def _require_member(session: AsyncSession, chat_id: int, person_id: int) -
     found = await session.get(ChatMember, (chat_id, person_id))
     if found is None:
         raise PersonAdminError(f"person {person_id} is not a member of chat {chat_id}")
+
+
+async def _check_name_unchanged(session: AsyncSession, chat_id: int, person_id: int, revision: int) -> None:
+    current = await store.person_record(session, chat_id, person_id, timeline_limit=0)
+    if current is not None and current.name_revision != revision:
+        raise PersonChanged(
+            f"#{person_id} is called “{shown_name(current.name)}” in this chat now: the name was changed "
+            "since you opened the page; nothing was saved: reload it and rename again"
+        )
 
 
 async def _move_aliases(session: AsyncSession, survivor_id: int, merged_id: int) -> None:

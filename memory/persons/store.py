@@ -8,6 +8,7 @@ Scope rule everywhere: a person's data in chat C is the rows with chat_id = C pl
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -422,6 +423,20 @@ class PersonRecord:
     @property
     def name(self) -> str:
         return self.view.name
+
+    @property
+    def name_revision(self) -> int:
+        """The revision of the name (`name_revision`), for a form that renames the person."""
+        return name_revision(self.name)
+
+
+def name_revision(name: str) -> int:
+    """A number that changes when a person's name in a chat changes. No counter is stored for names:
+    it is read from the name itself, so a rename back to the name a page showed is no conflict. The
+    console's rename form passes it back (`PersonAdmin.rename`) so that a rename made meanwhile, by
+    another admin or from the chat, is not overwritten unseen."""
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:6], "big")
 
 
 async def person_record(

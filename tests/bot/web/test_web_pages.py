@@ -838,3 +838,48 @@ async def test_an_approve_meeting_a_database_locked_past_the_busy_timeout_is_a_5
         assert again.status == 200
         entry = await _entry(console, xswl)
         assert entry is not None and (entry.status, entry.meaning) == ("approved", "笑死我了")
+
+
+async def test_a_rename_from_a_page_opened_before_another_rename_is_refused_not_last_wins(
+    console: Console,
+) -> None:
+    """Two admins open the same person's page and rename them: the second rename carried the name's
+    revision as its page showed it, and is refused (409, nothing saved) instead of silently undoing the
+    first; reloading the page gives the new revision and the rename goes through."""
+    app = console.app
+    await app.memory.record(make_message(1, sender="u1", text="大家好"))
+    chat = await console.chat_id()
+    persons = app.persons
+    assert persons is not None
+    [person] = await persons.records(chat)
+    csrf = await console.login()
+    base = f"/chats/{chat}/people/{person.person_id}"
+
+    async def seen() -> str:
+        [revision] = re.findall(
+            r'name="revision" value="(\d+)"', await (await console.client.get(base)).text()
+        )
+        return revision
+
+    first, second = await seen(), await seen()
+    renamed = await console.client.post(
+        f"{base}/rename", data={"_csrf": csrf, "name": "阿明", "revision": first}
+    )
+    assert renamed.status == 200
+    stale = await console.client.post(
+        f"{base}/rename", data={"_csrf": csrf, "name": "小明", "revision": second}
+    )
+    body = await stale.text()
+    assert stale.status == 409 and "阿明" in body and "changed since you opened the page" in body
+    assert (await persons.record(chat, person.person_id)).name == "阿明"  # type: ignore[union-attr]
+    again = await console.client.post(
+        f"{base}/rename", data={"_csrf": csrf, "name": "小明", "revision": first}
+    )
+    assert again.status == 409, "a form sent twice (the back button) renames once"
+    fresh = await console.client.post(
+        f"{base}/rename", data={"_csrf": csrf, "name": "小明", "revision": await seen()}
+    )
+    assert fresh.status == 200
+    assert (await persons.record(chat, person.person_id)).name == "小明"  # type: ignore[union-attr]
+    bad = await console.client.post(f"{base}/rename", data={"_csrf": csrf, "name": "x", "revision": "²"})
+    assert bad.status == 400 and "revision must be a whole number" in await bad.text()
