@@ -126,6 +126,7 @@ def jargon_group() -> None:
 @filter_options
 @click.option("--search", default="", help="Only terms containing this text.")
 @click.option("--limit", default=50, show_default=True, type=POSITIVE_INT)
+@click.option("--offset", default=0, show_default=True, type=COUNT, help="Skip this many entries first.")
 @json_option
 @runtime_options
 def list_command(
@@ -134,16 +135,19 @@ def list_command(
     min_count: int,
     search: str,
     limit: int,
+    offset: int,
     as_json: bool,
     config_path: Path | None,
     data_dir: Path | None,
 ) -> None:
-    """List entries, most counted first."""
+    """List entries, most counted first, a page at a time (`--limit` from `--offset`)."""
 
     async def action(memory: MemoryService) -> Listed:
         chat_id = await _chat_id(memory, chat)
         async with memory.db.read() as session:
-            found = await dictionary.list_entries(session, chat_id, statuses, min_count, limit, search=search)
+            found = await dictionary.list_entries(
+                session, chat_id, statuses, min_count, limit, offset, search=search
+            )
         return await _listed(memory, found)
 
     entries, keys = _run(config_path, data_dir, action, create=False, writes=False)
@@ -153,7 +157,7 @@ def list_command(
     for entry in entries:
         click.echo(_line(entry, keys))
     if not entries:
-        click.echo("no entries")
+        click.echo(f"no entries past the first {offset}" if offset else "no entries")
 
 
 @jargon_group.command("show")

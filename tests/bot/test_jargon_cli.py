@@ -144,6 +144,19 @@ def test_import_reports_a_row_too_big_or_an_unclosed_quote_and_loads_the_others(
     assert {e["content"]: e["meaning"] for e in listed} == {"开炉": "吃火锅", "摸鱼": "上班偷懒"}
 
 
+def test_list_pages_with_limit_and_offset_as_the_console_does(tmp_path: Path) -> None:
+    """`jargon list` had `--limit` but no `--offset`: past the first page no entry could be listed."""
+    data = tmp_path / "data"
+    xswl, awsl = _seed(data)
+    first = json.loads(_cli(data, "list", "--limit", "1", "--json"))
+    second = json.loads(_cli(data, "list", "--limit", "1", "--offset", "1", "--json"))
+    assert [e["id"] for e in first] == [xswl] and [e["id"] for e in second] == [awsl]
+    assert "awsl" in _cli(data, "list", "--limit", "1", "--offset", "1")
+    assert _cli(data, "list", "--offset", "2").strip() == "no entries past the first 2"
+    negative = CliRunner().invoke(cli, ["jargon", "list", "--offset", "-1", "--data-dir", str(data)])
+    assert negative.exit_code == 2 and "is not in the range" in negative.output
+
+
 def test_show_prints_the_review_trail_with_readable_times(tmp_path: Path) -> None:
     data = tmp_path / "data"
     xswl, _ = _seed(data)
@@ -224,6 +237,7 @@ def test_text_output_names_chats_by_their_keys(tmp_path: Path) -> None:
         ["jargon", "delete", "99999999999999999999999"],
         ["jargon", "list", "--min-count", "99999999999999999999999"],
         ["jargon", "list", "--limit", "99999999999999999999999"],
+        ["jargon", "list", "--offset", "99999999999999999999999"],
     ],
     ids=lambda args: " ".join(args[:2]) + (" " + args[2] if args[2].startswith("--") else ""),
 )
