@@ -261,7 +261,7 @@ class JargonMiningJob:
             found = await members(session, chat_id)
             aliases = [entry.alias for entry in await alias_entries(session, chat_id, ALIAS_SOURCES)]
             names = name_variants([*(n for m in found for n in (m.name, m.nickname, m.card)), *aliases])
-            exclude = await dictionary.rejected_terms(session, chat_id, scope)
+            exclude = await dictionary.rejected_terms(session, chat_id)
         window = [to_miner(m) for m in window_rows]
         discoverer = await self._discoverer(chat_id, cursor, merged, settings)
         candidates: list[Candidate] | None = None

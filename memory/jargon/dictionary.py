@@ -257,9 +257,13 @@ async def upsert_mined(
     return touched
 
 
-async def rejected_terms(session: AsyncSession, chat_id: int, scope: Scope) -> list[str]:
-    """Terms an admin rejected that mining in `chat_id` must not propose again."""
-    query = select(Jargon.content).where(visible_in(scope, chat_id), Jargon.status == "rejected")
+async def rejected_terms(session: AsyncSession, chat_id: int) -> list[str]:
+    """Terms an admin rejected that mining in `chat_id` must not propose again: the global dictionary's
+    and the chat's own, whatever the scope setting. Under `scope = "global"` a term rejected in the
+    chat's own dictionary (under the chat scope before, or added for the chat) is not mined from its
+    messages into the global one either: the rejection would come back through the shared dictionary
+    and be explained, from this chat's examples, in every other chat."""
+    query = select(Jargon.content).where(visible_in("chat", chat_id), Jargon.status == "rejected")
     return list((await session.scalars(query)).all())
 
 

@@ -206,6 +206,35 @@ async def test_names_bot_lines_and_rejected_terms_are_not_mined(memory: MemorySe
     assert mined == {"绝绝子": 0}  # rejected: never proposed again
 
 
+async def test_a_term_rejected_in_a_chats_own_dictionary_is_not_mined_from_it_into_the_global_one(
+    memory: MemoryService,
+) -> None:
+    """Under `scope = "global"` a term an admin rejected in chat A's own dictionary (under the chat
+    scope, or added for A) was still mined from A's messages into the global dictionary, and so came
+    back, inferred from A's examples, in every chat. A's rejection now keeps A's messages from proposing
+    it anywhere; another chat using the term still mines it into the global dictionary (A's own
+    rejected entry hides that one in A)."""
+    await _record(memory, 0, LINES, chat="A")
+    [a] = await chat_ids(memory, "A")
+    async with memory.db.write() as session:
+        await dictionary.add_manual(session, "绝绝子", "", a, "admin", 0.0, status="rejected")
+    await JargonMiningJob(memory.db, lambda: SETTINGS).run(T0)
+    async with memory.db.read() as session:
+        rows = [
+            (e.chat_id, e.status) for e in await dictionary.list_entries(session) if e.content == "绝绝子"
+        ]
+    assert rows == [(a, "rejected")], "nothing was mined into the global dictionary from A"
+    await _record(memory, 0, LINES, chat="B")
+    await JargonMiningJob(memory.db, lambda: SETTINGS).run(T0 + timedelta(seconds=25))
+    [b] = await chat_ids(memory, "B")
+    async with memory.db.read() as session:
+        rows = {e.chat_id: e for e in await dictionary.list_entries(session) if e.content == "绝绝子"}
+        assert rows.keys() == {None, a} and rows[None].count == 5
+        assert await dictionary.chat_counts(session, rows[None].id) == {b: 5}, "none of A's messages"
+        in_a = await dictionary.lookup(session, "绝绝子", a)
+    assert in_a is not None and in_a.status == "rejected", "A's rejection still hides the global entry"
+
+
 async def test_chat_scope_keeps_dictionaries_apart(memory: MemoryService) -> None:
     settings = dataclasses.replace(SETTINGS, scope="chat")
     await _record(memory, 0, LINES, chat="A")
