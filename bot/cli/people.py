@@ -17,6 +17,7 @@ import click
 from bot.app import App
 from bot.cli.options import async_command, find_chat, open_app, open_config, runtime_options
 from memory.models import PersonFact
+from memory.persons import timeline_text
 from memory.persons.admin import PersonAdminError, check_alias, check_fact, check_forgettable
 from memory.persons.service import PersonMemory
 from memory.persons.store import PersonRecord
@@ -139,6 +140,7 @@ async def show(
         persons = _persons(app)
         record = await _person(persons, chat_id, person)
         card = await persons.card(chat_id, record.person_id)
+        language = await app.memory.language(chat_id)
     if as_json:
         click.echo(json.dumps(_record_json(record), ensure_ascii=False, indent=2))
         return
@@ -148,7 +150,8 @@ async def show(
     for f in record.superseded:
         click.echo(f"  was  {f.key} = {f.value} (message #{f.message_id})")
     for t in record.timeline:
-        click.echo(f"  {t.text} (messages {', '.join(f'#{m}' for m in t.message_ids)})")
+        cited = ", ".join(f"#{m}" for m in t.message_ids)
+        click.echo(f"  {timeline_text.shown(t.text, language)} (messages {cited})")
 
 
 @people.command("edit")

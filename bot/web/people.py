@@ -27,6 +27,7 @@ from bot.web.html import (
     when,
 )
 from memory.models import Message
+from memory.persons import timeline_text
 from memory.persons.admin import PersonAdminError, check_forgettable
 from memory.persons.member_search import MAX_MATCHES
 from memory.persons.service import PersonMemory
@@ -104,6 +105,7 @@ async def people_list(request: web.Request) -> web.Response:
 async def person_show(request: web.Request) -> web.Response:
     chat, record = await _person(request)
     card = await _persons(request).card(chat.id, record.person_id)
+    language = await app_of(request).memory.language(chat.id)
     base = _page(chat.id, record.person_id)
     aliases = [
         [a.alias, a.source, "global" if a.chat_id is None else a.chat_id, f"{a.weight:.2f}", a.count]
@@ -118,7 +120,11 @@ async def person_show(request: web.Request) -> web.Response:
         for f in record.superseded
     ]
     timeline = [
-        [when(t.time), t.text, join((_message_link(chat.id, m) for m in t.message_ids), " ")]
+        [
+            when(t.time),
+            timeline_text.shown(t.text, language),
+            join((_message_link(chat.id, m) for m in t.message_ids), " "),
+        ]
         for t in record.timeline
     ]
     body = h(

@@ -162,3 +162,39 @@ def test_a_member_who_left_is_listed_and_shown_as_left(tmp_path: Path) -> None:
     who = CliRunner().invoke(cli, ["who", "Bob", "--json", *chat])
     [match] = json.loads(who.output)["matches"]
     assert match["left_at"] == "2026-03-01T12:02:00+00:00"
+
+
+def test_show_words_its_own_timeline_lines_in_the_chat_s_language_and_json_keeps_them_stored(
+    tmp_path: Path,
+) -> None:
+    """Found by a QA pass: `people show` printed the timeline lines Qunyi writes itself (a group card
+    changed) in Chinese in an English chat, where the card already said them in English. `--json` is
+    the stored text, unchanged."""
+    said = [
+        ("Lily", "anyone up for hiking on Saturday morning?"),
+        ("Lily", "we could take the early train out there"),
+        ("Lily the Hiker", "I bought new boots for the trip"),
+    ]
+    log = tmp_path / "log.jsonl"
+    lines = [
+        json.dumps(
+            {
+                "chat": "g1",
+                "message_id": f"m{i}",
+                "sender_id": "u1",
+                "sender_name": "Lily",
+                "sender_card": card,
+            }
+            | {"text": text, "time": 1772366400 + 60 * i}
+        )
+        for i, (card, text) in enumerate(said)
+    ]
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    data = ["--data-dir", str(tmp_path / "d")]
+    assert CliRunner().invoke(cli, ["import", "replay", str(log), "--no-progress", *data]).exit_code == 0
+    shown = CliRunner().invoke(cli, ["people", "show", "u1", "--chat", "replay:g1", *data])
+    assert shown.exit_code == 0, shown.output
+    assert "  group card changed to “Lily the Hiker” (was “Lily”) (messages #3)" in shown.output.splitlines()
+    assert "群名片" not in shown.output
+    stored = [t["text"] for t in _shown(data)["timeline"]]
+    assert stored == ["群名片改为「Lily the Hiker」(原「Lily」)"], "--json gives the stored line"

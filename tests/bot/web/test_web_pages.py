@@ -883,3 +883,33 @@ async def test_a_rename_from_a_page_opened_before_another_rename_is_refused_not_
     assert (await persons.record(chat, person.person_id)).name == "小明"  # type: ignore[union-attr]
     bad = await console.client.post(f"{base}/rename", data={"_csrf": csrf, "name": "x", "revision": "²"})
     assert bad.status == 400 and "revision must be a whole number" in await bad.text()
+
+
+async def test_a_person_page_words_qunyi_s_own_timeline_lines_in_the_chat_s_language(
+    console: Console,
+) -> None:
+    """Found by a QA pass: the console's timeline showed "群名片改为「…」" in an English chat."""
+    app = console.app
+    said = ["anyone up for hiking on Saturday morning?", "we could take the early train", "new boots!"]
+    cards = ["Lily", "Lily", "Lily the Hiker"]
+    await app.memory.record_many(
+        make_message(n, sender="u1", text=text, sender_card=card)
+        for n, (text, card) in enumerate(zip(said, cards, strict=True))
+    )
+    await app.memory.record(make_message(5, chat="g2", sender="u1", text="周六去爬山吗", sender_card="莉莉"))
+    await app.memory.record(
+        make_message(6, chat="g2", sender="u1", text="买了新鞋", sender_card="爬山的莉莉")
+    )
+    persons = app.persons
+    assert persons is not None
+    await console.login()
+    for key, line, other in [
+        ("test:g1", "group card changed to “Lily the Hiker” (was “Lily”)", "群名片"),
+        ("test:g2", "群名片改为「爬山的莉莉」(原「莉莉」)", "group card changed"),
+    ]:
+        chat = await console.chat_id(key)
+        [person] = await persons.records(chat)
+        shown = html.unescape(
+            await (await console.client.get(f"/chats/{chat}/people/{person.person_id}")).text()
+        )
+        assert line in shown and other not in shown, key
