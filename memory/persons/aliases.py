@@ -54,6 +54,17 @@ MAX_CJK_VARIANT_CHARS = 4
 
 _CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
 _LATIN_TOKEN = re.compile(r"[a-z0-9]+")
+# What joins the parts of one name without a space: an apostrophe or hyphen in Latin names ("Sam
+# O'Connor", "Mary-Jane"), a middle dot in Chinese transcriptions of foreign names (托马斯·穆勒).
+# `name_key` drops them, so a name is matched with its parts run together.
+_LATIN_JOINERS = frozenset("'’ʼ-‐")
+_CJK_NAME_DOTS = frozenset("·・‧")
+# A possessive after a name ("O'Connor's") is no part of it.
+_POSSESSIVE = "s"
+LATIN_NAME_WORDS = 3
+# At most this many parts in a run ("mary-jane o'connor-smith" has 6): a long hyphenated string (a
+# message of "a-a-a-…") is not read as one name of thousands of parts, at a cost growing with its square.
+LATIN_NAME_PARTS = 6
 # "Sam O'Connor", "Mary-Jane Watson": a capitalised first name, then more Latin words.
 _LATIN_FULL_NAME = re.compile(r"(?P<first>[A-Z][A-Za-z'’-]+)(?:\s+[A-Za-z][\w'’.-]*)+")
 
@@ -331,15 +342,26 @@ class AliasIndex:
         for start in range(n):
             if not _is_word_char(norm[start]):
                 continue
-            if _is_latin(norm[start]) and start > 0 and _is_latin(norm[start - 1]):
-                continue
-            for end in range(start + 1, min(n, start + self._max_key_chars) + 1):
+            if (
+                _is_latin(norm[start])
+                and start > 0
+                and (_is_latin(norm[start - 1]) or _glued_before(norm, start))
+            ):
+                continue  # inside a word: "jane" of "mary-jane", "connor" of "o'connor"
+            dots = 0
+            for end in range(start + 1, n + 1):
+                if end - start - dots > self._max_key_chars:
+                    break
+                if _is_cjk_name_dot(norm, end - 1):
+                    dots += 1
+                    continue
                 if not _is_word_char(norm[end - 1]):
                     break
-                if _is_latin(norm[end - 1]) and end < n and _is_latin(norm[end]):
+                if _is_latin(norm[end - 1]) and end < n and (_is_latin(norm[end]) or _glued_after(norm, end)):
                     continue
                 piece = norm[start:end]
-                matches = self._lookup(piece, "", "", "", initials=False, fuzzy=False)
+                key = "".join(c for c in piece if c not in _CJK_NAME_DOTS) if dots else piece
+                matches = self._lookup(key, "", "", "", initials=False, fuzzy=False)
                 if 2 <= len(piece) <= MAX_CJK_VARIANT_CHARS and all(_CJK_CHAR.match(c) for c in piece):
                     units = pinyin_at[start:end]
                     matches += self._lookup(
@@ -356,13 +378,26 @@ class AliasIndex:
 
     def _latin_candidates(self, norm: str) -> Iterable[tuple[int, int, list[Match]]]:
         """Runs of 1-3 Latin words ("xiao hong", "xiaohong", "alise") matched by pinyin, variant or
-        fuzzy; single-syllable words are left out (English "long" is not 小龙)."""
+        fuzzy, and exactly when of several parts; single-syllable words are left out (English "long"
+        is not 小龙). A word may be parts joined by an apostrophe or hyphen ("o'connor", "mary-jane"):
+        a run holding such a joint is one only of whole words (not "jane" of "mary-jane"), a possessive
+        "'s" after it aside."""
         tokens = list(_LATIN_TOKEN.finditer(norm))
         for i in range(len(tokens)):
-            for j in range(i, min(i + 3, len(tokens))):
-                if j > i and norm[tokens[j - 1].end() : tokens[j].start()].strip():
-                    break
+            words, joined = 1, False
+            for j in range(i, min(i + LATIN_NAME_PARTS, len(tokens))):
                 start, end = tokens[i].start(), tokens[j].end()
+                if j > i:
+                    if _glued_before(norm, tokens[j].start()):
+                        joined = True
+                    elif norm[tokens[j - 1].end() : tokens[j].start()].strip():
+                        break
+                    else:
+                        words += 1
+                if words > LATIN_NAME_WORDS:
+                    break
+                if joined and (_glued_before(norm, start) or _glued_after(norm, end)):
+                    continue
                 key = "".join(t.group() for t in tokens[i : j + 1])
                 forms = name_forms(key)
                 if len(forms.syllables) < 2 and len(key) < FUZZY_MIN_CHARS:
@@ -386,6 +421,31 @@ def _is_word_char(ch: str) -> bool:
 
 def _is_latin(ch: str) -> bool:
     return ch.isascii() and ch.isalnum()
+
+
+def _glued_before(norm: str, at: int) -> bool:
+    """True when the Latin letters at `at` go on a word before them across an apostrophe or hyphen
+    ("connor" in "o'connor", "jane" in "mary-jane")."""
+    return at >= 2 and norm[at - 1] in _LATIN_JOINERS and _is_latin(norm[at - 2])
+
+
+def _glued_after(norm: str, end: int) -> bool:
+    """True when the Latin word ending at `end` goes on across an apostrophe or hyphen ("mary" in
+    "mary-jane"); a possessive "'s" is no part of it ("jane's")."""
+    if end + 1 >= len(norm) or norm[end] not in _LATIN_JOINERS or not _is_latin(norm[end + 1]):
+        return False
+    rest = _LATIN_TOKEN.match(norm, end + 1)
+    return rest is None or rest.group() != _POSSESSIVE
+
+
+def _is_cjk_name_dot(norm: str, at: int) -> bool:
+    """True when `norm[at]` is a middle dot between two CJK characters (托马斯·穆勒)."""
+    return (
+        norm[at] in _CJK_NAME_DOTS
+        and 0 < at < len(norm) - 1
+        and bool(_CJK_CHAR.match(norm[at - 1]))
+        and bool(_CJK_CHAR.match(norm[at + 1]))
+    )
 
 
 def _normalize_with_offsets(text: str) -> tuple[str, list[int], list[int]]:

@@ -116,6 +116,78 @@ def test_find_mentions_skips_common_words_and_word_parts(index: AliasIndex):
     assert index.find_mentions("Alicent is here") == []
 
 
+JOINED = AliasIndex(
+    [
+        ("sam", "Sam O'Connor", "card", 1.0),
+        ("mj", "Mary-Jane", "card", 1.0),
+        ("dee", "D’Angelo", "nickname", 1.0),
+        ("muller", "托马斯·穆勒", "card", 1.0),
+        ("red", "小红", "card", 1.0),
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("I met Sam O'Connor yesterday", [("sam", "Sam O'Connor")]),
+        ("sam o’connor said hi", [("sam", "sam o’connor")]),  # a typographic apostrophe, lower case
+        ("Sam O'Connor's idea was good", [("sam", "Sam O'Connor")]),  # a possessive is no part of it
+        ("what did Mary-Jane say?", [("mj", "Mary-Jane")]),
+        ("Mary‐Jane and D'Angelo came", [("mj", "Mary‐Jane"), ("dee", "D'Angelo")]),
+        ("昨天Sam O'Connor和小红去吃饭了", [("sam", "Sam O'Connor"), ("red", "小红")]),
+        ("Mary-Jane的猫叫什么", [("mj", "Mary-Jane")]),
+        ("昨天托马斯·穆勒进球了", [("muller", "托马斯·穆勒")]),
+        ("托马斯・穆勒说的", [("muller", "托马斯・穆勒")]),  # the katakana middle dot of Japanese input
+    ],
+)
+def test_names_joined_by_an_apostrophe_hyphen_or_middle_dot_are_found_in_text(
+    text: str, found: list[tuple[str, str]]
+) -> None:
+    """Found by a QA pass: the joint broke the name in two, so "Sam O'Connor" and "Mary-Jane" were never
+    found inside a message or a question, and recall did not resolve them to the person."""
+    mentions = JOINED.find_mentions(text)
+    assert [(m.person_id, text[m.span[0] : m.span[1]]) for m in mentions] == found
+
+
+def test_a_dotted_name_is_found_when_it_is_the_longest_name_known() -> None:
+    """The dot is no character of the name: a span as long as the longest name plus its dots is read."""
+    idx = AliasIndex([("muller", "托马斯·穆勒", "card", 1.0)])
+    text = "昨天托马斯·穆勒进球了"
+    assert [(m.person_id, text[m.span[0] : m.span[1]]) for m in idx.find_mentions(text)] == [
+        ("muller", "托马斯·穆勒")
+    ]
+
+
+def test_a_long_hyphenated_string_is_not_read_as_one_name_of_thousands_of_parts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Runs of Latin parts joined by hyphens are bounded in length: a message of 3,000 hyphenated
+    words is read in work growing with its length, not its square (4.5 million runs)."""
+    from memory.persons import aliases
+
+    looked = 0
+    real = aliases._glued_before
+
+    def counted(norm: str, at: int) -> bool:
+        nonlocal looked
+        looked += 1
+        return real(norm, at)
+
+    monkeypatch.setattr(aliases, "_glued_before", counted)
+    text = "-".join(f"w{i}" for i in range(3000)) + " Mary-Jane"
+    assert [m.person_id for m in JOINED.find_mentions(text)] == ["mj"]
+    assert looked < 3002 * (2 * aliases.LATIN_NAME_PARTS + 1)
+
+
+def test_a_name_is_not_found_as_part_of_a_longer_joined_name() -> None:
+    """Jane is not Mary-Jane, nor Connor O'Connor; a possessive still ends a name."""
+    idx = AliasIndex([("jane", "Jane", "card", 1.0), ("connor", "Connor", "card", 1.0)])
+    assert idx.find_mentions("Mary-Jane and O'Connor came") == []
+    assert idx.find_mentions("Jane-Marie is here") == []
+    assert [m.person_id for m in idx.find_mentions("Jane's cat met Connor")] == ["jane", "connor"]
+
+
 def test_find_mentions_name_glued_to_verb_by_jieba(index: AliasIndex):
     mentions = index.find_mentions("小红住在上海，老王也是")
     assert [m.person_id for m in mentions] == ["red", "wang_old"]

@@ -372,6 +372,29 @@ async def test_a_self_declared_alias_resolves_to_its_speaker(recall_memory: Memo
     assert "person" in hits[0].signals
 
 
+@pytest.mark.parametrize(
+    ("name", "question"),
+    [
+        ("Sam O'Connor", "which cafe did Sam O’Connor recommend"),
+        ("Mary-Jane", "Mary-Jane推荐的咖啡店是哪家"),
+    ],
+)
+async def test_a_name_with_an_apostrophe_or_hyphen_in_a_question_resolves_to_its_person(
+    recall_memory: MemoryService, name: str, question: str
+) -> None:
+    """Found by a QA pass: a name joined by an apostrophe or hyphen was never found in a question, so
+    recall did not narrow to what that person said."""
+    await recall_memory.record(
+        make_message(1, sender="u5", sender_name=name, text="that cafe 那家咖啡店不错")
+    )
+    await recall_memory.record(
+        make_message(2, sender="u2", sender_name="阿明", text="cafe cafe recommend 咖啡店 咖啡店 那家咖啡店")
+    )
+    with_weights(recall_memory, context_spread=0.0, window=0.0)
+    hits = await recall_memory.recall(RecallQuery(question, (1,), T0))
+    assert hits[0].id == 1 and "person" in hits[0].signals
+
+
 async def test_forgetting_a_person_removes_their_preference_documents(recall_memory: MemoryService) -> None:
     from sqlalchemy import func, select
 
