@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
 from typing import Any
 
@@ -31,10 +32,14 @@ COMMAND_MODULES: tuple[str, ...] = (
 EVAL_MODULES: tuple[str, ...] = ("bot.cli.eval_disentangle", "bot.cli.eval_jargon", "bot.cli.eval_locomo")
 
 
+INTERRUPTED = 128 + signal.SIGINT
+"""The exit code of a command stopped by Ctrl-C (130), as a shell gives a program SIGINT ended."""
+
+
 class LazyGroup(click.Group):
     """A group whose commands are attached from `modules` on first use. Importing this module stays
-    cheap, so a Ctrl-C while the commands load (seconds on a busy machine) meets click's own handler
-    ("Aborted!") instead of a traceback."""
+    cheap, so a Ctrl-C while the commands load (seconds on a busy machine) meets `QunyiGroup`'s
+    handler instead of a traceback."""
 
     def __init__(self, *args: Any, modules: tuple[str, ...] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -59,6 +64,37 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, cmd_name)
 
 
+class QunyiGroup(LazyGroup):
+    """`qunyi` itself: a Ctrl-C that reaches a command as KeyboardInterrupt (while the commands load,
+    while `qunyi run` opens the database before its own stop handling is in place, in the middle of
+    an import) ends it with one line saying so and exit code 130, instead of click's "Aborted!" and 1.
+    Commands that stop on Ctrl-C by themselves (`qunyi run` once started, `mcp`, `web`) are not
+    interrupted: they end as they always did."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta[_ARGS] = list(args)
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo(err=True)  # ends the line the terminal echoed "^C" on
+            click.echo(interrupted_message(ctx.meta.get(_ARGS, [])), err=True)
+            ctx.exit(INTERRUPTED)
+
+
+_ARGS = "qunyi.args"
+
+
+def interrupted_message(args: list[str]) -> str:
+    """What `qunyi ARGS` says when Ctrl-C stops it."""
+    name = command_named(args)
+    if name == "run":  # once started, the bot stops on Ctrl-C by itself and never gets here
+        return "qunyi run: stopped by Ctrl-C before the bot started"
+    return f"qunyi {name}: stopped by Ctrl-C" if name else "qunyi: stopped by Ctrl-C"
+
+
 def _refuse_undecodable(args: list[str]) -> None:
     """Refuse an argument that is not UTF-8 (a terminal in GBK, say): Python hands it on holding lone
     surrogates, which no database, file or answer can hold, so every command used to fail with a
@@ -80,7 +116,9 @@ def _refuse_undecodable(args: list[str]) -> None:
         )
 
 
-@click.group(cls=LazyGroup, modules=COMMAND_MODULES, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=QunyiGroup, modules=COMMAND_MODULES, context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.version_option(package_name="qunyi")
 def cli() -> None:
     """Qunyi (群忆): memory for group-chat bots."""

@@ -320,7 +320,8 @@ main()
 
 def test_ctrl_c_while_the_commands_load_is_no_traceback(tmp_path: Path) -> None:
     """Loading the commands takes seconds on a busy machine; a Ctrl-C then printed a KeyboardInterrupt
-    traceback from deep inside some import."""
+    traceback from deep inside some import, and later click's bare "Aborted!" with exit code 1: now one
+    line saying what stopped, and 130 as for any program SIGINT ends."""
     config = tmp_path / "config.toml"
     config.write_text("", encoding="utf-8")
     bot = _start(tmp_path / "data", config, subprocess.PIPE, ("-c", LOADING_BOT))
@@ -334,8 +335,33 @@ def test_ctrl_c_while_the_commands_load_is_no_traceback(tmp_path: Path) -> None:
         if bot.poll() is None:
             bot.kill()
             bot.wait()
-    assert "Aborted!" in output and bot.returncode == 1, output
+    assert output.splitlines()[-1] == "qunyi run: stopped by Ctrl-C before the bot started", output
+    assert bot.returncode == 130 and "Aborted!" not in output, output
     assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
+
+
+def test_ctrl_c_in_the_middle_of_a_command_says_so_in_one_line_and_exits_130(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command stopped by Ctrl-C midway (here while it reads the dictionary) ended with click's
+    "Aborted!" and exit code 1, as an error would."""
+    from memory.jargon import dictionary
+
+    data = ["--data-dir", str(tmp_path / "d")]
+    terms = tmp_path / "terms.csv"
+    terms.write_text("content,meaning\n开炉,吃火锅\n", encoding="utf-8")
+    assert CliRunner().invoke(cli, ["jargon", "import", str(terms), *data]).exit_code == 0
+
+    async def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(dictionary, "list_entries", interrupted)
+    result = CliRunner().invoke(cli, ["jargon", "list", *data])
+    assert result.exit_code == 130, result.output
+    assert (
+        result.output.splitlines()[-1] == "qunyi jargon: stopped by Ctrl-C"
+        and "Aborted!" not in result.output
+    )
 
 
 def test_what_the_bot_loads_before_it_starts_is_kept_out_of_full_collections() -> None:
