@@ -30,8 +30,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memory.batch_check import BatchStart, batch_outdated
 from memory.chat_marks import merge_mark
 from memory.commands import is_memory_command
+from memory.history.source import chats_with_messages_after
 from memory.model_answer import ModelAnswer
-from memory.models import Chat, JobState, Message, PersonFact, PersonLlmGap
+from memory.models import JobState, Message, PersonFact, PersonLlmGap
 from memory.offload import thread_work_in_runs
 from memory.persons import store
 from memory.persons.aliases import AliasIndex
@@ -132,9 +133,16 @@ class PersonConsolidator:
         self.llm = llm
 
     async def run(self, now: datetime) -> ConsolidationReport:
-        """One pass over all chats."""
+        """One pass over the chats with messages past their cursor (one query finds them: a bot in
+        many quiet chats would otherwise read each of them at every run)."""
         async with self.db.read() as session:
-            chat_ids = list((await session.scalars(select(Chat.id).order_by(Chat.id))).all())
+            cursors = {
+                int(chat): int(cursor)
+                for chat, cursor in await session.execute(
+                    select(JobState.chat_id, JobState.cursor).where(JobState.job == JOB)
+                )
+            }
+            chat_ids = await chats_with_messages_after(session, cursors)
         total = ConsolidationReport()
         for chat_id in chat_ids:
             total.add(await self.run_chat(chat_id, now))

@@ -24,6 +24,7 @@ from tests.conftest import T0, make_message
 from tests.fakes.openai_server import FakeOpenAI, answer_json
 from tests.memory.persons.people_fixtures import Chat
 from tests.memory.test_deletion_races import model
+from tests.query_plans import selects_run
 
 
 def _attach(memory: MemoryService, db: Database, llm: FakeLLM | None = None, **config: Any) -> PersonMemory:
@@ -299,3 +300,20 @@ async def test_a_number_for_a_value_and_null_for_a_list_are_read_not_repaired(
     assert len(fake_llm.chat_requests) == 1, "no repair request"
     facts = [(f.key, f.value, f.message_id) for f in await _facts(db, said.person_id)]
     assert facts == [("age", "30", said.message_id)]
+
+
+async def test_a_run_reads_only_the_chats_with_new_messages(memory: MemoryService, db: Database) -> None:
+    """A bot in many quiet chats: a run finds the chats with something new in one query, instead of
+    reading every chat's cursor and messages (a few milliseconds each, at every run, for ever)."""
+    people = _attach(memory, db)
+    for n in range(12):
+        await Chat(memory, f"quiet{n}").say("u1", "我住在杭州", card="阿红")
+    busy = Chat(memory, "busy")
+    await busy.say("u2", "我住在北京", card="Bob")
+    await people.consolidator.run(T0)
+    with selects_run(db) as seen:
+        assert (await people.consolidator.run(T0)).messages == 0
+    assert len(seen) <= 2, f"{len(seen)} queries to find that none of 13 chats has anything new"
+    said = await busy.say("u3", "我住在上海", card="Carol")
+    assert (await people.consolidator.run(T0)).messages == 1
+    assert [f.value for f in await _facts(db, said.person_id)] == ["上海"]
