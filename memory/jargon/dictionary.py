@@ -783,7 +783,7 @@ async def due_for_inference(
     `limit` of them (none for a limit of 0)."""
     if not thresholds or limit <= 0:
         return []
-    query = select(Jargon).where(*_undecided_past_a_threshold(thresholds))
+    query = select(Jargon).where(*_undecided_past_a_threshold(thresholds), _crossed_one(thresholds))
     if ids is not None:
         query = query.where(Jargon.id.in_(sorted(set(ids))))
     due: list[tuple[EntryView, int]] = []
@@ -801,11 +801,15 @@ async def count_due_for_inference(session: AsyncSession, thresholds: Sequence[in
     crossed since their last inference."""
     if not thresholds:
         return 0
-    crossed = or_(
-        *(and_(Jargon.last_inference_count < t, Jargon.count >= t) for t in sorted(set(thresholds)))
-    )
-    query = select(func.count()).where(*_undecided_past_a_threshold(thresholds), crossed)
+    query = select(func.count()).where(*_undecided_past_a_threshold(thresholds), _crossed_one(thresholds))
     return int((await session.execute(query)).scalar_one())
+
+
+def _crossed_one(thresholds: Sequence[int]) -> ColumnElement[bool]:
+    """Entries with one of `thresholds` (not empty) between their last inference and their count. In the
+    query, so that the entries counted on since their last threshold, but short of the next one (most of a
+    dictionary grown over months), are not read at every tick of the mining job."""
+    return or_(*(and_(Jargon.last_inference_count < t, Jargon.count >= t) for t in sorted(set(thresholds))))
 
 
 def _undecided_past_a_threshold(thresholds: Sequence[int]) -> tuple[ColumnElement[bool], ...]:

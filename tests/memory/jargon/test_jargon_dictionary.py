@@ -23,6 +23,7 @@ from memory.storage import Database
 from memory.text import normalize
 from tests.fakes.openai_server import Answer, Behaviour, Fail, FakeOpenAI, Hold, answer_json, filtered
 from tests.memory.jargon.jargon_helpers import NOW, mine, record
+from tests.query_plans import largest_result
 
 THRESHOLDS = (2, 4, 8, 12, 24, 60, 100)
 
@@ -96,6 +97,35 @@ async def test_the_count_of_terms_due_is_how_many_inference_would_take(db: Datab
             assert len(due) > 0
             assert await dictionary.count_due_for_inference(session, thresholds) == len(due), thresholds
         assert await dictionary.count_due_for_inference(session, ()) == 0
+
+
+async def test_terms_counted_on_short_of_their_next_threshold_are_not_read_at_each_tick(db: Database) -> None:
+    """A dictionary grown over months is mostly terms inferred at a threshold and counted on a little
+    since (a slang word that died out): the mining job, which asks what is due at every tick, reads only
+    the terms due, not all of those too."""
+    async with db.write() as session:
+        session.add_all(
+            Jargon(
+                content=f"t{n}", normalized=f"t{n}", count=last + 1, last_inference_count=last,
+                status="inferred", provenance="inferred", created_at=NOW, updated_at=NOW,
+            )
+            for n, last in enumerate([2, 4, 8, 12, 24, 60] * 20)
+        )  # fmt: skip
+        session.add(
+            Jargon(
+                content="due",
+                normalized="due",
+                count=4,
+                last_inference_count=2,
+                created_at=NOW,
+                updated_at=NOW,
+            )
+        )
+    with largest_result(db) as largest:
+        async with db.read() as session:
+            due = await dictionary.due_for_inference(session, THRESHOLDS, limit=20)
+    assert [(entry.content, threshold) for entry, threshold in due] == [("due", 4)]
+    assert largest == [1]
 
 
 def _script_inference(server: FakeOpenAI, context: str, plain: str, same: bool) -> None:
