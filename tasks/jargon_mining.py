@@ -3,12 +3,12 @@ messages into the dictionary, then infer meanings for entries that crossed a cou
 
 State per chat lives in `job_state` (cursor = last message id mined, last_run = when), so a restart
 resumes where it stopped. The offline discoverer's statistics are kept in memory per chat as a cache
-and rebuilt from the chat's last `history_messages` stored messages when missing (after a restart)
-or stale: the cursor moved elsewhere, or another chat was merged into it (memory.chat_merge, by this
-process or another). Each chat's run is one write transaction (candidates upserted, cursor moved)
-that gives way when the cursor moved or the chat was merged since it was read, so two runs never
-count one window twice and a run never writes for a chat merged away meanwhile; model calls happen
-outside it.
+and rebuilt from the chat's last `history_messages` stored messages when missing (after a restart, or
+dropped after STATISTICS_IDLE_SECONDS without mining the chat) or stale: the cursor moved elsewhere,
+or another chat was merged into it (memory.chat_merge, by this process or another). Each chat's run
+is one write transaction (candidates upserted, cursor moved) that gives way when the cursor moved or
+the chat was merged since it was read, so two runs never count one window twice and a run never
+writes for a chat merged away meanwhile; model calls happen outside it.
 """
 
 from __future__ import annotations
@@ -50,6 +50,11 @@ JOB_NAME = "jargon_mining"
 INFERENCE_PAUSE_MAX_SECONDS = 600.0
 """The longest wait before asking a model that failed again (the wait doubles from the cooldown)."""
 DEFAULT_THRESHOLDS: tuple[int, ...] = (2, 4, 8, 12, 24, 60, 100)
+STATISTICS_IDLE_SECONDS = 3600.0
+"""The statistics of a chat not mined for this long are dropped from memory, and rebuilt from its stored
+messages at its next run (as after a restart): a bot in many chats would otherwise hold those of every
+chat it ever mined (about 1 MB for 3,000 chat-sized messages, far more for long ones), while a quiet
+chat is mined once in days, its small history read again in moments."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +82,7 @@ class _Cached:
     discoverer: Discoverer
     last_id: int
     merged: int  # memory.chat_marks.merge_mark of the chat when the statistics were built
+    used: float  # when the chat was last mined (or its statistics built)
 
 
 @dataclass(slots=True)
@@ -213,6 +219,9 @@ class JargonMiningJob:
             # "nothing to do" (a locked database would otherwise leave it unmined until new traffic).
             self._seen_top = None
             raise
+        self._cache = {
+            c: cached for c, cached in self._cache.items() if stamp - cached.used < STATISTICS_IDLE_SECONDS
+        }
         if self.llm is not None and self.llm.available("jargon") and not self._inference_pause.waits(stamp):
             async with self.db.read() as session:
                 kept_apart = await settings.privacy.kept_to_themselves(session)
@@ -228,8 +237,12 @@ class JargonMiningJob:
             self._inference_pause.record(stamp, settings.cooldown_seconds, done.stopped)
         return report
 
+    def cached_chats(self) -> set[int]:
+        """The chats whose statistics are held in memory."""
+        return set(self._cache)
+
     async def _discoverer(
-        self, chat_id: int, cursor: int, merged: int, settings: MiningSettings
+        self, chat_id: int, cursor: int, merged: int, now: float, settings: MiningSettings
     ) -> Discoverer:
         cached = self._cache.get(chat_id)
         if (
@@ -243,8 +256,9 @@ class JargonMiningJob:
             async with self.db.read() as session:
                 history = await messages.recent(session, chat_id, settings.history_messages, cursor + 1)
             await _observe(discoverer, [to_miner(m) for m in history])
-            cached = _Cached(discoverer, cursor, merged)
+            cached = _Cached(discoverer, cursor, merged, now)
             self._cache[chat_id] = cached
+        cached.used = now
         return cached.discoverer
 
     async def mine_chat(
@@ -263,7 +277,7 @@ class JargonMiningJob:
             names = name_variants([*(n for m in found for n in (m.name, m.nickname, m.card)), *aliases])
             exclude = await dictionary.rejected_terms(session, chat_id)
         window = [to_miner(m) for m in window_rows]
-        discoverer = await self._discoverer(chat_id, cursor, merged, settings)
+        discoverer = await self._discoverer(chat_id, cursor, merged, now, settings)
         candidates: list[Candidate] | None = None
         try:
             if settings.extractor == "llm" and self.llm is not None and self.llm.available("jargon"):

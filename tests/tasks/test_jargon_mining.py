@@ -28,7 +28,14 @@ from memory.service import MemoryService
 from memory.storage import Database
 from memory.text import truncate
 from memory.types import ChatKind, MessageDeletion
-from tasks.jargon_mining import JOB_NAME, JargonMiningJob, MiningSettings, RunReport, name_variants
+from tasks.jargon_mining import (
+    JOB_NAME,
+    STATISTICS_IDLE_SECONDS,
+    JargonMiningJob,
+    MiningSettings,
+    RunReport,
+    name_variants,
+)
 from tasks.runner import JobRunner
 from tests.conftest import T0, chat_ids, database_locked, make_message
 from tests.fakes.openai_server import Fail, FakeOpenAI, Hold, answer_json
@@ -100,6 +107,23 @@ async def test_restart_rebuilds_history_from_the_database(memory: MemoryService)
     restarted = JargonMiningJob(memory.db, lambda: SETTINGS)  # empty in-memory cache
     assert (await restarted.run(T0 + timedelta(minutes=1))).chats == 1
     assert (await _entries(memory))["绝绝子"] == 8
+
+
+async def test_the_statistics_of_a_chat_not_mined_for_an_hour_leave_memory(memory: MemoryService) -> None:
+    """A bot in many chats holds the statistics of those mined lately only: a quiet chat's are dropped
+    after an hour and rebuilt from its stored messages when it has enough new ones, counting as before."""
+    job = JargonMiningJob(memory.db, lambda: SETTINGS)
+    await _record(memory, 0, LINES, chat="quiet")
+    await _record(memory, 100, LINES, chat="busy")
+    await job.run(T0)
+    assert len(job.cached_chats()) == 2
+    later = T0 + timedelta(seconds=STATISTICS_IDLE_SECONDS)
+    await _record(memory, 200, LINES, chat="busy")
+    assert (await job.run(later)).chats == 1
+    assert job.cached_chats() == set(await chat_ids(memory, "busy"))
+    await _record(memory, 300, LINES, chat="quiet")
+    assert (await job.run(later + timedelta(minutes=1))).chats == 1
+    assert (await _entries(memory))["绝绝子"] == 5 * 4  # each window of both chats, once
 
 
 async def test_a_chat_merged_in_meanwhile_is_part_of_the_statistics(memory: MemoryService) -> None:
