@@ -12,7 +12,7 @@ from bot.app import App
 from bot.cli.options import async_command, find_chat, open_app, open_config, runtime_options
 from bot.cli.printing import chat_label
 from bot.history_setup import forget_policy
-from memory.forgetting import ForgetReport, forget_log, forget_pass
+from memory.forgetting import ForgetReport, forget_log, forget_pass, forgotten_count
 from memory.history.view import topic_views
 
 
@@ -37,6 +37,7 @@ async def topics_command(
         assert chat_id is not None
         async with app.db.read() as session:
             views = await topic_views(session, chat_id)
+            forgotten = 0 if views else await forgotten_count(session, chat_id)
     finally:
         await app.close()
     if as_json:
@@ -44,7 +45,9 @@ async def topics_command(
         return
     for view in views:
         click.echo(view.line())
-    if not views:
+    if forgotten:
+        click.echo(f"no topics now: forgetting deleted {forgotten} (qunyi forget --log --chat {chat_key})")
+    elif not views:
         click.echo("no topics yet")
 
 

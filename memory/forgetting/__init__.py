@@ -9,7 +9,7 @@ from memory.forgetting.policy import (
     StagePlan,
     plan_pass,
 )
-from memory.forgetting.run import ForgetReport, Forgotten, Scope, forget_log, forget_pass
+from memory.forgetting.run import ForgetReport, Forgotten, Scope, forget_log, forget_pass, forgotten_count
 
 __all__ = [
     "MAIBOT_STAGES",
@@ -23,5 +23,6 @@ __all__ = [
     "StagePlan",
     "forget_log",
     "forget_pass",
+    "forgotten_count",
     "plan_pass",
 ]

@@ -150,6 +150,12 @@ async def _apply(session: AsyncSession, report: ForgetReport, now: datetime) -> 
             )
 
 
+async def forgotten_count(session: AsyncSession, chat_id: int) -> int:
+    """How many of the chat's ChatHistory rows the kept forget log lists as deleted."""
+    query = select(func.count()).select_from(ForgetLogEntry).where(ForgetLogEntry.chat_id == chat_id)
+    return int((await session.execute(query)).scalar_one())
+
+
 async def forget_log(
     session: AsyncSession, chat_id: int | None = None, limit: int = 50
 ) -> list[ForgetLogEntry]:

@@ -108,3 +108,27 @@ def test_forgetting_names_chats_by_their_keys(tmp_path: Path) -> None:
     log = runner.invoke(cli, ["forget", "--log", *common])
     assert log.exit_code == 0, log.output
     assert "(replay:g1)" in log.output and "(chat " not in log.output
+
+
+def test_topics_of_a_chat_whose_topics_were_all_forgotten_says_so(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    forgetting = (
+        "[forgetting]\nenabled = false\nstage_ages_minutes = [0, 0, 0, 0]\n"
+        "stage_shares = [0.5, 0.5, 0.5, 0.5]\nsmall_cohort = 'round_up'"
+    )
+    config.write_text(f"{CONFIG}\n{forgetting}\n", encoding="utf-8")
+    log = write_log(tmp_path / "log.jsonl")
+    runner = CliRunner()
+    common = ["--config", str(config), "--data-dir", str(tmp_path / "d")]
+    replayed = runner.invoke(cli, ["replay", str(log), "--no-progress", "--settle-minutes", "1500", *common])
+    assert replayed.exit_code == 0, replayed.output
+    before = runner.invoke(cli, ["topics", "--chat", "replay:g1", *common])
+    assert before.exit_code == 0 and "no topics" not in before.output, before.output
+    forgot = runner.invoke(cli, ["forget", *common])
+    assert forgot.exit_code == 0 and "deleted #" in forgot.output, forgot.output
+    after = runner.invoke(cli, ["topics", "--chat", "replay:g1", *common])
+    assert after.exit_code == 0, after.output
+    deleted = forgot.output.count("deleted #")
+    assert after.output.strip() == (
+        f"no topics now: forgetting deleted {deleted} (qunyi forget --log --chat replay:g1)"
+    )
