@@ -11,6 +11,7 @@ storage-agnostic); `mentions` returns ints.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 
 from memory.chat_marks import MergeWatch
@@ -20,15 +21,26 @@ from memory.persons.config import PersonsConfig
 from memory.storage import Database
 
 MAX_REMEMBERED_TEXTS = 4096
+MAX_CACHED_CHATS = 256
+"""The chats whose names are held at most, the least recently used dropped first (rebuilt at their next
+use): a bot in a thousand chats would otherwise hold an index, and up to MAX_REMEMBERED_TEXTS texts, for
+every chat it ever answered in, for as long as it runs."""
 
 
 class PersonResolver:
     """Resolves names of people in a chat; one instance is shared by every reader."""
 
-    def __init__(self, db: Database, config: Callable[[], PersonsConfig] | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        config: Callable[[], PersonsConfig] | None = None,
+        *,
+        max_chats: int = MAX_CACHED_CHATS,
+    ) -> None:
         self.db = db
         self.config = config or PersonsConfig
-        self._cache: dict[int, tuple[tuple[int, int], AliasIndex]] = {}
+        self.max_chats = max_chats
+        self._cache: OrderedDict[int, tuple[tuple[int, int], AliasIndex]] = OrderedDict()
         # Mentions already found per chat and text; the recent window is searched again for every
         # reply. Dropped with the chat's index when its names change.
         self._found: dict[int, dict[str, list[int]]] = {}
@@ -51,11 +63,15 @@ class PersonResolver:
             version = await store.versions(session, chat_id)
             cached = self._cache.get(chat_id)
             if cached is not None and cached[0] == version:
+                self._cache.move_to_end(chat_id)
                 return cached[1]
             entries = await store.alias_entries(session, chat_id, self.config().alias_sources)
         built = AliasIndex(entries)
         self._cache[chat_id] = (version, built)
+        self._cache.move_to_end(chat_id)
         self._found[chat_id] = {}
+        while len(self._cache) > self.max_chats:
+            self.forget_chats([next(iter(self._cache))])
         return built
 
     async def resolve(self, chat_id: int, name: str) -> Resolution:

@@ -118,3 +118,22 @@ async def test_a_merge_by_another_process_drops_the_merged_chats_names_at_the_ne
     await merge_chats(memory.db, old, new, now=NOW)
     await people.resolver.mentions(other, "name-u1 在吗")
     assert people.resolver.cached_chats() == {new, other}
+
+
+async def test_the_names_of_the_least_recently_used_chats_are_dropped_past_the_limit(
+    memory: MemoryService,
+) -> None:
+    people = PersonMemory(memory.db, PersonsConfig)
+    people.attach(memory)
+    for n, chat in enumerate(("a", "b", "c"), start=1):
+        await memory.record_many([make_message(n, chat=chat, text=f"{chat}群")])
+    a, b, c = await chat_ids(memory, "a", "b", "c")
+    resolver = people.resolver
+    resolver.max_chats = 2
+    await resolver.mentions(a, "name-u1 在吗")
+    in_b = await resolver.mentions(b, "name-u1 在吗")
+    await resolver.mentions(a, "name-u1 在吗")  # a used again: b is now the least recent
+    await resolver.mentions(c, "name-u1 在吗")
+    assert resolver.cached_chats() == {a, c}
+    assert in_b and await resolver.mentions(b, "name-u1 在吗") == in_b  # rebuilt as it was
+    assert resolver.cached_chats() == {c, b}
