@@ -91,21 +91,32 @@ _UPSERT_CHAT = text(
 # A last_seen from a wrong clock (`from_wrong_clock`), held as the newest time, would keep every later
 # name out, so the newest-arriving name wins then.
 _WRONG_CLOCK_AFTER = f"CAST(strftime('%s', 'now') AS REAL) + {WRONG_CLOCK_MARGIN.total_seconds():.0f}"
+# How a message updates its sender's person: {nickname}, {ts}, {is_bot} are the message's values, as
+# `excluded` columns in the upsert or as parameters in the plain update.
+_PERSON_SET = (
+    "nickname = CASE WHEN {nickname} != '' AND (persons.nickname = '' "
+    f"OR {{ts}} >= persons.last_seen OR persons.last_seen > {_WRONG_CLOCK_AFTER}) "
+    "AND NOT EXISTS (SELECT 1 FROM person_forgotten f "
+    "WHERE f.person_id = persons.id AND f.time >= {ts}) "
+    "THEN {nickname} ELSE persons.nickname END, "
+    "first_seen = min(persons.first_seen, {ts}), "
+    "last_seen = max(persons.last_seen, {ts}), "
+    # an account first seen in an import or as another client's message is the bot's once it sends as it
+    "is_bot = persons.is_bot OR {is_bot}, "
+    "message_count = persons.message_count + 1"
+)
 _UPSERT_PERSON_SQL = (
     "INSERT INTO persons "
     "(platform, platform_user_id, nickname, is_bot, first_seen, last_seen, message_count) "
     "VALUES (:platform, :user, :nickname, :is_bot, :ts, :ts, 1) "
     "ON CONFLICT (platform, platform_user_id) DO UPDATE SET "
-    "nickname = CASE WHEN excluded.nickname != '' AND (persons.nickname = '' "
-    f"OR excluded.last_seen >= persons.last_seen OR persons.last_seen > {_WRONG_CLOCK_AFTER}) "
-    "AND NOT EXISTS (SELECT 1 FROM person_forgotten f "
-    "WHERE f.person_id = persons.id AND f.time >= excluded.last_seen) "
-    "THEN excluded.nickname ELSE persons.nickname END, "
-    "first_seen = min(persons.first_seen, excluded.first_seen), "
-    "last_seen = max(persons.last_seen, excluded.last_seen), "
-    # an account first seen in an import or as another client's message is the bot's once it sends as it
-    "is_bot = persons.is_bot OR excluded.is_bot, "
-    "message_count = persons.message_count + 1"
+    + _PERSON_SET.format(nickname="excluded.nickname", ts="excluded.last_seen", is_bot="excluded.is_bot")
+)
+# A person already made is updated without the upsert: SQLite's AUTOINCREMENT uses up an id at every
+# upsert that turns into an update, so ids would grow with the messages, not with the people.
+_UPDATE_PERSON_SQL = (
+    f"UPDATE persons SET {_PERSON_SET.format(nickname=':nickname', ts=':ts', is_bot=':is_bot')} "
+    "WHERE platform = :platform AND platform_user_id = :user"
 )
 _MERGED_ACCOUNT_SQL = (
     "UPDATE persons SET first_seen = min(first_seen, :ts), last_seen = max(last_seen, :ts), "
@@ -114,7 +125,8 @@ _MERGED_ACCOUNT_SQL = (
 )
 # Each with and without the row id: a batch sends the later messages of a sender it already knows
 # together (`_HeldWrites`), and an executemany returns no rows.
-_UPSERT_PERSON = text(_UPSERT_PERSON_SQL)
+_UPDATE_PERSON = text(_UPDATE_PERSON_SQL)
+_UPDATE_PERSON_ID = text(_UPDATE_PERSON_SQL + " RETURNING id")
 _UPSERT_PERSON_ID = text(_UPSERT_PERSON_SQL + " RETURNING id")
 _MERGED_ACCOUNT = text(_MERGED_ACCOUNT_SQL)
 _MERGED_ACCOUNT_ID = text(_MERGED_ACCOUNT_SQL + " RETURNING id")
@@ -214,6 +226,9 @@ async def _upsert_person(session: AsyncSession, message: ChatMessage) -> tuple[i
     merged_into = (await session.execute(_MERGED_ACCOUNT_ID, params)).scalar_one_or_none()
     if merged_into is not None:
         return int(merged_into), True
+    known = (await session.execute(_UPDATE_PERSON_ID, params)).scalar_one_or_none()
+    if known is not None:
+        return int(known), False
     return int((await session.execute(_UPSERT_PERSON_ID, params)).scalar_one()), False
 
 
@@ -291,7 +306,7 @@ class _HeldWrites:
         await session.flush()
         for merged, run in groupby(self.persons, key=itemgetter(0)):
             await session.execute(
-                _MERGED_ACCOUNT if merged else _UPSERT_PERSON, [params for _, params in run]
+                _MERGED_ACCOUNT if merged else _UPDATE_PERSON, [params for _, params in run]
             )
         if self.members:
             await session.execute(_UPSERT_MEMBER, self.members)
