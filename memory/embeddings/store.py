@@ -4,6 +4,7 @@ brute-force cosine top-k over them with numpy (fine for the tens of thousands of
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -159,6 +160,12 @@ async def refresh_vectors(
     return ChatVectors(keys, matrix, version, tuple(ids))
 
 
+MAX_CACHED_CHATS = 256
+"""The chats whose vectors are held at most (beyond those of the search under way), the least recently
+searched dropped first and read again at their next search: a bot in many chats would otherwise hold
+the vectors of every chat it ever searched, for as long as it runs."""
+
+
 class VectorIndex:
     """Per-chat vectors cached in memory; a chat's rows added, rewritten or removed since are read
     again when its row count, newest id or newest write time changes (`refresh_vectors`), and the
@@ -167,8 +174,9 @@ class VectorIndex:
     id may not show). The vectors held for a chat merged into another are dropped at the next search
     after the merge, in whichever chats (memory.chat_marks.MergeWatch), or at once by `forget_chats`."""
 
-    def __init__(self) -> None:
-        self._cache: dict[tuple[int, str, int], tuple[int, ChatVectors]] = {}
+    def __init__(self, max_chats: int = MAX_CACHED_CHATS) -> None:
+        self.max_chats = max_chats
+        self._cache: OrderedDict[tuple[int, str, int], tuple[int, ChatVectors]] = OrderedDict()
         self._merges = MergeWatch()
 
     def cached_chats(self) -> set[int]:
@@ -179,7 +187,8 @@ class VectorIndex:
         """Drop the vectors held for these chats (a merge this process made); reloaded when searched."""
         dropped = set(chat_ids)
         if dropped:
-            self._cache = {k: v for k, v in self._cache.items() if k[0] not in dropped}
+            for key in [k for k in self._cache if k[0] in dropped]:
+                del self._cache[key]
 
     async def _chat(self, session: AsyncSession, chat_id: int, model: str, dimension: int) -> ChatVectors:
         found = (
@@ -202,7 +211,14 @@ class VectorIndex:
         elif held[1].version != version:
             held = (merged, await refresh_vectors(session, held[1], chat_id, model, dimension))
             self._cache[key] = held
+        self._cache.move_to_end(key)
         return held[1]
+
+    def _trim(self, searched: Sequence[int]) -> None:
+        """Drop the least recently searched chats past `max_chats`, never one of this search's (a search
+        over more chats than that would read them all again each time)."""
+        while len(self._cache) > self.max_chats and next(iter(self._cache))[0] not in searched:
+            self._cache.popitem(last=False)
 
     async def search(
         self, session: AsyncSession, chat_ids: Sequence[int], model: str, query: Sequence[float], limit: int
@@ -221,5 +237,6 @@ class VectorIndex:
             sims = chat.matrix @ q
             top = np.argsort(-sims)[:limit]
             scored.extend((chat.keys[i], float(sims[i])) for i in top)
+        self._trim(chat_ids)
         scored.sort(key=lambda item: -item[1])
         return scored[:limit]

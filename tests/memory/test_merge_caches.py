@@ -137,3 +137,21 @@ async def test_the_names_of_the_least_recently_used_chats_are_dropped_past_the_l
     assert resolver.cached_chats() == {a, c}
     assert in_b and await resolver.mentions(b, "name-u1 在吗") == in_b  # rebuilt as it was
     assert resolver.cached_chats() == {c, b}
+
+
+async def test_the_vectors_of_the_least_recently_searched_chats_are_dropped_past_the_limit(
+    memory: MemoryService,
+) -> None:
+    for n, chat in enumerate(("a", "b", "c"), start=1):
+        await memory.record_many([make_message(n, chat=chat, text=f"{chat}群")])
+    a, b, c = await chat_ids(memory, "a", "b", "c")
+    async with memory.db.write() as session:
+        rows = (await session.execute(select(Message.id, Message.chat_id).order_by(Message.id))).all()
+        await save_vectors(session, "message", "m", [(i, c) for i, c in rows], [[1.0, 0.0]] * len(rows))
+    index = VectorIndex(max_chats=2)
+    async with memory.db.read() as session:
+        for searched in ([a], [b], [a], [c]):  # b is the least recently searched when c comes
+            await index.search(session, searched, "m", [1.0, 0.0], 5)
+        assert index.cached_chats() == {a, c}
+        assert len(await index.search(session, [a, b, c], "m", [1.0, 0.0], 5)) == 3
+        assert index.cached_chats() == {a, b, c}  # never those of the search under way
