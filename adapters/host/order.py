@@ -22,6 +22,15 @@ class Place:
         if self._before is not None:
             await asyncio.wait({self._before})  # however it ended
 
+    @contextlib.asynccontextmanager
+    async def taken_up(self) -> AsyncIterator[None]:
+        """The block runs once this place is reached, and leaves it (however the block ends)."""
+        try:
+            await self.reached()
+            yield
+        finally:
+            self.leave()
+
     def leave(self) -> None:
         """Let the next place go (again: nothing). Left before it was reached (its task cancelled while
         waiting), the next place still waits for those before this one."""
@@ -53,12 +62,8 @@ class ArrivalOrder:
     async def turn(self, key: Hashable) -> AsyncIterator[None]:
         """The block runs once the places taken before for `key` are left, and leaves this one. The place
         is taken as the block is entered: enter it before the task's first `await`."""
-        place = self.place(key)
-        try:
-            await place.reached()
+        async with self.place(key).taken_up():
             yield
-        finally:
-            place.leave()
 
     def _forget(self, key: Hashable, left: asyncio.Future[None]) -> None:
         if self._last.get(key) is left:

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memory.chat_marks import MergeWatch, merges_into
 from memory.embeddings.vectors import Matrix, from_blob, normalized, to_blob
 from memory.models import EmbeddingVector
+from memory.recent_chats import CHATS_HELD, drop_least_recent
 from memory.storage.sql import json_values
 
 Key = tuple[str, int]
@@ -160,12 +161,6 @@ async def refresh_vectors(
     return ChatVectors(keys, matrix, version, tuple(ids))
 
 
-MAX_CACHED_CHATS = 256
-"""The chats whose vectors are held at most (beyond those of the search under way), the least recently
-searched dropped first and read again at their next search: a bot in many chats would otherwise hold
-the vectors of every chat it ever searched, for as long as it runs."""
-
-
 class VectorIndex:
     """Per-chat vectors cached in memory; a chat's rows added, rewritten or removed since are read
     again when its row count, newest id or newest write time changes (`refresh_vectors`), and the
@@ -174,9 +169,11 @@ class VectorIndex:
     id may not show). The vectors held for a chat merged into another are dropped at the next search
     after the merge, in whichever chats (memory.chat_marks.MergeWatch), or at once by `forget_chats`."""
 
-    def __init__(self, max_chats: int = MAX_CACHED_CHATS) -> None:
+    def __init__(self, max_chats: int = CHATS_HELD) -> None:
+        """Hold the vectors of the `max_chats` chats searched last, besides those of the search under
+        way (a search over more chats would otherwise read them all again each time)."""
         self.max_chats = max_chats
-        self._cache: OrderedDict[tuple[int, str, int], tuple[int, ChatVectors]] = OrderedDict()
+        self._cache: OrderedDict[tuple[int, str, int], tuple[int, ChatVectors]] = OrderedDict()  # LRU first
         self._merges = MergeWatch()
 
     def cached_chats(self) -> set[int]:
@@ -214,12 +211,6 @@ class VectorIndex:
         self._cache.move_to_end(key)
         return held[1]
 
-    def _trim(self, searched: Sequence[int]) -> None:
-        """Drop the least recently searched chats past `max_chats`, never one of this search's (a search
-        over more chats than that would read them all again each time)."""
-        while len(self._cache) > self.max_chats and next(iter(self._cache))[0] not in searched:
-            self._cache.popitem(last=False)
-
     async def search(
         self, session: AsyncSession, chat_ids: Sequence[int], model: str, query: Sequence[float], limit: int
     ) -> list[tuple[Key, float]]:
@@ -237,6 +228,6 @@ class VectorIndex:
             sims = chat.matrix @ q
             top = np.argsort(-sims)[:limit]
             scored.extend((chat.keys[i], float(sims[i])) for i in top)
-        self._trim(chat_ids)
+        drop_least_recent(self._cache, self.max_chats, keep=lambda key: key[0] in chat_ids)
         scored.sort(key=lambda item: -item[1])
         return scored[:limit]

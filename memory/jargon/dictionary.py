@@ -783,7 +783,7 @@ async def due_for_inference(
     `limit` of them (none for a limit of 0)."""
     if not thresholds or limit <= 0:
         return []
-    query = select(Jargon).where(*_undecided_past_a_threshold(thresholds), _crossed_one(thresholds))
+    query = select(Jargon).where(*_due_for_inference(thresholds))
     if ids is not None:
         query = query.where(Jargon.id.in_(sorted(set(ids))))
     due: list[tuple[EntryView, int]] = []
@@ -801,26 +801,23 @@ async def count_due_for_inference(session: AsyncSession, thresholds: Sequence[in
     crossed since their last inference."""
     if not thresholds:
         return 0
-    query = select(func.count()).where(*_undecided_past_a_threshold(thresholds), _crossed_one(thresholds))
+    query = select(func.count()).where(*_due_for_inference(thresholds))
     return int((await session.execute(query)).scalar_one())
 
 
-def _crossed_one(thresholds: Sequence[int]) -> ColumnElement[bool]:
-    """Entries with one of `thresholds` (not empty) between their last inference and their count. In the
-    query, so that the entries counted on since their last threshold, but short of the next one (most of a
-    dictionary grown over months), are not read at every tick of the mining job."""
-    return or_(*(and_(Jargon.last_inference_count < t, Jargon.count >= t) for t in sorted(set(thresholds))))
-
-
-def _undecided_past_a_threshold(thresholds: Sequence[int]) -> tuple[ColumnElement[bool], ...]:
-    """Entries inference may take that may have crossed one of `thresholds` (not empty) since their
-    last inference; `due_threshold` tells which did."""
+def _due_for_inference(thresholds: Sequence[int]) -> tuple[ColumnElement[bool], ...]:
+    """Entries inference may take that crossed one of `thresholds` (not empty) since their last
+    inference (`due_threshold` tells which). The crossing is in the query, so that the entries counted
+    on since their last threshold but short of the next one (most of a dictionary grown over months)
+    are not read at every tick of the mining job; the plain bounds before it narrow the scan."""
+    crossed = (and_(Jargon.last_inference_count < t, Jargon.count >= t) for t in sorted(set(thresholds)))
     return (
         Jargon.count > Jargon.last_inference_count,
         Jargon.count >= min(thresholds),
         Jargon.last_inference_count < max(thresholds),
         Jargon.status.in_(("candidate", "inferred")),
         Jargon.provenance != "manual",
+        or_(*crossed),
     )
 
 

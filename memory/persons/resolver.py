@@ -13,18 +13,26 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 
 from memory.chat_marks import MergeWatch
 from memory.persons import store
 from memory.persons.aliases import AliasIndex, Mention, Resolution
 from memory.persons.config import PersonsConfig
+from memory.recent_chats import CHATS_HELD, drop_least_recent
 from memory.storage import Database
 
 MAX_REMEMBERED_TEXTS = 4096
-MAX_CACHED_CHATS = 256
-"""The chats whose names are held at most, the least recently used dropped first (rebuilt at their next
-use): a bot in a thousand chats would otherwise hold an index, and up to MAX_REMEMBERED_TEXTS texts, for
-every chat it ever answered in, for as long as it runs."""
+
+
+@dataclass(slots=True)
+class _Names:
+    """What is held for one chat: its alias index at the names' version, and the mentions already
+    found per text (the recent window is searched again for every reply), dropped with the index."""
+
+    version: tuple[int, int]
+    index: AliasIndex
+    found: dict[str, list[int]] = field(default_factory=dict)
 
 
 class PersonResolver:
@@ -35,44 +43,41 @@ class PersonResolver:
         db: Database,
         config: Callable[[], PersonsConfig] | None = None,
         *,
-        max_chats: int = MAX_CACHED_CHATS,
+        max_chats: int = CHATS_HELD,
     ) -> None:
         self.db = db
         self.config = config or PersonsConfig
         self.max_chats = max_chats
-        self._cache: OrderedDict[int, tuple[tuple[int, int], AliasIndex]] = OrderedDict()
-        # Mentions already found per chat and text; the recent window is searched again for every
-        # reply. Dropped with the chat's index when its names change.
-        self._found: dict[int, dict[str, list[int]]] = {}
+        self._cache: OrderedDict[int, _Names] = OrderedDict()  # least recently used first
         self._merges = MergeWatch()
 
     def cached_chats(self) -> set[int]:
         """The chats whose names are held in memory."""
-        return set(self._cache) | set(self._found)
+        return set(self._cache)
 
     def forget_chats(self, chat_ids: Iterable[int]) -> None:
         """Drop the names held for these chats (a merge this process made); rebuilt at their next use."""
         for chat_id in chat_ids:
             self._cache.pop(chat_id, None)
-            self._found.pop(chat_id, None)
 
     async def index(self, chat_id: int) -> AliasIndex:
         """The chat's alias index, rebuilt only when its names changed."""
+        return (await self._names(chat_id)).index
+
+    async def _names(self, chat_id: int) -> _Names:
         async with self.db.read() as session:
             self.forget_chats(await self._merges.gone(session, self.cached_chats()))
             version = await store.versions(session, chat_id)
-            cached = self._cache.get(chat_id)
-            if cached is not None and cached[0] == version:
-                self._cache.move_to_end(chat_id)
-                return cached[1]
-            entries = await store.alias_entries(session, chat_id, self.config().alias_sources)
-        built = AliasIndex(entries)
-        self._cache[chat_id] = (version, built)
+            held = self._cache.get(chat_id)
+            fresh = held is not None and held.version == version
+            sources = self.config().alias_sources
+            entries = [] if fresh else await store.alias_entries(session, chat_id, sources)
+        if held is None or not fresh:
+            held = _Names(version, AliasIndex(entries))
+        self._cache[chat_id] = held
         self._cache.move_to_end(chat_id)
-        self._found[chat_id] = {}
-        while len(self._cache) > self.max_chats:
-            self.forget_chats([next(iter(self._cache))])
-        return built
+        drop_least_recent(self._cache, self.max_chats)
+        return held
 
     async def resolve(self, chat_id: int, name: str) -> Resolution:
         """Everyone in the chat `name` may refer to, best first; `ambiguous` when two are too close.
@@ -92,9 +97,9 @@ class PersonResolver:
 
     async def mentions_in(self, chat_id: int, texts: Sequence[str]) -> list[list[int]]:
         """`mentions` of each text, reading the chat's names once."""
-        index = await self.index(chat_id)
+        names = await self._names(chat_id)
+        index, known = names.index, names.found
         confidence = self.config().mention_min_confidence
-        known = self._found.setdefault(chat_id, {})
         if len(known) > MAX_REMEMBERED_TEXTS:
             known.clear()
         for text in texts:

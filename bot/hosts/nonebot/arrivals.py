@@ -55,11 +55,8 @@ async def in_turn() -> AsyncIterator[None]:
     if place is None:
         yield
         return
-    try:
-        await place.reached()
+    async with place.taken_up():
         yield
-    finally:
-        place.leave()
 
 
 def _chat_of(event: Any) -> Hashable | None:
