@@ -1,6 +1,7 @@
 """A chat's members by nickname (nickname -> platform user id), as the web playground reads them for
 every post and edit so that a typed `@name` mentions a member it knows from an earlier run; kept per
-chat key, since reading them walks every member of the chat (about 0.1 s at 3,000 members).
+chat key for the chats used last (`memory.recent_chats`), since reading them walks every member of the
+chat (about 0.1 s at 3,000 members).
 
 What is kept is read again when it may have changed, never patched by guesswork:
 - the chat's or the global name version moved (memory.persons.store.versions): a person merged or
@@ -17,6 +18,7 @@ an older snapshot never outlives the change.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -25,8 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memory.directory import Member, members
 from memory.ingest import Recorded
 from memory.persons.store import versions
-
-MAX_CHATS = 256  # chat keys kept; the one kept longest goes first
+from memory.recent_chats import CHATS_HELD, drop_least_recent
 
 
 def by_nickname(found: Iterable[Member]) -> dict[str, str]:
@@ -50,7 +51,7 @@ class ChatNicknames:
     """The nicknames of chats, kept per chat key (`platform`, `platform_chat_id`); a `ChatCache`."""
 
     def __init__(self) -> None:
-        self._kept: dict[tuple[str, str], _Kept] = {}
+        self._kept: OrderedDict[tuple[str, str], _Kept] = OrderedDict()
         self._changes = 0  # how many changes this process made that may touch kept names
 
     def mark(self) -> int:
@@ -65,14 +66,14 @@ class ChatNicknames:
         version = await versions(session, chat_id)
         kept = self._kept.get(key)
         if kept is not None and (kept.chat_id, kept.version) == (chat_id, version):
+            self._kept.move_to_end(key)
             return dict(kept.names)
         found = await members(session, chat_id)
         names = by_nickname(found)
         if mark == self._changes:  # else a change since this read began may be missing from it
             self._kept.pop(key, None)
-            if len(self._kept) >= MAX_CHATS:
-                del self._kept[next(iter(self._kept))]
             self._kept[key] = _Kept(chat_id, version, names)
+            drop_least_recent(self._kept, CHATS_HELD)
         return dict(names)
 
     def recorded(self, recorded: Iterable[Recorded]) -> None:
@@ -96,4 +97,6 @@ class ChatNicknames:
         dropped = set(chat_ids)
         if dropped:
             self._changes += 1
-            self._kept = {key: kept for key, kept in self._kept.items() if kept.chat_id not in dropped}
+            self._kept = OrderedDict(
+                (key, kept) for key, kept in self._kept.items() if kept.chat_id not in dropped
+            )

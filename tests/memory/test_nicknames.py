@@ -162,3 +162,23 @@ async def test_a_nickname_another_process_changes_back_is_followed(
         await say(elsewhere, 7, "u2", "bob", chat="side")
         assert await memory.chat_nicknames(*ROOM) == {"alicia": "u1", "bob": "u2"}
     assert member_reads(plans) == 0, "messages under the nicknames kept change nothing"
+
+
+async def test_the_nicknames_of_the_chats_used_last_are_kept(
+    memory: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At most `CHATS_HELD` chats are kept, the least recently used dropped first: a chat asked for
+    again is kept over one asked for once (before, the one read from the database first went)."""
+    monkeypatch.setattr("memory.nicknames.CHATS_HELD", 2)
+    for chat in ("a", "b", "c"):
+        await say(memory, 1, f"{chat}1", f"成员{chat}", chat=chat)
+    await memory.chat_nicknames("test", "a")
+    await memory.chat_nicknames("test", "b")
+    await memory.chat_nicknames("test", "a")  # used again: "b" is now the least recent
+    await memory.chat_nicknames("test", "c")
+    with planned(memory.db) as plans:
+        assert await memory.chat_nicknames("test", "a") == {"成员a": "a1"}
+    assert member_reads(plans) == 0
+    with planned(memory.db) as plans:
+        assert await memory.chat_nicknames("test", "b") == {"成员b": "b1"}
+    assert member_reads(plans) == 1
