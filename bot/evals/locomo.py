@@ -45,6 +45,7 @@ from memory.types import ChatMessage
 
 PLATFORM = "locomo"
 RANKING_DEPTH = 100
+QUESTION_EMBED_WAIT_SECONDS = 300.0
 TURN_CATEGORIES = (1, 2, 3, 4)
 _DIA = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
 _SESSION_KEY = re.compile(r"session_(\d+)$")
@@ -234,7 +235,11 @@ async def evaluate(
     """Record, backfill and query every conversation; the JSON report (`baseline` adds plain BM25)."""
     # LoCoMo's times name no zone and are read as UTC: days are counted in that same zone, whatever
     # the machine's, so that the numbers do not depend on where the eval runs.
-    settings = dataclasses.replace(settings or RecallSettings(), timezone=None)
+    # A question's vector is waited for: a bot's short timeout guards its reply time, while here a
+    # loaded machine would otherwise turn some questions lexical, and the numbers with them.
+    settings = dataclasses.replace(
+        settings or RecallSettings(), timezone=None, query_embed_timeout_seconds=QUESTION_EMBED_WAIT_SECONDS
+    )
     # Recall keeps its candidate pool whatever the limit up to that size, so a ranking this deep has
     # the same top as production's and reaches as many sessions as recall found.
     depth = max(RANKING_DEPTH, settings.candidates)

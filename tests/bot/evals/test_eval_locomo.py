@@ -1,5 +1,8 @@
+import asyncio
 import json
+import logging
 import socket
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -9,11 +12,13 @@ from click.testing import CliRunner
 from bot.cli.main import cli
 from bot.evals.locomo import (
     DataError,
+    evaluate,
     evidence_ids,
     load_conversations,
     parse_session_time,
     score_ranking,
 )
+from memory.recall import RecallSettings
 
 DEV = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "locomo" / "locomo_dev.json"
 
@@ -308,3 +313,26 @@ def test_an_embedder_that_fails_is_a_clear_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, [*args, "--base-url", f"http://127.0.0.1:{port}/v1"])
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert f"127.0.0.1:{port}/v1/embeddings unreachable" in result.output
+
+
+class SlowQuestionEmbedder:
+    """A stand-in model slower on one question than a bot's question timeout allows."""
+
+    model = "test-slow"
+    dimension = 2
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if len(texts) == 1:
+            await asyncio.sleep(0.2)
+        return [[float("puppy" in text.lower()) + 0.01, 1.0] for text in texts]
+
+
+async def test_each_question_waits_for_its_vector(tiny: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Under load some questions' vectors came after the bot's timeout (`[recall]
+    query_embed_timeout_seconds`), so the `local` numbers were partly lexical and varied with the
+    machine's load."""
+    settings = RecallSettings(query_embed_timeout_seconds=0.05)
+    with caplog.at_level(logging.WARNING, logger="memory.recall.pipeline"):
+        report = await evaluate(load_conversations(tiny), settings, SlowQuestionEmbedder())
+    assert report["n_questions"] == 4
+    assert not [r for r in caplog.records if "not embedded" in r.getMessage()]
