@@ -7,11 +7,11 @@ the reply context.
 
 Confidence of a match, before the alias weight is applied:
 exact 1.0 · same pinyin (小红/晓红/xiaohong) or the same letters without accents (José/Jose) 0.9 ·
-same characters after removing a diminutive (小红/红红/阿红/红儿) 0.85 · the first name of a Latin
-full name (Sam of "Sam O'Connor", asked for as a name, not found inside text) 0.8 · same pinyin after
-removing a diminutive (小红/阿宏/hong) 0.75 · initials (xh) 0.55 · fuzzy (typos in Latin and pinyin
-spellings) 0.6-0.8 by similarity. The alias weight w in [0, 1] scales
-it by (0.8 + 0.2·w), so a stale nickname loses to a current card.
+same characters after removing a diminutive (小红/红红/阿红/红儿) 0.85 · one word of a Latin full name
+(Sam or O'Connor of "Sam O'Connor"; inside text only when capitalised, not ordinary English and nobody
+else's) 0.8 · same pinyin after removing a diminutive (小红/阿宏/hong) 0.75 · initials (xh) 0.55 · fuzzy
+(typos in Latin and pinyin spellings) 0.6-0.8 by similarity. The alias weight w in [0, 1] scales it by
+(0.8 + 0.2·w), so a stale nickname loses to a current card.
 """
 
 from __future__ import annotations
@@ -23,11 +23,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
+from itertools import chain
 from typing import NamedTuple
 
 import jieba
+import regex
 from rapidfuzz import fuzz, process
 
+from memory.persons.english import is_common_english
 from memory.persons.names import (
     DIMINUTIVE_PREFIX_CHARS,
     DIMINUTIVE_SUFFIX_CHARS,
@@ -67,6 +70,9 @@ LATIN_NAME_WORDS = 3
 LATIN_NAME_PARTS = 6
 # "Sam O'Connor", "Mary-Jane Watson": a capitalised first name, then more Latin words.
 _LATIN_FULL_NAME = re.compile(r"(?P<first>[A-Z][A-Za-z'’-]+)(?:\s+[A-Za-z][\w'’.-]*)+")
+# A word of Latin letters and digits in normalised text; parts joined by an apostrophe or hyphen are
+# separate words here, joined by `_whole_words`.
+_LATIN_WORD = regex.compile(r"[\p{Latin}\d]+")
 
 
 class How(StrEnum):
@@ -83,7 +89,7 @@ _BASE = {How.EXACT: 1.0, How.PINYIN: 0.9, How.INITIALS: 0.55}
 _VARIANT_CHARS = 0.85
 _VARIANT_PINYIN = 0.75
 _VARIANT_ACCENTS = 0.9
-_GIVEN_NAME = 0.8
+_NAME_PART = 0.8
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,10 +168,14 @@ def _is_ambiguous(matches: list[Match], margin: float) -> bool:
     return len(matches) >= 2 and matches[0].confidence - matches[1].confidence < margin
 
 
-def _given_name_key(alias: str) -> str:
-    """The key of the first name of a Latin full name ("sam" of "Sam O'Connor"), else ""."""
-    found = _LATIN_FULL_NAME.fullmatch(alias.strip())
-    return name_key(found["first"]) if found else ""
+def _name_part_keys(alias: str) -> list[str]:
+    """The keys of the words of a Latin full name ("sam" and "oconnor" of "Sam O'Connor", "maryjane"
+    and "watson" of "Mary-Jane Watson"); none for a name of one word or not of Latin words. An
+    initial ("J.") is no part."""
+    if not _LATIN_FULL_NAME.fullmatch(alias.strip()):
+        return []
+    keys = (name_key(word) for word in alias.split())
+    return list(dict.fromkeys(key for key in keys if len(key) >= 2))
 
 
 def _strip_units(units: list[str], prefixes: Iterable[str], suffixes: Iterable[str]) -> str:
@@ -197,7 +207,7 @@ class AliasIndex:
         self._by_core_pinyin: dict[str, list[_Indexed]] = defaultdict(list)
         self._by_initials: dict[str, list[_Indexed]] = defaultdict(list)
         self._by_unaccented: dict[str, list[_Indexed]] = defaultdict(list)
-        self._by_given_name: dict[str, list[_Indexed]] = defaultdict(list)
+        self._by_part: dict[str, list[_Indexed]] = defaultdict(list)
         self._max_key_chars = 0
         for raw in entries:
             entry = raw if isinstance(raw, AliasEntry) else AliasEntry(*raw)
@@ -217,8 +227,8 @@ class AliasIndex:
                 self._by_initials[forms.initials].append(item)
             if forms.unaccented:
                 self._by_unaccented[forms.unaccented].append(item)
-            if given := _given_name_key(entry.alias or ""):
-                self._by_given_name[given].append(item)
+            for part in _name_part_keys(entry.alias or ""):
+                self._by_part[part].append(item)
             self._max_key_chars = max(self._max_key_chars, len(forms.key))
         self._fuzzy_keys = [k for k in self._by_pinyin if len(k) >= FUZZY_MIN_CHARS]
 
@@ -290,10 +300,7 @@ class AliasIndex:
             initials=True,
             fuzzy=True,
         )
-        matches += [
-            Match(i.entry.person_id, i.scaled(_GIVEN_NAME), How.VARIANT, i.entry.alias)
-            for i in self._by_given_name.get(forms.key, [])
-        ]
+        matches += self._part_matches(forms.key)
         kept = [m for m in _best_per_person(matches) if m.confidence >= self.min_confidence]
         return Resolution(name, kept, _is_ambiguous(kept, self.margin))
 
@@ -305,14 +312,16 @@ class AliasIndex:
         Exact aliases are found anywhere (Latin ones on word boundaries); pinyin and diminutive
         variants only for 2-4 character Chinese spans and multi-syllable Latin words; fuzzy only for
         Latin words of 5+ letters. Ordinary vocabulary (frequent jieba words) and parts of a longer
-        word are discounted so that 事实 is not 石石 and 红色 is not 红红.
+        word are discounted so that 事实 is not 石石 and 红色 is not 红红. One word of a Latin full
+        name alone ("O'Connor") counts as `_part_candidates` says.
         """
         if not text or not self._by_key:
             return []
         norm, origin, origin_end = _normalize_with_offsets(text)
         token_spans = _jieba_spans(norm)
         found: list[Mention] = []
-        for start, end, matches in self._span_candidates(norm):
+        candidates = chain(self._span_candidates(norm), self._part_candidates(text, norm, origin))
+        for start, end, matches in candidates:
             penalty = _context_factor(norm[start:end], start, end, token_spans)
             scored = [
                 m._replace(confidence=round(m.confidence * penalty, 4))
@@ -335,6 +344,32 @@ class AliasIndex:
                 )
             )
         return _non_overlapping(found)
+
+    def _part_matches(self, key: str) -> list[Match]:
+        """The people one of whose full names has the word `key` ("sam" or "oconnor" of "Sam O'Connor")."""
+        return [
+            Match(i.entry.person_id, i.scaled(_NAME_PART), How.VARIANT, i.entry.alias)
+            for i in self._by_part.get(key, [])
+        ]
+
+    def _part_candidates(
+        self, text: str, norm: str, origin: list[int]
+    ) -> Iterable[tuple[int, int, list[Match]]]:
+        """Whole words of the text that are one word of one person's Latin full name ("ask Priya",
+        "did O'Connor send it?"), written with a capital, and not everyday English (`is_common_english`:
+        "Will", "Mark", "Rose", a capital at a sentence start saying nothing). A word of the full names
+        of two people names neither: ambiguous, it is left out."""
+        if not self._by_part:
+            return
+        for start, end in _whole_words(norm):
+            matches = self._part_matches(name_key(norm[start:end]))
+            if (
+                matches
+                and len({m.person_id for m in matches}) == 1
+                and text[origin[start]].isupper()
+                and not is_common_english(norm[start:end])
+            ):
+                yield start, end, matches
 
     def _span_candidates(self, norm: str) -> Iterable[tuple[int, int, list[Match]]]:
         n = len(norm)
@@ -413,6 +448,21 @@ class AliasIndex:
                 )
                 if matches:
                     yield start, end, matches
+
+
+def _whole_words(norm: str) -> Iterable[tuple[int, int]]:
+    """(start, end) of every whole Latin word of `norm`, parts joined by an apostrophe or hyphen taken
+    together ("o'connor", "mary-jane"), a possessive "'s" left out ("o'connor" of "o'connor's")."""
+    start = end = -1
+    for word in _LATIN_WORD.finditer(norm):
+        if start >= 0 and word.start() == end + 1 and _glued_after(norm, end):
+            end = word.end()
+            continue
+        if start >= 0:
+            yield start, end
+        start, end = word.start(), word.end()
+    if start >= 0:
+        yield start, end
 
 
 def _is_word_char(ch: str) -> bool:

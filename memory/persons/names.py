@@ -224,12 +224,16 @@ def _posseg() -> Any:  # jieba has no type hints
 
 
 def prepare() -> None:
-    """Load pypinyin's tables, the pinyin syllables and jieba's part-of-speech tags now (about a
-    second, once per process) instead of inside the first message or reply that matches a name.
-    Safe from any thread (imports run under the import lock; the caches hold equal values)."""
+    """Load pypinyin's tables, the pinyin syllables, jieba's part-of-speech tags and wordfreq's English
+    list now (about a second and a half, once per process) instead of inside the first message or reply
+    that matches a name. Safe from any thread (imports run under the import lock; the caches hold equal
+    values)."""
+    from memory.persons.english import is_common_english
+
     to_pinyin("张三", split_unknown=True)
     pinyin_syllables()
     _posseg()
+    is_common_english("name")
 
 
 def pos_tags(text: str) -> list[tuple[str, str]]:

@@ -66,9 +66,114 @@ def test_a_first_name_asked_for_finds_the_full_name():
     # The exact name wins over another's first name; two full names sharing it are ambiguous.
     assert idx.resolve("Kim").person_id == "kim"
     assert AliasIndex([("a", "Sam Lee", "card", 1.0), ("b", "Sam Wu", "card", 1.0)]).resolve("Sam").ambiguous
-    # Asked for only: a first name inside text is not taken for the person, nor a last name asked for.
+    # A first name that is everyday English (wordfreq) is not taken for the person inside text.
     assert idx.find_mentions("Sam you stood in the fire") == []
-    assert idx.resolve("Watson").matches == []
+
+
+ENGLISH_CHAT = AliasIndex(
+    [
+        ("sam", "Sam O'Connor", "card", 1.0),
+        ("liz", "Elizabeth Park", "card", 1.0),
+        ("mj", "Mary-Jane Watson", "card", 1.0),
+        ("will", "Will Turner", "card", 1.0),
+        ("pri", "Priya Raman", "card", 1.0),
+        ("grace", "Grace Nakamura", "card", 1.0),
+        ("rose", "Rose Kowalczyk", "card", 1.0),
+        ("may", "May Lindqvist", "card", 1.0),
+        ("bill", "Bill Okafor", "card", 1.0),
+        ("mark", "Mark Abernathy", "card", 1.0),
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("did O'Connor send the slides?", [("sam", "O'Connor")]),
+        ("ask Priya about O’Connor's deck", [("pri", "Priya"), ("sam", "O’Connor")]),
+        ("Elizabeth said the budget is tight", [("liz", "Elizabeth")]),
+        ("Watson and Turner are late again", [("mj", "Watson"), ("will", "Turner")]),
+        ("what did Mary-Jane say?", [("mj", "Mary-Jane")]),
+        ("昨天Raman和Okafor都没来", [("pri", "Raman"), ("bill", "Okafor")]),
+        ("I met Sam O'Connor at the Kowalczyk party", [("sam", "Sam O'Connor"), ("rose", "Kowalczyk")]),
+    ],
+)
+def test_a_word_of_a_members_full_name_alone_in_text_finds_them(text: str, found: list[tuple[str, str]]):
+    """Found by a QA pass of an English group: "did O'Connor send the slides?" brought no card to the
+    reply context and no person to recall, a first or last name being found only when asked for."""
+    mentions = ENGLISH_CHAT.find_mentions(text)
+    assert [(m.person_id, text[m.span[0] : m.span[1]]) for m in mentions] == found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "elizabeth said the budget is tight",  # a name part counts only written with a capital
+        "did oconnor send it?",
+        "Will you send the slides?",  # everyday English words, capital or not
+        "ask Will about it",
+        "Grace period ends Friday",
+        "a Rose for everyone",
+        "see you in May",
+        "May I ask?",
+        "Bill me later",
+        "Mark it as done",
+        "we met at the Park",
+        "Jane is here",  # no part of "Mary-Jane"
+    ],
+)
+def test_a_name_part_in_text_that_is_lower_case_or_everyday_english_finds_nobody(text: str):
+    assert ENGLISH_CHAT.find_mentions(text) == []
+
+
+def test_a_name_part_two_members_share_finds_neither_in_text_and_is_ambiguous_asked_for():
+    idx = AliasIndex([("a", "Priya Raman", "card", 1.0), ("b", "Priya Shah", "card", 1.0)])
+    assert idx.find_mentions("ask Priya about it") == []
+    assert idx.resolve("Priya").ambiguous
+    # An exact name wins over a word of another's full name, in text as asked for.
+    idx = AliasIndex([("a", "Priya Raman", "card", 1.0), ("b", "Priya", "card", 1.0)])
+    assert [m.person_id for m in idx.find_mentions("ask Priya about it")] == ["b"]
+    assert idx.resolve("Priya").person_id == "b"
+
+
+def test_a_last_name_asked_for_finds_the_full_name():
+    assert ENGLISH_CHAT.resolve("Watson").person_id == "mj"
+    assert ENGLISH_CHAT.resolve("o'connor").person_id == "sam"
+    assert ENGLISH_CHAT.resolve("Park").person_id == "liz", "asked for as a name, a word is a name"
+
+
+CHINESE_CHAT = AliasIndex(
+    [
+        ("red", "小红", "card", 1.0),
+        ("wang", "老王", "nickname", 1.0),
+        ("zhao", "赵一鸣", "card", 1.0),
+        ("zhao", "老赵", "self", 0.9),
+        ("muller", "托马斯·穆勒", "card", 1.0),
+        ("ming", "阿明", "card", 1.0),
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [  # what find_mentions answered before words of Latin full names were looked for in text
+        ("红红说周末去爬山", [("red", (0, 2), 0.85, How.VARIANT)]),
+        ("小红和老王去吃饭了", [("red", (0, 2), 1.0, How.EXACT), ("wang", (3, 5), 1.0, How.EXACT)]),
+        ("事实上我喜欢红色", []),
+        ("一鸣说他来", []),
+        ("昨天托马斯·穆勒进球了", [("muller", (2, 8), 1.0, How.EXACT)]),
+        ("xiao hong 在吗", [("red", (0, 9), 0.9, How.PINYIN)]),
+        ("老赵推荐的咖啡店", [("zhao", (0, 2), 0.98, How.EXACT)]),
+        ("明天阿明和Tom一起来", [("ming", (2, 4), 1.0, How.EXACT)]),
+        ("王老师好", []),
+        ("赵一鸣和Sam O'Connor", [("zhao", (0, 3), 1.0, How.EXACT)]),
+    ],
+)
+def test_names_in_a_chinese_chat_are_found_as_before(
+    text: str, found: list[tuple[str, tuple[int, int], float, How]]
+) -> None:
+    mentions = CHINESE_CHAT.find_mentions(text)
+    assert [(m.person_id, m.span, m.confidence, m.how) for m in mentions] == found
 
 
 def test_alias_weight_breaks_ties():

@@ -62,6 +62,22 @@ async def test_cards_in_an_english_chats_context_are_written_in_english(
     assert not regex.search(r"\p{Han}", cards), cards
 
 
+async def test_a_last_or_first_name_alone_brings_the_card_of_its_member(
+    chat, people: PersonMemory, memory: MemoryService
+) -> None:
+    """Found by a QA pass of an English group: a member named by one word of their full name got no card."""
+    g1 = chat()
+    await g1.say("u1", "I'll put the slides in the shared drive", card="Sam O'Connor")
+    await g1.say("u2", "I'll check the budget numbers", card="Elizabeth Park")
+    await g1.say("u3", "the mockups are almost done", card="Priya Raman")
+    said = await g1.say("u3", "did O'Connor send the slides? Elizabeth wants them", card="Priya Raman")
+    cards = _section(await _context(memory, said), "persons")
+    assert "\nSam O'Connor — " in cards and "\nElizabeth Park — " in cards
+    said = await g1.say("u3", "the Park is closed, elizabeth will check later", card="Priya Raman")
+    cards = _section(await _context(memory, said), "persons")
+    assert "Elizabeth Park" not in cards and "Sam O'Connor" not in cards
+
+
 async def test_a_pronoun_brings_the_card_of_the_person_last_discussed(
     chat, people: PersonMemory, memory: MemoryService
 ) -> None:

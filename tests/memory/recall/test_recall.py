@@ -395,6 +395,20 @@ async def test_a_name_with_an_apostrophe_or_hyphen_in_a_question_resolves_to_its
     assert hits[0].id == 1 and "person" in hits[0].signals
 
 
+async def test_a_last_name_alone_in_a_question_resolves_to_its_person(recall_memory: MemoryService) -> None:
+    """Found by a QA pass of an English group: "which cafe did O'Connor recommend" did not narrow to
+    what Sam O'Connor said, a last name alone being no name recall knew."""
+    await recall_memory.record(
+        make_message(1, sender="u5", sender_name="Sam O'Connor", text="that cafe by the river is good")
+    )
+    await recall_memory.record(
+        make_message(2, sender="u2", sender_name="Priya Raman", text="cafe cafe recommend cafe the cafe")
+    )
+    with_weights(recall_memory, context_spread=0.0, window=0.0)
+    hits = await recall_memory.recall(RecallQuery("which cafe did O'Connor recommend", (1,), T0))
+    assert hits[0].id == 1 and "person" in hits[0].signals
+
+
 async def test_forgetting_a_person_removes_their_preference_documents(recall_memory: MemoryService) -> None:
     from sqlalchemy import func, select
 

@@ -1,0 +1,26 @@
+"""English words and names: whether a word is ordinary English vocabulary.
+
+A part of a member's name found alone in a message ("ask Priya", "did O'Connor send it?") and a name
+given in "I'm X" are taken for a name only when they are not words every English speaker writes:
+"Will", "May", "Mark", "Bill", "Rose", "Grace", "Park", "Happy" are, and a capital letter at the start
+of a sentence says nothing. wordfreq's English frequencies decide (a dependency, offline): a word at or
+above `COMMON_ZIPF` on its Zipf scale (log10 of uses per billion words; 4.5 is about 30 per million) is
+ordinary vocabulary. wordfreq counts a word whatever its case, so the commonest given names ("John",
+"Sam") count as ordinary too: a wrong person is worse than none.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+COMMON_ZIPF = 4.5
+# wordfreq reads ASCII apostrophes and hyphens inside a word ("o'connor", "mary-jane").
+_ASCII_JOINERS = str.maketrans({"’": "'", "ʼ": "'", "‐": "-"})
+
+
+@lru_cache(maxsize=4096)
+def is_common_english(word: str) -> bool:
+    """True when `word` (any case) is everyday English vocabulary by wordfreq (see the module docstring)."""
+    from wordfreq import zipf_frequency  # its English list takes ~0.5 s to load: only when first needed
+
+    return float(zipf_frequency(word.translate(_ASCII_JOINERS), "en")) >= COMMON_ZIPF
