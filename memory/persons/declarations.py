@@ -4,7 +4,8 @@
 Conservative by design: a candidate name must look like a name (no verbs, pronouns, time words or
 numbers by jieba's tags; not a stop word), sit at the end of its clause, come from the speaker's own
 words (`speech.own_clauses`), and not be refused ("别叫我X", "don't call me X"). "我是X" and "I'm X"
-are accepted only in an introduction or when X is tagged a person name, and with lower confidence.
+are accepted only in an introduction or when X reads as a name by itself (`_reads_as_a_name`), and with
+lower confidence.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
+from memory.persons.english import KNOWN_ZIPF, is_common_english
 from memory.persons.names import clean_name, grapheme_len, has_cjk, pos_tags
 from memory.persons.speech import Clause, Utterance, own_clauses, own_text, sub_clauses
 
@@ -116,7 +118,13 @@ def looks_like_name(alias: str) -> bool:
     return first not in _STOP_EN and any(ch.isalpha() for ch in alias)
 
 
-def _is_person_name_tag(alias: str) -> bool:
+def _reads_as_a_name(alias: str, language: str) -> bool:
+    """Whether X of "我是X" / "I'm X" is a name without a greeting to say so: one word jieba tags a
+    person name (张三, not 学生); in English, a capitalised word (the pattern asks for it, ending its
+    clause, so "I'm John's friend" is no naming) that English does not use as a word ("Pri", "Priya";
+    not "Tired", "Chinese", "Hungry", `english.KNOWN_ZIPF`)."""
+    if language == "en":
+        return not is_common_english(alias, KNOWN_ZIPF)
     tags = pos_tags(alias)
     return len(tags) == 1 and tags[0][1].startswith("nr")
 
@@ -169,14 +177,11 @@ def extract_declarations(utterance: Utterance) -> list[Declaration]:
             for match in pattern.finditer(body):
                 if not _negated(body, match):
                     add(utterance.speaker_id, Target.SELF, _candidate(match, clause), conf)
-        for match in _SELF_IS_ZH.finditer(body):
-            got = _candidate(match, clause)
-            if got and (intro or _is_person_name_tag(got[0])):
-                add(utterance.speaker_id, Target.SELF, got, 0.6)
-        for match in _SELF_IS_EN.finditer(body):
-            got = _candidate(match, clause)
-            if got and intro:
-                add(utterance.speaker_id, Target.SELF, got, 0.6)
+        for pattern, language in ((_SELF_IS_ZH, "zh"), (_SELF_IS_EN, "en")):
+            for match in pattern.finditer(body):
+                got = _candidate(match, clause)
+                if got and (intro or _reads_as_a_name(got[0], language)):
+                    add(utterance.speaker_id, Target.SELF, got, 0.6)
         if addressee is None:
             continue
         for pattern in (_OTHER_ADDRESSEE_ZH, _OTHER_THIRD_ZH, _OTHER_ADDRESSEE_EN, _OTHER_THIRD_EN):

@@ -52,6 +52,60 @@ def test_non_declarations_are_ignored(say, text):
 
 
 @pytest.mark.parametrize(
+    ("text", "alias"),
+    [
+        ("btw I'm Pri", "Pri"),
+        ("btw I’m Pri, new here, I do the copywriting", "Pri"),
+        ("I am Priya", "Priya"),
+        ("ok so I'm Oyelaran here", "Oyelaran"),
+        ("sorry, Im Xiaoling.", "Xiaoling"),
+    ],
+)
+def test_an_english_self_introduction_without_a_greeting_declares_a_name(say, text: str, alias: str):
+    """Found by a QA pass of an English group: "btw I'm Pri" taught nothing, "I'm X" counting only right
+    after a greeting ("hi, I'm Pri"), so /who Pri did not find Priya."""
+    assert aliases(extract_declarations(say(text))) == [("me", alias, Target.SELF)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm tired",
+        "I'm back",
+        "I'm here",
+        "I'm sorry",
+        "I'm fine",
+        "I'm done",
+        "I'm hungry",
+        "I'm Chinese",
+        "I'm American",
+        "I'm 22",
+        "I'm not sure",
+        "I'm going",
+        "I'm Happy",  # a capitalised adjective: everyday English, by wordfreq
+        "I'm Hungry",
+        "I'm Bored!",
+        "I'm Vegan btw",
+        "I'm John's friend",  # the word goes on into a predicate
+        "I'm Priya's sister",
+        "I'm Pri and I do the copy",
+        "I'm Priya?",
+        "so I'm Sam",  # a given name as common as an English word is not taken without a greeting
+    ],
+)
+def test_i_am_with_a_word_or_a_predicate_declares_nothing(say, text: str):
+    assert extract_declarations(say(text)) == []
+
+
+def test_chinese_self_introductions_are_judged_as_before(say):
+    """我是X without a greeting still needs X tagged a person name; 叫我X needs nothing."""
+    assert aliases(extract_declarations(say("我是张伟"))) == [("me", "张伟", Target.SELF)]
+    assert extract_declarations(say("我是学生")) == []
+    assert extract_declarations(say("我是Priya")) == [], "Latin after 我是 is judged as Chinese, as before"
+    assert aliases(extract_declarations(say("叫我Pri吧"))) == [("me", "Pri", Target.SELF)]
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "别叫我小红",

@@ -106,6 +106,15 @@ async def test_self_declared_name_becomes_alias_name_and_timeline(chat, people: 
     assert [(t.text, t.message_ids) for t in record.timeline] == [("自称「老赵」", [said.message_id])]
 
 
+async def test_a_name_given_in_passing_is_learnt_and_found_by_who(chat, people: PersonMemory) -> None:
+    g1 = chat("en1")
+    said = await g1.say("u5", "btw I'm Pri, new here, I do the copywriting", card="Priya Raman")
+    await g1.say("u4", "I'm tired, the printer jammed twice", card="Will Turner")
+    found = await people.who(said.chat_id, "Pri")
+    assert [r.name for r in found.records] == ["Priya Raman"]
+    assert (await people.who(said.chat_id, "tired")).records == []
+
+
 async def test_a_name_declared_before_an_admin_renamed_them_does_not_undo_the_rename(
     chat, people: PersonMemory
 ) -> None:
