@@ -9,9 +9,11 @@ Confidence of a match, before the alias weight is applied:
 exact 1.0 · same pinyin (小红/晓红/xiaohong) or the same letters without accents (José/Jose) 0.9 ·
 same characters after removing a diminutive (小红/红红/阿红/红儿) 0.85 · one word of a Latin full name
 (Sam or O'Connor of "Sam O'Connor"; inside text only when capitalised, not ordinary English and nobody
-else's) 0.8 · same pinyin after removing a diminutive (小红/阿宏/hong) 0.75 · initials (xh) 0.55 · fuzzy
-(typos in Latin and pinyin spellings) 0.6-0.8 by similarity. The alias weight w in [0, 1] scales it by
-(0.8 + 0.2·w), so a stale nickname loses to a current card.
+else's) 0.8 · same pinyin after removing a diminutive (小红/阿宏/hong) 0.75 · an English nickname of a
+Latin given name or the other way round (Liz of "Elizabeth Park", Robert of "Bob"; in text as a word of
+a full name is) 0.65 · initials (xh) 0.55 · fuzzy (typos in Latin and pinyin spellings) 0.6-0.8 by
+similarity. The alias weight w in [0, 1] scales it by (0.8 + 0.2·w), so a stale nickname loses to a
+current card.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import jieba
 import regex
 from rapidfuzz import fuzz, process
 
-from memory.persons.english import is_common_english
+from memory.persons.english import is_common_english, nickname_relatives
 from memory.persons.names import (
     DIMINUTIVE_PREFIX_CHARS,
     DIMINUTIVE_SUFFIX_CHARS,
@@ -90,6 +92,7 @@ _VARIANT_CHARS = 0.85
 _VARIANT_PINYIN = 0.75
 _VARIANT_ACCENTS = 0.9
 _NAME_PART = 0.8
+_NICKNAME = 0.65
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +181,16 @@ def _name_part_keys(alias: str) -> list[str]:
     return list(dict.fromkeys(key for key in keys if len(key) >= 2))
 
 
+def _given_name_key(alias: str) -> str:
+    """The key of the given name of a Latin name ("elizabeth" of "Elizabeth Park", "robert" of "Robert"),
+    else ""."""
+    alias = alias.strip()
+    if found := _LATIN_FULL_NAME.fullmatch(alias):
+        alias = found["first"]
+    key = name_key(alias)
+    return key if key.isascii() and key.isalpha() and len(key) >= 2 else ""
+
+
 def _strip_units(units: list[str], prefixes: Iterable[str], suffixes: Iterable[str]) -> str:
     if len(units) >= 2 and units[0] in prefixes:
         units = units[1:]
@@ -208,6 +221,7 @@ class AliasIndex:
         self._by_initials: dict[str, list[_Indexed]] = defaultdict(list)
         self._by_unaccented: dict[str, list[_Indexed]] = defaultdict(list)
         self._by_part: dict[str, list[_Indexed]] = defaultdict(list)
+        self._by_nickname: dict[str, list[_Indexed]] = defaultdict(list)
         self._max_key_chars = 0
         for raw in entries:
             entry = raw if isinstance(raw, AliasEntry) else AliasEntry(*raw)
@@ -229,6 +243,9 @@ class AliasIndex:
                 self._by_unaccented[forms.unaccented].append(item)
             for part in _name_part_keys(entry.alias or ""):
                 self._by_part[part].append(item)
+            if given := _given_name_key(entry.alias or ""):
+                for nickname in nickname_relatives(given):
+                    self._by_nickname[nickname].append(item)
             self._max_key_chars = max(self._max_key_chars, len(forms.key))
         self._fuzzy_keys = [k for k in self._by_pinyin if len(k) >= FUZZY_MIN_CHARS]
 
@@ -300,7 +317,7 @@ class AliasIndex:
             initials=True,
             fuzzy=True,
         )
-        matches += self._part_matches(forms.key)
+        matches += self._part_matches(forms.key) + self._nickname_matches(forms.key)
         kept = [m for m in _best_per_person(matches) if m.confidence >= self.min_confidence]
         return Resolution(name, kept, _is_ambiguous(kept, self.margin))
 
@@ -352,17 +369,27 @@ class AliasIndex:
             for i in self._by_part.get(key, [])
         ]
 
+    def _nickname_matches(self, key: str) -> list[Match]:
+        """The people whose given name `key` is a nickname of, or has as a nickname (`nickname_relatives`:
+        "liz" for Elizabeth Park, "robert" for Bob)."""
+        return [
+            Match(i.entry.person_id, i.scaled(_NICKNAME), How.VARIANT, i.entry.alias)
+            for i in self._by_nickname.get(key, [])
+        ]
+
     def _part_candidates(
         self, text: str, norm: str, origin: list[int]
     ) -> Iterable[tuple[int, int, list[Match]]]:
         """Whole words of the text that are one word of one person's Latin full name ("ask Priya",
-        "did O'Connor send it?"), written with a capital, and not everyday English (`is_common_english`:
-        "Will", "Mark", "Rose", a capital at a sentence start saying nothing). A word of the full names
-        of two people names neither: ambiguous, it is left out."""
-        if not self._by_part:
+        "did O'Connor send it?"), else a nickname of one person's given name ("Liz" for Elizabeth
+        Park), written with a capital, and not everyday English (`is_common_english`: "Will", "Mark",
+        "Rose", a capital at a sentence start saying nothing). A word that may be two people names
+        neither: ambiguous, it is left out."""
+        if not self._by_part and not self._by_nickname:
             return
         for start, end in _whole_words(norm):
-            matches = self._part_matches(name_key(norm[start:end]))
+            key = name_key(norm[start:end])
+            matches = self._part_matches(key) or self._nickname_matches(key)
             if (
                 matches
                 and len({m.person_id for m in matches}) == 1

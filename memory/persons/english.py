@@ -1,4 +1,5 @@
-"""English words and names: whether a word is ordinary English vocabulary.
+"""English words and names: whether a word is ordinary English vocabulary, and which given names are
+nicknames of one another.
 
 A part of a member's name found alone in a message ("ask Priya", "did O'Connor send it?") and a name
 given in "I'm X" are taken for a name only when they are not words every English speaker writes:
@@ -8,11 +9,19 @@ above `COMMON_ZIPF` on its Zipf scale (log10 of uses per billion words; 4.5 is a
 ordinary vocabulary. wordfreq counts a word whatever its case, so the commonest given names ("John",
 "Sam") count as ordinary too: a wrong person is worse than none. A name given for oneself without a
 greeting must be rarer still (`KNOWN_ZIPF`).
+
+Nicknames come from the `nicknames` package (a dependency, Apache-2.0): a hand-curated table of English
+given names and their nicknames (Elizabeth: Liz, Beth, Betty; Robert: Bob, Rob; William: Bill, Will),
+shipped inside the wheel as a CSV and read once, when first needed.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nicknames import NickNamer
 
 COMMON_ZIPF = 4.5
 # A name someone gives themselves ("btw I'm Pri") has nothing to back it but the phrase, and an alias is
@@ -34,3 +43,18 @@ def is_common_english(word: str, at_least: float = COMMON_ZIPF) -> bool:
     """True when `word` (any case) is English vocabulary used at least `at_least` on the Zipf scale:
     by default everyday English (see the module docstring)."""
     return english_zipf(word) >= at_least
+
+
+@lru_cache(maxsize=1)
+def _nicknamer() -> NickNamer:
+    from nicknames import NickNamer  # reads its CSV of about 2,700 rows
+
+    return NickNamer()
+
+
+@lru_cache(maxsize=4096)
+def nickname_relatives(given: str) -> frozenset[str]:
+    """The given names `given` (lower case) is a nickname of or has as a nickname, one step either way
+    ("liz" → elizabeth, lisa, lizzie; "robert" → bob, rob, bobby…); none for a name the table lacks."""
+    namer = _nicknamer()
+    return frozenset((namer.nicknames_of(given) | namer.canonicals_of(given)) - {given})

@@ -224,16 +224,17 @@ def _posseg() -> Any:  # jieba has no type hints
 
 
 def prepare() -> None:
-    """Load pypinyin's tables, the pinyin syllables, jieba's part-of-speech tags and wordfreq's English
-    list now (about a second and a half, once per process) instead of inside the first message or reply
-    that matches a name. Safe from any thread (imports run under the import lock; the caches hold equal
-    values)."""
-    from memory.persons.english import is_common_english
+    """Load pypinyin's tables, the pinyin syllables, jieba's part-of-speech tags, wordfreq's English
+    list and the nicknames table now (about a second and a half, once per process) instead of inside the
+    first message or reply that matches a name. Safe from any thread (imports run under the import lock;
+    the caches hold equal values)."""
+    from memory.persons.english import is_common_english, nickname_relatives
 
     to_pinyin("张三", split_unknown=True)
     pinyin_syllables()
     _posseg()
     is_common_english("name")
+    nickname_relatives("name")
 
 
 def pos_tags(text: str) -> list[tuple[str, str]]:

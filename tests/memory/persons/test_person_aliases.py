@@ -142,6 +142,54 @@ def test_a_last_name_asked_for_finds_the_full_name():
     assert ENGLISH_CHAT.resolve("Park").person_id == "liz", "asked for as a name, a word is a name"
 
 
+NICKNAMED = AliasIndex(
+    [
+        ("liz", "Elizabeth Park", "card", 1.0),
+        ("rob", "Robert", "card", 1.0),
+        ("bob", "Bob Okafor", "card", 1.0),
+        ("william", "William Hughes", "person_name", 1.0),
+        ("pri", "Priya Raman", "card", 1.0),
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "person"),
+    [("Liz", "liz"), ("lizzie", "liz"), ("Beth", "liz"), ("Will", "william")],
+)
+def test_an_english_nickname_asked_for_finds_the_given_name(name: str, person: str):
+    """Found by a QA pass of an English group: "/who Liz" answered "I don't know" beside Elizabeth Park."""
+    result = NICKNAMED.resolve(name)
+    assert result.person_id == person and result.matches[0].how is How.VARIANT
+
+
+def test_an_exact_name_or_a_word_of_one_wins_over_a_nickname_and_two_candidates_are_ambiguous():
+    # Robert (exact) and Bob Okafor (Bob is a nickname of Robert) are both in the chat.
+    assert NICKNAMED.resolve("Robert").person_id == "rob"
+    assert NICKNAMED.resolve("Bob").person_id == "bob"
+    # Rob is a nickname of Robert and of Bob: two people.
+    assert NICKNAMED.resolve("Rob").ambiguous
+    assert NICKNAMED.find_mentions("ask Rob about it") == []
+    # The table gives Robert the nickname Bill too: with Robert and William in the chat, Bill is either.
+    assert NICKNAMED.resolve("Bill").ambiguous
+    # Alone in the chat, each finds the other.
+    assert AliasIndex([("rob", "Robert Chen", "card", 1.0)]).resolve("Bob").person_id == "rob"
+    assert AliasIndex([("bob", "Bob", "card", 1.0)]).resolve("Robert").person_id == "bob"
+    assert AliasIndex([("w", "William Hughes", "card", 1.0)]).resolve("Bill").person_id == "w"
+    # A word of a full name wins over a nickname of another's.
+    idx = AliasIndex([("liz", "Liz Chen", "card", 1.0), ("eliza", "Elizabeth Park", "card", 1.0)])
+    assert idx.resolve("Liz").person_id == "liz"
+
+
+def test_an_english_nickname_inside_text_finds_its_member_when_a_name_word_would():
+    text = "Liz said the budget is tight, ask Lizzie"
+    assert [(m.person_id, text[m.span[0] : m.span[1]]) for m in NICKNAMED.find_mentions(text)] == [
+        ("liz", "Liz"),
+        ("liz", "Lizzie"),
+    ]
+    assert NICKNAMED.find_mentions("Bill me later, liz") == [], "everyday English, lower case"
+
+
 CHINESE_CHAT = AliasIndex(
     [
         ("red", "小红", "card", 1.0),

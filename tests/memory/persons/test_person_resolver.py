@@ -96,3 +96,17 @@ async def test_a_name_typed_without_its_accents_is_the_same_person(
         jose.person_id,
     ]
     assert (await answers.who(memory, zoe.chat_id, "Joé")).data["matches"][0]["card"] == "Joe"
+
+
+async def test_who_finds_a_member_by_an_english_nickname_and_so_do_names_in_a_message(
+    chat, people: PersonMemory, memory: MemoryService
+) -> None:
+    """Found by a QA pass of an English group: "/who Liz" answered "I don't know" beside Elizabeth Park,
+    and "Liz said…" did not name her for recall and the reply context's cards."""
+    g1 = chat("en1")
+    liz = await g1.say("u2", "I'll check the budget numbers", card="Elizabeth Park", nickname="ep")
+    await g1.say("u1", "the slides are in the shared drive", card="Sam O'Connor", nickname="saoc")
+    answer = await answers.who(memory, liz.chat_id, "Liz")
+    assert [m["name"] for m in answer.data["matches"]] == ["Elizabeth Park"]
+    assert answer.text.startswith("Elizabeth Park — ")
+    assert await people.resolver.mentions(liz.chat_id, "Liz said the budget is tight") == [liz.person_id]
