@@ -4,6 +4,11 @@ from memory.persons.aliases import AliasEntry, AliasIndex, How
 from memory.persons.names import name_forms
 
 
+def named(index: AliasIndex, text: str) -> list[tuple[str | None, str]]:
+    """Who `find_mentions` finds in `text`, and by which words."""
+    return [(m.person_id, text[m.span[0] : m.span[1]]) for m in index.find_mentions(text)]
+
+
 @pytest.fixture
 def index() -> AliasIndex:
     return AliasIndex(
@@ -101,8 +106,7 @@ ENGLISH_CHAT = AliasIndex(
 def test_a_word_of_a_members_full_name_alone_in_text_finds_them(text: str, found: list[tuple[str, str]]):
     """Found by a QA pass of an English group: "did O'Connor send the slides?" brought no card to the
     reply context and no person to recall, a first or last name being found only when asked for."""
-    mentions = ENGLISH_CHAT.find_mentions(text)
-    assert [(m.person_id, text[m.span[0] : m.span[1]]) for m in mentions] == found
+    assert named(ENGLISH_CHAT, text) == found
 
 
 @pytest.mark.parametrize(
@@ -182,11 +186,7 @@ def test_an_exact_name_or_a_word_of_one_wins_over_a_nickname_and_two_candidates_
 
 
 def test_an_english_nickname_inside_text_finds_its_member_when_a_name_word_would():
-    text = "Liz said the budget is tight, ask Lizzie"
-    assert [(m.person_id, text[m.span[0] : m.span[1]]) for m in NICKNAMED.find_mentions(text)] == [
-        ("liz", "Liz"),
-        ("liz", "Lizzie"),
-    ]
+    assert named(NICKNAMED, "Liz said the budget is tight, ask Lizzie") == [("liz", "Liz"), ("liz", "Lizzie")]
     assert NICKNAMED.find_mentions("Bill me later, liz") == [], "everyday English, lower case"
 
 
@@ -299,8 +299,7 @@ def test_names_joined_by_an_apostrophe_hyphen_or_middle_dot_are_found_in_text(
 ) -> None:
     """Found by a QA pass: the joint broke the name in two, so "Sam O'Connor" and "Mary-Jane" were never
     found inside a message or a question, and recall did not resolve them to the person."""
-    mentions = JOINED.find_mentions(text)
-    assert [(m.person_id, text[m.span[0] : m.span[1]]) for m in mentions] == found
+    assert named(JOINED, text) == found
 
 
 def test_a_dotted_name_is_found_when_it_is_the_longest_name_known() -> None:
