@@ -1,4 +1,5 @@
-"""Jargon explanations: `term: meaning` for every known group term in the recent messages."""
+"""Jargon explanations: `term: meaning` for every known group term in the recent messages, those of
+the message answered first, then those of the newest messages: the section is cut from its end."""
 
 from __future__ import annotations
 
@@ -19,9 +20,9 @@ class JargonProvider:
     async def section(self, request: ContextRequest) -> ContextSection | None:
         if self.budget_tokens <= 0:
             return None
-        texts = [m.text for m in request.recent if not m.is_bot]
+        texts = [m.text for m in reversed(request.recent) if not m.is_bot]
         if request.message is not None:
-            texts.append(request.message.text)
+            texts.insert(0, request.message.text)
         found = await self.explainer.explain(request.chat_id, texts)
         if not found:
             return None
