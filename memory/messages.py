@@ -106,6 +106,17 @@ async def by_ids(session: AsyncSession, ids: Sequence[int]) -> list[StoredMessag
     return await _all(session, select(Message).where(Message.id.in_(ids)).order_by(Message.id))
 
 
+async def by_platform_id(
+    session: AsyncSession, chat_id: int, platform_message_id: str
+) -> StoredMessage | None:
+    """The message of chat `chat_id` the platform calls `platform_message_id` (a reply's target)."""
+    query = select(Message).where(
+        Message.chat_id == chat_id, Message.platform_message_id == platform_message_id
+    )
+    found = await _all(session, query)
+    return found[0] if found else None
+
+
 @dataclass(frozen=True, slots=True)
 class ChatNow:
     """The chat a stored message is in now: a merge (memory.chat_merge) moves it into another."""

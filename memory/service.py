@@ -15,6 +15,7 @@ from memory.chat_marks import ChatCache
 from memory.clock import Clock, SystemClock
 from memory.context import ContextBuilder, ContextProvider, ContextRequest, ReplyContext
 from memory.context.recent import RecentWindowProvider
+from memory.context.replied import RepliedProvider
 from memory.history.reinforce import reinforce
 from memory.ingest import BatchReport, Ingestor, Recorded, chat_target, redirected_chat
 from memory.membership import apply_change
@@ -82,7 +83,7 @@ class MemoryService:
         self.clock = clock or SystemClock()
         self.ingestor = Ingestor(db)
         self._recent = RecentWindowProvider(0)
-        self.context_providers: list[ContextProvider] = [self._recent]
+        self.context_providers: list[ContextProvider] = [self._recent, RepliedProvider(self._recent)]
         self.context_settings = context_settings or ContextSettings()
         self.notes = notes
         self.recaller = Recaller(db)
@@ -321,7 +322,8 @@ class MemoryService:
     ) -> ReplyContext:
         """The pre-reply context, with no LLM call. Recall searches for `query`, by default the
         message's text (the reply path passes it without the bot's own name). The recent window is
-        the newest messages that fit its budget; recall leaves out only those. The ChatHistory rows it
+        the newest messages that fit its budget; recall leaves out only those and the message replied
+        to, which has a section of its own. The ChatHistory rows it
         shows, after every budget, are reinforced once (`count` + 1); rows cut for room are not."""
         before = message.id + 1 if message is not None else None
         settings = self.context_settings
@@ -331,7 +333,11 @@ class MemoryService:
         now = self.clock.now()
         zone = self.context_zone()
         recent = await self._recent.fitting(chat_id, window, zone)
-        request = ContextRequest(chat_id, message, recent, now, query, zone)
+        replied = None
+        if message is not None and message.reply_to is not None:
+            async with self.db.read() as session:
+                replied = await messages.by_platform_id(session, chat_id, message.reply_to)
+        request = ContextRequest(chat_id, message, recent, now, query, zone, replied)
         builder = ContextBuilder(self.context_providers, settings.total_tokens)
         context = await builder.build(request)
         topics = context.shown("history")

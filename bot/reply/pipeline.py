@@ -11,8 +11,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from sqlalchemy import select
-
 from adapters.base import SendError, fit_message
 from bot import unrecorded
 from bot.commands.dispatch import dispatch
@@ -24,7 +22,6 @@ from bot.tools import ToolContext, build_registry, run_with_tools
 from bot.tools.service_backend import ServiceMemoryTools
 from memory import messages
 from memory.ingest import Recorded
-from memory.models import Message
 from memory.ports import LLMUnavailable
 from memory.service import MemoryService
 from memory.storage import DatabaseLocked
@@ -344,12 +341,8 @@ class ReplyPipeline:
         if reply_to is None:
             return False
         async with self.memory.db.read() as session:
-            found = await session.execute(
-                select(Message.is_bot).where(
-                    Message.chat_id == chat_id, Message.platform_message_id == reply_to
-                )
-            )
-            return bool(found.scalar_one_or_none())
+            target = await messages.by_platform_id(session, chat_id, reply_to)
+        return target is not None and target.is_bot
 
 
 async def _while_locked(

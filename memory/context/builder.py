@@ -20,7 +20,8 @@ SEPARATOR = "\n\n"  # between sections
 @dataclass(frozen=True, slots=True)
 class ContextRequest:
     """What a provider gets: the chat, the message being answered, the recent window, the time, the
-    text to recall for, and the time zone to show times in (None: each memory's own offset)."""
+    text to recall for, the time zone to show times in (None: each memory's own offset), and the
+    stored message of the chat the one answered replies to, if any."""
 
     chat_id: int
     message: StoredMessage | None
@@ -28,6 +29,7 @@ class ContextRequest:
     now: datetime
     query: str = ""
     zone: tzinfo | None = None
+    replied: StoredMessage | None = None
 
 
 @dataclass(slots=True)

@@ -39,9 +39,7 @@ class RecallProvider:
     async def section(self, request: ContextRequest) -> ContextSection | None:
         if self.limit <= 0 or self.budget_tokens <= 0 or not request.query.strip():
             return None
-        shown = {m.id for m in request.recent}
-        if request.message is not None:
-            shown.add(request.message.id)
+        shown = {m.id for m in (*request.recent, request.message, request.replied) if m is not None}
         asker = request.message.person_id if request.message is not None else None
         chat_ids = await self.recaller.chats_for(request.chat_id, asker)
         query = RecallQuery(request.query, chat_ids, request.now, limit=self.limit + len(shown))

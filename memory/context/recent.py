@@ -15,11 +15,13 @@ SpeakerNames = Callable[[int, Sequence[int]], Awaitable[dict[int, str]]]
 TITLE = "Recent messages"
 
 
-def transcript_line(message: StoredMessage, speaker: str | None = None, zone: tzinfo | None = None) -> str:
+def transcript_line(
+    message: StoredMessage, speaker: str | None = None, zone: tzinfo | None = None, stamp: str = "%m-%d %H:%M"
+) -> str:
     """One transcript line; `speaker` (the person_name) replaces the raw card/nickname when given.
-    The time is shown in `zone` (by default the offset the message was stored with), marked on the
-    bot's own messages and on forwards (`stamped`)."""
-    stamp = message.time.astimezone(zone or message.time.tzinfo).strftime("%m-%d %H:%M")
+    The time is shown in `zone` (by default the offset the message was stored with) as `stamp`
+    formats it, marked on the bot's own messages and on forwards (`stamped`)."""
+    stamp = message.time.astimezone(zone or message.time.tzinfo).strftime(stamp)
     return f"{stamped(stamp, message.is_bot, message.forwarded)} {speaker or message.speaker}: {message.text}"
 
 

@@ -4,7 +4,9 @@ from memory.context.builder import ContextBuilder, ContextRequest
 from memory.context.jargon_provider import JargonProvider
 from memory.jargon import dictionary
 from memory.jargon.explain import JargonExplainer
-from memory.service import MemoryService
+from memory.recall.setup import attach_recall
+from memory.service import ContextSettings, MemoryService
+from memory.storage import Database
 from tests.conftest import T0, make_message
 
 NOW = T0.timestamp()
@@ -19,7 +21,9 @@ async def test_the_term_the_question_asks_about_is_explained_before_the_windows_
     window_terms = [f"黑话{n}号" for n in range(12)]
     async with memory.db.write() as session:
         for term in [*window_terms, "冲塔"]:
-            await dictionary.add_manual(session, term, "一个相当长的解释，说明这个词在群里的意思" * 2, None, "t", NOW)
+            await dictionary.add_manual(
+                session, term, "一个相当长的解释，说明这个词在群里的意思" * 2, None, "t", NOW
+            )
     for n, term in enumerate(window_terms):
         await memory.record(make_message(n, text=f"今天又{term}了"))
     await memory.record(make_message(20, sender="u2", text="你们说的冲塔是什么意思"))
@@ -32,3 +36,29 @@ async def test_the_term_the_question_asks_about_is_explained_before_the_windows_
     assert len(section.lines) < len(window_terms) + 1, "the budget cuts some terms"
     kept = [line.split(":")[0] for line in section.lines[1:]]
     assert kept == window_terms[::-1][: len(kept)], "then the newest messages' terms"
+
+
+async def test_a_reply_to_an_old_message_shows_the_message_it_replies_to(db: Database, clock) -> None:
+    """Found by QA pass 16: the context ignored `reply_to`, so "这个是什么意思" sent as a reply to a
+    message far out of the recent window reached the model with nothing saying what "这个" was. The
+    message replied to now has its own one-line section, dated in full, and recall does not repeat it."""
+    memory = MemoryService(db, clock, ContextSettings(recent_messages=5))
+    attach_recall(memory)
+    await memory.record(make_message(1, sender="u1", text="需求又改了，首页banner换成三张轮播"))
+    for n in range(2, 30):
+        await memory.record(make_message(n, sender="u3", text=f"今天午饭吃了第{n}家面馆"))
+    await memory.record(make_message(30, sender="u2", text="首页banner这个是什么意思", reply_to="m1"))
+    context = await memory.context_for_reply(1, (await memory.recent(1, 1))[-1])
+    [replied] = [s for s in context.sections if s.name == "replied"] or [None]
+    assert replied is not None
+    assert replied.lines == ["[2026-03-01 12:01] name-u1: 需求又改了，首页banner换成三张轮播"]
+    assert context.text.count("需求又改了") == 1, "recall leaves the message replied to out"
+    recall = next(s for s in context.sections if s.name == "recall")
+    assert recall.lines, "recall still ran on the question"
+
+
+async def test_a_reply_to_a_message_not_recorded_adds_no_section(memory: MemoryService) -> None:
+    await memory.record(make_message(1, text="早"))
+    await memory.record(make_message(2, text="这个是什么意思", reply_to="m-never-seen"))
+    context = await memory.context_for_reply(1, (await memory.recent(1, 1))[-1])
+    assert [s.name for s in context.sections] == ["recent"]
