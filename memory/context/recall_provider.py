@@ -9,6 +9,7 @@ from datetime import tzinfo
 
 from memory.context.builder import ContextRequest, ContextSection
 from memory.context.render import stamped
+from memory.history.terms import clean
 from memory.recall.pipeline import Recaller
 from memory.recall.query import RecallHit, RecallQuery
 
@@ -37,7 +38,9 @@ class RecallProvider:
         self.limit = limit
 
     async def section(self, request: ContextRequest) -> ContextSection | None:
-        if self.limit <= 0 or self.budget_tokens <= 0 or not request.query.strip():
+        # A placeholder ([图片], [捂脸]), an @ or a link alone says nothing to search for: its "matches"
+        # would be lines that merely sat next to other images.
+        if self.limit <= 0 or self.budget_tokens <= 0 or not clean(request.query).strip():
             return None
         shown = {m.id for m in (*request.recent, request.message, request.replied) if m is not None}
         asker = request.message.person_id if request.message is not None else None

@@ -1,5 +1,7 @@
 """What the reply context's sections select for the message answered (QA pass 16)."""
 
+import pytest
+
 from memory.context.builder import ContextBuilder, ContextRequest
 from memory.context.jargon_provider import JargonProvider
 from memory.jargon import dictionary
@@ -61,4 +63,18 @@ async def test_a_reply_to_a_message_not_recorded_adds_no_section(memory: MemoryS
     await memory.record(make_message(1, text="早"))
     await memory.record(make_message(2, text="这个是什么意思", reply_to="m-never-seen"))
     context = await memory.context_for_reply(1, (await memory.recent(1, 1))[-1])
+    assert [s.name for s in context.sections] == ["recent"]
+
+
+@pytest.mark.parametrize("text", ["[图片]", "@群忆 [图片]", "[表情] [捂脸]", "https://b23.tv/abc123"])
+async def test_a_message_of_placeholders_alone_recalls_nothing(db: Database, clock, text: str) -> None:
+    """Found by QA pass 16: an image alone ("[图片]") was searched for as text, and the context
+    carried eight recalled lines that merely sat next to other images: a quarter of its tokens."""
+    memory = MemoryService(db, clock, ContextSettings(recent_messages=3))
+    attach_recall(memory)
+    for n in range(1, 30):
+        said = "[图片]" if n % 3 == 0 else f"第{n}张图片是周末爬山拍的 [表情] https://b23.tv/x{n}"
+        await memory.record(make_message(n, sender=f"u{n % 4}", text=said))
+    await memory.record(make_message(40, sender="u2", text=text))
+    context = await memory.context_for_reply(1, (await memory.recent(1, 1))[-1], text.replace("@群忆", ""))
     assert [s.name for s in context.sections] == ["recent"]
