@@ -1,5 +1,5 @@
 """The recalled-memories section of the reply context: hybrid recall on the message being answered,
-minus what the recent window already shows (also as a copy merged into a recalled duplicate).
+minus what the context already shows (`not_shown`).
 Each line names its memory (`keys`), so that the ChatHistory rows the context really shows, after
 the budgets, are the ones reinforced (`MemoryService.context_for_reply`)."""
 
@@ -27,6 +27,31 @@ def memory_line(hit: RecallHit, zone: tzinfo | None = None) -> str:
     return f"{stamped(f'{when:%Y-%m-%d %H:%M}', hit.is_bot, hit.forwarded)} {hit.speaker}: {hit.text}"
 
 
+def not_shown(hits: list[RecallHit], shown: set[int]) -> list[RecallHit]:
+    """`hits` (best first) without what the context shows already: the messages of `shown` (also as
+    a copy merged into a recalled duplicate), a topic all of whose messages are in `shown`, and a
+    message a recalled topic quotes word for word (an offline summary is its central messages): that
+    topic takes the place of the first message it quotes."""
+    topics = [
+        hit
+        for hit in hits
+        if hit.kind == "history" and not (hit.source_message_ids and shown.issuperset(hit.source_message_ids))
+    ]
+    topic_keys = {topic.key for topic in topics}
+    kept: dict[tuple[str, int], RecallHit] = {}
+    for hit in hits:
+        if hit.kind == "history":
+            if hit.key in topic_keys:
+                kept.setdefault(hit.key, hit)
+            continue
+        if shown.intersection((hit.id, *hit.duplicates)):
+            continue
+        quoting = [t for t in topics if hit.id in t.source_message_ids and hit.text and hit.text in t.text]
+        stand_in = quoting[0] if quoting else hit
+        kept.setdefault(stand_in.key, stand_in)
+    return list(kept.values())
+
+
 class RecallProvider:
     """Recalled memories for the reply, each section line one memory, best first."""
 
@@ -46,11 +71,7 @@ class RecallProvider:
         asker = request.message.person_id if request.message is not None else None
         chat_ids = await self.recaller.chats_for(request.chat_id, asker)
         query = RecallQuery(request.query, chat_ids, request.now, limit=self.limit + len(shown))
-        hits = [
-            hit
-            for hit in await self.recaller.recall(query)
-            if not (hit.kind == "message" and shown.intersection((hit.id, *hit.duplicates)))
-        ][: self.limit]
+        hits = not_shown(await self.recaller.recall(query), shown)[: self.limit]
         if not hits:
             return None
         return ContextSection(
