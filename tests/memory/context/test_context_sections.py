@@ -4,7 +4,8 @@ from datetime import timedelta
 
 import pytest
 
-from memory.context.builder import ContextBuilder, ContextRequest
+from memory.clock import ManualClock
+from memory.context.builder import ContextBuilder, ContextRequest, ReplyContext
 from memory.context.jargon_provider import JargonProvider
 from memory.jargon import dictionary
 from memory.jargon.explain import JargonExplainer
@@ -83,28 +84,31 @@ async def test_a_message_of_placeholders_alone_recalls_nothing(db: Database, clo
     assert [s.name for s in context.sections] == ["recent"]
 
 
-async def _wall_chat(memory: MemoryService) -> list[int]:
-    """A chat that explained 刷墙 (messages 1-4), then talked of lunch (5-29); the ids of 1-4."""
+async def _wall_context(db: Database, clock: ManualClock, recent_messages: int) -> ReplyContext:
+    """The context of "刷墙是什么意思" in a chat that explained 刷墙 (messages 1-4, packed into a topic
+    whose offline summary quotes two of them), then talked of lunch (5-29)."""
+    memory = MemoryService(db, clock, ContextSettings(recent_messages=recent_messages))
+    attach_recall(memory)
     said = ["又要刷墙了？", "刷墙是什么意思呀", "就是需求推翻重来，一遍遍刷", "我一般听到刷墙就去买咖啡"]
     for n, text in enumerate(said, start=1):
         await memory.record(make_message(n, sender=f"u{n}", text=text))
     for n in range(5, 30):
         await memory.record(make_message(n, sender="u9", text=f"今天午饭吃了第{n}家面馆"))
-    return [m.id for m in (await memory.recent(1, 30))[:4]]
-
-
-async def test_a_recalled_topic_stands_in_for_the_recalled_messages_it_quotes(db: Database, clock) -> None:
-    """Found by QA pass 16: an offline topic's summary quotes its central messages, and recall
-    returned those messages too, so the context showed "刷墙是什么意思呀" twice, once on its own line
-    and once inside the topic's. The topic now takes the place of the first message it quotes."""
-    memory = MemoryService(db, clock, ContextSettings(recent_messages=3))
-    attach_recall(memory)
-    ids = await _wall_chat(memory)
+    ids = [m.id for m in (await memory.recent(1, 30))[:4]]
     summary = "name-u2: 刷墙是什么意思呀 / name-u3: 就是需求推翻重来，一遍遍刷（name-u1、name-u2）"
     async with db.write() as session:
         await add_history(session, 1, "刷墙、需求", summary, T0, T0 + timedelta(minutes=4), ids, ["刷墙"])
     await memory.record(make_message(40, sender="u5", text="刷墙是什么意思"))
-    context = await memory.context_for_reply(1, (await memory.recent(1, 1))[-1])
+    return await memory.context_for_reply(1, (await memory.recent(1, 1))[-1])
+
+
+async def test_a_recalled_topic_stands_in_for_the_recalled_messages_it_quotes(
+    db: Database, clock: ManualClock
+) -> None:
+    """Found by QA pass 16: an offline topic's summary quotes its central messages, and recall
+    returned those messages too, so the context showed "刷墙是什么意思呀" twice, once on its own line
+    and once inside the topic's. The topic now takes the place of the first message it quotes."""
+    context = await _wall_context(db, clock, recent_messages=3)
     recall = next(s for s in context.sections if s.name == "recall")
     assert any(line.startswith("[topic ") for line in recall.lines)
     assert context.text.count("刷墙是什么意思呀") == 1
@@ -112,15 +116,10 @@ async def test_a_recalled_topic_stands_in_for_the_recalled_messages_it_quotes(db
     assert any("我一般听到刷墙" in line for line in recall.lines), "a message it does not quote stays"
 
 
-async def test_a_topic_the_recent_window_shows_whole_is_not_recalled(db: Database, clock) -> None:
+async def test_a_topic_the_recent_window_shows_whole_is_not_recalled(
+    db: Database, clock: ManualClock
+) -> None:
     """Found by QA pass 16: a topic all of whose messages the recent window shows was recalled too,
     its summary repeating lines the model had just read."""
-    memory = MemoryService(db, clock, ContextSettings(recent_messages=40))
-    attach_recall(memory)
-    ids = await _wall_chat(memory)
-    summary = "name-u2: 刷墙是什么意思呀 / name-u3: 就是需求推翻重来，一遍遍刷（name-u1、name-u2）"
-    async with db.write() as session:
-        await add_history(session, 1, "刷墙、需求", summary, T0, T0 + timedelta(minutes=4), ids, ["刷墙"])
-    await memory.record(make_message(40, sender="u5", text="刷墙是什么意思"))
-    context = await memory.context_for_reply(1, (await memory.recent(1, 1))[-1])
+    context = await _wall_context(db, clock, recent_messages=40)
     assert [s.name for s in context.sections] == ["recent"]
