@@ -289,7 +289,8 @@ async def test_recalled_chat_history_count_rises(recall_memory: MemoryService) -
     await recall_memory.record(make_message(1, text="周六爬香山吧"))
     await recall_memory.record(make_message(2, text="香山见"))
     async with recall_memory.db.write() as session:
-        history_id = await add_history(session, 1, "爬香山", "约了周六爬香山", T0, T0, [1], ["香山"])
+        # of messages out of the recent window: a topic the window shows whole is not recalled
+        history_id = await add_history(session, 1, "爬香山", "约了周六爬香山", T0, T0, [], ["香山"])
         other_id = await add_history(session, 1, "预算会议", "讨论预算", T0, T0, [], ["预算"])
     await recall_memory.record(make_message(3, text="香山那次谁去了?"))
     context = await recall_memory.context_for_reply(1, (await recall_memory.recent(1, 1))[-1])
@@ -552,7 +553,8 @@ async def test_the_context_and_recall_show_times_in_the_configured_zone(tmp_path
         memory = app.memory
         await memory.record(make_message(1, text="我们在老地方吃了烤鸭", time=late_dinner))
         async with memory.db.write() as session:
-            await add_history(session, 1, "烤鸭聚餐", "在老地方吃烤鸭", late_dinner, late_dinner, [1])
+            # of messages out of the recent window: a topic the window shows whole is not recalled
+            await add_history(session, 1, "烤鸭聚餐", "在老地方吃烤鸭", late_dinner, late_dinner, [])
         await memory.record(make_message(2, text="昨天吃的什么烤鸭", time=now))
         context = await memory.context_for_reply(1, (await memory.recent(1, 1))[-1])
         answer = await answers.recall(memory, 1, "烤鸭")
