@@ -35,7 +35,9 @@ class ContextRequest:
 @dataclass(slots=True)
 class ContextSection:
     """One block of context. `lines` are in priority order; the builder cuts from the end. `keys`
-    name the memory behind each line (`("history", id)`, …) when the lines are recalled memories."""
+    name the memory behind each line (`("history", id)`, …) when the lines are recalled memories.
+    Sections are placed by `priority`; one that must `fit_first` takes its room in the total budget
+    before the others do (the recent window: recall leaves out the messages it was measured to show)."""
 
     name: str
     title: str
@@ -44,6 +46,7 @@ class ContextSection:
     priority: int = 50
     show_reversed: bool = False
     keys: list[tuple[str, int]] = field(default_factory=list)
+    fit_first: bool = False
 
 
 class ContextProvider(Protocol):
@@ -65,7 +68,8 @@ class ReplyContext:
 
 
 class ContextBuilder:
-    """Runs providers in priority order and fits each section, then the whole, to the budgets."""
+    """Runs providers and fits each section, then the whole, to the budgets: the sections that must
+    `fit_first`, then the others in priority order; they are shown in priority order."""
 
     def __init__(self, providers: Sequence[ContextProvider], total_tokens: int) -> None:
         self.providers = list(providers)
@@ -81,7 +85,7 @@ class ContextBuilder:
                 continue
             if section is not None and section.lines:
                 sections.append(section)
-        sections.sort(key=lambda s: s.priority)
+        sections.sort(key=lambda s: (not s.fit_first, s.priority))
         remaining = self.total_tokens
         rendered: list[str] = []
         kept: list[ContextSection] = []
@@ -100,5 +104,7 @@ class ContextBuilder:
             remaining -= cost
             rendered.append(block)
             kept.append(section)
-        text = SEPARATOR.join(rendered)
+        placed = sorted(zip(kept, rendered, strict=True), key=lambda pair: pair[0].priority)
+        kept = [section for section, _ in placed]
+        text = SEPARATOR.join(block for _, block in placed)
         return ReplyContext(sections=kept, text=text, tokens=estimate_tokens(text))

@@ -67,5 +67,5 @@ class RecentWindowProvider:
             return None
         newest_first = await self.lines(request.chat_id, request.recent, request.zone)
         return ContextSection(
-            "recent", TITLE, newest_first, self.budget_tokens, priority=90, show_reversed=True
+            "recent", TITLE, newest_first, self.budget_tokens, priority=90, show_reversed=True, fit_first=True
         )

@@ -7,6 +7,7 @@ import pytest
 from memory.clock import ManualClock
 from memory.context.builder import ContextBuilder, ContextRequest, ReplyContext
 from memory.context.jargon_provider import JargonProvider
+from memory.context.recent import RecentWindowProvider
 from memory.jargon import dictionary
 from memory.jargon.explain import JargonExplainer
 from memory.recall.setup import attach_recall
@@ -123,3 +124,29 @@ async def test_a_topic_the_recent_window_shows_whole_is_not_recalled(
     its summary repeating lines the model had just read."""
     context = await _wall_context(db, clock, recent_messages=40)
     assert [s.name for s in context.sections] == ["recent"]
+
+
+async def test_the_whole_budget_never_cuts_the_recent_window_recall_left_out(
+    db: Database, clock: ManualClock
+) -> None:
+    """Found by QA pass 16: recall leaves out the messages the recent window is measured to show, but
+    the window was fitted into the total budget last, after recall and the cards, and lost its older
+    lines there: messages neither shown nor recalled. The window is now fitted first (and still shown
+    last), and the sections after it share what it leaves."""
+    memory = MemoryService(
+        db, clock, ContextSettings(total_tokens=700, recent_messages=30, recent_tokens=400)
+    )
+    attach_recall(memory, context_tokens=600, context_limit=8)
+    said = "周末去西湖边喝龙井茶，顺便爬宝石山，再去北山街拍照，晚上在湖滨吃饭，然后坐公交回家"
+    for n in range(30):
+        await memory.record(make_message(n, sender=f"u{n % 5}", text=f"第{n}条：{said}"))
+    await memory.record(make_message(40, sender="u2", text="西湖边喝龙井茶是哪天"))
+    window = await memory.recent(1, 30)
+    recent = memory.context_providers[0]
+    assert isinstance(recent, RecentWindowProvider)
+    fitted = await recent.fitting(1, window)
+    context = await memory.context_for_reply(1, window[-1])
+    shown = {s.name: s for s in context.sections}
+    assert len(shown["recent"].lines) == len(fitted) < len(window)
+    assert shown["recall"].lines, "recall has what the window leaves"
+    assert context.tokens <= 700
