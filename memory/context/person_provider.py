@@ -1,4 +1,5 @@
-"""Person cards in the reply context: who is speaking, @-mentioned, named or referred to by a pronoun.
+"""Person cards in the reply context: who is speaking, @-mentioned, named, referred to by a pronoun,
+or replied to.
 
 Cards go in by id lookup (Mio v2's "contact card" bypassing semantic search), under their own token
 budget and ahead of recall. Only what the current chat knows is shown (its own rows plus global ones).
@@ -43,7 +44,8 @@ class PersonCardProvider:
 
     async def people(self, request: ContextRequest) -> list[int]:
         """The people the message is about, most relevant first: @-mentioned, named, referred to by a
-        pronoun ("她最近怎么样" → the person most recently discussed), then the speaker."""
+        pronoun ("她最近怎么样" → the person most recently discussed; in a reply, "他为什么不去" → the
+        author of the message replied to), the author replied to, then the speaker."""
         message = request.message
         if message is None:
             return []
@@ -62,6 +64,10 @@ class PersonCardProvider:
         for m, names in zip(earlier, named_earlier, strict=True):
             discussed = [by_user[u] for u in m.mentions if u in by_user] + names
             recent += [RecentPerson(str(p), m.time.timestamp()) for p in discussed]
+        replied = request.replied
+        author = replied.person_id if replied is not None and not replied.is_bot else None
+        if author is not None:  # a reply is about its target: the latest one discussed
+            recent.append(RecentPerson(str(author), message.time.timestamp()))
         speaker = message.person_id
         referred = resolve_pronoun(
             _head(message.text),
@@ -72,6 +78,8 @@ class PersonCardProvider:
         )
         if referred is not None:
             found.append(int(referred))
+        if author is not None:
+            found.append(author)
         if speaker is not None:
             found.append(speaker)
         return list(dict.fromkeys(found))

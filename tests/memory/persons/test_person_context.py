@@ -192,3 +192,18 @@ async def test_a_flood_message_is_searched_for_names_only_in_its_head(
     flood = await g1.say("u3", "阿红" + "？" * 20 * MAX_QUESTION_CHARS, card="浩子")
     assert "【阿红】" in _section(await _context(memory, flood), "persons")
     assert searched and max(searched) <= MAX_QUESTION_CHARS
+
+
+async def test_in_a_reply_a_pronoun_means_the_author_of_the_message_replied_to(
+    chat, people: PersonMemory, memory: MemoryService
+) -> None:
+    """Found by QA pass 16: "他为什么不参加", sent as a reply to 杰哥's message, brought the card of
+    小红, the person last named in the chat, and none of 杰哥's: the reply was not read."""
+    g1 = chat()
+    await g1.say("u1", "这周五的需求评审我不参加了", card="杰哥", minutes=0)
+    await g1.say("u4", "hi", card="小红", minutes=1)
+    await g1.say("u2", "小红昨天请假了", card="莉莉", minutes=2)
+    asked = await g1.say("u3", "他为什么不参加", card="浩子", minutes=20, reply_to=f"{g1.chat}-m1")
+    cards = _section(await _context(memory, asked), "persons")
+    assert "【杰哥】" in cards and "【小红】" not in cards
+    assert cards.index("【杰哥】") < cards.index("【浩子】"), "the one replied to before the speaker"
