@@ -321,7 +321,8 @@ class MemoryService:
         self, chat_id: int, message: messages.StoredMessage | None, query: str | None = None
     ) -> ReplyContext:
         """The pre-reply context, with no LLM call. Recall searches for `query`, by default the
-        message's text (the reply path passes it without the bot's own name). The recent window is
+        message's text (the reply path passes it without the bot's own name), followed by the text of
+        the message it replies to. The recent window is
         the newest messages that fit its budget; recall leaves out only those and the message replied
         to, which has a section of its own. The ChatHistory rows it
         shows, after every budget, are reinforced once (`count` + 1); rows cut for room are not."""
@@ -337,6 +338,8 @@ class MemoryService:
         if message is not None and message.reply_to is not None:
             async with self.db.read() as session:
                 replied = await messages.by_platform_id(session, chat_id, message.reply_to)
+        if replied is not None:  # "这个是什么意思" asks about what it replies to
+            query = f"{query} {replied.text}"
         request = ContextRequest(chat_id, message, recent, now, query, zone, replied)
         builder = ContextBuilder(self.context_providers, settings.total_tokens)
         context = await builder.build(request)

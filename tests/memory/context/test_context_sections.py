@@ -150,3 +150,23 @@ async def test_the_whole_budget_never_cuts_the_recent_window_recall_left_out(
     assert len(shown["recent"].lines) == len(fitted) < len(window)
     assert shown["recall"].lines, "recall has what the window leaves"
     assert context.tokens <= 700
+
+
+async def test_a_reply_recalls_for_the_message_it_replies_to_as_well(
+    db: Database, clock: ManualClock
+) -> None:
+    """Found by QA pass 16: "他这话什么意思" sent as a reply to "第一次冲塔有点兴奋" recalled for its own
+    words only, eight lines of other questions "…什么意思", none about what it replied to. Recall now
+    searches the question followed by the message it replies to."""
+    memory = MemoryService(db, clock, ContextSettings(recent_messages=5))
+    attach_recall(memory)
+    await memory.record(make_message(1, sender="u1", text="火锅局定在海底捞，周五晚上七点"))
+    for n in range(2, 12):
+        await memory.record(make_message(n, sender="u3", text=f"第{n}个表情包是什么意思"))
+    await memory.record(make_message(12, sender="u4", text="周五的火锅局我就不去了"))
+    for n in range(13, 30):
+        await memory.record(make_message(n, sender="u5", text=f"今天午饭吃了第{n}家面馆"))
+    await memory.record(make_message(30, sender="u2", text="他这话什么意思", reply_to="m12"))
+    context = await memory.context_for_reply(1, (await memory.recent(1, 1))[-1])
+    recall = next(s for s in context.sections if s.name == "recall")
+    assert "火锅局定在海底捞" in recall.lines[0]
