@@ -1,5 +1,6 @@
 """Jargon explanations: `term: meaning` for every known group term in the recent messages, those of
-the message answered first, then those of the newest messages: the section is cut from its end."""
+the message answered (and of the one it replies to) first, then those of the newest messages: the
+section is cut from its end."""
 
 from __future__ import annotations
 
@@ -20,9 +21,8 @@ class JargonProvider:
     async def section(self, request: ContextRequest) -> ContextSection | None:
         if self.budget_tokens <= 0:
             return None
-        texts = [m.text for m in reversed(request.recent) if not m.is_bot]
-        if request.message is not None:
-            texts.insert(0, request.message.text)
+        asked = [m.text for m in (request.message, request.replied) if m is not None]
+        texts = [*asked, *(m.text for m in reversed(request.recent) if not m.is_bot)]
         found = await self.explainer.explain(request.chat_id, texts)
         if not found:
             return None

@@ -170,3 +170,19 @@ async def test_a_reply_recalls_for_the_message_it_replies_to_as_well(
     context = await memory.context_for_reply(1, (await memory.recent(1, 1))[-1])
     recall = next(s for s in context.sections if s.name == "recall")
     assert "火锅局定在海底捞" in recall.lines[0]
+
+
+async def test_the_slang_of_the_message_replied_to_is_explained(memory: MemoryService) -> None:
+    """Found by QA pass 16: "他这话什么意思", a reply to "第一次冲塔有点兴奋" sent days before, had
+    冲塔 explained nowhere: only the recent window and the question were read for slang."""
+    async with memory.db.write() as session:
+        await dictionary.add_manual(session, "冲塔", "通宵加班赶上线", None, "t", NOW)
+    await memory.record(make_message(1, sender="u4", text="第一次冲塔有点兴奋"))
+    for n in range(2, 30):
+        await memory.record(make_message(n, sender="u5", text=f"今天午饭吃了第{n}家面馆"))
+    asked = await memory.record(make_message(30, sender="u2", text="他这话什么意思", reply_to="m1"))
+    memory.context_providers.append(JargonProvider(JargonExplainer(memory.db), budget_tokens=200))
+    memory.context_settings = ContextSettings(recent_messages=5)
+    [stored] = [m for m in await memory.recent(1, 1) if m.id == asked.message_id]
+    context = await memory.context_for_reply(1, stored)
+    assert [s.lines for s in context.sections if s.name == "jargon"] == [["冲塔: 通宵加班赶上线"]]
