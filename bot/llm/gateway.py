@@ -20,6 +20,7 @@ import openai
 from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ValidationError
 
+from bot.llm import provider_errors
 from bot.llm.jsontext import NoJSON, answer_text, extract_json
 from bot.llm.replies import ChatReply, ToolCall
 from bot.llm.retry import backoff_delay, is_retryable_status, retry_after_seconds
@@ -230,11 +231,9 @@ def _call_ids(sent: Sequence[str | None]) -> list[str]:
     return ids
 
 
-def _rejects_response_format(exc: openai.APIStatusError) -> bool:
-    if exc.status_code not in (400, 422):
-        return False
-    text = f"{exc.message} {exc.body}".lower()
-    return "response_format" in text or "response format" in text or "json_object" in text
+def _error_text(exc: openai.APIStatusError) -> str:
+    """An error answer's message and body, as the markers of `bot.llm.provider_errors` are matched in."""
+    return f"{exc.message} {exc.body}"
 
 
 def _with_schema(messages: Sequence[Mapping[str, Any]], schema_text: str) -> list[dict[str, Any]]:
@@ -499,7 +498,7 @@ class LLMGateway:
                 "model": resolved.model,
                 "messages": list(messages),
                 "temperature": resolved.temperature,
-                "max_tokens": resolved.max_tokens,
+                resolved.max_tokens_field: resolved.max_tokens,
                 "timeout": resolved.timeout_seconds,
             }
             if use_json:
@@ -516,13 +515,19 @@ class LLMGateway:
                 raise LLMRefused(task, f"the request cannot be encoded: {exc}") from exc
             except openai.APIStatusError as exc:
                 failure = f"HTTP {exc.status_code}: {truncate(exc.message, _ERROR_CHARS)}"
-                await self._record(resolved, 0, 0, failure)
-                if use_json and _rejects_response_format(exc):
+                said = _error_text(exc)
+                if use_json and provider_errors.rejects_response_format(exc.status_code, said):
+                    await self._record(resolved, 0, 0, failure)
                     log.info("%s rejects response_format; asking %s without it", format_key[0], format_key[1])
                     self._no_json_mode.add(format_key)
                     use_json = False
                     continue
-                if not is_retryable_status(exc.status_code):
+                advice = provider_errors.advice(task, exc.status_code, said, sent_tools=bool(tools))
+                if advice:  # first: the ledger keeps an error's start only
+                    failure = f"HTTP {exc.status_code}: {advice} — {truncate(exc.message, _ERROR_CHARS)}"
+                await self._record(resolved, 0, 0, failure)
+                # A spent quota answers 429 as a rate limit does, but will not pass by waiting.
+                if not is_retryable_status(exc.status_code) or provider_errors.used_up_quota(said):
                     raise LLMRefused(task, failure) from exc
                 retry_after = retry_after_seconds(exc.response.headers)
             except (openai.APIConnectionError, TimeoutError) as exc:

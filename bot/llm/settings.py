@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
@@ -47,6 +47,9 @@ class TaskModel(BaseModel):
     model: str | None = None
     temperature: float = Field(default=0.7, ge=0.0, le=2.0)
     max_tokens: int = Field(default=1024, ge=1, le=200_000)
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    """The request field carrying `max_tokens`: OpenAI's reasoning models (o1, o3, gpt-5…) refuse
+    `max_tokens` and want `max_completion_tokens`, which many other servers do not know."""
     timeout_seconds: float | None = Field(default=None, gt=0, le=3600)
     json_mode: bool = True
     """Send `response_format={"type": "json_object"}` for JSON answers. Servers that reject it with a
@@ -86,6 +89,7 @@ class ResolvedTask:
     model: str
     temperature: float
     max_tokens: int
+    max_tokens_field: str
     timeout_seconds: float
     json_mode: bool
 
@@ -150,6 +154,7 @@ class LLMSettings(BaseModel):
             model=(spec.model or self.model).strip(),
             temperature=spec.temperature,
             max_tokens=spec.max_tokens,
+            max_tokens_field=spec.max_tokens_field,
             timeout_seconds=spec.timeout_seconds or self.timeout_seconds,
             json_mode=spec.json_mode,
         )

@@ -47,6 +47,10 @@ class Fail:
     message: str = "simulated failure"
     retry_after: float | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    code: str | int | None = (
+        None  # the error's `code` (a provider's: "insufficient_quota", 1113…); None: the status
+    )
+    param: str | None = None  # the request field the error names, as OpenAI's `param`
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,23 @@ class Trickle:
 
 
 Behaviour = Answer | Fail | Delay | Hold | Raw | Trickle
+
+
+# How OpenAI's reasoning models (o1, o3, gpt-5…) refuse `max_tokens` and a temperature other than 1.
+REFUSED_MAX_TOKENS = Fail(
+    400,
+    "Unsupported parameter: 'max_tokens' is not supported with this model. "
+    "Use 'max_completion_tokens' instead.",
+    code="unsupported_parameter",
+    param="max_tokens",
+)
+REFUSED_TEMPERATURE = Fail(
+    400,
+    "Unsupported value: 'temperature' does not support 0.7 with this model. "
+    "Only the default (1) value is supported.",
+    code="unsupported_value",
+    param="temperature",
+)
 
 
 def llm_toml(base_url: str) -> str:
@@ -170,9 +191,20 @@ def embed_text(text: str, dimension: int) -> list[float]:
     return [value / norm for value in vector]
 
 
-def _error(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
-    body = {"error": {"message": message, "type": "fake_error", "code": status}}
-    return web.json_response(body, status=status, headers=headers)
+def _error(
+    status: int,
+    message: str,
+    headers: dict[str, str] | None = None,
+    code: str | int | None = None,
+    param: str | None = None,
+) -> web.Response:
+    error = {
+        "message": message,
+        "type": "fake_error",
+        "param": param,
+        "code": status if code is None else code,
+    }
+    return web.json_response({"error": error}, status=status, headers=headers)
 
 
 class FakeOpenAI:
@@ -183,6 +215,8 @@ class FakeOpenAI:
         self.queue: deque[Behaviour] = deque()
         self.default: Callable[[dict[str, Any]], Behaviour | str] = lambda _body: Answer("ok")
         self.requests: list[ReceivedRequest] = []
+        # Request fields the model refuses, as newer OpenAI models refuse `max_tokens` (see `refuse`).
+        self.refused: dict[str, tuple[Fail, Any]] = {}
         self.in_flight = 0
         self.max_in_flight = 0
         self._ids = itertools.count(1)
@@ -197,6 +231,11 @@ class FakeOpenAI:
     @property
     def chat_requests(self) -> list[ReceivedRequest]:
         return [request for request in self.requests if request.path.endswith("/chat/completions")]
+
+    def refuse(self, name: str, fail: Fail, unless: Any = None) -> None:
+        """Answer `fail` to every chat request carrying the field `name` (unless its value is `unless`),
+        before any scripted behaviour, as a model refusing a parameter does."""
+        self.refused[name] = (fail, unless)
 
     def script(self, *behaviours: Behaviour) -> None:
         """Queue behaviours for the next chat requests, in order."""
@@ -244,6 +283,9 @@ class FakeOpenAI:
             return _error(400, "model and a non-empty messages list are required")
         if body.get("stream"):
             return _error(400, "this fake does not stream")
+        for name, (fail, unless) in self.refused.items():
+            if name in body and (unless is None or body[name] != unless):
+                return await self._behave(body, fail)
         behaviour: Behaviour | str = self.queue.popleft() if self.queue else self.default(body)
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
@@ -268,7 +310,7 @@ class FakeOpenAI:
             headers = dict(behaviour.headers)
             if behaviour.retry_after is not None:
                 headers["Retry-After"] = f"{behaviour.retry_after:g}"
-            return _error(behaviour.status, behaviour.message, headers)
+            return _error(behaviour.status, behaviour.message, headers, behaviour.code, behaviour.param)
         if isinstance(behaviour, Raw):
             return web.Response(
                 text=behaviour.body, content_type=behaviour.content_type, status=behaviour.status

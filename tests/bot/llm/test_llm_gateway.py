@@ -26,6 +26,8 @@ from memory.storage.database import Database
 from memory.text import estimate_tokens
 from memory.topics.check import TopicAnswer, TopicItem
 from tests.fakes.openai_server import (
+    REFUSED_MAX_TOKENS,
+    REFUSED_TEMPERATURE,
     Answer,
     Delay,
     Fail,
@@ -400,6 +402,105 @@ async def test_client_errors_are_not_retried(
     assert len(fake_llm.chat_requests) == 1 and sleeps == []
 
 
+@pytest.mark.parametrize(
+    "spent",
+    [
+        Fail(
+            429,
+            "You exceeded your current quota, please check your plan and billing details.",
+            code="insufficient_quota",
+        ),
+        Fail(
+            429,
+            "Your account is suspended, please check your plan and billing details",
+            code="exceeded_current_quota_error",
+        ),
+        Fail(429, "您的账户已欠费，请充值后重试。", code="1113"),
+        Fail(402, "Insufficient Balance", code="invalid_request_error"),
+    ],
+)
+async def test_a_spent_quota_is_refused_at_once_not_retried(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, sleeps: list[float], db: Database, spent: Fail
+) -> None:
+    """A 429 saying the quota or balance is spent (OpenAI, Moonshot, Zhipu) was retried as a rate limit,
+    each request sent `max_retries` times more to an account that cannot pay for any of them."""
+    fake_llm.script(spent, Answer("never reached"))
+    with pytest.raises(LLMRefused) as info:
+        await make_gateway().complete_text("summary", ASK)
+    assert "quota or balance is used up" in info.value.reason and spent.message in info.value.reason
+    assert len(fake_llm.chat_requests) == 1 and sleeps == []
+    [row] = await usage_rows(db)
+    assert "quota or balance is used up" in row.error
+
+
+async def test_a_rate_limit_naming_a_quota_is_still_retried(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, sleeps: list[float]
+) -> None:
+    """DashScope's rate limit (code Throttling.RateQuota) passes by waiting: it is no spent quota."""
+    fake_llm.script(
+        Fail(429, "Requests rate limit exceeded, please try again later.", code="Throttling.RateQuota"),
+        Answer("好"),
+    )
+    assert await make_gateway().complete_text("summary", ASK) == "好"
+    assert len(fake_llm.chat_requests) == 2
+
+
+async def test_max_tokens_refused_names_the_setting_which_then_sends_max_completion_tokens(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, sleeps: list[float]
+) -> None:
+    fake_llm.refuse("max_tokens", REFUSED_MAX_TOKENS)
+    with pytest.raises(LLMRefused) as info:
+        await make_gateway().complete_json("topic", ASK, Topic)
+    assert 'set [llm.tasks.topic] max_tokens_field = "max_completion_tokens"' in info.value.reason
+    assert len(fake_llm.chat_requests) == 1 and sleeps == []
+    fake_llm.script(answer_json(GOOD))
+    gateway = make_gateway(
+        tasks={"topic": TaskModel(max_tokens=64, max_tokens_field="max_completion_tokens")}
+    )
+    assert (await gateway.complete_json("topic", ASK, Topic)).title == GOOD["title"]
+    body = fake_llm.chat_requests[-1].body
+    assert body["max_completion_tokens"] == 64 and "max_tokens" not in body
+
+
+async def test_a_temperature_refused_names_the_setting_to_change(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, sleeps: list[float]
+) -> None:
+    fake_llm.refuse("temperature", REFUSED_TEMPERATURE, unless=1)
+    with pytest.raises(LLMRefused) as info:
+        await make_gateway().complete_text("reply", ASK)
+    assert "set [llm.tasks.reply] temperature = 1" in info.value.reason
+    assert len(fake_llm.chat_requests) == 1 and sleeps == []
+    fake_llm.script(Answer("好"))
+    assert await make_gateway(tasks={"reply": TaskModel(temperature=1)}).complete_text("reply", ASK) == "好"
+
+
+async def test_tools_refused_name_the_setting_to_change(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory
+) -> None:
+    fake_llm.refuse("tools", Fail(400, "This model does not support function calling.", param="tools"))
+    tools = [{"type": "function", "function": {"name": "recall", "parameters": {"type": "object"}}}]
+    with pytest.raises(LLMRefused) as info:
+        await make_gateway().chat("reply", ASK, tools=tools)
+    assert "set [tools] enabled = false" in info.value.reason
+
+
+@pytest.mark.parametrize(
+    ("failure", "advice"),
+    [
+        (Raw("404: Not Found", content_type="text/plain", status=404), "check base_url"),
+        (Fail(401, "Incorrect API key provided: sk-xx***.", code="invalid_api_key"), "the key was refused"),
+    ],
+)
+async def test_a_wrong_base_url_or_key_says_which_setting_to_check(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, sleeps: list[float], failure: Raw | Fail, advice: str
+) -> None:
+    fake_llm.script(failure)
+    with pytest.raises(LLMRefused) as info:
+        await make_gateway().complete_text("summary", ASK)
+    assert advice in info.value.reason
+    assert len(fake_llm.chat_requests) == 1 and sleeps == []
+
+
 async def test_a_request_holding_a_lone_surrogate_is_refused_not_raised(
     fake_llm: FakeOpenAI, make_gateway: GatewayFactory, sleeps: list[float]
 ) -> None:
@@ -539,11 +640,18 @@ async def test_a_sparse_completion_without_metadata_is_still_read(
     assert await make_gateway().complete_text("reply", ASK) == "你好"
 
 
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        "Invalid parameter: response_format of type json_object is not supported",
+        "deepseek-reasoner does not support Json Output.",  # DeepSeek's wording names no field
+    ],
+)
 async def test_rejected_response_format_falls_back_and_is_remembered(
-    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, sleeps: list[float]
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, sleeps: list[float], refusal: str
 ) -> None:
     fake_llm.script(
-        Fail(400, "Invalid parameter: response_format of type json_object is not supported"),
+        Fail(400, refusal),
         answer_json(GOOD),
         answer_json(GOOD),
     )
