@@ -214,6 +214,21 @@ def _no_answer(response: ChatCompletion, unusable: str = "") -> str:
     return truncate(f"{said}: {what} was filtered for {', '.join(filtered)}", _ERROR_CHARS)
 
 
+def _model_refusal(response: ChatCompletion) -> str | None:
+    """Why the model declined, when its first choice holds a `refusal` (OpenAI's safety refusal, with
+    `content` null) and neither text nor tool calls: asking again, or for a repair, gets the same."""
+    message = response.choices[0].message
+    refusal = getattr(message, "refusal", None)
+    if (
+        not isinstance(refusal, str)
+        or not refusal.strip()
+        or (message.content or "").strip()
+        or message.tool_calls
+    ):
+        return None
+    return truncate(f"the model refused: {refusal.strip()}", _ERROR_CHARS)
+
+
 def _call_ids(sent: Sequence[str | None]) -> list[str]:
     """The ids of a reply's tool calls, each non-empty and unique in the reply: a server that leaves
     them out (or repeats one) would have them sent back as `null` and the tool results matched to no
@@ -559,6 +574,10 @@ class LLMGateway:
                     refusal = _no_answer(response)
                     await self._record_response(resolved, prompt, response, refusal)
                     raise LLMRefused(task, refusal)
+                declined = _model_refusal(response)
+                if declined is not None:
+                    await self._record_response(resolved, prompt, response, declined)
+                    raise LLMRefused(task, declined)
                 try:
                     parsed = parse(response)
                 except BadAnswer as exc:

@@ -37,6 +37,7 @@ class Answer:
     usage: tuple[int, int] | Literal["auto"] | None = "auto"
     finish_reason: str | None = None
     filtered: tuple[str, ...] = ()  # categories the choice's `content_filter_results` marks as filtered
+    refusal: str | None = None  # the message's `refusal` (OpenAI's safety refusal; content then null)
 
 
 @dataclass(frozen=True)
@@ -334,6 +335,8 @@ class FakeOpenAI:
     def _completion(self, body: dict[str, Any], answer: Answer) -> dict[str, Any]:
         number = next(self._ids)
         message: dict[str, Any] = {"role": "assistant", "content": answer.content}
+        if answer.refusal is not None:
+            message["refusal"] = answer.refusal
         if answer.tool_calls:
             message["tool_calls"] = [
                 {

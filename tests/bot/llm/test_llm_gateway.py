@@ -501,6 +501,19 @@ async def test_a_wrong_base_url_or_key_says_which_setting_to_check(
     assert len(fake_llm.chat_requests) == 1 and sleeps == []
 
 
+async def test_a_models_refusal_field_is_a_refusal_without_a_repair_round(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, db: Database
+) -> None:
+    """OpenAI's safety refusal (`content` null, `refusal` the reason) was read as an empty answer and
+    sent back for a repair, which the model refuses again."""
+    fake_llm.script(Answer(None, refusal="I'm sorry, I can't help with that."), answer_json(GOOD))
+    with pytest.raises(LLMRefused) as info:
+        await make_gateway().complete_json("topic", ASK, Topic)
+    assert info.value.reason == "the model refused: I'm sorry, I can't help with that."
+    assert len(fake_llm.chat_requests) == 1
+    assert [row.error for row in await usage_rows(db)] == [info.value.reason]
+
+
 async def test_a_request_holding_a_lone_surrogate_is_refused_not_raised(
     fake_llm: FakeOpenAI, make_gateway: GatewayFactory, sleeps: list[float]
 ) -> None:
