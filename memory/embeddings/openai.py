@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import logging
 import math
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -12,17 +13,28 @@ import aiohttp
 from memory.embeddings.local import EmbedderUnavailable
 from memory.text.truncate import truncate
 
+log = logging.getLogger(__name__)
+
 REQUEST_CHARS = 60_000
 REQUEST_INPUTS = 512
+SIZE_REFUSALS = frozenset({400, 413, 422})
+"""Statuses with which endpoints refuse a request too large: too many inputs (DashScope takes 10 or 25
+a request), or an input over the model's tokens (a 512-token model behind SiliconFlow answers 413)."""
+SHORTEST_CUT = 200
+"""A refused text is cut in half while longer than this: a shorter one is not refused for its length."""
 
 
-def request_batches(texts: Sequence[str]) -> Iterator[list[str]]:
-    """`texts` in order, split so that no request carries more than `REQUEST_INPUTS` texts or (unless
+class RefusedRequest(EmbedderUnavailable):
+    """The endpoint refused a request with one of `SIZE_REFUSALS`: perhaps for its size."""
+
+
+def request_batches(texts: Sequence[str], most_inputs: int = REQUEST_INPUTS) -> Iterator[list[str]]:
+    """`texts` in order, split so that no request carries more than `most_inputs` texts or (unless
     one text alone does) `REQUEST_CHARS` characters: endpoints cap a request as well as an input."""
     batch: list[str] = []
     size = 0
     for text in texts:
-        if batch and (len(batch) == REQUEST_INPUTS or size + len(text) > REQUEST_CHARS):
+        if batch and (len(batch) == most_inputs or size + len(text) > REQUEST_CHARS):
             yield batch
             batch, size = [], 0
         batch.append(text)
@@ -44,14 +56,16 @@ class OpenAIEmbedder:
         self.api_key = api_key
         self.timeout = aiohttp.ClientTimeout(total=timeout_seconds)
         self.dimension = 0
+        self.most_inputs = REQUEST_INPUTS
+        """Texts per request: lowered to what the endpoint took when it refused more."""
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in order; vectors of no values, or of several sizes (even across the
         requests a long list is split into, or across calls), are refused: they can be compared with
         nothing. The first size seen holds for the process; the embedder is a start-only setting."""
         vectors: list[list[float]] = []
-        for batch in request_batches(texts):
-            vectors.extend(await self._request(batch))
+        for batch in request_batches(texts, self.most_inputs):
+            vectors.extend((await self._fitted(batch))[0])
         sizes = {len(v) for v in vectors}
         if len(sizes) > 1 or 0 in sizes:
             raise EmbedderUnavailable(f"{self.url} sent vectors of {sorted(sizes)} values for one model")
@@ -66,6 +80,39 @@ class OpenAIEmbedder:
             self.dimension = len(vectors[0])
         return vectors
 
+    async def _fitted(self, texts: list[str]) -> tuple[list[list[float]], bool]:
+        """The vectors of `texts`, in requests the endpoint takes, and whether it took them as sent.
+
+        A request refused (`RefusedRequest`) is split in half; when both halves are taken as sent, the
+        count was too many, and half of it is sent from then on. One text refused alone is cut in half
+        (at a character's edge) while over `SHORTEST_CUT`, and its vector is that of its start. Without
+        this an endpoint's cap on inputs per request, or a model's on tokens per input, refused the
+        backfill's batch at every turn, for ever."""
+        try:
+            return await self._request(texts), True
+        except RefusedRequest:
+            if len(texts) > 1:
+                half = len(texts) // 2
+                first, first_whole = await self._fitted(texts[:half])
+                rest, rest_whole = await self._fitted(texts[half:])
+                if first_whole and rest_whole and half < self.most_inputs:
+                    log.warning(
+                        "%s refused %d texts a request; sending at most %d", self.url, len(texts), half
+                    )
+                    self.most_inputs = half
+                return first + rest, False
+            if len(texts[0]) <= SHORTEST_CUT:
+                raise
+            cut = truncate(texts[0], len(texts[0]) // 2, ellipsis="")
+            log.info(
+                "%s refused a text of %d characters; embedding its first %d",
+                self.url,
+                len(texts[0]),
+                len(cut),
+            )
+            vectors, _ = await self._fitted([cut])
+            return vectors, False
+
     async def _request(self, texts: list[str]) -> list[list[float]]:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         payload = {"model": self.model, "input": texts}
@@ -76,7 +123,8 @@ class OpenAIEmbedder:
             ):
                 if response.status != 200:
                     body = truncate(await response.text(errors="replace"), 300)
-                    raise EmbedderUnavailable(f"{self.url} answered {response.status}: {body}")
+                    refused = RefusedRequest if response.status in SIZE_REFUSALS else EmbedderUnavailable
+                    raise refused(f"{self.url} answered {response.status}: {body}")
                 data: Any = await response.json(content_type=None)
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise EmbedderUnavailable(f"{self.url} unreachable: {exc!r}") from exc

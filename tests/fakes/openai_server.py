@@ -213,6 +213,10 @@ class FakeOpenAI:
 
     def __init__(self, embedding_dimension: int = 16) -> None:
         self.embedding_dimension = embedding_dimension
+        # Embedding limits, refused as DashScope refuses too many inputs (400) and SiliconFlow a text
+        # over a model's tokens (413); None: no limit.
+        self.embedding_inputs: int | None = None
+        self.embedding_chars: int | None = None
         self.queue: deque[Behaviour] = deque()
         self.default: Callable[[dict[str, Any]], Behaviour | str] = lambda _body: Answer("ok")
         self.requests: list[ReceivedRequest] = []
@@ -380,6 +384,13 @@ class FakeOpenAI:
         texts = [raw] if isinstance(raw, str) else raw
         if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):
             return _error(400, "input must be a string or a list of strings")
+        if self.embedding_inputs is not None and len(texts) > self.embedding_inputs:
+            limit = f"batch size is invalid, it should not be larger than {self.embedding_inputs}."
+            return _error(
+                400, f"<400> InternalError.Algo.InvalidParameter: Value error, {limit}: input.contents"
+            )
+        if self.embedding_chars is not None and any(len(text) > self.embedding_chars for text in texts):
+            return _error(413, f"input must have less than {self.embedding_chars} tokens")
         dimension = int(body.get("dimensions") or self.embedding_dimension)
         vectors = [embed_text(text, dimension) for text in texts]
         # The openai client asks for base64 (packed little-endian float32) unless told otherwise.

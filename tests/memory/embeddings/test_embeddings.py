@@ -26,6 +26,7 @@ from memory.storage import Database
 from tasks.embedding_backfill import JOB_NAME, embedding_backfill_job
 from tasks.runner import JobRunner
 from tests.conftest import T0, make_message
+from tests.fakes.openai_server import FakeOpenAI
 from tests.memory.recall.conftest import add_history
 
 TOPICS = ("hike", "food", "code")
@@ -280,6 +281,35 @@ async def test_a_huge_message_never_stalls_the_openai_backfill(
     report = await backfill_all(db, embedder, now=(T0 + timedelta(days=1)).timestamp())
     assert report.messages == 59, "every message is embedded, the huge one too"
     assert len(fake_openai["requests"]) > 1, "the batch went out in several requests"  # type: ignore[arg-type]
+
+
+async def test_an_endpoints_caps_on_inputs_per_request_and_tokens_per_input_never_stall_the_backfill(
+    db: Database, fake_llm: FakeOpenAI
+) -> None:
+    """DashScope takes 10 inputs a request (400 over it), a 512-token model behind SiliconFlow refuses a
+    longer input (413): the backfill's batch was refused whole at every turn and nothing was ever
+    embedded. A refused request is split, and what passed is sent from then on; a text refused alone is
+    embedded by its start."""
+    fake_llm.embedding_inputs = 3
+    fake_llm.embedding_chars = 600
+    memory = MemoryService(db)
+    await memory.record(make_message(1, text="爬山" * 1000))
+    for n in range(2, 12):
+        await memory.record(make_message(n, text=f"第{n}条：周末去哪儿玩"))
+    embedder = OpenAIEmbedder(fake_llm.base_url, "m")
+    report = await backfill_all(db, embedder, now=(T0 + timedelta(days=1)).timestamp())
+    assert report.messages == 11, "every message is embedded, the long one by its start"
+    fake_llm.requests.clear()
+    await embedder.embed([f"问题{n}" for n in range(7)])
+    # 6 refused, then 3 and 3 taken as sent: 3 a request from then on (the refusals of the long text
+    # among the first 5 lowered nothing)
+    assert [len(request.body["input"]) for request in fake_llm.requests] == [3, 3, 1]
+
+
+async def test_an_embedding_request_refused_for_another_reason_still_fails(fake_llm: FakeOpenAI) -> None:
+    fake_llm.embedding_chars = 1  # refuses every text, however short: not a matter of length
+    with pytest.raises(EmbedderUnavailable, match="413"):
+        await OpenAIEmbedder(fake_llm.base_url, "m").embed(["周末", "爬山"])
 
 
 def test_none_means_no_embedder() -> None:
