@@ -243,6 +243,10 @@ async def llm_checks(app: App) -> list[Check]:
             if unreachable:
                 reason = f"endpoint {report['base_url']} unreachable: {unreachable}"
         status = "ok" if reason is None else ("warn" if "budget" in reason else "fail")
+        if usage is not None and usage["last_error"]:
+            # A task failing at every call (a spent quota, a wrong key or base_url) looked usable.
+            spent += f"; its last request failed: {usage['last_error']}"
+            status = "warn" if status == "ok" else status
         checks.append(
             Check(
                 f"llm:{task}",

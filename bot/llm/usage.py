@@ -37,6 +37,9 @@ class TaskUsage(TypedDict):
     cap_hour: int | None
     cap_day: int | None
     blocked_reason: str | None
+    last_error: str | None
+    """The error of the task's latest request in the last day (not counting cancelled ones) when it
+    failed: what stops a task that fails at every call (a spent quota, a wrong key or base_url)."""
 
 
 def _over(task: str, used: int, cap: int | None, window: str, in_flight: int = 0) -> str | None:
@@ -277,9 +280,20 @@ class UsageLedger:
             .where(LlmUsage.time >= day_start)
             .group_by(LlmUsage.task)
         )
+        # SQLite gives the bare columns of the row holding max(id): the latest written.
+        latest_query = (
+            select(LlmUsage.task, func.max(LlmUsage.id), LlmUsage.time, LlmUsage.ok, LlmUsage.error)
+            .where(LlmUsage.time >= day_start, LlmUsage.cancelled.is_(False))
+            .group_by(LlmUsage.task)
+        )
         async with self.db.read() as session:
             rows = {row[0]: row[1:] for row in (await session.execute(query)).all()}
-        held = _tally((row for row in self._held() if row.time >= day_start), hour_start)
+            latest = {row[0]: (row[2], row[3], row[4]) for row in (await session.execute(latest_query)).all()}
+        held_rows = [row for row in self._held() if row.time >= day_start]
+        held = _tally(held_rows, hour_start)
+        for row in held_rows:
+            if not row.cancelled and row.time >= latest.get(row.task, (row.time, True, ""))[0]:
+                latest[row.task] = (row.time, row.ok, row.error)
         result: dict[str, TaskUsage] = {}
         for task in sorted(set(rows) | set(held) | set(self.budgets)):
             written = (int(v or 0) for v in rows.get(task, (0, 0, 0, 0, 0)))
@@ -299,5 +313,6 @@ class UsageLedger:
                 cap_hour=budget.tokens_per_hour,
                 cap_day=budget.tokens_per_day,
                 blocked_reason=reason,
+                last_error=None if latest.get(task, (0, True, ""))[1] else latest[task][2],
             )
         return result

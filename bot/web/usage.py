@@ -1,5 +1,6 @@
 """LLM usage per task: tokens in the last hour and day against the caps, calls, failures (of which
-cancelled), and why a task is unavailable (off, no endpoint, over budget)."""
+cancelled), why a task is unavailable (off, no endpoint, over budget), and the error of its latest
+request when that failed."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ async def usage(request: web.Request) -> web.Response:
                 spent["cancelled"] if spent else 0,
                 (spent["blocked_reason"] if spent else None) or "",
                 item["unavailable_reason"] or "usable",
+                (spent["last_error"] if spent else None) or "",
             ]
         )
     state = (
@@ -54,6 +56,7 @@ async def usage(request: web.Request) -> web.Response:
                 "cancelled",
                 "blocked",
                 "state",
+                "last request failed",
             ],
             rows,
             "no tasks",

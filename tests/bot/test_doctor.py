@@ -5,6 +5,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 from sqlalchemy import select
 
@@ -13,12 +14,15 @@ from bot.cli.doctor import Check, embedder_check, run_checks
 from bot.cli.main import cli
 from bot.config import ConfigStore
 from bot.config.loader import parse_settings
+from bot.llm.gateway import build_gateway
+from memory.clock import SystemClock
 from memory.models import Chat, ChatHistory, Jargon, PersonLlmGap
+from memory.ports import LLMRefused
 from memory.storage import Database
 from memory.storage.tables import FTS_TABLES
 from tests.bot.web.conftest import history_row
 from tests.conftest import T0
-from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_server import Answer, Fail, FakeOpenAI
 from tests.memory.storage.test_migrations import schema_at
 
 
@@ -158,6 +162,36 @@ async def test_doctor_counts_cancelled_requests_among_a_tasks_failures(tmp_path:
         result = await asyncio.to_thread(doctor_with, tmp_path, config)  # the database is only opened
     [reply] = [line for line in result.output.splitlines() if "llm:reply" in line]
     assert "150 tokens/h" in reply and "1 failures (1 cancelled)" in reply, reply
+
+
+async def test_doctor_shows_why_a_task_whose_last_request_failed_fails(tmp_path: Path) -> None:
+    """A spent quota, a wrong key or a base_url missing /v1 fail every request, while the endpoint
+    answers GET /models: doctor said `ok` with "N failures", and the reason was in the log alone."""
+    await asyncio.to_thread(make_database, tmp_path / "d")
+    async with FakeOpenAI() as server:
+        config = f'[llm]\nenabled = true\nbase_url = "{server.base_url}"\nmodel = "m"\nmax_retries = 0\n'
+        settings = parse_settings(config, "c", env={}).llm
+        db = await Database.open(tmp_path / "d")
+        gateway = build_gateway(settings, db, SystemClock())
+        quota = "You exceeded your current quota, please check your plan and billing details."
+        server.script(
+            Fail(429, quota, code="insufficient_quota"),
+            Answer("好"),
+            Fail(429, quota, code="insufficient_quota"),
+        )
+        with pytest.raises(LLMRefused):
+            await gateway.complete_text("summary", [{"role": "user", "content": "总结"}])
+        assert await gateway.complete_text("summary", [{"role": "user", "content": "总结"}]) == "好"
+        with pytest.raises(LLMRefused):
+            await gateway.complete_text("reply", [{"role": "user", "content": "你好"}])
+        await gateway.close()
+        await db.close()
+        result = await asyncio.to_thread(doctor_with, tmp_path, config)
+    lines = result.output.splitlines()
+    [reply] = [line for line in lines if "llm:reply" in line]
+    [summary] = [line for line in lines if "llm:summary" in line]
+    assert "warn" in reply and "its last request failed: HTTP 429: the provider's quota" in reply, reply
+    assert "ok" in summary and "last request failed" not in summary, "its last request was answered"
 
 
 async def add_offline_work(db: Database) -> int:

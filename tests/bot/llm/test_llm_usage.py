@@ -50,6 +50,7 @@ async def test_summary_reports_every_budgeted_and_used_task(db: Database) -> Non
     clock.advance(timedelta(hours=3))
     await ledger.record("topic", "m", 5, 5, ok=True)
     await ledger.record("person", "m", 1, 2, ok=True)
+    await ledger.record("person", "m", 0, 0, ok=False, error="HTTP 401: bad key")
     summary = await ledger.summary()
     assert list(summary) == ["person", "summary", "topic"]
     assert summary["topic"] == {
@@ -61,9 +62,10 @@ async def test_summary_reports_every_budgeted_and_used_task(db: Database) -> Non
         "cap_hour": 100,
         "cap_day": None,
         "blocked_reason": None,
+        "last_error": None,  # its last request was answered; the failure before it is no longer news
     }
     assert summary["summary"]["calls"] == 0
-    assert summary["person"]["day"] == 3
+    assert summary["person"]["day"] == 3 and summary["person"]["last_error"] == "HTTP 401: bad key"
 
 
 async def test_error_text_is_cut_to_fit_the_column(db: Database) -> None:
