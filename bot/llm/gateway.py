@@ -694,11 +694,13 @@ class LLMGateway:
                 for call, call_id in zip(sent, _call_ids([call.id for call in sent]), strict=True)
             ]
             content = answer_text(message.content) if message.content else None
+            reasoning = (message.model_extra or {}).get("reasoning_content")
             return ChatReply(
                 content=content or None,
                 tool_calls=calls,
                 finish_reason=response.choices[0].finish_reason,
                 model=response.model or resolved.model,
+                reasoning=reasoning if isinstance(reasoning, str) else None,
             )
 
         try:

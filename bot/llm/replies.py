@@ -37,10 +37,16 @@ class ChatReply:
     tool_calls: list[ToolCall] = field(default_factory=list)
     finish_reason: str | None = None
     model: str = ""
+    reasoning: str | None = None
+    """The message's `reasoning_content` (DeepSeek's thinking mode), given back with its tool calls."""
 
     def as_message(self) -> dict[str, Any]:
-        """The OpenAI-format assistant message to append to the conversation before tool results."""
+        """The OpenAI-format assistant message to append to the conversation before tool results. With
+        tool calls it keeps the model's `reasoning_content`: DeepSeek's thinking mode refuses (HTTP 400,
+        "Missing `reasoning_content` field") a tool round without it."""
         message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.tool_calls and self.reasoning is not None:
+            message["reasoning_content"] = self.reasoning
         if self.tool_calls:
             message["tool_calls"] = [
                 {

@@ -72,7 +72,8 @@ async def run_with_tools(
                     )
             return result
         result.rounds += 1
-        history.append({"role": "assistant", "content": reply.get("content"), "tool_calls": calls})
+        # The reply as it came (a thinking model's `reasoning_content` too), with the calls it made.
+        history.append({**reply, "role": "assistant", "tool_calls": calls})
         for index, call in enumerate(calls):
             function = call.get("function") or {}
             name, raw = str(function.get("name", "")), function.get("arguments") or "{}"

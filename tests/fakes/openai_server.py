@@ -38,6 +38,7 @@ class Answer:
     finish_reason: str | None = None
     filtered: tuple[str, ...] = ()  # categories the choice's `content_filter_results` marks as filtered
     refusal: str | None = None  # the message's `refusal` (OpenAI's safety refusal; content then null)
+    reasoning: str | None = None  # the message's `reasoning_content` (DeepSeek's thinking mode)
 
 
 @dataclass(frozen=True)
@@ -222,6 +223,8 @@ class FakeOpenAI:
         self.requests: list[ReceivedRequest] = []
         # Request fields the model refuses, as newer OpenAI models refuse `max_tokens` (see `refuse`).
         self.refused: dict[str, tuple[Fail, Any]] = {}
+        # DeepSeek's thinking mode: an assistant message with tool calls must give back its reasoning.
+        self.wants_reasoning_back = False
         self.in_flight = 0
         self.max_in_flight = 0
         self._ids = itertools.count(1)
@@ -288,6 +291,13 @@ class FakeOpenAI:
             return _error(400, "model and a non-empty messages list are required")
         if body.get("stream"):
             return _error(400, "this fake does not stream")
+        if self.wants_reasoning_back:
+            for index, message in enumerate(body["messages"]):
+                if message.get("tool_calls") and "reasoning_content" not in message:
+                    where = f"the assistant message at message index {index}"
+                    return _error(
+                        400, f"Missing `reasoning_content` field in {where}.", code="invalid_request_error"
+                    )
         for name, (fail, unless) in self.refused.items():
             if name in body and (unless is None or body[name] != unless):
                 return await self._behave(body, fail)
@@ -341,6 +351,8 @@ class FakeOpenAI:
         message: dict[str, Any] = {"role": "assistant", "content": answer.content}
         if answer.refusal is not None:
             message["refusal"] = answer.refusal
+        if answer.reasoning is not None:
+            message["reasoning_content"] = answer.reasoning
         if answer.tool_calls:
             message["tool_calls"] = [
                 {

@@ -68,6 +68,36 @@ async def test_reply_uses_note_set_and_recall(tmp_path: Path, fake_llm: FakeOpen
     assert "<memory" in system and "周日九溪徒步" in system
 
 
+async def test_a_thinking_models_tool_rounds_give_its_reasoning_back(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    """DeepSeek's thinking mode (deepseek-reasoner, V3.2) refuses a tool round whose assistant message
+    lacks the `reasoning_content` it sent with its tool calls (HTTP 400): the tool loop dropped it, so
+    every reply that used a tool went unanswered."""
+    fake_llm.wants_reasoning_back = True
+    app = await build_app(
+        ConfigStore(llm_settings(fake_llm.base_url), None), tmp_path / "data", ManualClock(T0)
+    )
+
+    async def send(chat_id, text, *, chat_kind, reply_to):
+        return make_message(900, text=text, sender="bot", is_bot=True, reply_to=reply_to)
+
+    fake_llm.script(
+        Answer(None, tool_calls=[tool_call("recall", {"query": "九溪"}, "c1")], reasoning="先查一下记忆"),
+        Answer("周日九溪徒步", reasoning="找到了"),
+    )
+    try:
+        await app.pipeline.handle(make_message(1, sender="u3", text="周日九溪徒步"), send)
+        outcome = await app.pipeline.handle(
+            make_message(2, sender="u1", text="@群忆 徒步去哪？", to_bot=True, mentions=("bot",)), send
+        )
+    finally:
+        await app.close()
+    assert outcome.reply == "周日九溪徒步"
+    [asked] = [m for m in fake_llm.chat_requests[1].messages if m.get("tool_calls")]
+    assert asked["reasoning_content"] == "先查一下记忆"
+
+
 async def test_a_note_an_admin_edits_while_the_model_thinks_keeps_the_admins_text(
     tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
