@@ -38,6 +38,18 @@ def _names(lowered: str, word: str) -> bool:
     return any(form in lowered for form in (f"'{word}'", f'"{word}"', f"`{word}`", f"param': '{word}"))
 
 
+# How servers refuse tools: Ollama "… does not support tools", vLLM "\"auto\" tool choice requires
+# --enable-auto-tool-choice", others name the field or "function calling". Not any mention of tools:
+# DeepSeek's thinking mode points at its "#tool-calls" guide for a missing reasoning_content.
+TOOLS_MARKERS = ("support tool", "tool choice", "function call")
+
+
+def _refuses_tools(lowered: str) -> bool:
+    return any(marker in lowered for marker in TOOLS_MARKERS) or any(
+        _names(lowered, field) for field in ("tools", "tool_choice")
+    )
+
+
 def rejects_response_format(status: int, error: str) -> bool:
     """True for a 400/422 refusing JSON mode: `response_format` or `json_object` named, or DeepSeek's
     "deepseek-reasoner does not support Json Output"."""
@@ -62,7 +74,7 @@ def advice(task: str, status: int, error: str, *, sent_tools: bool) -> str:
             return f'this model wants max_completion_tokens: set {table} max_tokens_field = "{COMPLETION}"'
         if _names(lowered, "temperature"):
             return f"this model refuses the temperature sent: set {table} temperature = 1 (or its value)"
-        if sent_tools and ("tool" in lowered or "function call" in lowered):
+        if sent_tools and _refuses_tools(lowered):
             return "this model refuses tools (function calling): set [tools] enabled = false, or use another"
     if status == 404:
         return (

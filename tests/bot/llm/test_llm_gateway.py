@@ -474,14 +474,26 @@ async def test_a_temperature_refused_names_the_setting_to_change(
     assert await make_gateway(tasks={"reply": TaskModel(temperature=1)}).complete_text("reply", ASK) == "好"
 
 
+@pytest.mark.parametrize(
+    ("refusal", "advised"),
+    [
+        ("registry.ollama.ai/library/gemma:2b does not support tools", True),
+        ('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set', True),
+        (
+            "Missing `reasoning_content` field in the assistant message at message index 2. For more "
+            "information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls",
+            False,
+        ),
+    ],
+)
 async def test_tools_refused_name_the_setting_to_change(
-    fake_llm: FakeOpenAI, make_gateway: GatewayFactory
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, refusal: str, advised: bool
 ) -> None:
-    fake_llm.refuse("tools", Fail(400, "This model does not support function calling.", param="tools"))
+    fake_llm.refuse("tools", Fail(400, refusal))
     tools = [{"type": "function", "function": {"name": "recall", "parameters": {"type": "object"}}}]
     with pytest.raises(LLMRefused) as info:
         await make_gateway().chat("reply", ASK, tools=tools)
-    assert "set [tools] enabled = false" in info.value.reason
+    assert ("set [tools] enabled = false" in info.value.reason) is advised
 
 
 @pytest.mark.parametrize(
