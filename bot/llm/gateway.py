@@ -87,6 +87,7 @@ class _ChoiceShape(BaseModel):
 class _UsageShape(BaseModel):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    total_tokens: int | None = None
 
 
 class _CompletionShape(BaseModel):
@@ -126,9 +127,13 @@ def _estimate_prompt(messages: Sequence[Mapping[str, Any]], tools: Sequence[Any]
 
 
 def _estimate_completion(response: ChatCompletion) -> int:
+    """The completion's tokens as estimated from its text: the answer, a thinking model's
+    `reasoning_content` (charged as completion) and the tool calls."""
     total = 0
     for choice in response.choices:
         total += estimate_tokens(choice.message.content or "")
+        reasoning = (choice.message.model_extra or {}).get("reasoning_content")
+        total += estimate_tokens(reasoning) if isinstance(reasoning, str) else 0
         for call in choice.message.tool_calls or []:
             function = getattr(call, "function", None)
             if function is not None:
@@ -407,8 +412,15 @@ class LLMGateway:
         self, resolved: ResolvedTask, estimated_prompt: int, response: ChatCompletion, error: str
     ) -> None:
         usage = response.usage
-        if usage is not None and (usage.prompt_tokens or usage.completion_tokens):
-            prompt, completion = usage.prompt_tokens, usage.completion_tokens
+        reported = [
+            getattr(usage, name, None) or 0 for name in ("prompt_tokens", "completion_tokens", "total_tokens")
+        ]
+        if reported[0] or reported[1]:
+            prompt, completion = reported[0], reported[1]
+        elif reported[2]:
+            # Only a total (some servers): the provider's count, split by the completion's estimate.
+            completion = min(_estimate_completion(response), reported[2])
+            prompt = reported[2] - completion
         else:
             prompt, completion = estimated_prompt, _estimate_completion(response)
         await self._record(resolved, prompt, completion, error)

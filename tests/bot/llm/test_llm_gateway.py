@@ -557,6 +557,7 @@ async def test_a_request_holding_a_lone_surrogate_is_refused_not_raised(
         (Raw('{"choices": [{"index": 0, "message": null}]}'), "choices.0.message"),
         (Raw('{"choices": [{"message": {"content": 5}}]}'), "choices.0.message.content"),
         (Raw('{"choices": [{"message": {"content": "hi"}}], "usage": {"prompt_tokens": "x"}}'), "usage"),
+        (Raw('{"choices": [{"message": {"content": "hi"}}], "usage": {"total_tokens": "x"}}'), "usage"),
     ],
 )
 async def test_a_body_that_is_no_chat_completion_is_unavailable(
@@ -724,6 +725,29 @@ async def test_tokens_are_recorded_per_task(
     assert rows[2].completion_tokens == 28 and rows[2].prompt_tokens > 0
     summary = await gateway.ledger.summary()
     assert summary["summary"]["hour"] == 250 and summary["summary"]["calls"] == 1
+
+
+def _completion(message: dict[str, Any], usage: dict[str, int] | None) -> Raw:
+    body: dict[str, Any] = {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+    return Raw(json.dumps(body if usage is None else {**body, "usage": usage}, ensure_ascii=False))
+
+
+async def test_a_usage_of_a_total_alone_or_none_at_all_is_counted_with_the_reasoning(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, db: Database
+) -> None:
+    """A server sending only `total_tokens` had its count ignored for an estimate; one sending no usage
+    had a thinking model's `reasoning_content` (charged as completion) left out of the estimate."""
+    thought = "先想一想这个问题。" * 200
+    fake_llm.script(
+        _completion({"role": "assistant", "content": "好"}, {"total_tokens": 777}),
+        _completion({"role": "assistant", "content": "好", "reasoning_content": thought}, None),
+    )
+    gateway = make_gateway()
+    assert await gateway.complete_text("reply", ASK) == "好"
+    assert await gateway.complete_text("reply", ASK) == "好"
+    total, estimated = await usage_rows(db)
+    assert total.prompt_tokens + total.completion_tokens == 777
+    assert estimated.completion_tokens >= estimate_tokens(thought)
 
 
 async def test_a_server_reporting_more_tokens_than_sqlite_stores_is_counted_at_the_most(
