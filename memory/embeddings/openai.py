@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import itertools
 import logging
 import math
+import struct
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -22,6 +24,17 @@ SIZE_REFUSALS = frozenset({400, 413, 422})
 a request), or an input over the model's tokens (a 512-token model behind SiliconFlow answers 413)."""
 SHORTEST_CUT = 200
 """A refused text is cut in half while longer than this: a shorter one is not refused for its length."""
+
+
+def _values(embedding: Any) -> list[float]:
+    """An answer's vector: a list of numbers, or the base64 of little-endian float32 values, which some
+    servers and proxies send (`encoding_format` "base64") though it was not asked for."""
+    if isinstance(embedding, str):
+        packed = base64.b64decode(embedding, validate=True)
+        if len(packed) % 4:
+            raise ValueError(f"base64 vector of {len(packed)} bytes, not float32 values")
+        return list(struct.unpack(f"<{len(packed) // 4}f", packed))
+    return [float(x) for x in embedding]
 
 
 class RefusedRequest(EmbedderUnavailable):
@@ -135,7 +148,7 @@ class OpenAIEmbedder:
             if sorted(positions) != list(range(len(positions))):  # else a text gets another's vector
                 raise EmbedderUnavailable(f"{self.url} sent vectors for index {positions}, not one each")
             items = [item for _, item in sorted(zip(positions, data["data"], strict=True))]
-            vectors = [[float(x) for x in item["embedding"]] for item in items]
+            vectors = [_values(item["embedding"]) for item in items]
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise EmbedderUnavailable(f"{self.url} sent an unexpected answer: {exc!r}") from exc
         if len(vectors) != len(texts):

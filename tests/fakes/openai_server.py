@@ -218,6 +218,7 @@ class FakeOpenAI:
         # over a model's tokens (413); None: no limit.
         self.embedding_inputs: int | None = None
         self.embedding_chars: int | None = None
+        self.embedding_base64 = False  # answer base64 vectors even when not asked to, as some proxies do
         self.queue: deque[Behaviour] = deque()
         self.default: Callable[[dict[str, Any]], Behaviour | str] = lambda _body: Answer("ok")
         self.requests: list[ReceivedRequest] = []
@@ -406,7 +407,7 @@ class FakeOpenAI:
         dimension = int(body.get("dimensions") or self.embedding_dimension)
         vectors = [embed_text(text, dimension) for text in texts]
         # The openai client asks for base64 (packed little-endian float32) unless told otherwise.
-        as_base64 = body.get("encoding_format") == "base64"
+        as_base64 = self.embedding_base64 or body.get("encoding_format") == "base64"
         data = [
             {
                 "object": "embedding",

@@ -306,6 +306,15 @@ async def test_an_endpoints_caps_on_inputs_per_request_and_tokens_per_input_neve
     assert [len(request.body["input"]) for request in fake_llm.requests] == [3, 3, 1]
 
 
+async def test_vectors_sent_as_base64_though_not_asked_for_are_read(fake_llm: FakeOpenAI) -> None:
+    """A server answering `encoding_format` "base64" unasked had its vectors refused as "an unexpected
+    answer" at every backfill turn."""
+    floats = await OpenAIEmbedder(fake_llm.base_url, "m").embed(["周末爬山", "python bug"])
+    fake_llm.embedding_base64 = True
+    packed = await OpenAIEmbedder(fake_llm.base_url, "m").embed(["周末爬山", "python bug"])
+    assert np.allclose(packed, floats, atol=1e-6)
+
+
 async def test_an_embedding_request_refused_for_another_reason_still_fails(fake_llm: FakeOpenAI) -> None:
     fake_llm.embedding_chars = 1  # refuses every text, however short: not a matter of length
     with pytest.raises(EmbedderUnavailable, match="413"):
