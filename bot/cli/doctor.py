@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import aiohttp
@@ -13,7 +13,7 @@ from rich.table import Table
 from sqlalchemy import text
 
 from bot import unrecorded
-from bot.app import App, build_app, embedding_model
+from bot.app import App, build_app, embedder_config, embedding_model
 from bot.cli.embeddings import prune_hint
 from bot.cli.options import async_command, missing_database, open_config, runtime_options
 from bot.cli.printing import command_hint, size_text
@@ -21,7 +21,9 @@ from bot.config import ConfigStore, Settings
 from bot.llm import usage_spill
 from bot.offline_work import WaitingWork, waiting_work
 from bot.tools import build_registry, tool_definition_tokens
-from memory.embeddings.local import DEFAULT_MODEL, LocalEmbedder
+from memory.embeddings import make_embedder
+from memory.embeddings.backfill import SIZE_PROBE
+from memory.embeddings.local import DEFAULT_MODEL, EmbedderUnavailable, LocalEmbedder
 from memory.embeddings.stored_models import StoredModel, stored_models
 from memory.storage import DatabaseBehind, DatabaseMissing, DatabaseUnavailable
 from memory.storage.compact import Space, space_of
@@ -160,6 +162,20 @@ async def endpoint_reachable(base_url: str, limit_seconds: float = 5.0) -> str |
         return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
+async def _embeds(settings: Settings, limit_seconds: float = 10.0) -> str | None:
+    """None when the `openai` embedder embeds a two-character text, else why not: an endpoint that
+    answers GET /models can still refuse every embedding (a wrong key, a base_url without /v1, a model
+    name it does not know), which the backfill then fails at every turn."""
+    config = embedder_config(settings)
+    embedder = make_embedder(replace(config, timeout_seconds=min(config.timeout_seconds, limit_seconds)))
+    assert embedder is not None  # an "openai" embedder
+    try:
+        await embedder.embed([SIZE_PROBE])
+    except EmbedderUnavailable as exc:
+        return str(exc)
+    return None
+
+
 async def embedder_check(settings: Settings) -> Check:
     """The `[recall]` embedder: its package and model on this machine, or its endpoint reachable."""
     recall = settings.recall
@@ -170,8 +186,7 @@ async def embedder_check(settings: Settings) -> Check:
         problem = LocalEmbedder(model).unavailable_reason()
     else:
         model = f"{recall.model} @ {recall.base_url}"
-        unreachable = await endpoint_reachable(recall.base_url)
-        problem = f"endpoint unreachable: {unreachable}" if unreachable else None
+        problem = await _embeds(settings)
     detail = f"{recall.embedder} {model}"
     if problem:
         return Check("embedder", "fail", f"{detail} — {problem}; recall falls back to lexical only")

@@ -125,7 +125,7 @@ def test_doctor_checks_an_openai_embedder_endpoint(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{free_port()}/v1"
     result = doctor_with(tmp_path, f'[recall]\nembedder = "openai"\nbase_url = "{url}"\nmodel = "e"\n')
     assert result.exit_code == 1, result.output
-    assert "embedder" in result.output and "endpoint unreachable" in result.output
+    assert "embedder" in result.output and "/v1/embeddings unreachable" in result.output
 
 
 async def test_an_openai_embedder_answering_passes_the_check(tmp_path: Path) -> None:
@@ -135,6 +135,16 @@ async def test_an_openai_embedder_answering_passes_the_check(tmp_path: Path) -> 
     assert check.status == "ok", check
     none = await embedder_check(parse_settings("", "c", env={}))
     assert none.status == "info" and "lexical" in none.detail
+
+
+async def test_an_openai_embedder_refusing_every_embedding_fails_the_check(tmp_path: Path) -> None:
+    """A base_url without /v1 (or a wrong key) answers GET /models with a 404 (or 401), which passed
+    as reachable while the backfill failed at every turn."""
+    async with FakeOpenAI() as server:
+        wrong = server.base_url.removesuffix("/v1")
+        text = f'[recall]\nembedder = "openai"\nbase_url = "{wrong}"\nmodel = "e"\n'
+        check = await embedder_check(parse_settings(text, "c", env={}))
+    assert check.status == "fail" and f"{wrong}/embeddings answered 404" in check.detail, check
 
 
 def test_doctor_shows_a_zero_token_cap_as_zero_not_as_no_cap(tmp_path: Path) -> None:
