@@ -151,6 +151,7 @@ def recall_settings(settings: Settings) -> RecallSettings:
         query_embed_timeout_seconds=r.query_embed_timeout_seconds,
         weights=RecallWeights(**r.weights.model_dump()),
         timezone=settings.bot.timezone,
+        numeric_date_order=r.numeric_date_order,
     )
 
 

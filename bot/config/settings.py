@@ -18,7 +18,7 @@ from bot.web.security import check_host
 from memory.embeddings.factory import EmbedderKind
 from memory.recall.settings import RecallSettings as _RecallDefaults
 from memory.recall.settings import RecallWeights as _WeightDefaults
-from memory.recall.timeexpr import LOCAL_ZONE, in_zone
+from memory.recall.timeexpr import LOCAL_ZONE, NumericDateOrder, in_zone
 from memory.topics.params import DisentangleParams
 
 _W = _WeightDefaults()
@@ -129,6 +129,7 @@ class RecallSettings(Section):
     rerank: bool = False
     rerank_top: int = Field(20, ge=2, le=100)
     rerank_timeout_seconds: float = Field(10.0, gt=0.0, le=300.0)
+    numeric_date_order: NumericDateOrder = _R.numeric_date_order
     weights: RecallWeightsSettings = RecallWeightsSettings()
 
     @model_validator(mode="after")

@@ -173,7 +173,9 @@ class Recaller:
         verbatim = [n.span for n in named] + [q.span for q in quotes]
         hints = [
             hint
-            for hint in parse_time_hints(query.text, in_zone(query.now, self.settings.timezone))
+            for hint in parse_time_hints(
+                query.text, in_zone(query.now, self.settings.timezone), self.settings.numeric_date_order
+            )
             if not any(_inside(hint.span, span) for span in verbatim)
         ]
         stripped = remove_spans(query.text, [n.span for n in named] + [h.span for h in hints])

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from memory.recall.timeexpr import NumericDateOrder
+
 
 @dataclass(frozen=True, slots=True)
 class RecallWeights:
@@ -39,8 +41,9 @@ class RecallWeights:
 @dataclass(frozen=True, slots=True)
 class RecallSettings:
     """How recall runs: candidate pool size, fusion ("rrf" or "score"), stems in the keyword-overlap
-    signal, the rerank switch, the weights, and the time zone relative dates are counted in
-    (`timezone`: None for the question time's own offset, "local" for the machine's, or an IANA name)."""
+    signal, the rerank switch, the weights, the time zone relative dates are counted in (`timezone`:
+    None for the question time's own offset, "local" for the machine's, or an IANA name), and how a
+    numeric date such as "4/5" is read (`numeric_date_order`)."""
 
     candidates: int = 200
     fusion: Literal["rrf", "score"] = "rrf"
@@ -51,3 +54,4 @@ class RecallSettings:
     query_embed_timeout_seconds: float = 2.0
     weights: RecallWeights = field(default_factory=RecallWeights)
     timezone: str | None = None
+    numeric_date_order: NumericDateOrder = "month_first"

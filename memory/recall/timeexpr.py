@@ -1,5 +1,6 @@
 """Relative time expressions in Chinese and English ("3 days ago", "last week", "昨天", "上周三",
-"两个月前") turned into time windows, relative to the question's time.
+"两个月前") and dates ("4月4日", "8 May, 2023", "2023-04-04", "on 4/4", "4/4那天") turned into time
+windows, relative to the question's time.
 
 A `TimeHint` is a window [start, end) plus a tolerance: a memory inside the window matches fully, one
 within `tolerance` of it partly (linearly less), anything further not at all. Weeks start on Monday.
@@ -11,12 +12,16 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from memory.text import half_width
 
 DAY = timedelta(days=1)
 LOCAL_ZONE = "local"
+# How a numeric date whose two parts could both be a month ("4/5") is read: April 5 (as in Chinese and
+# US English) or 4 May (as in most of Europe).
+NumericDateOrder = Literal["month_first", "day_first"]
 OUTSIDE_SHARE = 0.5
 
 _CN_DIGITS = {
@@ -239,16 +244,18 @@ _LEAP_GAP_YEARS = 8
 def _absolute_day(
     now: datetime, month: int, day: int, year: int | None, latest: bool = True
 ) -> Window | None:
-    """A named day of a month: of the given year, else (with `latest`) of the latest year not after
-    `now` that has it (a 29 February named without a year is the latest one)."""
+    """A named day of a month: of the given year, else the latest such day not after `now` (with
+    `latest`, of the latest year that has it: a 29 February named without a year is the latest one)."""
     month_window = _absolute_month(now, month, year)
     if month_window is None:
         return None
     month_start = month_window[0]
-    for back in range(_LEAP_GAP_YEARS + 1 if year is None and latest else 1):
+    for back in range(_LEAP_GAP_YEARS + 2 if year is None and latest else 1):
         try:
             start = month_start.replace(year=month_start.year - back, day=day)
         except ValueError:
+            continue
+        if year is None and start > now:  # later this month: the day meant is a year ago
             continue
         return start, start + DAY, timedelta(days=2)
     return None
@@ -299,6 +306,47 @@ def _month_day(
     return _absolute_month(now, number, year)
 
 
+# A numeric date is no part of a longer run of numbers, words or path parts (a version "1.4/4/2023",
+# an address "10.4.4.2023", a URL path "/api/4/4", a phone number "010-4-4-2023").
+_NUMERIC_START = r"(?<![0-9A-Za-z/.:_-])"
+_NUMERIC_END = r"(?![0-9A-Za-z/_]|[.:-][0-9A-Za-z])"
+# A slash date without a year is read only where the question makes it a date: after an English
+# preposition of time ("on 4/4", "since 3/15"), or before 号/日/那天 ("4/4那天", "4.4号"); a bare "3/5"
+# is as likely a score, a rating or a fraction. 号 of a line, a building or a seat, and 日 of 日元 or
+# 日本, are no day.
+_EN_DATE_WORD = "|".join(rf"(?<=\b{word} )" for word in ("on", "since", "before", "after", "until", "till"))
+_CN_DATE_WORD = r"(?:号(?![线楼房码机位院床车门球])|日(?![元本语文式])|(?=那天|当天|那日))"
+
+
+def _numeric_day(
+    now: datetime, first: str, second: str, year: str | None, order: NumericDateOrder
+) -> Window | None:
+    """A day written as two numbers and maybe a year ("4/4", "25/12/2025"): a part above 12 can only
+    be the day; two that could both be the month are read in `order`."""
+    a, b = int(first), int(second)
+    day_first = a > 12 or (b <= 12 and order == "day_first")
+    month, day = (b, a) if day_first else (a, b)
+    return _absolute_day(now, month, day, _opt_int(year))
+
+
+def _numeric_rules(order: NumericDateOrder) -> list[Rule]:
+    """The rules for numeric dates whose month and day may come either way round."""
+    return [
+        (
+            re.compile(_NUMERIC_START + r"(\d{1,2})([-/.])(\d{1,2})\2((?:19|20)\d{2})" + _NUMERIC_END),
+            lambda m, now: _numeric_day(now, m.group(1), m.group(3), m.group(4), order),
+        ),
+        (
+            re.compile(rf"(?:{_EN_DATE_WORD})(\d{{1,2}})/(\d{{1,2}})" + _NUMERIC_END, re.I),
+            lambda m, now: _numeric_day(now, m.group(1), m.group(2), None, order),
+        ),
+        (
+            re.compile(_NUMERIC_START + r"(\d{1,2})[/.](\d{1,2})" + _CN_DATE_WORD),
+            lambda m, now: _numeric_day(now, m.group(1), m.group(2), None, order),
+        ),
+    ]
+
+
 _RULES: list[Rule] = [
     # Chinese.
     (
@@ -344,7 +392,7 @@ _RULES: list[Rule] = [
         lambda m, now: _month_day(now, m.group(2), m.group(3), _cn_year(m.group(1))),
     ),
     (
-        re.compile(r"(?<![\d/-])((?:19|20)\d{2})([-/])(\d{1,2})\2(\d{1,2})(?![\d/-])"),
+        re.compile(r"(?<![\d/.-])((?:19|20)\d{2})([-/.])(\d{1,2})\2(\d{1,2})(?![\d/-]|\.\d)"),
         lambda m, now: _absolute_day(now, int(m.group(3)), int(m.group(4)), int(m.group(1))),
     ),
     (
@@ -427,6 +475,12 @@ _RULES: list[Rule] = [
 ]
 
 
+_NUMERIC_RULES: dict[NumericDateOrder, list[Rule]] = {
+    "month_first": _numeric_rules("month_first"),
+    "day_first": _numeric_rules("day_first"),
+}
+
+
 def in_zone(now: datetime, zone: str | None) -> datetime:
     """`now` in the time zone a chat counts its days in: None keeps its own offset, "local" is the
     machine's zone, anything else an IANA name ("Asia/Shanghai"); raises ValueError for an unknown one.
@@ -448,9 +502,13 @@ def in_zone(now: datetime, zone: str | None) -> datetime:
         return now
 
 
-def parse_time_hints(text: str, now: datetime) -> list[TimeHint]:
-    """Every relative time expression in `text`, left to right, non-overlapping: where expressions
-    overlap, the longest wins, then the one starting first ("三天前天气" is 三天前, not 前天).
+def parse_time_hints(
+    text: str, now: datetime, numeric_date_order: NumericDateOrder = "month_first"
+) -> list[TimeHint]:
+    """Every time expression in `text`, left to right, non-overlapping: where expressions overlap,
+    the longest wins, then the one starting first ("三天前天气" is 三天前, not 前天). A date without a
+    year is the latest such day not after `now`; `numeric_date_order` reads "4/5" as April 5
+    ("month_first") or 4 May ("day_first").
 
     `now` must be timezone-aware; days and weeks are counted in its timezone. Full-width forms read
     as their ASCII ones ("２０２５-３-５", "３ ｄａｙｓ ａｇｏ"); spans and texts are those of `text`.
@@ -458,7 +516,8 @@ def parse_time_hints(text: str, now: datetime) -> list[TimeHint]:
     if now.tzinfo is None:
         raise ValueError("parse_time_hints needs a timezone-aware `now`")
     folded = half_width(text)  # one character for one: the spans hold in `text`
-    found = [(m, make) for pattern, make in _RULES for m in pattern.finditer(folded)]
+    rules = _RULES + _NUMERIC_RULES[numeric_date_order]
+    found = [(m, make) for pattern, make in rules for m in pattern.finditer(folded)]
     found.sort(key=lambda item: (-len(item[0].group(0)), item[0].start()))  # stable: rule order next
     hints: list[TimeHint] = []
     for m, make in found:

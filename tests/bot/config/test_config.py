@@ -242,3 +242,14 @@ def test_onebot_forward_urls_of_each_scheme_load() -> None:
     for url in ("ws://127.0.0.1:3001", "wss://napcat.example.com/ws", "http://[::1]:3001/", "WS://host"):
         text = f'[adapters.onebot_v11]\nmode = "forward"\nforward_url = "{url}"\n'
         assert parse_settings(text, "cfg.toml", env={}).adapters.onebot_v11.forward_url == url
+
+
+def test_numeric_date_order_takes_its_two_values_and_names_them_when_wrong() -> None:
+    assert parse_settings("", "cfg.toml", env={}).recall.numeric_date_order == "month_first"
+    day_first = parse_settings("[recall]\nnumeric_date_order = 'day_first'\n", "cfg.toml", env={})
+    assert day_first.recall.numeric_date_order == "day_first"
+    with pytest.raises(ConfigError) as info:
+        parse_settings("[recall]\nnumeric_date_order = 'dmy'\n", "cfg.toml", env={})
+    assert "cfg.toml:2: recall.numeric_date_order: Input should be 'month_first' or 'day_first'" in str(
+        info.value
+    )

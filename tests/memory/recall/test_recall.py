@@ -4,9 +4,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from bot.app import build_app
+from bot.app import build_app, recall_settings
 from bot.commands import answers
 from bot.config import ConfigStore
+from bot.config.loader import parse_settings
 from bot.config.settings import Settings
 from memory.clock import ManualClock
 from memory.context.render import stamped
@@ -608,3 +609,19 @@ async def test_a_forward_states_no_preference_of_the_member_forwarding_it(
         rows = (await session.execute(select(PreferenceDoc.message_id))).scalars().all()
         total = (await session.execute(select(func.count()).select_from(PreferenceDoc))).scalar_one()
     assert list(rows) == [own.message_id] and total == 1
+
+
+@pytest.mark.parametrize(("order", "eaten"), [("month_first", "我们吃了披萨"), ("day_first", "我们吃了烤鸭")])
+async def test_a_numeric_date_is_read_in_the_configured_order(
+    recall_memory: MemoryService, order: str, eaten: str
+) -> None:
+    """ "on 4/5" was no time at all (its digits searched as words); it is 5 April, or with `[recall]
+    numeric_date_order = "day_first"` 4 May."""
+    for n, (text, month, day) in enumerate((("我们吃了披萨", 4, 5), ("我们吃了烤鸭", 5, 4)), 1):
+        when = datetime(2026, month, day, 19, tzinfo=UTC)
+        await recall_memory.record(make_message(n, text=text, time=when))
+    settings = parse_settings(f'[recall]\nnumeric_date_order = "{order}"\n', "cfg.toml", env={})
+    recall_memory.recaller.settings = recall_settings(settings)
+    now = datetime(2026, 6, 1, 12, tzinfo=UTC)
+    for question in ("what did we eat on 4/5", "4/5那天吃了什么"):
+        assert (await ask(recall_memory, 1, question, now))[0] == eaten, question

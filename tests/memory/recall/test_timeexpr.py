@@ -169,3 +169,86 @@ def test_a_day_no_month_has_is_still_no_day() -> None:
     for text in ("2月30日", "4月31日"):
         assert parse_time_hints(text, NOW) == [], text
     assert window("2025年2月29日") == ("2025年", "2025-01-01", "2026-01-01"), "a year without that day"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("what did we decide on 4/4?", ("4/4", "2025-04-04", "2025-04-05")),
+        ("on 3/5", ("3/5", "2026-03-05", "2026-03-06")),
+        ("since 3/15", ("3/15", "2025-03-15", "2025-03-16")),
+        ("what happened before 2/28 then", ("2/28", "2026-02-28", "2026-03-01")),
+        ("4/4/2023", ("4/4/2023", "2023-04-04", "2023-04-05")),
+        ("3/15/2025 的会", ("3/15/2025", "2025-03-15", "2025-03-16")),
+        ("on 25.12.2025", ("25.12.2025", "2025-12-25", "2025-12-26")),
+        ("2023/4/4", ("2023/4/4", "2023-04-04", "2023-04-05")),
+        ("2023-04-04", ("2023-04-04", "2023-04-04", "2023-04-05")),
+        ("2023.4.4 那次", ("2023.4.4", "2023-04-04", "2023-04-05")),
+        ("4/4那天说了什么", ("4/4", "2025-04-04", "2025-04-05")),
+        ("4.4号定的", ("4.4号", "2025-04-04", "2025-04-05")),
+        ("在3/1日", ("3/1日", "2026-03-01", "2026-03-02")),
+        ("on 13/3", ("13/3", "2025-03-13", "2025-03-14")),
+        ("on ４/４", ("４/４", "2025-04-04", "2025-04-05")),
+    ],
+)
+def test_numeric_dates_are_days(text: str, expected: tuple[str, str, str]) -> None:
+    """A numeric date (slashes, dots, dashes) is the day it names; without a year, the latest such day
+    not after the question (4 April is still to come on 12 March 2026: the one of 2025 is meant)."""
+    assert window(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "month_first", "day_first"),
+    [
+        ("on 4/5", "2025-04-05", "2025-05-04"),
+        ("4/5那天", "2025-04-05", "2025-05-04"),
+        ("3/4/2025", "2025-03-04", "2025-04-03"),
+        ("on 3/25", "2025-03-25", "2025-03-25"),
+        ("on 25/3", "2025-03-25", "2025-03-25"),
+        ("12/31/2025", "2025-12-31", "2025-12-31"),
+        ("2025/3/4", "2025-03-04", "2025-03-04"),
+    ],
+)
+def test_an_ambiguous_numeric_date_follows_the_configured_order(
+    text: str, month_first: str, day_first: str
+) -> None:
+    """Only a date whose parts could both be the month follows `numeric_date_order`; a part above 12 is
+    the day, and a year first is always year/month/day."""
+    assert [h.start.date().isoformat() for h in parse_time_hints(text, NOW)] == [month_first]
+    assert [h.start.date().isoformat() for h in parse_time_hints(text, NOW, "day_first")] == [day_first]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "3/5",
+        "rated it 3/5 stars",
+        "we won 2/1",
+        "add 1/2 cup of sugar",
+        "upgrade to version 4.4",
+        "see /api/4/4 and https://example.com/3/4",
+        "call 010-4-4",
+        "4.4日元一个",
+        "去5号线",
+        "4/4号线",
+        "4-4号",
+        "on 13/13",
+        "on 0/4",
+        "on 2/30",
+        "on 1.4/4",
+        "won 4/4 games",
+        "一半是1/2",
+    ],
+)
+def test_numbers_that_are_no_date_are_no_time(text: str) -> None:
+    """A score, a rating, a fraction, a version, a URL path, a phone number, a price or a metro line
+    is no date: a slash date without a year needs a preposition of time or 号/日/那天."""
+    assert parse_time_hints(text, NOW) == []
+    assert parse_time_hints(text, NOW, "day_first") == []
+
+
+@pytest.mark.parametrize(("text", "year"), [("3月15日", "2025"), ("March 15", "2025"), ("3月12日", "2026")])
+def test_a_day_without_a_year_is_never_ahead_of_the_question(text: str, year: str) -> None:
+    """Found while adding numeric dates: asked on 12 March, "3月15日" was three days ahead, in the
+    current year, and matched nothing said yet; today itself is still this year's."""
+    assert window(text)[1][:4] == year
