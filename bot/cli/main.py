@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from bot.early_stop import note_sigterm
+from bot.termination import TERMINATED, terminate_as_interrupt, terminated
 
 COMMAND_MODULES: tuple[str, ...] = (
     "bot.cli.run",
@@ -67,8 +68,9 @@ class LazyGroup(click.Group):
 class QunyiGroup(LazyGroup):
     """`qunyi` itself: a Ctrl-C that reaches a command as KeyboardInterrupt (while the commands load,
     while `qunyi run` opens the database before its own stop handling is in place, in the middle of
-    an import) ends it with one line saying so and exit code 130, instead of click's "Aborted!" and 1.
-    Commands that stop on Ctrl-C by themselves (`qunyi run` once started, `mcp`, `web`) are not
+    an import) ends it with one line saying so and exit code 130, instead of click's "Aborted!" and 1;
+    a SIGTERM taken as one (`bot.termination`) with a line saying it was terminated and exit code
+    143. Commands that stop on Ctrl-C by themselves (`qunyi run` once started, `mcp`, `web`) are not
     interrupted: they end as they always did."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
@@ -79,8 +81,12 @@ class QunyiGroup(LazyGroup):
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
+            args = ctx.meta.get(_ARGS, [])
+            if terminated():
+                click.echo(terminated_message(args), err=True)
+                ctx.exit(TERMINATED)
             click.echo(err=True)  # ends the line the terminal echoed "^C" on
-            click.echo(interrupted_message(ctx.meta.get(_ARGS, [])), err=True)
+            click.echo(interrupted_message(args), err=True)
             ctx.exit(INTERRUPTED)
 
 
@@ -93,6 +99,12 @@ def interrupted_message(args: list[str]) -> str:
     if name == "run":  # once started, the bot stops on Ctrl-C by itself and never gets here
         return "qunyi run: stopped by Ctrl-C before the bot started"
     return f"qunyi {name}: stopped by Ctrl-C" if name else "qunyi: stopped by Ctrl-C"
+
+
+def terminated_message(args: list[str]) -> str:
+    """What `qunyi ARGS` says when a SIGTERM stops it."""
+    name = command_named(args)
+    return f"qunyi {name}: terminated by SIGTERM" if name else "qunyi: terminated by SIGTERM"
 
 
 def _refuse_undecodable(args: list[str]) -> None:
@@ -131,9 +143,12 @@ def eval_group() -> None:
 
 def main() -> None:
     """The `qunyi` command. `qunyi run` notes a SIGTERM from here on (the bot stops cleanly once
-    started): loading the commands and opening the database take seconds in which it used to die."""
+    started): loading the commands and opening the database take seconds in which it used to die.
+    Any other command takes a SIGTERM as a Ctrl-C, and ends with 143 saying it was terminated."""
     if command_named(sys.argv[1:]) == "run":
         note_sigterm()
+    else:
+        terminate_as_interrupt()
     cli()
 
 

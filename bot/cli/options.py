@@ -17,6 +17,7 @@ from bot.app import App, build_app, recall_asks_model, resolve_data_dir, set_log
 from bot.config import ConfigError, ConfigStore, Settings
 from bot.holder_file import DataDirTaken
 from bot.pid_file import BOT, PLUGIN, refuse_running_bot
+from bot.termination import on_sigterm
 from bot.writers import writing
 from memory.clock import Clock
 from memory.service import ChatRef, MemoryService
@@ -259,11 +260,12 @@ def chat_not_found(key: str, found: list[ChatRef], where: str = "") -> str:
 def sigterm_as_ctrl_c() -> Iterator[None]:
     """For the block (on a running loop), SIGTERM is taken as a Ctrl-C: the command is cancelled and
     its `finally` blocks run (the app closed, the LLM usage it holds written, its hold on the data
-    directory let go) instead of the process dying at once. A service manager or an MCP client stops
-    a command with SIGTERM."""
+    directory let go) instead of the process dying at once; it then ends as terminated (exit code
+    143, `bot.termination`). A service manager or an MCP client stops a command with SIGTERM."""
     loop = asyncio.get_running_loop()
+    before = signal.getsignal(signal.SIGTERM)
     try:
-        loop.add_signal_handler(signal.SIGTERM, signal.raise_signal, signal.SIGINT)
+        loop.add_signal_handler(signal.SIGTERM, on_sigterm)
     except RuntimeError:  # a loop outside the main thread (a command run by a test) gets no signals
         yield
         return
@@ -271,6 +273,7 @@ def sigterm_as_ctrl_c() -> Iterator[None]:
         yield
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
+        signal.signal(signal.SIGTERM, before)  # removing it set the default, which kills at once
 
 
 def run_async(coroutine: Coroutine[Any, Any, Any]) -> Any:

@@ -160,7 +160,8 @@ def test_a_reader_on_a_current_schema_is_not_refused_while_compact_runs(tmp_path
 
 async def test_sigterm_while_the_rerank_is_awaited_still_writes_its_usage(tmp_path: Path) -> None:
     """SIGTERM (a service manager, a script's timeout) ends `qunyi recall` as Ctrl-C does: the app
-    closes and the cancelled request's usage row, held in memory, is written."""
+    closes and the cancelled request's usage row, held in memory, is written; it ends as terminated,
+    with 143 and a line saying so (it said "stopped by Ctrl-C" and exited 130)."""
     data = await asyncio.to_thread(replayed, tmp_path)
     async with FakeOpenAI() as server:
         held = Hold(answer_json({"order": [2, 1]}))
@@ -187,6 +188,8 @@ async def test_sigterm_while_the_rerank_is_awaited_still_writes_its_usage(tmp_pa
                 await process.wait()
             held.release.set()
     assert process.returncode != -signal.SIGTERM, "killed by the signal: nothing was closed"
+    assert process.returncode == 143, err.decode()
+    assert err.decode().splitlines()[-1] == "qunyi recall: terminated by SIGTERM", err.decode()
     assert b"Traceback" not in err, err.decode()
     assert usage_rows(data) == [("reply", 0, 1)]
     assert not list(data.glob(f"{MARKER_PREFIX}*"))
