@@ -54,6 +54,12 @@ async def web_command(
             await listen(runner, host, port, host_key=host_key, port_key=port_key)
         except CannotListen as exc:
             raise click.ClickException(str(exc)) from None
+        # Before saying it serves: a signal sent once it says so stops it cleanly, never as a command
+        # interrupted while starting.
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
         bound = runner.addresses[0][1] if runner.addresses else port
         shown = f"[{host}]" if ":" in host else host
         click.echo(f"Qunyi admin console on http://{shown}:{bound}/ (data: {app.data_dir})")
@@ -61,10 +67,6 @@ async def web_command(
             click.echo("Log in with the token from [web] token: open …/?token=<token>")
         else:
             click.echo(f"Log in (this token is shown once): http://{shown}:{bound}/?token={token}")
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
         await stop.wait()
     finally:
         await runner.cleanup()

@@ -69,3 +69,33 @@ def test_a_signal_ends_any_command_with_its_own_code_and_line(
     assert command.returncode == code, output
     assert output.splitlines()[-1] == line, output
     assert "Traceback" not in output and "Aborted!" not in output, output
+
+
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_qunyi_web_stops_cleanly_on_a_signal_once_it_says_it_serves(
+    tmp_path: Path, stop_signal: signal.Signals
+) -> None:
+    """A server, like `qunyi run`, ends with 0 on either signal. It said it served before its signal
+    handlers were in place: a SIGTERM sent on reading that line killed it (-15), or now ended it as a
+    command terminated while starting (143)."""
+    web = subprocess.Popen(
+        [sys.executable, "-m", "bot.cli.main", "web", "--port", "0", "--data-dir", str(tmp_path / "d")],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=tmp_path,
+    )
+    assert web.stdout is not None
+    try:
+        first = web.stdout.readline()
+        assert first.startswith("Qunyi admin console on "), first
+        web.send_signal(stop_signal)
+        output, _ = web.communicate(timeout=120)
+    finally:
+        if web.poll() is None:
+            web.kill()
+            web.wait()
+    assert web.returncode == 0, output
+    assert "Traceback" not in output and "terminated" not in output, output
