@@ -200,7 +200,7 @@ async def edit(
             for key, value in facts:
                 await persons.admin.set_fact(chat_id, record.person_id, key, value, now=now)
             for key in remove_fact:
-                await persons.admin.remove_fact(chat_id, record.person_id, key)
+                await persons.admin.remove_fact(chat_id, record.person_id, key, now=now)
         except PersonAdminError as exc:
             raise click.ClickException(str(exc)) from None
         card = await persons.card(chat_id, record.person_id)

@@ -39,6 +39,7 @@ from memory.models import (
 )
 from memory.models.recall import PreferenceDoc
 from memory.persons import store
+from memory.persons.fact_edits import note_fact_edit
 from memory.persons.facts import Fact, merge_facts
 from memory.persons.forgotten import newest_message_id
 from memory.persons.names import clean_name, name_key
@@ -178,7 +179,8 @@ class PersonAdmin:
     async def set_fact(
         self, chat_id: int | None, person_id: int, key: str, value: str, *, now: datetime
     ) -> None:
-        """Set a fact by hand (source "admin"); the previous values of the key are superseded."""
+        """Set a fact by hand (source "admin"); the previous values of the key are superseded, and
+        none of them is learnt back from what the person said before (`fact_edits`)."""
         check_fact(key, value)
         when = store.ts(now)
         replaced = (
@@ -203,9 +205,12 @@ class PersonAdmin:
                     seen_message_ids=[],
                 )
             )
+            if chat_id is not None:
+                await note_fact_edit(session, chat_id, person_id, key.strip(), None, when)
 
-    async def remove_fact(self, chat_id: int, person_id: int, key: str) -> int:
-        """Delete the facts of one key (current and superseded) visible in a chat."""
+    async def remove_fact(self, chat_id: int, person_id: int, key: str, *, now: datetime) -> int:
+        """Delete the facts of one key (current and superseded) visible in a chat; what the person
+        said before `now` is not learnt back (`fact_edits`)."""
         removed = (
             PersonFact.person_id == person_id,
             PersonFact.key == key,
@@ -213,6 +218,7 @@ class PersonAdmin:
         )
         async with self.db.write() as session:
             await leave_unread(session, await _learnt_from(session, *removed))
+            await note_fact_edit(session, chat_id, person_id, key, None, store.ts(now))
             return rows_changed(await session.execute(delete(PersonFact).where(*removed)))
 
     async def merge(self, survivor_id: int, merged_id: int) -> None:

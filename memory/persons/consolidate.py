@@ -38,6 +38,7 @@ from memory.persons import store
 from memory.persons.aliases import AliasIndex
 from memory.persons.card import DEFAULT_LABELS
 from memory.persons.config import PersonsConfig
+from memory.persons.fact_edits import without_overruled
 from memory.persons.facts import FAVORITE_PREFIX, Fact, Retraction, Statement, extract_statements, merge_facts
 from memory.persons.forgotten import Forgotten, all_forgotten
 from memory.persons.resolver import PersonResolver
@@ -287,7 +288,7 @@ async def apply_statements(
     """Merge `found` into the facts of the people they are about, in chat `chat_id`: new facts added,
     superseded ones retired with the change on the timeline."""
     by_person: dict[int, list[Statement]] = defaultdict(list)
-    for fact in found:
+    for fact in await without_overruled(session, chat_id, found):
         by_person[int(fact.person_id)].append(fact)
     if not by_person:
         return

@@ -460,8 +460,13 @@ class MergeResult(NamedTuple):
     superseded: list[Fact]
 
 
+def same_value(a: str, b: str) -> bool:
+    """Whether two values of a fact say the same (case, width and spacing aside)."""
+    return normalize(a) == normalize(b)
+
+
 def _same_value(a: Fact, b: Fact) -> bool:
-    return normalize(a.value) == normalize(b.value)
+    return same_value(a.value, b.value)
 
 
 def merge_facts(existing: Iterable[Fact], new: Iterable[Statement]) -> MergeResult:

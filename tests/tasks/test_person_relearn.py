@@ -208,7 +208,7 @@ async def test_a_fact_an_admin_removed_or_replaced_is_not_relearnt_from_the_mess
         other = await g1.say("u2", "我也喜欢徒步", card="莉莉")
         await read_offline(persons, fake_llm)
         assert await current_facts(memory.db, likes) == [("likes", "徒步", "self")]
-        await persons.admin.remove_fact(likes.chat_id, likes.person_id, "likes")
+        await persons.admin.remove_fact(likes.chat_id, likes.person_id, "likes", now=T0)
         await persons.admin.set_fact(other.chat_id, other.person_id, "likes", "猫", now=T0)
         fake_llm.default = reader
         done = await job(persons, llm).run(T0 + timedelta(hours=1))
@@ -230,7 +230,7 @@ async def test_a_fact_removed_while_the_model_reads_its_message_again_stays_remo
             relearn,
             fake_llm,
             [(hike, "北高峰"), (likes, "徒步")],
-            lambda: persons.admin.remove_fact(likes.chat_id, likes.person_id, "likes"),
+            lambda: persons.admin.remove_fact(likes.chat_id, likes.person_id, "likes", now=T0),
         )
         assert done.stored == 0
         assert await current_facts(memory.db, likes) == []

@@ -451,3 +451,37 @@ async def test_an_edit_after_a_forget_of_a_message_it_deleted_does_not_bring_the
     assert not edit.created and edit.erased
     assert await _count(db, Message) == 0
     assert await memory.search([said.chat_id], "杭州") == []
+
+
+async def _likes(people: PersonMemory, said) -> list[tuple[str, str]]:
+    record = await people.record(said.chat_id, said.person_id)
+    assert record is not None
+    return sorted((f.value, f.source) for f in record.facts if f.key == "likes")
+
+
+async def test_a_value_an_admin_took_out_is_not_learnt_back_from_what_was_said_before(
+    chat, people: PersonMemory
+) -> None:
+    """Consolidation reads messages some time after they are recorded: one recorded before an admin
+    replaced a person's likes (`--set-fact`) or removed them (`--remove-fact likes`), and not read
+    yet, brought the value back. What is said after the edit is learnt as ever; an imported message
+    dated before it is from before it."""
+    g1 = chat()
+    first = await g1.say("u1", "我喜欢猫", card="阿红", minutes=1)
+    await people.consolidator.run(T0)
+    await g1.say("u1", "我也喜欢猫啊", card="阿红", minutes=2)
+    await g1.say("u1", "我喜欢狗", card="阿红", minutes=3)
+    await people.admin.set_fact(first.chat_id, first.person_id, "likes", "鱼", now=T0 + timedelta(minutes=10))
+    await people.consolidator.run(T0)
+    assert await _likes(people, first) == [("鱼", "admin")]
+    await g1.say("u1", "我现在喜欢猫", card="阿红", minutes=20)
+    await people.consolidator.run(T0)
+    assert await _likes(people, first) == [("猫", "self"), ("鱼", "admin")], "said after the edit"
+    await g1.say("u1", "我真的喜欢猫", card="阿红", minutes=25)
+    await people.admin.remove_fact(first.chat_id, first.person_id, "likes", now=T0 + timedelta(minutes=30))
+    await g1.say("u1", "我喜欢猫，也喜欢鸟", card="阿红", minutes=28)  # an import, dated before the edit
+    await people.consolidator.run(T0)
+    assert await _likes(people, first) == []
+    await g1.say("u1", "我喜欢猫", card="阿红", minutes=40)
+    await people.consolidator.run(T0)
+    assert await _likes(people, first) == [("猫", "self")]
