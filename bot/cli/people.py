@@ -18,7 +18,14 @@ from bot.app import App
 from bot.cli.options import async_command, find_chat, open_app, open_config, runtime_options
 from memory.models import PersonFact
 from memory.persons import timeline_text
-from memory.persons.admin import PersonAdminError, check_alias, check_fact, check_forgettable
+from memory.persons.admin import (
+    PersonAdminError,
+    check_addable,
+    check_alias,
+    check_fact,
+    check_forgettable,
+    check_removable,
+)
 from memory.persons.service import PersonMemory
 from memory.persons.store import PersonRecord
 from memory.storage.sql import stored_int
@@ -160,8 +167,24 @@ async def show(
 @click.option("--name", "new_name", help="Set the name the bot uses for them in this chat.")
 @click.option("--add-alias", multiple=True, help="Add an alias in this chat.")
 @click.option("--remove-alias", multiple=True, help="Remove an alias (this chat's and the global one).")
-@click.option("--set-fact", multiple=True, metavar="KEY=VALUE", help="Set a fact in this chat.")
-@click.option("--remove-fact", multiple=True, metavar="KEY", help="Delete every fact of a key.")
+@click.option(
+    "--set-fact",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Set a fact in this chat, replacing every value of KEY.",
+)
+@click.option(
+    "--add-fact",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Add a value of KEY in this chat, keeping the others.",
+)
+@click.option(
+    "--remove-fact",
+    multiple=True,
+    metavar="KEY[=VALUE]",
+    help="Delete every fact of a key, or with =VALUE that value only.",
+)
 @runtime_options
 @async_command
 async def edit(
@@ -171,6 +194,7 @@ async def edit(
     add_alias: tuple[str, ...],
     remove_alias: tuple[str, ...],
     set_fact: tuple[str, ...],
+    add_fact: tuple[str, ...],
     remove_fact: tuple[str, ...],
     config_path: Path | None,
     data_dir: Path | None,
@@ -178,12 +202,16 @@ async def edit(
     """Edit a person's name, aliases and facts in one chat."""
     if new_name is not None and not new_name.strip():
         raise click.UsageError("--name is empty")
-    facts = [_key_value(item) for item in set_fact]
+    facts = [_key_value(item, "--set-fact") for item in set_fact]
+    added = [_key_value(item, "--add-fact") for item in add_fact]
+    removed = [_key_and_value(item) for item in remove_fact]
     try:  # every option is checked before anything changes
         for alias in add_alias:
             check_alias(alias)
         for key, value in facts:
             check_fact(key, value)
+        for key, value in added:
+            check_addable(key, value)
     except PersonAdminError as exc:
         raise click.ClickException(str(exc)) from None
     async with _open(config_path, data_dir, chat_key, writes=True) as (app, chat_id):
@@ -191,6 +219,10 @@ async def edit(
         record = await _person(persons, chat_id, person)
         now = app.clock.now()
         try:
+            for key, maybe_value in removed:  # checked before anything changes, as the options above
+                check_removable(
+                    key, maybe_value, (f.value for f in (*record.facts, *record.superseded) if f.key == key)
+                )
             if new_name:
                 await persons.admin.rename(chat_id, record.person_id, new_name, now=now, reason="admin")
             for alias in add_alias:
@@ -199,19 +231,31 @@ async def edit(
                 await persons.admin.remove_alias(chat_id, record.person_id, alias)
             for key, value in facts:
                 await persons.admin.set_fact(chat_id, record.person_id, key, value, now=now)
-            for key in remove_fact:
-                await persons.admin.remove_fact(chat_id, record.person_id, key, now=now)
+            for key, value in added:
+                await persons.admin.add_fact(chat_id, record.person_id, key, value, now=now)
+            for key, maybe_value in removed:
+                await persons.admin.remove_fact(chat_id, record.person_id, key, maybe_value, now=now)
         except PersonAdminError as exc:
             raise click.ClickException(str(exc)) from None
         card = await persons.card(chat_id, record.person_id)
     click.echo(card or "")
 
 
-def _key_value(item: str) -> tuple[str, str]:
+def _key_value(item: str, option: str) -> tuple[str, str]:
     key, sep, value = item.partition("=")
     if not sep:
-        raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--set-fact")
+        raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint=option)
     return key.strip(), value.strip()
+
+
+def _key_and_value(item: str) -> tuple[str, str | None]:
+    """`--remove-fact KEY` (every value) or `KEY=VALUE` (that value only)."""
+    key, sep, value = item.partition("=")
+    if sep and not value.strip():
+        raise click.BadParameter(
+            f"{item!r} names no value: give KEY or KEY=VALUE", param_hint="--remove-fact"
+        )
+    return key.strip(), (value.strip() if sep else None)
 
 
 @people.command("merge")

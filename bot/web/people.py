@@ -1,5 +1,6 @@
-"""People of a chat: cards, aliases, facts with links to their messages, timeline; renaming; merging
-another account of the chat into a person; and forgetting a person (after a confirmation page)."""
+"""People of a chat: cards, aliases, facts with links to their messages, timeline; renaming; adding and
+removing facts; merging another account of the chat into a person; and forgetting a person (after a
+confirmation page)."""
 
 from __future__ import annotations
 
@@ -112,7 +113,15 @@ async def person_show(request: web.Request) -> web.Response:
         for a in record.aliases
     ]
     facts = [
-        [f.key, f.value, f.source, f"{f.confidence:.2f}", _message_link(chat.id, f.message_id), f.evidence]
+        [
+            f.key,
+            f.value,
+            f.source,
+            f"{f.confidence:.2f}",
+            _message_link(chat.id, f.message_id),
+            f.evidence,
+            _remove_fact_form(request, base, f.key, f.value),
+        ]
         for f in record.facts
     ]
     old = [
@@ -128,7 +137,7 @@ async def person_show(request: web.Request) -> web.Response:
         for t in record.timeline
     ]
     body = h(
-        "{}<h2>Card</h2><pre>{}</pre>{}<h2>Aliases</h2>{}<h2>Facts</h2>{}<h2>Superseded facts</h2>{}"
+        "{}<h2>Card</h2><pre>{}</pre>{}<h2>Aliases</h2>{}<h2>Facts</h2>{}<p>{}</p><h2>Superseded facts</h2>{}"
         "<h2>Timeline</h2>{}<h2>Merge</h2>{}<h2>Forget</h2><p>{}</p>",
         chat_nav(chat.id, chat_title(chat)),
         card or "",
@@ -139,7 +148,13 @@ async def person_show(request: web.Request) -> web.Response:
             "Rename",
         ),
         table(["alias", "source", "scope", "weight", "count"], aliases, "no aliases"),
-        table(["key", "value", "source", "confidence", "message", "evidence"], facts, "no facts"),
+        table(["key", "value", "source", "confidence", "message", "evidence", ""], facts, "no facts"),
+        form(
+            request,
+            f"{base}/facts/add",
+            join((text_input("key", "", "key", 12), text_input("value", "", "value", 24))),
+            "Add a value",
+        ),
         table(["key", "value", "message", "superseded"], old, "none"),
         table(["time", "event", "messages"], timeline, "no events"),
         await _merge_form(request, chat, record),
@@ -263,6 +278,36 @@ async def person_rename(request: web.Request) -> web.Response:
         expected_revision=seen_revision(data),
     )
     raise done(request, _page(chat.id, record.person_id), f"renamed to {isolated(chosen)}")
+
+
+def _remove_fact_form(request: web.Request, base: str, key: str, value: str) -> Safe:
+    """The button removing one value of a fact (the others of its key stay)."""
+    return form(request, f"{base}/facts/remove", join((hidden("key", key), hidden("value", value))), "Remove")
+
+
+@routes.post(PERSON + "/facts/add")
+async def person_fact_add(request: web.Request) -> web.Response:
+    """Add one value of a key by hand, keeping the others (`qunyi people edit --add-fact`)."""
+    chat, record = await _person(request)
+    data = await request.post()
+    key, value = str(data.get("key", "")).strip(), str(data.get("value", "")).strip()
+    added = await _persons(request).admin.add_fact(
+        chat.id, record.person_id, key, value, now=app_of(request).clock.now()
+    )
+    said = f"added {key} = {value}" if added else f"{key} = {value} was already there"
+    raise done(request, _page(chat.id, record.person_id), said)
+
+
+@routes.post(PERSON + "/facts/remove")
+async def person_fact_remove(request: web.Request) -> web.Response:
+    """Remove one value of a key (`qunyi people edit --remove-fact KEY=VALUE`)."""
+    chat, record = await _person(request)
+    data = await request.post()
+    key, value = str(data.get("key", "")), str(data.get("value", ""))
+    await _persons(request).admin.remove_fact(
+        chat.id, record.person_id, key, value, now=app_of(request).clock.now()
+    )
+    raise done(request, _page(chat.id, record.person_id), f"removed {key} = {value}")
 
 
 @routes.get(PERSON + "/forget")

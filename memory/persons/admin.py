@@ -12,7 +12,7 @@ record, without the names they were sent under (nor do the topics packed from th
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -40,7 +40,7 @@ from memory.models import (
 from memory.models.recall import PreferenceDoc
 from memory.persons import store
 from memory.persons.fact_edits import note_fact_edit
-from memory.persons.facts import Fact, merge_facts
+from memory.persons.facts import Fact, merge_facts, same_value, single_valued
 from memory.persons.forgotten import newest_message_id
 from memory.persons.names import clean_name, name_key
 from memory.persons.naming import name_refusal, vet_suggested_name
@@ -73,6 +73,28 @@ def check_fact(key: str, value: str) -> None:
     """Raise PersonAdminError unless the fact has a key and a value."""
     if not key.strip() or not value.strip():
         raise PersonAdminError("a fact needs a key and a value")
+
+
+def check_addable(key: str, value: str) -> None:
+    """Raise PersonAdminError unless a value can be added to `key` beside the values it holds: the fact
+    needs a key and a value, and a key holding one value at a time (location, age, favorite:…) is set,
+    which replaces the value it holds, not added to."""
+    check_fact(key, value)
+    if single_valued(key.strip()):
+        raise PersonAdminError(
+            f"{key.strip()} holds one value at a time: set it, which replaces the value it holds"
+        )
+
+
+def check_removable(key: str, value: str | None, held: Iterable[str]) -> None:
+    """Raise PersonAdminError when a removal of `value` of `key` finds nothing among the values of the
+    key the person holds in the chat (`held`, current and superseded). Removing a whole key
+    (`value` None) that holds nothing is no error: it removes nothing."""
+    values = sorted(set(held))
+    if value is None or any(same_value(v, value) for v in values):
+        return
+    known = f"its values: {', '.join(values)}" if values else "they hold no fact of that key"
+    raise PersonAdminError(f"no fact {key} = {value} to remove ({known}); nothing was changed")
 
 
 def check_forgettable(person_id: int, account: str, is_bot: bool) -> None:
@@ -192,34 +214,48 @@ class PersonAdmin:
         async with self.db.write() as session:
             await leave_unread(session, await _learnt_from(session, *replaced))
             await session.execute(update(PersonFact).where(*replaced).values(superseded_at=when))
-            session.add(
-                PersonFact(
-                    person_id=person_id,
-                    chat_id=chat_id,
-                    key=key.strip(),
-                    value=value.strip(),
-                    source="admin",
-                    confidence=1.0,
-                    evidence="",
-                    time=when,
-                    seen_message_ids=[],
-                )
-            )
+            session.add(_admin_fact(chat_id, person_id, key, value, when))
             if chat_id is not None:
                 await note_fact_edit(session, chat_id, person_id, key.strip(), None, when)
 
-    async def remove_fact(self, chat_id: int, person_id: int, key: str, *, now: datetime) -> int:
-        """Delete the facts of one key (current and superseded) visible in a chat; what the person
-        said before `now` is not learnt back (`fact_edits`)."""
-        removed = (
+    async def add_fact(
+        self, chat_id: int | None, person_id: int, key: str, value: str, *, now: datetime
+    ) -> bool:
+        """Add one value of a key by hand (source "admin"), keeping the others (a person likes several
+        things); False when the person already holds it. A key holding one value at a time (location,
+        age, favorite:…) is refused: setting it replaces the value it holds."""
+        check_addable(key, value)
+        held = (
+            PersonFact.person_id == person_id,
+            PersonFact.key == key.strip(),
+            PersonFact.superseded_at.is_(None),
+            PersonFact.chat_id.is_(None) if chat_id is None else PersonFact.chat_id == chat_id,
+        )
+        async with self.db.write() as session:
+            values = (await session.scalars(select(PersonFact.value).where(*held))).all()
+            if any(same_value(v, value) for v in values):
+                return False
+            session.add(_admin_fact(chat_id, person_id, key, value, store.ts(now)))
+            return True
+
+    async def remove_fact(
+        self, chat_id: int, person_id: int, key: str, value: str | None = None, *, now: datetime
+    ) -> int:
+        """Delete the facts of one key (of that `value` only, when given; current and superseded)
+        visible in a chat; what the person said before `now` is not learnt back (`fact_edits`).
+        Returns how many rows went; a `value` the person does not hold is refused (`check_removable`)."""
+        visible = (
             PersonFact.person_id == person_id,
             PersonFact.key == key,
             (PersonFact.chat_id == chat_id) | PersonFact.chat_id.is_(None),
         )
         async with self.db.write() as session:
-            await leave_unread(session, await _learnt_from(session, *removed))
-            await note_fact_edit(session, chat_id, person_id, key, None, store.ts(now))
-            return rows_changed(await session.execute(delete(PersonFact).where(*removed)))
+            rows = (await session.execute(select(PersonFact.id, PersonFact.value).where(*visible))).all()
+            check_removable(key, value, (held for _, held in rows))
+            removed = PersonFact.id.in_([i for i, held in rows if value is None or same_value(held, value)])
+            await leave_unread(session, await _learnt_from(session, removed))
+            await note_fact_edit(session, chat_id, person_id, key, value, store.ts(now))
+            return rows_changed(await session.execute(delete(PersonFact).where(removed)))
 
     async def merge(self, survivor_id: int, merged_id: int) -> None:
         """Merge `merged_id` into `survivor_id` (two accounts of one human, or a duplicate): its
@@ -369,6 +405,21 @@ async def _unname_their_messages(session: AsyncSession, person_id: int) -> None:
         batch = ids[start : start + ERASE_BATCH]
         await rename_sources(session, batch)
         await drop_vectors(session, "message", await windows_touching(session, batch))
+
+
+def _admin_fact(chat_id: int | None, person_id: int, key: str, value: str, when: float) -> PersonFact:
+    """A fact set by hand."""
+    return PersonFact(
+        person_id=person_id,
+        chat_id=chat_id,
+        key=key.strip(),
+        value=value.strip(),
+        source="admin",
+        confidence=1.0,
+        evidence="",
+        time=when,
+        seen_message_ids=[],
+    )
 
 
 async def _learnt_from(session: AsyncSession, *where: ColumnElement[bool]) -> list[int]:

@@ -51,7 +51,12 @@ class Fact:
 
     @property
     def is_single_valued(self) -> bool:
-        return self.key in SINGLE_VALUED or self.key.startswith(FAVORITE_PREFIX)
+        return single_valued(self.key)
+
+
+def single_valued(key: str) -> bool:
+    """Whether a person holds one value of `key` at a time (a new one supersedes it)."""
+    return key in SINGLE_VALUED or key.startswith(FAVORITE_PREFIX)
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,10 @@ def _shown(data: list[str]) -> dict[str, Any]:
         (["--set-fact", "bad"], 2, "'bad' is not KEY=VALUE"),
         (["--set-fact", "=no key"], 1, "a fact needs a key and a value"),
         (["--add-alias", "   "], 1, "has nothing a person could be called by"),
+        (["--add-fact", "likes"], 2, "'likes' is not KEY=VALUE"),
+        (["--add-fact", "location=上海"], 1, "location holds one value at a time: set it"),
+        (["--remove-fact", "likes="], 2, "'likes=' names no value"),
+        (["--remove-fact", "likes=猫"], 1, "no fact likes = 猫 to remove (they hold no fact of that key)"),
     ],
 )
 def test_edit_with_a_bad_option_changes_nothing(
@@ -198,3 +202,55 @@ def test_show_words_its_own_timeline_lines_in_the_chat_s_language_and_json_keeps
     assert "群名片" not in shown.output
     stored = [t["text"] for t in _shown(data)["timeline"]]
     assert stored == ["群名片改为「Lily the Hiker」(原「Lily」)"], "--json gives the stored line"
+
+
+def _facts(data: list[str]) -> list[tuple[str, str]]:
+    return sorted((f["key"], f["value"]) for f in _shown(data)["facts"])
+
+
+def _edit(data: list[str], *options: str) -> str:
+    result = CliRunner().invoke(cli, ["people", "edit", "u1", "--chat", "replay:g1", *options, *data])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_add_fact_and_remove_fact_key_value_change_one_value_and_set_fact_still_replaces_all(
+    tmp_path: Path,
+) -> None:
+    """A person can like several things: `--set-fact likes=…` replaced them all and `--remove-fact likes`
+    removed them all, so an admin could neither add one like nor take one back."""
+    data = _imported(tmp_path)
+    _edit(data, "--add-fact", "likes=猫", "--add-fact", "likes = 狗", "--add-fact", "likes=猫")
+    assert _facts(data) == [("likes", "狗"), ("likes", "猫")], "a value held is not added twice"
+    _edit(data, "--remove-fact", "likes=猫")
+    assert _facts(data) == [("likes", "狗")]
+    refused = CliRunner().invoke(
+        cli,
+        [
+            "people",
+            "edit",
+            "u1",
+            "--chat",
+            "replay:g1",
+            "--name",
+            "新名字",
+            "--remove-fact",
+            "likes=猫",
+            *data,
+        ],
+    )
+    assert refused.exit_code == 1, refused.output
+    assert "no fact likes = 猫 to remove (its values: 狗); nothing was changed" in refused.output
+    assert _shown(data)["name"] != "新名字", "nothing of the edit was made"
+    _edit(data, "--add-fact", "likes=猫")
+    _edit(data, "--set-fact", "likes=鱼")
+    assert _facts(data) == [("likes", "鱼")], "--set-fact replaces every value, as before"
+    _edit(data, "--set-fact", "likes=鸟", "--add-fact", "likes=猫")
+    assert _facts(data) == [("likes", "猫"), ("likes", "鸟")], "set first, then add"
+    assert {(f["key"], f["value"]) for f in _shown(data)["superseded"]} == {
+        ("likes", "狗"),
+        ("likes", "猫"),
+        ("likes", "鱼"),
+    }
+    _edit(data, "--add-fact", "likes=猫", "--remove-fact", "likes")
+    assert _facts(data) == [], "--remove-fact KEY removes every value, as before"

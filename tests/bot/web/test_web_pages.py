@@ -13,6 +13,8 @@ from bot.web.html import when
 from memory.chat_merge import merge_chats
 from memory.jargon import dictionary
 from memory.models import ChatRedirect, PersonAlias
+from memory.persons.service import PersonMemory
+from memory.persons.store import PersonRecord
 from memory.storage.fts import index_rows
 from tests.bot.test_doctor import add_offline_work
 from tests.bot.web.conftest import CONFIG, TOKEN, Console, history_row, serving
@@ -840,18 +842,23 @@ async def test_an_approve_meeting_a_database_locked_past_the_busy_timeout_is_a_5
         assert entry is not None and (entry.status, entry.meaning) == ("approved", "笑死我了")
 
 
+async def only_member(console: Console, text: str) -> tuple[int, PersonMemory, PersonRecord]:
+    """Chat g1 where u1 said `text`: its id, people's memory, and u1."""
+    await console.app.memory.record(make_message(1, sender="u1", text=text))
+    chat = await console.chat_id()
+    persons = console.app.persons
+    assert persons is not None
+    [person] = await persons.records(chat)
+    return chat, persons, person
+
+
 async def test_a_rename_from_a_page_opened_before_another_rename_is_refused_not_last_wins(
     console: Console,
 ) -> None:
     """Two admins open the same person's page and rename them: the second rename carried the name's
     revision as its page showed it, and is refused (409, nothing saved) instead of silently undoing the
     first; reloading the page gives the new revision and the rename goes through."""
-    app = console.app
-    await app.memory.record(make_message(1, sender="u1", text="大家好"))
-    chat = await console.chat_id()
-    persons = app.persons
-    assert persons is not None
-    [person] = await persons.records(chat)
+    chat, persons, person = await only_member(console, "大家好")
     csrf = await console.login()
     base = f"/chats/{chat}/people/{person.person_id}"
 
@@ -913,3 +920,30 @@ async def test_a_person_page_words_qunyi_s_own_timeline_lines_in_the_chat_s_lang
             await (await console.client.get(f"/chats/{chat}/people/{person.person_id}")).text()
         )
         assert line in shown and other not in shown, key
+
+
+async def test_a_fact_s_values_are_added_and_removed_one_at_a_time_through_the_web(console: Console) -> None:
+    """The console showed facts but could not change them; it now adds one value and removes one, with
+    the operations `qunyi people edit --add-fact/--remove-fact KEY=VALUE` use."""
+    chat, persons, person = await only_member(console, "hello")
+    await persons.admin.add_fact(chat, person.person_id, "likes", "猫", now=console.app.clock.now())
+    csrf = await console.login()
+    base = f"/chats/{chat}/people/{person.person_id}"
+    shown = await (await console.client.get(base)).text()
+    assert f'action="{base}/facts/add"' in shown and f'action="{base}/facts/remove"' in shown
+    added = await console.client.post(
+        f"{base}/facts/add", data={"_csrf": csrf, "key": "likes", "value": "狗"}
+    )
+    assert added.status == 200 and "added likes = 狗" in await added.text()
+    wrong = await console.client.post(f"{base}/facts/add", data={"_csrf": csrf, "key": "age", "value": "20"})
+    assert wrong.status == 400 and "age holds one value at a time" in await wrong.text()
+    removed = await console.client.post(
+        f"{base}/facts/remove", data={"_csrf": csrf, "key": "likes", "value": "猫"}
+    )
+    assert removed.status == 200 and "removed likes = 猫" in await removed.text()
+    again = await console.client.post(
+        f"{base}/facts/remove", data={"_csrf": csrf, "key": "likes", "value": "猫"}
+    )
+    assert again.status == 400 and "no fact likes = 猫 to remove (its values: 狗)" in await again.text()
+    record = await persons.record(chat, person.person_id)
+    assert record is not None and [(f.key, f.value) for f in record.facts] == [("likes", "狗")]

@@ -485,3 +485,33 @@ async def test_a_value_an_admin_took_out_is_not_learnt_back_from_what_was_said_b
     await g1.say("u1", "我喜欢猫", card="阿红", minutes=40)
     await people.consolidator.run(T0)
     assert await _likes(people, first) == [("猫", "self")]
+
+
+async def test_a_value_removed_alone_is_the_only_one_not_learnt_back(chat, people: PersonMemory) -> None:
+    g1 = chat()
+    first = await g1.say("u1", "我喜欢猫", card="阿红", minutes=1)
+    await people.consolidator.run(T0)
+    await g1.say("u1", "我喜欢猫，也喜欢鸟", card="阿红", minutes=2)
+    await people.admin.remove_fact(
+        first.chat_id, first.person_id, "likes", "猫", now=T0 + timedelta(minutes=5)
+    )
+    await people.consolidator.run(T0)
+    assert await _likes(people, first) == [("鸟", "self")], "only 猫 was taken out"
+
+
+async def test_add_fact_keeps_the_other_values_and_remove_fact_of_a_value_only_that_one(
+    chat, people: PersonMemory
+) -> None:
+    g1 = chat()
+    said = await g1.say("u1", "我喜欢猫", card="阿红")
+    await people.consolidator.run(T0)
+    admin = people.admin
+    assert await admin.add_fact(said.chat_id, said.person_id, "likes", " 狗 ", now=T0)
+    assert not await admin.add_fact(said.chat_id, said.person_id, "likes", "猫", now=T0), "held already"
+    assert await _likes(people, said) == [("狗", "admin"), ("猫", "self")]
+    with pytest.raises(PersonAdminError, match="location holds one value at a time"):
+        await admin.add_fact(said.chat_id, said.person_id, "location", "杭州", now=T0)
+    with pytest.raises(PersonAdminError, match=r"no fact likes = 鱼 to remove \(its values: 狗, 猫\)"):
+        await admin.remove_fact(said.chat_id, said.person_id, "likes", "鱼", now=T0)
+    assert await admin.remove_fact(said.chat_id, said.person_id, "likes", "猫", now=T0) == 1
+    assert await _likes(people, said) == [("狗", "admin")]
