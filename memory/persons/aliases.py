@@ -32,7 +32,7 @@ import jieba
 import regex
 from rapidfuzz import fuzz, process
 
-from memory.persons.english import is_common_english, nickname_relatives
+from memory.persons.english import nickname_relatives, written_as_a_name
 from memory.persons.names import (
     DIMINUTIVE_PREFIX_CHARS,
     DIMINUTIVE_SUFFIX_CHARS,
@@ -382,9 +382,8 @@ class AliasIndex:
     ) -> Iterable[tuple[int, int, list[Match]]]:
         """Whole words of the text that are one word of one person's Latin full name ("ask Priya",
         "did O'Connor send it?"), else a nickname of one person's given name ("Liz" for Elizabeth
-        Park), written with a capital, and not everyday English (`is_common_english`: "Will", "Mark",
-        "Rose", a capital at a sentence start saying nothing). A word that may be two people names
-        neither: ambiguous, it is left out."""
+        Park), written as a name (`written_as_a_name`: "ask Sam" and "ask Priya", not "Will you" nor
+        "in May"). A word that may be two people names neither: ambiguous, it is left out."""
         if not self._by_part and not self._by_nickname:
             return
         for start, end in _whole_words(norm):
@@ -393,8 +392,7 @@ class AliasIndex:
             if (
                 matches
                 and len({m.person_id for m in matches}) == 1
-                and text[origin[start]].isupper()
-                and not is_common_english(norm[start:end])
+                and written_as_a_name(text, origin[start], norm[start:end])
             ):
                 yield start, end, matches
 

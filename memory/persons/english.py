@@ -1,14 +1,15 @@
 """English words and names: whether a word is ordinary English vocabulary, and which given names are
 nicknames of one another.
 
-A part of a member's name found alone in a message ("ask Priya", "did O'Connor send it?") and a name
-given in "I'm X" are taken for a name only when they are not words every English speaker writes:
-"Will", "May", "Mark", "Bill", "Rose", "Grace", "Park", "Happy" are, and a capital letter at the start
-of a sentence says nothing. wordfreq's English frequencies decide (a dependency, offline): a word at or
-above `COMMON_ZIPF` on its Zipf scale (log10 of uses per billion words; 4.5 is about 30 per million) is
-ordinary vocabulary. wordfreq counts a word whatever its case, so the commonest given names ("John",
-"Sam") count as ordinary too: a wrong person is worse than none. A name given for oneself without a
-greeting must be rarer still (`KNOWN_ZIPF`).
+A part of a member's name found alone in a message ("ask Priya", "did O'Connor send it?") is taken for
+a name when it is written with a capital and is either no word every English speaker writes, or is
+capitalised where English writes such a word small (`written_as_a_name`): "ask Sam", "thanks Will",
+but not "Will you…" at a sentence start, "in May", "the Park", nor a line in capitals or Title Case.
+wordfreq's English frequencies decide what is everyday vocabulary (a dependency, offline): a word at
+or above `COMMON_ZIPF` on its Zipf scale (log10 of uses per billion words; 4.5 is about 30 per
+million). wordfreq counts a word whatever its case, so the commonest given names ("John", "Sam") count
+as everyday words and are found only where their capital says "name". A name given for oneself in
+"I'm X" without a greeting must be rarer still (`KNOWN_ZIPF`): a wrong alias is kept.
 
 Nicknames come from the `nicknames` package (a dependency, Apache-2.0): a hand-curated table of English
 given names and their nicknames (Elizabeth: Liz, Beth, Betty; Robert: Bob, Rob; William: Bill, Will),
@@ -17,6 +18,7 @@ shipped inside the wheel as a CSV and read once, when first needed.
 
 from __future__ import annotations
 
+import calendar
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -27,6 +29,11 @@ COMMON_ZIPF = 4.5
 # A name someone gives themselves ("btw I'm Pri") has nothing to back it but the phrase, and an alias is
 # kept: any word English uses three times per million words ("Hungry", "Bored", "Vegan") is a word.
 KNOWN_ZIPF = 3.5
+# English capitalises these whatever they mean ("in May"), and a word after an article is no name.
+_CALENDAR_NAMES = frozenset(name.lower() for name in (*calendar.month_name, *calendar.day_name) if name)
+_ARTICLES = frozenset(("a", "an", "the"))
+_SENTENCE_ENDS = frozenset(".!?。！？…:：\n")
+_OPENERS = frozenset("\"'“‘(（[「『*_~")
 # wordfreq reads ASCII apostrophes and hyphens inside a word ("o'connor", "mary-jane").
 _ASCII_JOINERS = str.maketrans({"’": "'", "ʼ": "'", "‐": "-"})
 
@@ -58,3 +65,36 @@ def nickname_relatives(given: str) -> frozenset[str]:
     ("liz" → elizabeth, lisa, lizzie; "robert" → bob, rob, bobby…); none for a name the table lacks."""
     namer = _nicknamer()
     return frozenset((namer.nicknames_of(given) | namer.canonicals_of(given)) - {given})
+
+
+def written_as_a_name(text: str, at: int, word: str) -> bool:
+    """Whether the Latin word `word` (folded), written at `at` in `text`, is written as a name: with a
+    capital, and either no everyday English word or capitalised where English writes it small, inside
+    a sentence ("ask Sam", "thanks Will"), neither a month or weekday ("in May") nor after an article
+    ("the Park"), and not in capitals ("ASK SAM") or Title Case ("Ask Will About It"), where every
+    word has one."""
+    written = text[at : at + len(word)]
+    if not written[:1].isupper():
+        return False
+    if not is_common_english(word):
+        return True
+    if written.isupper() or word in _CALENDAR_NAMES:
+        return False
+    before = _word_before(text, at)
+    if before is None:  # a sentence's first word is capitalised whatever it is
+        return False
+    return before.casefold() not in _ARTICLES and not (before[:1].isupper() and is_common_english(before))
+
+
+def _word_before(text: str, at: int) -> str | None:
+    """The word before position `at` in its sentence, "" when a sign other than a word is, None at the
+    start of a sentence."""
+    i = at
+    while i > 0 and (text[i - 1].isspace() or text[i - 1] in _OPENERS):
+        i -= 1
+    if i == 0 or text[i - 1] in _SENTENCE_ENDS:
+        return None
+    end = i
+    while i > 0 and (text[i - 1].isalnum() or text[i - 1] in "'’-"):
+        i -= 1
+    return text[i:end]

@@ -101,6 +101,11 @@ ENGLISH_CHAT = AliasIndex(
         ("what did Mary-Jane say?", [("mj", "Mary-Jane")]),
         ("昨天Raman和Okafor都没来", [("pri", "Raman"), ("bill", "Okafor")]),
         ("I met Sam O'Connor at the Kowalczyk party", [("sam", "Sam O'Connor"), ("rose", "Kowalczyk")]),
+        # An everyday word (by wordfreq) is a name where English would write the word small.
+        ("ask Sam about the deck", [("sam", "Sam")]),
+        ("ask Will about it", [("will", "Will")]),
+        ("thanks Mark, that helps", [("mark", "Mark")]),
+        ("I told Grace and Rose already", [("grace", "Grace"), ("rose", "Rose")]),
     ],
 )
 def test_a_word_of_a_members_full_name_alone_in_text_finds_them(text: str, found: list[tuple[str, str]]):
@@ -114,9 +119,11 @@ def test_a_word_of_a_members_full_name_alone_in_text_finds_them(text: str, found
     [
         "elizabeth said the budget is tight",  # a name part counts only written with a capital
         "did oconnor send it?",
-        "Will you send the slides?",  # everyday English words, capital or not
-        "ask Will about it",
+        "Will you send the slides?",  # an everyday English word's capital at a sentence start
         "Grace period ends Friday",
+        "Sure. Mark it as done",
+        "ASK SAM ABOUT IT",  # every word has a capital: none says "name"
+        "Can You Ask Will About It",
         "a Rose for everyone",
         "see you in May",
         "May I ask?",
