@@ -322,10 +322,10 @@ class MemoryService:
     ) -> ReplyContext:
         """The pre-reply context, with no LLM call. Recall searches for `query`, by default the
         message's text (the reply path passes it without the bot's own name), followed by the text of
-        the message it replies to. The recent window is
-        the newest messages that fit its budget; recall leaves out only those and the message replied
-        to, which has a section of its own. The ChatHistory rows it
-        shows, after every budget, are reinforced once (`count` + 1); rows cut for room are not."""
+        the message it replies to. The recent window is the newest messages that fit its budget;
+        recall leaves out only those and the message replied to, which has a section of its own. The
+        ChatHistory rows it shows, after every budget, are reinforced once (`count` + 1); rows cut for
+        room are not."""
         before = message.id + 1 if message is not None else None
         settings = self.context_settings
         window = await self.recent(chat_id, settings.recent_messages, before)
