@@ -5,7 +5,7 @@ Conservative by design: a candidate name must look like a name (no verbs, pronou
 numbers by jieba's tags; not a stop word), sit at the end of its clause, come from the speaker's own
 words (`speech.own_clauses`), and not be refused ("别叫我X", "don't call me X"). "我是X" and "I'm X"
 are accepted only in an introduction or when X reads as a name by itself (`_reads_as_a_name`), and with
-lower confidence.
+lower confidence, and never when X is a relation or role ("我是悦悦表姐", "我是产品经理").
 """
 
 from __future__ import annotations
@@ -70,6 +70,16 @@ _STOP_EN = frozenset(
     when if sometime soon crazy old fine ok okay good great sure sorry here there back home done tired
     happy sad busy free ready new glad afraid not so very just also still going gonna""".split()
 )
+# Words for what someone is to others, not what they are called: kinship, ties and roles. "我是X" with
+# one of these as X's head word ("我是悦悦表姐", "大家好，我是产品经理", "我是新人") tells a relation or
+# a role. Two characters or more, so the one-character honorifics of a nickname (红姐, 杰哥) still count.
+_RELATION_HEADS = frozenset(
+    """爸爸 妈妈 爸妈 父亲 母亲 哥哥 姐姐 弟弟 妹妹 表哥 表姐 表弟 表妹 堂哥 堂姐 堂弟 堂妹 老公 老婆 媳妇
+    丈夫 妻子 男朋友 女朋友 男友 女友 对象 儿子 女儿 爷爷 奶奶 外公 外婆 姥姥 姥爷 叔叔 阿姨 舅舅 舅妈 姑姑
+    姨妈 伯伯 侄子 侄女 外甥 外甥女 嫂子 姐夫 妹夫 亲戚 家长 闺蜜 朋友 好友 同事 同学 室友 舍友 邻居 师兄
+    师姐 师弟 师妹 学长 学姐 学弟 学妹 前辈 后辈 导师 学生 领导 老板 上司 下属 助理 经理 主管 总监 实习生
+    新人 新生 群主 管理员 程序员 设计师 工程师 产品 运营 客服 粉丝""".split()
+)
 _TRAILING_PARTICLES = re.compile(r"[吧呀啊哦噢啦嘛哈~～!！]+$")
 # A refusal before the naming verb ("别叫我小红", "不要再喊我胖子", "讨厌别人叫我X", "don't call me
 # Bob", "never call me Bob"): the name is one the speaker does not want.
@@ -129,6 +139,13 @@ def _reads_as_a_name(alias: str, language: str) -> bool:
     return len(tags) == 1 and tags[0][1].startswith("nr")
 
 
+def _tells_a_relation(alias: str) -> bool:
+    """Whether X of "我是X" says what the speaker is to someone or does rather than what they are
+    called: its last word is a kinship, tie or role word ("悦悦表姐", "产品经理", "新人")."""
+    tags = [word for word, _ in pos_tags(alias) if word.strip()]
+    return bool(tags) and tags[-1] in _RELATION_HEADS
+
+
 def _candidate(match: re.Match[str], clause: Clause) -> tuple[str, tuple[int, int]] | None:
     raw = _TRAILING_PARTICLES.sub("", match.group("a")).strip()
     alias = clean_name(raw)
@@ -180,7 +197,9 @@ def extract_declarations(utterance: Utterance) -> list[Declaration]:
         for pattern, language in ((_SELF_IS_ZH, "zh"), (_SELF_IS_EN, "en")):
             for match in pattern.finditer(body):
                 got = _candidate(match, clause)
-                if got and (intro or _reads_as_a_name(got[0], language)):
+                if got is None or (language == "zh" and _tells_a_relation(got[0])):
+                    continue
+                if intro or _reads_as_a_name(got[0], language):
                     add(utterance.speaker_id, Target.SELF, got, 0.6)
         if addressee is None:
             continue

@@ -184,3 +184,36 @@ def test_the_pre_filter_passes_texts_that_cannot_declare_a_name(say, text):
     assert not could_declare(text)
     for addressed in ({}, {"mentioned_ids": ("p9",)}, {"reply_to_id": "p9"}):
         assert extract_declarations(say(text, **addressed)) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "大家好，我是悦悦表姐，有实习内推可以找我",  # QA pass 16: stored as her name
+        "大家好，我是产品经理",
+        "大家好，我是新人",
+        "大家好，我是小王同学",
+        "大家好，我是悦悦的表姐",
+        "大家好，我是她表姐",
+        "我是你爸爸",
+        "大家好，我是新来的",
+        "Hi, I'm Sam's sister",
+        "Hi, I'm the new PM",
+    ],
+)
+def test_a_relation_or_role_after_i_am_is_no_name(say, text: str):
+    """X of "我是X" is a relation or a role when its head word is a kinship, tie or role word."""
+    assert extract_declarations(say(text)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "alias"),
+    [
+        ("我是张伟", "张伟"),
+        ("我是小红", "小红"),
+        ("大家好，我是红姐", "红姐"),
+        ("大家好，我是王老师", "王老师"),
+    ],
+)
+def test_names_and_nicknames_after_i_am_still_count(say, text: str, alias: str):
+    assert [d.alias for d in extract_declarations(say(text))] == [alias]
