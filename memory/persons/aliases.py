@@ -7,7 +7,8 @@ the reply context.
 
 Confidence of a match, before the alias weight is applied:
 exact 1.0 · same pinyin (小红/晓红/xiaohong) or the same letters without accents (José/Jose) 0.9 ·
-same characters after removing a diminutive (小红/红红/阿红/红儿) 0.85 · one word of a Latin full name
+same characters after removing a diminutive or a given name's honorific (小红/红红/阿红/红儿/红姐; 红红
+and 小红 for the 红红 of 红红火火) 0.85 · one word of a Latin full name
 (Sam or O'Connor of "Sam O'Connor"; inside text only when capitalised, not ordinary English and nobody
 else's) 0.8 · same pinyin after removing a diminutive (小红/阿宏/hong) 0.75 · an English nickname of a
 Latin given name or the other way round (Liz of "Elizabeth Park", Robert of "Bob"; in text as a word of
@@ -235,6 +236,8 @@ class AliasIndex:
             self._by_pinyin[forms.pinyin].append(item)
             if forms.core_chars:
                 self._by_core_chars[forms.core_chars].append(item)
+            if forms.reduplicated_head:
+                self._by_core_chars[forms.reduplicated_head].append(item)
             if forms.core_pinyin:
                 self._by_core_pinyin[forms.core_pinyin].append(item)
             if forms.initials:

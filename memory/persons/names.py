@@ -4,7 +4,11 @@ A name has several keys, from strict to loose:
 - `name_key`: NFKC + casefold with spaces and punctuation removed ("Xiao Hong" → "xiaohong");
 - `pinyin_key`: the toneless pinyin of every CJK character, Latin kept ("小红" → "xiaohong");
 - `core_chars` / `core_pinyin`: the key with a diminutive prefix (小/阿/老) or suffix (子/儿) removed
-  and reduplication collapsed, so 小红, 红红, 阿红, 红儿, xiaohong and hong share the core "hong";
+  and reduplication collapsed, so 小红, 红红, 阿红, 红儿, xiaohong and hong share the core "hong"; the
+  characters also lose an honorific suffix of a given name (姐/哥: 红姐, 杰哥), not its pinyin (jie and
+  ge are given names too: 王杰), nor a title after a surname (张总, 王老师: many share a surname);
+- `reduplicated_head`: the doubled character opening a four-character AABB name (红 of 红红火火, whose
+  members call it 红红), "" for any other name;
 - `initials`: the first letter of every syllable ("小红" → "xh");
 - `unaccented`: a Latin key without its accents ("José" → "jose"), empty when that is the key itself.
 """
@@ -28,7 +32,7 @@ _GRAPHEME = regex.compile(r"\X")
 _SPACES = re.compile(r"\s+")
 
 DIMINUTIVE_PREFIX_CHARS = ("小", "阿", "老")
-DIMINUTIVE_SUFFIX_CHARS = ("子", "儿")
+DIMINUTIVE_SUFFIX_CHARS = ("子", "儿", "姐", "哥")
 _PREFIX_SYLLABLES = frozenset({"xiao", "a", "lao"})
 _SUFFIX_SYLLABLES = frozenset({"zi", "er"})
 
@@ -130,6 +134,7 @@ class NameForms:
     initials: str
     is_cjk: bool
     unaccented: str = ""
+    reduplicated_head: str = ""
 
 
 def _collapse_repeats(units: list[str]) -> list[str]:
@@ -196,7 +201,24 @@ def name_forms(name: str) -> NameForms:
         else ""
     )
     initials = "".join(s[0] for s in syllables) if cjk and all_pinyin and len(syllables) >= 2 else ""
-    return NameForms(key, pinyin, syllables, core_chars, core_pinyin, initials, cjk, unaccented(key))
+    return NameForms(
+        key,
+        pinyin,
+        syllables,
+        core_chars,
+        core_pinyin,
+        initials,
+        cjk,
+        unaccented(key),
+        _reduplicated_head(key),
+    )
+
+
+def _reduplicated_head(key: str) -> str:
+    """A of an AABB key of CJK characters (红 of 红红火火), else ""."""
+    if len(key) == 4 and _CJK_RUN.fullmatch(key) and key[0] == key[1] and key[2] == key[3] != key[0]:
+        return key[0]
+    return ""
 
 
 def unaccented(key: str) -> str:

@@ -31,6 +31,39 @@ def test_xiaohong_variants_resolve_to_the_same_person(index: AliasIndex, name: s
     assert not result.ambiguous
 
 
+@pytest.mark.parametrize(
+    ("alias", "asked"),
+    [
+        ("红红火火", "红红"),
+        ("红红火火", "小红"),
+        ("红姐", "小红"),
+        ("红姐", "红红"),
+        ("芳芳芳", "芳姐"),
+        ("阿杰", "杰哥"),
+    ],
+)
+def test_a_reduplicated_name_and_a_given_names_honorific_share_its_core(alias: str, asked: str):
+    """QA pass 16: 红红 did not find the member 红红火火, nor 小红 the one called 红姐."""
+    index = AliasIndex([AliasEntry("red", alias, "nickname", 1.0), AliasEntry("other", "静静", "card", 1.0)])
+    found = index.resolve(asked)
+    assert (found.person_id, found.matches[0].how) == ("red", How.VARIANT)
+    assert named(index, f"{asked}喜欢什么") == [("red", asked)]
+
+
+@pytest.mark.parametrize(
+    ("alias", "asked"), [("张总", "小张"), ("王老师", "老王"), ("红红火火", "火火"), ("王杰", "wang")]
+)
+def test_a_title_after_a_surname_or_another_part_finds_nobody(alias: str, asked: str):
+    """A title after a surname (张总) is shared by everyone of that surname; only AABB's head counts."""
+    assert AliasIndex([AliasEntry("x", alias, "nickname", 1.0)]).resolve(asked).matches == []
+
+
+def test_two_members_sharing_a_core_stay_apart():
+    index = AliasIndex([AliasEntry("a", "红红火火", "nickname", 1.0), AliasEntry("b", "红姐", "card", 1.0)])
+    assert index.resolve("小红").ambiguous and index.resolve("小红").person_id is None
+    assert index.resolve("红姐").person_id == "b"
+
+
 def test_exact_beats_variant_and_confidence_ranks_how(index: AliasIndex):
     exact = index.resolve("小红")
     assert exact.matches[0].how is How.EXACT and exact.confidence == 1.0
