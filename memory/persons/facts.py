@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 from memory.persons.aliases import AliasIndex
-from memory.persons.names import pos_tags
+from memory.persons.names import has_cjk, pos_tags
 from memory.persons.speech import Clause, Utterance, own_clauses, sub_clauses
 from memory.text import normalize
 
@@ -260,10 +260,24 @@ _REACTION = re.compile(
     r"the\s+way)\b)"
 )
 _CUT_AT = re.compile(
-    r"但是|但|因为|所以|不过|\s[-–—]+\s|(?i:\s+(?:but|because|although|though|so|and\s+then|as\s+an?|before|"
+    r"但是|但|因为|所以|不过|\s[-–—]+\s|(?i:\s+(?:but|because|although|though|so|and\s+then|as\s+an?|"
+    r"before(?=\s+(?:i|we|you|he|she|they|it|that|then|\w+ing)\b)|"
     r"for\s+(?:\w+\s+)?(?:years?|months?|weeks?)|since|with\s+(?:my|our)|in\s+\d{4}|"
     r"(?:last|this|next)\s+(?:year|month|week)|\w+\s+(?:years?|months?|weeks?|days?)\s+ago)(?:\s+|$))"
 )
+
+
+# A one-character verb that takes an object: ending a value, its object was left out, said before
+# ("@洋洋 你周五打羽毛球吗" - "我一般周五晚上都打"), and the value alone ("周五晚上都打") misleads.
+_OBJECT_VERBS_ZH = frozenset("打 玩 吃 喝 看 买 做 带 用 听 学 练 写 拿 弹 读 追 刷 踢".split())
+
+
+def _lacks_its_object(value: str) -> bool:
+    """Whether a Chinese value ends in a verb whose object was left out ("周五晚上都打")."""
+    if not has_cjk(value):
+        return False
+    words = [word for word, _ in pos_tags(value) if word.strip()]
+    return bool(words) and words[-1] in _OBJECT_VERBS_ZH
 
 
 def _clean_value(raw: str) -> str | None:
@@ -276,7 +290,7 @@ def _clean_value(raw: str) -> str | None:
         value = trimmed
     if not value or len(value) > MAX_VALUE_CHARS or normalize(value) in _REFUSED_VALUES:
         return None
-    if _REACTION.match(value):
+    if _REACTION.match(value) or _lacks_its_object(value):
         return None
     if _INTERROGATIVE.search(value) or (value.isascii() and value.isalpha() and len(value) < 3):
         return None

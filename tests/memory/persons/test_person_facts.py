@@ -310,3 +310,25 @@ def test_a_fact_learnt_after_a_retraction_stays():
         [], [retraction(("location",), "杭州", 1, "m1"), fact("location", "杭州", 2, "m2")]
     )
     assert [f.value for f in current] == ["杭州"] and superseded == []
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("I'm in, but I usually can't do anything before 9am", "can't do anything before 9am"),
+        ("I usually run before work", "run before work"),
+        ("我一般周五晚上都打羽毛球", "周五晚上都打羽毛球"),
+        ("I usually run before I go to work", "run"),  # "before I …" opens another clause
+    ],
+)
+def test_a_habit_keeps_its_object_and_its_time(text: str, value: str):
+    """QA pass 16: Priya's "I usually can't do anything before 9am" became "can't do anything"."""
+    (fact,) = extract_facts(Utterance("m1", "me", text, T0))
+    assert (fact.key, fact.value) == ("habit", value)
+    assert text[fact.span[0] : fact.span[1]] == value
+
+
+@pytest.mark.parametrize("text", ["我一般周五晚上都打，在黄龙体育中心", "我平时喜欢看", "我周末一般都玩"])
+def test_a_value_whose_object_was_left_out_is_not_stored(text: str):
+    """QA pass 16: "我一般周五晚上都打" (answering "你周五打羽毛球吗") became habit "周五晚上都打"."""
+    assert extract_facts(Utterance("m1", "me", text, T0)) == []
