@@ -3,9 +3,10 @@
 
 Conservative by design: a candidate name must look like a name (no verbs, pronouns, time words or
 numbers by jieba's tags; not a stop word), sit at the end of its clause, come from the speaker's own
-words (`speech.own_clauses`), and not be refused ("别叫我X", "don't call me X"). "我是X" and "I'm X"
-are accepted only in an introduction or when X reads as a name by itself (`_reads_as_a_name`), and with
-lower confidence, and never when X is a relation or role ("我是悦悦表姐", "我是产品经理").
+words (`speech.own_clauses`), and not be refused ("别叫我X", "don't call me X"); a bare "叫X" counts
+after such a refusal in the same message ("别叫我伟哥😂 叫大伟"). "我是X" and "I'm X" are accepted only
+in an introduction or when X reads as a name by itself (`_reads_as_a_name`), with lower confidence, and
+never when X is a relation or role ("我是悦悦表姐", "我是产品经理").
 """
 
 from __future__ import annotations
@@ -34,6 +35,14 @@ _SELF_ZH = [
     (re.compile(r"我的?(?:名字|昵称|网名|外号|小名)(?:是|叫)" + _NAME_ZH + _TAIL_ZH), 0.9),
     (re.compile(r"^(?:我|本人)叫" + _NAME_ZH + _TAIL_ZH), 0.8),
 ]
+# A refused name ("别叫我伟哥") and, after it in the same message, the one asked for instead with a
+# bare "叫X" ("别叫我伟哥😂 叫大伟", "不要喊我胖子，叫我阿飞就好"): the refusal says the naming is the
+# speaker's own ("别叫我起床，叫外卖吧" refuses no name). Without a refusal, "叫X就行" may as well send
+# for someone ("叫老王就行") or order something ("叫外卖就行").
+_REFUSAL_ZH = re.compile(
+    r"(?:别|不要|不准|不许|甭|莫)再?(?:叫|喊|称呼)我(?P<a>[^\s，,。！？!?、;；]{1,12})(?P<rest>.*)$"
+)
+_ASKED_INSTEAD_ZH = re.compile(r"^[\W_]*(?:就|还是|请|要)?(?:叫|喊|称呼)我?(?:为)?" + _NAME_ZH + _TAIL_ZH)
 _SELF_IS_ZH = re.compile(r"^(?:我|本人)是" + _NAME_ZH + _TAIL_ZH)
 _SELF_EN = [
     (re.compile(r"(?i:\bcall\s+me\s+)" + _NAME_EN + _TAIL_EN), 0.95),
@@ -186,10 +195,18 @@ def extract_declarations(utterance: Utterance) -> list[Declaration]:
             found[key] = Declaration(person_id, alias, target, utterance.key, conf, span)
 
     addressee = _addressee(utterance)
+    refused = False
     for clause in (part for whole in own_clauses(utterance) for part in sub_clauses(whole)):
         if clause.question:
             continue
         body = clause.text
+        if (refusal := _REFUSAL_ZH.search(body)) and _candidate(refusal, clause):
+            refused = True
+            rest = Clause(refusal["rest"], clause.start + refusal.start("rest"), False)
+            if asked := _ASKED_INSTEAD_ZH.match(rest.text):
+                add(utterance.speaker_id, Target.SELF, _candidate(asked, rest), 0.9)
+        elif refused and (asked := _ASKED_INSTEAD_ZH.match(body)):
+            add(utterance.speaker_id, Target.SELF, _candidate(asked, clause), 0.9)
         for pattern, conf in (*_SELF_ZH, *_SELF_EN):
             for match in pattern.finditer(body):
                 if not _negated(body, match):

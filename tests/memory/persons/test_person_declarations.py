@@ -217,3 +217,33 @@ def test_a_relation_or_role_after_i_am_is_no_name(say, text: str):
 )
 def test_names_and_nicknames_after_i_am_still_count(say, text: str, alias: str):
     assert [d.alias for d in extract_declarations(say(text))] == [alias]
+
+
+@pytest.mark.parametrize(
+    ("text", "alias"),
+    [
+        ("小吴别叫我伟哥😂 叫大伟", "大伟"),  # QA pass 16: nothing was learnt
+        ("别叫我伟哥，叫大伟就行", "大伟"),
+        ("不要喊我胖子，叫我阿飞就好", "阿飞"),
+    ],
+)
+def test_the_name_asked_for_after_a_refused_one_is_declared(say, text: str, alias: str):
+    (decl,) = extract_declarations(say(text))
+    assert (decl.person_id, decl.alias, decl.target) == ("me", alias, Target.SELF)
+    assert text[decl.span[0] : decl.span[1]] == alias
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "叫大伟就行",
+        "这事叫老王就行",
+        "别叫我伟哥",
+        "别叫我起床，叫滴滴吧",
+        "别叫我伟哥，叫老王来修",
+        "叫大伟吧，别叫我伟哥",
+    ],
+)
+def test_a_bare_call_x_without_a_refusal_before_it_declares_nothing(say, text: str):
+    """Without a refused name first, "叫X" may send for someone ("叫老王就行") or order something."""
+    assert extract_declarations(say(text)) == []

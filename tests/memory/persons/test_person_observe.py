@@ -142,6 +142,15 @@ async def test_asking_not_to_be_called_a_name_does_not_rename_to_it(chat, people
     assert "胖子" not in record.view.aliases and record.timeline == []
 
 
+async def test_the_name_asked_for_instead_of_a_refused_one_is_learnt(chat, people: PersonMemory) -> None:
+    """QA pass 16: "小吴别叫我伟哥😂 叫大伟" taught nothing, and /who 大伟 found nobody."""
+    g1 = chat()
+    said = await g1.say("u2", "小吴别叫我伟哥😂 叫大伟", card="张伟-后端", nickname="伟哥不是药")
+    found = await people.who(said.chat_id, "大伟")
+    assert [r.person_id for r in found.records] == [said.person_id]
+    assert "伟哥" not in found.records[0].view.aliases
+
+
 async def test_a_name_given_by_someone_else_goes_to_the_mentioned_person(chat, people: PersonMemory) -> None:
     g1 = chat()
     alice = await g1.say("alice", "大家好", card="Alice")
