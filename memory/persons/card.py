@@ -20,9 +20,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+import jieba
+
 from memory.persons import timeline_text
 from memory.persons.facts import FAVORITE_PREFIX
-from memory.text import estimate_tokens, truncate
+from memory.text import estimate_tokens, grapheme_start, truncate
 from memory.text.language import CHINESE, Language
 
 DEFAULT_LABELS: dict[str, str] = {
@@ -129,10 +131,26 @@ def _attribute_order(keys: Sequence[str]) -> list[str]:
     return sorted(keys, key=lambda k: (rank.get(k, len(rank)), k))
 
 
+def _shortened(value: str) -> str:
+    """`value` within MAX_VALUE_CHARS: cut after its last whole word that fits (by jieba, so a Chinese
+    word stays whole as well as an English one: "run before 9am on wee…" misled), with an ellipsis;
+    between graphemes when no word boundary keeps half of it."""
+    if len(value) <= MAX_VALUE_CHARS:
+        return value
+    room = MAX_VALUE_CHARS - 1
+    end = 0
+    for _, _, word_end in jieba.tokenize(value):
+        if word_end > room:
+            break
+        end = word_end
+    kept = value[: grapheme_start(value, end)].rstrip(" ,，、;；:：")
+    return kept + "…" if len(kept) >= room // 2 else truncate(value, MAX_VALUE_CHARS)
+
+
 def _value_text(value: str | Sequence[str], separator: str) -> str:
     if isinstance(value, str):
-        return truncate(value.strip(), MAX_VALUE_CHARS)
-    items = [truncate(str(v).strip(), MAX_VALUE_CHARS) for v in value if str(v).strip()]
+        return _shortened(value.strip())
+    items = [_shortened(str(v).strip()) for v in value if str(v).strip()]
     return separator.join(items[-MAX_LIST_ITEMS:])
 
 

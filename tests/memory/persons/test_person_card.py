@@ -89,3 +89,20 @@ def test_emoji_name_is_cut_on_grapheme_boundary():
 def test_budget_must_be_positive():
     with pytest.raises(ValueError, match="max_chars"):
         render_card(PERSON, 0)
+
+
+@pytest.mark.parametrize(
+    ("habit", "shown"),
+    [
+        ("go running in the morning with my dog", "go running in the morning…"),
+        ("can't do anything before 9am on weekdays", "can't do anything before 9am…"),
+        (
+            "一般都周五晚上下班以后都和公司同事一起去黄龙体育中心打羽毛球然后吃夜宵",
+            "一般都周五晚上下班以后都和公司同事一起去黄龙体育中心打…",
+        ),
+    ],
+)
+def test_a_long_fact_is_cut_after_a_whole_word(habit: str, shown: str):
+    """A fact too long for its card was cut anywhere ("…before 9am on wee…", "…打羽毛…")."""
+    person = PersonView("p3", "Priya", [], {"habit": [habit]}, [])
+    assert render_card(person, 500, language="en").splitlines()[1] == f"Facts: habit {shown}"
