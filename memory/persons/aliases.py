@@ -39,11 +39,13 @@ from memory.persons.names import (
     DIMINUTIVE_SUFFIX_CHARS,
     NameForms,
     has_cjk,
+    jieba_frequency,
     name_forms,
     name_key,
     pinyin_syllables,
     to_pinyin,
     unaccented,
+    without_honorific,
 )
 from memory.text import words
 from memory.text.mapped import normalize_mapped
@@ -430,7 +432,9 @@ class AliasIndex:
                     matches += self._lookup(
                         "",
                         "".join(units),
-                        _strip_units(list(piece), DIMINUTIVE_PREFIX_CHARS, DIMINUTIVE_SUFFIX_CHARS),
+                        _strip_units(
+                            list(without_honorific(piece)), DIMINUTIVE_PREFIX_CHARS, DIMINUTIVE_SUFFIX_CHARS
+                        ),
                         _strip_units(units, ("xiao", "a", "lao"), ("zi", "er")),
                         initials=False,
                         fuzzy=False,
@@ -564,7 +568,7 @@ def _jieba_spans(norm: str) -> list[tuple[int, int]]:
 
 def _is_common_word(piece: str) -> bool:
     """Frequent dictionary vocabulary that is not tagged as a person name (老王 is nr, 老师 is n)."""
-    if jieba.dt.FREQ.get(piece, 0) < COMMON_WORD_FREQ:
+    if jieba_frequency(piece) < COMMON_WORD_FREQ:
         return False
     return not str(_word_tags().get(piece, "")).startswith("nr")
 

@@ -5,8 +5,9 @@ A name has several keys, from strict to loose:
 - `pinyin_key`: the toneless pinyin of every CJK character, Latin kept ("小红" → "xiaohong");
 - `core_chars` / `core_pinyin`: the key with a diminutive prefix (小/阿/老) or suffix (子/儿) removed
   and reduplication collapsed, so 小红, 红红, 阿红, 红儿, xiaohong and hong share the core "hong"; the
-  characters also lose an honorific suffix of a given name (姐/哥: 红姐, 杰哥), not its pinyin (jie and
-  ge are given names too: 王杰), nor a title after a surname (张总, 王老师: many share a surname);
+  characters also lose an honorific suffix of a given name (姐/哥: 红姐, 杰哥; `without_honorific`),
+  not its pinyin (jie and ge are given names too: 王杰), nor a title after a surname (张总, 王老师: many
+  share a surname);
 - `reduplicated_head`: the doubled character opening a four-character AABB name (红 of 红红火火, whose
   members call it 红红), "" for any other name;
 - `initials`: the first letter of every syllable ("小红" → "xh");
@@ -32,7 +33,8 @@ _GRAPHEME = regex.compile(r"\X")
 _SPACES = re.compile(r"\s+")
 
 DIMINUTIVE_PREFIX_CHARS = ("小", "阿", "老")
-DIMINUTIVE_SUFFIX_CHARS = ("子", "儿", "姐", "哥")
+DIMINUTIVE_SUFFIX_CHARS = ("子", "儿")
+HONORIFIC_SUFFIX_CHARS = ("姐", "哥")
 _PREFIX_SYLLABLES = frozenset({"xiao", "a", "lao"})
 _SUFFIX_SYLLABLES = frozenset({"zi", "er"})
 
@@ -191,7 +193,9 @@ def name_forms(name: str) -> NameForms:
     if cjk and _CJK_RUN.fullmatch(key):
         core_chars = "".join(
             _strip_diminutive(
-                list(key), frozenset(DIMINUTIVE_PREFIX_CHARS), frozenset(DIMINUTIVE_SUFFIX_CHARS)
+                list(without_honorific(key)),
+                frozenset(DIMINUTIVE_PREFIX_CHARS),
+                frozenset(DIMINUTIVE_SUFFIX_CHARS),
             )
         )
     all_pinyin = bool(syllables) and all(s in pinyin_syllables() for s in syllables)
@@ -212,6 +216,23 @@ def name_forms(name: str) -> NameForms:
         unaccented(key),
         _reduplicated_head(key),
     )
+
+
+def without_honorific(chars: str) -> str:
+    """`chars` without a given name's honorific suffix (红姐 → 红, 杰哥 → 杰), unless the whole is a word
+    of jieba's dictionary, everyday vocabulary rather than someone's name (帅哥, 大姐, 表姐, 小哥)."""
+    if len(chars) >= 2 and chars.endswith(HONORIFIC_SUFFIX_CHARS):
+        _posseg()  # jieba's dictionary loaded with the project's logging settings
+        if not jieba_frequency(chars):
+            return chars[:-1]
+    return chars
+
+
+def jieba_frequency(word: str) -> int:
+    """How often jieba's dictionary counts `word`; 0 for no word of it (a prefix of one counts 0)."""
+    import jieba
+
+    return int(jieba.dt.FREQ.get(word) or 0)
 
 
 def _reduplicated_head(key: str) -> str:

@@ -58,6 +58,16 @@ def test_a_title_after_a_surname_or_another_part_finds_nobody(alias: str, asked:
     assert AliasIndex([AliasEntry("x", alias, "nickname", 1.0)]).resolve(asked).matches == []
 
 
+@pytest.mark.parametrize(
+    ("alias", "text"), [("帅帅", "今天见了个帅哥"), ("表表", "表姐好"), ("大大", "大姐你好")]
+)
+def test_an_everyday_word_ending_in_jie_or_ge_is_no_honorific(alias: str, text: str):
+    """帅哥, 表姐, 大姐 are words, not the 帅帅, 表表 or 大大 of the chat with an honorific."""
+    index = AliasIndex([AliasEntry("x", alias, "card", 1.0)])
+    assert named(index, text) == []
+    assert index.resolve(text[-2:]).matches == []
+
+
 def test_two_members_sharing_a_core_stay_apart():
     index = AliasIndex([AliasEntry("a", "红红火火", "nickname", 1.0), AliasEntry("b", "红姐", "card", 1.0)])
     assert index.resolve("小红").ambiguous and index.resolve("小红").person_id is None
