@@ -126,6 +126,8 @@ _ZH_PREDICATES: list[tuple[str, re.Pattern[str]]] = [
 ]
 
 _PLACES = ("location", "workplace", "school")
+# "我在找暑期实习", "我在申请读研": 在 there says what one is doing (looking, applying), not where.
+_SEEKING_ZH = re.compile(r"(?:找|寻找|准备|申请|投|面试|应聘|考虑|争取)")
 # Negations that take something back, read after the subject like the predicates above; "v" is optional
 # where the statement names nothing ("我离职了": whatever workplace was held).
 _ZH_RETRACTIONS: list[tuple[tuple[str, ...], re.Pattern[str]]] = [
@@ -307,6 +309,8 @@ def _fact_from(
     if key == "favorite":
         key = FAVORITE_PREFIX + normalize(match.group("k")).strip()
     if key == "job" and value in _NOT_JOBS:
+        return None
+    if key in _PLACES and _SEEKING_ZH.match(value):
         return None
     if key == "hometown" and match.re.pattern.endswith("人$") and not _is_place(value):
         return None

@@ -332,3 +332,13 @@ def test_a_habit_keeps_its_object_and_its_time(text: str, value: str):
 def test_a_value_whose_object_was_left_out_is_not_stored(text: str):
     """QA pass 16: "我一般周五晚上都打" (answering "你周五打羽毛球吗") became habit "周五晚上都打"."""
     assert extract_facts(Utterance("m1", "me", text, T0)) == []
+
+
+@pytest.mark.parametrize("text", ["我在找暑期实习", "我在准备实习", "我在申请读研"])
+def test_looking_for_a_place_is_no_place(text: str):
+    """QA pass 16: "我在找暑期实习" became workplace "找暑期"."""
+    assert extract_facts(Utterance("m1", "me", text, T0)) == []
+
+
+def test_a_company_starting_like_a_verb_is_still_a_workplace():
+    assert facts_of(Utterance("m1", "me", "我在拼多多实习", T0)) == [("me", "workplace", "拼多多")]
