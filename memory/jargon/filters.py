@@ -3,11 +3,13 @@
 - messages: the bot's own messages are never evidence (it would learn its own words back), nor are
   members' memory commands ("/what glorp" asks about a term, it is no use of it);
 - message ids: an LLM answer may only cite messages of the window it was shown;
-- terms: people's names and aliases, @mentions, URLs, pure numbers or punctuation, one repeated
-  character ("哈哈哈哈"), too short or too long, stop words (a term made only of function words and
-  everyday chat filler, such as "我也是" or "of the"), a leading particle ("的微博视频": a piece cut
-  after the particle of the word before it), an English article at either end ("a skronk", "the pizza
-  tax", "pays the": the term beside it, cut with its neighbour), and terms already known (`exclude`);
+- terms: people's names and aliases, a name or a time word with only a pronoun, particle or
+  greeting glued to it ("大伟你", "谢谢悦悦", "周六我") or a time expression alone ("周四晚上"),
+  @mentions, URLs, pure numbers or punctuation, one repeated character ("哈哈哈哈"), too short or
+  too long, stop words (a term made only of function words and everyday chat filler, such as
+  "我也是" or "of the"), a leading particle ("的微博视频": a piece cut after the particle of the
+  word before it), an English article at either end ("a skronk", "the pizza tax", "pays the": the
+  term beside it, cut with its neighbour), and terms already known (`exclude`);
 - batches: a run that proposes absurdly many candidates is dropped whole, since that means the
   extractor misfired (an LLM listing every word, or a pasted document), not that a group coined
   fifty words in twenty seconds.
@@ -18,9 +20,12 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from memory.commands import is_memory_command
 from memory.jargon.types import Candidate, MinerMessage
+from memory.persons.names import pos_tags
+from memory.recall.timeexpr import parse_time_hints
 from memory.text import normalize, words
 
 # Function words and everyday chat filler (our own list). A candidate made only of these is dropped.
@@ -47,6 +52,20 @@ STOP_WORDS: frozenset[str] = frozenset(
 
 # Particles that attach to the word before them: a term never starts with one standing alone.
 LEADING_PARTICLES: frozenset[str] = frozenset("的了着吗呢吧啊么嘛呀哦得地之")
+
+# Greetings and thanks said to someone by name ("谢谢悦悦", "表姐好"); with pronouns and particles (jieba's
+# tags r, u, y, e) they are what a name or a time word is glued to in chat, never part of a coined term.
+GREETINGS: frozenset[str] = frozenset(
+    "谢谢 多谢 感谢 你好 您好 早 早安 早上好 中午好 下午好 晚上好 晚安 再见 拜拜 辛苦 辛苦了 好".split()
+)
+_GLUE_TAG_FAMILIES = ("r", "u")
+_GLUE_TAGS = frozenset({"y", "e"})
+# jieba's tags of a person's name (nr: name, nrfg / nrt: foreign or transliterated), and the prefixes of
+# a familiar form of address ("小吴", "老赵").
+_NAME_TAGS = frozenset({"nr", "nrfg", "nrt"})
+_ADDRESS_PREFIXES = frozenset("小老大阿")
+# Any moment serves: only where a time expression lies in a term matters, not which day it means.
+_SOME_NOW = datetime(2000, 1, 1, tzinfo=UTC)
 
 # An English article standing as a word at either end of a term: "a skronk" is "skronk" with the word
 # before it. Only a whole word ("A股" keeps its letter).
@@ -142,6 +161,47 @@ def edged_by_article(term: str) -> bool:
     return _EDGE_ARTICLE.search(term) is not None
 
 
+def _is_glue(word: str, tag: str) -> bool:
+    return word in GREETINGS or tag in _GLUE_TAGS or tag.startswith(_GLUE_TAG_FAMILIES)
+
+
+def _is_time(text: str) -> bool:
+    """Whether `text` is a time expression: the time parser reads all of it, or it reads a part and
+    jieba tags every word a time word ("周四晚上"; not "早八", a time word the parser knows nothing of)."""
+    hints = parse_time_hints(text, _SOME_NOW)
+    if any(h.span == (0, len(text)) for h in hints):
+        return True
+    return bool(hints) and all(tag == "t" for _, tag in pos_tags(text))
+
+
+def _is_name_like(text: str, names: Collection[str]) -> bool:
+    """Whether `text` is how members are called: a known name, a part of one ("悦悦" of "悦悦子"), or
+    words jieba reads as a person's name, after a familiar prefix ("大伟", "小吴")."""
+    if len(text) >= 2 and any(text in name for name in names):
+        return True
+    tagged = pos_tags(text)
+    if len(tagged) > 1 and tagged[0][0] in _ADDRESS_PREFIXES:
+        tagged = tagged[1:]
+    return all(tag in _NAME_TAGS for _, tag in tagged)
+
+
+def is_address_or_time(term: str, names: Collection[str] = ()) -> bool:
+    """True when normalised `term` is a time expression, or a name or time word with only pronouns,
+    particles or greetings around it: "周四晚上", "周六我", "大伟你", "谢谢悦悦" (how a message
+    addresses someone or says when, not a word of the group's). `names` must be normalised."""
+    tagged = pos_tags(term)
+    start, end = 0, len(tagged)
+    while start < end and _is_glue(*tagged[start]):
+        start += 1
+    while end > start and _is_glue(*tagged[end - 1]):
+        end -= 1
+    core = "".join(word for word, _ in tagged[start:end])
+    if not core:
+        return False
+    glued = (start, end) != (0, len(tagged))
+    return _is_time(core) or (glued and _is_name_like(core, names))
+
+
 def reject_reason(
     term: str,
     params: FilterParams,
@@ -158,6 +218,8 @@ def reject_reason(
         return "known"
     if text in names or any(len(name) >= 2 and name in text for name in names):
         return "name"
+    if is_address_or_time(text, names):
+        return "address_or_time"
     if text in params.stop_words or is_stop_phrase(text, params.stop_words):
         return "stop_word"
     if starts_with_particle(text):

@@ -128,3 +128,17 @@ def test_a_long_text_is_masked_exactly_as_a_short_one_would_be() -> None:
         "尾巴 "
     ]
     assert "jie" not in masked and "@" not in masked and "x.cn" not in masked
+
+
+def test_names_and_time_words_glued_to_pronouns_particles_or_greetings_are_dropped() -> None:
+    """Found by QA pass 16 replaying an office chat offline: "周六我", "大伟你", "小吴你", "谢谢悦悦" and
+    "周四晚上" were proposed as slang. A time expression, or a member's name (known, part of a known
+    one, or a name by jieba's tags) with only a pronoun, particle or greeting beside it, is how a
+    message addresses someone or says when; the group's words beside them stay."""
+    names = ["悦悦子", "悦悦表姐", "红姐", "张伟-后端", "吴敏"]
+    junk = ["周六我", "大伟你", "小吴你", "谢谢悦悦", "周四晚上", "上周三", "表姐好"]
+    words = ["冲塔", "老张烧烤", "打车发票", "我太南了", "我想静静", "在下杨过", "早八", "耿直boy"]
+    window = [MinerMessage("1", " ".join(junk + words), "alice")]
+    result = filter_candidates([cand(t) for t in junk + words], window, PARAMS, names=names)
+    assert [c.content for c in result.kept] == words
+    assert result.dropped == [(t, "address_or_time") for t in junk]
