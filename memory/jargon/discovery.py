@@ -11,6 +11,10 @@ A string of the window is proposed when, in the chat's recent history (window in
    background word model (jieba's dictionary frequencies, see background.py) predicts for a text of
    the history's size. This keeps out everyday words ("我们", "真的") and phrases ("我也是") that recur
    in every chat.
+A string that is only a shorter one with a function word glued on (a leading preposition or motion
+verb, "去上香"; a trailing particle, "刷墙了") is proposed as the shorter one when that is a unit on
+both sides itself: the group's word is "上香", which an everyday dictionary word's lift would
+otherwise keep out while the glued string's rarity let it in.
 Candidates are enumerated from the window only: from every start, the prefixes that are frequent
 (Apriori pruning: a string is never more frequent than its prefix) and right-closed; Chinese edges may
 sit anywhere, Latin edges only on word boundaries. Survivors pass the shared filters (filters.py),
@@ -29,7 +33,13 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from memory.jargon.background import BackgroundModel, default_background
-from memory.jargon.filters import FilterParams, filter_candidates, mask_mentions, usable_messages
+from memory.jargon.filters import (
+    LEADING_PARTICLES,
+    FilterParams,
+    filter_candidates,
+    mask_mentions,
+    usable_messages,
+)
 from memory.jargon.spans import is_latin, latin_edges_ok, word_runs
 from memory.jargon.stats import HistoryStats, Occurrences
 from memory.jargon.types import Candidate, MinerMessage
@@ -37,6 +47,10 @@ from memory.offload import runs, thread_work_in_runs
 from memory.text.mapped import MappedText, normalize_mapped
 
 log = logging.getLogger(__name__)
+
+# Prepositions and motion verbs that go before a word in a sentence ("去上香", "在老地方", "跟刷墙"): a
+# string starting with one is that word in its sentence, not a longer word.
+GLUE_BEFORE: frozenset[str] = frozenset("去来到回在跟给把被从往向对和与")
 
 SCAN_CHARS_PER_WINDOW = 2_000_000_000
 """The most characters of history one window's discovery reads (each string counted or located is a
@@ -154,6 +168,25 @@ def _cohesion(s: str, stats: HistoryStats, count: int) -> float:
     return best
 
 
+def _is_unit(occ: Occurrences, params: DiscoveryParams) -> bool:
+    """Whether a string occurring as `occ` recurs (messages, speakers) and is a unit on both sides
+    (closure and boundary entropy)."""
+    if occ.df < params.min_df or len(occ.speakers) < params.min_speakers:
+        return False
+    if max(occ.top_share("left"), occ.top_share("right")) >= params.closure:
+        return False
+    return min(occ.entropy("left"), occ.entropy("right")) >= params.min_entropy
+
+
+def unglued(s: str, stats: HistoryStats, params: DiscoveryParams) -> str:
+    """`s` without a function word at its edge (`GLUE_BEFORE` first, a particle last) when what is left
+    is long enough, recurs and is a unit on both sides itself; else `s`."""
+    shorter = s[1:] if s[0] in GLUE_BEFORE else s[:-1] if s[-1] in LEADING_PARTICLES else s
+    if shorter == s or len(shorter) < params.min_len or stats.count(shorter) < params.min_df:
+        return s
+    return shorter if _is_unit(stats.occurrences(shorter), params) else s
+
+
 def score_string(
     s: str, stats: HistoryStats, params: DiscoveryParams, background: BackgroundModel
 ) -> Scored | None:
@@ -165,13 +198,9 @@ def score_string(
     if math.log(count / expected) < params.min_lift:
         return None
     occ: Occurrences = stats.occurrences(s)
-    if occ.df < params.min_df or len(occ.speakers) < params.min_speakers:
-        return None
-    if max(occ.top_share("left"), occ.top_share("right")) >= params.closure:
+    if not _is_unit(occ, params):
         return None
     entropy = min(occ.entropy("left"), occ.entropy("right"))
-    if entropy < params.min_entropy:
-        return None
     lift = math.log(occ.total / expected)
     if lift < params.min_lift:
         return None
@@ -227,15 +256,15 @@ def _passing(
     background: BackgroundModel,
     scan_limit: float,
 ) -> list[tuple[str, float]]:
-    """Those of `strings` that pass discovery's tests, with their score; none is tested once
-    `stats.scanned` reaches `scan_limit`."""
+    """Those of `strings` that pass discovery's tests, with their score, each without a function word
+    glued on (`unglued`); none is tested once `stats.scanned` reaches `scan_limit`."""
     found = []
     for s in strings:
         if stats.scanned >= scan_limit:
             break
         scored = score_string(s, stats, params, background)
         if scored is not None:
-            found.append((s, round(scored.score, 4)))
+            found.append((unglued(s, stats, params), round(scored.score, 4)))
     return found
 
 

@@ -54,6 +54,32 @@ def test_recurring_in_group_term_is_found() -> None:
     assert set(by_content["蚌埠住了"].message_keys) == keys
 
 
+# 上香 is a dictionary word (burning incense); this group says it for its coffee run, mostly "去上香".
+INCENSE = [
+    "你们都去了我去上香，有要带咖啡的吗",
+    "早，今天谁去上香",
+    "我一般听到刷墙就去上香冷静一下",
+    "上香了，今天谁要",
+    "小吴也开始上香了哈哈",
+    "上香使人清醒",
+    "周一上香，老规矩？",
+    "周五上香",
+    "那我也去上香吧",
+]
+
+
+def test_a_word_glued_to_a_motion_verb_is_proposed_without_it() -> None:
+    """Found by QA pass 16: 上香 (~10 uses by 6 people) was mined only as 去上香, since the everyday
+    word alone is too common in the background to stand out while 去+上香 is rare. The string is the
+    word with a function word glued on, and the word is a unit by itself, so the word is proposed,
+    with every window message using it as evidence."""
+    messages = chat(INCENSE, every=10)
+    window = messages[:100]
+    by_content = {c.content: c for c in discover(window, messages)}
+    assert "上香" in by_content and "去上香" not in by_content
+    assert set(by_content["上香"].message_keys) == {m.key for m in window if "上香" in m.text}
+
+
 def test_ordinary_words_are_not_found() -> None:
     found = contents(chat([]), window_size=40)
     assert found == set()
