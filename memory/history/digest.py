@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -121,35 +120,32 @@ def central(
 
 
 # What an offline digest writes itself, in the chat's language (`memory.text.language`): the list
-# separator, the title of a topic without keywords, the word for its speakers when none is named, and
-# how the speakers follow the summary.
-_OWN_WORDS: dict[Language, tuple[str, str, str, str]] = {
-    "zh": ("、", "闲聊", "群友", "{lead}（{speakers}）"),
-    "en": (", ", "chat", "members", "{lead} ({speakers})"),
+# separator and the title of a topic without keywords.
+_OWN_WORDS: dict[Language, tuple[str, str]] = {
+    "zh": ("、", "闲聊"),
+    "en": (", ", "chat"),
 }
 
 
 def theme_from(keywords: Sequence[str], language: Language | None = None) -> str:
     """An offline topic title: its first keywords, listed as the chat's language lists words (that of
     the keywords themselves, however few, unless `language` is given)."""
-    separator, untitled, _, _ = _OWN_WORDS[language or language_of(keywords, min_words=1)]
+    separator, untitled = _OWN_WORDS[language or language_of(keywords, min_words=1)]
     return truncate(separator.join(keywords[:3]), THEME_CHARS) if keywords else untitled
 
 
 def offline_digest(
     messages: Sequence[SourceMessage], method: KeywordMethod = "tfidf", found: MessageTerms | None = None
 ) -> Digest:
-    """Keywords by TF-IDF/TextRank and an extractive summary; no model involved. `found`: the
-    messages' `message_terms`, when known already (`terms_in_runs`)."""
+    """Keywords by TF-IDF/TextRank and an extractive summary (its two most central messages, each with
+    its speaker); no model involved. Who took part is the topic's `participants`, shown beside the
+    summary (a recalled topic's line, `qunyi topics`), so the summary does not list them again.
+    `found`: the messages' `message_terms`, when known already (`terms_in_runs`)."""
     found = message_terms(messages) if found is None else found
     keywords = keywords_for(messages, method, found)
     points = [speaker_line(m, POINT_CHARS) for m in central(messages, 5, found)]
-    speakers = [name for name, _ in Counter(m.display_name for m in messages if not m.is_bot).most_common(4)]
-    lead = " / ".join(speaker_line(m, POINT_CHARS) for m in central(messages, 2, found))
-    language = language_of(m.text for m in messages if not m.is_bot)
-    separator, _, nobody, shape = _OWN_WORDS[language]
-    summary = shape.format(lead=lead, speakers=separator.join(speakers) or nobody)
-    theme = theme_from(keywords, language)
+    summary = " / ".join(speaker_line(m, POINT_CHARS) for m in central(messages, 2, found))
+    theme = theme_from(keywords, language_of(m.text for m in messages if not m.is_bot))
     return Digest(theme, keywords, truncate(summary, SUMMARY_CHARS), points, "offline")
 
 

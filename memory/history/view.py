@@ -53,7 +53,8 @@ class TopicView:
         }
 
     def line(self) -> str:
-        """One line: true span, theme, keywords, summary, and count/stage or cache progress."""
+        """One line: true span, theme, keywords, summary, who took part, and count/stage or cache
+        progress."""
         span = f"{self.start:%m-%d %H:%M}–{self.end:%m-%d %H:%M}"
         if self.end.date() == self.start.date():
             span = f"{self.start:%m-%d %H:%M}–{self.end:%H:%M}"
@@ -61,7 +62,8 @@ class TopicView:
         if self.state == "history":
             tail = f"count {self.count}, forget_times {self.forget_times}"
             gist = truncate(self.summary, SUMMARY_LINE_CHARS)
-            return f"{span} {self.theme} [{keywords}] — {gist} ({self.messages} msgs, {tail})"
+            people = f"{', '.join(self.participants)}; " if self.participants else ""
+            return f"{span} {self.theme} [{keywords}] — {gist} ({people}{self.messages} msgs, {tail})"
         tail = f"{self.fragments} fragments, {self.no_update_checks} idle checks"
         return f"{span} (collecting) {self.theme} ({self.messages} msgs, {tail})"
 

@@ -60,6 +60,10 @@ def test_topics_and_forget_commands(tmp_path: Path) -> None:
     assert topics and {t["state"] for t in topics} <= {"history", "cache"}
     assert all(t["start"] <= t["end"] for t in topics)
     assert min(t["start"] for t in topics) == "2026-03-02T11:00:00+08:00"
+    # An offline summary no longer lists who took part: the line does, after it.
+    lines = runner.invoke(cli, ["topics", "--chat", "replay:g1", *common]).output
+    packed = [t for t in topics if t["state"] == "history"]
+    assert packed and all(f"{', '.join(t['participants'])}; {t['messages']} msgs" in lines for t in packed)
     dry = runner.invoke(cli, ["forget", "--dry-run", *common])
     assert dry.exit_code == 0, dry.output
     log = runner.invoke(cli, ["forget", "--log", "--chat", "replay:g1", *common])

@@ -7,12 +7,14 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
+from memory.context.recall_provider import memory_line
 from memory.history import offline_digest, pack_entry, reinforce, title_ratio
 from memory.history.digest import theme_from
 from memory.history.pack import PackOptions
 from memory.history.source import SourceMessage, by_ids
 from memory.history.titles import most_similar
 from memory.models import ChatHistory, Message, TopicCacheEntry
+from memory.recall.query import RecallHit
 from memory.service import MemoryService
 from memory.storage.fts import bm25_search, match_expression
 from memory.topics import cache
@@ -66,11 +68,24 @@ def test_english_keywords_hold_no_piece_of_a_contraction() -> None:
 def test_an_english_topic_is_titled_and_summarised_without_chinese_punctuation() -> None:
     found = offline_digest(RAID)
     assert found.theme == ", ".join(found.keywords[:3])
-    assert found.summary.endswith(")") and "（" not in found.summary and "、" not in found.summary
-    assert "Liz, Sam" in found.summary
+    assert "（" not in found.summary and "、" not in found.summary
     # A Chinese topic keeps its Chinese forms, and so does a title of Chinese keywords.
-    assert offline_digest(HIKE).summary.endswith("）")
     assert theme_from(["九溪", "龙井村"]) == "九溪、龙井村" and theme_from(["raid", "tank"]) == "raid, tank"
+
+
+def test_a_recalled_offline_topic_names_its_participants_once() -> None:
+    """Found by QA pass 16: a recalled topic's line listed its participants twice, "(老赵, 红姐, …):"
+    from the line and again "（老赵、红姐…）" at the end of the offline summary. The summary is now its
+    central messages, each with its speaker; who took part is the line's list alone."""
+    found = offline_digest(HIKE)
+    names = ["阿红", "莉莉", "浩子", "Tom"]
+    line = memory_line(
+        RecallHit("history", 1, 1, found.summary, ", ".join(names), T0, 0.0, theme=found.theme)
+    )
+    assert line.startswith(f"[topic {T0:%Y-%m-%d}] {found.theme} (阿红, 莉莉, 浩子, Tom): ")
+    quoted = [point.split(":")[0] for point in found.summary.split(" / ")]
+    assert quoted == ["阿红｜前端", "浩子｜运维"]
+    assert line.count("莉莉") == 1 and line.count("Tom") == 1
 
 
 def test_textrank_keywords_also_work() -> None:
