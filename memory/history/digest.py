@@ -84,21 +84,23 @@ async def terms_in_runs(messages: Sequence[SourceMessage]) -> dict[int, list[str
 def keywords_for(
     messages: Sequence[SourceMessage], method: KeywordMethod = "tfidf", found: MessageTerms | None = None
 ) -> list[str]:
-    """3–10 keywords (fewer only when the text has fewer content words). `found`: the messages'
-    `message_terms`, when known already."""
+    """3–10 keywords (fewer only when the text has fewer content words); words that only say when,
+    who or how (`terms.is_topic_word`) are left out, so a title reads "欢送会", not "昨晚、别搞".
+    `found`: the messages' `message_terms`, when known already."""
     found = message_terms(messages) if found is None else found
     weights = terms.weigh_terms(found[m.id] for m in messages)
-    chosen = (
+    ranked = (
         terms.textrank_keywords([m.text for m in messages], MAX_KEYWORDS, speaker_names(messages))
         if method == "textrank"
         else []
     )
-    for word in terms.top(weights, MAX_KEYWORDS):
+    chosen: list[str] = []
+    for word in [*ranked, *terms.top(weights, len(weights))]:
         if len(chosen) >= MAX_KEYWORDS:
             break
-        if word not in chosen:
+        if word not in chosen and terms.is_topic_word(word):
             chosen.append(word)
-    return chosen[:MAX_KEYWORDS]
+    return chosen
 
 
 def central(

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from functools import lru_cache
 
+from memory.persons.names import pos_tags
 from memory.text import words
 
 TermWeights = dict[str, float]
@@ -78,6 +79,37 @@ def terms_of(text: str, names: Collection[str] = ()) -> list[str]:
             continue
         out.append(word)
     return out
+
+
+# jieba's tags of words that say when, who or how, never what a topic is about: time words (t),
+# pronouns (r), prepositions (p), conjunctions (c), particles (u…), modal particles (y), interjections
+# (e); an adverb (d) in front ("太惨", "没组会"); a number or measure word throughout ("两点", "九个").
+_FUNCTION_TAG_FAMILIES = frozenset("trpcu")
+_FUNCTION_TAGS = frozenset({"y", "e"})
+_NUMBER_TAG_FAMILIES = frozenset("mq")
+# A verb or adjective led by an adverb or pronoun ("别搞", "不吃"): the adverb's light action, no thing
+# talked about, even where jieba's dictionary holds it as one word.
+_LEADING_TAG_FAMILIES = frozenset("dr")
+
+
+def is_topic_word(word: str) -> bool:
+    """Whether a term may name what a topic is about, by jieba's tags of its own words: no time word,
+    pronoun or function word in it ("昨晚", "我要", "跟磊哥", "充了"), no adverb first ("太惨", and
+    "别搞" of one dictionary word), not a number or measure ("两点"). A new coinage jieba has no
+    entry for is tagged by its guess, mostly a noun ("冲塔"), and kept."""
+    tags = [tag for _, tag in pos_tags(word)]
+    if not tags:
+        return False
+    if any(tag in _FUNCTION_TAGS or tag[0] in _FUNCTION_TAG_FAMILIES for tag in tags) or tags[0] == "d":
+        return False
+    if all(tag[0] in _NUMBER_TAG_FAMILIES for tag in tags):
+        return False
+    return not (len(tags) == 1 and len(word) > 1 and tags[0][0] in "va" and _led_by_adverb(word))
+
+
+def _led_by_adverb(word: str) -> bool:
+    first = pos_tags(word[0])
+    return bool(first) and first[0][1][0] in _LEADING_TAG_FAMILIES
 
 
 def idf(term: str) -> float:

@@ -59,6 +59,23 @@ RAID = [
 ]
 
 
+def test_offline_keywords_leave_out_time_words_pronouns_and_light_verbs() -> None:
+    """Found by QA pass 16: an offline topic about a farewell dinner was titled "昨晚、别搞、欢送会".
+    Keywords that only say when, who or how, by jieba's tags (time words, pronouns, function words,
+    a verb led by an adverb), are left out, so the title names the dinner and what goes with it."""
+    farewell = [
+        source(1, "昨晚说好了，大伟的欢送会别搞太晚"),
+        source(2, "欢送会放在周四晚上吧，老张烧烤", "杰哥", "u2"),
+        source(3, "昨晚我来订了包间，别搞复杂", "红姐", "u3"),
+        source(4, "周四晚上欢送会我来", "静静", "u4"),
+        source(5, "那我们昨晚说的礼物谁去买", "洋洋", "u5"),
+    ]
+    found = offline_digest(farewell)
+    assert found.theme == "欢送会、包间、大伟"
+    assert not {"昨晚", "周四", "晚上", "别搞", "我来", "我来订"} & set(found.keywords)
+    assert {"烧烤", "礼物"} <= set(found.keywords)
+
+
 def test_english_keywords_hold_no_piece_of_a_contraction() -> None:
     found = offline_digest(RAID)
     assert {"raid", "tank", "bobby"} <= set(found.keywords)
