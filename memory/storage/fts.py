@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.offload import text_work_in_runs
 from memory.storage.sql import in_list
-from memory.text import index_text, search_terms
+from memory.text import index_text, search_terms, word_terms
 
 
 def quote_term(term: str) -> str:
@@ -29,8 +29,9 @@ def match_expression(query: str, mode: Literal["any", "all"] = "any") -> str | N
 
 def phrase_expression(text: str) -> str | None:
     """An FTS5 MATCH expression for `text` as one phrase (its words in order), or None when it has no
-    searchable word."""
-    terms = search_terms(text)
+    searchable word. The phrase is of jieba's words alone, which the index holds in their order (the
+    new-word pieces follow them)."""
+    terms = word_terms(text)
     return quote_term(" ".join(terms)) if terms else None
 
 

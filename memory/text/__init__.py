@@ -6,7 +6,7 @@ from memory.text.invisible import drop_invisible, holds_invisible
 from memory.text.loggable import loggable
 from memory.text.normalize import half_width, normalize, plain_apostrophes
 from memory.text.shown import SHOWN_NAME_CHARS, shown_name
-from memory.text.tokens import estimate_tokens, index_text, prepare, search_terms, words
+from memory.text.tokens import estimate_tokens, index_text, prepare, search_terms, word_terms, words
 from memory.text.truncate import grapheme_start, truncate, truncate_to_fit
 from memory.text.unicode import lone_surrogate_at
 
@@ -30,5 +30,6 @@ __all__ = [
     "shown_name",
     "truncate",
     "truncate_to_fit",
+    "word_terms",
     "words",
 ]
