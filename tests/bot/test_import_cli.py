@@ -64,8 +64,8 @@ def test_import_skips_an_ancient_time_and_a_broken_id_and_recall_still_works(tmp
     results = json.loads(recalled.output)["results"]
     assert {r["text"] for r in results if r["kind"] == "message"} == {"周六去爬山吗", "好啊去爬山"}
     # The import is long quiet, so its topic is packed (`[topics] pack_after_quiet_minutes`).
-    topics = [r["text"] for r in results if r["kind"] == "history"]
-    assert topics == ["a: 周六去爬山吗 / a#u2: 好啊去爬山（a、a#u2）"]
+    topics = [(r["text"], r["speaker"]) for r in results if r["kind"] == "history"]
+    assert topics == [("a: 周六去爬山吗 / a#u2: 好啊去爬山", "a, a#u2")]  # who took part, once
 
 
 def test_a_skipped_entry_of_a_file_deep_in_folders_is_one_line(tmp_path: Path) -> None:
