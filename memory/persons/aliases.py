@@ -25,7 +25,6 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import lru_cache
 from itertools import chain
 from typing import NamedTuple
 
@@ -47,7 +46,7 @@ from memory.persons.names import (
     unaccented,
     without_honorific,
 )
-from memory.text import words
+from memory.text import dictionary_tag, words
 from memory.text.mapped import normalize_mapped
 
 AMBIGUITY_MARGIN = 0.1
@@ -570,15 +569,7 @@ def _is_common_word(piece: str) -> bool:
     """Frequent dictionary vocabulary that is not tagged as a person name (老王 is nr, 老师 is n)."""
     if jieba_frequency(piece) < COMMON_WORD_FREQ:
         return False
-    return not str(_word_tags().get(piece, "")).startswith("nr")
-
-
-@lru_cache(maxsize=1)
-def _word_tags() -> dict[str, str]:
-    import jieba.posseg
-
-    words("")
-    return jieba.posseg.dt.word_tag_tab
+    return not dictionary_tag(piece).startswith("nr")
 
 
 def _context_factor(piece: str, start: int, end: int, token_spans: list[tuple[int, int]]) -> float:

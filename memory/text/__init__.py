@@ -6,7 +6,15 @@ from memory.text.invisible import drop_invisible, holds_invisible
 from memory.text.loggable import loggable
 from memory.text.normalize import half_width, normalize, plain_apostrophes
 from memory.text.shown import SHOWN_NAME_CHARS, shown_name
-from memory.text.tokens import estimate_tokens, index_text, prepare, search_terms, word_terms, words
+from memory.text.tokens import (
+    dictionary_tag,
+    estimate_tokens,
+    index_text,
+    prepare,
+    search_terms,
+    word_terms,
+    words,
+)
 from memory.text.truncate import grapheme_start, truncate, truncate_to_fit
 from memory.text.unicode import lone_surrogate_at
 
@@ -15,6 +23,7 @@ __all__ = [
     "SHOWN_NAME_CHARS",
     "analysed",
     "clean_text",
+    "dictionary_tag",
     "drop_invisible",
     "estimate_tokens",
     "grapheme_start",

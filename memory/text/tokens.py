@@ -108,12 +108,24 @@ def _new_word_pieces(cut: list[str]) -> list[str]:
     return out
 
 
+def dictionary_tag(word: str) -> str:
+    """jieba's dictionary part-of-speech tag of `word` as a whole ("nr" for 老王, "n" for 老师), ""
+    for a word its dictionary lacks: a look-up, no cutting."""
+    return str(_word_tag_table().get(word, ""))
+
+
+@lru_cache(maxsize=1)
+def _word_tag_table() -> dict[str, str]:
+    _ready()
+    import jieba.posseg
+
+    return jieba.posseg.dt.word_tag_tab
+
+
 @lru_cache(maxsize=65536)
 def _tag(char: str) -> str:
     """The family of jieba's dictionary tag of a character: "f" (function), "v" (verb) or "" (other)."""
-    import jieba.posseg
-
-    tag = str(jieba.posseg.dt.word_tag_tab.get(char, "x"))
+    tag = dictionary_tag(char) or "x"
     if tag[0] in _FUNCTION_TAG_FAMILIES or tag == "zg":
         return _FUNCTION
     return "v" if tag[0] == "v" else ""
