@@ -38,7 +38,6 @@ from memory.persons.names import (
     DIMINUTIVE_SUFFIX_CHARS,
     NameForms,
     has_cjk,
-    jieba_frequency,
     name_forms,
     name_key,
     pinyin_syllables,
@@ -46,7 +45,7 @@ from memory.persons.names import (
     unaccented,
     without_honorific,
 )
-from memory.text import dictionary_tag, words
+from memory.text import dictionary_frequency, dictionary_tag, words
 from memory.text.mapped import normalize_mapped
 
 AMBIGUITY_MARGIN = 0.1
@@ -561,13 +560,13 @@ def _jieba_spans(norm: str) -> list[tuple[int, int]]:
     return [
         (start, end)
         for tok, start, end in jieba.tokenize(norm)
-        if end - start >= 2 and jieba.dt.FREQ.get(tok)
+        if end - start >= 2 and dictionary_frequency(tok)
     ]
 
 
 def _is_common_word(piece: str) -> bool:
     """Frequent dictionary vocabulary that is not tagged as a person name (老王 is nr, 老师 is n)."""
-    if jieba_frequency(piece) < COMMON_WORD_FREQ:
+    if dictionary_frequency(piece) < COMMON_WORD_FREQ:
         return False
     return not dictionary_tag(piece).startswith("nr")
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import regex
 
-from memory.text import drop_invisible, normalize
+from memory.text import dictionary_frequency, drop_invisible, normalize
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]+")
@@ -222,17 +222,9 @@ def without_honorific(chars: str) -> str:
     """`chars` without a given name's honorific suffix (红姐 → 红, 杰哥 → 杰), unless the whole is a word
     of jieba's dictionary, everyday vocabulary rather than someone's name (帅哥, 大姐, 表姐, 小哥)."""
     if len(chars) >= 2 and chars.endswith(HONORIFIC_SUFFIX_CHARS):
-        _posseg()  # jieba's dictionary loaded with the project's logging settings
-        if not jieba_frequency(chars):
+        if not dictionary_frequency(chars):
             return chars[:-1]
     return chars
-
-
-def jieba_frequency(word: str) -> int:
-    """How often jieba's dictionary counts `word`; 0 for no word of it (a prefix of one counts 0)."""
-    import jieba
-
-    return int(jieba.dt.FREQ.get(word) or 0)
 
 
 def _reduplicated_head(key: str) -> str:

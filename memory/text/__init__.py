@@ -7,6 +7,7 @@ from memory.text.loggable import loggable
 from memory.text.normalize import half_width, normalize, plain_apostrophes
 from memory.text.shown import SHOWN_NAME_CHARS, shown_name
 from memory.text.tokens import (
+    dictionary_frequency,
     dictionary_tag,
     estimate_tokens,
     index_text,
@@ -23,6 +24,7 @@ __all__ = [
     "SHOWN_NAME_CHARS",
     "analysed",
     "clean_text",
+    "dictionary_frequency",
     "dictionary_tag",
     "drop_invisible",
     "estimate_tokens",

@@ -108,6 +108,12 @@ def _new_word_pieces(cut: list[str]) -> list[str]:
     return out
 
 
+def dictionary_frequency(word: str) -> int:
+    """How often jieba's dictionary counts `word`; 0 for no word of it (a prefix of one counts 0)."""
+    _ready()
+    return int(jieba.dt.FREQ.get(word) or 0)
+
+
 def dictionary_tag(word: str) -> str:
     """jieba's dictionary part-of-speech tag of `word` as a whole ("nr" for 老王, "n" for 老师), ""
     for a word its dictionary lacks: a look-up, no cutting."""
