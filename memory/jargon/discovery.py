@@ -12,9 +12,9 @@ A string of the window is proposed when, in the chat's recent history (window in
    the history's size. This keeps out everyday words ("我们", "真的") and phrases ("我也是") that recur
    in every chat.
 A string that is only a shorter one with a function word glued on (a leading preposition or motion
-verb, "去上香"; a trailing particle, "刷墙了") is proposed as the shorter one when that is a unit on
-both sides itself: the group's word is "上香", which an everyday dictionary word's lift would
-otherwise keep out while the glued string's rarity let it in.
+verb, "去上香"; a trailing particle, "刷墙了"; a time word at either edge, "下次开炉") is proposed as
+the shorter one when that is a unit on both sides itself: the group's word is "上香", which an
+everyday dictionary word's lift would otherwise keep out while the glued string's rarity let it in.
 Candidates are enumerated from the window only: from every start, the prefixes that are frequent
 (Apriori pruning: a string is never more frequent than its prefix) and right-closed; Chinese edges may
 sit anywhere, Latin edges only on word boundaries. Survivors pass the shared filters (filters.py),
@@ -37,6 +37,7 @@ from memory.jargon.filters import (
     LEADING_PARTICLES,
     FilterParams,
     filter_candidates,
+    is_time_word,
     mask_mentions,
     usable_messages,
 )
@@ -44,6 +45,7 @@ from memory.jargon.spans import is_latin, latin_edges_ok, word_runs
 from memory.jargon.stats import HistoryStats, Occurrences
 from memory.jargon.types import Candidate, MinerMessage
 from memory.offload import runs, thread_work_in_runs
+from memory.persons.names import pos_tags
 from memory.text.mapped import MappedText, normalize_mapped
 
 log = logging.getLogger(__name__)
@@ -178,10 +180,27 @@ def _is_unit(occ: Occurrences, params: DiscoveryParams) -> bool:
     return min(occ.entropy("left"), occ.entropy("right")) >= params.min_entropy
 
 
+def _without_glue(s: str) -> str:
+    """`s` without a function word at its edge: `GLUE_BEFORE` first, a particle last, or one of jieba's
+    time words first or last ("下次开炉", "开炉周五"); `s` itself when there is none."""
+    if s[0] in GLUE_BEFORE:
+        return s[1:]
+    if s[-1] in LEADING_PARTICLES:
+        return s[:-1]
+    tagged = pos_tags(s)
+    if len(tagged) < 2 or "".join(word for word, _ in tagged) != s:
+        return s
+    if is_time_word(*tagged[0]):
+        return s[len(tagged[0][0]) :]
+    if is_time_word(*tagged[-1]):
+        return s[: -len(tagged[-1][0])]
+    return s
+
+
 def unglued(s: str, stats: HistoryStats, params: DiscoveryParams) -> str:
-    """`s` without a function word at its edge (`GLUE_BEFORE` first, a particle last) when what is left
-    is long enough, recurs and is a unit on both sides itself; else `s`."""
-    shorter = s[1:] if s[0] in GLUE_BEFORE else s[:-1] if s[-1] in LEADING_PARTICLES else s
+    """`s` without a function or time word at its edge (`_without_glue`) when what is left is long
+    enough, recurs and is a unit on both sides itself; else `s`."""
+    shorter = _without_glue(s)
     if shorter == s or len(shorter) < params.min_len or stats.count(shorter) < params.min_df:
         return s
     return shorter if _is_unit(stats.occurrences(shorter), params) else s

@@ -174,6 +174,12 @@ def _is_time(text: str) -> bool:
     return bool(hints) and all(tag == "t" for _, tag in pos_tags(text))
 
 
+def is_time_word(word: str, tag: str) -> bool:
+    """Whether one of jieba's words (with its tag) says when: tagged a time word ("下次", "周日") or
+    read whole by the time parser."""
+    return tag == "t" or _is_time(word)
+
+
 def _is_name_like(text: str, names: Collection[str]) -> bool:
     """Whether `text` is how members are called: a known name, a part of one ("悦悦" of "悦悦子"), or
     words jieba reads as a person's name, after a familiar prefix ("大伟", "小吴")."""
