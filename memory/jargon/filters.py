@@ -4,7 +4,8 @@
   members' memory commands ("/what glorp" asks about a term, it is no use of it);
 - message ids: an LLM answer may only cite messages of the window it was shown;
 - terms: people's names and aliases, a name or a time word with only a pronoun, particle or
-  greeting glued to it ("大伟你", "谢谢悦悦", "周六我") or a time expression alone ("周四晚上"),
+  greeting glued to it ("大伟你", "谢谢悦悦", "周六我"), a time word with only a light verb beside it
+  ("改周日") or a time expression alone ("周四晚上"),
   @mentions, URLs, pure numbers or punctuation, one repeated character ("哈哈哈哈"), too short or
   too long, stop words (a term made only of function words and everyday chat filler, such as
   "我也是" or "of the"), a leading particle ("的微博视频": a piece cut after the particle of the
@@ -18,7 +19,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -180,6 +181,10 @@ def is_time_word(word: str, tag: str) -> bool:
     return tag == "t" or _is_time(word)
 
 
+def _is_light_verb(word: str, tag: str) -> bool:
+    return len(word) == 1 and tag.startswith("v")
+
+
 def _is_name_like(text: str, names: Collection[str]) -> bool:
     """Whether `text` is how members are called: a known name, a part of one ("悦悦" of "悦悦子"), or
     words jieba reads as a person's name, after a familiar prefix ("大伟", "小吴")."""
@@ -191,21 +196,36 @@ def _is_name_like(text: str, names: Collection[str]) -> bool:
     return all(tag in _NAME_TAGS for _, tag in tagged)
 
 
+def _trimmed(
+    tagged: Sequence[tuple[str, str]], edge: Callable[[str, str], bool]
+) -> Sequence[tuple[str, str]]:
+    """`tagged` without the words at either end for which `edge(word, tag)` holds."""
+    start, end = 0, len(tagged)
+    while start < end and edge(*tagged[start]):
+        start += 1
+    while end > start and edge(*tagged[end - 1]):
+        end -= 1
+    return tagged[start:end]
+
+
+def _joined(tagged: Sequence[tuple[str, str]]) -> str:
+    return "".join(word for word, _ in tagged)
+
+
 def is_address_or_time(term: str, names: Collection[str] = ()) -> bool:
     """True when normalised `term` is a time expression, or a name or time word with only pronouns,
     particles or greetings around it: "周四晚上", "周六我", "大伟你", "谢谢悦悦" (how a message
-    addresses someone or says when, not a word of the group's). `names` must be normalised."""
+    addresses someone or says when, not a word of the group's); or a time word with only a light verb
+    (one character) beside it: "改周日", "改明天", "周日见" (when something happens, said with its
+    verb). `names` must be normalised."""
     tagged = pos_tags(term)
-    start, end = 0, len(tagged)
-    while start < end and _is_glue(*tagged[start]):
-        start += 1
-    while end > start and _is_glue(*tagged[end - 1]):
-        end -= 1
-    core = "".join(word for word, _ in tagged[start:end])
+    core = _trimmed(tagged, _is_glue)
     if not core:
         return False
-    glued = (start, end) != (0, len(tagged))
-    return _is_time(core) or (glued and _is_name_like(core, names))
+    if _is_time(_joined(core)) or (len(core) != len(tagged) and _is_name_like(_joined(core), names)):
+        return True
+    timed = _trimmed(core, _is_light_verb)
+    return bool(timed) and len(timed) != len(core) and all(is_time_word(*pair) for pair in timed)
 
 
 def reject_reason(

@@ -142,3 +142,15 @@ def test_names_and_time_words_glued_to_pronouns_particles_or_greetings_are_dropp
     result = filter_candidates([cand(t) for t in junk + words], window, PARAMS, names=names)
     assert [c.content for c in result.kept] == words
     assert result.dropped == [(t, "address_or_time") for t in junk]
+
+
+def test_a_time_word_with_only_a_light_verb_beside_it_is_dropped() -> None:
+    """Found replaying the README's sample offline: "改周日" (要不改周日 / 改周日正好 / 幸好改周日了,
+    three members) was proposed as slang. A time word with only a one-character verb beside it says
+    when something happens; the group's words that hold a time word stay."""
+    junk = ["改周日", "周日见", "改到周日", "改明天"]
+    words = ["早八", "当代华佗", "秋名山车神", "今晚月色真美", "开炉", "打call"]
+    window = [MinerMessage("1", " ".join(junk + words), "alice")]
+    result = filter_candidates([cand(t) for t in junk + words], window, PARAMS)
+    assert [c.content for c in result.kept] == words
+    assert result.dropped == [(t, "address_or_time") for t in junk]
