@@ -5,7 +5,8 @@
 - message ids: an LLM answer may only cite messages of the window it was shown;
 - terms: people's names and aliases, a name or a time word with only a pronoun, particle or
   greeting glued to it ("大伟你", "谢谢悦悦", "周六我"), a time word with only a light verb beside it
-  ("改周日") or a time expression alone ("周四晚上"),
+  ("改周日") or a time expression alone ("周四晚上"), a place name with only a station, road,
+  street or number after it ("九溪公交站"),
   @mentions, URLs, pure numbers or punctuation, one repeated character ("哈哈哈哈"), too short or
   too long, stop words (a term made only of function words and everyday chat filler, such as
   "我也是" or "of the"), a leading particle ("的微博视频": a piece cut after the particle of the
@@ -65,6 +66,9 @@ _GLUE_TAGS = frozenset({"y", "e"})
 # a familiar form of address ("小吴", "老赵").
 _NAME_TAGS = frozenset({"nr", "nrfg", "nrt"})
 _ADDRESS_PREFIXES = frozenset("小老大阿")
+# The last character of a word that says where in a place: a station, road, street, lane or number
+# ("公交站", "西路", "号").
+_PLACE_PART_ENDINGS = frozenset("站路街巷号")
 # Any moment serves: only where a time expression lies in a term matters, not which day it means.
 _SOME_NOW = datetime(2000, 1, 1, tzinfo=UTC)
 
@@ -228,6 +232,17 @@ def is_address_or_time(term: str, names: Collection[str] = ()) -> bool:
     return bool(timed) and len(timed) != len(core) and all(is_time_word(*pair) for pair in timed)
 
 
+def is_place(term: str) -> bool:
+    """True when normalised `term` is a place name jieba knows (tag ns) followed only by where in it: a
+    station, road, street, lane or number ("九溪公交站", "南京西路"; an address, not a word of the
+    group's, though its rarity makes it look like one). A term a place name begins in other ways
+    ("亚洲蹲", "巴黎孝子") stays."""
+    tagged = pos_tags(term)
+    if len(tagged) < 2 or not tagged[0][1].startswith("ns") or tagged[-1][0][-1] not in _PLACE_PART_ENDINGS:
+        return False
+    return all(tag.startswith(("ns", "m")) or word[-1] in _PLACE_PART_ENDINGS for word, tag in tagged[1:])
+
+
 def reject_reason(
     term: str,
     params: FilterParams,
@@ -246,6 +261,8 @@ def reject_reason(
         return "name"
     if is_address_or_time(text, names):
         return "address_or_time"
+    if is_place(text):
+        return "place"
     if text in params.stop_words or is_stop_phrase(text, params.stop_words):
         return "stop_word"
     if starts_with_particle(text):

@@ -154,3 +154,15 @@ def test_a_time_word_with_only_a_light_verb_beside_it_is_dropped() -> None:
     result = filter_candidates([cand(t) for t in junk + words], window, PARAMS)
     assert [c.content for c in result.kept] == words
     assert result.dropped == [(t, "address_or_time") for t in junk]
+
+
+def test_a_place_name_with_a_station_road_or_number_after_it_is_dropped() -> None:
+    """Found replaying the README's sample offline: "九溪公交站" (where the hike met, three messages by
+    two members) was proposed as slang. A place name jieba knows followed only by a station, road,
+    street or number is an address; slang a place name begins, and a place name alone, stay."""
+    junk = ["九溪公交站", "南京西路", "杭州东站", "中关村大街"]
+    words = ["亚洲蹲", "巴黎孝子", "走钻石路", "乌鸡鲅鱼", "九溪", "心动的信号"]
+    window = [MinerMessage("1", " ".join(junk + words), "alice")]
+    result = filter_candidates([cand(t) for t in junk + words], window, PARAMS)
+    assert [c.content for c in result.kept] == words
+    assert result.dropped == [(t, "place") for t in junk]
