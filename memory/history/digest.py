@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Annotated, Literal
@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 
 MIN_KEYWORDS = 3
 MAX_KEYWORDS = 10
+TITLE_WORDS = 3  # an offline title lists this many keywords
 THEME_CHARS = 48
 POINT_CHARS = 80
 SUMMARY_CHARS = 240
@@ -94,9 +95,15 @@ def keywords_for(
         if method == "textrank"
         else []
     )
+    return topic_words([*ranked, *terms.top(weights, len(weights))], MAX_KEYWORDS)
+
+
+def topic_words(ranked: Iterable[str], n: int) -> list[str]:
+    """The first `n` of `ranked` (best first) that may name what a topic is about
+    (`terms.is_topic_word`), each once."""
     chosen: list[str] = []
-    for word in [*ranked, *terms.top(weights, len(weights))]:
-        if len(chosen) >= MAX_KEYWORDS:
+    for word in ranked:
+        if len(chosen) >= n:
             break
         if word not in chosen and terms.is_topic_word(word):
             chosen.append(word)
@@ -133,7 +140,14 @@ def theme_from(keywords: Sequence[str], language: Language | None = None) -> str
     """An offline topic title: its first keywords, listed as the chat's language lists words (that of
     the keywords themselves, however few, unless `language` is given)."""
     separator, untitled = _OWN_WORDS[language or language_of(keywords, min_words=1)]
-    return truncate(separator.join(keywords[:3]), THEME_CHARS) if keywords else untitled
+    return truncate(separator.join(keywords[:TITLE_WORDS]), THEME_CHARS) if keywords else untitled
+
+
+def theme_of_terms(weights: terms.TermWeights) -> str:
+    """The offline title of a topic still collecting, from its weighted terms: its heaviest words
+    that may name what it is about (`topic_words`), as a packed topic's keywords are chosen, so it
+    reads "开炉、团建", not "不接、冻结"."""
+    return theme_from(topic_words(terms.top(weights, len(weights)), TITLE_WORDS))
 
 
 def offline_digest(

@@ -16,7 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.history import source, terms
-from memory.history.digest import theme_from
+from memory.history.digest import theme_of_terms
 from memory.history.source import SourceMessage, speaker_names
 from memory.models import TopicCacheEntry
 
@@ -120,5 +120,5 @@ async def drop_messages(session: AsyncSession, message_ids: Sequence[int]) -> in
         entry.first_time = min(m.time for m in kept)
         entry.last_time = max(m.time for m in kept)
         entry.terms = terms.trimmed(terms.weigh((m.text for m in kept), speaker_names(kept)), STORED_TERMS)
-        entry.title, entry.provenance = theme_from(terms.top(entry.terms, 3)), "offline"
+        entry.title, entry.provenance = theme_of_terms(entry.terms), "offline"
     return len(touched)

@@ -39,7 +39,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memory.batch_check import BatchStart, batch_outdated
 from memory.chat_marks import merge_mark
 from memory.history import source, terms
-from memory.history.digest import message_chars, speaker_line, terms_in_runs, theme_from
+from memory.history.digest import message_chars, speaker_line, terms_in_runs, theme_of_terms
 from memory.history.pack import Packed, PackOptions, pack_entry
 from memory.history.source import SourceMessage
 from memory.history.terms import TermWeights
@@ -225,7 +225,7 @@ def place_offline(
             ):
                 slot = slot_of_message[before.id]
         if slot is None:
-            title = theme_from(terms.top(weights, 3))
+            title = theme_of_terms(weights)
             slot = most_similar(title, [(s, s.title) for s in near], settings.title_merge_ratio)
             if slot is None:
                 slot = Slot(None, title, {}, set(), "offline")
@@ -571,7 +571,7 @@ class TopicCheck:
                     created += 1
                 cache.add_fragment(row, slot.messages, slot.added_threads, now, slot.added_terms)
                 if row.provenance == "offline":
-                    row.title = theme_from(terms.top(row.terms, 3)) or row.title
+                    row.title = theme_of_terms(row.terms)
                 updated.add(row.id)
             cache.mark_idle(rows.values(), updated)
             state.cursor = new_cursor

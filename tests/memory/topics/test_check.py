@@ -442,3 +442,27 @@ async def test_a_topic_idle_for_enough_checks_is_packed_before_a_later_batch_of_
     assert report.batches == 4
     packed = [row.source_message_ids for row in await history_rows(memory.db)]
     assert [1, 2, 3, 4, 5] in packed
+
+
+FAREWELL = [
+    "昨晚说好了，大伟的欢送会别搞太晚",
+    "欢送会放在周四晚上吧，老张烧烤",
+    "昨晚我来订了包间，别搞复杂",
+    "周四晚上欢送会我来",
+    "那我们昨晚说的礼物谁去买",
+]
+
+
+async def test_a_collecting_topic_is_titled_by_the_words_a_packed_one_would_be(memory: MemoryService) -> None:
+    """Found replaying the README's sample: topics still collecting were titled "不接、冻结" and
+    "朋友圈、人点、我发" by their heaviest terms, while a packed topic's title leaves out words that
+    only say when, who or how (`is_topic_word`). Both now choose their words one way."""
+    messages = [
+        make_message(n, sender=f"u{n}", text=text, reply_to=f"m{n - 1}" if n > 1 else None)
+        for n, text in enumerate(FAREWELL, start=1)
+    ]
+    await memory.record_many(messages)
+    await TopicCheck(memory.db, SMALL).run_chat(1, T0 + timedelta(minutes=10))
+    (entry,) = await cached(memory.db)
+    assert entry.provenance == "offline"
+    assert entry.title == "欢送会、包间、大伟"
