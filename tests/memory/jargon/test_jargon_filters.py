@@ -1,3 +1,5 @@
+from collections.abc import Sequence
+
 from memory.jargon.filters import (
     FilterParams,
     filter_candidates,
@@ -130,6 +132,14 @@ def test_a_long_text_is_masked_exactly_as_a_short_one_would_be() -> None:
     assert "jie" not in masked and "@" not in masked and "x.cn" not in masked
 
 
+def assert_drops(junk: list[str], words: list[str], reason: str, names: Sequence[str] = ()) -> None:
+    """`filter_candidates` drops each of `junk` for `reason` and keeps `words`, in order."""
+    window = [MinerMessage("1", " ".join(junk + words), "alice")]
+    result = filter_candidates([cand(t) for t in junk + words], window, PARAMS, names=names)
+    assert [c.content for c in result.kept] == words
+    assert result.dropped == [(t, reason) for t in junk]
+
+
 def test_names_and_time_words_glued_to_pronouns_particles_or_greetings_are_dropped() -> None:
     """Found by QA pass 16 replaying an office chat offline: "周六我", "大伟你", "小吴你", "谢谢悦悦" and
     "周四晚上" were proposed as slang. A time expression, or a member's name (known, part of a known
@@ -138,10 +148,7 @@ def test_names_and_time_words_glued_to_pronouns_particles_or_greetings_are_dropp
     names = ["悦悦子", "悦悦表姐", "红姐", "张伟-后端", "吴敏"]
     junk = ["周六我", "大伟你", "小吴你", "谢谢悦悦", "周四晚上", "上周三", "表姐好"]
     words = ["冲塔", "老张烧烤", "打车发票", "我太南了", "我想静静", "在下杨过", "早八", "耿直boy"]
-    window = [MinerMessage("1", " ".join(junk + words), "alice")]
-    result = filter_candidates([cand(t) for t in junk + words], window, PARAMS, names=names)
-    assert [c.content for c in result.kept] == words
-    assert result.dropped == [(t, "address_or_time") for t in junk]
+    assert_drops(junk, words, "address_or_time", names)
 
 
 def test_a_time_word_with_only_a_light_verb_beside_it_is_dropped() -> None:
@@ -150,10 +157,7 @@ def test_a_time_word_with_only_a_light_verb_beside_it_is_dropped() -> None:
     when something happens; the group's words that hold a time word stay."""
     junk = ["改周日", "周日见", "改到周日", "改明天"]
     words = ["早八", "当代华佗", "秋名山车神", "今晚月色真美", "开炉", "打call"]
-    window = [MinerMessage("1", " ".join(junk + words), "alice")]
-    result = filter_candidates([cand(t) for t in junk + words], window, PARAMS)
-    assert [c.content for c in result.kept] == words
-    assert result.dropped == [(t, "address_or_time") for t in junk]
+    assert_drops(junk, words, "address_or_time")
 
 
 def test_a_place_name_with_a_station_road_or_number_after_it_is_dropped() -> None:
@@ -162,7 +166,4 @@ def test_a_place_name_with_a_station_road_or_number_after_it_is_dropped() -> Non
     street or number is an address; slang a place name begins, and a place name alone, stay."""
     junk = ["九溪公交站", "南京西路", "杭州东站", "中关村大街"]
     words = ["亚洲蹲", "巴黎孝子", "走钻石路", "乌鸡鲅鱼", "九溪", "心动的信号"]
-    window = [MinerMessage("1", " ".join(junk + words), "alice")]
-    result = filter_candidates([cand(t) for t in junk + words], window, PARAMS)
-    assert [c.content for c in result.kept] == words
-    assert result.dropped == [(t, "place") for t in junk]
+    assert_drops(junk, words, "place")
