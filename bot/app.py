@@ -34,6 +34,7 @@ from memory.storage import Database
 from memory.text import prepare as prepare_text
 from tasks import JobRunner, JobSpec
 from tasks.embedding_backfill import embedding_backfill_job
+from tasks.fts_reindex import fts_reindex_job
 from tasks.jargon_mining import JargonMiningJob, MiningSettings
 from tasks.person_consolidation import person_consolidation_job
 from tasks.person_relearn import PersonRelearnJob, RelearnSettings
@@ -282,6 +283,7 @@ async def build_app(
     recaller.scope = recall_scope(settings)
     _configure_recall_context(memory, settings)
     runner = JobRunner(clock)
+    runner.register(fts_reindex_job(db))
     if embedder is not None:
         runner.register(
             embedding_backfill_job(

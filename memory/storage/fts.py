@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from sqlalchemy import TextClause, text
+from sqlalchemy import Connection, TextClause, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.offload import text_work_in_runs
 from memory.storage.sql import in_list
-from memory.text import index_text, search_terms, word_terms
+from memory.text import INDEX_VERSION, index_text, search_terms, word_terms
+
+INDEX_JOB = "fts_reindex"
+"""The `job_state` row (chat 0) stamping the full-text indexes: `data["version"]` is the INDEX_VERSION
+every row is indexed by (a database without the row predates the stamp: version 1); while a re-index is
+under way, `data["table"]` and the row's `cursor` say how far it got (memory.reindex)."""
+
+
+def stamp_new_index(connection: Connection) -> None:
+    """Stamp a database just created (inside its creating transaction): its indexes hold nothing yet,
+    so every row will be indexed by this version's tokens."""
+    connection.execute(
+        text("INSERT INTO job_state(job, chat_id, cursor, last_run, data) VALUES (:job, 0, 0, 0, :data)"),
+        {"job": INDEX_JOB, "data": json.dumps({"version": INDEX_VERSION})},
+    )
 
 
 def quote_term(term: str) -> str:

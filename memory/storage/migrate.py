@@ -12,6 +12,8 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, create_engine, event
 
+from memory.storage.fts import stamp_new_index
+
 SCRIPT_LOCATION = str(Path(__file__).parent / "migrations")
 
 
@@ -115,8 +117,9 @@ def upgrade(path: Path, busy_timeout_ms: int = 10_000) -> None:
     each CREATE on its own), so an upgrade interrupted at any point leaves the file at its previous
     revision and the next upgrade starts over cleanly. It holds the write lock from its first read,
     so two processes opening a new file together take turns (the second finds it current) instead of
-    deadlocking; a file already current is only read. Raises NewerSchema, changing nothing, when the
-    file is at a revision this version does not know."""
+    deadlocking; a file already current is only read. A file created here has its full-text indexes
+    stamped as of this version's tokens (`stamp_new_index`): nothing in it is to re-index. Raises
+    NewerSchema, changing nothing, when the file is at a revision this version does not know."""
     config = alembic_config()
     scripts = ScriptDirectory.from_config(config)
     known = _known(scripts)
@@ -125,8 +128,10 @@ def upgrade(path: Path, busy_timeout_ms: int = 10_000) -> None:
     writer = _engine(path, busy_timeout_ms, "BEGIN IMMEDIATE")
     try:
         with writer.begin() as connection:
-            _checked_heads(connection, known)
+            created = not _checked_heads(connection, known)
             config.attributes["connection"] = connection
             command.upgrade(config, "heads")
+            if created:
+                stamp_new_index(connection)
     finally:
         writer.dispose()

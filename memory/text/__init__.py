@@ -7,6 +7,7 @@ from memory.text.loggable import loggable
 from memory.text.normalize import half_width, normalize, plain_apostrophes
 from memory.text.shown import SHOWN_NAME_CHARS, shown_name
 from memory.text.tokens import (
+    INDEX_VERSION,
     dictionary_frequency,
     dictionary_tag,
     estimate_tokens,
@@ -21,6 +22,7 @@ from memory.text.unicode import lone_surrogate_at
 
 __all__ = [
     "ANALYSED_CHARS",
+    "INDEX_VERSION",
     "SHOWN_NAME_CHARS",
     "analysed",
     "clean_text",

@@ -45,6 +45,12 @@ def words(text: str) -> list[str]:
     return [tok for tok in jieba.lcut(normalize(text)) if _WORD.search(tok)]
 
 
+INDEX_VERSION = 2
+"""The version of `index_text`'s tokens: bump it with any change to what a text is indexed as (the
+full-text rows of a database stamped with an older one are re-indexed in the background,
+memory.reindex). 1: jieba's search-mode words; 2: and the new-word pieces."""
+
+
 def index_text(text: str) -> str:
     """The space-joined tokens stored in the FTS index (Chinese and English alike), of the whole text:
     every word of a message (up to a million characters, about two seconds of jieba) or of a long
