@@ -1,6 +1,7 @@
 """The work background jobs left for a model while it was down, over budget or not set up (topics packed
-offline, people's messages read offline only, jargon terms due for inference), counted for
-`qunyi doctor` and the web console's overview, with why a job cannot do it when it cannot."""
+offline, people's messages read offline only, jargon terms due for inference), and the full-text rows
+still to re-index after a tokenizer change (which wait for no model), counted for `qunyi doctor` and
+the web console's overview, with why a job cannot do it when it cannot."""
 
 from __future__ import annotations
 
@@ -13,9 +14,13 @@ from memory.jargon import dictionary
 from memory.jargon.inference import TASK as JARGON_TASK
 from memory.persons import relearn
 from memory.persons.consolidate import LLM_TASK as PERSON_TASK
+from memory.reindex import rows_left
+from tasks.fts_reindex import JOB_NAME as REINDEX_JOB
 from tasks.history_redigest import JOB_NAME as REDIGEST_JOB
 from tasks.jargon_mining import JOB_NAME as JARGON_JOB
 from tasks.person_relearn import JOB_NAME as RELEARN_JOB
+
+REINDEX_FTS = "full-text rows indexed by an older tokenizer, to re-index"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,13 +65,15 @@ def _off(on: bool, key: str) -> str | None:
 
 
 async def waiting_work(app: App) -> list[WaitingWork]:
-    """Each kind of offline work, counted in one read of the database."""
+    """Each kind of offline work, counted in one read of the database; the re-index only while it is
+    pending (a database of this version's tokens has none, ever)."""
     settings = app.settings
     topics, persons, jargon = settings.topics, settings.persons, settings.jargon
     async with app.db.read() as session:
         topic_counts = await redigest.waiting(session)
         chunk_counts = await relearn.waiting(session)
         terms = await dictionary.count_due_for_inference(session, jargon.thresholds)
+        unindexed = await rows_left(session)
     # As `history_setup.redigest_settings` switches the job: topics on and llm_summary on.
     topics_off = _off(topics.enabled, "[topics] enabled") or _off(topics.llm_summary, "[topics] llm_summary")
     kinds: list[tuple[str, str, tuple[int, int | None], str | None, str, int, str]] = [
@@ -79,7 +86,10 @@ async def waiting_work(app: App) -> list[WaitingWork]:
          _off(jargon.enabled, "[jargon] enabled"), "[jargon] inferences_per_run", jargon.inferences_per_run,
          JARGON_TASK),
     ]  # fmt: skip
-    return [
+    work = [
         WaitingWork(what, job, waiting, tried, *_blocked(app, off, (key, per_run), task))
         for what, job, (waiting, tried), off, key, per_run, task in kinds
     ]
+    if unindexed:
+        work.append(WaitingWork(REINDEX_FTS, REINDEX_JOB, unindexed, None, None))
+    return work

@@ -45,7 +45,7 @@ async def index(request: web.Request) -> web.Response:
     body = h(
         "<h2>Chats</h2>{}<h2>Offline work</h2>{}<h2>Checks</h2>{}",
         table(["id", "chat", "key", "messages", "people", "topics", "jargon terms"], rows, "no chats yet"),
-        table(["waiting for a model", "job", "waiting", "tried", "stopped by"], work_rows),
+        table(["offline work", "job", "waiting", "tried", "stopped by"], work_rows),
         table(["check", "status", "detail"], check_rows),
     )
     return page(request, "Overview", body)

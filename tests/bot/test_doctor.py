@@ -20,10 +20,12 @@ from memory.models import Chat, ChatHistory, Jargon, PersonLlmGap
 from memory.ports import LLMRefused
 from memory.storage import Database
 from memory.storage.tables import FTS_TABLES
+from tasks.fts_reindex import JOB_NAME as REINDEX_JOB
 from tests.bot.web.conftest import history_row
-from tests.conftest import T0
+from tests.conftest import T0, make_message
 from tests.fakes.openai_server import Answer, Fail, FakeOpenAI
 from tests.memory.storage.test_migrations import schema_at
+from tests.memory.test_reindex import make_old
 
 
 def free_port() -> int:
@@ -317,3 +319,24 @@ def test_a_freshly_made_database_misses_no_table_and_lists_every_full_text_index
     assert virtual == set(FTS_TABLES)
     result = doctor(tmp_path)
     assert result.exit_code == 0 and "tables missing" not in result.output, result.output
+
+
+async def test_doctor_shows_a_pending_reindex_as_offline_work_until_the_bots_job_did_it(
+    tmp_path: Path,
+) -> None:
+    """A database indexed by an older tokenizer: its rows to re-index are offline work, as long as they
+    wait; the bot's re-index job does them (from the cursor, in batches) and the check is ok again."""
+    app = await build_app(ConfigStore.load(None), tmp_path, watch_config=False)
+    try:
+        await app.memory.record_many([make_message(n, text=f"第{n}条：晚上要冲塔") for n in range(1, 4)])
+        await make_old(app.db)
+        [found] = [c for c in await run_checks(app) if c.name == "offline work"]
+        assert found.status == "info"
+        assert found.detail.endswith("full-text rows indexed by an older tokenizer, to re-index 6"), (
+            "3 messages and their 3 turn windows"
+        )
+        assert await app.runner.run_job(REINDEX_JOB)
+        [found] = [c for c in await run_checks(app) if c.name == "offline work"]
+        assert (found.status, found.detail) == ("ok", "nothing waits for a model")
+    finally:
+        await app.close()
