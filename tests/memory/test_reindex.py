@@ -30,6 +30,7 @@ from memory.reindex import MESSAGES_FTS, TABLES, TEXTS, read_stamp, reindex, rei
 from memory.service import MemoryService
 from memory.storage import Database
 from memory.storage.fts import INDEX_JOB, bm25_search, match_expression
+from memory.storage.tables import FTS_TABLES
 from memory.text import INDEX_VERSION, index_text, normalize
 from memory.turn_windows import WINDOWS_FTS, rebuild_windows
 from tests.conftest import T0, chat_ids, make_message
@@ -233,3 +234,10 @@ async def test_a_reindex_killed_midway_finishes_after_a_restart_each_row_once(tm
         await assert_every_row_current(restarted, before)
     finally:
         await restarted.close()
+
+
+async def test_every_full_text_table_of_the_schema_is_reindexed(db: Database) -> None:
+    """A full-text table added later without a place in the re-index would keep its old tokens."""
+    async with db.read() as session:
+        found = await session.execute(text("SELECT name FROM sqlite_master WHERE sql LIKE '%USING fts5%'"))
+        assert set(found.scalars()) == set(TABLES) == set(FTS_TABLES)
