@@ -170,24 +170,41 @@ async def _replace(
     await index_rows_tokenized(session, table, sorted(rows.items()))
 
 
-async def reindex_batch(db: Database, batch_rows: int = BATCH_ROWS) -> int | None:
-    """Re-index the next batch of full-text rows; how many it did (0 when it only moved to the next
-    table, or another process moved on meanwhile), or None when nothing is left to do."""
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """A batch read and tokenized, not written yet: the stamp it was read at, its rowids, and for a
+    table of texts each row's text as read and its tokens."""
+
+    stamp: IndexStamp
+    rowids: list[int]
+    read: dict[int, str]
+    tokens: dict[int, str]
+
+
+async def read_batch(db: Database, batch_rows: int = BATCH_ROWS) -> Batch | None:
+    """The next batch, read and tokenized outside any write transaction; None when nothing is left."""
     async with db.read() as session:
         stamp = await read_stamp(session)
         if not stamp.pending:
             return None
         rowids = await _next_rowids(session, stamp.table, stamp.cursor, batch_rows)
         read = await TEXTS[stamp.table](session, rowids) if stamp.table in TEXTS and rowids else {}
-    rowids = _within_chars(rowids, read)
     if stamp.table == TABLES[0] and stamp.cursor == 0:
         log.info(
             "full-text re-index: rows indexed by version %d are indexed again by version %d",
             stamp.version,
             INDEX_VERSION,
         )
+    rowids = _within_chars(rowids, read)
     read = {rowid: read[rowid] for rowid in rowids if rowid in read}
-    tokens = dict(await _tokens(sorted(read.items())))
+    return Batch(stamp, rowids, read, dict(await _tokens(sorted(read.items()))))
+
+
+async def write_batch(db: Database, batch: Batch) -> int:
+    """Write `batch` with the cursor past it, in one transaction; how many rows it re-indexed (0 when
+    it only moved to the next table, or when the stamp moved since the batch was read: another process
+    wrote that batch, and the next is read again)."""
+    stamp, rowids = batch.stamp, batch.rowids
     async with db.write() as session:
         if await read_stamp(session) != stamp:
             return 0
@@ -197,9 +214,16 @@ async def reindex_batch(db: Database, batch_rows: int = BATCH_ROWS) -> int | Non
         if stamp.table == WINDOWS_FTS:
             await rebuild_windows(session, rowids)
         else:
-            await _replace(session, stamp.table, rowids, read, tokens)
+            await _replace(session, stamp.table, rowids, batch.read, batch.tokens)
         await _save(session, replace(stamp, cursor=rowids[-1]))
     return len(rowids)
+
+
+async def reindex_batch(db: Database, batch_rows: int = BATCH_ROWS) -> int | None:
+    """Re-index the next batch of full-text rows; how many it did (see `write_batch`), or None when
+    nothing is left to do."""
+    batch = await read_batch(db, batch_rows)
+    return None if batch is None else await write_batch(db, batch)
 
 
 def _after_table(stamp: IndexStamp) -> IndexStamp:

@@ -22,11 +22,22 @@ from sqlalchemy import delete, text
 
 from memory.clock import ManualClock
 from memory.history.pack import HISTORY_FTS
-from memory.models import JobState
+from memory.history.pack import reindex as reindex_history
+from memory.models import ChatHistory, JobState
 from memory.recall.lexical import search_messages
 from memory.recall.preferences import PREFERENCE_FTS
 from memory.recall.setup import attach_recall
-from memory.reindex import MESSAGES_FTS, TABLES, TEXTS, read_stamp, reindex, reindex_batch, rows_left
+from memory.reindex import (
+    MESSAGES_FTS,
+    TABLES,
+    TEXTS,
+    read_batch,
+    read_stamp,
+    reindex,
+    reindex_batch,
+    rows_left,
+    write_batch,
+)
 from memory.service import MemoryService
 from memory.storage import Database
 from memory.storage.fts import INDEX_JOB, bm25_search, match_expression
@@ -241,3 +252,47 @@ async def test_every_full_text_table_of_the_schema_is_reindexed(db: Database) ->
     async with db.read() as session:
         found = await session.execute(text("SELECT name FROM sqlite_master WHERE sql LIKE '%USING fts5%'"))
         assert set(found.scalars()) == set(TABLES) == set(FTS_TABLES)
+
+
+async def reindex_until(db: Database, table: str) -> None:
+    """Re-index until `table` is the one under way."""
+    while True:
+        async with db.read() as session:
+            if (await read_stamp(session)).table == table:
+                return
+        assert await reindex_batch(db) is not None, f"{table} never came"
+
+
+async def test_a_topic_rebuilt_between_a_batchs_read_and_its_write_is_indexed_as_it_is_then(
+    db: Database,
+) -> None:
+    """The batch's tokens are of the text read; a topic rebuilt meanwhile (a message of it deleted) was
+    indexed by its new text, which the batch's stale tokens must not replace."""
+    await record_chat(db)
+    await make_old(db)
+    await reindex_until(db, HISTORY_FTS)
+    batch = await read_batch(db)
+    assert batch is not None and batch.stamp.table == HISTORY_FTS
+    [topic] = batch.rowids
+    async with db.write() as session:
+        row = await session.get(ChatHistory, topic)
+        assert row is not None
+        row.summary = "大家改成明天去九溪爬山"
+        await reindex_history(session, [topic], [row])
+    assert await write_batch(db, batch) == 1
+    assert await table_hits(db, HISTORY_FTS, "爬山") == 1
+    assert await table_hits(db, HISTORY_FTS, "冲塔") == 0, "the tokens of the text read were not written"
+
+
+async def test_a_batch_another_process_wrote_meanwhile_is_not_written_again(db: Database) -> None:
+    await record_chat(db, count=10)
+    before = await counts(db)
+    await make_old(db)
+    mine, theirs = await read_batch(db, batch_rows=5), await read_batch(db, batch_rows=5)
+    assert mine is not None and theirs is not None
+    assert await write_batch(db, theirs) == 5
+    assert await write_batch(db, mine) == 0, "the stamp moved on since it was read"
+    async with db.read() as session:
+        assert (await read_stamp(session)).cursor == theirs.rowids[-1]
+    await reindex(db)
+    await assert_every_row_current(db, before)
