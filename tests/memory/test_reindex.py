@@ -240,7 +240,7 @@ async def test_a_reindex_killed_midway_finishes_after_a_restart_each_row_once(tm
     try:
         async with restarted.read() as session:
             stamp = await read_stamp(session)
-            assert stamp.pending and stamp.table == MESSAGES_FTS, "killed while messages_fts was re-indexed"
+            assert stamp.pending, "killed before the re-index was done"
         await reindex(restarted)
         await assert_every_row_current(restarted, before)
     finally:
