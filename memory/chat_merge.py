@@ -57,6 +57,7 @@ from memory.models import (
 from memory.notes import NoteScopes
 from memory.persons import store
 from memory.persons.admin import fold_alias, fold_facts, fold_membership
+from memory.persons.fact_edits import EDITS_JOB, folded_edits
 from memory.storage import Database
 from memory.storage.fts import searchable
 from memory.storage.sql import rows_changed
@@ -89,7 +90,8 @@ HANDLED: dict[str, str] = {
     "jargon": "own entries moved, or folded into INTO's entry of the same term",
     "jargon_chat_counts": "folded into INTO's count of the entry",
     "jargon_evidence": "moved",
-    "job_state": "cursors combined per job; the topic check's thread state kept or renamed",
+    "job_state": "cursors combined per job; the topic check's thread state kept or renamed; both chats' "
+    "fact edits kept",
     "chat_redirects": "FROM's key and database id added, pointing at INTO; keys merged into FROM before "
     "re-pointed alike",
 }
@@ -518,7 +520,8 @@ async def _merge_cursors(
     session: AsyncSession, source_id: int, target_id: int, prefix: str
 ) -> list[CursorMerge]:
     """One job_state row per job for INTO (`_combined_cursor`); FROM's rows are deleted. The topic
-    check's thread state is INTO's when it has one, else FROM's with its message keys renamed."""
+    check's thread state is INTO's when it has one, else FROM's with its message keys renamed; an admin's
+    fact edits are both chats' (`folded_edits`)."""
     rows = await session.execute(
         select(JobState.job, JobState.chat_id, JobState.cursor, JobState.last_run, JobState.data)
         .where(JobState.chat_id.in_([source_id, target_id]))
@@ -533,7 +536,9 @@ async def _merge_cursors(
         cursor, passed = await _combined_cursor(
             session, (source_id, theirs.cursor if theirs else 0), (target_id, ours.cursor if ours else 0)
         )
-        if ours is not None and ours.data:
+        if job == EDITS_JOB:
+            data = folded_edits(theirs.data if theirs else None, ours.data if ours else None)
+        elif ours is not None and ours.data:
             data = dict(ours.data)
         else:
             data = _renamed_data(job, dict(theirs.data or {}) if theirs else {}, prefix)

@@ -39,7 +39,7 @@ from memory.models import (
 )
 from memory.models.recall import PreferenceDoc
 from memory.persons import store
-from memory.persons.fact_edits import note_fact_edit
+from memory.persons.fact_edits import move_fact_edits, note_fact_edit
 from memory.persons.facts import Fact, merge_facts, same_value, single_valued
 from memory.persons.forgotten import newest_message_id
 from memory.persons.names import clean_name, name_key
@@ -264,7 +264,8 @@ class PersonAdmin:
         stays routed to the survivor (`PersonAccount`), so its later messages and mentions are
         theirs. Where both have a name in a chat, the survivor's stays; facts are folded as if one
         person had stated them (a value both hold is kept once, an older value of a single-valued key
-        is superseded); a request to be forgotten made as either applies to the survivor."""
+        is superseded); a request to be forgotten made as either applies to the survivor, and so does an
+        admin's removal of a fact (`fact_edits`): it is not learnt back from what either said before it."""
         if survivor_id == merged_id:
             raise PersonAdminError("cannot merge a person into themselves")
         async with self.db.write() as session:
@@ -297,6 +298,7 @@ class PersonAdmin:
             )
             await _move_accounts(session, survivor, merged)
             await _move_forget_request(session, survivor_id, merged_id)
+            await move_fact_edits(session, survivor_id, merged_id)
             survivor.first_seen = min(survivor.first_seen, merged.first_seen)
             survivor.last_seen = max(survivor.last_seen, merged.last_seen)
             survivor.message_count += merged.message_count

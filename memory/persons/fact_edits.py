@@ -9,13 +9,16 @@ highest message id at the edit), or dated by then (an imported history). Later m
 from as ever: the person may say it again.
 
 The edits of a chat are kept in its `job_state` row of job `EDITS_JOB` (a handful per chat: one per
-person, key and value, the latest kept).
+person, key and value, the latest kept). They follow the person and the chat: a person merge gives the
+merged person's edits to the survivor (`move_fact_edits`), a chat merge keeps both chats' edits in the
+chat merged into (`folded_edits`), so a value an admin took out is not learnt back from a message read
+after the merge.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import select
@@ -69,6 +72,29 @@ async def note_fact_edit(
     state.data = {"edits": [e.as_json() for e in (*kept, edit)]}  # a new dict: JSON is saved when replaced
 
 
+async def move_fact_edits(session: AsyncSession, survivor_id: int, merged_id: int) -> None:
+    """Give the merged person's edits, in every chat, to the survivor (in the caller's transaction)."""
+    for state in (await session.scalars(select(JobState).where(JobState.job == EDITS_JOB))).all():
+        edits = _edits(state)
+        if any(e.person_id == merged_id for e in edits):
+            moved = [replace(e, person_id=survivor_id) if e.person_id == merged_id else e for e in edits]
+            state.data = _data(moved)
+
+
+def folded_edits(*datas: dict[str, Any] | None) -> dict[str, Any]:
+    """The `job_state` data of chats merged into one: every chat's edits, one per person, key and value
+    (the later, which covers every message the earlier did)."""
+    return _data([e for data in datas for e in _edits_of(data)])
+
+
+def _data(edits: Sequence[FactEdit]) -> dict[str, Any]:
+    latest: dict[tuple[int, str, str | None], FactEdit] = {}
+    for edit in edits:
+        key = (edit.person_id, edit.key, edit.value)
+        latest[key] = max(latest.get(key, edit), edit, key=_later)
+    return {"edits": [e.as_json() for e in latest.values()]}
+
+
 async def without_overruled(
     session: AsyncSession, chat_id: int, found: Sequence[Statement]
 ) -> list[Statement]:
@@ -93,8 +119,16 @@ def _first_id(first_ids: dict[int, int | None], fact: Fact) -> int | None:
     return first_ids.get(int(fact.message_key)) if fact.message_key.isdigit() else None
 
 
+def _later(edit: FactEdit) -> tuple[float, int]:
+    return edit.mark.time, edit.mark.last_message_id or 0
+
+
 def _edits(state: JobState) -> list[FactEdit]:
+    return _edits_of(state.data)
+
+
+def _edits_of(data: dict[str, Any] | None) -> list[FactEdit]:
     return [
         FactEdit(int(person), str(key), value, Forgotten(float(time), int(mark)))
-        for person, key, value, time, mark in (state.data or {}).get("edits", [])
+        for person, key, value, time, mark in (data or {}).get("edits", [])
     ]

@@ -330,6 +330,38 @@ async def test_people_fold_as_one_chat(memory: MemoryService, db: Database) -> N
     assert await _rows_of(db, c) == before_c
 
 
+async def test_an_admins_removal_of_a_fact_in_either_chat_holds_after_a_merge(
+    memory: MemoryService, db: Database
+) -> None:
+    """Both chats had a fact removed by an admin (`people edit --remove-fact`): a message of FROM from
+    before its edit, read in INTO after the merge, does not bring the value back; one said later does."""
+    people = PersonMemory(db, lambda: PersonsConfig(use_llm=False))
+    people.attach(memory)
+    await memory.record(_message("b", 1, "我住在上海", sender_card="小红"))
+    await memory.record(_message("a", 2, "我喜欢猫", sender_card="小红"))
+    await people.consolidator.run(T0)
+    await memory.record(_message("a", 3, "我也喜欢猫啊", sender_card="小红"))  # not read before the edit
+    a, b = await _chat_id(memory, "a"), await _chat_id(memory, "b")
+    async with db.read() as session:
+        xiaohong = (await session.scalars(select(Message.person_id).where(Message.chat_id == a))).first()
+    assert xiaohong is not None
+    await people.admin.remove_fact(a, xiaohong, "likes", now=T0 + timedelta(minutes=10))
+    await people.admin.remove_fact(b, xiaohong, "location", now=T0 + timedelta(minutes=10))
+
+    await merge_chats(db, a, b, now=NOW)
+    await people.consolidator.run(T0)
+
+    async def facts() -> list[tuple[str, str]]:
+        record = await people.record(b, xiaohong)
+        assert record is not None
+        return sorted((f.key, f.value) for f in record.facts)
+
+    assert await facts() == [], "neither removed value is learnt back"
+    await memory.record(_message("b", 20, "我现在喜欢猫", sender_card="小红"))
+    await people.consolidator.run(T0)
+    assert await facts() == [("likes", "猫")], "said after the edit"
+
+
 async def test_jargon_of_both_chats_folds(memory: MemoryService, db: Database) -> None:
     await memory.record_many([_message("a", n, f"yyds {n}") for n in range(1, 4)])
     await memory.record_many([_message("b", n, f"yyds {n}") for n in range(1, 3)])

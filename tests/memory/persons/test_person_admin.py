@@ -515,3 +515,42 @@ async def test_add_fact_keeps_the_other_values_and_remove_fact_of_a_value_only_t
         await admin.remove_fact(said.chat_id, said.person_id, "likes", "鱼", now=T0)
     assert await admin.remove_fact(said.chat_id, said.person_id, "likes", "猫", now=T0) == 1
     assert await _likes(people, said) == [("狗", "admin")]
+
+
+@pytest.mark.parametrize("removed_from", ["merged", "survivor"])
+async def test_a_fact_edit_follows_a_person_merge(chat, people: PersonMemory, removed_from: str) -> None:
+    """An admin's `--remove-fact` of one account, then a merge of the two accounts: what the merged
+    account said before the edit, read after the merge, is not learnt back for the survivor; said
+    later, it is."""
+    g1 = chat()
+    main = await g1.say("u1", "我住在杭州", card="阿红")
+    alt = await g1.say("u1-alt", "在的", card="阿红小号")
+    edited = alt if removed_from == "merged" else main
+    await g1.say("u1-alt" if edited is alt else "u1", "我喜欢猫", card="x", minutes=3)
+    await people.consolidator.run(T0)
+    assert await _likes(people, edited) == [("猫", "self")]
+    await g1.say("u1-alt", "我也喜欢猫啊", card="阿红小号", minutes=5)  # not read before the edit
+    await people.admin.remove_fact(edited.chat_id, edited.person_id, "likes", now=T0 + timedelta(minutes=10))
+    await people.admin.merge(main.person_id, alt.person_id)
+    await people.consolidator.run(T0)
+    assert await _likes(people, main) == [], "the removed value stays removed after the merge"
+    await g1.say("u1-alt", "我现在喜欢猫", card="阿红小号", minutes=20)
+    await people.consolidator.run(T0)
+    assert await _likes(people, main) == [("猫", "self")], "said after the edit"
+
+
+async def test_a_fact_added_by_hand_outlives_a_person_merge_and_consolidation(
+    chat, people: PersonMemory
+) -> None:
+    g1 = chat()
+    main = await g1.say("u1", "我喜欢猫", card="阿红")
+    alt = await g1.say("u1-alt", "我喜欢鸟", card="阿红小号")
+    await people.consolidator.run(T0)
+    added = await people.admin.add_fact(
+        alt.chat_id, alt.person_id, "likes", "狗", now=T0 + timedelta(minutes=9)
+    )
+    assert added
+    await g1.say("u1-alt", "我喜欢鸟啊", card="阿红小号", minutes=5)
+    await people.admin.merge(main.person_id, alt.person_id)
+    await people.consolidator.run(T0)
+    assert await _likes(people, main) == [("狗", "admin"), ("猫", "self"), ("鸟", "self")]
