@@ -264,9 +264,20 @@ _REACTION = re.compile(
 _CUT_AT = re.compile(
     r"但是|但|因为|所以|不过|\s[-–—]+\s|(?i:\s+(?:but|because|although|though|so|and\s+then|as\s+an?|"
     r"before(?=\s+(?:i|we|you|he|she|they|it|that|then|\w+ing)\b)|"
-    r"for\s+(?:\w+\s+)?(?:years?|months?|weeks?)|since|with\s+(?:my|our)|in\s+\d{4}|"
+    r"for\s+(?:\w+\s+)?(?:years?|months?|weeks?)|since|in\s+\d{4}|"
     r"(?:last|this|next)\s+(?:year|month|week)|\w+\s+(?:years?|months?|weeks?|days?)\s+ago)(?:\s+|$))"
 )
+# Who one does a thing with is part of the thing ("go hiking with my dog"), not of a place or an
+# employer ("I live in Paris with my wife").
+_CUT_AT_COMPANY = re.compile(r"(?i:\s+with\s+(?:my|our)(?:\s+|$))")
+# Keys naming something one does, whose qualifiers ("with my dog", "on weekends", "after work") say
+# what they do; dropping trailing ones leaves it true, only less precise.
+_ACTIVITIES = frozenset({"likes", "dislikes", "habit", "past_habit"})
+# Where an English qualifier starts: an activity too long is cut before the last ones that do not fit,
+# and one left without its object ("I usually walk with my") goes.
+_PREPOSITIONS = r"(?:with|on|at|in|before|after|near|during|every|around|from|by|without)"
+_QUALIFIER = re.compile(r"(?i:\s+(?=" + _PREPOSITIONS + r"\s))")
+_DANGLING = re.compile(r"(?i:\s+" + _PREPOSITIONS + r"\s+(?:my|our|the|an?))$")  # "sleep in" stays
 
 
 # A one-character verb that takes an object: ending a value, its object was left out, said before
@@ -282,14 +293,14 @@ def _lacks_its_object(value: str) -> bool:
     return bool(words) and words[-1] in _OBJECT_VERBS_ZH
 
 
-def _clean_value(raw: str) -> str | None:
+def _clean_value(raw: str, key: str | None = None) -> str | None:
+    """The value of `key` said in `raw`, without what trails it; None when nothing fit to keep is."""
     value = _CUT_AT.split(raw, maxsplit=1)[0]
-    while True:
-        trimmed = _TRAILING_NOISE.sub("", value)
-        trimmed = _TRAILING_EN.sub("", _TRAILING_ZH.sub("", trimmed)).strip(" ,.;:!~\"'“”「」")
-        if trimmed == value:
-            break
-        value = trimmed
+    if key not in _ACTIVITIES:
+        value = _CUT_AT_COMPANY.split(value, maxsplit=1)[0]
+    value = _trimmed(value)
+    if key in _ACTIVITIES:
+        value = _trimmed(_DANGLING.sub("", _without_trailing_qualifiers(value)))
     if not value or len(value) > MAX_VALUE_CHARS or normalize(value) in _REFUSED_VALUES:
         return None
     if _REACTION.match(value) or _lacks_its_object(value):
@@ -299,11 +310,30 @@ def _clean_value(raw: str) -> str | None:
     return value
 
 
+def _trimmed(value: str) -> str:
+    while True:
+        trimmed = _TRAILING_NOISE.sub("", value)
+        trimmed = _TRAILING_EN.sub("", _TRAILING_ZH.sub("", trimmed)).strip(" ,.;:!~\"'“”「」")
+        if trimmed == value:
+            return value
+        value = trimmed
+
+
+def _without_trailing_qualifiers(value: str) -> str:
+    """An English activity too long for `MAX_VALUE_CHARS` cut at a word boundary before the first of
+    its trailing qualifiers that no longer fits ("go hiking with my dog on weekends in the mountains
+    near Boulder" → "go hiking with my dog on weekends"); unchanged when no such cut fits."""
+    if len(value) <= MAX_VALUE_CHARS:
+        return value
+    cuts = [m.start() for m in _QUALIFIER.finditer(value) if 0 < m.start() <= MAX_VALUE_CHARS]
+    return value[: cuts[-1]] if cuts else value
+
+
 def _fact_from(
     match: re.Match[str], key: str, offset: int, utterance: Utterance, person_id: str, source: str
 ) -> Fact | None:
     raw = match.group("v")
-    value = _clean_value(raw)
+    value = _clean_value(raw, key)
     if value is None:
         return None
     if key == "favorite":

@@ -4,6 +4,7 @@ import pytest
 
 from memory.persons.aliases import AliasIndex
 from memory.persons.facts import (
+    MAX_VALUE_CHARS,
     Fact,
     Retraction,
     attributes_of,
@@ -325,6 +326,39 @@ def test_a_habit_keeps_its_object_and_its_time(text: str, value: str):
     """QA pass 16: Priya's "I usually can't do anything before 9am" became "can't do anything"."""
     (fact,) = extract_facts(Utterance("m1", "me", text, T0))
     assert (fact.key, fact.value) == ("habit", value)
+    assert text[fact.span[0] : fact.span[1]] == value
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "value"),
+    [
+        ("I usually go hiking with my dog on weekends", "habit", "go hiking with my dog on weekends"),
+        ("I love cooking with my kids", "likes", "cooking with my kids"),
+        ("I used to play chess with our neighbour", "past_habit", "play chess with our neighbour"),
+        # too long for the cap: cut at a word boundary before the trailing qualifiers that do not fit
+        (
+            "I usually go hiking with my dog on weekends in the mountains near Boulder",
+            "habit",
+            "go hiking with my dog on weekends",
+        ),
+        (
+            "I used to play chess with my grandfather every sunday at the park",
+            "past_habit",
+            "play chess with my grandfather",
+        ),
+        ("I usually walk with my", "habit", "walk"),  # a qualifier left without its object
+        ("I like to sleep in", "likes", "to sleep in"),  # a verb's particle is no qualifier
+        # who one lives or works with is no part of a place or an employer
+        ("I live in Paris with my wife", "location", "Paris"),
+        ("I work at Google with my brother", "workplace", "Google"),
+    ],
+)
+def test_an_activity_keeps_its_qualifiers_within_the_cap(text: str, key: str, value: str):
+    """ "I usually go hiking with my dog on weekends" was stored as habit "go hiking": who with and when
+    were cut off, and an activity longer than the cap was dropped whole."""
+    (fact,) = extract_facts(Utterance("m1", "me", text, T0))
+    assert (fact.key, fact.value) == (key, value)
+    assert len(fact.value) <= MAX_VALUE_CHARS
     assert text[fact.span[0] : fact.span[1]] == value
 
 
