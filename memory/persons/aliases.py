@@ -32,7 +32,7 @@ import jieba
 import regex
 from rapidfuzz import fuzz, process
 
-from memory.persons.english import nickname_relatives, written_as_a_name
+from memory.persons.english import is_common_english, names_a_member, nickname_relatives, written_as_a_name
 from memory.persons.names import (
     DIMINUTIVE_PREFIX_CHARS,
     DIMINUTIVE_SUFFIX_CHARS,
@@ -340,7 +340,9 @@ class AliasIndex:
         norm, origin, origin_end = _normalize_with_offsets(text)
         token_spans = _jieba_spans(norm)
         found: list[Mention] = []
-        candidates = chain(self._span_candidates(norm), self._part_candidates(text, norm, origin))
+        candidates = chain(
+            self._span_candidates(text, norm, origin), self._part_candidates(text, norm, origin)
+        )
         for start, end, matches in candidates:
             penalty = _context_factor(norm[start:end], start, end, token_spans)
             scored = [
@@ -391,15 +393,22 @@ class AliasIndex:
             return
         for start, end in _whole_words(norm):
             key = name_key(norm[start:end])
-            matches = self._part_matches(key) or self._nickname_matches(key)
+            own = self._part_matches(key)
+            matches = own or self._nickname_matches(key)
+            named = names_a_member if own else written_as_a_name
             if (
                 matches
                 and len({m.person_id for m in matches}) == 1
-                and written_as_a_name(text, origin[start], norm[start:end])
+                and named(text, origin[start], norm[start:end])
             ):
                 yield start, end, matches
 
-    def _span_candidates(self, norm: str) -> Iterable[tuple[int, int, list[Match]]]:
+    def _span_candidates(
+        self, text: str, norm: str, origin: list[int]
+    ) -> Iterable[tuple[int, int, list[Match]]]:
+        """Spans of the text that are someone's alias, or (2-4 Chinese characters) a variant of one;
+        an alias that is one everyday English word only where it names them (`names_a_member`: "ask
+        Will", "Will is coming", not "I will come"), or beside Chinese ("sam你来了吗")."""
         n = len(norm)
         pinyin_at = _char_pinyin(norm)
         for start in range(n):
@@ -424,6 +433,13 @@ class AliasIndex:
                     continue
                 piece = norm[start:end]
                 key = "".join(c for c in piece if c not in _CJK_NAME_DOTS) if dots else piece
+                if (
+                    _is_latin(piece[0])
+                    and _is_everyday_word(piece)
+                    and not _beside_cjk(norm, start, end)
+                    and not names_a_member(text, origin[start], piece)
+                ):
+                    continue
                 matches = self._lookup(key, "", "", "", initials=False, fuzzy=False)
                 if 2 <= len(piece) <= MAX_CJK_VARIANT_CHARS and all(_CJK_CHAR.match(c) for c in piece):
                     units = pinyin_at[start:end]
@@ -562,6 +578,18 @@ def _jieba_spans(norm: str) -> list[tuple[int, int]]:
         for tok, start, end in jieba.tokenize(norm)
         if end - start >= 2 and dictionary_frequency(tok)
     ]
+
+
+def _is_everyday_word(piece: str) -> bool:
+    """One Latin word English uses every day ("will", "mark"), a name only where written as one."""
+    return piece.isascii() and piece.isalpha() and is_common_english(piece)
+
+
+def _beside_cjk(norm: str, start: int, end: int) -> bool:
+    """Whether the nearest character before or after the span, spaces aside, is Chinese: a Latin
+    word there is no English prose ("sam你来了吗", "@will 在吗")."""
+    before, after = norm[:start].rstrip()[-1:], norm[end:].lstrip()[:1]
+    return any(_CJK_CHAR.match(ch) for ch in (before, after) if ch)
 
 
 def _is_common_word(piece: str) -> bool:

@@ -5,6 +5,8 @@ A part of a member's name found alone in a message ("ask Priya", "did O'Connor s
 a name when it is written with a capital and is either no word every English speaker writes, or is
 capitalised where English writes such a word small (`written_as_a_name`): "ask Sam", "thanks Will",
 but not "Will you…" at a sentence start, "in May", "the Park", nor a line in capitals or Title Case.
+A member's own name may name them at a sentence start too, followed as a subject is ("Will is coming
+tonight"; `names_a_member`).
 wordfreq's English frequencies decide what is everyday vocabulary (a dependency, offline): a word at
 or above `COMMON_ZIPF` on its Zipf scale (log10 of uses per billion words; 4.5 is about 30 per
 million). wordfreq counts a word whatever its case, so the commonest given names ("John", "Sam") count
@@ -19,6 +21,7 @@ shipped inside the wheel as a CSV and read once, when first needed.
 from __future__ import annotations
 
 import calendar
+import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -34,6 +37,15 @@ _CALENDAR_NAMES = frozenset(name.lower() for name in (*calendar.month_name, *cal
 _ARTICLES = frozenset(("a", "an", "the"))
 _SENTENCE_ENDS = frozenset(".!?。！？…:：\n")
 _OPENERS = frozenset("\"'“‘(（[「『*_~")
+# What follows a sentence's first word when it is the subject: auxiliaries and the verbs a chat tells
+# of someone with (in small letters: "Will Is Here" is Title Case).
+_SUBJECT_VERBS = frozenset(
+    """is was isn't wasn't has had hasn't hadn't will would won't wouldn't can could can't couldn't
+    should shouldn't might must does did doesn't didn't said says told asked asks thinks thought
+    wants wanted went left came comes sent just also already""".split()
+)
+# A verb told of someone: "Bob lives in Rome", "Mark texted" (a plural noun, "Grace periods", too).
+_INFLECTED = re.compile(r"[^s]s$|ed$")
 # wordfreq reads ASCII apostrophes and hyphens inside a word ("o'connor", "mary-jane").
 _ASCII_JOINERS = str.maketrans({"’": "'", "ʼ": "'", "‐": "-"})
 
@@ -84,6 +96,32 @@ def written_as_a_name(text: str, at: int, word: str) -> bool:
     if before is None:  # a sentence's first word is capitalised whatever it is
         return False
     return before.casefold() not in _ARTICLES and not (before[:1].isupper() and is_common_english(before))
+
+
+def names_a_member(text: str, at: int, word: str) -> bool:
+    """Whether the Latin word `word` (folded), written at `at` in `text` and a member's own name (an
+    alias of theirs or a word of their full name, not a nickname the table gives it), names them.
+    Written as a name (`written_as_a_name`), it does. At a sentence's start, where a capital proves
+    nothing, an everyday word does only when what follows makes it the subject of a verb ("Will is
+    coming tonight", "Mark said…", "Bob lives in Rome", "Will's here") or calls them ("Mark, you
+    there?"); followed by what a verb takes ("Will you…", "Mark it as done", "Bill me later", "Grace
+    period ends") it is that word, as in Title Case ("Will Is Here") or capitals. A month or weekday
+    never is."""
+    if written_as_a_name(text, at, word):
+        return True
+    written = text[at : at + len(word)]
+    if not written[:1].isupper() or written.isupper() or word in _CALENDAR_NAMES:
+        return False
+    if _word_before(text, at) is not None:
+        return False
+    rest = text[at + len(word) :].translate(_ASCII_JOINERS)
+    if rest.startswith((",", "，")) or (rest.startswith("'s") and not rest[2:3].isalnum()):
+        return True  # called ("Mark, you there?") or theirs ("Will's here")
+    after = rest.split(maxsplit=1)
+    verb = after[0].rstrip(",.!?;:…") if after else ""
+    return verb in _SUBJECT_VERBS or (
+        verb.isalpha() and verb.islower() and _INFLECTED.search(verb) is not None
+    )
 
 
 def _word_before(text: str, at: int) -> str | None:

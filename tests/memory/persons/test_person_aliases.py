@@ -180,6 +180,67 @@ def test_a_name_part_in_text_that_is_lower_case_or_everyday_english_finds_nobody
     assert ENGLISH_CHAT.find_mentions(text) == []
 
 
+# Members whose whole name is an everyday English word.
+EVERYDAY_NAMES = AliasIndex(
+    [
+        ("will", "Will", "card", 1.0),
+        ("mark", "Mark", "card", 1.0),
+        ("may", "May", "card", 1.0),
+        ("bob", "Bob", "card", 1.0),
+        ("sam", "Sam", "card", 1.0),
+    ]
+)
+
+
+@pytest.mark.parametrize("index", [ENGLISH_CHAT, EVERYDAY_NAMES], ids=["full-names", "whole-names"])
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("Will is coming tonight", [("will", "Will")]),
+        ("Mark said the deck is done", [("mark", "Mark")]),
+        ("ok. Will can't make it", [("will", "Will")]),
+        ("Mark, you there?", [("mark", "Mark")]),
+        ("Will's car is outside", [("will", "Will")]),
+    ],
+)
+def test_a_members_own_name_at_a_sentence_start_finds_them_as_a_subject(
+    index: AliasIndex, text: str, found: list[tuple[str, str]]
+):
+    """A capital at a sentence start proves nothing, but a member's own name there, followed as a
+    subject is (a verb, a comma calling them, a possessive), names them."""
+    assert named(index, text) == found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I will come tomorrow",  # a member called "Will" was found in every "will"
+        "you may be right",
+        "mark it down",
+        "ask will about it",
+        "Will you send the slides?",
+        "Mark it as done",
+        "May I ask?",
+        "Will Is Here",  # Title Case
+        "I think will is a virtue",
+    ],
+)
+def test_a_whole_name_that_is_an_everyday_word_finds_nobody_used_as_the_word(text: str):
+    assert EVERYDAY_NAMES.find_mentions(text) == []
+
+
+def test_a_whole_name_that_is_an_everyday_word_is_found_beside_chinese_and_as_a_subject():
+    assert named(EVERYDAY_NAMES, "sam你来了吗") == [("sam", "sam")]
+    assert named(EVERYDAY_NAMES, "@will 在吗") == [("will", "will")]
+    assert named(EVERYDAY_NAMES, "Bob lives in Rome") == [("bob", "Bob")]
+
+
+def test_a_nickname_the_table_gives_is_no_members_own_name_at_a_sentence_start():
+    """ "Will" is a nickname of William by the table, not a name William goes by in the chat."""
+    assert NICKNAMED.find_mentions("Will is late again") == []
+    assert [m.person_id for m in NICKNAMED.find_mentions("ask Will about it")] == ["william"]
+
+
 def test_a_name_part_two_members_share_finds_neither_in_text_and_is_ambiguous_asked_for():
     idx = AliasIndex([("a", "Priya Raman", "card", 1.0), ("b", "Priya Shah", "card", 1.0)])
     assert idx.find_mentions("ask Priya about it") == []
