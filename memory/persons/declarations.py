@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from memory.persons.english import KNOWN_ZIPF, is_common_english
+from memory.persons.english import KNOWN_ZIPF, is_common_english, nickname_relatives
 from memory.persons.names import clean_name, grapheme_len, has_cjk, pos_tags
 from memory.persons.speech import Clause, Utterance, own_clauses, own_text, sub_clauses
 
@@ -26,7 +26,8 @@ _NAME_EN = r"(?P<a>[A-Za-z][\w'.-]{0,23}(?:\s[A-Z][\w'-]{0,23})?)"
 _TAIL_ZH = r"(?:吧|就好|就行|就可以|就成|好了|哦|噢|啦|呀|啊|哈|嘛)*\s*$"
 _TAIL_EN = r"(?:\s+(?:please|instead|from\s+now\s+on|for\s+short|here|then))*\s*[\W_]*$"
 _INTRO = re.compile(
-    r"大家好|各位好|你们好|自我介绍|初来乍到|新人|请多关照|多多指教|(?i:\b(?:hi|hello|hey)\b)"
+    r"大家好|各位好|你们好|自我介绍|初来乍到|新人|请多关照|多多指教|"
+    r"(?i:\b(?:hi|hello|hey|new\s+here|nice\s+to\s+meet)\b)"
 )
 
 _SELF_ZH = [
@@ -49,7 +50,9 @@ _SELF_EN = [
     (re.compile(r"(?i:\bmy\s+name(?:'s|\s+is)\s+)" + _NAME_EN + _TAIL_EN), 0.9),
     (re.compile(r"(?i:\bI\s+go\s+by\s+)" + _NAME_EN + _TAIL_EN), 0.9),
 ]
-_SELF_IS_EN = re.compile(r"(?:^|[\s,])(?:I'm|I\s+am|Im)\s+(?P<a>[A-Z][a-z]{1,20})" + _TAIL_EN)
+_SELF_IS_EN = re.compile(
+    r"(?:^|[\s,])(?:I'm|I\s+am|Im)\s+(?P<a>[A-Z][a-z]{1,20}(?:\s+[A-Z][a-z]{1,20})?)" + _TAIL_EN
+)
 
 _OTHER_ADDRESSEE_ZH = re.compile(
     r"(?:以后|今后|从今天起|从现在起|从此)?(?:就|我们|大家|我)?(?:都|就)?(?:叫|喊)你" + _NAME_ZH + _TAIL_ZH
@@ -143,9 +146,22 @@ def _reads_as_a_name(alias: str, language: str) -> bool:
     clause, so "I'm John's friend" is no naming) that English does not use as a word ("Pri", "Priya";
     not "Tired", "Chinese", "Hungry", `english.KNOWN_ZIPF`)."""
     if language == "en":
-        return not is_common_english(alias, KNOWN_ZIPF)
+        return " " not in alias and not is_common_english(alias, KNOWN_ZIPF)
     tags = pos_tags(alias)
     return len(tags) == 1 and tags[0][1].startswith("nr")
+
+
+def _full_name(alias: str) -> bool:
+    """Whether the two capitalised words of "I'm X Y" are a given name and a second name, not words
+    in Title Case ("I'm Really Tired", "I'm Going Home"): X a given name the nickname table knows or
+    no word English uses (`KNOWN_ZIPF`), Y one too or a word of no everyday English (a family name:
+    "Sam Lee", "Mary Jane", "Priya Sharma"; not "Sam Brown", a colour as much as a name)."""
+    given, second = alias.split()
+    return _given_name(given) and (_given_name(second) or not is_common_english(second))
+
+
+def _given_name(word: str) -> bool:
+    return bool(nickname_relatives(word.lower())) or not is_common_english(word, KNOWN_ZIPF)
 
 
 def _tells_a_relation(alias: str) -> bool:
@@ -216,7 +232,10 @@ def extract_declarations(utterance: Utterance) -> list[Declaration]:
                 got = _candidate(match, clause)
                 if got is None or (language == "zh" and _tells_a_relation(got[0])):
                     continue
-                if intro or _reads_as_a_name(got[0], language):
+                if " " in got[0]:  # "I'm Mary Jane", greeting or not, only when each word is a name
+                    if _full_name(got[0]):
+                        add(utterance.speaker_id, Target.SELF, got, 0.6)
+                elif intro or _reads_as_a_name(got[0], language):
                     add(utterance.speaker_id, Target.SELF, got, 0.6)
         if addressee is None:
             continue

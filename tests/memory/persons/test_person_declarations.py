@@ -97,6 +97,39 @@ def test_i_am_with_a_word_or_a_predicate_declares_nothing(say, text: str):
     assert extract_declarations(say(text)) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "alias"),
+    [
+        ("I'm Mary Jane", "Mary Jane"),
+        ("I'm Sam Lee, new here", "Sam Lee"),
+        ("hi all, I'm Priya Sharma", "Priya Sharma"),
+        ("I am Will Chen.", "Will Chen"),
+        ("I'm Sam, new here", "Sam"),  # "new here" introduces as a greeting does
+    ],
+)
+def test_an_english_self_introduction_with_a_given_and_a_family_name_declares_both(
+    say, text: str, alias: str
+):
+    """ "I'm Mary Jane" and "I'm Sam Lee, new here" taught nothing: "I'm X" took one word only."""
+    assert aliases(extract_declarations(say(text))) == [("me", alias, Target.SELF)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm Going Home",  # Title Case: neither word a given name
+        "hi, I'm Really Tired",
+        "I'm So Done",
+        "I'm Not Sure",
+        "I'm Sam Happy",  # the second word everyday English, no name
+        "I'm Sam Brown",  # a family name that is an everyday word: not told from a colour
+        "I'm Art Major",
+    ],
+)
+def test_two_capitalised_words_after_i_am_that_are_not_both_names_declare_nothing(say, text: str):
+    assert extract_declarations(say(text)) == []
+
+
 def test_chinese_self_introductions_are_judged_as_before(say):
     """我是X without a greeting still needs X tagged a person name; 叫我X needs nothing."""
     assert aliases(extract_declarations(say("我是张伟"))) == [("me", "张伟", Target.SELF)]
