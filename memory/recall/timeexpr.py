@@ -219,6 +219,8 @@ _EN_MONTHS = {
     )
 }
 _EN_MONTHS.update({name[:3]: n for name, n in list(_EN_MONTHS.items())} | {"sept": 9})
+# A year by its last two digits after an apostrophe ("'19", "’19"), no part of a quote ("'19'").
+_SHORT_YEAR = r"(?<![\w'’])['’]\d{2}(?![\w'’])"
 _MONTH_NAME = (
     r"(January|February|March|April|May(?! (?:I|we|you|he|she|they|it)\b)|June|July|August|September|"
     r"October|November|December|"
@@ -279,6 +281,17 @@ def _opt_int(value: str | None) -> int | None:
     return int(value) if value else None
 
 
+def _full_year(value: str | None, now: datetime) -> int | None:
+    """A year written in full ("2023") or by its last two digits ("23", "'19", "’19"): the latest
+    year with those digits not after `now`'s ("'19" → 2019, "'95" → 1995)."""
+    if not value:
+        return None
+    digits = value.lstrip("'’")
+    if len(digits) != 2:
+        return int(digits)
+    return now.year - (now.year - int(digits)) % 100
+
+
 # Words that end in the first character of a time word and are no time: 马上/早上/加上 + 周末 is
 # "soon/morning/plus the weekend", 以前/之前 + 天天/天气/年轻 is "before/used to", 如今 + 天气 "nowadays".
 _NOT_SHANG = r"(?<![马早晚加算赶碰遇路网线楼身手桌床])"
@@ -321,12 +334,12 @@ _CN_DATE_WORD = r"(?:号(?![线楼房码机位院床车门球])|日(?![元本语
 def _numeric_day(
     now: datetime, first: str, second: str, year: str | None, order: NumericDateOrder
 ) -> Window | None:
-    """A day written as two numbers and maybe a year ("4/4", "25/12/2025"): a part above 12 can only
-    be the day; two that could both be the month are read in `order`."""
+    """A day written as two numbers and maybe a year ("4/4", "25/12/2025", "4/4/23"): a part above 12
+    can only be the day; two that could both be the month are read in `order`."""
     a, b = int(first), int(second)
     day_first = a > 12 or (b <= 12 and order == "day_first")
     month, day = (b, a) if day_first else (a, b)
-    return _absolute_day(now, month, day, _opt_int(year))
+    return _absolute_day(now, month, day, _full_year(year, now))
 
 
 def _numeric_rules(order: NumericDateOrder) -> list[Rule]:
@@ -334,6 +347,16 @@ def _numeric_rules(order: NumericDateOrder) -> list[Rule]:
     return [
         (
             re.compile(_NUMERIC_START + r"(\d{1,2})([-/.])(\d{1,2})\2((?:19|20)\d{2})" + _NUMERIC_END),
+            lambda m, now: _numeric_day(now, m.group(1), m.group(3), m.group(4), order),
+        ),
+        # A year of two digits: with slashes ("4/4/23", the common short form), else after a word
+        # that makes it a date ("on 4.4.23"; a bare "3.12.10" is as likely a version).
+        (
+            re.compile(_NUMERIC_START + r"(\d{1,2})/(\d{1,2})/(\d{2})" + _NUMERIC_END),
+            lambda m, now: _numeric_day(now, m.group(1), m.group(2), m.group(3), order),
+        ),
+        (
+            re.compile(rf"(?:{_EN_DATE_WORD})(\d{{1,2}})([-.])(\d{{1,2}})\2(\d{{2}})" + _NUMERIC_END, re.I),
             lambda m, now: _numeric_day(now, m.group(1), m.group(3), m.group(4), order),
         ),
         (
@@ -390,6 +413,10 @@ _RULES: list[Rule] = [
     (
         re.compile(r"(\d{4}|[〇零一二三四五六七八九]{4})年" + _CN_MONTH_DAY),
         lambda m, now: _month_day(now, m.group(2), m.group(3), _cn_year(m.group(1))),
+    ),
+    (  # "23年4月4日": a year by its last two digits, only before a month ("23年" alone may be 23 years)
+        re.compile(r"(?<![\d.])(\d{2})年" + _CN_MONTH_DAY),
+        lambda m, now: _month_day(now, m.group(2), m.group(3), _full_year(m.group(1), now)),
     ),
     (
         re.compile(r"(?<![\d/.-])((?:19|20)\d{2})([-/.])(\d{1,2})\2(\d{1,2})(?![\d/-]|\.\d)"),
@@ -448,24 +475,30 @@ _RULES: list[Rule] = [
     (re.compile(r"\blast year\b", re.I), lambda m, now: _year(now, 1)),
     (re.compile(r"\bthis year\b", re.I), lambda m, now: _year(now, 0)),
     (
-        re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH_NAME}(?:,? (\d{{4}}))?"),
+        re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH_NAME}(?:,? (\d{{4}}|{_SHORT_YEAR}))?"),
         lambda m, now: _absolute_day(
-            now, _EN_MONTHS[m.group(2).lower()], int(m.group(1)), _opt_int(m.group(3))
+            now, _EN_MONTHS[m.group(2).lower()], int(m.group(1)), _full_year(m.group(3), now)
         ),
     ),
     (
-        re.compile(rf"\b{_MONTH_NAME} (\d{{1,2}})(?:st|nd|rd|th)?\b(?:,? (\d{{4}}))?"),
+        re.compile(rf"\b{_MONTH_NAME} (\d{{1,2}})(?:st|nd|rd|th)?\b(?:,? (\d{{4}}|{_SHORT_YEAR}))?"),
         lambda m, now: _absolute_day(
-            now, _EN_MONTHS[m.group(1).lower()], int(m.group(2)), _opt_int(m.group(3))
+            now, _EN_MONTHS[m.group(1).lower()], int(m.group(2)), _full_year(m.group(3), now)
         ),
     ),
     (
-        re.compile(rf"\b{_MONTH_NAME}(?:,? (\d{{4}}))?\b"),
-        lambda m, now: _absolute_month(now, _EN_MONTHS[m.group(1).lower()], _opt_int(m.group(2))),
+        re.compile(rf"\b{_MONTH_NAME}(?:,? (?:(\d{{4}})\b|({_SHORT_YEAR})))?\b"),
+        lambda m, now: _absolute_month(
+            now, _EN_MONTHS[m.group(1).lower()], _full_year(m.group(2) or m.group(3), now)
+        ),
     ),
     (
         re.compile(r"\b(?:in |since |during |of )?((?:19|20)\d{2})\b"),
         lambda m, now: _absolute_year(now, int(m.group(1))),
+    ),
+    (  # "back in '19", "summer of ’19"
+        re.compile(r"(?:\b(?:in|since|during|of) )?(" + _SHORT_YEAR + ")"),
+        lambda m, now: _absolute_year(now, _full_year(m.group(1), now) or 0),
     ),
     (
         re.compile(r"\b(?:the|these) (?:past|last) (?:few|couple(?: of)?) days\b", re.I),

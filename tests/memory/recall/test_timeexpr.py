@@ -247,6 +247,37 @@ def test_numbers_that_are_no_date_are_no_time(text: str) -> None:
     assert parse_time_hints(text, NOW, "day_first") == []
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("what did we say on 4/4/23", ("4/4/23", "2023-04-04", "2023-04-05")),
+        ("12/25/22", ("12/25/22", "2022-12-25", "2022-12-26")),
+        ("on 25/12/99", ("25/12/99", "1999-12-25", "1999-12-26")),
+        ("since 4.4.23", ("4.4.23", "2023-04-04", "2023-04-05")),
+        ("back in '19", ("in '19", "2019-01-01", "2020-01-01")),
+        ("summer of ’19", ("of ’19", "2019-01-01", "2020-01-01")),
+        ("'95 was wild", ("'95", "1995-01-01", "1996-01-01")),
+        ("March 5, '21", ("March 5, '21", "2021-03-05", "2021-03-06")),
+        ("May '20", ("May '20", "2020-05-01", "2020-06-01")),
+        ("23年4月4日那次", ("23年4月4日", "2023-04-04", "2023-04-05")),
+        ("我们26年3月聚过", ("26年3月", "2026-03-01", "2026-04-01")),
+    ],
+)
+def test_a_year_of_two_digits_is_the_latest_with_them(text: str, expected: tuple[str, str, str]) -> None:
+    """ "on 4/4/23" and "back in '19" were no time at all: a year had to be written in full."""
+    assert window(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["python 3.12.10", "call 4-4-23", "it's '19' I think", "干了23年", "rated 4/4/230", "in '190"],
+)
+def test_two_digits_that_are_no_year_are_no_time(text: str) -> None:
+    """A version, a phone number, a quoted number, a count of years: no date (a dotted or dashed one
+    needs a preposition of time before it)."""
+    assert parse_time_hints(text, NOW) == []
+
+
 @pytest.mark.parametrize(("text", "year"), [("3月15日", "2025"), ("March 15", "2025"), ("3月12日", "2026")])
 def test_a_day_without_a_year_is_never_ahead_of_the_question(text: str, year: str) -> None:
     """Found while adding numeric dates: asked on 12 March, "3月15日" was three days ahead, in the
