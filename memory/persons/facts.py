@@ -264,7 +264,7 @@ _REACTION = re.compile(
 _CUT_AT = re.compile(
     r"但是|但|因为|所以|不过|\s[-–—]+\s|(?i:\s+(?:but|because|although|though|so|and\s+then|as\s+an?|"
     r"before(?=\s+(?:i|we|you|he|she|they|it|that|then|\w+ing)\b)|"
-    r"for\s+(?:\w+\s+)?(?:years?|months?|weeks?)|since|in\s+\d{4}|"
+    r"for\s+(?:\w+\s+)?(?:years?|months?|weeks?)|since|(?:back\s+)?in\s+(?:\d{4}|['’]\d{2})|"
     r"(?:last|this|next)\s+(?:year|month|week)|\w+\s+(?:years?|months?|weeks?|days?)\s+ago)(?:\s+|$))"
 )
 # Who one does a thing with is part of the thing ("go hiking with my dog"), not of a place or an

@@ -55,6 +55,8 @@ def facts_of(utterance, aliases=None):
         ("I like C++", "likes", "C++"),
         ("I moved to Paris last year", "location", "Paris"),
         ("I moved to Berlin two years ago", "location", "Berlin"),
+        ("I moved to Paris in '19", "location", "Paris"),  # a year of two digits, as "in 2019"
+        ("I moved to Paris back in 2019", "location", "Paris"),
         ("I live in Paris with my wife", "location", "Paris"),
         ("I work at Google since 2020", "workplace", "Google"),
         ("I live in Paris right now", "location", "Paris"),
