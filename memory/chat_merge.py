@@ -56,6 +56,8 @@ from memory.models import (
 )
 from memory.notes import NoteScopes
 from memory.persons import store
+from memory.persons.addressed import JOB as ADDRESS_JOB
+from memory.persons.addressed import folded_sightings
 from memory.persons.admin import fold_alias, fold_facts, fold_membership
 from memory.persons.fact_edits import EDITS_JOB, folded_edits
 from memory.storage import Database
@@ -91,10 +93,12 @@ HANDLED: dict[str, str] = {
     "jargon_chat_counts": "folded into INTO's count of the entry",
     "jargon_evidence": "moved",
     "job_state": "cursors combined per job; the topic check's thread state kept or renamed; both chats' "
-    "fact edits kept",
+    "fact edits and names called by kept",
     "chat_redirects": "FROM's key and database id added, pointing at INTO; keys merged into FROM before "
     "re-pointed alike",
 }
+# Jobs whose data of both chats is kept, folded (person ids are global: they need no renaming).
+_FOLDED = {EDITS_JOB: folded_edits, ADDRESS_JOB: folded_sightings}
 # Tables whose rows of FROM may stay after the merge (everything else must be empty of FROM).
 KEPT = frozenset({"person_alias_versions"})
 
@@ -521,7 +525,7 @@ async def _merge_cursors(
 ) -> list[CursorMerge]:
     """One job_state row per job for INTO (`_combined_cursor`); FROM's rows are deleted. The topic
     check's thread state is INTO's when it has one, else FROM's with its message keys renamed; an admin's
-    fact edits are both chats' (`folded_edits`)."""
+    fact edits and the names members were called by are both chats' (`_FOLDED`)."""
     rows = await session.execute(
         select(JobState.job, JobState.chat_id, JobState.cursor, JobState.last_run, JobState.data)
         .where(JobState.chat_id.in_([source_id, target_id]))
@@ -536,8 +540,8 @@ async def _merge_cursors(
         cursor, passed = await _combined_cursor(
             session, (source_id, theirs.cursor if theirs else 0), (target_id, ours.cursor if ours else 0)
         )
-        if job == EDITS_JOB:
-            data = folded_edits(theirs.data if theirs else None, ours.data if ours else None)
+        if job in _FOLDED:
+            data = _FOLDED[job](theirs.data if theirs else None, ours.data if ours else None)
         elif ours is not None and ours.data:
             data = dict(ours.data)
         else:

@@ -39,6 +39,7 @@ from memory.models import (
 )
 from memory.models.recall import PreferenceDoc
 from memory.persons import store
+from memory.persons.addressed import move_sightings
 from memory.persons.fact_edits import move_fact_edits, note_fact_edit
 from memory.persons.facts import Fact, merge_facts, same_value, single_valued
 from memory.persons.forgotten import newest_message_id
@@ -299,6 +300,7 @@ class PersonAdmin:
             await _move_accounts(session, survivor, merged)
             await _move_forget_request(session, survivor_id, merged_id)
             await move_fact_edits(session, survivor_id, merged_id)
+            await move_sightings(session, survivor_id, merged_id)
             survivor.first_seen = min(survivor.first_seen, merged.first_seen)
             survivor.last_seen = max(survivor.last_seen, merged.last_seen)
             survivor.message_count += merged.message_count

@@ -180,7 +180,7 @@ def _candidate(match: re.Match[str], clause: Clause) -> tuple[str, tuple[int, in
     return alias, (start, start + len(raw))
 
 
-def _addressee(utterance: Utterance) -> tuple[str, Target] | None:
+def addressee(utterance: Utterance) -> tuple[str, Target] | None:
     """The one person a remark is addressed to: a single @-mention, else the replied-to sender."""
     mentioned = [m for m in dict.fromkeys(utterance.mentioned_ids) if m != utterance.speaker_id]
     if len(mentioned) == 1:
@@ -210,7 +210,7 @@ def extract_declarations(utterance: Utterance) -> list[Declaration]:
         if key not in found or found[key].confidence < conf:
             found[key] = Declaration(person_id, alias, target, utterance.key, conf, span)
 
-    addressee = _addressee(utterance)
+    addressed_to = addressee(utterance)
     refused = False
     for clause in (part for whole in own_clauses(utterance) for part in sub_clauses(whole)):
         if clause.question:
@@ -237,7 +237,7 @@ def extract_declarations(utterance: Utterance) -> list[Declaration]:
                         add(utterance.speaker_id, Target.SELF, got, 0.6)
                 elif intro or _reads_as_a_name(got[0], language):
                     add(utterance.speaker_id, Target.SELF, got, 0.6)
-        if addressee is None:
+        if addressed_to is None:
             continue
         for pattern in (_OTHER_ADDRESSEE_ZH, _OTHER_THIRD_ZH, _OTHER_ADDRESSEE_EN, _OTHER_THIRD_EN):
             for match in pattern.finditer(body):
@@ -245,7 +245,7 @@ def extract_declarations(utterance: Utterance) -> list[Declaration]:
                     continue
                 if _negated(body, match):
                     continue
-                add(addressee[0], addressee[1], _candidate(match, clause), 0.85)
+                add(addressed_to[0], addressed_to[1], _candidate(match, clause), 0.85)
     return sorted(found.values(), key=lambda d: d.span)
 
 

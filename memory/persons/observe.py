@@ -22,6 +22,7 @@ from memory.ingest import Recorded
 from memory.models import Message, PersonChatName
 from memory.offload import text_work
 from memory.persons import store, timeline_text
+from memory.persons.addressed import could_address, note_addressed_names
 from memory.persons.config import PersonsConfig
 from memory.persons.declarations import Target, could_declare, extract_declarations
 from memory.persons.forgotten import Forgotten, forgotten_at
@@ -64,8 +65,8 @@ class PersonObserver:
         config = self.config()
         message = recorded.message
         person_id, chat_id = recorded.person_id, recorded.chat_id
-        names_changed, may_declare = self._news(session, recorded)
-        if not (names_changed or may_declare):
+        names_changed, may_declare, may_address = self._news(session, recorded)
+        if not (names_changed or may_declare or may_address):
             return
         forgotten = await forgotten_at(session, person_id)
         if forgotten is not None and forgotten.covers_recorded(recorded):
@@ -73,26 +74,34 @@ class PersonObserver:
         if names_changed:
             await self._observe_names(session, recorded, config)
             self._pending(session)[(chat_id, person_id)] = (message.sender_name, message.sender_card)
+        may_address = may_address and config.records("others")
+        if not (may_declare or may_address):
+            return
+        utterance = await _utterance(session, recorded)
         if may_declare:
             names = await store.chat_names(session, chat_id)
-            await self._declarations(session, recorded, config, names, store.ts(message.time))
+            await self._declarations(session, recorded, utterance, config, names, store.ts(message.time))
+        if may_address:
+            said_in = recorded.first_id or recorded.message_id  # an edit is one message with its first
+            if await note_addressed_names(session, chat_id, utterance, said_in, config.alias_sources):
+                await store.bump_version(session, chat_id)
 
-    def _news(self, session: AsyncSession, recorded: Recorded) -> tuple[bool, bool]:
-        """(names changed, may declare a name): whether the sender's names differ from those last
-        handled in the chat, and whether the text has words that may declare a name."""
+    def _news(self, session: AsyncSession, recorded: Recorded) -> tuple[bool, bool, bool]:
+        """(names changed, may declare a name, may call someone by a name): whether the sender's names
+        differ from those last handled in the chat, whether the text has words that may declare a
+        name, and whether a message addressed to someone may start by calling them by one."""
         message = recorded.message
         key = (recorded.chat_id, recorded.person_id)
         pending = self._pending(session)
         names_changed = pending.get(key, self._seen.get(key)) != (message.sender_name, message.sender_card)
         # The pre-filter also passes "[image]" or "time"; the check of the words extraction reads keeps
         # such messages from the queries and the send of the batch's held writes a declaration needs.
-        may_declare = (
-            not message.is_bot
-            and not message.forwarded  # someone else's words: "call me Bob" names them, not the sender
-            and bool(_MAY_DECLARE.search(message.text))
-            and could_declare(_own_words(message))
+        own = not message.is_bot and not message.forwarded  # forwarded: someone else's words
+        may_declare = own and bool(_MAY_DECLARE.search(message.text)) and could_declare(_own_words(message))
+        may_address = (
+            own and bool(message.mentions or message.reply_to) and could_address(_own_words(message))
         )
-        return names_changed, may_declare
+        return names_changed, may_declare, may_address
 
     def _pending(self, session: AsyncSession) -> dict[tuple[int, int], tuple[str, str]]:
         """Names handled in this transaction; they enter the cache only if it commits."""
@@ -162,25 +171,11 @@ class PersonObserver:
         self,
         session: AsyncSession,
         recorded: Recorded,
+        utterance: Utterance,
         config: PersonsConfig,
         names: dict[int, str],
         when: float,
     ) -> None:
-        message = recorded.message
-        platform_ids = await store.person_ids_for(session, message.platform, message.mentions)
-        reply_to: int | None = None
-        if message.reply_to:
-            reply_to = (await store.senders_of(session, recorded.chat_id, [message.reply_to])).get(
-                message.reply_to
-            )
-        utterance = Utterance(
-            key=str(recorded.message_id),
-            speaker_id=str(recorded.person_id),
-            text=_own_words(message),
-            time=message.time,
-            mentioned_ids=tuple(str(platform_ids[m]) for m in message.mentions if m in platform_ids),
-            reply_to_id=str(reply_to) if reply_to is not None else None,
-        )
         changed = False
         for declared in await text_work(len(utterance.text), extract_declarations, utterance):
             source = "self" if declared.target is Target.SELF else "others"
@@ -236,6 +231,26 @@ async def _named_by_admin_after(session: AsyncSession, chat_id: int, person_id: 
     older message (an imported history) does not undo that choice; one declared since does."""
     named = await session.get(PersonChatName, (chat_id, person_id))
     return named is not None and named.source == "admin" and named.updated_at > when
+
+
+async def _utterance(session: AsyncSession, recorded: Recorded) -> Utterance:
+    """The message as the name readers take it: its own words, whom it @-mentions and whose message it
+    replies to (person ids)."""
+    message = recorded.message
+    platform_ids = await store.person_ids_for(session, message.platform, message.mentions)
+    reply_to: int | None = None
+    if message.reply_to:
+        reply_to = (await store.senders_of(session, recorded.chat_id, [message.reply_to])).get(
+            message.reply_to
+        )
+    return Utterance(
+        key=str(recorded.message_id),
+        speaker_id=str(recorded.person_id),
+        text=_own_words(message),
+        time=message.time,
+        mentioned_ids=tuple(str(platform_ids[m]) for m in message.mentions if m in platform_ids),
+        reply_to_id=str(reply_to) if reply_to is not None else None,
+    )
 
 
 def _own_words(message: ChatMessage) -> str:
