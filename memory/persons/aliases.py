@@ -403,6 +403,17 @@ class AliasIndex:
             ):
                 yield start, end, matches
 
+    @staticmethod
+    def _names_them(text: str, norm: str, origin: list[int], start: int, end: int) -> bool:
+        """Whether the Latin alias at `norm[start:end]` names its member: one that is an everyday
+        English word only where written as a name, or beside Chinese."""
+        piece = norm[start:end]
+        return (
+            not _is_everyday_word(piece)
+            or _beside_cjk(norm, start, end)
+            or names_a_member(text, origin[start], piece)
+        )
+
     def _span_candidates(
         self, text: str, norm: str, origin: list[int]
     ) -> Iterable[tuple[int, int, list[Match]]]:
@@ -433,14 +444,9 @@ class AliasIndex:
                     continue
                 piece = norm[start:end]
                 key = "".join(c for c in piece if c not in _CJK_NAME_DOTS) if dots else piece
-                if (
-                    _is_latin(piece[0])
-                    and _is_everyday_word(piece)
-                    and not _beside_cjk(norm, start, end)
-                    and not names_a_member(text, origin[start], piece)
-                ):
-                    continue
                 matches = self._lookup(key, "", "", "", initials=False, fuzzy=False)
+                if matches and _is_latin(piece[0]) and not self._names_them(text, norm, origin, start, end):
+                    continue
                 if 2 <= len(piece) <= MAX_CJK_VARIANT_CHARS and all(_CJK_CHAR.match(c) for c in piece):
                     units = pinyin_at[start:end]
                     matches += self._lookup(
