@@ -7,6 +7,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from memory.local_access import is_loopback
+
 
 class OneBotConfig(BaseModel):
     """How Qunyi talks to a OneBot v11 implementation such as NapCat.
@@ -54,6 +56,13 @@ class OneBotConfig(BaseModel):
             raise ValueError("reconnect_max must be at least reconnect_initial")
         if self.access_token == "":
             self.access_token = None
+        if self.mode == "reverse" and self.access_token is None and not is_loopback(self.host):
+            # Anyone reaching the port could connect as a bot account: post messages as any member of
+            # any group, and read the bot's answers (a /recall of any group's memory).
+            raise ValueError(
+                f"host {self.host!r} is not a loopback address: set access_token (the token NapCat sends), "
+                "or anyone who can reach the port can pose as the bot's QQ account and read its memory"
+            )
         return self
 
 

@@ -244,6 +244,26 @@ def test_onebot_forward_urls_of_each_scheme_load() -> None:
         assert parse_settings(text, "cfg.toml", env={}).adapters.onebot_v11.forward_url == url
 
 
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.0.2.2"])
+def test_a_onebot_reverse_server_off_loopback_without_an_access_token_is_a_config_error(host: str) -> None:
+    """host = "0.0.0.0" without access_token started a server that took any connection: a client on the
+    network posed as the bot's QQ account, posted "/recall 密码" as a member of any group and read the
+    answer, that group's memory, in the bot's send_group_msg."""
+    text = f'[adapters.onebot_v11]\nhost = "{host}"\n'
+    with pytest.raises(ConfigError) as info:
+        parse_settings(text, "cfg.toml", env={})
+    refusal = f"cfg.toml:1: adapters.onebot_v11: Value error, host '{host}' is not a loopback address: set"
+    assert refusal in str(info.value)
+    with_token = parse_settings(text, "cfg.toml", env={"QUNYI__ADAPTERS__ONEBOT_V11__ACCESS_TOKEN": "t0ken"})
+    assert with_token.adapters.onebot_v11.access_token == "t0ken"
+    for local in ("127.0.0.1", "localhost", "::1"):
+        loopback = f'[adapters.onebot_v11]\nhost = "{local}"\n'
+        assert parse_settings(loopback, "cfg.toml", env={}).adapters.onebot_v11.host == local
+    dialling = 'mode = "forward"\nforward_url = "ws://192.0.2.9:3001"'
+    forward = f'[adapters.onebot_v11]\n{dialling}\nhost = "{host}"\n'
+    assert parse_settings(forward, "cfg.toml", env={}).adapters.onebot_v11.mode == "forward"
+
+
 def test_numeric_date_order_takes_its_two_values_and_names_them_when_wrong() -> None:
     assert parse_settings("", "cfg.toml", env={}).recall.numeric_date_order == "month_first"
     day_first = parse_settings("[recall]\nnumeric_date_order = 'day_first'\n", "cfg.toml", env={})
