@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import hmac
 import itertools
 import json
 import logging
@@ -34,6 +33,7 @@ from adapters.onebot_v11.reader import EventReader
 from adapters.onebot_v11.sending import chat_to_send_to, send_action, sent_message
 from memory import untrusted_json
 from memory.clock import Clock, SystemClock
+from memory.local_access import same
 from memory.text import loggable
 from memory.types import ChatKind, ChatMessage, InboundEvent
 
@@ -183,7 +183,7 @@ class OneBotAdapter(Adapter):
             given = _bearer(request.headers.get("Authorization")) or request.query.get("access_token")
             if not given:
                 return web.Response(status=401, text="missing access token")
-            if not hmac.compare_digest(given.encode(), token.encode()):
+            if not same(given, token):
                 return web.Response(status=403, text="wrong access token")
         ws = web.WebSocketResponse(
             max_msg_size=self.config.max_message_bytes, timeout=_CLOSE_TIMEOUT, autoping=True

@@ -570,3 +570,23 @@ async def test_a_private_chat_and_a_group_of_the_same_number_share_no_names(
     await peer.send(group)
     msg = await inbox.get()
     assert msg.chat_id == "30003" and "私聊昵称" not in msg.text, "group 30003 is not user 30003"
+
+
+async def test_a_token_that_is_not_utf8_is_403_not_a_server_error(reverse: Reverse) -> None:
+    """An Authorization header of bytes that are not UTF-8 reached the comparison as text with
+    surrogates, whose `encode()` raised: a 500 instead of the 403 of a wrong token."""
+    _, _, url = reverse
+    address = url.removeprefix("ws://")
+    host, port = address.split("/", 1)[0].rsplit(":", 1)
+    path = "/" + address.split("/", 1)[1]
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(
+        f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+        f"X-Self-ID: {SELF_ID}\r\n".encode()
+        + b"Authorization: Bearer \xff\xfe\r\n\r\n"
+    )
+    await writer.drain()
+    status = await asyncio.wait_for(reader.readline(), WAIT)
+    writer.close()
+    assert status.split()[1] == b"403"
