@@ -16,7 +16,7 @@ from bot.llm.usage_spill import held_files
 from bot.unrecorded import FILE_NAME as UNRECORDED
 from memory.notes import NOTES_FOLDER
 from memory.notes.snapshot import copy_notes
-from memory.storage.database import DB_FILENAME, open_failure, require_database_file
+from memory.storage.database import DB_FILENAME, PRIVATE_FOLDER_MODE, open_failure, require_database_file
 from memory.storage.snapshot import CopyStopped, Snapshot, SnapshotFailed, snapshot_database
 
 PARTIAL = ".partial-"
@@ -98,7 +98,7 @@ def back_up(
     work = _work_folder(destination, in_place)
     try:
         destination.parent.mkdir(parents=True, exist_ok=True)
-        work.mkdir()
+        work.mkdir(mode=PRIVATE_FOLDER_MODE)
         with directory_locked(work, fcntl.LOCK_EX):
             database = snapshot_database(source, work / DB_FILENAME, busy_timeout_ms, stop)
             if (data_dir / NOTES_FOLDER).is_dir():

@@ -25,6 +25,9 @@ from memory.storage import migrate
 from memory.storage.lock_wait import LockWait, lock_wait_ms
 
 DB_FILENAME = "qunyi.db"
+PRIVATE_FOLDER_MODE = 0o700
+"""A data directory (or backup) Qunyi makes is its owner's alone: it holds every chat's messages, private
+ones too, and on a shared machine the umask's usual 0755 let every local user read them."""
 
 
 class DatabaseLocked(RuntimeError):
@@ -214,7 +217,7 @@ def _prepare(
 ) -> None:
     require_database_file(path, may_be_missing=create and upgrade)
     try:
-        data_dir.mkdir(parents=True, exist_ok=True)
+        data_dir.mkdir(mode=PRIVATE_FOLDER_MODE, parents=True, exist_ok=True)
     except OSError as exc:
         reason = f"cannot create the folder {data_dir}: {exc.strerror or exc}"
         raise DatabaseUnavailable(path, reason) from exc

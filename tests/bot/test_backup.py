@@ -41,6 +41,23 @@ def data(tmp_path: Path) -> Path:
     return folder
 
 
+def test_the_data_directory_and_a_backup_qunyi_makes_are_its_owners_alone(tmp_path: Path) -> None:
+    """Both were made with the umask's 0755 and the database 0644: on a shared machine any local user
+    could read every chat's messages, private chats too, from the data directory or a backup."""
+    data, destination = tmp_path / "data", tmp_path / "backups" / "today"
+    previous = os.umask(0o022)  # the usual umask, which let others in
+    try:
+        made = CliRunner().invoke(
+            cli, ["notes", "set", "爬山", "--chat", "global", "--data-dir", str(data)], input="周六九溪\n"
+        )
+        assert made.exit_code == 0, made.output
+        assert qunyi("backup", destination, "--data-dir", data).exit_code == 0
+    finally:
+        os.umask(previous)
+    for folder in (data, destination):
+        assert folder.stat().st_mode & 0o777 == 0o700, oct(folder.stat().st_mode)
+
+
 def test_a_backup_taken_while_another_process_writes_is_a_whole_data_directory(
     data: Path, tmp_path: Path
 ) -> None:
