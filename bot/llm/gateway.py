@@ -541,7 +541,8 @@ class LLMGateway:
             except UnicodeEncodeError as exc:  # the client encodes the body before sending anything
                 raise LLMRefused(task, f"the request cannot be encoded: {exc}") from exc
             except openai.APIStatusError as exc:
-                failure = f"HTTP {exc.status_code}: {truncate(exc.message, _ERROR_CHARS)}"
+                message = resolved.without_key(exc.message)
+                failure = f"HTTP {exc.status_code}: {truncate(message, _ERROR_CHARS)}"
                 said = _error_text(exc)
                 if use_json and provider_errors.rejects_response_format(exc.status_code, said):
                     await self._record(resolved, 0, 0, failure)
@@ -551,7 +552,7 @@ class LLMGateway:
                     continue
                 advice = provider_errors.advice(task, exc.status_code, said, sent_tools=bool(tools))
                 if advice:  # first: the ledger keeps an error's start only
-                    failure = f"HTTP {exc.status_code}: {advice} — {truncate(exc.message, _ERROR_CHARS)}"
+                    failure = f"HTTP {exc.status_code}: {advice} — {truncate(message, _ERROR_CHARS)}"
                 await self._record(resolved, 0, 0, failure)
                 # A spent quota answers 429 as a rate limit does, but will not pass by waiting.
                 if not is_retryable_status(exc.status_code) or provider_errors.used_up_quota(said):
@@ -565,12 +566,12 @@ class LLMGateway:
                 failure = (
                     f"timed out after {resolved.timeout_seconds:g}s"
                     if timed_out
-                    else f"connection failed: {exc}"
+                    else f"connection failed: {resolved.without_key(str(exc))}"
                 )
                 await self._record(resolved, prompt if timed_out else 0, 0, failure)
             except (openai.OpenAIError, json.JSONDecodeError) as exc:
                 body = "the body is not JSON: " if isinstance(exc, json.JSONDecodeError) else ""
-                failure = f"unusable response: {body}{exc}"
+                failure = f"unusable response: {body}{resolved.without_key(str(exc))}"
                 await self._record(resolved, 0, 0, failure)
                 raise LLMUnavailable(task, failure) from exc
             else:

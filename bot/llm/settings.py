@@ -16,6 +16,8 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
+from memory.secret_text import without_secret
+
 KNOWN_TASKS: tuple[str, ...] = ("reply", "topic", "summary", "jargon", "person")
 """The tasks Qunyi's code asks the LLM for; each has default settings and budgets."""
 
@@ -92,6 +94,10 @@ class ResolvedTask:
     max_tokens_field: str
     timeout_seconds: float
     json_mode: bool
+
+    def without_key(self, text: str) -> str:
+        """`text` (an error the provider or the client gave) with this task's API key masked."""
+        return without_secret(text, self.api_key)
 
     def __repr__(self) -> str:
         # Never show the key in logs or tracebacks.

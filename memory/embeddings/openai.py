@@ -13,6 +13,7 @@ from typing import Any
 import aiohttp
 
 from memory.embeddings.local import EmbedderUnavailable
+from memory.secret_text import without_secret
 from memory.text.truncate import truncate
 
 log = logging.getLogger(__name__)
@@ -135,7 +136,8 @@ class OpenAIEmbedder:
                 http.post(self.url, json=payload, headers=headers) as response,
             ):
                 if response.status != 200:
-                    body = truncate(await response.text(errors="replace"), 300)
+                    said = without_secret(await response.text(errors="replace"), self.api_key)
+                    body = truncate(said, 300)  # masked first: a cut could leave part of the key
                     refused = RefusedRequest if response.status in SIZE_REFUSALS else EmbedderUnavailable
                     raise refused(f"{self.url} answered {response.status}: {body}")
                 data: Any = await response.json(content_type=None)

@@ -513,6 +513,21 @@ async def test_a_wrong_base_url_or_key_says_which_setting_to_check(
     assert len(fake_llm.chat_requests) == 1 and sleeps == []
 
 
+async def test_a_key_the_provider_echoes_in_its_error_is_kept_out_of_the_reason_log_and_ledger(
+    fake_llm: FakeOpenAI, make_gateway: GatewayFactory, db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A provider (an OpenAI-compatible proxy) answering 401 with the whole key in its message had it
+    copied into the failure reason: the log, the ledger's row, `/usage` and `qunyi doctor` showed it."""
+    key = "sk-live-0123456789abcdef"
+    fake_llm.script(Fail(401, f"Invalid API key: {key} is not valid", code="invalid_api_key"))
+    with caplog.at_level(logging.DEBUG), pytest.raises(LLMRefused) as info:
+        await make_gateway(api_key=key).complete_text("summary", ASK)
+    assert "HTTP 401" in info.value.reason and "is not valid" in info.value.reason
+    rows = await usage_rows(db)
+    shown = [info.value.reason, str(info.value), caplog.text, *(row.error or "" for row in rows)]
+    assert rows and not [text for text in shown if key in text]
+
+
 async def test_a_models_refusal_field_is_a_refusal_without_a_repair_round(
     fake_llm: FakeOpenAI, make_gateway: GatewayFactory, db: Database
 ) -> None:

@@ -186,7 +186,8 @@ async def fake_openai() -> AsyncIterator[dict[str, object]]:
         body = await request.json()
         state["requests"].append((request.headers.get("Authorization"), body))  # type: ignore[union-attr]
         if state["status"] != 200:
-            return web.Response(status=int(state["status"]), text="overloaded")  # type: ignore[arg-type]
+            said = str(state.get("said", "overloaded"))
+            return web.Response(status=int(state["status"]), text=said)  # type: ignore[arg-type]
         sizes = [len(text) for text in body["input"]]
         if max(sizes) > state["input_chars"] or sum(sizes) > state["request_chars"]:  # type: ignore[operator]
             return web.Response(status=400, text="maximum context length exceeded")
@@ -266,6 +267,16 @@ async def test_openai_embedder_errors_are_clear(fake_openai: dict[str, object]) 
         fake_openai["answer"] = answer
         with pytest.raises(EmbedderUnavailable, match=error):
             await embedder.embed(["x"])
+
+
+async def test_a_key_the_endpoint_echoes_in_its_refusal_is_masked(fake_openai: dict[str, object]) -> None:
+    """An endpoint quoting the key it refused had it copied into the error, which the backfill logs."""
+    key = "sk-embed-0123456789abcdef"
+    fake_openai["status"], fake_openai["said"] = 401, f"Incorrect API key provided: {key}."
+    with pytest.raises(EmbedderUnavailable) as info:
+        await OpenAIEmbedder(str(fake_openai["base_url"]), "m", key).embed(["x"])
+    assert "answered 401: Incorrect API key provided: <api key>." in str(info.value)
+    assert key not in str(info.value)
 
 
 async def test_a_huge_message_never_stalls_the_openai_backfill(
