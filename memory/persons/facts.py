@@ -27,6 +27,10 @@ FAVORITE_PREFIX = "favorite:"
 OPPOSITES = {"likes": "dislikes", "dislikes": "likes"}
 THIRD_PERSON_MIN_CONFIDENCE = 0.9
 MAX_VALUE_CHARS = 40
+RAW_VALUE_CHARS = 200
+"""What `_clean_value` reads of the text after a predicate: a value longer than MAX_VALUE_CHARS is
+dropped anyway, and the trailing-noise patterns below take time growing with the square of what they
+read (a member's "I love hiking" and 20,000 spaces held the process for minutes)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +89,7 @@ Statement = Fact | Retraction
 
 # ---- patterns -------------------------------------------------------------------------------------
 
-_ZH_LEAD = r"^(?:(?:其实|对了|顺便说一下|说实话|说真的|嗯|啊|哦|噢|唉|哎|诶|哈哈+|现在|目前|我跟你们?说)\s*)*"
+_ZH_LEAD = r"^(?:(?:其实|对了|顺便说一下|说实话|说真的|嗯|啊|哦|噢|唉|哎|诶|哈{2,}+|现在|目前|我跟你们?说)\s*)*"
 _ZH_SELF = r"(?:我|本人|俺)"
 _ZH_ADV = r"(?:现在|目前|也|还|已经|其实|就|都|本来|自己|倒是|今年(?=\d|[一二三四五六七八九十两]))*"
 _JOB_SUFFIX = (
@@ -245,7 +249,7 @@ _INTERROGATIVE = re.compile(r"什么|哪|谁|几[个岁点]|多少|吗|(?i:\b(?:
 _TRAILING_ZH = re.compile(r"[了呢啊呀哦吧的哈嘿嘻呵嘛啦~～\s]+$")
 # English chat fillers after a statement: "I'm from Lyon actually", "I live in Berlin btw".
 _TRAILING_EN = re.compile(
-    r"(?i:\s+(?:too|as\s+well|a\s+lot|so\s+much|very\s+much|lol|lmf?ao|rofl|(?:ha){2,}|hehe|xd|btw|tbh|"
+    r"(?i:(?<!\s)\s+(?:too|as\s+well|a\s+lot|so\s+much|very\s+much|lol|lmf?ao|rofl|(?:ha){2,}|hehe|xd|btw|tbh|"
     r"ngl|fr|imo|imho|tho|actually|right\s+now|now|these\s+days|anyway|any\s*more|originally|"
     r"at\s+the\s+moment))+$"
 )
@@ -253,7 +257,7 @@ _TRAILING_EN = re.compile(
 # codes ("[doge]"), laughter ("hhh", "233"), and how long it has been so ("三年", "好几个月").
 _TRAILING_NOISE = re.compile(
     r"(?:[\s\u200d\ufe0e\ufe0f\u20e3\U0001f3fb-\U0001f3ff]|[:;=]-?[()DPp3/]|\^_?\^"
-    r"|[\u2190-\u2bff\U0001f000-\U0001faff]|\[[^\[\]\s]{1,8}\]|(?i:h{3,}|(?<!\d)2333*|xswl)"
+    r"|[\u2190-\u2bff\U0001f000-\U0001faff]|\[[^\[\]\s]{1,8}\]|(?i:h{3,}+|(?<!\d)2333*|xswl)"
     r"|(?:\d+|[一二三四五六七八九十两几好多半]+)个?多?(?:年|月|天|周|星期|礼拜)多?(?:了|啦)?)+$"
 )
 # "I love that you chose pottery", "我喜欢你的头像": reactions to someone else, not a trait.
@@ -262,7 +266,7 @@ _REACTION = re.compile(
     r"the\s+way)\b)"
 )
 _CUT_AT = re.compile(
-    r"但是|但|因为|所以|不过|\s[-–—]+\s|(?i:\s+(?:but|because|although|though|so|and\s+then|as\s+an?|"
+    r"但是|但|因为|所以|不过|\s[-–—]+\s|(?i:(?<!\s)\s+(?:but|because|although|though|so|and\s+then|as\s+an?|"
     r"before(?=\s+(?:i|we|you|he|she|they|it|that|then|\w+ing)\b)|"
     r"for\s+(?:\w+\s+)?(?:years?|months?|weeks?)|since|(?:back\s+)?in\s+(?:\d{4}|['’]\d{2})|"
     r"(?:last|this|next)\s+(?:year|month|week)|\w+\s+(?:years?|months?|weeks?|days?)\s+ago)(?:\s+|$))"
@@ -295,7 +299,7 @@ def _lacks_its_object(value: str) -> bool:
 
 def _clean_value(raw: str, key: str | None = None) -> str | None:
     """The value of `key` said in `raw`, without what trails it; None when nothing fit to keep is."""
-    value = _CUT_AT.split(raw, maxsplit=1)[0]
+    value = _CUT_AT.split(raw[:RAW_VALUE_CHARS], maxsplit=1)[0]
     if key not in _ACTIVITIES:
         value = _CUT_AT_COMPANY.split(value, maxsplit=1)[0]
     value = _trimmed(value)

@@ -1,3 +1,6 @@
+import json
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -378,3 +381,53 @@ def test_looking_for_a_place_is_no_place(text: str):
 
 def test_a_company_starting_like_a_verb_is_still_a_workplace():
     assert facts_of(Utterance("m1", "me", "我在拼多多实习", T0)) == [("me", "workplace", "拼多多")]
+
+
+HOSTILE_MESSAGES = {
+    # Not even hostile: a clause opening with laughter that is no "我…" statement. The lead-in pattern
+    # tried every split of the run into 哈哈+ (30 哈 took 0.15 s, 40 about three minutes, 60 for ever).
+    "哈哈": "哈" * 60,
+    # Laughter not at the end: `h{3,}` inside the trailing-noise repeat tried every split of the run
+    # (exponential: 40 h held the process 7 s, 80 for longer than anyone waits).
+    "laughter": "我喜欢猫" + "h" * 80 + "x",
+    # A run of blanks: the English trailing and cut patterns tried it from each blank (minutes for these).
+    "blanks": "I love hiking" + " " * 19_000 + "lol",
+    "cjk blanks": "我喜欢猫" + " " * 19_000 + "x",
+    "emoji": "我喜欢猫" + "😀 " * 9_000 + "x",
+}
+HOSTILE_READER = """
+import json, sys
+from datetime import UTC, datetime
+from memory.persons.facts import extract_facts
+from memory.persons.speech import Utterance
+texts = json.loads(sys.stdin.read())
+when = datetime(2024, 5, 1, tzinfo=UTC)
+found = {
+    name: [[f.key, f.value] for f in extract_facts(Utterance("k", "u1", text, when))]
+    for name, text in texts.items()
+}
+print(json.dumps(found, ensure_ascii=False))
+"""
+
+
+def test_a_members_message_built_to_make_the_fact_patterns_backtrack_is_read_at_once() -> None:
+    """Found by QA pass 17 (security): one group message (60 哈 will do) held person consolidation, and
+    with it the whole bot (`re` keeps the GIL in its worker thread), for minutes or for ever. Read in a child
+    process, so that a regression fails here (the guard is 120 s; reading them takes milliseconds)
+    instead of hanging the suite."""
+    child = subprocess.run(
+        [sys.executable, "-c", HOSTILE_READER],
+        input=json.dumps(HOSTILE_MESSAGES),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    found = json.loads(child.stdout)
+    assert found == {
+        "哈哈": [],
+        "laughter": [],
+        "blanks": [["likes", "hiking"]],
+        "cjk blanks": [["likes", "猫"]],
+        "emoji": [["likes", "猫"]],
+    }
