@@ -1,6 +1,7 @@
 import json
 import subprocess
 import sys
+import tracemalloc
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -431,3 +432,19 @@ def test_a_members_message_built_to_make_the_fact_patterns_backtrack_is_read_at_
         "cjk blanks": [["likes", "猫"]],
         "emoji": [["likes", "猫"]],
     }
+
+
+def test_a_pasted_run_of_latin_letters_is_read_without_memory_growing_with_its_square() -> None:
+    """Found by QA pass 17 (security): "http://" and 19,000 letters in one message took 1.9 GB while
+    person consolidation looked for names in it (the pinyin split of the run copied the rest of its
+    split at every letter), enough to get the bot killed on a small server."""
+    aliases = AliasIndex([("red", "小红", "card", 1.0), ("bob", "Bob", "nickname", 1.0)])
+    pasted = Utterance("m1", "red", "http://" + "a" * 8_000, T0)
+    extract_statements(Utterance("m0", "red", "see http://x.cn xiaohong", T0), aliases)  # loads the tables
+    tracemalloc.start()
+    try:
+        assert extract_statements(pasted, aliases) == []
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 50 * 2**20, f"{peak / 2**20:.0f} MB"  # it was 250 MB for these 8,007 characters
