@@ -1,3 +1,5 @@
+import subprocess
+import sys
 from datetime import UTC, datetime
 
 import pytest
@@ -21,6 +23,25 @@ def test_own_text_blanks_other_peoples_words(text, kept):
     masked = own_text(text)
     assert len(masked) == len(text)
     assert "".join(masked.split("\n")) == kept
+
+
+# A member's run of "a'" before a report: "Tom said" is still found after it.
+APOSTROPHE_RUN_READER = """
+from memory.persons.speech import own_text
+text = "a'" * 100_000 + " Tom said he lives in Rome"
+print(own_text(text)[len(text) - 26 :].strip())
+"""
+
+
+def test_a_run_of_apostrophes_is_read_at_once():
+    """Found by QA pass 17 (security): the report pattern could start its subject after every apostrophe
+    of "a'a'a'…", each start reading to the run's end: 20,000 characters took seconds per message with
+    the GIL held. Read in a child process with a 120 s guard (it takes milliseconds; the old pattern
+    needs about ten minutes for these 200,000 characters)."""
+    child = subprocess.run(
+        [sys.executable, "-c", APOSTROPHE_RUN_READER], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert child.stdout.strip() == "Tom"
 
 
 def test_questions_are_flagged():
