@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from memory.embeddings.local import DEFAULT_MODEL, EmbedderUnavailable, LocalEmb
 from memory.embeddings.stored_models import StoredModel, stored_models
 from memory.storage import DatabaseBehind, DatabaseMissing, DatabaseUnavailable
 from memory.storage.compact import Space, space_of
+from memory.storage.database import PRIVATE_FOLDER_MODE
 from memory.storage.migrate import newest, schema_state
 from memory.storage.tables import missing_tables
 
@@ -87,6 +89,7 @@ async def run_checks(app: App) -> list[Check]:
         checks.append(Check("memory", "info", ", ".join(f"{k} {v}" for k, v in stats.items())))
         checks.append(offline_work_check(await waiting_work(app)))
         checks.extend(waiting_checks(app.data_dir))
+        checks.extend(open_folder_checks(app.data_dir))
         space: Space | None = space_of(app.db.path, *pages)
     except Exception as exc:
         checks.append(Check("database", "fail", f"{app.db.path}: {exc}"))
@@ -122,6 +125,22 @@ def waiting_checks(data_dir: Path) -> list[Check]:
             where = ", ".join(str(path) for path in files)
             checks.append(Check(name, "warn", f"{count} in {where}: the next `qunyi run` stores them"))
     return checks
+
+
+def open_folder_checks(data_dir: Path) -> list[Check]:
+    """A warning when others than its owner may read the data directory: one made by a Qunyi from
+    before folders were made private (or by hand) keeps its 0755, and it holds every chat's messages."""
+    mode = stat.S_IMODE(data_dir.stat().st_mode)
+    if not mode & 0o077:
+        return []
+    return [
+        Check(
+            "data directory",
+            "warn",
+            f"{data_dir} is mode {mode:04o}: other local users may read every chat's messages; "
+            f"`chmod {PRIVATE_FOLDER_MODE:o} {data_dir}` keeps it to its owner",
+        )
+    ]
 
 
 def _database_check(error: DatabaseUnavailable) -> Check:

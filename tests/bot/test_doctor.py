@@ -53,6 +53,20 @@ def test_doctor_on_the_offline_default(tmp_path: Path) -> None:
     assert "tool definitions" in result.output and "limit 500" in result.output
 
 
+def test_doctor_warns_of_a_data_directory_others_may_read(tmp_path: Path) -> None:
+    """Found by QA pass 17 (security): a data directory made before folders were made private keeps
+    its 0755, every local user reading every chat's messages, and nothing said so."""
+    data = tmp_path / "data"
+    make_database(data)
+    data.chmod(0o755)
+    result = doctor(data)
+    assert result.exit_code == 0, result.output
+    assert f"{data} is mode 0755: other local users may read" in result.output
+    assert f"chmod 700 {data}" in result.output
+    data.chmod(0o700)
+    assert "data directory" not in doctor(data).output
+
+
 def test_doctor_names_an_unreachable_endpoint_and_fails(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text(
