@@ -1,5 +1,6 @@
 """The jargon mining daemon: per chat, on a cooldown and a minimum of new messages, mine the new
-messages into the dictionary, then infer meanings for entries that crossed a count threshold.
+messages into the dictionary and store the meanings members gave in them ("开炉就是去吃火锅"), then
+infer meanings for entries that crossed a count threshold.
 
 State per chat lives in `job_state` (cursor = last message id mined, last_run = when), so a restart
 resumes where it stopped. The offline discoverer's statistics are kept in memory per chat as a cache
@@ -30,6 +31,7 @@ from memory.directory import members
 from memory.jargon import dictionary, extract
 from memory.jargon.dictionary import Scope
 from memory.jargon.discovery import Discoverer, DiscoveryParams
+from memory.jargon.explanations import MemberMeaning, member_meanings
 from memory.jargon.inference import run_inference
 from memory.jargon.types import Candidate, MinerMessage
 from memory.messages import StoredMessage
@@ -50,6 +52,8 @@ JOB_NAME = "jargon_mining"
 INFERENCE_PAUSE_MAX_SECONDS = 600.0
 """The longest wait before asking a model that failed again (the wait doubles from the cooldown)."""
 DEFAULT_THRESHOLDS: tuple[int, ...] = (2, 4, 8, 12, 24, 60, 100)
+MAX_EXPLAINED_TERMS = 500
+"""How many terms' member-given meanings a chat's cached statistics hold (the latest explained)."""
 STATISTICS_IDLE_SECONDS = 3600.0
 """The statistics of a chat not mined for this long are dropped from memory, and rebuilt from its stored
 messages at its next run (as after a restart): a bot in many chats would otherwise hold those of every
@@ -83,6 +87,17 @@ class _Cached:
     last_id: int
     merged: int  # memory.chat_marks.merge_mark of the chat when the statistics were built
     used: float  # when the chat was last mined (or its statistics built)
+    # The meanings members gave in the history and the windows since, latest per term: a term is
+    # often explained before it is counted often enough to be mined.
+    explained: dict[str, MemberMeaning] = field(default_factory=dict)
+
+    def hear(self, window: Sequence[MinerMessage]) -> None:
+        """Add the meanings members gave in `window` (a later one of a term replaces the earlier)."""
+        for term, said in member_meanings(window).items():
+            self.explained.pop(term, None)
+            self.explained[term] = said
+        while len(self.explained) > MAX_EXPLAINED_TERMS:
+            del self.explained[next(iter(self.explained))]
 
 
 @dataclass(slots=True)
@@ -115,7 +130,7 @@ def name_variants(names: Iterable[str]) -> list[str]:
 def to_miner(message: StoredMessage) -> MinerMessage:
     """A stored message as the miner sees it (key = database id)."""
     speaker = str(message.person_id) if message.person_id is not None else message.speaker
-    return MinerMessage(str(message.id), analysed(message.text), speaker, message.is_bot)
+    return MinerMessage(str(message.id), analysed(message.text), speaker, message.is_bot, message.forwarded)
 
 
 async def _observe(discoverer: Discoverer, messages: Sequence[MinerMessage]) -> None:
@@ -255,8 +270,10 @@ class JargonMiningJob:
             discoverer = Discoverer(settings.discovery, settings.history_messages)
             async with self.db.read() as session:
                 history = await messages.recent(session, chat_id, settings.history_messages, cursor + 1)
-            await _observe(discoverer, [to_miner(m) for m in history])
+            heard = [to_miner(m) for m in history]
+            await _observe(discoverer, heard)
             cached = _Cached(discoverer, cursor, merged, now)
+            cached.hear(heard)
             self._cache[chat_id] = cached
         cached.used = now
         return cached.discoverer
@@ -278,6 +295,8 @@ class JargonMiningJob:
             exclude = await dictionary.rejected_terms(session, chat_id)
         window = [to_miner(m) for m in window_rows]
         discoverer = await self._discoverer(chat_id, cursor, merged, now, settings)
+        cached = self._cache[chat_id]
+        cached.hear(window)
         candidates: list[Candidate] | None = None
         try:
             if settings.extractor == "llm" and self.llm is not None and self.llm.available("jargon"):
@@ -305,6 +324,7 @@ class JargonMiningJob:
                     return 0
                 state = await session.get(JobState, (JOB_NAME, chat_id))
                 await dictionary.upsert_mined(session, chat_id, scope, candidates, now, settings.max_evidence)
+                await dictionary.member_meanings(session, chat_id, cached.explained.values(), now)
                 if state is None:
                     session.add(
                         JobState(job=JOB_NAME, chat_id=chat_id, cursor=last_id, last_run=now, data={})

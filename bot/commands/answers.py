@@ -38,6 +38,7 @@ class Words:
     left: str
     unknown_term: str
     inferred: str
+    member_said: str
     times: tuple[str, str]  # a count of one, of any other number
     unexplained: str
     items: str
@@ -58,6 +59,7 @@ WORDS: dict[Language, Words] = {
         left=" · {} 退群",
         unknown_term="我还不知道{}是什么意思。",
         inferred="(从聊天里推测的)",
+        member_said="(群友说的)",
         times=("{} 次", "{} 次"),
         unexplained="{term}在群里出现过 {count}，还不知道是什么意思。",
         items="、",
@@ -76,6 +78,7 @@ WORDS: dict[Language, Words] = {
         left=" · left {}",
         unknown_term="I don't know what {} means yet.",
         inferred=" (guessed from the chat)",
+        member_said=" (as a member explained it)",
         times=("once", "{} times"),
         unexplained="{term} has come up {count} here; I don't know what it means yet.",
         items=", ",
@@ -256,13 +259,16 @@ async def what(memory: MemoryService, chat_id: int, term: str) -> Answer:
         meaning=entry.meaning or None,
         is_jargon=entry.is_jargon,
         status=entry.status,
+        provenance=entry.provenance,
         count=here,
         examples=[{"speaker": speaker, "text": text} for speaker, text in quoted],
     )
     named = words.quoted.format(entry.content)
     if entry.meaning:
         lines = [f"{named}: {one_line(entry.meaning)}"]
-        if entry.status == "inferred":
+        if entry.provenance == dictionary.MEMBER:
+            lines[0] += words.member_said
+        elif entry.status == "inferred":
             lines[0] += words.inferred
     else:
         lines = [words.unexplained.format(term=named, count=_counted(here, words.times))]

@@ -1,11 +1,15 @@
 """Jargon explanations: `term: meaning` for every known group term in the recent messages, those of
 the message answered (and of the one it replies to) first, then those of the newest messages: the
-section is cut from its end."""
+section is cut from its end. A meaning a member gave in chat is marked as theirs."""
 
 from __future__ import annotations
 
 from memory.context.builder import ContextRequest, ContextSection
+from memory.jargon.dictionary import MEMBER
 from memory.jargon.explain import JargonExplainer
+
+# A meaning a member gave in chat is their word, not the dictionary's: the model is told so.
+_SAID_BY = {False: "", True: " (as a member explained it)"}
 
 
 class JargonProvider:
@@ -26,7 +30,7 @@ class JargonProvider:
         found = await self.explainer.explain(request.chat_id, texts)
         if not found:
             return None
-        lines = [f"{item.term}: {item.meaning}" for item in found]
+        lines = [f"{item.term}: {item.meaning}{_SAID_BY[item.provenance == MEMBER]}" for item in found]
         return ContextSection(
             "jargon",
             "Group slang in these messages (term: meaning)",

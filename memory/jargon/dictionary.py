@@ -10,6 +10,10 @@ entry of a term, once explainable or rejected, hides the global entry of the sam
 
 Admin decisions win: an approved or rejected entry, or one whose meaning was set by hand
 (provenance "manual"), is never changed by inference. Every admin action leaves a `jargon_reviews` row.
+
+A meaning a member gave in chat ("开炉就是去吃火锅", provenance "member", see `member_meaning`) is kept
+in that chat's own dictionary: it is explained there only. It fills an entry without a meaning and
+gives way to the model (which sees it among the evidence, and may replace it) and to an admin.
 """
 
 from __future__ import annotations
@@ -21,11 +25,12 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, and_, delete, func, or_, select, text, update
+from sqlalchemy import ColumnElement, and_, delete, exists, func, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory import messages
 from memory.changed import ChangedMeanwhile
+from memory.jargon.explanations import MemberMeaning
 from memory.jargon.types import Candidate
 from memory.messages import StoredMessage
 from memory.models import Jargon, JargonChatCount, JargonEvidence, JargonReview, Message
@@ -42,6 +47,10 @@ DECISIONS: tuple[Decision, ...] = ("approve", "reject")
 EXPLAINABLE = ("approved", "inferred")
 MAX_TERM_CHARS = 64
 MAX_MEANING_CHARS = 2000
+MEMBER = "member"
+"""The provenance of a meaning a member gave in chat."""
+MEMBER_ACTION = "member explained"
+"""The review trail's action for a member's meaning; its `new` holds the message's `message_id`."""
 
 
 class JargonError(ValueError):
@@ -128,8 +137,11 @@ _SHAPES_VOCABULARY = or_(
 )
 
 
-def _hides_global(entry: EntryView) -> bool:
-    """True when a chat's own `entry` stands for its term in that chat instead of the global entry."""
+def _hides_global(entry: EntryView, shared: EntryView) -> bool:
+    """True when a chat's own `entry` stands for its term in that chat instead of the `shared` global
+    entry: a member's meaning only while the shared one has none to explain."""
+    if entry.provenance == MEMBER and shared.explainable:
+        return False
     return entry.explainable or entry.status == "rejected"
 
 
@@ -140,7 +152,7 @@ def _per_term(rows: Iterable[Jargon]) -> list[EntryView]:
     for entry in sorted((view(r) for r in rows), key=lambda e: e.chat_id is None):
         key = normalize(entry.content)
         own = chosen.get(key)
-        if own is None or (entry.chat_id is None and not _hides_global(own)):
+        if own is None or (entry.chat_id is None and not _hides_global(own, entry)):
             chosen[key] = entry
     return list(chosen.values())
 
@@ -265,6 +277,71 @@ async def rejected_terms(session: AsyncSession, chat_id: int) -> list[str]:
     and be explained, from this chat's examples, in every other chat."""
     query = select(Jargon.content).where(visible_in("chat", chat_id), Jargon.status == "rejected")
     return list((await session.scalars(query)).all())
+
+
+async def member_meanings(
+    session: AsyncSession, chat_id: int, heard: Iterable[MemberMeaning], now: float
+) -> int:
+    """Store the meanings members of `chat_id` gave (`member_meaning`) of the terms the dictionary
+    holds for the chat; returns how many changed an entry."""
+    said = {m.term: m for m in heard}
+    if not said:
+        return 0
+    query = select(Jargon.normalized).where(
+        visible_in("chat", chat_id), Jargon.normalized.in_(json_values(sorted(said)))
+    )
+    held = set((await session.scalars(query)).all())
+    return sum([await member_meaning(session, chat_id, said[term], now) for term in sorted(held)])
+
+
+async def member_meaning(session: AsyncSession, chat_id: int, said: MemberMeaning, now: float) -> bool:
+    """Store the meaning a member of `chat_id` gave a term (memory.jargon.explanations) in the chat's
+    own entry of it, with their message as evidence; returns whether it changed anything.
+
+    Only a term the dictionary holds for the chat: its own entry, or a global candidate (an own entry
+    is then made for the meaning, which stays in this chat; mining goes on counting the global one).
+    An entry an admin decided, one the model gave a meaning, and a global entry with a meaning (the
+    model's or an admin's) are left as they are; a member's meaning gives way to a later one."""
+    message_id = int(said.message_key)
+    message = await session.get(Message, message_id)
+    # Still there as it was heard, and in this chat: not deleted or edited since, never another chat's.
+    if message is None or message.chat_id != chat_id or said.meaning.rstrip("…") not in message.text:
+        return False
+    row = await _find_in_scope(session, chat_id, said.term)
+    if row is None:
+        shared = await _find_in_scope(session, None, said.term)
+        if shared is None or is_decided(shared) or shared.status != "candidate":
+            return False
+        row = Jargon(
+            chat_id=chat_id,
+            content=shared.content,
+            normalized=shared.normalized,
+            meaning="",
+            count=0,
+            last_inference_count=0,
+            status="candidate",
+            provenance="mined",
+            revision=0,
+            created_at=now,
+            updated_at=now,
+        )
+        session.add(row)
+        await session.flush()
+    elif is_decided(row) or row.provenance not in ("mined", MEMBER) or row.meaning == said.meaning:
+        return False
+    old = _snapshot(row)
+    row.meaning, row.status, row.provenance = said.meaning, "inferred", MEMBER
+    _changed(row, now)
+    held = select(JargonEvidence.id).where(
+        JargonEvidence.jargon_id == row.id, JargonEvidence.message_id == message_id
+    )
+    if await session.scalar(held) is None:
+        session.add(JargonEvidence(jargon_id=row.id, message_id=message_id, chat_id=chat_id))
+    trail = _trail(row, "member", MEMBER_ACTION, old, now)
+    trail.new = {**trail.new, "message_id": message_id}
+    session.add(trail)
+    await session.flush()
+    return True
 
 
 # -- reading -----------------------------------------------------------------------------------
@@ -729,10 +806,12 @@ async def reviews(session: AsyncSession, jargon_id: int) -> list[dict[str, Any]]
 async def drop_meanings_read_from(session: AsyncSession, message_ids: Sequence[int], now: float) -> int:
     """Before these messages are deleted: drop the model-inferred meanings that may repeat what they
     said, i.e. those of unreviewed entries with one of them, or a message within `EVIDENCE_AROUND` of
-    one, as evidence (inference reads each evidence message with that context). Such an entry is a
-    candidate again and is inferred afresh from what is left at its next threshold check; an admin's
-    decision or meaning stays. Returns how many meanings were dropped. The ids go to SQLite as one
-    JSON value, so any number of them (a forgotten person's every message) costs a few statements."""
+    one, as evidence (inference reads each evidence message with that context), and the meanings
+    members gave in one of them (`member_meaning`; the mining job gives an entry a later explanation
+    still standing again at its next run). Such an entry is a candidate again and is inferred afresh
+    from what is left at its next threshold check; an admin's decision or meaning stays. Returns how
+    many meanings were dropped. The ids go to SQLite as one JSON value, so any number of them (a
+    forgotten person's every message) costs a few statements."""
     ids = sorted(set(message_ids))
     inferred = (
         select(JargonEvidence.jargon_id)
@@ -740,7 +819,15 @@ async def drop_meanings_read_from(session: AsyncSession, message_ids: Sequence[i
         .where(Jargon.status == "inferred", Jargon.provenance == "inferred")
     )
     chats = select(Message.chat_id).where(Message.id.in_(json_values(ids))).distinct()
-    if await session.scalar(inferred.where(JargonEvidence.chat_id.in_(chats)).limit(1)) is None:
+    given = select(JargonReview.jargon_id).where(
+        JargonReview.action == MEMBER_ACTION,
+        func.json_extract(JargonReview.new, "$.message_id").in_(json_values(ids)),
+    )
+    said_in = and_(Jargon.provenance == MEMBER, Jargon.id.in_(given))
+    touched = or_(
+        exists(inferred.where(JargonEvidence.chat_id.in_(chats))), exists(select(Jargon.id).where(said_in))
+    )
+    if not await session.scalar(select(touched)):
         return 0
     seen = {
         value
@@ -749,7 +836,7 @@ async def drop_meanings_read_from(session: AsyncSession, message_ids: Sequence[i
         if value is not None
     }
     read_from = inferred.where(JargonEvidence.message_id.in_(json_values(sorted(seen))))
-    rows = (await session.scalars(select(Jargon).where(Jargon.id.in_(read_from)))).all()
+    rows = (await session.scalars(select(Jargon).where(or_(Jargon.id.in_(read_from), said_in)))).all()
     for row in rows:
         old = _snapshot(row)
         row.meaning, row.is_jargon, row.status, row.provenance = "", None, "candidate", "mined"

@@ -18,11 +18,13 @@ from memory.storage import Database
 
 @dataclass(frozen=True, slots=True)
 class Explained:
-    """A term found in the text, with its meaning."""
+    """A term found in the text, with its meaning; `provenance` says whose meaning it is
+    (dictionary.MEMBER: a member's words in chat)."""
 
     term: str
     meaning: str
     jargon_id: int
+    provenance: str = "inferred"
 
 
 # Whose terms a vocabulary holds: None for the global ones every chat shares, a chat id for a chat
@@ -77,7 +79,7 @@ class JargonExplainer:
             views = await dictionary.explainable(session, chat_id)
         terms: dict[str, Explained] = {}
         for view in views:
-            terms.setdefault(view.content, Explained(view.content, view.meaning, view.id))
+            terms.setdefault(view.content, Explained(view.content, view.meaning, view.id, view.provenance))
         vocabulary = Vocabulary(scope, version, terms, JargonMatcher(terms))
         # The dictionary changed: every other vocabulary held is stale, and a chat merged into another
         # (its terms moved, so the dictionary changed) is never asked for again.

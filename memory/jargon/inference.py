@@ -7,9 +7,10 @@
 3. Are the two meanings the same? Same means the word is ordinary (`is_jargon = False`); different
    means this group uses it its own way (`is_jargon = True`, meaning from step 1).
 
-Later rounds show the previous meaning in step 1 so it can be refined. Admin decisions are never
-overwritten (see dictionary.apply_inference). With no model available nothing happens: candidates
-wait for review with their evidence.
+Later rounds show the previous meaning in step 1 so it can be refined, and so does the first round of
+an entry a member explained in chat (the model's answer then replaces the member's meaning). Admin
+decisions are never overwritten (see dictionary.apply_inference). With no model available nothing
+happens: candidates wait for review with their evidence (and any meaning a member gave).
 """
 
 from __future__ import annotations
@@ -85,9 +86,14 @@ def _ask(text: str) -> list[dict[str, str]]:
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}]
 
 
-async def infer(llm: LLMPort, term: str, items: Sequence[Evidence], previous: str = "") -> Inference:
-    """Run the three steps for `term`; raises LLMUnavailable when the model cannot answer."""
-    earlier = f"\nAn earlier round concluded it means: {one_line(previous)}\n" if previous else ""
+async def infer(
+    llm: LLMPort, term: str, items: Sequence[Evidence], previous: str = "", said_by_member: bool = False
+) -> Inference:
+    """Run the three steps for `term`; raises LLMUnavailable when the model cannot answer.
+    `previous` is the meaning held so far: an earlier round's, or one a member gave in chat
+    (`said_by_member`), which the model may keep or replace."""
+    source = "A member of the group said" if said_by_member else "An earlier round concluded"
+    earlier = f"\n{source} it means: {one_line(previous)}\n" if previous else ""
     step1 = await llm.complete_json(
         TASK,
         _ask(
@@ -176,7 +182,8 @@ async def run_inference(
             hidden = kept_apart if entry.chat_id is None else ()
             items = await dictionary.evidence(session, entry.id, None, max_evidence, leave_out=hidden)
         try:
-            result = await infer(llm, entry.content, items, entry.meaning)
+            by_member = entry.provenance == dictionary.MEMBER
+            result = await infer(llm, entry.content, items, entry.meaning, by_member)
         except LLMBadAnswer as exc:
             # This term gets no usable answer: its threshold is used up as if the evidence said
             # nothing, so it cannot hold up the entries behind it on every run.

@@ -7,12 +7,14 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class MinerMessage:
-    """One chat message as the miner sees it: `key` is the message id used as evidence."""
+    """One chat message as the miner sees it: `key` is the message id used as evidence; `forwarded`
+    when it re-shares words written elsewhere."""
 
     key: str
     text: str
     speaker: str
     is_bot: bool = False
+    forwarded: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,8 @@ from sqlalchemy.orm import Mapped, mapped_column
 from memory.models.base import IDS_NEVER_REUSED, Base
 
 STATUSES: tuple[str, ...] = ("candidate", "inferred", "approved", "rejected")
-PROVENANCES: tuple[str, ...] = ("mined", "inferred", "manual")
+# "member": the meaning a member gave in chat (memory.jargon.explanations).
+PROVENANCES: tuple[str, ...] = ("mined", "inferred", "manual", "member")
 
 
 class Jargon(Base):

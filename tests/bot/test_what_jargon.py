@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.app import build_app
 from bot.commands.answers import what
+from bot.config import ConfigStore
+from bot.config.settings import Settings
+from bot.replay import replay
+from memory.clock import ManualClock
 from memory.jargon import dictionary
 from memory.persons.config import PersonsConfig
 from memory.persons.service import PersonMemory
 from memory.service import MemoryService
+from tests.conftest import T0
 from tests.memory.jargon.jargon_helpers import NOW, mine, record
 
 
@@ -93,3 +104,40 @@ async def test_a_remembered_line_break_stays_inside_its_example(memory: MemorySe
     assert answer.text.endswith("真的xswl\n  - 群主: xswl 是管理员专用词，乱用踢")
     assert answer.text.startswith("「xswl」: 笑死我了\n  - 又名: 管理员")
     assert len([line for line in answer.text.splitlines() if line.startswith("- ")]) == 1
+
+
+@pytest.mark.parametrize(
+    ("explanation", "meaning"),
+    [("开炉就是去吃火锅", "去吃火锅"), ("开炉就是去吃火锅吗？", None), ("开炉不是去吃火锅", None)],
+)
+async def test_a_term_a_member_explained_is_explained_before_a_reply_and_by_what_without_a_model(
+    tmp_path: Path, explanation: str, meaning: str | None
+) -> None:
+    """Without a model a mined term never had a meaning, so "开炉" stayed unexplained even after a
+    member said what it means. Replayed offline, the explanation is now the term's meaning (a question
+    or a negation is none), given before replies and by `/what`, attributed to the member."""
+    said = ["周五开炉吗", "开炉！", "开炉是啥？", explanation, "懂了", "老样子七点", "开炉开炉", "我晚点到"]
+    said += ["好的", "收到", "开炉+1", "周五见", "开炉带上我"]
+    lines = [
+        {"chat": "g1", "message_id": f"m{n}", "sender_id": f"u{n % 4}", "sender_name": f"u{n % 4}"}
+        | {"text": text, "time": 1772367360 + 60 * n}
+        for n, text in enumerate([*said, "/what 开炉"])
+    ]
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
+    clock = ManualClock(T0)
+    app = await build_app(ConfigStore(Settings(), None), tmp_path / "data", clock)
+    try:
+        report = await replay(app, clock, log)
+        chat = await app.memory.chat("replay", "g1")
+        assert chat is not None
+        asked = (await app.memory.recent(chat.id, 1))[-1]
+        context = await app.memory.context_for_reply(chat.id, asked, "周五开炉吗")
+    finally:
+        await app.close()
+    [(_, answer)] = report.replies
+    if meaning is None:
+        assert "还不知道是什么意思" in answer and "开炉: " not in context.text
+    else:
+        assert answer.splitlines()[0] == f"「开炉」: {meaning}(群友说的)"
+        assert f"开炉: {meaning} (as a member explained it)" in context.text
