@@ -196,6 +196,26 @@ async def _find_in_scope(session: AsyncSession, chat_id: int | None, norm: str) 
     return (await session.scalars(select(Jargon).where(scope_test, Jargon.normalized == norm))).one_or_none()
 
 
+async def _new_candidate(session: AsyncSession, chat_id: int | None, content: str, now: float) -> Jargon:
+    """A new candidate entry of `content` in `chat_id`'s scope (None: global), counted nowhere yet."""
+    row = Jargon(
+        chat_id=chat_id,
+        content=content,
+        normalized=normalize(content),
+        meaning="",
+        count=0,
+        last_inference_count=0,
+        status="candidate",
+        provenance="mined",
+        revision=0,
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(row)
+    await session.flush()
+    return row
+
+
 async def upsert_mined(
     session: AsyncSession,
     chat_id: int,
@@ -218,21 +238,7 @@ async def upsert_mined(
             continue
         row = await _find_in_scope(session, owner, norm)
         if row is None:
-            row = Jargon(
-                chat_id=owner,
-                content=cand.content,
-                normalized=norm,
-                meaning="",
-                count=0,
-                last_inference_count=0,
-                status="candidate",
-                provenance="mined",
-                revision=0,
-                created_at=now,
-                updated_at=now,
-            )
-            session.add(row)
-            await session.flush()
+            row = await _new_candidate(session, owner, cand.content, now)
         ids = [int(k) for k in cand.message_keys]
         known = set(
             (
@@ -312,21 +318,7 @@ async def member_meaning(session: AsyncSession, chat_id: int, said: MemberMeanin
         shared = await _find_in_scope(session, None, said.term)
         if shared is None or is_decided(shared) or shared.status != "candidate":
             return False
-        row = Jargon(
-            chat_id=chat_id,
-            content=shared.content,
-            normalized=shared.normalized,
-            meaning="",
-            count=0,
-            last_inference_count=0,
-            status="candidate",
-            provenance="mined",
-            revision=0,
-            created_at=now,
-            updated_at=now,
-        )
-        session.add(row)
-        await session.flush()
+        row = await _new_candidate(session, chat_id, shared.content, now)
     elif is_decided(row) or row.provenance not in ("mined", MEMBER) or row.meaning == said.meaning:
         return False
     old = _snapshot(row)

@@ -9,8 +9,6 @@ from datetime import timedelta
 
 import pytest
 
-from bot.llm import build_gateway
-from bot.llm.settings import LLMSettings
 from memory.clock import ManualClock
 from memory.jargon import dictionary
 from memory.jargon.discovery import DiscoveryParams
@@ -22,6 +20,7 @@ from memory.types import MessageDeletion
 from tasks.jargon_mining import JargonMiningJob, MiningSettings
 from tests.conftest import T0, chat_ids, make_message
 from tests.fakes.openai_server import FakeOpenAI, answer_json
+from tests.memory.test_deletion_races import model
 
 
 @pytest.mark.parametrize(
@@ -166,12 +165,7 @@ async def test_a_deleted_explanation_takes_its_meaning_along(memory: MemoryServi
 async def test_the_model_sees_a_members_meaning_and_takes_over(
     memory: MemoryService, fake_llm: FakeOpenAI, clock: ManualClock, scope: dictionary.Scope
 ) -> None:
-    llm = build_gateway(
-        LLMSettings(enabled=True, base_url=fake_llm.base_url, model="m", api_key="k", max_retries=0),
-        memory.db,
-        clock,
-    )
-    try:
+    async with model(fake_llm, memory, clock) as llm:
         await _say(memory, "A", [*USES, "开炉就是去吃火锅", *FILLER])
         settings = dataclasses.replace(SETTINGS, scope=scope)
         await JargonMiningJob(memory.db, lambda: settings).run(T0)  # no model yet
@@ -188,5 +182,3 @@ async def test_the_model_sees_a_members_meaning_and_takes_over(
         assert "开炉就是去吃火锅" in asked, "the explanation is among the evidence"
         if scope == "chat":  # the entry the model infers is the one holding the member's meaning
             assert "A member of the group said it means: 去吃火锅" in asked
-    finally:
-        await llm.close()
