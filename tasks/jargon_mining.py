@@ -42,7 +42,7 @@ from memory.persons.store import alias_entries
 from memory.ports import LLMPort, LLMUnavailable
 from memory.recall.scope import ScopePolicy
 from memory.storage import Database
-from memory.text import analysed
+from memory.text import analysed, normalize
 from tasks.failure_pause import FailurePause
 from tasks.registry import JobSpec
 
@@ -91,13 +91,16 @@ class _Cached:
     # often explained before it is counted often enough to be mined.
     explained: dict[str, MemberMeaning] = field(default_factory=dict)
 
-    def hear(self, window: Sequence[MinerMessage]) -> None:
-        """Add the meanings members gave in `window` (a later one of a term replaces the earlier)."""
-        for term, said in member_meanings(window).items():
+    def hear(self, window: Sequence[MinerMessage]) -> set[str]:
+        """Add the meanings members gave in `window` (a later one of a term replaces the earlier);
+        returns the terms explained in it."""
+        found = member_meanings(window)
+        for term, said in found.items():
             self.explained.pop(term, None)
             self.explained[term] = said
         while len(self.explained) > MAX_EXPLAINED_TERMS:
             del self.explained[next(iter(self.explained))]
+        return set(found)
 
 
 @dataclass(slots=True)
@@ -296,7 +299,7 @@ class JargonMiningJob:
         window = [to_miner(m) for m in window_rows]
         discoverer = await self._discoverer(chat_id, cursor, merged, now, settings)
         cached = self._cache[chat_id]
-        cached.hear(window)
+        heard_now = cached.hear(window)
         candidates: list[Candidate] | None = None
         try:
             if settings.extractor == "llm" and self.llm is not None and self.llm.available("jargon"):
@@ -324,7 +327,11 @@ class JargonMiningJob:
                     return 0
                 state = await session.get(JobState, (JOB_NAME, chat_id))
                 await dictionary.upsert_mined(session, chat_id, scope, candidates, now, settings.max_evidence)
-                await dictionary.member_meanings(session, chat_id, cached.explained.values(), now)
+                # Meanings heard now, and those heard before of the terms counted now (which may
+                # have become candidates only now): not every meaning ever heard at every run.
+                counted = heard_now | {normalize(c.content) for c in candidates}
+                said = [m for term, m in cached.explained.items() if term in counted]
+                await dictionary.member_meanings(session, chat_id, said, now)
                 if state is None:
                     session.add(
                         JobState(job=JOB_NAME, chat_id=chat_id, cursor=last_id, last_run=now, data={})

@@ -799,11 +799,11 @@ async def drop_meanings_read_from(session: AsyncSession, message_ids: Sequence[i
     """Before these messages are deleted: drop the model-inferred meanings that may repeat what they
     said, i.e. those of unreviewed entries with one of them, or a message within `EVIDENCE_AROUND` of
     one, as evidence (inference reads each evidence message with that context), and the meanings
-    members gave in one of them (`member_meaning`; the mining job gives an entry a later explanation
-    still standing again at its next run). Such an entry is a candidate again and is inferred afresh
-    from what is left at its next threshold check; an admin's decision or meaning stays. Returns how
-    many meanings were dropped. The ids go to SQLite as one JSON value, so any number of them (a
-    forgotten person's every message) costs a few statements."""
+    members gave in one of them (`member_meaning`; the mining job gives the entry a later
+    explanation still standing when it mines the term again). Such an entry is a candidate again and
+    is inferred afresh from what is left at its next threshold check; an admin's decision or meaning
+    stays. Returns how many meanings were dropped. The ids go to SQLite as one JSON value, so any
+    number of them (a forgotten person's every message) costs a few statements."""
     ids = sorted(set(message_ids))
     inferred = (
         select(JargonEvidence.jargon_id)

@@ -133,6 +133,20 @@ async def test_a_members_meaning_stays_in_the_chat_it_was_said_in(memory: Memory
     assert shown.message.text == "开炉就是去吃火锅"
 
 
+async def test_a_term_explained_before_it_is_mined_gets_the_meaning_once_it_is(memory: MemoryService) -> None:
+    """The README sample: 开炉 was explained in a window where it was said once, too rare to be mined,
+    and mined from a later window; the explanation heard before is its meaning then."""
+    job = JargonMiningJob(memory.db, lambda: SETTINGS)
+    await _say(memory, "A", ["开炉就是去吃火锅", *FILLER, *FILLER])
+    await job.run(T0)
+    [a] = await chat_ids(memory, "A")
+    async with memory.db.read() as session:
+        assert await dictionary.lookup(session, "开炉", a) is None, "not mined yet"
+    await _say(memory, "A", [*USES, *FILLER], start=100)
+    await job.run(T0 + timedelta(minutes=5))
+    assert await _meaning(memory, a) == ("去吃火锅", dictionary.MEMBER)
+
+
 async def test_an_admins_meaning_is_never_replaced(memory: MemoryService) -> None:
     settings = dataclasses.replace(SETTINGS, scope="chat")
     job = JargonMiningJob(memory.db, lambda: settings)
