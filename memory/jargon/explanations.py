@@ -35,14 +35,23 @@ ANSWER_WITHIN = 5
 # with one).
 _CLAUSE_BREAK = re.compile(r"[\s，,。！!？?；;：:…~～]+")
 # Atomic and possessive: "哈哈哈哈…" is read one way only (tried every way it splits, a long laugh took
-# seconds).
-_FILLER = r"(?:(?>哈哈+|嗯+|哦+|噢+|啊|对|其实|所以|所谓|咱们?说的|我们说的|群里说的|这里说的)\s*[，,]?\s*)*+"
+# seconds). At most FILLERS of them: every clause start is tried, and "哈哈，哈哈，…" read to its end
+# from each start took seconds; a later start comes closer to the term.
+FILLERS = 4
+_FILLER = (
+    r"(?:(?>哈哈+|嗯+|哦+|噢+|啊|对|其实|所以|所谓|咱们?说的|我们说的|群里说的|这里说的)\s*[，,]?\s*)"
+    + f"{{0,{FILLERS}}}+"
+)
+# What is read after the link: the meaning's clause is cut at MAX_CHARS anyway, and reading each
+# start's rest to the text's end made a 20,000-character "a就是b，a就是b，…" take seconds.
+REST_CHARS = 4 * MAX_CHARS
+_REST = f"(?P<rest>.{{0,{REST_CHARS}}})"
 _TERM = r"[“\"「『‘'《]?(?P<term>[^\s，,。！!？?；;：:、“”\"「」『』‘’《》()（）]{1,64}?)[”\"」』’'》]?"
 _LINK = (
     r"(?:\s*[，,])?\s*(?:(?P<link>的意思就是|的意思是|意思就是|意思是|指的就是|指的是|就是指|就是说|也就是|就是"
     r"|是指|即是|等于|=|＝)|(?P<of>是)|(?<=\s)(?:means|stands\s+for|is\s+short\s+for|refers\s+to)\s)"
 )
-_EXPLAINED = re.compile(_FILLER + _TERM + _LINK + r"\s*(?P<rest>.*)", re.S | re.I)
+_EXPLAINED = re.compile(_FILLER + _TERM + _LINK + r"\s*" + _REST, re.S | re.I)
 _ASKED = re.compile(
     _FILLER
     + r"(?:(?:啥|什么)(?:叫|是)\s*"
@@ -55,7 +64,7 @@ _ASKED = re.compile(
 )
 # A bare answer right after a question: "就是训模型啦", "@安妮 指的是…".
 _ANSWER = re.compile(
-    r"(?:@\S+\s+)*+" + _FILLER + r"(?:就是指|就是说|就是|指的是|是指|意思是|it\s+means|means)\s*(?P<rest>.*)",
+    r"(?:@\S+\s+)*+" + _FILLER + r"(?:就是指|就是说|就是|指的是|是指|意思是|it\s+means|means)\s*" + _REST,
     re.S | re.I,
 )
 _CLAUSE_END = re.compile(r"[，,。！!？?；;\n～~…()（）]|\.(?=\s|$)")

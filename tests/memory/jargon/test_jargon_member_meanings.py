@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import subprocess
+import sys
 from datetime import timedelta
 
 import pytest
@@ -21,6 +23,26 @@ from tasks.jargon_mining import JargonMiningJob, MiningSettings
 from tests.conftest import T0, chat_ids, make_message
 from tests.fakes.openai_server import FakeOpenAI, answer_json
 from tests.memory.test_deletion_races import model
+
+# Long messages of many explanations, or of laughter before one: each clause start is tried.
+MANY_CLAUSES_READER = """
+import json
+from memory.jargon.explanations import asked_about, explained_in
+texts = ["a就是b，" * 60_000, "哈哈，" * 100_000 + "开炉就是吃火锅", "x是什么意思，" * 40_000]
+many, laughing, asking = texts
+print(json.dumps([len(explained_in(many)), sorted(set(explained_in(laughing))), len(asked_about(asking))]))
+"""
+
+
+def test_a_long_message_of_many_clauses_is_read_at_once() -> None:
+    """Every clause start is tried, and each read the text's rest to its end (and "哈哈，哈哈，…" as
+    fillers to its end): 20,000 characters took 1.5-2.5 s with the GIL held in the mining job. Read
+    in a child process with a 120 s guard (it takes about a second; the quadratic reading needs
+    several minutes for these 300,000 characters)."""
+    child = subprocess.run(
+        [sys.executable, "-c", MANY_CLAUSES_READER], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert json.loads(child.stdout) == [60_000, [["开炉", "吃火锅"]], 40_000]
 
 
 @pytest.mark.parametrize(
