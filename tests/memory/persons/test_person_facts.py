@@ -106,6 +106,26 @@ def test_subject_carries_across_commas(say):
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("我现在又喜欢猫了", [("me", "likes", "猫")]),
+        ("我又开始喜欢跑步了", [("me", "likes", "跑步")]),
+        ("我开始养猫了", [("me", "pets", "猫")]),
+        # the same adverbs before a negation: a dislike, never a like
+        ("我又不喜欢猫了", [("me", "dislikes", "猫")]),
+        ("我现在又开始不喜欢跑步了", [("me", "dislikes", "跑步")]),
+        # a question states nothing
+        ("我又喜欢猫了吗？", []),
+        ("我又开始喜欢跑步了吗", []),
+    ],
+)
+def test_a_liking_come_back_or_begun_is_read_after_you_or_kaishi(say, text, expected):
+    """The people pass: "我现在又喜欢猫了" (又…了) gave no fact, the adverbs 又 and 开始 stopping the
+    predicates from being read."""
+    assert facts_of(say(text)) == expected
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "小红说“我住在北京”",
