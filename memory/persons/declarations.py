@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from memory.persons.english import KNOWN_ZIPF, is_common_english, nickname_relatives
-from memory.persons.names import clean_name, grapheme_len, has_cjk, pos_tags
+from memory.persons.names import clean_name, grapheme_len, has_cjk, pos_tags, split_pinyin
 from memory.persons.speech import Clause, Utterance, own_clauses, own_text, sub_clauses
 
 MAX_ALIAS_GRAPHEMES = 16
@@ -151,6 +151,18 @@ def _reads_as_a_name(alias: str, language: str) -> bool:
     return len(tags) == 1 and tags[0][1].startswith("nr")
 
 
+def _introduced_name(alias: str, language: str) -> bool:
+    """Whether X of "我是X" / "I'm X" after a greeting names the speaker. Chinese X: any that looks like
+    a name (relations and roles are left out before). English X, one word: a given name as in
+    `_full_name` (one the nickname table knows, or no word English uses), or a name in pinyin that is no
+    everyday English word ("hi I'm Will", "hi I'm Priya", "hi I'm Ming"; not "hi I'm Hungry", "hey I'm
+    Bored": the greeting says nothing of the word after it)."""
+    if language != "en":
+        return True
+    pinyin = split_pinyin(alias.lower()) is not None and not is_common_english(alias)
+    return _given_name(alias) or pinyin
+
+
 def _full_name(alias: str) -> bool:
     """Whether the two capitalised words of "I'm X Y" are a given name and a second name, not words
     in Title Case ("I'm Really Tired", "I'm Going Home"): X a given name the nickname table knows or
@@ -235,7 +247,7 @@ def extract_declarations(utterance: Utterance) -> list[Declaration]:
                 if " " in got[0]:  # "I'm Mary Jane", greeting or not, only when each word is a name
                     if _full_name(got[0]):
                         add(utterance.speaker_id, Target.SELF, got, 0.6)
-                elif intro or _reads_as_a_name(got[0], language):
+                elif _reads_as_a_name(got[0], language) or (intro and _introduced_name(got[0], language)):
                     add(utterance.speaker_id, Target.SELF, got, 0.6)
         if addressed_to is None:
             continue

@@ -130,6 +130,25 @@ def test_two_capitalised_words_after_i_am_that_are_not_both_names_declare_nothin
     assert extract_declarations(say(text)) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("hi I'm Priya", ["Priya"]),  # no English word
+        ("hello, I'm Sam", ["Sam"]),  # given names the nickname table knows
+        ("hey I'm Will", ["Will"]),
+        ("hi I'm Ming", ["Ming"]),  # a name in pinyin
+        ("hi I'm Hungry", []),  # everyday English, no given name: the greeting does not make it one
+        ("hey I'm Bored", []),
+        ("hello I'm Vegan", []),
+        ("hi I'm Late", []),  # pinyin letters (la-te) but an everyday word
+    ],
+)
+def test_a_greeting_before_one_english_word_needs_a_name_like_word(say, text: str, expected: list[str]):
+    """Found by QA pass 17 (security): after a greeting, "I'm X" took any word not on a short stop list,
+    so "hi I'm Hungry" and "hey I'm Bored" gave their speakers a name."""
+    assert [d.alias for d in extract_declarations(say(text))] == expected
+
+
 def test_chinese_self_introductions_are_judged_as_before(say):
     """我是X without a greeting still needs X tagged a person name; 叫我X needs nothing."""
     assert aliases(extract_declarations(say("我是张伟"))) == [("me", "张伟", Target.SELF)]
