@@ -4,6 +4,7 @@ import sys
 import tracemalloc
 from datetime import UTC, datetime, timedelta
 
+import jieba.finalseg
 import pytest
 
 from memory.persons.aliases import AliasIndex
@@ -16,6 +17,7 @@ from memory.persons.facts import (
     extract_statements,
     merge_facts,
 )
+from memory.persons.pronouns import find_pronouns
 from memory.persons.speech import Utterance
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
@@ -468,3 +470,24 @@ def test_a_pasted_run_of_latin_letters_is_read_without_memory_growing_with_its_s
     finally:
         tracemalloc.stop()
     assert peak < 50 * 2**20, f"{peak / 2**20:.0f} MB"  # it was 250 MB for these 8,007 characters
+
+
+def test_a_run_of_characters_cut_one_by_one_is_read_without_jiebas_quadratic_hmm(monkeypatch) -> None:
+    """Found by QA pass 17 (security): "叫我" * 9,500 made an import take half as long again as other
+    hostile messages of that size. jieba's dictionary cuts the run into single characters, and its HMM
+    then ran its Viterbi pass over all 19,000 at once, which copies its path at every character
+    (quadratic: 1.5 s for the alias search alone, 1.6 s for the pronouns). Names and pronouns are
+    dictionary words: neither needs the HMM, so it must not run at all (counted, not timed)."""
+    viterbi = jieba.finalseg.viterbi
+    passes: list[int] = []
+
+    def counted(obs, *args):
+        passes.append(len(obs))
+        return viterbi(obs, *args)
+
+    monkeypatch.setattr(jieba.finalseg, "viterbi", counted)
+    aliases = AliasIndex([("red", "小红", "card", 1.0)])
+    flood = "叫我" * 9_500
+    assert extract_statements(Utterance("m1", "bob", flood, T0), aliases) == []
+    assert find_pronouns(flood + "他") == [("他", (19_000, 19_001))]
+    assert passes == []
