@@ -53,7 +53,8 @@ class Outline:
 
     path: Path
     root: Any
-    """The top-level object, `MessageArray`s in place of message arrays; None if it is no object."""
+    """The top-level object, `MessageArray`s in place of message arrays; a `MessageArray` for a file
+    that is one array, when "" is among the arrays asked for; else None if it is no object."""
     mode: _Mode
     stamp: tuple[int, int]
     """The file's size and modification time when the outline was read."""
@@ -99,7 +100,8 @@ def open_export(path: Path) -> BinaryIO:
 
 def read_outline(path: Path, arrays: Collection[str], keep: Collection[str]) -> Outline:
     """The export at `path` with each array at one of the ijson prefixes `arrays` (`messages`,
-    `chats.list.item.messages`) replaced by a `MessageArray`, and only the top-level keys in `keep`.
+    `chats.list.item.messages`, "" for the file itself) replaced by a `MessageArray`, and only the
+    top-level keys in `keep`.
 
     Reads the whole file without keeping its messages. Raises `ImportFileError` if the file cannot be
     read, is not JSON, is nested deeper than `MAX_DEPTH` or gives one of `arrays` twice in an object.
@@ -115,7 +117,7 @@ def read_outline(path: Path, arrays: Collection[str], keep: Collection[str]) -> 
 
 
 def _outline(path: Path, arrays: frozenset[str], keep: frozenset[str], mode: _Mode) -> Outline:
-    seen = {f"{prefix}.item": 0 for prefix in arrays}  # values at each entry prefix, as ijson.items counts
+    seen = {_items_of(prefix): 0 for prefix in arrays}  # values at each entry prefix, as ijson.items counts
     stack: list[Any] = []  # the open containers being kept
     steps: list[str] = []  # the ijson prefix of the next value, one step per open container
     depth = skip = 0  # while skip, what is inside the container opened at depth `skip` is not kept
@@ -141,12 +143,17 @@ def _outline(path: Path, arrays: frozenset[str], keep: frozenset[str], mode: _Mo
             events = mode.backend.basic_parse(handle, use_float=mode.use_float)
             first = next(events, None)
             begun = True
-            if first is None or first[0] != "start_map":
+            root: Any
+            if first is not None and first[0] == "start_array" and "" in arrays:
+                root = pending = MessageArray(_items_of(""), 0)  # the file is one array of messages
+                depth = skip = 1
+            elif first is None or first[0] != "start_map":
                 return Outline(path, None, mode, stamp)
-            root: dict[str, Any] = {}
-            stack.append(root)
-            steps.append("")
-            depth = 1
+            else:
+                root = {}
+                stack.append(root)
+                steps.append("")
+                depth = 1
             for event, value in events:
                 if skip:  # the hot loop: inside a message array (or a value left out)
                     if event == "map_key":
@@ -190,7 +197,7 @@ def _outline(path: Path, arrays: frozenset[str], keep: frozenset[str], mode: _Mo
                     if drop_next:
                         skip = depth
                     elif event == "start_array" and prefix in arrays:
-                        pending = MessageArray(f"{prefix}.item", seen[f"{prefix}.item"])
+                        pending = MessageArray(_items_of(prefix), seen[_items_of(prefix)])
                         attach(pending)
                         skip = depth
                     else:
@@ -225,6 +232,11 @@ def _outline(path: Path, arrays: frozenset[str], keep: frozenset[str], mode: _Mo
                 raise
             raise ImportFileError(f"{path}: not valid JSON: {too_long_number()}") from None
     return Outline(path, root, mode, stamp)
+
+
+def _items_of(prefix: str) -> str:
+    """The ijson prefix of the entries of the array at `prefix` ("" for a file that is one array)."""
+    return f"{prefix}.item" if prefix else "item"
 
 
 def _number_too_long(exc: Exception) -> bool:

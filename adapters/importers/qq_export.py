@@ -12,13 +12,18 @@ message ids and no group number: ids are derived from the content (stable, so im
 nothing) and the chat id is the `chat_id` argument, else the section's name (`private-` in front for a
 friend's section, as the live adapter names private chats). A file holding several
 chats (several `消息对象` sections) is refused with a `chat_id`, which could only name one of them.
+
+Neither is read whole: a JSON dump is streamed as the Telegram and Discord exports are (`json_stream`),
+a text export read twice a line at a time (its encoding, lines and sections, then its messages).
 """
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
@@ -31,8 +36,8 @@ from adapters.importers.base import (
     MessageIterator,
     Progress,
     kept,
-    load_json,
 )
+from adapters.importers.json_stream import EntryReader, MessageArray, read_outline, stream
 from adapters.neutral import as_id, holds_nothing
 from adapters.onebot_v11.event import (
     BOT_REMOVED,
@@ -45,7 +50,6 @@ from adapters.onebot_v11.event import (
     to_chat_message,
 )
 from memory.text import loggable
-from memory.text.saved import UndecodableText, decode_saved
 from memory.types import ChatKind, ChatMessage, InvalidMessage, MembershipChange, Segment, SegmentKind
 
 CHINA = ZoneInfo("Asia/Shanghai")
@@ -59,6 +63,7 @@ _SECTION = re.compile(r"^消息(?P<key>分组|对象)[:：](?P<value>.*)$")
 _PLACEHOLDER = re.compile(r"\[(图片|表情)\]")
 # The export's separator is a line of 64 '='; a short run of '=' is something a member wrote.
 _RULE = re.compile(r"^\s*={32,}\s*$")
+_CHUNK = 1 << 16  # characters read at a time while looking for the file's first sign
 _NEUTRAL = {"图片": (SegmentKind.IMAGE, "[image]"), "表情": (SegmentKind.FACE, "[face]")}
 
 
@@ -76,37 +81,101 @@ def iter_messages(
     is the bot's QQ, to mark its messages and those addressed to it; `tz` is the zone of text timestamps.
     """
     path = Path(path)
-    text = _read_text(path)
-    if not text.strip():
-        raise ImportFileError(f"{path}: the file is empty")
-    if text.lstrip()[:1] in ("[", "{"):
+    scan = _scan_text(path, chat_id is not None)
+    if scan.json:
         yield from _iter_json(path, chat_id, self_id, progress)
     else:
-        yield from _iter_txt(path, text, chat_id, self_id, tz, progress)
+        if chat_id is not None:
+            _check_single_chat(path, scan.chats, chat_id)
+        yield from _iter_txt(
+            path, _read_lines(path, scan.encoding), scan.lines, chat_id, self_id, tz, progress
+        )
 
 
-def _read_text(path: Path) -> str:
+@dataclass(slots=True)
+class _Scan:
+    """What a first pass over the file found: its encoding, whether it is JSON, its lines (counted by
+    `str.splitlines`) and the names of its `消息对象` sections (when asked for)."""
+
+    encoding: str
+    json: bool = False
+    lines: int = 0
+    chats: dict[str, None] = field(default_factory=dict)
+
+
+def _scan_text(path: Path, want_chats: bool) -> _Scan:
+    """Read the file through once, a line at a time, as `decode_saved` would decode it whole: UTF-16
+    after its byte order mark, else UTF-8, else GB18030. A file starting with `[` or `{` is JSON (read
+    by ijson, so the pass stops there). Raises `ImportFileError` for a file that cannot be read, is
+    in none of these encodings, or holds nothing but blanks."""
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as handle:
+            utf16 = handle.read(2) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
     except OSError as exc:
         raise ImportFileError(f"{path}: cannot read: {exc}") from exc
+    for encoding in ("utf-16",) if utf16 else ("utf-8-sig", "gb18030"):
+        scan = _Scan(encoding)
+        blank = True
+        try:
+            if _first_sign(path, encoding) in ("[", "{"):
+                scan.json = True
+                return scan
+            for line in _read_lines(path, encoding):
+                blank = blank and not line.strip()
+                scan.lines += 1
+                if want_chats and (match := _SECTION.match(line.strip())) and match.group("key") == "对象":
+                    scan.chats[match.group("value").strip()] = None
+        except UnicodeDecodeError as exc:
+            if utf16:
+                reason = f"byte {exc.start}: {exc.reason}"  # of the chunk read: a rough place
+                raise ImportFileError(
+                    f"{path}: starts with a UTF-16 byte order mark but is not UTF-16 text ({reason})"
+                ) from exc
+            continue
+        if blank:
+            raise ImportFileError(f"{path}: the file is empty")
+        return scan
+    raise ImportFileError(f"{path}: neither UTF-8, UTF-16 nor GB18030 text")
+
+
+def _first_sign(path: Path, encoding: str) -> str:
+    """The file's first character that is no blank ("" for none), read a chunk at a time: a JSON dump
+    may be one line of gigabytes."""
     try:
-        return decode_saved(raw)
-    except UndecodableText as exc:
-        raise ImportFileError(f"{path}: {exc}") from exc
+        with path.open(encoding=encoding) as handle:
+            while chunk := handle.read(_CHUNK):
+                if text := chunk.lstrip():
+                    return text[0]
+    except OSError as exc:
+        raise ImportFileError(f"{path}: cannot read: {exc}") from exc
+    return ""
+
+
+def _read_lines(path: Path, encoding: str) -> Iterator[str]:
+    """The file's lines as `str.splitlines` of its whole text gives them, one at a time."""
+    try:
+        with path.open(encoding=encoding, newline="") as handle:
+            for line in handle:  # ends at \n, \r or \r\n; splitlines also at \v, \f, \x1c-\x1e, \x85…
+                yield from line.splitlines()
+    except OSError as exc:
+        raise ImportFileError(f"{path}: cannot read: {exc}") from exc
 
 
 # -- JSON dumps ----------------------------------------------------------------------------------------
 
 
-def _entries(root: Any, path: Path) -> list[Any]:
+_ARRAYS = ("", "messages", "data", "data.messages")
+_KEEP = ("status", "retcode", "data", "messages", "message", "wording")
+
+
+def _entries(root: Any, path: Path) -> MessageArray:
     if isinstance(root, Mapping) and _failed(root):
         raise ImportFileError(f"{path}: a failed OneBot API response, not message history: {_why(root)}")
     if isinstance(root, Mapping) and "data" in root and ("status" in root or "retcode" in root):
         root = root["data"]
-    if isinstance(root, Mapping) and isinstance(root.get("messages"), list):
+    if isinstance(root, Mapping) and isinstance(root.get("messages"), MessageArray):
         return root["messages"]
-    if isinstance(root, list):
+    if isinstance(root, MessageArray):
         return root
     raise ImportFileError(f"{path}: expected a list of OneBot messages or an object with 'messages'")
 
@@ -132,12 +201,28 @@ def _why(response: Mapping[str, Any]) -> str:
 def _iter_json(
     path: Path, chat_id: str | None, self_id: str | None, progress: Progress | None
 ) -> MessageIterator:
-    entries = _entries(load_json(path), path)
+    outline = read_outline(path, _ARRAYS, _KEEP)
+    entries = _entries(outline.root, path)
+
+    def read(reader: EntryReader) -> MessageIterator:
+        return _json_messages(path, reader.entries(entries, ""), entries.count, chat_id, self_id, progress)
+
+    yield from stream(outline, read)
+
+
+def _json_messages(
+    path: Path,
+    entries: Iterable[Any],
+    total: int,
+    chat_id: str | None,
+    self_id: str | None,
+    progress: Progress | None,
+) -> MessageIterator:
     # By (chat kind, chat id, message id): a dump of several chats may repeat an id.
     known: dict[tuple[str, str, str], ReplyInfo] = {}
     for index, entry in enumerate(entries):
         if progress is not None:
-            progress(index + 1, len(entries))
+            progress(index + 1, total)
         location = f"messages[{index}]"
         if isinstance(entry, Mapping):
             if entry.get("message_id") is not None:
@@ -190,15 +275,20 @@ def _membership(
 
 
 def _iter_txt(
-    path: Path, text: str, chat_id: str | None, self_id: str | None, tz: tzinfo, progress: Progress | None
+    path: Path,
+    lines: Iterable[str],
+    total: int,
+    chat_id: str | None,
+    self_id: str | None,
+    tz: tzinfo,
+    progress: Progress | None,
 ) -> MessageIterator:
-    lines = text.splitlines()
-    if chat_id is not None:
-        _check_single_chat(path, lines, chat_id)
+    """The messages of a message-manager export's `lines` (`total` of them, for the progress)."""
     section_name = ""
     kind = ChatKind.GROUP
-    seen: dict[str, int] = {}
-    for start, header, body in _blocks(lines, path, progress):
+    # How often each message (its fingerprint's digest, not the fingerprint: memory stays small) came.
+    seen: dict[bytes, int] = {}
+    for start, header, body in _blocks(lines, total, path, progress):
         if isinstance(header, ImportIssue):
             yield header
             continue
@@ -227,8 +317,9 @@ def _iter_txt(
         segments = _txt_segments(content)
         body_text = "".join(s.text for s in segments)
         fingerprint = "\x1f".join((chat, when.isoformat(), sender, body_text))
-        seen[fingerprint] = seen.get(fingerprint, 0) + 1
-        digest = hashlib.sha1(f"{fingerprint}\x1f{seen[fingerprint]}".encode()).hexdigest()[:20]
+        same = hashlib.sha1(fingerprint.encode()).digest()
+        seen[same] = seen.get(same, 0) + 1
+        digest = hashlib.sha1(f"{fingerprint}\x1f{seen[same]}".encode()).hexdigest()[:20]
         is_bot = self_id is not None and sender == self_id
         try:
             yield ChatMessage(
@@ -248,13 +339,8 @@ def _iter_txt(
             yield ImportIssue(str(path), location, str(exc))
 
 
-def _check_single_chat(path: Path, lines: list[str], chat_id: str) -> None:
-    """Refuse to put the messages of several chats (`消息对象` sections) under one `chat_id`."""
-    names = dict.fromkeys(
-        match.group("value").strip()
-        for line in lines
-        if (match := _SECTION.match(line.strip())) is not None and match.group("key") == "对象"
-    )
+def _check_single_chat(path: Path, names: Mapping[str, None], chat_id: str) -> None:
+    """Refuse to put the messages of several chats (`消息对象` sections, by name) under one `chat_id`."""
     if len(names) > 1:
         shown = ", ".join(list(names)[:3]) + (", …" if len(names) > 3 else "")
         raise ImportFileError(
@@ -264,11 +350,10 @@ def _check_single_chat(path: Path, lines: list[str], chat_id: str) -> None:
 
 
 def _blocks(
-    lines: list[str], path: Path, progress: Progress | None
+    lines: Iterable[str], total: int, path: Path, progress: Progress | None
 ) -> Iterator[tuple[int, re.Match[str] | ImportIssue | None, Any]]:
     """(line number, header match, body lines) per message; (n, None, (key, value)) per section line."""
     current: tuple[int, re.Match[str], list[str]] | None = None
-    total = len(lines)
     for number, line in enumerate(lines, start=1):
         if progress is not None:
             progress(number, total)
