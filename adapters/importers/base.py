@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -12,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from adapters.neutral import holds_nothing
-from memory import untrusted_json
 from memory.types import ChatMessage, MembershipChange
 
 Progress = Callable[[int, int], None]
@@ -66,22 +64,6 @@ def id_clash(source: str, message: ChatMessage) -> ImportIssue:
         f"message {message.message_id}",
         "its id is already taken in this chat by a message with other text; the first one is kept",
     )
-
-
-def load_json(path: Path) -> Any:
-    """Read a whole JSON file, raising `ImportFileError` with the position of a syntax error."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ImportFileError(f"{path}: cannot read: {exc}") from exc
-    try:
-        return untrusted_json.loads(raw.decode("utf-8-sig"))
-    except UnicodeDecodeError as exc:
-        raise ImportFileError(f"{path}: not UTF-8 text at byte {exc.start}") from exc
-    except json.JSONDecodeError as exc:
-        raise ImportFileError(
-            f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-        ) from exc
 
 
 _LONG_FRACTION = re.compile(r"(\.\d{6})\d+")

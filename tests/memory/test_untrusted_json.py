@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.importers.base import ImportFileError, ImportIssue, load_json
+from adapters.importers import iter_import
+from adapters.importers.base import ImportFileError, ImportIssue
 from adapters.importers.replay_jsonl import iter_messages
 from bot.llm.jsontext import NoJSON, extract_json
 from memory import untrusted_json
@@ -45,7 +46,7 @@ def test_deep_export_file_jargon_import_and_model_answer_are_clear_errors(tmp_pa
     export = tmp_path / "export.json"
     export.write_text(DEEP, encoding="utf-8")
     with pytest.raises(ImportFileError, match="nested too deeply"):
-        load_json(export)
+        list(iter_import("qq", export))
     with pytest.raises(JargonError, match="invalid JSON"):
         transfer.parse(DEEP, "json")
     # The model's answer is tried from its first few openers only (each try may read to the end): ones
