@@ -127,9 +127,8 @@ def _scan_text(path: Path, want_chats: bool) -> _Scan:
                     scan.chats[match.group("value").strip()] = None
         except UnicodeDecodeError as exc:
             if utf16:
-                reason = f"byte {exc.start}: {exc.reason}"  # of the chunk read: a rough place
                 raise ImportFileError(
-                    f"{path}: starts with a UTF-16 byte order mark but is not UTF-16 text ({reason})"
+                    f"{path}: starts with a UTF-16 byte order mark but is not UTF-16 text ({exc.reason})"
                 ) from exc
             continue
         if blank:
