@@ -20,7 +20,7 @@ Pure functions on the miner's messages; the mining job stores what they find (di
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from memory.jargon.types import MinerMessage
@@ -91,6 +91,14 @@ def _clause_starts(text: str) -> list[int]:
     return [0, *(m.end() for m in _CLAUSE_BREAK.finditer(text) if m.end() < len(text))]
 
 
+def _at_clause_starts(pattern: re.Pattern[str], may: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    """The matches of `pattern` at each clause start of `text`; none when `may` finds nothing in it."""
+    if may.search(text):
+        for start in _clause_starts(text):
+            if (match := pattern.match(text, start)) is not None:
+                yield match
+
+
 def _meaning(rest: str, of: bool) -> str | None:
     """The meaning at the start of `rest`: its clause, without closing particles; None when the clause
     asks rather than says, or says nothing."""
@@ -128,12 +136,7 @@ _MAY_ASK = re.compile(r"啥|什么|what", re.I)
 def asked_about(text: str) -> list[str]:
     """The terms a message asks the meaning of ("X是什么意思", "啥叫X", "what does X mean"), normalised."""
     found: list[str] = []
-    if not _MAY_ASK.search(text):
-        return found
-    for start in _clause_starts(text):
-        match = _ASKED.match(text, start)
-        if match is None:
-            continue
+    for match in _at_clause_starts(_ASKED, _MAY_ASK, text):
         term = next(g for g in match.group("term", "term2", "term3", "term4") if g)
         if normalize(term):
             found.append(normalize(term))
@@ -143,12 +146,7 @@ def asked_about(text: str) -> list[str]:
 def explained_in(text: str) -> list[tuple[str, str]]:
     """(normalised term, meaning) for each explanation `text` gives, in order."""
     found: list[tuple[str, str]] = []
-    if not _MAY_EXPLAIN.search(text):
-        return found
-    for start in _clause_starts(text):
-        match = _EXPLAINED.match(text, start)
-        if match is None:
-            continue
+    for match in _at_clause_starts(_EXPLAINED, _MAY_EXPLAIN, text):
         term = normalize(match.group("term"))
         meaning = _meaning(match.group("rest"), match.group("of") is not None)
         if term and meaning is not None and normalize(meaning) != term:
