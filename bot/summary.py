@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlalchemy import func, select
 
@@ -15,7 +15,7 @@ from memory.persons import timeline_text
 from memory.persons.card import CARD_WORDS
 from memory.persons.service import persons_of
 from memory.service import MemoryService
-from memory.text import truncate
+from memory.text import normalize, truncate
 
 
 @dataclass(slots=True)
@@ -69,13 +69,19 @@ async def person_facts_section(memory: MemoryService, chat_id: int) -> tuple[str
 
 
 async def jargon_section(memory: MemoryService, chat_id: int) -> tuple[str, list[str]] | None:
-    """The terms seen most in this chat: term, count, status, meaning."""
+    """The terms seen most in this chat, each once as the chat sees it (its own entry of a term, such
+    as a meaning a member gave, standing for the global one), counted as the term's most counted
+    entry: term, count, status, meaning."""
     async with memory.db.read() as session:
-        entries = await dictionary.list_entries(session, chat_id=chat_id, limit=12)
-    if not entries:
+        listed = await dictionary.list_entries(session, chat_id=chat_id, limit=12)
+    if not listed:
         return None
+    counts: dict[str, int] = {}
+    for e in listed:
+        counts[normalize(e.content)] = max(counts.get(normalize(e.content), 0), e.count)
+    seen = [replace(e, count=counts[normalize(e.content)]) for e in dictionary.one_per_term(listed)]
     lines = []
-    for e in entries:
+    for e in sorted(seen, key=lambda e: -e.count):
         meaning = f" — {truncate(e.meaning, 60)}" if e.meaning else ""
         lines.append(f"{e.content} ×{e.count} [{e.status}]{meaning}")
     return "Jargon", lines

@@ -145,11 +145,11 @@ def _hides_global(entry: EntryView, shared: EntryView) -> bool:
     return entry.explainable or entry.status == "rejected"
 
 
-def _per_term(rows: Iterable[Jargon]) -> list[EntryView]:
-    """One entry per term among a chat's own and global rows: the chat's own when it hides the
+def one_per_term(entries: Iterable[EntryView]) -> list[EntryView]:
+    """One entry per term among a chat's own and global entries: the chat's own when it hides the
     global one, else the global one (an undecided own entry without a meaning only when alone)."""
     chosen: dict[str, EntryView] = {}
-    for entry in sorted((view(r) for r in rows), key=lambda e: e.chat_id is None):
+    for entry in sorted(entries, key=lambda e: e.chat_id is None):
         key = normalize(entry.content)
         own = chosen.get(key)
         if own is None or (entry.chat_id is None and not _hides_global(own, entry)):
@@ -353,7 +353,8 @@ async def lookup(session: AsyncSession, term: str, chat_id: int) -> EntryView | 
     if not forms:
         return None
     query = select(Jargon).where(visible_in("chat", chat_id), Jargon.normalized.in_(forms))
-    found = {normalize(entry.content): entry for entry in _per_term((await session.scalars(query)).all())}
+    rows = (await session.scalars(query)).all()
+    found = {normalize(entry.content): entry for entry in one_per_term(view(row) for row in rows)}
     return next((found[form] for form in forms if form in found), None)
 
 
@@ -447,7 +448,8 @@ async def explainable(session: AsyncSession, chat_id: int) -> list[EntryView]:
     own (under either scope setting), the chat's own entry of a term winning over the global one (a
     rejected own entry leaves the term unexplained)."""
     query = select(Jargon).where(visible_in("chat", chat_id), _SHAPES_VOCABULARY)
-    return [v for v in _per_term((await session.scalars(query)).all()) if v.explainable]
+    rows = (await session.scalars(query)).all()
+    return [v for v in one_per_term(view(row) for row in rows) if v.explainable]
 
 
 async def has_own_vocabulary(session: AsyncSession, chat_id: int) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from bot.commands.answers import what
 from bot.config import ConfigStore
 from bot.config.settings import Settings
 from bot.replay import replay
+from bot.summary import jargon_section
 from memory.clock import ManualClock
 from memory.jargon import dictionary
 from memory.persons.config import PersonsConfig
@@ -133,11 +135,17 @@ async def test_a_term_a_member_explained_is_explained_before_a_reply_and_by_what
         assert chat is not None
         asked = (await app.memory.recent(chat.id, 1))[-1]
         context = await app.memory.context_for_reply(chat.id, asked, "周五开炉吗")
+        section = await jargon_section(app.memory, chat.id)
     finally:
         await app.close()
     [(_, answer)] = report.replies
+    assert section is not None
+    [listed] = [line for line in section[1] if line.startswith("开炉 ")]  # once, as the chat sees it
     if meaning is None:
         assert "还不知道是什么意思" in answer and "开炉: " not in context.text
+        assert listed.endswith("[candidate]"), listed
     else:
         assert answer.splitlines()[0] == f"「开炉」: {meaning}(群友说的)"
         assert f"开炉: {meaning} (as a member explained it)" in context.text
+        # The shared entry's count, not the 0 of the chat's own entry holding the meaning.
+        assert re.fullmatch(rf"开炉 ×[1-9]\d* \[inferred\] — {meaning}", listed), listed
