@@ -1,3 +1,6 @@
+import json
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -283,3 +286,25 @@ def test_a_day_without_a_year_is_never_ahead_of_the_question(text: str, year: st
     """Found while adding numeric dates: asked on 12 March, "3月15日" was three days ahead, in the
     current year, and matched nothing said yet; today itself is still this year's."""
     assert window(text)[1][:4] == year
+
+
+# Runs of digits and of Chinese numerals before a count: each counts from the start of its run.
+LONG_RUNS_READER = """
+import json
+from datetime import UTC, datetime
+from memory.recall.timeexpr import parse_time_hints
+now = datetime(2026, 3, 12, 15, 0, tzinfo=UTC)
+texts = ["1" * 200_000, "二" * 200_000, "2" * 100_000 + " 三天前", "三" * 100_000 + "，3天前"]
+print(json.dumps([[h.text for h in parse_time_hints(text, now)] for text in texts], ensure_ascii=False))
+"""
+
+
+def test_a_long_run_of_digits_or_numerals_is_read_at_once() -> None:
+    """Found reviewing QA pass 17 (security): a count ("3天前", "三年前") could start inside a run of
+    digits or numerals, each start reading the run to its end: a member's 20,000 digits or 二 took
+    about 10 s in every recall of that message. Read in a child process with a 120 s guard (it takes
+    milliseconds; the old patterns need well over ten minutes for these)."""
+    child = subprocess.run(
+        [sys.executable, "-c", LONG_RUNS_READER], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert json.loads(child.stdout) == [[], [], ["三天前"], ["3天前"]]
