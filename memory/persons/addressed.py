@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -37,7 +38,7 @@ from memory.persons import store, timeline_text
 from memory.persons.aliases import COMMON_WORD_FREQ, AliasIndex
 from memory.persons.declarations import addressee, looks_like_name
 from memory.persons.english import is_common_english, written_as_a_name
-from memory.persons.forgotten import all_forgotten
+from memory.persons.forgotten import Forgotten, all_forgotten
 from memory.persons.names import name_key, pos_tags
 from memory.persons.speech import Utterance, own_clauses
 from memory.text import dictionary_frequency
@@ -155,11 +156,12 @@ async def note_addressed_names(
         session.add(state)
     names: dict[str, list[list[Any]]] = dict((state.data or {}).get("names", {}))
     learnt: list[tuple[int, str]] = []
+    forgotten = await all_forgotten(session)
     for addressed in new:
         key = name_key(addressed.alias)
         sighting = [int(addressed.person_id), int(utterance.speaker_id), said_in, when, addressed.alias]
         seen = [*names.get(key, []), sighting][-MAX_SIGHTINGS:]
-        seen = await _still_readable(session, seen)
+        seen = await _still_readable(session, seen, forgotten)
         person_id = _holder(seen)
         if person_id is None:
             names[key] = seen
@@ -228,10 +230,11 @@ def _holder(seen: list[list[Any]]) -> int | None:
     return int(first)
 
 
-async def _still_readable(session: AsyncSession, seen: list[list[Any]]) -> list[list[Any]]:
+async def _still_readable(
+    session: AsyncSession, seen: list[list[Any]], forgotten: Mapping[int, Forgotten]
+) -> list[list[Any]]:
     """The sightings of people still here, none from before a request to be forgotten of the speaker
     or the addressee."""
-    forgotten = await all_forgotten(session)
     kept = []
     for sighting in seen:
         person, speaker, message, time = (
