@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
-import sys
 from datetime import timedelta
 
 import pytest
@@ -20,6 +18,7 @@ from memory.jargon.types import MinerMessage
 from memory.service import MemoryService
 from memory.types import MessageDeletion
 from tasks.jargon_mining import JargonMiningJob, MiningSettings
+from tests.child_reader import read_in_child
 from tests.conftest import T0, chat_ids, make_message
 from tests.fakes.openai_server import FakeOpenAI, answer_json
 from tests.memory.test_deletion_races import model
@@ -39,10 +38,8 @@ def test_a_long_message_of_many_clauses_is_read_at_once() -> None:
     fillers to its end): 20,000 characters took 1.5-2.5 s with the GIL held in the mining job. Read
     in a child process with a 120 s guard (it takes about a second; the quadratic reading needs
     several minutes for these 300,000 characters)."""
-    child = subprocess.run(
-        [sys.executable, "-c", MANY_CLAUSES_READER], capture_output=True, text=True, timeout=120, check=True
-    )
-    assert json.loads(child.stdout) == [60_000, [["开炉", "吃火锅"]], 40_000]
+    found = read_in_child(MANY_CLAUSES_READER)
+    assert found == [60_000, [["开炉", "吃火锅"]], 40_000]
 
 
 @pytest.mark.parametrize(

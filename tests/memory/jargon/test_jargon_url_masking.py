@@ -3,9 +3,7 @@ to try every position inside the run and read the run to its end from each."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
+from tests.child_reader import read_in_child
 
 LONG_RUNS_READER = """
 import json
@@ -22,7 +20,5 @@ def test_a_long_dotted_run_is_masked_at_once() -> None:
     10,000 took 7 s in the miner's URL masking (each message of the window, each run). Read in a
     child process with a 120 s guard (milliseconds now; the old pattern needs about half an hour for
     this run)."""
-    child = subprocess.run(
-        [sys.executable, "-c", LONG_RUNS_READER], capture_output=True, text=True, timeout=120, check=True
-    )
-    assert json.loads(child.stdout) == [True, ["看", "好"]]
+    found = read_in_child(LONG_RUNS_READER)
+    assert found == [True, ["看", "好"]]

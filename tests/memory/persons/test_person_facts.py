@@ -1,6 +1,4 @@
 import json
-import subprocess
-import sys
 import tracemalloc
 from datetime import UTC, datetime, timedelta
 
@@ -19,6 +17,7 @@ from memory.persons.facts import (
 )
 from memory.persons.pronouns import find_pronouns
 from memory.persons.speech import Utterance
+from tests.child_reader import read_in_child
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
@@ -438,15 +437,7 @@ def test_a_members_message_built_to_make_the_fact_patterns_backtrack_is_read_at_
     with it the whole bot (`re` keeps the GIL in its worker thread), for minutes or for ever. Read in a child
     process, so that a regression fails here (the guard is 120 s; reading them takes milliseconds)
     instead of hanging the suite."""
-    child = subprocess.run(
-        [sys.executable, "-c", HOSTILE_READER],
-        input=json.dumps(HOSTILE_MESSAGES),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    found = json.loads(child.stdout)
+    found = read_in_child(HOSTILE_READER, json.dumps(HOSTILE_MESSAGES))
     assert found == {
         "哈哈": [],
         "laughter": [],

@@ -1,11 +1,10 @@
-import subprocess
-import sys
 from datetime import UTC, datetime
 
 import pytest
 
 from memory.persons.speech import Utterance, own_clauses, own_text
 from memory.types import ChatMessage, Segment, SegmentKind
+from tests.child_reader import read_in_child
 
 
 @pytest.mark.parametrize(
@@ -27,9 +26,10 @@ def test_own_text_blanks_other_peoples_words(text, kept):
 
 # A member's run of "a'" before a report: "Tom said" is still found after it.
 APOSTROPHE_RUN_READER = """
+import json
 from memory.persons.speech import own_text
 text = "a'" * 100_000 + " Tom said he lives in Rome"
-print(own_text(text)[len(text) - 26 :].strip())
+print(json.dumps(own_text(text)[len(text) - 26 :].strip()))
 """
 
 
@@ -38,10 +38,8 @@ def test_a_run_of_apostrophes_is_read_at_once():
     of "a'a'a'…", each start reading to the run's end: 20,000 characters took seconds per message with
     the GIL held. Read in a child process with a 120 s guard (it takes milliseconds; the old pattern
     needs about ten minutes for these 200,000 characters)."""
-    child = subprocess.run(
-        [sys.executable, "-c", APOSTROPHE_RUN_READER], capture_output=True, text=True, timeout=120, check=True
-    )
-    assert child.stdout.strip() == "Tom"
+    found = read_in_child(APOSTROPHE_RUN_READER)
+    assert found == "Tom"
 
 
 def test_questions_are_flagged():

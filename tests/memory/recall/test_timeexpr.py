@@ -1,11 +1,9 @@
-import json
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
 from memory.recall.timeexpr import in_zone, parse_cn_number, parse_time_hints
+from tests.child_reader import read_in_child
 
 # A Thursday afternoon.
 NOW = datetime(2026, 3, 12, 15, 0, tzinfo=UTC)
@@ -304,7 +302,5 @@ def test_a_long_run_of_digits_or_numerals_is_read_at_once() -> None:
     digits or numerals, each start reading the run to its end: a member's 20,000 digits or 二 took
     about 10 s in every recall of that message. Read in a child process with a 120 s guard (it takes
     milliseconds; the old patterns need well over ten minutes for these)."""
-    child = subprocess.run(
-        [sys.executable, "-c", LONG_RUNS_READER], capture_output=True, text=True, timeout=120, check=True
-    )
-    assert json.loads(child.stdout) == [[], [], ["三天前"], ["3天前"]]
+    found = read_in_child(LONG_RUNS_READER)
+    assert found == [[], [], ["三天前"], ["3天前"]]
