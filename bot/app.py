@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import timedelta
@@ -240,6 +242,10 @@ async def settle_notes_folders(db: Database, notes: NoteScopes) -> None:
     await finish_notes_moves(db, notes)
 
 
+def _seconds_of(clock: Clock) -> Callable[[], float]:
+    return lambda: clock.now().timestamp()
+
+
 async def build_app(
     config: ConfigStore,
     data_dir: Path | None = None,
@@ -257,6 +263,9 @@ async def build_app(
     database is open, `upgrade_lock` while opening changes it (Database.open). Raises DatabaseMissing /
     DatabaseUnavailable (memory.storage) when it cannot."""
     settings = config.current
+    # The members' command limit counts on the monotonic clock, or on the simulated one given (a replay
+    # counts commands in the log's time, not in how fast it runs).
+    seconds = time.monotonic if clock is None else _seconds_of(clock)
     clock = clock or SystemClock()
     directory = resolve_data_dir(settings, data_dir)
     db = await Database.open(
@@ -296,7 +305,7 @@ async def build_app(
     jargon_provider = JargonProvider(explainer, settings.jargon.context_tokens)
     memory.context_providers.append(jargon_provider)
     runner.register(JargonMiningJob(db, lambda: mining_settings(config.current), llm).spec())
-    pipeline = ReplyPipeline(memory, lambda: config.current, llm)
+    pipeline = ReplyPipeline(memory, lambda: config.current, llm, seconds=seconds)
     persons = PersonMemory(db, lambda: _persons_config(config.current), llm)
     persons.attach(memory)
     runner.register(

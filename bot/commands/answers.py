@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,8 @@ MAX_ITEM_CHARS = 200
 # How much of a member's question, name or term an answer repeats: a pasted paragraph repeated whole
 # would fill `[reply] max_chars` and push out what was recalled.
 MAX_ECHO_CHARS = 40
+# A wait shorter than this is told in seconds, a longer one in minutes (rounded up).
+WAIT_IN_SECONDS_UNDER = 120
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +46,9 @@ class Words:
     unexplained: str
     items: str
     usage: str
+    slow_down: str  # {} a wait in `seconds` or `minutes`
+    seconds: tuple[str, str]  # a count of one, of any other number
+    minutes: tuple[str, str]  # a count of one, of any other number
 
 
 WORDS: dict[Language, Words] = {
@@ -64,6 +70,9 @@ WORDS: dict[Language, Words] = {
         unexplained="{term}在群里出现过 {count}，还不知道是什么意思。",
         items="、",
         usage="用法: /recall <关键词> · /who <名字> · /what <词>",
+        slow_down="问得有点频繁了，{}后再问吧。",
+        seconds=("{} 秒", "{} 秒"),
+        minutes=("{} 分钟", "{} 分钟"),
     ),
     "en": Words(
         quoted="“{}”",
@@ -83,6 +92,9 @@ WORDS: dict[Language, Words] = {
         unexplained="{term} has come up {count} here; I don't know what it means yet.",
         items=", ",
         usage="Usage: /recall <words> · /who <name> · /what <term>",
+        slow_down="That's a lot of questions at once; ask again in {}.",
+        seconds=("{} second", "{} seconds"),
+        minutes=("{} minute", "{} minutes"),
     ),
 }
 
@@ -274,3 +286,14 @@ async def what(memory: MemoryService, chat_id: int, term: str) -> Answer:
         lines = [words.unexplained.format(term=named, count=_counted(here, words.times))]
     lines += [f"- {speaker}: {_quoted(text)}" for speaker, text in quoted]
     return Answer(data, lines)
+
+
+async def slow_down(memory: MemoryService, chat_id: int, asked: str, wait_seconds: int) -> Answer:
+    """The one note a member over `[reply] commands_per_member` gets: when they may ask again (in
+    `wait_seconds`), in the chat's language, `asked` (their command's argument) counted."""
+    words = await words_for(memory, chat_id, asked)
+    if wait_seconds < WAIT_IN_SECONDS_UNDER:
+        wait = _counted(wait_seconds, words.seconds)
+    else:
+        wait = _counted(math.ceil(wait_seconds / 60), words.minutes)
+    return Answer({"error": "too many commands", "retry_after": wait_seconds}, [words.slow_down.format(wait)])

@@ -66,6 +66,10 @@ class ReplySettings(Section):
     probability: float = Field(0.0, ge=0.0, le=1.0)
     disabled_chats: list[str] = []
     commands: bool = True
+    # A member's memory commands in one chat: at most `commands_per_member` in any
+    # `commands_window_seconds` (0 = no limit); each one is a recall, maybe an embedding call.
+    commands_per_member: int = Field(5, ge=0, le=1000)
+    commands_window_seconds: float = Field(60.0, ge=1.0, le=86_400.0)
     max_chars: int = Field(2000, ge=50, le=100_000)
 
 

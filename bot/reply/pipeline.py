@@ -7,20 +7,24 @@ import contextlib
 import functools
 import logging
 import random
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from adapters.base import SendError, fit_message
 from bot import unrecorded
-from bot.commands.dispatch import dispatch
+from bot.commands import answers
+from bot.commands.dispatch import answer, command_for
 from bot.config.settings import Settings
 from bot.llm import LLMGateway
+from bot.rate_limit import RateLimit, Rule
 from bot.reply.policy import decide, silenced, without_bot_names
 from bot.reply.prompt import reply_messages
 from bot.tools import ToolContext, build_registry, run_with_tools
 from bot.tools.service_backend import ServiceMemoryTools
 from memory import messages
+from memory.commands import MemoryCommand
 from memory.ingest import Recorded
 from memory.ports import LLMUnavailable
 from memory.service import MemoryService
@@ -32,6 +36,7 @@ log = logging.getLogger(__name__)
 ID_CLASH = "id clash"  # the outcome's reason when the id was taken by another text
 ERASED = "erased on request"  # the outcome's reason when its sender's messages up to then were deleted
 LOCKED_RETRY_SECONDS = 1.0  # pause before a message that met a locked database is tried again
+OVER_LIMIT = "over the command limit"  # the outcome's reason for a command left unanswered by the limit
 
 Send = Callable[..., Awaitable[ChatMessage]]
 Store = Callable[[ChatMessage, bool], Awaitable[Recorded]]  # MemoryService.record, or one that waits
@@ -65,11 +70,18 @@ class ReplyPipeline:
         settings: Callable[[], Settings],
         llm: LLMGateway | None = None,
         rng: random.Random | None = None,
+        seconds: Callable[[], float] = time.monotonic,
     ) -> None:
+        """`seconds` is the clock (in seconds) the members' command limit counts on."""
         self.memory = memory
         self.settings = settings
         self.llm = llm
         self.rng = rng or random.Random(0)
+        self.command_limit = RateLimit(self._command_rule, seconds)
+
+    def _command_rule(self) -> Rule:
+        reply = self.settings().reply
+        return Rule(reply.commands_per_member, reply.commands_window_seconds)
 
     async def handle(self, message: ChatMessage, send: Send) -> Outcome:
         """Record `message`, then answer it when it is a memory command or the reply policy says so,
@@ -153,17 +165,9 @@ class ReplyPipeline:
         settings = self.settings()
         # a forward re-shares someone else's words: `/recall …` forwarded is a message, not a command
         if settings.reply.commands and not message.forwarded and silenced(message, settings.reply) is None:
-            answer = await dispatch(
-                self.memory,
-                recorded.chat_id,
-                message.text,
-                to_bot=message.to_bot,
-                asker=recorded.person_id or None,
-            )
-            if answer is not None:
-                return await self._send(
-                    message, sent_to, answer.text, send, store, "command", searchable=False
-                )
+            command = command_for(message.text, to_bot=message.to_bot)
+            if command is not None:
+                return await self._command(message, recorded, sent_to, command, send, store)
         replied_to_bot = await self._replied_to_bot(recorded.chat_id, recorded.message.reply_to)
         decision = decide(message, settings.reply, settings.bot, replied_to_bot, self.rng)
         if not decision.reply:
@@ -200,6 +204,35 @@ class ReplyPipeline:
         if not text:
             return Outcome(True, reason=f"{decision.reason}; empty reply")
         return await self._send(message, sent_to, text, send, store, decision.reason)
+
+    async def _command(
+        self,
+        message: ChatMessage,
+        recorded: Recorded,
+        sent_to: Recorded,
+        command: MemoryCommand,
+        send: Send,
+        store: Store,
+    ) -> Outcome:
+        """Answer a memory command (`sent_to` as for `_send`), unless its sender is over `[reply]
+        commands_per_member` in this chat: then the first command past the limit is answered with when
+        to ask again, and the next ones with nothing until the window has room (never the reply model
+        either: the command stays a command). A command is counted once its answer is worked out, and
+        the note marked told once written, so that one tried again after meeting a locked database is
+        neither counted twice nor left without its note."""
+        chat_id, member = recorded.chat_id, (recorded.chat_id, message.sender_id)
+        verdict = self.command_limit.check(member)
+        if verdict.allowed:
+            worked_out = await answer(self.memory, chat_id, command, asker=recorded.person_id or None)
+            self.command_limit.add(member)
+            reason = "command"
+        elif verdict.first:
+            worked_out = await answers.slow_down(self.memory, chat_id, command.argument, verdict.wait_seconds)
+            self.command_limit.told(member)
+            reason = OVER_LIMIT
+        else:
+            return Outcome(True, reason=OVER_LIMIT)
+        return await self._send(message, sent_to, worked_out.text, send, store, reason, searchable=False)
 
     async def handle_live(self, message: ChatMessage, send: Send, stopping: asyncio.Event) -> Outcome | None:
         """`handle` for a live adapter, which cannot fetch a message again: while another process

@@ -273,3 +273,28 @@ def test_numeric_date_order_takes_its_two_values_and_names_them_when_wrong() -> 
     assert "cfg.toml:2: recall.numeric_date_order: Input should be 'month_first' or 'day_first'" in str(
         info.value
     )
+
+
+@pytest.mark.parametrize(
+    ("line", "error"),
+    [
+        ("commands_per_member = -1", "reply.commands_per_member: Input should be greater than or equal to 0"),
+        ("commands_per_member = 2.5", "reply.commands_per_member: Input should be a valid integer"),
+        (
+            "commands_window_seconds = 0",
+            "reply.commands_window_seconds: Input should be greater than or equal to 1",
+        ),
+        (
+            "commands_window_seconds = nan",
+            "reply.commands_window_seconds: Input should be less than or equal to",
+        ),
+    ],
+)
+def test_the_members_command_limit_refuses_what_it_cannot_count_naming_key_and_line(
+    line: str, error: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_settings(f"[reply]\n{line}\n", "cfg.toml", env={})
+    assert f"cfg.toml:2: {error}" in str(info.value)
+    unlimited = parse_settings("[reply]\ncommands_per_member = 0\n", "cfg.toml", env={}).reply
+    assert (unlimited.commands_per_member, unlimited.commands_window_seconds) == (0, 60.0)

@@ -52,10 +52,12 @@ def test_other_text_is_no_command(text: str) -> None:
 
 @asynccontextmanager
 async def answering(
-    tmp_path: Path, settings: Settings | None = None
+    tmp_path: Path, settings: Settings | None = None, config: Path | None = None
 ) -> AsyncIterator[tuple[App, Send, list[str]]]:
-    """A bot over a new database, the `send` it answers through and the texts it sent."""
-    app = await build_app(ConfigStore(settings or Settings(), None), tmp_path / "data", ManualClock(T0))
+    """A bot over a new database (its settings `settings`, or read from the file `config`, which it
+    reloads), the `send` it answers through and the texts it sent."""
+    store = ConfigStore.load(config) if config is not None else ConfigStore(settings or Settings(), None)
+    app = await build_app(store, tmp_path / "data", ManualClock(T0))
     sent: list[str] = []
 
     async def send(_chat: str, text: str, **_kwargs: Any) -> ChatMessage:
@@ -155,7 +157,8 @@ async def test_an_english_group_is_answered_in_english_and_a_chinese_one_in_chin
         ("liz", "who wants to touch grass this weekend? thinking a hike"),
         ("bobby", "we all need to touch grass tbh"),
     ]
-    async with answering(tmp_path) as (app, send, _sent):
+    unlimited = Settings.model_validate({"reply": {"commands_per_member": 0}})  # sam asks seven at once
+    async with answering(tmp_path, unlimited) as (app, send, _sent):
         for n, (sender, text) in enumerate(english, start=1):
             await app.pipeline.handle(make_message(n, chat="en", sender=sender, text=text), send)
         await app.pipeline.handle_inbound(left, send, asyncio.Event())

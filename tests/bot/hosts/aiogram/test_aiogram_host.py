@@ -30,6 +30,7 @@ from memory.persons.store import person_ids_for
 from memory.types import ChatMessage, InboundEvent
 from tests.adapters.host import stored, watch_feeds
 from tests.adapters.telegram.bot_api import (
+    ADMIN,
     GROUP,
     SUPERGROUP,
     TOKEN,
@@ -68,7 +69,12 @@ class Host:
     was fed."""
 
     def __init__(
-        self, base: str, data_dir: Path, fed: list[InboundEvent], middleware: Middleware | None = None
+        self,
+        base: str,
+        data_dir: Path,
+        fed: list[InboundEvent],
+        middleware: Middleware | None = None,
+        config: Path | None = None,
     ) -> None:
         session = AiohttpSession(api=TelegramAPIServer.from_base(base))
         self.bot = Bot(TOKEN, session=session, default=DefaultBotProperties(parse_mode="HTML"))
@@ -77,7 +83,7 @@ class Host:
         self.dp.include_router(self._handlers())
         if middleware is not None:  # the bot's own, registered before Qunyi is attached
             self.dp.update.outer_middleware(middleware)
-        self.qunyi = AiogramQunyi(self.bot, data_dir=data_dir)
+        self.qunyi = AiogramQunyi(self.bot, config=config, data_dir=data_dir)
         self.qunyi.attach(self.dp)
         self.data_dir = data_dir
         self.fed = fed
@@ -167,6 +173,35 @@ async def test_a_recall_is_answered_through_the_bot_as_a_reply_and_recorded_once
     assert (await stored(host.data_dir))[2:] == [("501", answer["text"], True)]
     # recorded from what the send returned, not a second time from the Bot's API call
     assert not any(isinstance(event, ChatMessage) and event.is_bot for event in host.fed)
+
+
+async def test_a_member_past_the_command_limit_is_told_once_and_every_message_is_recorded(
+    api: tuple[FakeBotAPI, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seven /recall in a row from Alice: five answers, then one note saying when to ask again, then
+    nothing (`[reply] commands_per_member`, 5 by default), while Bob is answered; all are recorded."""
+    fake, base = api
+    fake.updates = []
+    config = tmp_path / "config.toml"
+    config.write_text("[reply]\ncommands_window_seconds = 3600\n", encoding="utf-8")
+    host = Host(base, tmp_path / "data", watch_feeds(monkeypatch), config=config)
+    await host.start()
+    try:
+        await host.receive(update_in(GROUP, 1, 1, text="周六去西湖边骑车吧"))
+        for n in range(2, 9):
+            await host.receive(update_in(GROUP, n, n, text="/recall 西湖"))
+        # Bob is answered after Alice's last command was handled (a chat's answers go in order)
+        await host.receive(update_in(GROUP, 9, 9, text="/recall 西湖", **{"from": ADMIN}))
+        await eventually(lambda: len(sent(fake)) == 7, "Bob's answer sent")
+    finally:
+        await host.stop()
+        await host.bot.session.close()
+    answers = sent(fake)
+    assert [answer["reply_parameters"]["message_id"] for answer in answers] == [2, 3, 4, 5, 6, 7, 9]
+    assert all("周六去西湖边骑车吧" in answer["text"] for answer in answers[:5])
+    assert answers[5]["text"].startswith("问得有点频繁了，") and answers[5]["text"].endswith("分钟后再问吧。")
+    members = [text for _id, text, is_bot in await stored(host.data_dir) if not is_bot]
+    assert members == ["周六去西湖边骑车吧"] + ["/recall 西湖"] * 8
 
 
 async def test_an_answer_is_plain_text_whatever_parse_mode_the_bot_defaults_to(
