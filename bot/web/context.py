@@ -9,6 +9,7 @@ from aiohttp import web
 from multidict import MultiMapping
 
 from bot.app import App
+from bot.rate_limit import RateLimit
 from bot.web.security import Credentials
 from memory.models import Chat
 from memory.service import ChatRef
@@ -18,6 +19,7 @@ from memory.text.truncate import truncate
 APP_KEY = web.AppKey("qunyi_app", App)
 CREDENTIALS_KEY = web.AppKey("qunyi_credentials", Credentials)
 REMOTE_KEY = web.AppKey("qunyi_allow_remote", bool)
+THROTTLE_KEY = web.AppKey("qunyi_login_throttle", RateLimit)
 CSRF_KEY = web.RequestKey("qunyi_csrf", str)
 ACTOR = "web"
 UNPLACED_MERGE = (

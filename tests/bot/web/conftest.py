@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
@@ -57,14 +58,17 @@ async def console(tmp_path: Path) -> AsyncIterator[Console]:
 
 
 @asynccontextmanager
-async def serving(tmp_path: Path, config_text: str) -> AsyncIterator[Console]:
-    """The console over an App configured by `config_text`, logged out."""
+async def serving(
+    tmp_path: Path, config_text: str, seconds: Callable[[], float] = time.monotonic
+) -> AsyncIterator[Console]:
+    """The console over an App configured by `config_text`, logged out; `seconds` is the clock wrong
+    tokens are counted on."""
     config_path = tmp_path / "config.toml"
     config_path.write_text(config_text, encoding="utf-8")
     app = await build_app(
         ConfigStore.load(config_path), tmp_path / "data", ManualClock(T0), watch_config=False
     )
-    client = TestClient(TestServer(build_web_app(app, TOKEN), host="127.0.0.1"))
+    client = TestClient(TestServer(build_web_app(app, TOKEN, clock=seconds), host="127.0.0.1"))
     await client.start_server()
     try:
         yield Console(app, client, config_path)
