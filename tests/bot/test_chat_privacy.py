@@ -22,6 +22,7 @@ from bot.config import ConfigStore
 from bot.config.settings import Settings
 from bot.tools import ToolContext, build_registry
 from bot.tools.service_backend import ServiceMemoryTools
+from memory.chat_merge import merge_chats
 from memory.clock import ManualClock
 from memory.persons.store import person_ids_for
 from memory.types import ChatKind, ChatMessage
@@ -32,6 +33,7 @@ USES = ["开炉开炉", "周五开炉吗", "开炉！", "开炉+1", "开炉带�
 FILLER = ["我晚点到", "好的", "收到", "周五见", "七点", "冲"]
 SECRET = "g2"
 ASKING = "g1"
+THIRD = "g3"  # the asking chat's members talk there too
 # What the secret chat is told, by (sender, text); alice goes by "Wang" there (her group card).
 TOLD = [
     ("alice", "我们周六去灵隐寺后山爬山"),
@@ -53,6 +55,20 @@ class Setup:
 
     config: dict[str, Any]
     kind: ChatKind = ChatKind.GROUP
+    merge: str = ""  # "chat": a third chat merged into the asking one; "person": Alice's two accounts
+
+
+async def merged(app: App, what: str) -> None:
+    """A merge made before asking: nothing of the secret chat may come along."""
+    if what == "chat":
+        third, asking = await chat_ids(app.memory, THIRD, ASKING)
+        await merge_chats(app.db, third, asking, now=T0.timestamp(), notes=app.memory.notes)
+        app.memory.forget_chats((third, asking))
+    elif what == "person":
+        async with app.db.read() as session:
+            ids = await person_ids_for(session, "test", ["alice", "alice2"])
+        assert app.persons is not None
+        await app.persons.admin.merge(ids["alice2"], ids["alice"])  # her rows move to her other account
 
 
 SETUPS = {
@@ -60,6 +76,8 @@ SETUPS = {
     "global, blacklisted": Setup({"recall": {"scope": "global", "global_blacklist": [f"test:{SECRET}"]}}),
     "global, private": Setup({"recall": {"scope": "global"}}, ChatKind.PRIVATE),
     "cross-chat for alice only": Setup({"recall": {"per_person_cross_chat": ["test:alice"]}}),
+    "after a chat merge": Setup({}, merge="chat"),
+    "after a person merge": Setup({}, merge="person"),
 }
 
 
@@ -82,9 +100,11 @@ class Asker:
         await self.app.pipeline.handle(message, send)
         return "\n".join(sent)
 
-    async def context(self, text: str) -> str:
+    async def context(self, text: str, mentions: tuple[str, ...] = ()) -> str:
         self.n += 1
-        message = make_message(self.n, chat=self.chat, sender="bob", text=text, chat_kind=self.kind)
+        message = make_message(
+            self.n, chat=self.chat, sender="bob", text=text, chat_kind=self.kind, mentions=list(mentions)
+        )
         recorded = await self.app.memory.record(message)
         [stored] = await self.app.memory.recent(recorded.chat_id, 1)
         context = await self.app.memory.context_for_reply(recorded.chat_id, stored)
@@ -108,12 +128,12 @@ PATHS: dict[str, tuple[ReadPath, str]] = {
     "/recall a quote": (lambda a: a.command('/recall "灵隐寺后山"'), "后山爬山"),
     "/recall a preference": (lambda a: a.command("/recall 以前喜欢的运动"), "滑雪"),
     "/recall by slang meaning": (lambda a: a.command("/recall 吃火锅"), "开炉"),
-    "/who by card": (lambda a: a.command("/who alice"), "杭州"),
+    "/who by card": (lambda a: a.command("/who Wang"), "杭州"),
     "/who by declared name": (lambda a: a.command("/who 老赵"), "杭州"),
     "/who by called name": (lambda a: a.command("/who 大伟"), "杭州"),
     "/what": (lambda a: a.command("/what 开炉"), "火锅"),
     "reply context, slang": (lambda a: a.context("周五开炉吗"), "火锅"),
-    "reply context, card": (lambda a: a.context("@Wang 老赵你在杭州吗"), "杭州"),
+    "reply context, card": (lambda a: a.context("@alice 你最近住哪", ("alice",)), "杭州"),
     "reply context, recall": (lambda a: a.context("灵隐寺后山怎么走"), "后山爬山"),
     "reply context, note hints": (lambda a: a.context("路线"), NOTE[0]),
     "recall tool": (lambda a: a.tool("recall", {"query": "灵隐寺"}), "后山爬山"),
@@ -137,7 +157,9 @@ async def taught(tmp_path: Path, setup: Setup) -> AsyncIterator[App]:
 
     try:
         said = [(SECRET, sender, text, setup.kind) for sender, text in TOLD]
-        said += [(ASKING, sender, text, ChatKind.GROUP) for sender in ("alice", "bob") for text in USES]
+        asking = ("alice", "bob", "alice2")
+        said += [(ASKING, sender, text, ChatKind.GROUP) for sender in asking for text in USES]
+        said += [(THIRD, sender, text, ChatKind.GROUP) for sender in ("alice2", "bob") for text in FILLER]
         for n, (chat, sender, text, kind) in enumerate(said):
             card = "Wang" if sender == "alice" and chat == SECRET else ""
             mentions = ["alice"] if text.startswith("@Wang") else []
@@ -150,6 +172,8 @@ async def taught(tmp_path: Path, setup: Setup) -> AsyncIterator[App]:
         await app.persons.consolidator.run(T0)
         assert app.memory.notes is not None
         await app.memory.notes.for_chat(f"test:{SECRET}").write(*NOTE)
+        await app.memory.notes.for_chat(f"test:{THIRD}").write("集合地点", "地铁口")
+        await merged(app, setup.merge)
         yield app
     finally:
         await app.close()
