@@ -112,6 +112,19 @@ async def test_what_was_said_in_either_chat_counts_after_a_chat_merge(
     assert "大伟" in await _aliases(people, dawei), "said once in each chat"
 
 
+async def test_what_was_said_in_two_chats_apart_counts_in_neither(chat, people: PersonMemory) -> None:
+    """Sightings are the chat's own until the chats are merged: a name said to someone once in each of
+    two chats is no evidence in either (what one chat calls a member is not another chat's business)."""
+    a, b = chat("a"), chat("b")
+    in_a = await a.say("u1", "在", card="Wang")
+    in_b = await b.say("u1", "在", card="Wang")
+    await a.say("u2", "@Wang 大伟你好", card="莉莉", mentions=("u1",))
+    await b.say("u3", "@Wang 大伟，在吗", card="浩子", mentions=("u1",))
+    assert "大伟" not in await _aliases(people, in_a)
+    assert "大伟" not in await _aliases(people, in_b)
+    assert await _resolves_to(people, in_b, "大伟") is None
+
+
 def _said(text: str) -> list[str]:
     return [a.alias for a in addressed_names(Utterance("m1", "me", text, T0, mentioned_ids=("p9",)))]
 
