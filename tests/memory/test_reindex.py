@@ -24,6 +24,7 @@ from memory.clock import ManualClock
 from memory.history.pack import HISTORY_FTS
 from memory.history.pack import reindex as reindex_history
 from memory.models import ChatHistory, JobState
+from memory.recall.candidates import Scope, lexical_messages
 from memory.recall.lexical import search_messages
 from memory.recall.preferences import PREFERENCE_FTS
 from memory.recall.setup import attach_recall
@@ -162,6 +163,31 @@ async def test_rows_of_an_older_tokenizer_find_a_new_word_once_reindexed(db: Dat
         assert row is not None and row.data == {"version": INDEX_VERSION}
     await assert_every_row_current(db, before)
     assert await reindex_batch(db) is None, "done: nothing more to do"
+
+
+async def test_rows_of_two_chats_talking_at_once_stay_in_their_chat_once_reindexed(db: Database) -> None:
+    """Every message, and its turn window, is found in its own chat only after the re-index: the windows
+    are rebuilt from the neighbours in the message's chat, never from the other chat's message a minute
+    away (黄焖鸡 is said in g2 only, between two of g1's messages)."""
+    memory = MemoryService(db, ManualClock(T0 + timedelta(days=1)))
+    attach_recall(memory)
+    said = [make_message(i, chat=f"g{2 - i % 2}", text=t) for i, t in enumerate([*GLUED, *OTHER], start=1)]
+    await memory.record_many(said)
+    chats = dict(zip(("g1", "g2"), await chat_ids(memory, "g1", "g2"), strict=True))
+    await make_old(db)
+    await reindex(db)
+    for key, chat in chats.items():
+        own = {m.text for m in said if m.chat_id == key}
+        found = {m.text for m, _ in await search_messages(db, [chat], "冲塔", 20)}
+        assert found and found <= own, key
+    match = match_expression("黄焖鸡")
+    assert match is not None
+    async with db.read() as session:
+        windows = {
+            key: await lexical_messages(session, Scope((chat,)), match, 20, WINDOWS_FTS)
+            for key, chat in chats.items()
+        }
+    assert windows["g2"] and windows["g1"] == []
 
 
 async def test_a_reindex_stopped_after_a_batch_finishes_after_a_restart_each_row_once(tmp_path: Path) -> None:
