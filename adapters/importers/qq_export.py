@@ -60,6 +60,11 @@ _HEADER = re.compile(
     r"(?:\((?P<qq>\d{4,})\)|<(?P<email>[^<>\s]+)>)$"
 )
 _SECTION = re.compile(r"^消息(?P<key>分组|对象)[:：](?P<value>.*)$")
+# The message manager files each chat under a category (消息分组): a group under 我的QQ群, 我的群聊 or
+# 我的群组, a discussion under 我的讨论组 (多人聊天), and a one-to-one talk under the friend group of
+# the friend (我的好友, or one the owner made or kept: 朋友, 家人, 同学…), 最近联系人, 陌生人 or 我的设备.
+_GROUP_CATEGORY = re.compile(r"群|讨论组|多人聊天")
+_PRIVATE_CATEGORY = re.compile(r"好友|联系人")
 _PLACEHOLDER = re.compile(r"\[(图片|表情)\]")
 # The export's separator is a line of 64 '='; a short run of '=' is something a member wrote.
 _RULE = re.compile(r"^\s*={32,}\s*$")
@@ -296,7 +301,7 @@ def _iter_txt(
             if key == "对象":
                 section_name = value.strip()
             else:
-                kind = ChatKind.PRIVATE if "好友" in value or "联系人" in value else ChatKind.GROUP
+                kind = _category_kind(value)
             continue
         location = f"line {start}"
         sender = header.group("qq") or header.group("email")
@@ -336,6 +341,15 @@ def _iter_txt(
             )
         except InvalidMessage as exc:
             yield ImportIssue(str(path), location, str(exc))
+
+
+def _category_kind(category: str) -> ChatKind:
+    """The kind of the chats a message-manager category (消息分组) holds: groups only under a category
+    naming groups; any other holds one-to-one talks, whatever the owner named it (家人, 同学), and is
+    private: taken for a group, a talk with one friend would be shared where groups are."""
+    if _PRIVATE_CATEGORY.search(category) or not _GROUP_CATEGORY.search(category):
+        return ChatKind.PRIVATE
+    return ChatKind.GROUP
 
 
 def _check_single_chat(path: Path, names: Mapping[str, None], chat_id: str) -> None:

@@ -363,6 +363,35 @@ def test_qq_text_holding_several_chats_is_refused_with_one_chat_id(tmp_path: Pat
     assert {(m.chat_id, m.chat_kind) for m in found} == {("private-30003", ChatKind.PRIVATE)}
 
 
+@pytest.mark.parametrize(
+    ("category", "kind"),
+    [
+        ("我的QQ群", ChatKind.GROUP),
+        ("我的群聊", ChatKind.GROUP),
+        ("我的讨论组", ChatKind.GROUP),
+        ("我的好友", ChatKind.PRIVATE),
+        ("最近联系人", ChatKind.PRIVATE),
+        # The friend groups QQ makes (or the owner names), strangers and one's own devices: one-to-one
+        # talks, which were taken for groups, so shared with every chat under a global recall scope.
+        ("家人", ChatKind.PRIVATE),
+        ("同学", ChatKind.PRIVATE),
+        ("陌生人", ChatKind.PRIVATE),
+        ("我的设备", ChatKind.PRIVATE),
+    ],
+)
+def test_qq_text_sections_are_groups_only_under_a_group_category(
+    tmp_path: Path, category: str, kind: ChatKind
+) -> None:
+    path = tmp_path / "one.txt"
+    rule = "=" * 64
+    path.write_text(
+        f"消息分组:{category}\n{rule}\n消息对象:阿明\n{rule}\n\n2017-02-26 10:41:30 阿明(30003)\n说的话\n",
+        encoding="utf-8",
+    )
+    found = {(m.chat_id, m.chat_kind) for m in iter_import("qq", path) if isinstance(m, ChatMessage)}
+    assert found == {("阿明" if kind is ChatKind.GROUP else "private-阿明", kind)}
+
+
 def test_qq_text_message_with_a_line_of_equals_signs_stays_whole(tmp_path: Path) -> None:
     path = tmp_path / "eq.txt"
     body = "2017-02-25 10:41:02 小红(20002)\n上半场\n=====\n下半场\n"
