@@ -42,10 +42,13 @@ PLATFORM = "telegram"
 _ARRAYS = ("messages", "chats.list.item.messages", "left_chats.list.item.messages")
 _KEEP = ("name", "type", "id", "messages", "chats", "left_chats")
 
+# Telegram Desktop's dialog types; the account's own service chats (Replies, the login codes) are private.
 _KINDS = {
     "personal_chat": ChatKind.PRIVATE,
     "bot_chat": ChatKind.PRIVATE,
     "saved_messages": ChatKind.PRIVATE,
+    "replies": ChatKind.PRIVATE,
+    "verification_codes": ChatKind.PRIVATE,
     "private_group": ChatKind.GROUP,
     "private_supergroup": ChatKind.GROUP,
     "public_supergroup": ChatKind.GROUP,
@@ -145,15 +148,16 @@ def _chat_id(chat: Mapping[str, Any]) -> tuple[str, ChatKind]:
     if isinstance(raw, bool) or not isinstance(raw, int):
         raise ValueError(f"chat id must be an integer, got {raw!r}")
     kind_name = str(chat.get("type") or "")
-    kind = _KINDS.get(kind_name, ChatKind.GROUP)
+    kind = _KINDS.get(kind_name)
+    if kind is None:  # a type this importer does not know: its id as written, a group's when negative
+        # (the Bot API's), else kept private: a private talk taken for a group would be read by others
+        return str(raw), ChatKind.GROUP if raw < 0 else ChatKind.PRIVATE
     if kind_name.endswith(("supergroup", "channel")):
         prefix = "-100"
     elif kind_name == "private_group":
         prefix = "-"
-    elif kind is ChatKind.PRIVATE:
+    else:
         prefix = ""
-    else:  # a type this importer does not know: its id as written
-        return str(raw), kind
     if raw >= 0:  # what Telegram Desktop writes: the bare id
         return f"{prefix}{raw}", kind
     # an export written by another tool may hold the Bot API id already; prefixing it again never matches

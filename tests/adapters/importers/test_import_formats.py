@@ -59,6 +59,30 @@ def test_telegram_full_account_export_maps_chat_ids() -> None:
     assert (group.chat_id, group.chat_kind) == ("-4444", ChatKind.GROUP)
 
 
+@pytest.mark.parametrize(
+    ("chat_type", "chat_id", "expected"),
+    [
+        ("personal_chat", 222, ("222", ChatKind.PRIVATE)),
+        ("private_supergroup", 55, ("-10055", ChatKind.GROUP)),
+        # The account's service chats, and a type the importer does not know, were taken for groups:
+        # under a global recall scope every chat would have read the login codes or a private talk.
+        ("replies", 708513, ("708513", ChatKind.PRIVATE)),
+        ("verification_codes", 489000, ("489000", ChatKind.PRIVATE)),
+        ("", 333, ("333", ChatKind.PRIVATE)),
+        ("some_future_type", -4444, ("-4444", ChatKind.GROUP)),  # a Bot API group id as written
+    ],
+)
+def test_telegram_chat_kinds_keep_private_talks_private(
+    tmp_path: Path, chat_type: str, chat_id: int, expected: tuple[str, ChatKind]
+) -> None:
+    message = {"id": 1, "type": "message", "date_unixtime": "1772366460", "from": "Bob", "from_id": "user2"}
+    export = {"name": "x", "type": chat_type, "id": chat_id, "messages": [message | {"text": "验证码 12345"}]}
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(export, ensure_ascii=False), encoding="utf-8")
+    [found] = [m for m in iter_import("telegram", path) if isinstance(m, ChatMessage)]
+    assert (found.chat_id, found.chat_kind) == expected
+
+
 def test_telegram_full_export_imports_the_chats_the_account_has_left(tmp_path: Path) -> None:
     """`left_chats.list` used to be passed over without a word."""
     export = json.loads((FIXTURES / "telegram_full_export.json").read_text(encoding="utf-8"))
