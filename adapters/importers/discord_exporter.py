@@ -24,6 +24,8 @@ from adapters.neutral import as_id, joined_text, mapping_at, reply_prefix
 from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
 
 PLATFORM = "discord"
+# Direct messages, one-to-one or a group DM outside any server: private chats, as the live adapter's DMs.
+_DIRECT = frozenset({"DirectTextChat", "DirectGroupTextChat"})
 # The exporter writes `type` as its MessageKind enum's name, and a kind its enum does not name as the
 # bare number: its enum (Tyrrrz/DiscordChatExporter, Core/Discord/Data/MessageKind.cs) long ended at
 # Reply (19), so a bot's answer to a slash command (Discord type 20, CHAT_INPUT_COMMAND) or to a
@@ -55,7 +57,7 @@ def iter_messages(
     if chat_id is None:
         raise ImportFileError(f"{path}: the export has no channel id")
     channel_type = str(channel.get("type") or "")
-    kind = ChatKind.PRIVATE if channel_type == "DirectTextChat" else ChatKind.GROUP
+    kind = ChatKind.PRIVATE if channel_type in _DIRECT else ChatKind.GROUP
     chat_name = str(channel.get("name") or "")
 
     def convert(entry: Any, senders: dict[str, str]) -> ChatMessage | str:

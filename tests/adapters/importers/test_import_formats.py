@@ -121,6 +121,28 @@ def test_discord_chat_exporter() -> None:
     assert "not ISO 8601" in issues[2].reason
 
 
+@pytest.mark.parametrize(
+    ("channel_type", "kind"),
+    [
+        ("GuildTextChat", ChatKind.GROUP),
+        ("GuildPrivateThread", ChatKind.GROUP),
+        ("DirectTextChat", ChatKind.PRIVATE),
+        # A group DM, outside any server, was taken for a server's channel: read by every chat under a
+        # global recall scope.
+        ("DirectGroupTextChat", ChatKind.PRIVATE),
+    ],
+)
+def test_discord_chat_exporter_direct_messages_are_private(
+    tmp_path: Path, channel_type: str, kind: ChatKind
+) -> None:
+    export = json.loads((FIXTURES / "discord_export.json").read_text(encoding="utf-8"))
+    export["channel"]["type"] = channel_type
+    path = tmp_path / "dm.json"
+    path.write_text(json.dumps(export, ensure_ascii=False), encoding="utf-8")
+    found = [m for m in iter_import("discord", path) if isinstance(m, ChatMessage)]
+    assert found and {m.chat_kind for m in found} == {kind}
+
+
 def test_discord_chat_exporter_keeps_bot_answers_to_slash_and_context_menu_commands() -> None:
     """DiscordChatExporter writes `type` as its MessageKind enum's name, and that enum names no kind past
     Reply (19): a slash-command answer (Discord type 20) is written "20" and a context-menu command's
