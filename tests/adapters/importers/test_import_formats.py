@@ -25,6 +25,12 @@ def run(fmt: str, name: str, **options: object) -> tuple[list[ChatMessage], list
     return messages, issues
 
 
+def imported_chats(fmt: str, path: Path, content: str) -> set[tuple[str, ChatKind]]:
+    """The (chat id, kind) of every message of `content`, written to `path` and imported as `fmt`."""
+    path.write_text(content, encoding="utf-8")
+    return {(m.chat_id, m.chat_kind) for m in iter_import(fmt, path) if isinstance(m, ChatMessage)}
+
+
 def test_telegram_desktop_export() -> None:
     messages, issues = run("telegram", "telegram_result.json", bot_id="999")
     by_id = {m.message_id: m for m in messages}
@@ -77,10 +83,8 @@ def test_telegram_chat_kinds_keep_private_talks_private(
 ) -> None:
     message = {"id": 1, "type": "message", "date_unixtime": "1772366460", "from": "Bob", "from_id": "user2"}
     export = {"name": "x", "type": chat_type, "id": chat_id, "messages": [message | {"text": "验证码 12345"}]}
-    path = tmp_path / "result.json"
-    path.write_text(json.dumps(export, ensure_ascii=False), encoding="utf-8")
-    [found] = [m for m in iter_import("telegram", path) if isinstance(m, ChatMessage)]
-    assert (found.chat_id, found.chat_kind) == expected
+    content = json.dumps(export, ensure_ascii=False)
+    assert imported_chats("telegram", tmp_path / "result.json", content) == {expected}
 
 
 def test_telegram_full_export_imports_the_chats_the_account_has_left(tmp_path: Path) -> None:
@@ -137,10 +141,8 @@ def test_discord_chat_exporter_direct_messages_are_private(
 ) -> None:
     export = json.loads((FIXTURES / "discord_export.json").read_text(encoding="utf-8"))
     export["channel"]["type"] = channel_type
-    path = tmp_path / "dm.json"
-    path.write_text(json.dumps(export, ensure_ascii=False), encoding="utf-8")
-    found = [m for m in iter_import("discord", path) if isinstance(m, ChatMessage)]
-    assert found and {m.chat_kind for m in found} == {kind}
+    content = json.dumps(export, ensure_ascii=False)
+    assert imported_chats("discord", tmp_path / "dm.json", content) == {(export["channel"]["id"], kind)}
 
 
 def test_discord_chat_exporter_keeps_bot_answers_to_slash_and_context_menu_commands() -> None:
@@ -428,14 +430,11 @@ def test_qq_text_holding_several_chats_is_refused_with_one_chat_id(tmp_path: Pat
 def test_qq_text_sections_are_groups_only_under_a_group_category(
     tmp_path: Path, category: str, kind: ChatKind
 ) -> None:
-    path = tmp_path / "one.txt"
     rule = "=" * 64
-    path.write_text(
-        f"消息分组:{category}\n{rule}\n消息对象:阿明\n{rule}\n\n2017-02-26 10:41:30 阿明(30003)\n说的话\n",
-        encoding="utf-8",
-    )
-    found = {(m.chat_id, m.chat_kind) for m in iter_import("qq", path) if isinstance(m, ChatMessage)}
-    assert found == {("阿明" if kind is ChatKind.GROUP else "private-阿明", kind)}
+    said = "2017-02-26 10:41:30 阿明(30003)\n说的话\n"
+    content = f"消息分组:{category}\n{rule}\n消息对象:阿明\n{rule}\n\n{said}"
+    chat = "阿明" if kind is ChatKind.GROUP else "private-阿明"
+    assert imported_chats("qq", tmp_path / "one.txt", content) == {(chat, kind)}
 
 
 def test_qq_text_message_with_a_line_of_equals_signs_stays_whole(tmp_path: Path) -> None:
