@@ -89,6 +89,8 @@ async def _listed(memory: MemoryService, entries: list[EntryView]) -> Listed:
 def _line(e: EntryView, keys: dict[int, str]) -> str:
     flag = {True: "jargon", False: "ordinary", None: "?"}[e.is_jargon]
     scope = "global" if e.chat_id is None else chat_label(e.chat_id, keys)
+    if e.shared_id is not None:
+        scope += f", beside global {e.shared_id}"
     meaning = truncate(e.meaning, 60) if e.meaning else "—"
     return f"{e.id:>6}  {e.content}  ×{e.count}  [{e.status}/{e.provenance}/{flag}] ({scope})  {meaning}"
 
@@ -200,7 +202,8 @@ def show_command(
                 ],
                 "reviews": await dictionary.reviews(session, jargon_id),
             }
-        return data, await memory.chat_keys([*counts, *(e.message.chat_id for e in found)])
+        owner = [] if entry.chat_id is None else [entry.chat_id]
+        return data, await memory.chat_keys([*owner, *counts, *(e.message.chat_id for e in found)])
 
     data, keys = _run(config_path, data_dir, action, create=False, writes=False)
     if as_json:
@@ -208,6 +211,10 @@ def show_command(
         return
     entry = data["entry"]
     click.echo(f"{entry['content']}  ×{entry['count']}  [{entry['status']}/{entry['provenance']}]")
+    if entry["shared_id"] is not None:
+        click.echo(
+            f"own entry of {chat_label(entry['chat_id'], keys)}, beside global entry {entry['shared_id']}"
+        )
     click.echo(f"meaning: {entry['meaning'] or '—'}  is_jargon: {entry['is_jargon']}")
     counts = ", ".join(f"{chat_label(int(c), keys)}: {n}" for c, n in data["chat_counts"].items())
     click.echo(f"counts per chat: {counts or 'none'}")

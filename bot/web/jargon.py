@@ -89,6 +89,16 @@ def _flag(entry: EntryView) -> str:
     return {True: "jargon", False: "ordinary", None: "?"}[entry.is_jargon]
 
 
+def _scope_cell(entry: EntryView) -> Safe | str:
+    """Where an entry belongs: global, or a chat (and the global entry of the term beside it)."""
+    if entry.chat_id is None:
+        return "global"
+    chat = link(f"/chats/{entry.chat_id}", f"chat {entry.chat_id}")
+    if entry.shared_id is None:
+        return chat
+    return h("{}, beside global {}", chat, link(f"/jargon/{entry.shared_id}", f"#{entry.shared_id}"))
+
+
 def _filter_form(filters: dict[str, Any]) -> Safe:
     statuses = {"": "any status", **{s: s for s in STATUSES}}
     chosen = filters["statuses"][0] if filters["statuses"] else ""
@@ -116,7 +126,7 @@ async def jargon_list(request: web.Request) -> web.Response:
             e.status,
             e.provenance,
             _flag(e),
-            "global" if e.chat_id is None else link(f"/chats/{e.chat_id}", e.chat_id),
+            _scope_cell(e),
             e.meaning or "—",
         ]
         for e in entries
@@ -266,7 +276,7 @@ async def jargon_show(request: web.Request) -> web.Response:
             ["kind", _flag(entry)],
             ["count", entry.count],
             ["last inference at count", entry.last_inference_count],
-            ["scope", "global" if entry.chat_id is None else f"chat {entry.chat_id}"],
+            ["scope", _scope_cell(entry)],
             ["decided", f"{entry.decided_by or '—'}"],
         ],
     )

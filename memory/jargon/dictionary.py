@@ -25,8 +25,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, and_, delete, exists, func, or_, select, text, update
+from sqlalchemy import ColumnElement, Select, and_, case, delete, exists, func, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from memory import messages
 from memory.changed import ChangedMeanwhile
@@ -63,7 +64,10 @@ class JargonChanged(JargonError, ChangedMeanwhile):
 
 @dataclass(frozen=True, slots=True)
 class EntryView:
-    """A dictionary entry as read back; `chat_count` is the count in the asking chat, if any."""
+    """A dictionary entry as read back. As admins read it (`get`, `list_entries`, `decide`, `edit`), a
+    chat's own entry of a term the global dictionary also holds names that entry (`shared_id`) and
+    counts the term as its chat used it (`_SEEN_COUNT`); read otherwise (the reply path, inference),
+    `count` is the row's own and `shared_id` None."""
 
     id: int
     chat_id: int | None
@@ -78,6 +82,7 @@ class EntryView:
     decided_at: float | None
     created_at: float
     updated_at: float
+    shared_id: int | None = None
 
     @property
     def explainable(self) -> bool:
@@ -99,15 +104,15 @@ class Evidence:
     context: list[StoredMessage]
 
 
-def view(row: Jargon) -> EntryView:
-    """The read-only view of a row."""
+def view(row: Jargon, count: int | None = None, shared_id: int | None = None) -> EntryView:
+    """The read-only view of a row (counted `count` times, if given, rather than its own count)."""
     return EntryView(
         row.id,
         row.chat_id,
         row.content,
         row.meaning,
         row.is_jargon,
-        row.count,
+        row.count if count is None else count,
         row.last_inference_count,
         row.status,
         row.provenance,
@@ -115,6 +120,7 @@ def view(row: Jargon) -> EntryView:
         row.decided_at,
         row.created_at,
         row.updated_at,
+        shared_id,
     )
 
 
@@ -339,10 +345,51 @@ async def member_meaning(session: AsyncSession, chat_id: int, said: MemberMeanin
 # -- reading -----------------------------------------------------------------------------------
 
 
+# A chat's own entry of a term the global dictionary also holds (a meaning a member gave, under the
+# global scope, or an entry mined under the chat scope before): mining counts the term in the global
+# entry, per chat, and the own entry stands beside it. The global one is found through the unique
+# index on (coalesce(chat_id, 0), normalized).
+_SHARED = aliased(Jargon)
+_SHARED_ID = (
+    select(_SHARED.id)
+    .where(
+        Jargon.chat_id.is_not(None),
+        func.coalesce(_SHARED.chat_id, 0) == 0,
+        _SHARED.normalized == Jargon.normalized,
+    )
+    .correlate(Jargon)
+    .scalar_subquery()
+)
+_SHARED_HERE = (
+    select(JargonChatCount.count)
+    .where(JargonChatCount.jargon_id == _SHARED_ID, JargonChatCount.chat_id == Jargon.chat_id)
+    .correlate(Jargon)
+    .scalar_subquery()
+)
+# How often the entry's term was counted where it belongs: a global entry's own count (every chat's),
+# a chat's own entry's count plus the global entry's count in that chat (a member's meaning, counted
+# nowhere itself, shows how often its chat used the term, not ×0).
+_SEEN_COUNT = case(
+    (Jargon.chat_id.is_(None), Jargon.count), else_=Jargon.count + func.coalesce(_SHARED_HERE, 0)
+)
+
+
+def _as_seen() -> Select[Jargon, int, int | None]:
+    """Entries, each with its count as its chat sees it and the global entry beside it."""
+    return select(Jargon, _SEEN_COUNT, _SHARED_ID)
+
+
 async def get(session: AsyncSession, jargon_id: int) -> EntryView | None:
-    """One entry by id."""
-    row = await session.get(Jargon, jargon_id)
-    return None if row is None else view(row)
+    """One entry by id, counted as its chat sees it (see `EntryView`)."""
+    found = await _read_back(session, [jargon_id])
+    return found[0] if found else None
+
+
+async def _read_back(session: AsyncSession, ids: Sequence[int]) -> list[EntryView]:
+    """The entries of `ids` that exist, in that order, counted as their chats see them."""
+    query = _as_seen().where(Jargon.id.in_(json_values(list(ids))))
+    found = {row.id: view(row, count, shared) for row, count, shared in (await session.execute(query)).all()}
+    return [found[i] for i in ids if i in found]
 
 
 async def lookup(session: AsyncSession, term: str, chat_id: int) -> EntryView | None:
@@ -383,8 +430,9 @@ async def list_entries(
     offset: int = 0,
     search: str = "",
 ) -> list[EntryView]:
-    """Entries, most counted first. `chat_id`: entries of that chat's scope or seen in that chat."""
-    query = select(Jargon)
+    """Entries, most counted first, each counted as its chat sees it (see `EntryView`). `chat_id`:
+    entries of that chat's scope or seen in that chat."""
+    query = _as_seen()
     if chat_id is not None:
         seen = select(JargonChatCount.jargon_id).where(JargonChatCount.chat_id == chat_id)
         query = query.where(or_(Jargon.chat_id == chat_id, Jargon.id.in_(seen)))
@@ -395,21 +443,28 @@ async def list_entries(
     if wanted:
         query = query.where(Jargon.status.in_(wanted))
     if min_count:
-        query = query.where(Jargon.count >= min_count)
+        query = query.where(_SEEN_COUNT >= min_count)
     if search.strip():
         query = query.where(Jargon.normalized.contains(normalize(search.strip()), autoescape=True))
-    query = query.order_by(Jargon.count.desc(), Jargon.id).offset(offset)
+    query = query.order_by(_SEEN_COUNT.desc(), Jargon.id).offset(offset)
     if limit is not None:
         query = query.limit(limit)
-    return [view(row) for row in (await session.scalars(query)).all()]
+    return [view(row, count, shared) for row, count, shared in (await session.execute(query)).all()]
 
 
 async def chat_counts(session: AsyncSession, jargon_id: int) -> dict[int, int]:
-    """Per-chat counts of an entry."""
+    """Per-chat counts of an entry; a chat's own entry's count in its chat takes in the global entry's
+    count there, as `get` counts it."""
     rows = await session.execute(
         select(JargonChatCount.chat_id, JargonChatCount.count).where(JargonChatCount.jargon_id == jargon_id)
     )
-    return {chat: count for chat, count in rows.all()}
+    counts = {chat: count for chat, count in rows.all()}
+    owner, shared_here = (
+        await session.execute(select(Jargon.chat_id, _SHARED_HERE).where(Jargon.id == jargon_id))
+    ).one_or_none() or (None, None)
+    if owner is not None and shared_here:
+        counts[owner] = counts.get(owner, 0) + shared_here
+    return counts
 
 
 EVIDENCE_AROUND = 2
@@ -540,7 +595,7 @@ async def decide(
     """Approve or reject entries (a batch; an id given twice is decided once). Approving may set the
     meaning at the same time. With `expected_revision` (one entry seen at that revision) a change made
     since is refused with JargonChanged."""
-    done: list[EntryView] = []
+    done: list[int] = []
     for jargon_id in dict.fromkeys(ids):
         row = await _load(session, jargon_id, expected_revision)
         old = _snapshot(row)
@@ -553,9 +608,9 @@ async def decide(
         row.decided_by, row.decided_at = actor, now
         _changed(row, now)
         session.add(_trail(row, actor, action, old, now))
-        done.append(view(row))
+        done.append(row.id)
     await session.flush()
-    return done
+    return await _read_back(session, done)
 
 
 @dataclass(frozen=True, slots=True)
@@ -630,7 +685,7 @@ async def edit(
     _changed(row, now)
     session.add(_trail(row, actor, "edit", old, now))
     await session.flush()
-    return view(row)
+    return (await _read_back(session, [row.id]))[0]
 
 
 async def remove(

@@ -15,6 +15,24 @@ from memory.service import MemoryService
 from memory.storage import Database
 from tests.bot.test_run_cli import python
 from tests.memory.jargon.jargon_helpers import mine, record
+from tests.memory.jargon.test_jargon_member_meanings import USES, explained_in_b
+
+EXPORTED_KEYS = [
+    "id",
+    "chat_id",
+    "content",
+    "meaning",
+    "is_jargon",
+    "count",
+    "last_inference_count",
+    "status",
+    "provenance",
+    "decided_by",
+    "decided_at",
+    "created_at",
+    "updated_at",
+]
+"""The keys of an entry in `list --json` before `shared_id` was added (README's contract)."""
 
 
 def _seed(data_dir: Path) -> tuple[int, int]:
@@ -346,3 +364,32 @@ def test_a_term_loses_the_characters_that_show_nothing_as_names_do(tmp_path: Pat
     assert listed == {"绝绝子": "好", "abc": "反转", "yyds": "永远的神", "xswl": "", "awsl": ""}
     asked = CliRunner().invoke(cli, ["what", "绝\u200b绝子", "--chat", "test:g1", "--data-dir", str(data)])
     assert "好" in asked.output, asked.output
+
+
+def test_a_members_meaning_is_listed_with_its_chats_count_beside_the_shared_entry(tmp_path: Path) -> None:
+    """Under the global scope the entry holding a member's meaning listed as `×0`; it now shows how
+    often its chat used the term and names the shared entry, in text and JSON (the keys as before,
+    and `shared_id`)."""
+    data = tmp_path / "data"
+
+    async def seed() -> tuple[int, int, int, int]:
+        db = await Database.open(data)
+        try:
+            return await explained_in_b(MemoryService(db))
+        finally:
+            await db.close()
+
+    _a, _b, shared, own = asyncio.run(seed())
+    in_b = len(USES) + 1  # B's uses and its explanation; A said it len(USES) times
+    lines = {line.split()[0]: line for line in _cli(data, "list").splitlines()}
+    assert f"×{in_b + len(USES)}  [candidate/mined/?] (global)" in lines[str(shared)]
+    assert f"×{in_b}  [inferred/member/?] (test:B, beside global {shared})  去吃火锅" in lines[str(own)]
+    listed = {e["id"]: e for e in json.loads(_cli(data, "list", "--json"))}
+    assert (listed[own]["count"], listed[own]["shared_id"], listed[shared]["shared_id"]) == (
+        in_b,
+        shared,
+        None,
+    )
+    assert list(listed[own]) == [*EXPORTED_KEYS, "shared_id"]
+    shown = _cli(data, "show", str(own))
+    assert f"own entry of test:B, beside global entry {shared}" in shown and f"test:B: {in_b}" in shown

@@ -21,6 +21,7 @@ from memory.persons.service import PersonMemory
 from memory.service import MemoryService
 from tests.conftest import T0
 from tests.memory.jargon.jargon_helpers import NOW, mine, record
+from tests.memory.jargon.test_jargon_member_meanings import USES, explained_in_b
 
 
 async def test_what_answers_with_meaning_and_own_chat_evidence(memory: MemoryService) -> None:
@@ -149,3 +150,11 @@ async def test_a_term_a_member_explained_is_explained_before_a_reply_and_by_what
         assert f"开炉: {meaning} (as a member explained it)" in context.text
         # The shared entry's count, not the 0 of the chat's own entry holding the meaning.
         assert re.fullmatch(rf"开炉 ×[1-9]\d* \[inferred\] — {meaning}", listed), listed
+
+
+async def test_what_counts_a_term_a_member_explained_as_the_chat_used_it(memory: MemoryService) -> None:
+    """Under the global scope the meaning sits in B's own entry, which mining never counts: `/what`
+    said B used 开炉 0 times. It gives B's count of the term (the shared entry's in B)."""
+    _a, b, _shared, _own = await explained_in_b(memory)
+    answer = await what(memory, b, "开炉")
+    assert (answer.data["meaning"], answer.data["count"]) == ("去吃火锅", len(USES) + 1)

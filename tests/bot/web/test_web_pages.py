@@ -20,6 +20,7 @@ from tests.bot.test_doctor import add_offline_work
 from tests.bot.web.conftest import CONFIG, TOKEN, Console, history_row, serving
 from tests.conftest import T0, database_locked, make_message
 from tests.memory.jargon.jargon_helpers import mine, record
+from tests.memory.jargon.test_jargon_member_meanings import USES, explained_in_b
 
 HOSTILE = "<script>alert('x')</script>"
 
@@ -947,3 +948,29 @@ async def test_a_fact_s_values_are_added_and_removed_one_at_a_time_through_the_w
     assert again.status == 400 and "no fact likes = 猫 to remove (its values: 狗)" in await again.text()
     record = await persons.record(chat, person.person_id)
     assert record is not None and [(f.key, f.value) for f in record.facts] == [("likes", "狗")]
+
+
+async def test_a_members_meaning_is_listed_with_its_chats_count_beside_the_shared_entry(
+    console: Console,
+) -> None:
+    """The list showed B's entry holding a member's meaning as count 0 beside the shared entry mining
+    counts; it shows B's count of the term and links the shared entry, as `GET /api/jargon` says."""
+    _a, b, shared, own = await explained_in_b(console.app.memory)
+    await console.login()
+    listed = await (await console.client.get("/jargon")).text()
+    row = next(r for r in listed.split("<tr>") if f'value="{own}:' in r)
+    cells = re.findall(r"<td>(.*?)</td>", row)
+    assert cells[2] == str(len(USES) + 1)
+    assert f'<a href="/jargon/{shared}">#{shared}</a>' in cells[6] and f"/chats/{b}" in cells[6]
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    api = {
+        e["id"]: e
+        for e in (await (await console.client.get("/api/jargon", headers=headers)).json())["entries"]
+    }
+    assert (api[own]["count"], api[own]["shared_id"], api[shared]["shared_id"]) == (
+        len(USES) + 1,
+        shared,
+        None,
+    )
+    page = await (await console.client.get(f"/jargon/{own}")).text()
+    assert f'beside global <a href="/jargon/{shared}">' in page

@@ -134,10 +134,7 @@ async def _meaning(memory: MemoryService, chat: int) -> tuple[str, str] | None:
 async def test_a_members_meaning_stays_in_the_chat_it_was_said_in(memory: MemoryService) -> None:
     """Under the global scope a term both chats use is one shared candidate; a member of B explaining
     it gives B a meaning, and A (a group where 开炉 may well mean lighting a furnace) none."""
-    await _say(memory, "A", [*USES, *FILLER])
-    await _say(memory, "B", [*USES, "开炉就是去吃火锅", *FILLER])
-    await JargonMiningJob(memory.db, lambda: SETTINGS).run(T0)
-    a, b = await chat_ids(memory, "A", "B")
+    a, b, _shared, _own = await explained_in_b(memory)
     assert await _meaning(memory, b) == ("去吃火锅", dictionary.MEMBER)
     assert await _meaning(memory, a) is None
     explainer = JargonExplainer(memory.db)
@@ -150,6 +147,42 @@ async def test_a_members_meaning_stays_in_the_chat_it_was_said_in(memory: Memory
     assert trail[-1]["action"] == dictionary.MEMBER_ACTION
     assert trail[-1]["new"]["message_id"] == shown.message.id
     assert shown.message.text == "开炉就是去吃火锅"
+
+
+async def explained_in_b(memory: MemoryService) -> tuple[int, int, int, int]:
+    """Chats A and B both use 开炉, a member of B explains it, and the job mines both under the global
+    scope: (A, B, the shared entry's id, B's own entry's id)."""
+    await _say(memory, "A", [*USES, *FILLER])
+    await _say(memory, "B", [*USES, "开炉就是去吃火锅", *FILLER])
+    await JargonMiningJob(memory.db, lambda: SETTINGS).run(T0)
+    a, b = await chat_ids(memory, "A", "B")
+    async with memory.db.read() as session:
+        entries = await dictionary.list_entries(session)
+    [shared] = [e.id for e in entries if e.chat_id is None]
+    [own] = [e.id for e in entries if e.chat_id == b]
+    return a, b, shared, own
+
+
+async def test_a_members_meaning_is_listed_beside_the_shared_entry_counted_as_its_chat_used_the_term(
+    memory: MemoryService,
+) -> None:
+    """Mining counts the shared entry; B's own entry, holding the member's meaning, was listed as ×0
+    beside it ("开炉 ×0 [inferred]"). It is listed counted as B used the term, naming the shared entry,
+    and a listing for A still never holds it."""
+    a, b, shared, own = await explained_in_b(memory)
+    async with memory.db.read() as session:
+        per_chat = await dictionary.chat_counts(session, shared)
+        listed = {e.id: e for e in await dictionary.list_entries(session)}
+        in_b = [e.id for e in await dictionary.list_entries(session, b, min_count=per_chat[b])]
+        in_a = [e.id for e in await dictionary.list_entries(session, a)]
+        shown = await dictionary.get(session, own)
+        own_counts = await dictionary.chat_counts(session, own)
+    assert per_chat[b] == len(USES) + 1, "B said 开炉 in each use and in the explanation"
+    assert (listed[own].count, listed[own].shared_id) == (per_chat[b], shared)
+    assert (listed[shared].count, listed[shared].shared_id) == (sum(per_chat.values()), None)
+    assert shown == listed[own] and own_counts == {b: per_chat[b]}
+    assert in_b == [shared, own], "the most counted first; --min-count sees B's count"
+    assert in_a == [shared]
 
 
 async def test_a_term_explained_before_it_is_mined_gets_the_meaning_once_it_is(memory: MemoryService) -> None:
