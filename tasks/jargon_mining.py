@@ -1,6 +1,7 @@
 """The jargon mining daemon: per chat, on a cooldown and a minimum of new messages, mine the new
-messages into the dictionary and store the meanings members gave in them ("开炉就是去吃火锅"), then
-infer meanings for entries that crossed a count threshold.
+messages into the dictionary and store the meanings members gave in them ("开炉就是去吃火锅", or
+earlier, before the history read: memory.jargon.earlier), then infer meanings for entries that crossed
+a count threshold.
 
 State per chat lives in `job_state` (cursor = last message id mined, last_run = when), so a restart
 resumes where it stopped. The offline discoverer's statistics are kept in memory per chat as a cache
@@ -31,10 +32,10 @@ from memory.directory import members
 from memory.jargon import dictionary, extract
 from memory.jargon.dictionary import Scope
 from memory.jargon.discovery import Discoverer, DiscoveryParams
+from memory.jargon.earlier import explained_earlier, to_miner
 from memory.jargon.explanations import MemberMeaning, member_meanings
 from memory.jargon.inference import run_inference
 from memory.jargon.types import Candidate, MinerMessage
-from memory.messages import StoredMessage
 from memory.models import Chat, JobState, Message
 from memory.offload import runs
 from memory.persons.config import ALIAS_SOURCES
@@ -42,7 +43,7 @@ from memory.persons.store import alias_entries
 from memory.ports import LLMPort, LLMUnavailable
 from memory.recall.scope import ScopePolicy
 from memory.storage import Database
-from memory.text import analysed, normalize
+from memory.text import normalize
 from tasks.failure_pause import FailurePause
 from tasks.registry import JobSpec
 
@@ -54,6 +55,8 @@ INFERENCE_PAUSE_MAX_SECONDS = 600.0
 DEFAULT_THRESHOLDS: tuple[int, ...] = (2, 4, 8, 12, 24, 60, 100)
 MAX_EXPLAINED_TERMS = 500
 """How many terms' member-given meanings a chat's cached statistics hold (the latest explained)."""
+MAX_LOOKED_UP_TERMS = 5000
+"""How many terms a chat's cached statistics remember having looked up in its older messages."""
 STATISTICS_IDLE_SECONDS = 3600.0
 """The statistics of a chat not mined for this long are dropped from memory, and rebuilt from its stored
 messages at its next run (as after a restart): a bot in many chats would otherwise hold those of every
@@ -90,6 +93,11 @@ class _Cached:
     # The meanings members gave in the history and the windows since, latest per term: a term is
     # often explained before it is counted often enough to be mined.
     explained: dict[str, MemberMeaning] = field(default_factory=dict)
+    # True while `explained` holds every meaning given in the chat up to `last_id`: the history read
+    # reached the chat's first message, and no meaning was let go since (MAX_EXPLAINED_TERMS).
+    complete: bool = False
+    # The terms whose meanings given before the history were looked up (memory.jargon.earlier).
+    looked_up: dict[str, None] = field(default_factory=dict)
 
     def hear(self, window: Sequence[MinerMessage]) -> set[str]:
         """Add the meanings members gave in `window` (a later one of a term replaces the earlier);
@@ -98,9 +106,29 @@ class _Cached:
         for term, said in found.items():
             self.explained.pop(term, None)
             self.explained[term] = said
+        self._keep_bounded()
+        return set(found)
+
+    def unheard(self, terms: Iterable[str]) -> list[str]:
+        """Of `terms`, those a member may have explained before what was heard, not looked up yet."""
+        if self.complete:
+            return []
+        return sorted(t for t in set(terms) if t not in self.explained and t not in self.looked_up)
+
+    def recall(self, looked_up: Iterable[str], found: Iterable[MemberMeaning]) -> None:
+        """Note the terms looked up before the history, and the meanings members gave them there
+        (older than any heard: one heard since stays)."""
+        self.looked_up.update(dict.fromkeys(looked_up))
+        for said in found:
+            self.explained.setdefault(said.term, said)
+        self._keep_bounded()
+
+    def _keep_bounded(self) -> None:
         while len(self.explained) > MAX_EXPLAINED_TERMS:
             del self.explained[next(iter(self.explained))]
-        return set(found)
+            self.complete = False
+        while len(self.looked_up) > MAX_LOOKED_UP_TERMS:
+            del self.looked_up[next(iter(self.looked_up))]
 
 
 @dataclass(slots=True)
@@ -128,12 +156,6 @@ def name_variants(names: Iterable[str]) -> list[str]:
             if len(part) >= 2:
                 out[part] = None
     return list(out)
-
-
-def to_miner(message: StoredMessage) -> MinerMessage:
-    """A stored message as the miner sees it (key = database id)."""
-    speaker = str(message.person_id) if message.person_id is not None else message.speaker
-    return MinerMessage(str(message.id), analysed(message.text), speaker, message.is_bot, message.forwarded)
 
 
 async def _observe(discoverer: Discoverer, messages: Sequence[MinerMessage]) -> None:
@@ -275,11 +297,25 @@ class JargonMiningJob:
                 history = await messages.recent(session, chat_id, settings.history_messages, cursor + 1)
             heard = [to_miner(m) for m in history]
             await _observe(discoverer, heard)
-            cached = _Cached(discoverer, cursor, merged, now)
+            cached = _Cached(
+                discoverer, cursor, merged, now, complete=len(history) < settings.history_messages
+            )
             cached.hear(heard)
             self._cache[chat_id] = cached
         cached.used = now
         return cached.discoverer
+
+    async def _look_up_earlier(self, chat_id: int, cursor: int, cached: _Cached, terms: set[str]) -> None:
+        """Look up the meanings members gave `terms` in the chat's messages up to `cursor`, before the
+        history the statistics heard (a restart reads only its last `history_messages`), for those
+        that still need one."""
+        unheard = cached.unheard(terms)
+        if not unheard:
+            return
+        async with self.db.read() as session:
+            needing = await dictionary.unexplained(session, chat_id, unheard)
+            found = await explained_earlier(session, chat_id, needing, cursor)
+        cached.recall(needing, found)
 
     async def mine_chat(
         self, chat_id: int, cursor: int, now: float, settings: MiningSettings, report: RunReport
@@ -317,6 +353,10 @@ class JargonMiningJob:
                 # Seconds of CPU for a window of long messages: off the event loop, so replies go on,
                 # and in runs, so that a job cancelled at shutdown stops after the run in hand.
                 candidates = await discoverer.candidates_in_runs(window, exclude=exclude, names=names)
+            # Meanings heard now, and those heard before of the terms counted now (which may have
+            # become candidates only now): not every meaning ever heard at every run.
+            counted = heard_now | {normalize(c.content) for c in candidates}
+            await self._look_up_earlier(chat_id, cursor, cached, counted)
             last_id = window_rows[-1].id
             async with self.db.write() as session:
                 start = BatchStart(JOB_NAME, chat_id, cursor, merged)
@@ -327,9 +367,6 @@ class JargonMiningJob:
                     return 0
                 state = await session.get(JobState, (JOB_NAME, chat_id))
                 await dictionary.upsert_mined(session, chat_id, scope, candidates, now, settings.max_evidence)
-                # Meanings heard now, and those heard before of the terms counted now (which may
-                # have become candidates only now): not every meaning ever heard at every run.
-                counted = heard_now | {normalize(c.content) for c in candidates}
                 said = [m for term, m in cached.explained.items() if term in counted]
                 await dictionary.member_meanings(session, chat_id, said, now)
                 if state is None:

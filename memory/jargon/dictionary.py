@@ -306,6 +306,20 @@ async def member_meanings(
     return sum([await member_meaning(session, chat_id, said[term], now) for term in sorted(held)])
 
 
+async def unexplained(session: AsyncSession, chat_id: int, terms: Iterable[str]) -> list[str]:
+    """Of `terms` (normalised), those a member's meaning may still fill in `chat_id`: no entry of it
+    the chat sees has a meaning or was decided by an admin (`member_meaning` leaves those alone)."""
+    wanted = sorted(set(terms))
+    settled = or_(
+        Jargon.meaning != "", Jargon.status.in_(("approved", "rejected")), Jargon.provenance == "manual"
+    )
+    query = select(Jargon.normalized).where(
+        visible_in("chat", chat_id), Jargon.normalized.in_(json_values(wanted)), settled
+    )
+    known = set((await session.scalars(query)).all())
+    return [term for term in wanted if term not in known]
+
+
 async def member_meaning(session: AsyncSession, chat_id: int, said: MemberMeaning, now: float) -> bool:
     """Store the meaning a member of `chat_id` gave a term (memory.jargon.explanations) in the chat's
     own entry of it, with their message as evidence; returns whether it changed anything.

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.offload import text_work_in_runs
 from memory.storage.sql import in_list
-from memory.text import INDEX_VERSION, index_text, search_terms, word_terms
+from memory.text import INDEX_VERSION, index_text, normalize, search_terms, word_terms
 
 INDEX_JOB = "fts_reindex"
 """The `job_state` row (chat 0) stamping the full-text indexes: `data["version"]` is the INDEX_VERSION
@@ -48,6 +48,16 @@ def phrase_expression(text: str) -> str | None:
     new-word pieces follow them)."""
     terms = word_terms(text)
     return quote_term(" ".join(terms)) if terms else None
+
+
+def term_expression(term: str) -> str | None:
+    """An FTS5 MATCH expression for the texts holding `term` however jieba cut it there: kept whole
+    (one token: "内卷" in "其实内卷指的是…", though alone it is cut 内|卷), or cut as alone (the phrase of
+    those words); None when it has no searchable word."""
+    phrase = phrase_expression(term)
+    if phrase is None:
+        return None
+    return " OR ".join(dict.fromkeys((quote_term(normalize(term)), phrase)))
 
 
 def searchable(alias: str) -> str:

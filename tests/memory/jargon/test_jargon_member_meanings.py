@@ -6,16 +6,19 @@ from __future__ import annotations
 import dataclasses
 import json
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
 from memory.clock import ManualClock
 from memory.jargon import dictionary
 from memory.jargon.discovery import DiscoveryParams
+from memory.jargon.earlier import explained_earlier
 from memory.jargon.explain import JargonExplainer
 from memory.jargon.explanations import MAX_CHARS, asked_about, explained_in, member_meanings
 from memory.jargon.types import MinerMessage
 from memory.service import MemoryService
+from memory.storage import Database
 from memory.types import MessageDeletion
 from tasks.jargon_mining import JargonMiningJob, MiningSettings
 from tests.child_reader import read_in_child
@@ -197,6 +200,50 @@ async def test_a_term_explained_before_it_is_mined_gets_the_meaning_once_it_is(m
     await _say(memory, "A", [*USES, *FILLER], start=100)
     await job.run(T0 + timedelta(minutes=5))
     assert await _meaning(memory, a) == ("去吃火锅", dictionary.MEMBER)
+
+
+async def test_an_explanation_older_than_the_history_read_after_a_restart_is_the_meaning(
+    tmp_path: Path,
+) -> None:
+    """A restarted job hears only the last `history_messages` before its cursor: 开炉, explained
+    once, before the process restarted, and mined only afterwards, got no meaning. The job looks the
+    explanation up in the chat's messages holding the term when the term first needs a meaning."""
+    settings = dataclasses.replace(SETTINGS, history_messages=3 * len(FILLER))
+    database = await Database.open(tmp_path / "data")
+    try:
+        await _say(MemoryService(database), "A", ["开炉就是去吃火锅", *FILLER * 3])
+        await JargonMiningJob(database, lambda: settings).run(T0)  # said once: not mined
+    finally:
+        await database.close()
+    database = await Database.open(tmp_path / "data")  # a restart: a new process on the same file
+    try:
+        memory = MemoryService(database)
+        [a] = await chat_ids(memory, "A")
+        async with database.read() as session:
+            assert await dictionary.lookup(session, "开炉", a) is None, "not mined yet"
+        await _say(memory, "A", [*USES, *FILLER], start=100)
+        await JargonMiningJob(database, lambda: settings).run(T0 + timedelta(minutes=5))
+        async with database.read() as session:
+            assert await dictionary.lookup(session, "开炉", a) is not None, "mined now"
+        assert await _meaning(memory, a) == ("去吃火锅", dictionary.MEMBER)
+    finally:
+        await database.close()
+
+
+async def test_an_earlier_explanation_is_read_from_the_chats_own_messages_holding_the_term(
+    memory: MemoryService,
+) -> None:
+    """The look-up finds a term jieba cuts one way alone and another way in the message (内|卷 alone,
+    内卷 in "其实内卷指的是…"), a bare answer after a question about the term (which does not hold it),
+    and never another chat's explanation."""
+    await _say(memory, "A", ["其实内卷指的是无意义竞争", "炼丹是什么意思", "就是训模型啦", *FILLER])
+    await _say(memory, "B", ["开炉就是去吃火锅", *FILLER])
+    a, b = await chat_ids(memory, "A", "B")
+    async with memory.db.read() as session:
+        found = await explained_earlier(session, a, ["内卷", "炼丹", "开炉"], upto=10**9)
+        in_b = await explained_earlier(session, b, ["开炉"], upto=10**9)
+    assert sorted((m.term, m.meaning) for m in found) == [("内卷", "无意义竞争"), ("炼丹", "训模型")]
+    assert [(m.term, m.meaning) for m in in_b] == [("开炉", "去吃火锅")]
 
 
 async def test_an_admins_meaning_is_never_replaced(memory: MemoryService) -> None:
