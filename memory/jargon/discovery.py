@@ -10,7 +10,8 @@ A string of the window is proposed when, in the chat's recent history (window in
 4. it is unusual for ordinary text (lift): it occurs `exp(min_lift)` times more often than the
    background word model (jieba's dictionary frequencies, see background.py) predicts for a text of
    the history's size. This keeps out everyday words ("我们", "真的") and phrases ("我也是") that recur
-   in every chat.
+   in every chat. A string members asked the meaning of in the history ("狗托是什么意思") may be
+   `ASKED_LIFT` less unusual: the question says the group uses it as a word of its own.
 A string that is only a shorter one with a function word glued on (a leading preposition or motion
 verb, "去上香"; a trailing particle, "刷墙了"; a time word at either edge, "下次开炉") is proposed as
 the shorter one when that is a unit on both sides itself: the group's word is "上香", which an
@@ -30,7 +31,7 @@ import asyncio
 import logging
 import math
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from memory.jargon.background import BackgroundModel, default_background
 from memory.jargon.filters import (
@@ -287,6 +288,32 @@ def _passing(
     return found
 
 
+ASKED_LIFT = 3.0
+"""How much less unusual than `min_lift` a string may be when members asked what it means."""
+
+
+def _asked(
+    mapped: Sequence[Mapped],
+    stats: HistoryStats,
+    params: DiscoveryParams,
+    background: BackgroundModel,
+    scan_limit: float,
+    passing: Sequence[tuple[str, float]],
+) -> list[tuple[str, float]]:
+    """The strings of the window that the history asks the meaning of ("狗托是什么意思": a sign of the
+    group's slang) and that pass discovery's tests with a lift `ASKED_LIFT` lower, beside `passing`."""
+    have = {s for s, _ in passing}
+    asked = sorted(
+        s
+        for s in stats.asked() - have
+        if params.min_len <= len(s) <= params.max_len and any(s in text.text for _, text in mapped)
+    )
+    if not asked:
+        return []
+    relaxed = replace(params, min_lift=params.min_lift - ASKED_LIFT)
+    return _passing(asked, stats, relaxed, background, scan_limit)
+
+
 def _with_evidence(passing: Sequence[tuple[str, float]], mapped: Sequence[Mapped]) -> list[Candidate]:
     """Candidates of the passing strings found in the window's texts (as written there)."""
     candidates = []
@@ -324,6 +351,7 @@ def discover_in(
     scan_limit = stats.scanned + SCAN_CHARS_PER_WINDOW
     strings = _spans_of(mapped, stats, params, set(), scan_limit)
     passing = _passing(sorted(strings), stats, params, background, scan_limit)
+    passing += _asked(mapped, stats, params, background, scan_limit, passing)
     _warn_if_cut(stats, scan_limit, mapped)
     return _proposed(_with_evidence(passing, mapped), usable, params, exclude, names)
 
@@ -350,6 +378,7 @@ async def discover_in_runs(
     passing = await thread_work_in_runs(
         sorted(strings), len, lambda run: _passing(run, stats, params, background, scan_limit)
     )
+    passing += await asyncio.to_thread(_asked, mapped, stats, params, background, scan_limit, passing)
     _warn_if_cut(stats, scan_limit, mapped)
     # Each passing string is looked for in every text of the window.
     window_chars = sum(_mapped_chars(item) for item in mapped)

@@ -6,7 +6,8 @@
   the history changes); cheap, and monotone enough for Apriori-style pruning (a string is never
   counted more often than its parts);
 - `occurrences(s)`: the exact messages and speakers that contain `s` on Latin word boundaries, and
-  the characters seen left and right of it (for boundary entropy and closure).
+  the characters seen left and right of it (for boundary entropy and closure);
+- `asked()`: the strings its messages ask the meaning of ("X是什么意思").
 It can always be rebuilt from the messages themselves; `add` evicts the oldest beyond `capacity`.
 """
 
@@ -18,6 +19,7 @@ from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from memory.jargon.explanations import asked_about
 from memory.jargon.filters import is_usable, mask_mentions
 from memory.jargon.spans import is_word, latin_edges_ok
 from memory.jargon.types import MinerMessage
@@ -33,6 +35,7 @@ class _Entry:
     key: str
     text: str
     speaker: str
+    asked: tuple[str, ...]  # the strings it asks the meaning of ("X是什么意思")
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +80,7 @@ class HistoryStats:
         self._entries: deque[_Entry] = deque()
         self._keys: set[str] = set()
         self._grams: Counter[str] = Counter()
+        self._asked: Counter[str] = Counter()
         self._chars = 0
         self._joined: str | None = None
         self._starts: list[int] = []
@@ -113,10 +117,11 @@ class HistoryStats:
         if not is_usable(message) or message.key in self._keys:
             return
         text = fold(mask_mentions(message.text)).replace(_SEP, " ")
-        entry = _Entry(message.key, text, message.speaker)
+        entry = _Entry(message.key, text, message.speaker, tuple(asked_about(text)))
         self._entries.append(entry)
         self._keys.add(entry.key)
         self._count_grams(text, +1)
+        self._asked.update(entry.asked)
         self._joined = None
         self._counted = {}
         if self.capacity is not None:
@@ -124,6 +129,9 @@ class HistoryStats:
                 old = self._entries.popleft()
                 self._keys.discard(old.key)
                 self._count_grams(old.text, -1)
+                self._asked.subtract(old.asked)
+                for gone in [s for s in old.asked if self._asked[s] <= 0]:
+                    del self._asked[gone]
 
     def _count_grams(self, text: str, sign: int) -> None:
         self._chars += sign * len(text)
@@ -151,6 +159,11 @@ class HistoryStats:
             self._starts = starts
             self._joined = _SEP.join(texts)
         return self._joined
+
+    def asked(self) -> set[str]:
+        """The strings messages of the history ask the meaning of ("炼丹是什么意思", "what does X
+        mean", memory.jargon.explanations.asked_about), normalised."""
+        return set(self._asked)
 
     def count(self, s: str) -> int:
         """Occurrences of normalised `s` in the history (an upper bound of its message count)."""

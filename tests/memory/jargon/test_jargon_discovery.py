@@ -254,3 +254,19 @@ async def test_discovery_in_runs_finds_what_one_call_finds(
     monkeypatch.setattr(offload, "RUN_CHARS", run_chars)
     cut = await discover_in_runs(HistoryStats.build(messages), window, params, ["蚌埠"], iter(names))
     assert cut == whole
+
+
+# 狗托 (a shill), said in the group as its own word; its lift over this history is about 15.
+SHILL = ["这家店又是狗托刷的好评", "狗托太多了", "评论区全是狗托吧", "别信狗托", "我看是狗托在带节奏"]
+
+
+@pytest.mark.parametrize(("last", "proposed"), [("狗托是什么意思", True), ("狗托又来了", False)])
+async def test_a_string_members_ask_the_meaning_of_may_be_less_unusual(last: str, proposed: bool) -> None:
+    """A member asking what a string means ("狗托是什么意思") is a sign it is the group's slang: it is
+    proposed with a lift up to ASKED_LIFT under `min_lift` (17 here), by both discovery paths; the same
+    uses without the question are not."""
+    messages = chat([*SHILL, last], every=12)
+    params = DiscoveryParams(min_lift=17.0)
+    assert ("狗托" in {c.content for c in discover(messages, [], params)}) is proposed
+    in_runs = await discover_in_runs(HistoryStats.build(messages), messages, params)
+    assert ("狗托" in {c.content for c in in_runs}) is proposed
