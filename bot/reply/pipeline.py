@@ -18,7 +18,6 @@ from bot.commands import answers
 from bot.commands.dispatch import answer, command_for
 from bot.config.settings import Settings
 from bot.llm import LLMGateway
-from bot.rate_limit import RateLimit, Rule
 from bot.reply.policy import decide, silenced, without_bot_names
 from bot.reply.prompt import reply_messages
 from bot.tools import ToolContext, build_registry, run_with_tools
@@ -27,6 +26,7 @@ from memory import messages
 from memory.commands import MemoryCommand
 from memory.ingest import Recorded
 from memory.ports import LLMUnavailable
+from memory.rate_limit import RateLimit, Rule
 from memory.service import MemoryService
 from memory.storage import DatabaseLocked
 from memory.types import ChatMessage, MembershipChange, MessageDeletion

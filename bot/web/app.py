@@ -3,7 +3,7 @@
 Every request must carry the access token — `Authorization: Bearer <token>`, or the session cookie a
 `?token=<token>` visit sets (HttpOnly, SameSite=Strict) — and every state-changing request made with
 the cookie must carry the CSRF token (a form field or the `X-CSRF-Token` header). An address that sent
-too many wrong tokens is refused for a while (bot.web.throttle). Errors of the
+too many wrong tokens is refused for a while (memory.token_throttle). Errors of the
 service functions (unknown entry, bad name...) become a 400 page or JSON error, never a traceback.
 """
 
@@ -24,7 +24,6 @@ from bot.web.context import APP_KEY, CREDENTIALS_KEY, CSRF_KEY, REMOTE_KEY, THRO
 from bot.web.html import error_page, local_path, logged_in_page, times_in
 from bot.web.jargon import JargonNotFound
 from bot.web.security import COOKIE, CSRF_FIELD, CSRF_HEADER, Credentials
-from bot.web.throttle import client_address, login_throttle, throttled_message
 from memory.changed import ChangedMeanwhile
 from memory.jargon.dictionary import JargonError
 from memory.local_access import host_header_is_loopback
@@ -32,6 +31,7 @@ from memory.notes.errors import NoteError
 from memory.notes.names import InvalidNoteName
 from memory.persons.admin import PersonAdminError
 from memory.storage import DatabaseLocked, DatabaseWriteFailed
+from memory.token_throttle import TokenThrottle
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ def _without_token(request: web.Request) -> str:
 @web.middleware
 async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     """The Host check (loopback names only, unless `[web] allow_remote`), the refusal of an address
-    that sent too many wrong tokens (bot.web.throttle), authentication (token, cookie; the icon needs
+    that sent too many wrong tokens (memory.token_throttle), authentication (token, cookie; the icon needs
     none), the `?token=` login (a page that sets the cookie and moves on to the
     same address without the token; not a redirect: a SameSite=Strict cookie is not sent along a
     redirect another site started, so a link followed from one landed logged out), reading a posted
@@ -78,16 +78,16 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         return _refuse(request, 403, "the console answers only to a loopback address (Host header)")
     if request.path == favicon.PATH and request.method in SAFE_METHODS:
         return await handler(request)
-    throttle, address = request.app[THROTTLE_KEY], client_address(request)
-    if not (verdict := throttle.check(address)).allowed:
-        response = _refuse(request, 429, throttled_message(throttle, address, verdict))
-        response.headers["Retry-After"] = str(verdict.wait_seconds)
+    throttle, address = request.app[THROTTLE_KEY], request.remote
+    if (refusal := throttle.refusal(address)) is not None:
+        response = _refuse(request, 429, refusal.message)
+        response.headers.update(refusal.headers)
         return response
     if "token" in request.query and request.method == "GET":
         if not creds.token_ok(request.query.get("token")):
-            throttle.add(address)
+            throttle.wrong(address)
             return _refuse(request, 401, "wrong token")
-        throttle.reset(address)
+        throttle.passed(address)
         response = logged_in_page(request, _without_token(request))
         response.set_cookie(
             COOKIE, creds.session, httponly=True, samesite="Strict", path="/", secure=request.secure
@@ -97,13 +97,13 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     by_header = creds.bearer_ok(authorization)
     if not by_header and not creds.cookie_ok(request.cookies.get(COOKIE)):
         if authorization is not None:  # a token sent, and wrong
-            throttle.add(address)
+            throttle.wrong(address)
         return _refuse(
             request,
             401,
             "this console needs its access token: open the link `qunyi web` printed (…/?token=…)",
         )
-    throttle.reset(address)
+    throttle.passed(address)
     request[CSRF_KEY] = creds.csrf
     form: MultiMapping[object] = MultiDict()
     if request.method not in SAFE_METHODS and request.content_type in FORM_TYPES:
@@ -187,7 +187,7 @@ def build_web_app(app: App, token: str, *, clock: Callable[[], float] = time.mon
     web_app[REMOTE_KEY] = (app.started or app.settings).web.allow_remote  # in force until a restart
     credentials = Credentials(token)
     web_app[CREDENTIALS_KEY] = credentials
-    web_app[THROTTLE_KEY] = login_throttle(clock)
+    web_app[THROTTLE_KEY] = TokenThrottle("console", clock)
     app.config.subscribe(_follow_token(credentials))
     web_app.on_response_prepare.append(_security_headers)
     for module in (overview, topics, jargon, people, forgetting, usage, notes, config, favicon):

@@ -9,17 +9,17 @@ from aiohttp import web
 from multidict import MultiMapping
 
 from bot.app import App
-from bot.rate_limit import RateLimit
 from bot.web.security import Credentials
 from memory.models import Chat
 from memory.service import ChatRef
 from memory.storage.sql import MAX_INT
 from memory.text.truncate import truncate
+from memory.token_throttle import TokenThrottle
 
 APP_KEY = web.AppKey("qunyi_app", App)
 CREDENTIALS_KEY = web.AppKey("qunyi_credentials", Credentials)
 REMOTE_KEY = web.AppKey("qunyi_allow_remote", bool)
-THROTTLE_KEY = web.AppKey("qunyi_login_throttle", RateLimit)
+THROTTLE_KEY = web.AppKey("qunyi_login_throttle", TokenThrottle)
 CSRF_KEY = web.RequestKey("qunyi_csrf", str)
 ACTOR = "web"
 UNPLACED_MERGE = (

@@ -11,10 +11,10 @@ from sqlalchemy import func, select
 
 from bot.app import App
 from bot.config.settings import Settings
-from bot.rate_limit import RateLimit, Rule
 from bot.reply.pipeline import OVER_LIMIT, Outcome, Send
 from memory.clock import ManualClock
 from memory.models import Message
+from memory.rate_limit import RateLimit, Rule
 from tests.bot.reply.test_memory_commands import answering
 from tests.conftest import make_message
 

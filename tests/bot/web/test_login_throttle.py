@@ -10,7 +10,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot.web.throttle import FAILED_TOKENS, WINDOW_SECONDS
+from memory.token_throttle import FAILED_TOKENS, WINDOW_SECONDS
 from tests.bot.web.conftest import CONFIG, TOKEN, Console, serving
 
 WRONG = {"Authorization": "Bearer wrong"}
