@@ -4,7 +4,8 @@ The page (`GET /`, its script, style and icon) needs no token; every `/api/` cal
 `Authorization: Bearer <token>`, which the page takes from the address it is opened with
 (`…/#token=…`, logged at start). A browser sends that header cross-site only after a CORS preflight,
 which this server never answers, so another site cannot drive the API. Unless `allow_remote`, a
-request whose Host header is not a loopback name is refused (DNS rebinding).
+request whose Host header is not a loopback name is refused (DNS rebinding). An address that sent too
+many wrong tokens is refused for a while, as the admin console does (memory.token_throttle).
 
 Posts, and a member's edits and deletions of their own messages, are handled one at a time, in
 order; each is answered once the bot has handled it, so the bot's reply to a post (if any) is already
@@ -19,6 +20,7 @@ import functools
 import itertools
 import logging
 import secrets
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from importlib import resources
 from typing import Any, TypeVar
@@ -33,6 +35,7 @@ from adapters.playground.event import PLATFORM, BadPost, Post, read_post, sender
 from adapters.playground.transcript import Transcripts
 from memory.clock import Clock, SystemClock
 from memory.local_access import bearer_matches, host_header_is_loopback, new_token
+from memory.token_throttle import TokenThrottle
 from memory.types import ChatKind, ChatMessage, InvalidMessage, MessageDeletion
 
 log = logging.getLogger(__name__)
@@ -80,7 +83,8 @@ class PlaygroundAdapter(Adapter):
     `stored_kind` tells the kind memory holds for a chat, so that one posted to before a restart
     keeps its kind; without it a chat's kind is the one it was first used as in this run.
     `stored_members` tells the members memory knows in a chat (name -> sender id), whom a typed @
-    mentions as it does those who posted in this run; without it only the latter."""
+    mentions as it does those who posted in this run; without it only the latter. `seconds` is the
+    clock (in seconds) wrong tokens are counted on."""
 
     platform = PLATFORM
     reports_failures = True  # a post whose handling failed is answered with a 500
@@ -94,6 +98,7 @@ class PlaygroundAdapter(Adapter):
         clock: Clock | None = None,
         stored_kind: StoredKind | None = None,
         stored_members: StoredMembers | None = None,
+        seconds: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config
         self._stored_kind = stored_kind
@@ -102,6 +107,7 @@ class PlaygroundAdapter(Adapter):
         self.bot_name = bot_name
         self._clock = clock or SystemClock()
         self._token = config.token or new_token()
+        self._throttle = TokenThrottle("playground", seconds)
         self._run = secrets.token_hex(4)  # message ids of this run never clash with an earlier run's
         self._ids = itertools.count(1)
         self.transcripts = Transcripts(config.keep_messages, config.max_chats)
@@ -186,16 +192,13 @@ class PlaygroundAdapter(Adapter):
 
     @web.middleware
     async def _guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        """The Host check, the token on /api/, and every error as a JSON error: a client's with its
-        4xx status, a failure of the playground itself as a 500 (its traceback goes to the log)."""
+        """The Host check, the token on /api/ (refused unchecked from an address that sent too many
+        wrong ones), and every error as a JSON error: a client's with its 4xx status, a failure of the
+        playground itself as a 500 (its traceback goes to the log)."""
         if not self.config.allow_remote and not host_header_is_loopback(request.headers.get("Host")):
             return _error(403, "the playground answers only to a loopback address (Host header)")
-        if request.path.startswith("/api/") and not bearer_matches(
-            request.headers.get("Authorization"), self._token
-        ):
-            return _error(
-                401, "the API needs 'Authorization: Bearer <token>': open the address logged at start"
-            )
+        if request.path.startswith("/api/") and (refused := self._token_refused(request)) is not None:
+            return refused
         try:
             return await handler(request)
         except web.HTTPException as exc:  # no such route, wrong method, body too large
@@ -206,6 +209,20 @@ class PlaygroundAdapter(Adapter):
         except Exception as exc:
             log.exception("playground %s %s failed", request.method, request.path)
             return _error(500, f"{FAILED} ({type(exc).__name__}); its log says why")
+
+    def _token_refused(self, request: web.Request) -> web.Response | None:
+        """A 429 to an address that sent too many wrong tokens, its token not checked; a 401 without
+        the token (a wrong one counts against the address, a missing one does not); None when it is
+        right (the address's count is cleared)."""
+        if (refusal := self._throttle.refusal(request.remote)) is not None:
+            return _error(429, refusal.message, refusal.headers)
+        authorization = request.headers.get("Authorization")
+        if bearer_matches(authorization, self._token):
+            self._throttle.passed(request.remote)
+            return None
+        if authorization is not None:
+            self._throttle.wrong(request.remote)
+        return _error(401, "the API needs 'Authorization: Bearer <token>': open the address logged at start")
 
     async def _static(self, request: web.Request) -> web.Response:
         name, content_type, cache = STATIC[request.path]

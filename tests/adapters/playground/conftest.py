@@ -5,7 +5,8 @@ bot (its real pipeline and memory on a data directory) behind one; and the headl
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,8 +115,11 @@ def make_config(**config: Any) -> PlaygroundConfig:
     return PlaygroundConfig(**({"port": 0, "token": TOKEN} | config))
 
 
-def make_adapter(**config: Any) -> PlaygroundAdapter:
-    return PlaygroundAdapter(make_config(**config), bot_id="bot", bot_name="群忆", clock=ManualClock(T0))
+def make_adapter(seconds: Callable[[], float] = time.monotonic, **config: Any) -> PlaygroundAdapter:
+    """A playground adapter on `make_config(**config)`, counting wrong tokens on `seconds`."""
+    return PlaygroundAdapter(
+        make_config(**config), bot_id="bot", bot_name="群忆", clock=ManualClock(T0), seconds=seconds
+    )
 
 
 @pytest.fixture
