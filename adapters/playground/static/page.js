@@ -26,10 +26,24 @@ function takeToken() {
   return sessionStorage.getItem("qunyi-playground-token") || "";
 }
 
+const NO_TOKEN = "no access token: open the address the bot logged at start (…/#token=…)";
+
 // view: counts the chats shown, so that a poll answered after its chat was left (even if shown again) is dropped
 const state = { token: takeToken(), chat: "g1", kind: "group", cursor: 0, run: null, replyTo: null, view: 0 };
+// Why the page does not call the API now (null: it does). The server counts wrong tokens per address and
+// refuses one that sent too many (429): a tab whose token is wrong or missing (an earlier run's, say)
+// stops asking at the first 401 until it is opened again, so that polling never locks the address out;
+// a 429 stops it for the Retry-After seconds.
+const hold = { why: state.token ? null : NO_TOKEN, until: null };
+
+function holdOn(why, seconds) {
+  hold.why = why;
+  clearTimeout(hold.until);
+  hold.until = seconds > 0 ? setTimeout(() => { hold.why = null; say(""); poll(); }, seconds * 1000) : null;
+}
 
 async function api(path, body, method = "POST") {
+  if (hold.why) throw new Error(hold.why);
   const init = { headers: { Authorization: "Bearer " + state.token } };
   if (body !== undefined) {
     init.method = method;
@@ -40,7 +54,9 @@ async function api(path, body, method = "POST") {
     throw new Error("no answer from the bot: stopped or restarting? (the page keeps trying)");
   });
   const data = await response.json().catch(() => ({ error: "HTTP " + response.status }));
-  if (!response.ok) throw Object.assign(new Error(data.error || "HTTP " + response.status), { data });
+  const error = data.error || "HTTP " + response.status;
+  if (response.status === 401 || response.status === 429) holdOn(error, Number(response.headers.get("Retry-After")));
+  if (!response.ok) throw Object.assign(new Error(error), { data });
   return data;
 }
 
@@ -227,7 +243,7 @@ async function send(event) {
 async function start() {
   // The address pasted into a tab already open on the page only changes its hash: start again with its token.
   window.addEventListener("hashchange", () => { if (TOKEN_IN_HASH.test(location.hash)) location.reload(); });
-  if (!state.token) say("no access token: open the address the bot logged at start (…/#token=…)");
+  if (hold.why) say(hold.why);
   PRESETS.forEach(([chat, kind]) => addOption(chat, kind));
   $("user").value = localStorage.getItem("qunyi-playground-user") || $("user").value;
   $("user").addEventListener("input", () => {  // saved as typed: a reload keeps it

@@ -17,12 +17,14 @@ from playwright.async_api import Browser, Locator, Page, Route, expect
 
 from adapters.playground.event import sender_id
 from bot.llm import LLMSettings
+from memory.token_throttle import FAILED_TOKENS, WINDOW_SECONDS
 from tests.adapters.playground.conftest import TOKEN, Bot, make_config, running_bot
 from tests.fakes.openai_server import Answer, FakeOpenAI
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 REPLY = "周五晚上九点开炉。"
+POLL_MS = 1_500  # page.js's
 WAIT_MS = 30_000  # two loaded cores: generous, and never a reason to pass
 
 
@@ -191,6 +193,59 @@ async def test_a_wrong_token_is_shown_and_the_right_address_then_works(page: Pag
     await open_page(page, bot)
     await expect(texts(page)).to_have_text(["有人在吗？"])
     await expect(page.locator("#status")).to_have_text("")
+
+
+COUNT_API_CALLS = """
+window.apiCalls = 0;
+const fetchOfThePage = window.fetch;
+window.fetch = (...call) => { window.apiCalls += 1; return fetchOfThePage(...call); };
+"""
+
+
+async def counting_api_calls(page: Page) -> None:
+    """Count the page's calls (window.apiCalls) and put its timers on a clock the test moves."""
+    await page.add_init_script(COUNT_API_CALLS)
+    await page.clock.install()
+
+
+async def test_a_tab_with_a_wrong_token_stops_asking_and_never_locks_its_address_out(
+    page: Page, bot: Bot
+) -> None:
+    """A tab left open on an earlier run's random token polled on with it: within 15 s it had sent the
+    10 wrong tokens that lock its address out, the right address opened beside it included."""
+    await counting_api_calls(page)
+    await open_page(page, bot, token="wrong-token")
+    await expect(page.locator("#status")).to_contain_text("Authorization: Bearer")
+    asked = await page.evaluate("window.apiCalls")
+    await page.clock.run_for(POLL_MS * FAILED_TOKENS * 2)
+    await page.fill("#text", "还在吗")
+    await page.press("#text", "Enter")
+    await expect(page.locator("#status")).to_contain_text("Authorization: Bearer")
+    await expect(page.locator("#text")).to_have_value("还在吗")
+    assert await page.evaluate("window.apiCalls") == asked
+    assert (await bot.playground.call("GET", "/api/chats"))[0] == 200
+
+
+async def test_a_tab_without_a_token_never_calls_the_api(page: Page, bot: Bot) -> None:
+    await counting_api_calls(page)
+    await page.goto(bot.playground.base + "/")
+    await expect(page.locator("#status")).to_contain_text("no access token")
+    await page.clock.run_for(POLL_MS * FAILED_TOKENS * 2)
+    await expect(page.locator("#status")).to_contain_text("no access token")
+    assert await page.evaluate("window.apiCalls") == 0
+
+
+async def test_a_refused_address_waits_the_time_it_is_told_before_asking_again(page: Page, bot: Bot) -> None:
+    for _ in range(FAILED_TOKENS):  # another client, on the same address, guessed
+        assert (await bot.playground.call("GET", "/api/chats", token="wrong"))[0] == 401
+    await counting_api_calls(page)
+    await open_page(page, bot)
+    await expect(page.locator("#status")).to_contain_text("too many wrong tokens from this address")
+    asked = await page.evaluate("window.apiCalls")
+    await page.clock.run_for(POLL_MS * FAILED_TOKENS * 2)
+    assert await page.evaluate("window.apiCalls") == asked
+    await page.clock.run_for(int(WINDOW_SECONDS * 1000))
+    assert await page.evaluate("window.apiCalls") > asked
 
 
 async def test_switching_chats_never_shows_another_chats_messages(page: Page, bot: Bot) -> None:
