@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlalchemy import ColumnElement, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memory.models import ChatMember, Person, PersonAlias, PersonChatName
+from memory.models import ChatMember, Person, PersonAccount, PersonAlias, PersonChatName
 from memory.persons.names import name_key
 from memory.storage.sql import stored_int
 
@@ -18,8 +18,10 @@ def _bare(text: str) -> str:
 
 
 def _by_id(bare: str) -> list[ColumnElement[bool]]:
-    """Conditions matching the member whose platform user id or person id `bare` is."""
-    matches: list[ColumnElement[bool]] = [Person.platform_user_id == bare]
+    """Conditions matching the member whose platform user id or person id `bare` is; the user id of an
+    account merged into them (`PersonAccount`) is theirs too."""
+    merged = select(PersonAccount.person_id).where(PersonAccount.platform_user_id == bare)
+    matches: list[ColumnElement[bool]] = [Person.platform_user_id == bare, ChatMember.person_id.in_(merged)]
     if (person_id := stored_int(bare)) is not None:
         matches.append(ChatMember.person_id == person_id)
     return matches

@@ -41,3 +41,23 @@ async def test_a_member_search_is_bounded_and_wildcards_match_nothing_of_their_o
         assert await find_members(session, first.chat_id, "百分之百%", 50) == [first.person_id]
         assert await find_members(session, first.chat_id, "%", 50) == [], "no wildcard, and no name"
         assert await find_members(session, first.chat_id, "  ", 50) == []
+
+
+async def test_who_by_a_merged_away_user_id_finds_the_survivor_in_their_chats_only(
+    chat, people: PersonMemory
+) -> None:
+    """Found by QA pass 18: after a merge, `/who <user id>` of the account merged away found no one,
+    since only the survivor's own user id was looked up; it must find them, but never from a chat where
+    the survivor is not known."""
+    g1, g2, g3 = chat("g1"), chat("g2"), chat("g3")
+    main = await g1.say("u1", "你好", card="阿红")
+    alt = await g2.say("u1-alt", "我是小号", card="阿红小号")
+    elsewhere = await g3.say("u9", "路过", card="路人")
+    assert main.person_id is not None and alt.person_id is not None
+    await people.admin.merge(main.person_id, alt.person_id)
+    for chat_id in (main.chat_id, alt.chat_id):
+        answer = await people.who(chat_id, "u1-alt")
+        assert [r.person_id for r in answer.records] == [main.person_id], chat_id
+        assert [r.person_id for r in (await people.who(chat_id, "@u1-alt")).records] == [main.person_id]
+    assert (await people.who(elsewhere.chat_id, "u1-alt")).records == [], "found from a chat they are not in"
+    assert (await people.who(elsewhere.chat_id, "u1")).records == []
