@@ -6,7 +6,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from memory.text import clean_text, drop_invisible, truncate
-from memory.types import Segment, SegmentKind
+from memory.types import ChatKind, Segment, SegmentKind
+
+CHAT_KINDS = {"group": ChatKind.GROUP, "private": ChatKind.PRIVATE}
 
 
 def as_id(value: Any) -> str | None:
@@ -27,6 +29,15 @@ def forwarded_flag(record: Mapping[str, Any]) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"forwarded must be true or false, got {truncate(repr(value), 40)}")
     return value
+
+
+def chat_kind_named(record: Mapping[str, Any]) -> ChatKind:
+    """A JSON object's optional `chat_kind` key ("group" or "private"): a group when absent; raises
+    ValueError saying so for anything else (null, "channel", a list...)."""
+    value = record.get("chat_kind", "group")
+    if not isinstance(value, str) or value not in CHAT_KINDS:
+        raise ValueError(f"chat_kind must be 'group' or 'private', got {truncate(repr(value), 40)}")
+    return CHAT_KINDS[value]
 
 
 def holds_nothing(text: str) -> bool:

@@ -75,6 +75,19 @@ def as_seen_by_bot(message: ChatMessage, bot_id: str) -> ChatMessage:
     return dataclasses.replace(message, is_bot=is_bot, to_bot=to_bot)
 
 
+async def _kind_clash(app: App, kinds: dict[str, ChatKind], message: ChatMessage) -> str | None:
+    """Why `message` cannot be replayed as its `chat_kind` says (its chat is of the other kind, earlier
+    in the log or in memory, as the playground refuses such a post with a 409), or None; `kinds` holds
+    the kind of each chat of the log met so far."""
+    kind = kinds.get(message.chat_id)
+    if kind is None:
+        kind = await app.memory.chat_kind(message.platform, message.chat_id) or message.chat_kind
+        kinds[message.chat_id] = kind
+    if kind is message.chat_kind:
+        return None
+    return f"chat {message.chat_id!r} is a {kind.value} chat, this line says {message.chat_kind.value}"
+
+
 def count_lines(path: Path) -> int:
     with path.open("rb") as handle:
         return sum(1 for line in handle if line.strip())
@@ -103,11 +116,15 @@ async def replay(
             on_problem(issue)
 
     timed = False  # whether a message has set the clock yet (a ManualClock starts at 1970)
+    kinds: dict[str, ChatKind] = {}
     for item in iter_messages(path, platform=platform):
         if on_progress:
             on_progress()
         if isinstance(item, ImportIssue):
             problem(item)
+            continue
+        if clash := await _kind_clash(app, kinds, item):
+            problem(ImportIssue(str(path), f"message {item.message_id}", clash))
             continue
         report.messages += 1
         item = as_seen_by_bot(item, bot_id)

@@ -5,8 +5,9 @@
  "sender_card": "…", "time": "2026-03-01T20:15:00+08:00", "text": "…", "reply_to": "m0", "mentions": ["u2"]}
 ```
 `time` is ISO 8601 with an offset or unix seconds. `chat_name`, `sender_card`, `reply_to` and `mentions` are
-optional, and so is `forwarded` (true: the message re-shares words written elsewhere; false when left
-out). Blank lines are ignored; any other line that does not parse is reported with its line number.
+optional, and so are `forwarded` (true: the message re-shares words written elsewhere; false when left
+out) and `chat_kind` ("group" or "private"; a group when left out). Blank lines are ignored; any other
+line that does not parse is reported with its line number.
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from adapters.importers.base import ImportFileError, ImportIssue, MessagesOnly, Progress, kept, parse_time
-from adapters.neutral import as_id, forwarded_flag
+from adapters.neutral import as_id, chat_kind_named, forwarded_flag
 from memory import untrusted_json
-from memory.types import ChatMessage, InvalidMessage, Segment, SegmentKind
+from memory.types import ChatKind, ChatMessage, InvalidMessage, Segment, SegmentKind
 
 REQUIRED = ("chat", "message_id", "sender_id", "sender_name", "time", "text")
 OPTIONAL_TEXT = ("chat_name", "sender_card")
@@ -81,7 +82,7 @@ def parse_record(line: str, platform: str = "replay", default_tz: tzinfo | None 
     mentions = record.get("mentions") or []
     if not isinstance(mentions, list) or any(as_id(m) is None for m in mentions):
         raise ValueError(f"mentions must be a list of user ids, got {mentions!r}")
-    forwarded = forwarded_flag(record)
+    forwarded, chat_kind = forwarded_flag(record), chat_kind_named(record)
     return ChatMessage(
         platform=platform,
         chat_id=ids["chat"],
@@ -96,6 +97,7 @@ def parse_record(line: str, platform: str = "replay", default_tz: tzinfo | None 
         mentions=tuple(str(as_id(m)) for m in mentions),
         segments=(Segment(SegmentKind.TEXT, text),) if text else (),
         forwarded=forwarded,
+        chat_kind=chat_kind,
     )
 
 
@@ -119,6 +121,8 @@ def to_record(message: ChatMessage) -> dict[str, Any]:
         record["mentions"] = list(message.mentions)
     if message.forwarded:
         record["forwarded"] = True
+    if message.chat_kind is not ChatKind.GROUP:
+        record["chat_kind"] = message.chat_kind.value
     return record
 
 

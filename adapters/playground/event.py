@@ -20,7 +20,14 @@ from datetime import datetime
 from typing import Any
 
 from adapters.base import mention_spans
-from adapters.neutral import addressing_no_one, forwarded_flag, holds_nothing, mention_targets, reply_prefix
+from adapters.neutral import (
+    addressing_no_one,
+    chat_kind_named,
+    forwarded_flag,
+    holds_nothing,
+    mention_targets,
+    reply_prefix,
+)
 from memory import untrusted_json
 from memory.text import drop_invisible, truncate
 from memory.types import ChatKind, ChatMessage, Segment, SegmentKind, clean_text
@@ -29,7 +36,6 @@ PLATFORM = "playground"
 MAX_ID_CHARS = 64
 QUOTE_CHARS = 60
 FIELDS = ("chat_id", "chat_kind", "user", "text", "reply_to", "forwarded")
-KINDS = {"group": ChatKind.GROUP, "private": ChatKind.PRIVATE}
 DOT_SEGMENTS = (".", "..")  # a URL reads them as path steps, so /api/chats/../messages names no chat
 
 
@@ -73,19 +79,16 @@ def decode_body(body: bytes) -> Any:
 def post_from_json(data: Any, *, max_name_chars: int) -> Post:
     """A `Post` from decoded JSON; raises BadPost for a missing, unknown or wrong field."""
     data = json_object(data, FIELDS)
-    kind_name = data.get("chat_kind", "group")
-    if not isinstance(kind_name, str) or kind_name not in KINDS:
-        raise BadPost(f"chat_kind must be 'group' or 'private', got {_short(kind_name)}")
     user = user_name(data, max_name_chars=max_name_chars)
     text = message_text(data)
     reply_to = data.get("reply_to")
-    try:
-        forwarded = forwarded_flag(data)  # the replay format's check: one message for both
+    try:  # the replay format's checks: one message for both
+        chat_kind, forwarded = chat_kind_named(data), forwarded_flag(data)
     except ValueError as exc:
         raise BadPost(str(exc)) from None
     return Post(
         chat_id=_id_field(data, "chat_id"),
-        chat_kind=KINDS[kind_name],
+        chat_kind=chat_kind,
         user=user,
         text=text,
         reply_to=None if reply_to is None else _id_field(data, "reply_to"),
@@ -225,7 +228,3 @@ def _id_field(data: dict[str, Any], name: str) -> str:
 def _json_type(value: object) -> str:
     names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
     return names.get(type(value), "a number")
-
-
-def _short(value: object) -> str:
-    return truncate(json.dumps(value), 40) if isinstance(value, str) else _json_type(value)

@@ -17,7 +17,7 @@ from bot.reply.pipeline import Outcome, Send
 from memory.clock import ManualClock
 from memory.models import Message
 from memory.storage import DatabaseLocked
-from memory.types import ChatMessage
+from memory.types import ChatKind, ChatMessage
 from tests.conftest import T0, database_locked
 
 LINES = [
@@ -272,3 +272,39 @@ def test_replay_refuses_odd_options_before_reading_the_log(
     assert result.exit_code == 2
     assert error in result.output
     assert not data.exists()
+
+
+async def test_a_private_chat_is_replayed_as_private_and_a_line_of_the_other_kind_is_skipped(
+    tmp_path: Path,
+) -> None:
+    """Found by QA pass 18: the replay format had no chat kind, so a replayed private chat became a group.
+    A chat's kind is kept as the playground keeps it: a line saying the other kind is reported, not
+    replayed, and the rest of the log goes on."""
+    dm = {"chat": "d1", "sender_id": "u1", "sender_name": "Lily", "time": 1772367300, "chat_kind": "private"}
+    log = write_log(
+        tmp_path / "log.jsonl",
+        [
+            json.dumps(dm | {"message_id": "p1", "text": "私聊一句"}),
+            json.dumps(dm | {"message_id": "p2", "text": "换成群了", "chat_kind": "group"}),
+            json.dumps(LINES[0] | {"message_id": "g9", "chat_kind": "private"}),
+            json.dumps(dm | {"message_id": "p3", "text": "频道", "chat_kind": "channel"}),
+        ],
+    )
+    clock = ManualClock(T0)
+    app = await build_app(ConfigStore(Settings(), None), tmp_path / "data", clock)
+    try:
+        report = await replay(app, clock, log)
+        private = await app.memory.chat_kind("replay", "d1")
+        group = await app.memory.chat_kind("replay", "g1")
+        again = log.with_name("again.jsonl")
+        again.write_text(json.dumps(LINES[0] | {"message_id": "g10", "chat_kind": "private"}) + "\n")
+        later = await replay(app, clock, again)
+    finally:
+        await app.close()
+    assert private is ChatKind.PRIVATE and group is ChatKind.GROUP
+    assert [p.location for p in report.problems] == ["message p2", "message g9", "line 5"]
+    assert "'d1' is a private chat" in report.problems[0].reason
+    assert "'g1' is a group chat" in report.problems[1].reason
+    assert "chat_kind must be 'group' or 'private'" in report.problems[2].reason
+    assert report.recorded == 4, "the other lines were all replayed"
+    assert [p.location for p in later.problems] == ["message g10"], "the kind held in memory counts"

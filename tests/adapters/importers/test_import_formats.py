@@ -603,3 +603,11 @@ def test_discord_chat_exporter_kinds_by_name_keep_what_members_wrote() -> None:
         "system message: AutoModerationAction",
     ]
     assert all(i.kind is IssueKind.SKIPPED for i in issues)
+
+
+def test_a_private_replay_line_is_read_and_written_as_private() -> None:
+    message = parse_record(json.dumps(REPLAY_LINE | {"chat_kind": "private"}))
+    assert message.chat_kind is ChatKind.PRIVATE
+    assert to_record(message) == REPLAY_LINE | {"chat_kind": "private"}
+    group = parse_record(json.dumps(REPLAY_LINE | {"chat_kind": "group"}))
+    assert group == parse_record(json.dumps(REPLAY_LINE))
