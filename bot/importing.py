@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice
 
 from adapters.importers import ImportIssue, ImportItem, IssueKind
 from adapters.importers.base import id_clash
 from bot.app import App
-from memory.types import ChatMessage, MembershipChange
+from memory.types import ChatKind, ChatMessage, MembershipChange
 
 BATCH = 2000
 """Messages recorded per transaction: large enough that a batch's fixed costs (its chats' stored ids,
@@ -26,6 +26,9 @@ class ImportTotals:
     malformed: int = 0  # broken entries and messages whose id held other text
     skipped: int = 0  # well-formed entries that are no chat message (pins, empty, joins not applied)
     memberships: int = 0  # entries of members leaving or joining, applied (memory.membership)
+    # `platform:id` of each chat the export says is private that memory keeps as a group: made a group
+    # earlier (an older import, or the live bot: a chat row does not say which), so not changed silently
+    kept_as_group: list[str] = field(default_factory=list)
 
 
 async def record_import(
@@ -42,8 +45,10 @@ async def record_import(
     totals = ImportTotals()
     size = BATCH if batch is None else batch
     rest = iter(items)
+    private: dict[tuple[str, str], None] = {}
     while chunk := list(islice(rest, size)):
         messages = [item for item in chunk if isinstance(item, ChatMessage)]
+        private |= {(m.platform, m.chat_id): None for m in messages if m.chat_kind is ChatKind.PRIVATE}
         for issue in (item for item in chunk if isinstance(item, ImportIssue)):
             if issue.kind is IssueKind.MALFORMED:
                 totals.malformed += 1
@@ -61,4 +66,7 @@ async def record_import(
         for change in (item for item in chunk if isinstance(item, MembershipChange)):
             await app.memory.change_membership(change)
             totals.memberships += 1
+    for platform, chat_id in private:
+        if await app.memory.chat_kind(platform, chat_id) is ChatKind.GROUP:
+            totals.kept_as_group.append(f"{platform}:{chat_id}")
     return totals

@@ -22,7 +22,7 @@ from rich.progress import (
 
 from adapters.importers import FORMATS, ImportFileError, iter_import
 from bot.cli.options import async_command, open_app, open_config, platform_name, runtime_options
-from bot.cli.printing import print_skipped
+from bot.cli.printing import print_literal, print_skipped
 from bot.importing import record_import
 
 
@@ -135,6 +135,14 @@ async def import_command(
         + (f"{totals.memberships} members leaving or joining read; " if totals.memberships else "")
         + f"finished {datetime.now():%H:%M:%S}"
     )
+    for key in totals.kept_as_group:
+        print_literal(
+            console,
+            f"warning: chat {key} stays a group chat: memory already held it as a group (from an earlier "
+            "import or the bot itself, which cannot be told apart), while this export says it is a private "
+            "chat. Its messages are all kept; the bot answers there only when addressed, as in a group.",
+            "yellow",
+        )
 
 
 COMMANDS = [import_command]

@@ -304,3 +304,20 @@ def test_a_cut_short_export_is_a_one_line_error_and_imports_nothing(tmp_path: Pa
     complete = CliRunner().invoke(cli, ["import", "telegram", str(FIXTURES / "telegram_result.json"), *data])
     assert complete.exit_code == 0, complete.output
     assert "7 messages imported, 0 already known" in " ".join(complete.output.split())
+
+
+def test_a_chat_imported_as_a_group_then_as_private_stays_a_group_with_a_warning(tmp_path: Path) -> None:
+    """Found by QA pass 18: importers that took private talks for groups were fixed, but a chat made a
+    group before kept that kind on re-import without a word. A chat row does not say whether an import
+    or the live bot made it, so the kind is not changed; the import names each such chat instead."""
+    line = {"chat": "d1", "sender_id": "u1", "sender_name": "Lily", "time": 1772367300, "text": "你好"}
+    data = ["--data-dir", str(tmp_path / "d"), "--no-progress"]
+    first, again = tmp_path / "group.jsonl", tmp_path / "private.jsonl"
+    first.write_text(json.dumps(line | {"message_id": "m1"}) + "\n", encoding="utf-8")
+    again.write_text(json.dumps(line | {"message_id": "m2", "chat_kind": "private"}) + "\n", encoding="utf-8")
+    quiet = CliRunner().invoke(cli, ["import", "replay", str(first), *data])
+    assert quiet.exit_code == 0 and "warning" not in quiet.output
+    result = CliRunner().invoke(cli, ["import", "replay", str(again), *data])
+    assert result.exit_code == 0, result.output
+    assert "1 messages imported" in result.output
+    assert "warning: chat replay:d1 stays a group chat" in " ".join(result.output.split())
