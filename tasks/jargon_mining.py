@@ -300,7 +300,8 @@ class JargonMiningJob:
             cached = _Cached(
                 discoverer, cursor, merged, now, complete=len(history) < settings.history_messages
             )
-            cached.hear(heard)
+            # the history's member meanings are parsed off the event loop, as its statistics are
+            await asyncio.to_thread(cached.hear, heard)
             self._cache[chat_id] = cached
         cached.used = now
         return cached.discoverer
@@ -335,7 +336,7 @@ class JargonMiningJob:
         window = [to_miner(m) for m in window_rows]
         discoverer = await self._discoverer(chat_id, cursor, merged, now, settings)
         cached = self._cache[chat_id]
-        heard_now = cached.hear(window)
+        heard_now = await asyncio.to_thread(cached.hear, window)
         candidates: list[Candidate] | None = None
         try:
             if settings.extractor == "llm" and self.llm is not None and self.llm.available("jargon"):

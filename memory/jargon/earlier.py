@@ -52,7 +52,7 @@ async def explained_earlier(
         params = {"match": match, "upto": upto, "chat": chat_id, "rows": rows}
         ids = [int(row[0]) for row in await session.execute(_HOLDING, params)]
         said = {m.id: m for m in await messages.by_ids(session, ids)}
-        for question in [m for m in list(said.values()) if term in asked_about(m.text)]:
+        for question in [m for m in said.values() if term in asked_about(m.text)]:
             said.update((m.id, m) for m in await messages.after(session, chat_id, question.id, ANSWER_WITHIN))
         # Runs of messages apart in the chat stay more than ANSWER_WITHIN apart here: a question's
         # followers are all read, so what comes next is at least one further on.
